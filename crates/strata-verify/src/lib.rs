@@ -1,1 +1,8 @@
+//! Strata's history checker.
+pub mod checker;
+pub mod generate;
+pub mod history;
 
+pub use checker::{check, Anomaly, AnomalyKind, CheckOptions, Cycle, CycleStep, EdgeKind, Report};
+pub use generate::{Generator, GeneratorConfig, PlannedOp, Workload, Zipf};
+pub use history::{Elem, History, Key, Op, Outcome, Recorder, Ticket, Txn};

@@ -1,0 +1,359 @@
+//! Seeded workload generators: they plan transactions, executors run them.
+//!
+//! ```text
+//!   GeneratorConfig ──► Generator ──next_txn()──► [Read k3, Append k3 ← 17, Scan k0..k8]
+//!      (seed)             │                               │
+//!                         └ value counter: 1, 2, 3, …     └ executor runs it, records what it saw
+//! ```
+//!
+//! Every appended element and written value comes from one counter per
+//! generator, so each value in a history has exactly one writer. That is the
+//! property that lets the checker work without trusting the engine: seeing a
+//! value tells it who wrote it, and a list read tells it the order of writes.
+//!
+//! Keys are drawn from a Zipfian distribution so that a few hot keys collect
+//! most of the contention, which is where isolation bugs show up.
+
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+
+use crate::history::{Elem, Key};
+
+/// One planned operation; an executor turns it into an observed [`crate::Op`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PlannedOp {
+    /// Append `elem` to the list at `key` (observed as [`crate::Op::Append`]).
+    Append { key: Key, elem: Elem },
+    /// Read the list at `key` (observed as [`crate::Op::ReadList`]).
+    Read { key: Key },
+    /// Overwrite the register at `key` (observed as [`crate::Op::Write`]).
+    Write { key: Key, value: Elem },
+    /// Read the register at `key` (observed as [`crate::Op::ReadReg`]).
+    ///
+    /// Separate from [`PlannedOp::Read`] because an absent key reads as an
+    /// empty list in one model and as `nil` in the other.
+    ReadReg { key: Key },
+    /// Read every non-empty list with a key in `lo..hi` (observed as
+    /// [`crate::Op::ScanList`]).
+    Scan { lo: Key, hi: Key },
+}
+
+/// Which kind of transactions to generate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Workload {
+    /// Reads and appends on lists: the most informative workload, since list
+    /// reads reveal the full version order.
+    ListAppend,
+    /// Reads and blind writes on registers.
+    Register,
+    /// List appends mixed with range scans over the same keys (phantoms).
+    Predicate,
+    /// Keys come in pairs `(2p, 2p+1)`; each transaction reads both keys of a
+    /// pair and appends to one of them. Snapshot isolation lets two such
+    /// transactions commit concurrently (write skew).
+    WriteSkew,
+}
+
+/// Configuration for a [`Generator`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct GeneratorConfig {
+    pub workload: Workload,
+    /// Number of keys; keys are `0..keys`.
+    pub keys: u64,
+    /// Minimum operations per transaction (at least 1).
+    pub min_ops: usize,
+    /// Maximum operations per transaction (inclusive).
+    pub max_ops: usize,
+    /// Probability that an operation is a read (given that it is not a scan).
+    pub read_fraction: f64,
+    /// Probability that an operation is a scan ([`Workload::Predicate`] only).
+    pub scan_fraction: f64,
+    /// Widest scan range, in keys.
+    pub max_scan_width: u64,
+    /// Zipfian theta in `0.0..1.0`: 0 is uniform, 0.99 is very skewed.
+    pub skew: f64,
+    pub seed: u64,
+}
+
+impl Default for GeneratorConfig {
+    fn default() -> Self {
+        GeneratorConfig {
+            workload: Workload::ListAppend,
+            keys: 16,
+            min_ops: 1,
+            max_ops: 4,
+            read_fraction: 0.5,
+            scan_fraction: 0.2,
+            max_scan_width: 4,
+            skew: 0.5,
+            seed: 0,
+        }
+    }
+}
+
+impl GeneratorConfig {
+    /// The default configuration for `workload`.
+    pub fn for_workload(workload: Workload) -> Self {
+        GeneratorConfig {
+            workload,
+            ..Self::default()
+        }
+    }
+}
+
+/// A Zipfian sampler over `0..n`: rank `i` has weight `1 / (i + 1)^theta`.
+///
+/// It keeps the cumulative distribution and binary-searches it, which is
+/// exact, simple and fast enough for key spaces of a few million.
+#[derive(Clone, Debug)]
+pub struct Zipf {
+    cdf: Vec<f64>,
+}
+
+impl Zipf {
+    /// # Panics
+    /// If `n == 0` or `theta` is not in `0.0..1.0`.
+    pub fn new(n: u64, theta: f64) -> Self {
+        assert!(n > 0, "Zipf over an empty range");
+        assert!(
+            (0.0..1.0).contains(&theta),
+            "Zipf theta must be in 0.0..1.0, got {theta}"
+        );
+        let mut cdf = Vec::with_capacity(n as usize);
+        let mut total = 0.0;
+        for i in 0..n {
+            total += 1.0 / ((i + 1) as f64).powf(theta);
+            cdf.push(total);
+        }
+        for c in &mut cdf {
+            *c /= total;
+        }
+        Zipf { cdf }
+    }
+
+    /// Draws a rank; 0 is the most likely.
+    pub fn sample<R: RngExt + ?Sized>(&self, rng: &mut R) -> u64 {
+        let u: f64 = rng.random();
+        let i = self.cdf.partition_point(|&c| c <= u);
+        // Rounding can leave the last cumulative value just under 1.0.
+        i.min(self.cdf.len() - 1) as u64
+    }
+
+    pub fn len(&self) -> u64 {
+        self.cdf.len() as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cdf.is_empty()
+    }
+}
+
+/// Produces planned transactions for a [`GeneratorConfig`].
+#[derive(Debug)]
+pub struct Generator {
+    cfg: GeneratorConfig,
+    rng: StdRng,
+    keys: Zipf,
+    next_value: Elem,
+}
+
+impl Generator {
+    /// # Panics
+    /// On an unusable configuration (no keys, `max_ops < min_ops`, …).
+    pub fn new(cfg: GeneratorConfig) -> Self {
+        assert!(cfg.keys > 0, "generator needs at least one key");
+        assert!(cfg.max_ops >= cfg.min_ops.max(1), "max_ops < min_ops");
+        let domain = match cfg.workload {
+            Workload::WriteSkew => (cfg.keys / 2).max(1),
+            _ => cfg.keys,
+        };
+        Generator {
+            rng: StdRng::seed_from_u64(cfg.seed),
+            keys: Zipf::new(domain, cfg.skew),
+            next_value: 1,
+            cfg,
+        }
+    }
+
+    pub fn config(&self) -> &GeneratorConfig {
+        &self.cfg
+    }
+
+    fn fresh(&mut self) -> Elem {
+        let v = self.next_value;
+        self.next_value += 1;
+        v
+    }
+
+    fn key(&mut self) -> Key {
+        self.keys.sample(&mut self.rng)
+    }
+
+    /// Plans the next transaction.
+    pub fn next_txn(&mut self) -> Vec<PlannedOp> {
+        if self.cfg.workload == Workload::WriteSkew {
+            return self.write_skew_txn();
+        }
+        let n = self
+            .rng
+            .random_range(self.cfg.min_ops.max(1)..=self.cfg.max_ops);
+        let mut ops = Vec::with_capacity(n);
+        for _ in 0..n {
+            let op = match self.cfg.workload {
+                Workload::ListAppend => self.list_op(),
+                Workload::Register => {
+                    let key = self.key();
+                    if self.rng.random_bool(self.cfg.read_fraction) {
+                        PlannedOp::ReadReg { key }
+                    } else {
+                        let value = self.fresh();
+                        PlannedOp::Write { key, value }
+                    }
+                }
+                Workload::Predicate => {
+                    if self.rng.random_bool(self.cfg.scan_fraction) {
+                        // Start scans at Zipfian keys too, so they cover the
+                        // hot keys that the appends land on.
+                        let lo = self.key();
+                        let width = self.rng.random_range(1..=self.cfg.max_scan_width.max(1));
+                        PlannedOp::Scan {
+                            lo,
+                            hi: lo.saturating_add(width),
+                        }
+                    } else {
+                        self.list_op()
+                    }
+                }
+                Workload::WriteSkew => unreachable!("handled above"),
+            };
+            ops.push(op);
+        }
+        ops
+    }
+
+    fn list_op(&mut self) -> PlannedOp {
+        let key = self.key();
+        if self.rng.random_bool(self.cfg.read_fraction) {
+            PlannedOp::Read { key }
+        } else {
+            let elem = self.fresh();
+            PlannedOp::Append { key, elem }
+        }
+    }
+
+    fn write_skew_txn(&mut self) -> Vec<PlannedOp> {
+        let pair = self.key();
+        let (a, b) = (2 * pair, 2 * pair + 1);
+        let target = if self.rng.random_bool(0.5) { a } else { b };
+        let elem = self.fresh();
+        vec![
+            PlannedOp::Read { key: a },
+            PlannedOp::Read { key: b },
+            PlannedOp::Append { key: target, elem },
+        ]
+    }
+}
+
+impl Iterator for Generator {
+    type Item = Vec<PlannedOp>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        Some(self.next_txn())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    fn histogram(n: u64, theta: f64, draws: usize) -> Vec<usize> {
+        let z = Zipf::new(n, theta);
+        let mut rng = StdRng::seed_from_u64(7);
+        let mut counts = vec![0; n as usize];
+        for _ in 0..draws {
+            counts[z.sample(&mut rng) as usize] += 1;
+        }
+        counts
+    }
+
+    #[test]
+    fn zipf_skewed_puts_most_mass_on_few_keys() {
+        let counts = histogram(1000, 0.99, 100_000);
+        let top10: usize = counts[..10].iter().sum();
+        // Analytically ≈ 39% of the mass is on the first 10 of 1000 ranks.
+        assert!(top10 > 33_000, "top10 = {top10}");
+        assert!(counts[0] > counts[1] && counts[1] > counts[5]);
+        assert!(counts[0] > 20 * counts[500].max(1));
+    }
+
+    #[test]
+    fn zipf_theta_zero_is_uniform() {
+        let counts = histogram(20, 0.0, 100_000);
+        for &c in &counts {
+            // Expected 5000 per key; allow 10%.
+            assert!((4500..5500).contains(&c), "{counts:?}");
+        }
+    }
+
+    #[test]
+    fn zipf_single_key() {
+        assert_eq!(histogram(1, 0.5, 100), vec![100]);
+    }
+
+    #[test]
+    fn generated_values_are_unique_and_deterministic() {
+        for workload in [
+            Workload::ListAppend,
+            Workload::Register,
+            Workload::Predicate,
+            Workload::WriteSkew,
+        ] {
+            let cfg = GeneratorConfig {
+                seed: 42,
+                ..GeneratorConfig::for_workload(workload)
+            };
+            let a: Vec<_> = Generator::new(cfg.clone()).take(500).collect();
+            let b: Vec<_> = Generator::new(cfg.clone()).take(500).collect();
+            assert_eq!(a, b);
+            let mut seen = HashSet::new();
+            for op in a.iter().flatten() {
+                match *op {
+                    PlannedOp::Append { key, elem: v } | PlannedOp::Write { key, value: v } => {
+                        assert!(seen.insert(v), "value {v} reused");
+                        assert!(key < cfg.keys);
+                    }
+                    PlannedOp::Read { key } | PlannedOp::ReadReg { key } => {
+                        assert!(key < cfg.keys)
+                    }
+                    PlannedOp::Scan { lo, hi } => assert!(lo < hi),
+                }
+            }
+            assert!(!seen.is_empty());
+        }
+    }
+
+    #[test]
+    fn write_skew_txns_read_a_pair_and_append_to_it() {
+        let mut g = Generator::new(GeneratorConfig::for_workload(Workload::WriteSkew));
+        for _ in 0..100 {
+            let t = g.next_txn();
+            let (PlannedOp::Read { key: a }, PlannedOp::Read { key: b }) = (t[0], t[1]) else {
+                panic!("{t:?}")
+            };
+            assert_eq!((a % 2, b), (0, a + 1));
+            let PlannedOp::Append { key, .. } = t[2] else {
+                panic!("{t:?}")
+            };
+            assert!(key == a || key == b);
+        }
+    }
+
+    #[test]
+    fn predicate_workload_mixes_scans_and_appends() {
+        let g = Generator::new(GeneratorConfig::for_workload(Workload::Predicate));
+        let ops: Vec<_> = g.take(300).flatten().collect();
+        assert!(ops.iter().any(|o| matches!(o, PlannedOp::Scan { .. })));
+        assert!(ops.iter().any(|o| matches!(o, PlannedOp::Append { .. })));
+    }
+}
