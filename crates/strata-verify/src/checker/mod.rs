@@ -456,10 +456,18 @@ fn describe(c: &Checker<'_>, e: &Edge) -> String {
         Cause::ListWw { key, prev, next } => {
             format!("key {key}: T{a} appended {prev}, T{b} appended {next} right after")
         }
-        Cause::ListWr { key, len } => format!(
-            "key {key}: {scan}read {}, T{a} appended the last elem",
-            prefix(key, len)
-        ),
+        Cause::ListWr { key, len } => {
+            let last = c
+                .orders
+                .get(&key)
+                .and_then(|o| o.get(len as usize - 1))
+                .copied()
+                .unwrap_or_default();
+            format!(
+                "key {key}: T{a} appended {last}, T{b} {scan}read {}",
+                prefix(key, len)
+            )
+        }
         Cause::ListRw { key, len, next } => format!(
             "key {key}: {scan}read {}, T{b} appended {next}",
             prefix(key, len)

@@ -1,0 +1,332 @@
+//! Running a workload against any store, and reference executors.
+//!
+//! ```text
+//!   Generator (behind a mutex) ──plan──► client thread 0..n ──execute──► TxnExecutor
+//!                                            │  invoke()          (begin, ops, commit)
+//!                                            ▼  complete(ops, outcome)
+//!                                          Recorder ──► History ──► check()
+//! ```
+//!
+//! The engine plugs in by implementing [`TxnExecutor`]; this crate never
+//! depends on it. The executors here are the checker's own test subjects: a
+//! serial store that must always check valid, and deliberately broken stores
+//! (snapshot isolation, dirty reads, dropped appends) whose histories the
+//! checker must reject.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use parking_lot::Mutex;
+
+use crate::generate::{Generator, GeneratorConfig, PlannedOp};
+use crate::history::{Elem, History, Key, Op, Outcome, Recorder};
+
+/// Runs one transaction: begin, the planned ops, commit.
+///
+/// Implementations report what each op observed and how the transaction
+/// ended. A transaction that fails part-way returns the ops it issued (reads
+/// that never returned with `value: None`) and `Aborted`, or `Unknown` when
+/// the commit's fate is not known.
+pub trait TxnExecutor: Sync {
+    fn execute(&self, client: usize, ops: &[PlannedOp]) -> (Vec<Op>, Outcome);
+}
+
+/// Runs `txns` planned transactions from `config` on `clients` threads and
+/// returns the recorded history.
+pub fn run_workload<E: TxnExecutor + ?Sized>(
+    executor: &E,
+    config: &GeneratorConfig,
+    clients: usize,
+    txns: usize,
+) -> History {
+    let generator = Mutex::new(Generator::new(config.clone()));
+    let recorder = Recorder::new();
+    let remaining = AtomicUsize::new(txns);
+    std::thread::scope(|s| {
+        for client in 0..clients.max(1) {
+            let (generator, recorder, remaining) = (&generator, &recorder, &remaining);
+            s.spawn(move || {
+                while remaining
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                    .is_ok()
+                {
+                    let plan = generator.lock().next_txn();
+                    let ticket = recorder.invoke(client);
+                    let (ops, outcome) = executor.execute(client, &plan);
+                    recorder.complete(ticket, ops, outcome);
+                }
+            });
+        }
+    });
+    recorder.into_history()
+}
+
+/// The state all reference executors share: lists and registers by key.
+#[derive(Clone, Debug, Default)]
+struct Data {
+    lists: BTreeMap<Key, Vec<Elem>>,
+    regs: HashMap<Key, Elem>,
+}
+
+impl Data {
+    fn scan(&self, lo: Key, hi: Key) -> Vec<(Key, Vec<Elem>)> {
+        self.lists
+            .range(lo..hi)
+            .filter(|(_, l)| !l.is_empty())
+            .map(|(k, l)| (*k, l.clone()))
+            .collect()
+    }
+
+    /// Applies one op in place and returns what it observed.
+    fn apply(&mut self, op: &PlannedOp) -> Op {
+        match *op {
+            PlannedOp::Append { key, elem } => {
+                self.lists.entry(key).or_default().push(elem);
+                Op::Append { key, elem }
+            }
+            PlannedOp::Read { key } => Op::ReadList {
+                key,
+                value: Some(self.lists.get(&key).cloned().unwrap_or_default()),
+            },
+            PlannedOp::Write { key, value } => {
+                self.regs.insert(key, value);
+                Op::Write { key, value }
+            }
+            PlannedOp::ReadReg { key } => Op::ReadReg {
+                key,
+                value: Some(self.regs.get(&key).copied()),
+            },
+            PlannedOp::Scan { lo, hi } => Op::ScanList {
+                lo,
+                hi,
+                value: Some(self.scan(lo, hi)),
+            },
+        }
+    }
+}
+
+/// A correct store: every transaction runs alone under one lock.
+#[derive(Debug, Default)]
+pub struct SerialExecutor {
+    data: Mutex<Data>,
+}
+
+impl SerialExecutor {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl TxnExecutor for SerialExecutor {
+    fn execute(&self, _client: usize, ops: &[PlannedOp]) -> (Vec<Op>, Outcome) {
+        let mut data = self.data.lock();
+        (
+            ops.iter().map(|op| data.apply(op)).collect(),
+            Outcome::Committed,
+        )
+    }
+}
+
+/// Snapshot isolation with first-committer-wins: reads come from the snapshot
+/// at begin plus the txn's own writes; at commit, a txn aborts if another txn
+/// committed a write to one of its written keys since its snapshot. Reads are
+/// never validated, so write skew gets through.
+#[derive(Debug, Default)]
+pub struct SnapshotExecutor {
+    state: Mutex<SiState>,
+}
+
+#[derive(Debug, Default)]
+struct SiState {
+    clock: u64,
+    /// Per key: committed elems with their commit timestamps, in order.
+    lists: BTreeMap<Key, Vec<(u64, Elem)>>,
+    regs: HashMap<Key, Vec<(u64, Elem)>>,
+}
+
+impl SnapshotExecutor {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl TxnExecutor for SnapshotExecutor {
+    fn execute(&self, _client: usize, ops: &[PlannedOp]) -> (Vec<Op>, Outcome) {
+        let snapshot = self.state.lock().clock;
+        let mut own_lists: BTreeMap<Key, Vec<Elem>> = BTreeMap::new();
+        let mut own_regs: HashMap<Key, Elem> = HashMap::new();
+        let mut observed = Vec::with_capacity(ops.len());
+        let visible = |versions: &[(u64, Elem)]| -> Vec<Elem> {
+            let n = versions.partition_point(|&(ts, _)| ts <= snapshot);
+            versions[..n].iter().map(|&(_, e)| e).collect()
+        };
+        for op in ops {
+            // Give other clients a chance to commit in the middle of this txn.
+            std::thread::yield_now();
+            let st = self.state.lock();
+            let list_at = |key: Key, own: &BTreeMap<Key, Vec<Elem>>| {
+                let mut l = st.lists.get(&key).map_or_else(Vec::new, |v| visible(v));
+                l.extend(own.get(&key).into_iter().flatten());
+                l
+            };
+            observed.push(match *op {
+                PlannedOp::Append { key, elem } => {
+                    own_lists.entry(key).or_default().push(elem);
+                    Op::Append { key, elem }
+                }
+                PlannedOp::Read { key } => Op::ReadList {
+                    key,
+                    value: Some(list_at(key, &own_lists)),
+                },
+                PlannedOp::Write { key, value } => {
+                    own_regs.insert(key, value);
+                    Op::Write { key, value }
+                }
+                PlannedOp::ReadReg { key } => {
+                    let value = own_regs
+                        .get(&key)
+                        .copied()
+                        .or_else(|| st.regs.get(&key).and_then(|v| visible(v).last().copied()));
+                    Op::ReadReg {
+                        key,
+                        value: Some(value),
+                    }
+                }
+                PlannedOp::Scan { lo, hi } => {
+                    let keys: Vec<Key> = st
+                        .lists
+                        .range(lo..hi)
+                        .map(|(k, _)| *k)
+                        .chain(own_lists.range(lo..hi).map(|(k, _)| *k))
+                        .collect::<std::collections::BTreeSet<_>>()
+                        .into_iter()
+                        .collect();
+                    let rows = keys
+                        .into_iter()
+                        .map(|k| (k, list_at(k, &own_lists)))
+                        .filter(|(_, l)| !l.is_empty())
+                        .collect();
+                    Op::ScanList {
+                        lo,
+                        hi,
+                        value: Some(rows),
+                    }
+                }
+            });
+        }
+        let mut st = self.state.lock();
+        let conflict = own_lists.keys().any(|k| {
+            st.lists
+                .get(k)
+                .and_then(|v| v.last())
+                .is_some_and(|&(ts, _)| ts > snapshot)
+        }) || own_regs.keys().any(|k| {
+            st.regs
+                .get(k)
+                .and_then(|v| v.last())
+                .is_some_and(|&(ts, _)| ts > snapshot)
+        });
+        if conflict {
+            return (observed, Outcome::Aborted);
+        }
+        st.clock += 1;
+        let ts = st.clock;
+        for (k, elems) in own_lists {
+            st.lists
+                .entry(k)
+                .or_default()
+                .extend(elems.into_iter().map(|e| (ts, e)));
+        }
+        for (k, v) in own_regs {
+            st.regs.entry(k).or_default().push((ts, v));
+        }
+        (observed, Outcome::Committed)
+    }
+}
+
+/// Read uncommitted: ops apply to shared state immediately, and a txn that
+/// aborts (every `abort_every`-th) rolls its appends back afterwards — after
+/// other clients may already have read them.
+#[derive(Debug)]
+pub struct DirtyExecutor {
+    data: Mutex<Data>,
+    count: AtomicU64,
+    abort_every: u64,
+}
+
+impl DirtyExecutor {
+    pub fn new(abort_every: u64) -> Self {
+        DirtyExecutor {
+            data: Mutex::new(Data::default()),
+            count: AtomicU64::new(0),
+            abort_every: abort_every.max(1),
+        }
+    }
+}
+
+impl TxnExecutor for DirtyExecutor {
+    fn execute(&self, _client: usize, ops: &[PlannedOp]) -> (Vec<Op>, Outcome) {
+        let n = self.count.fetch_add(1, Ordering::Relaxed);
+        let mut observed = Vec::with_capacity(ops.len());
+        for op in ops {
+            observed.push(self.data.lock().apply(op));
+            std::thread::yield_now();
+        }
+        if n % self.abort_every != self.abort_every - 1 {
+            return (observed, Outcome::Committed);
+        }
+        let mut data = self.data.lock();
+        for op in &observed {
+            match *op {
+                Op::Append { key, elem } => {
+                    if let Some(l) = data.lists.get_mut(&key) {
+                        l.retain(|&e| e != elem);
+                    }
+                }
+                Op::Write { key, .. } => {
+                    data.regs.remove(&key);
+                }
+                _ => {}
+            }
+        }
+        (observed, Outcome::Aborted)
+    }
+}
+
+/// A serial store that silently drops every `drop_every`-th append while
+/// reporting it as done: committed writes get lost.
+#[derive(Debug)]
+pub struct LossyExecutor {
+    data: Mutex<Data>,
+    appends: AtomicU64,
+    drop_every: u64,
+}
+
+impl LossyExecutor {
+    pub fn new(drop_every: u64) -> Self {
+        LossyExecutor {
+            data: Mutex::new(Data::default()),
+            appends: AtomicU64::new(0),
+            drop_every: drop_every.max(1),
+        }
+    }
+}
+
+impl TxnExecutor for LossyExecutor {
+    fn execute(&self, _client: usize, ops: &[PlannedOp]) -> (Vec<Op>, Outcome) {
+        let mut data = self.data.lock();
+        let observed = ops
+            .iter()
+            .map(|op| match *op {
+                PlannedOp::Append { key, elem }
+                    if self.appends.fetch_add(1, Ordering::Relaxed) % self.drop_every
+                        == self.drop_every - 1 =>
+                {
+                    Op::Append { key, elem }
+                }
+                _ => data.apply(op),
+            })
+            .collect();
+        (observed, Outcome::Committed)
+    }
+}
