@@ -1,0 +1,114 @@
+//! End-to-end: generators run through `run_workload` on reference executors.
+
+use std::time::Instant;
+
+use strata_verify::{
+    check, run_workload, AnomalyKind, CheckOptions, DirtyExecutor, GeneratorConfig, LossyExecutor,
+    Outcome, SerialExecutor, SnapshotExecutor, Workload,
+};
+
+const WORKLOADS: [Workload; 4] = [
+    Workload::ListAppend,
+    Workload::Register,
+    Workload::Predicate,
+    Workload::WriteSkew,
+];
+
+fn config(workload: Workload, seed: u64) -> GeneratorConfig {
+    GeneratorConfig {
+        seed,
+        keys: 8,
+        max_ops: 5,
+        skew: 0.8,
+        ..GeneratorConfig::for_workload(workload)
+    }
+}
+
+#[test]
+fn serial_executor_histories_are_valid() {
+    for workload in WORKLOADS {
+        let exec = SerialExecutor::new();
+        let h = run_workload(&exec, &config(workload, 1), 4, 3000);
+        assert_eq!(h.len(), 3000);
+        assert!(h.txns.iter().all(|t| t.client < 4));
+        let rep = check(&h, &CheckOptions::strict());
+        assert!(rep.is_valid(), "{workload:?}: {rep}");
+        assert!(
+            rep.graph_edges > 3000,
+            "{workload:?}: graph too sparse to mean anything"
+        );
+    }
+}
+
+#[test]
+fn snapshot_isolation_histories_never_violate_si() {
+    for workload in WORKLOADS {
+        let exec = SnapshotExecutor::new();
+        let h = run_workload(&exec, &config(workload, 2), 4, 2000);
+        let rep = check(&h, &CheckOptions::default());
+        assert!(!rep.violates_snapshot_isolation(), "{workload:?}: {rep}");
+    }
+}
+
+#[test]
+fn snapshot_isolation_write_skew_is_g2_item() {
+    let cfg = GeneratorConfig {
+        keys: 4,
+        ..config(Workload::WriteSkew, 3)
+    };
+    let exec = SnapshotExecutor::new();
+    let h = run_workload(&exec, &cfg, 4, 3000);
+    let rep = check(&h, &CheckOptions::default());
+    assert!(rep.has(AnomalyKind::G2Item), "{rep}");
+    assert!(rep.violates_serializability());
+    assert!(!rep.violates_snapshot_isolation(), "{rep}");
+}
+
+#[test]
+fn snapshot_isolation_phantoms_are_found() {
+    let cfg = GeneratorConfig {
+        scan_fraction: 0.4,
+        max_scan_width: 8,
+        ..config(Workload::Predicate, 4)
+    };
+    let exec = SnapshotExecutor::new();
+    let h = run_workload(&exec, &cfg, 4, 3000);
+    let rep = check(&h, &CheckOptions::default());
+    assert!(rep.violates_serializability(), "{rep}");
+    assert!(!rep.violates_snapshot_isolation(), "{rep}");
+}
+
+#[test]
+fn dirty_reads_are_g1a() {
+    let exec = DirtyExecutor::new(4);
+    let h = run_workload(&exec, &config(Workload::ListAppend, 5), 4, 3000);
+    assert!(h.txns.iter().any(|t| t.outcome == Outcome::Aborted));
+    let rep = check(&h, &CheckOptions::default());
+    assert!(rep.has(AnomalyKind::G1a), "{rep}");
+    assert!(rep.violates_read_committed());
+}
+
+#[test]
+fn dropped_appends_are_found() {
+    let exec = LossyExecutor::new(50);
+    let h = run_workload(&exec, &config(Workload::ListAppend, 6), 4, 2000);
+    let rep = check(&h, &CheckOptions::strict());
+    assert!(rep.has(AnomalyKind::LostAppend), "{rep}");
+}
+
+#[test]
+fn checks_20k_transactions_quickly() {
+    let cfg = GeneratorConfig {
+        keys: 200,
+        max_ops: 6,
+        ..config(Workload::ListAppend, 7)
+    };
+    let h = run_workload(&SerialExecutor::new(), &cfg, 4, 20_000);
+    let start = Instant::now();
+    let rep = check(&h, &CheckOptions::strict());
+    let elapsed = start.elapsed();
+    assert!(rep.is_valid(), "{rep}");
+    // Generous for unoptimized builds on a loaded machine; release is ~20x faster.
+    assert!(elapsed.as_secs_f64() < 10.0, "took {elapsed:?}");
+    eprintln!("checked 20k txns in {elapsed:?}");
+}
