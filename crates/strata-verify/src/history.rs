@@ -63,12 +63,24 @@ impl Op {
     }
 }
 
-struct ListFmt<'a>(&'a [Elem]);
+/// A list as the reports print it: `[1,2,3]`; unless `full`, long lists
+/// keep only their tail, `[..95 more..,96,97,98,99,100]`, because a history's
+/// lists grow with its length and a report must stay readable.
+struct ListFmt<'a>(&'a [Elem], bool);
 
 impl fmt::Display for ListFmt<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const KEEP: usize = 6;
+        let (list, skipped) = if self.1 || self.0.len() <= KEEP + 2 {
+            (self.0, 0)
+        } else {
+            (&self.0[self.0.len() - KEEP..], self.0.len() - KEEP)
+        };
         f.write_str("[")?;
-        for (i, e) in self.0.iter().enumerate() {
+        if skipped > 0 {
+            write!(f, "..{skipped} more..,")?;
+        }
+        for (i, e) in list.iter().enumerate() {
             if i > 0 {
                 f.write_str(",")?;
             }
@@ -80,18 +92,25 @@ impl fmt::Display for ListFmt<'_> {
 
 /// Formats a list the way the reports print it: `[1,2,3]`.
 pub(crate) fn fmt_list(list: &[Elem]) -> String {
-    ListFmt(list).to_string()
+    ListFmt(list, true).to_string()
 }
 
+/// Like [`fmt_list`], but long lists keep only their tail.
+pub(crate) fn abbreviate(list: &[Elem]) -> String {
+    ListFmt(list, false).to_string()
+}
+
+/// `{}` abbreviates long lists; `{:#}` prints them in full.
 impl fmt::Display for Op {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let full = f.alternate();
         match self {
             Op::Append { key, elem } => write!(f, "append(k{key}, {elem})"),
             Op::ReadList { key, value: None } => write!(f, "read(k{key}) = ?"),
             Op::ReadList {
                 key,
                 value: Some(v),
-            } => write!(f, "read(k{key}) = {}", ListFmt(v)),
+            } => write!(f, "read(k{key}) = {}", ListFmt(v, full)),
             Op::Write { key, value } => write!(f, "write(k{key}, {value})"),
             Op::ReadReg { key, value: None } => write!(f, "read(k{key}) = ?"),
             Op::ReadReg {
@@ -118,7 +137,7 @@ impl fmt::Display for Op {
                     if i > 0 {
                         f.write_str(", ")?;
                     }
-                    write!(f, "k{k}: {}", ListFmt(l))?;
+                    write!(f, "k{k}: {}", ListFmt(l, full))?;
                 }
                 f.write_str("}")
             }
@@ -182,7 +201,11 @@ impl fmt::Display for Txn {
             if i > 0 {
                 f.write_str("; ")?;
             }
-            write!(f, "{op}")?;
+            if f.alternate() {
+                write!(f, "{op:#}")?;
+            } else {
+                write!(f, "{op}")?;
+            }
         }
         Ok(())
     }

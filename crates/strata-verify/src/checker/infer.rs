@@ -29,6 +29,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::graph::{Cause, EdgeKind, Graph};
 use super::{Anomaly, AnomalyKind, CheckOptions};
+pub(crate) use crate::history::abbreviate;
 use crate::history::{fmt_list, Elem, History, Key, Op, Outcome};
 
 #[derive(Clone, Copy, Debug)]
@@ -1002,15 +1003,4 @@ fn observe_list<'h>(lists: &mut Vec<ListView<'h>>, key: Key, v: &'h [Elem]) -> O
     st.1 = Some(v);
     st.2.clear();
     problem
-}
-
-/// A list for a message: long lists keep only their tail.
-pub(crate) fn abbreviate(list: &[Elem]) -> String {
-    const KEEP: usize = 6;
-    if list.len() <= KEEP + 2 {
-        fmt_list(list)
-    } else {
-        let tail = fmt_list(&list[list.len() - KEEP..]);
-        format!("[..{} more..,{}", list.len() - KEEP, &tail[1..])
-    }
 }

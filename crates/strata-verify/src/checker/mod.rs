@@ -336,7 +336,8 @@ impl fmt::Display for Report {
         for (kind, n) in self.summary() {
             writeln!(f, "{kind}:")?;
             for a in self.of_kind(kind).take(PER_KIND) {
-                writeln!(f, "  {}", a.detail)?;
+                let rt = if a.realtime { " (real-time)" } else { "" };
+                writeln!(f, "  {}{rt}", a.detail)?;
             }
             if n > PER_KIND {
                 writeln!(f, "  ... and {} more", n - PER_KIND)?;
