@@ -115,6 +115,21 @@ impl SerialExecutor {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// The current lists, by key.
+    pub fn snapshot_lists(&self) -> BTreeMap<Key, Vec<Elem>> {
+        self.data.lock().lists.clone()
+    }
+
+    /// The current registers, by key.
+    pub fn snapshot_registers(&self) -> BTreeMap<Key, Elem> {
+        self.data
+            .lock()
+            .regs
+            .iter()
+            .map(|(k, v)| (*k, *v))
+            .collect()
+    }
 }
 
 impl TxnExecutor for SerialExecutor {

@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use strata_verify::{
     check, run_workload, AnomalyKind, CheckOptions, DirtyExecutor, GeneratorConfig, LossyExecutor,
-    Outcome, SerialExecutor, SnapshotExecutor, Workload,
+    Op, Outcome, PlannedOp, SerialExecutor, SnapshotExecutor, TxnExecutor, Workload,
 };
 
 const WORKLOADS: [Workload; 4] = [
@@ -141,4 +141,55 @@ fn checks_20k_anomalous_transactions_quickly() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+/// A correct serial store whose transactions sometimes abort, and whose
+/// clients sometimes lose track of the outcome (whether or not the
+/// transaction took effect).
+struct FlakySerial {
+    data: parking_lot::Mutex<(u64, SerialExecutor)>,
+}
+
+impl TxnExecutor for FlakySerial {
+    fn execute(&self, client: usize, ops: &[PlannedOp]) -> (Vec<Op>, Outcome) {
+        let mut guard = self.data.lock();
+        guard.0 += 1;
+        let n = guard.0;
+        // Run against a scratch copy first: an aborted txn must leave no trace.
+        let scratch = SerialExecutor::new();
+        for (key, elems) in guard.1.snapshot_lists() {
+            for elem in elems {
+                let _ = scratch.execute(client, &[PlannedOp::Append { key, elem }]);
+            }
+        }
+        for (key, value) in guard.1.snapshot_registers() {
+            let _ = scratch.execute(client, &[PlannedOp::Write { key, value }]);
+        }
+        let (observed, _) = scratch.execute(client, ops);
+        let applied = n % 5 != 0 && n % 11 != 0;
+        if applied {
+            guard.1 = scratch;
+        }
+        let outcome = match (applied, n % 7 == 0 || n % 11 == 0) {
+            (_, true) => Outcome::Unknown,
+            (true, false) => Outcome::Committed,
+            (false, false) => Outcome::Aborted,
+        };
+        (observed, outcome)
+    }
+}
+
+#[test]
+fn aborts_and_unknown_outcomes_from_a_correct_store_are_valid() {
+    for workload in WORKLOADS {
+        let exec = FlakySerial {
+            data: parking_lot::Mutex::new((0, SerialExecutor::new())),
+        };
+        let h = run_workload(&exec, &config(workload, 9), 4, 1500);
+        for outcome in [Outcome::Committed, Outcome::Aborted, Outcome::Unknown] {
+            assert!(h.txns.iter().any(|t| t.outcome == outcome));
+        }
+        let rep = check(&h, &CheckOptions::strict());
+        assert!(rep.is_valid(), "{workload:?}: {rep}");
+    }
 }
