@@ -1,1 +1,54 @@
-pub fn placeholder() {}
+//! # Strata
+//!
+//! An in-memory multi-version concurrency control (MVCC) transaction engine,
+//! and a laboratory for the MVCC design space of Wu et al. (VLDB 2017),
+//! ERMIA (SIGMOD 2016), vDriver (SIGMOD 2020) and MV-PBT.
+//!
+//! ```
+//! use strata::{key, row, Database, Options, Schema, Type, Value};
+//!
+//! let db = Database::open(Options::default())?;
+//! let accounts = db.create_table(
+//!     Schema::new("accounts")
+//!         .column("id", Type::Int)
+//!         .column("balance", Type::Int)
+//!         .column("name", Type::Text)
+//!         .primary_key(&["id"]),
+//! )?;
+//! let mut txn = db.begin()?;
+//! txn.insert(&accounts, row![1, 100, "alice"])?;
+//! txn.commit()?;
+//!
+//! db.run(|txn| {
+//!     let row = txn.get(&accounts, &key![1])?.expect("inserted above");
+//!     let balance = row[1].as_int().unwrap();
+//!     txn.update(&accounts, &key![1], &[("balance", Value::Int(balance - 10))])
+//! })?;
+//!
+//! let mut ro = db.begin_read_only()?;
+//! assert_eq!(ro.get(&accounts, &key![1])?.unwrap()[1], Value::Int(90));
+//! # Ok::<(), strata::Error>(())
+//! ```
+//!
+//! See `docs/ARCHITECTURE.md` for the map of modules and how a transaction
+//! flows through them.
+
+pub mod cc;
+mod db;
+mod error;
+pub mod gc;
+pub mod index;
+mod options;
+mod stats;
+pub mod storage;
+mod table;
+pub mod txn;
+mod value;
+
+pub use db::Database;
+pub use error::{ConflictKind, Error, Result};
+pub use options::{GcPolicy, IndexPointers, Options, Protocol, VersionStorage};
+pub use stats::Stats;
+pub use table::Table;
+pub use txn::Transaction;
+pub use value::{Column, ColumnRef, Key, Row, Schema, Type, Value};

@@ -1,0 +1,205 @@
+//! Phantom protection for range scans and reads of absent keys.
+//!
+//! Every serializable protocol except MVTO re-validates its predicate reads
+//! at commit: the scanned key range is looked up again in the index, and a
+//! row that is there now but was not seen (a committed or running insert)
+//! aborts the transaction.
+//!
+//! ```text
+//!  scan [10, 20] saw tuples {12, 17}     at commit: index[10, 20] = {12, 15, 17}
+//!                                        15 is a phantom -> abort
+//! ```
+//!
+//! For MVOCC and MV2PL that is enough, as their serial order is the commit
+//! order. For SSN and SSI an insert that commits *after* the scanner is
+//! still an rw-antidependency (the scanner should have seen the row), so a
+//! scanner also leaves a *scan record* (range, commit stamp) on the table
+//! before it re-validates. A later inserter of a key in the range treats the
+//! scanner as its predecessor (SSN: raises its high watermark; SSI: marks the
+//! rw edge). A record is PENDING while the scanner decides; an inserter that
+//! meets a PENDING record from a scanner with a larger stamp poisons it (the
+//! scanner then aborts), so the edge is never lost either way.
+
+use crate::index::key::EncodedKey;
+use crate::table::TableInner;
+use crate::txn::Transaction;
+use std::ops::Bound;
+use std::sync::atomic::{fence, AtomicU8, Ordering::SeqCst};
+use std::sync::Arc;
+
+/// A predicate read made by an open transaction.
+pub(crate) struct ScanEntry {
+    pub table: *const TableInner,
+    pub lo: Bound<EncodedKey>,
+    pub hi: Bound<EncodedKey>,
+    /// Tuples that had a visible version when scanned.
+    pub seen: Vec<u64>,
+    /// The record published for later inserters (SSN, SSI).
+    pub record: Option<Arc<ScanRecord>>,
+}
+
+impl ScanEntry {
+    pub fn point(t: &TableInner, k: EncodedKey) -> Self {
+        ScanEntry {
+            table: t,
+            lo: Bound::Included(k.clone()),
+            hi: Bound::Included(k),
+            seen: Vec::new(),
+            record: None,
+        }
+    }
+    pub fn range(t: &TableInner, lo: Bound<EncodedKey>, hi: Bound<EncodedKey>, seen: Vec<u64>) -> Self {
+        ScanEntry {
+            table: t,
+            lo,
+            hi,
+            seen,
+            record: None,
+        }
+    }
+}
+
+pub const PENDING: u8 = 0;
+pub const COMMITTED: u8 = 1;
+pub const ABORTED: u8 = 2;
+pub const POISONED: u8 = 3;
+
+/// A committed (or committing) scanner's range, kept on the table.
+pub struct ScanRecord {
+    pub lo: Bound<EncodedKey>,
+    pub hi: Bound<EncodedKey>,
+    pub cstamp: u64,
+    pub state: AtomicU8,
+    /// The scanner's SSI state (for marking rw edges), if SSI.
+    pub ssi: Option<Arc<super::ssi::SsiTxn>>,
+}
+
+impl ScanRecord {
+    pub fn covers(&self, k: &EncodedKey) -> bool {
+        let above = match &self.lo {
+            Bound::Included(l) => k >= l,
+            Bound::Excluded(l) => k > l,
+            Bound::Unbounded => true,
+        };
+        let below = match &self.hi {
+            Bound::Included(h) => k <= h,
+            Bound::Excluded(h) => k < h,
+            Bound::Unbounded => true,
+        };
+        above && below
+    }
+
+    /// Waits while the scanner is deciding; returns the final state.
+    pub fn wait_decided(&self) -> u8 {
+        let backoff = crossbeam_utils::Backoff::new();
+        loop {
+            match self.state.load(SeqCst) {
+                PENDING => backoff.snooze(),
+                s => return s,
+            }
+        }
+    }
+}
+
+/// Re-runs every predicate read; false if a range gained a row.
+pub fn validate_scans(tx: &Transaction) -> bool {
+    let _guard = crossbeam_epoch::pin();
+    let mut now = Vec::new();
+    for s in &tx.scans {
+        // SAFETY: tables outlive transactions.
+        let t = unsafe { &*s.table };
+        now.clear();
+        t.index.range(&s.lo, &s.hi, &mut now);
+        let mut seen = s.seen.clone();
+        seen.sort_unstable();
+        for &tuple in &now {
+            if seen.binary_search(&tuple).is_ok() {
+                continue;
+            }
+            let head = t.rows.head(tuple);
+            if head.is_null() {
+                continue; // an aborted insert being undone
+            }
+            // Our own fresh insert is no phantom.
+            // SAFETY: pinned; heads are alive.
+            if tx.is_own(head) && unsafe { (*head).next() }.is_null() {
+                continue;
+            }
+            return false;
+        }
+    }
+    true
+}
+
+/// SSN/SSI, at commit before re-validation: leaves a PENDING record per scan.
+pub fn publish_pending(tx: &mut Transaction, cts: u64) {
+    let ssi = tx.ssi.clone();
+    for s in &mut tx.scans {
+        let rec = Arc::new(ScanRecord {
+            lo: s.lo.clone(),
+            hi: s.hi.clone(),
+            cstamp: cts,
+            state: AtomicU8::new(PENDING),
+            ssi: ssi.clone(),
+        });
+        // SAFETY: tables outlive transactions.
+        unsafe { &*s.table }.scan_log.lock().push(Arc::clone(&rec));
+        s.record = Some(rec);
+    }
+    // Pairs with the fence in `scanners_of`: an inserter either sees our
+    // record or our re-validation sees its index entry.
+    fence(SeqCst);
+}
+
+/// Marks our records committed; false if an inserter poisoned one first.
+pub fn try_commit_records(tx: &Transaction) -> bool {
+    tx.scans.iter().filter_map(|s| s.record.as_ref()).all(|r| {
+        r.state
+            .compare_exchange(PENDING, COMMITTED, SeqCst, SeqCst)
+            .is_ok()
+    })
+}
+
+/// After commit: nothing left to do but keep the records (GC prunes them).
+pub fn publish_committed(_tx: &mut Transaction, _cts: u64) {}
+
+/// On abort: withdraw our records.
+pub fn withdraw(tx: &mut Transaction) {
+    for s in &tx.scans {
+        if let Some(r) = &s.record {
+            r.state.store(ABORTED, SeqCst);
+        }
+    }
+}
+
+/// The scan records on `t` that cover `k`, other than our own.
+pub fn scanners_of(t: &TableInner, k: &EncodedKey, me: &Transaction) -> Vec<Arc<ScanRecord>> {
+    fence(SeqCst);
+    let mine: Vec<*const ScanRecord> = me
+        .scans
+        .iter()
+        .filter_map(|s| s.record.as_ref().map(Arc::as_ptr))
+        .collect();
+    t.scan_log
+        .lock()
+        .iter()
+        .filter(|r| r.covers(k) && !mine.contains(&Arc::as_ptr(r)))
+        .cloned()
+        .collect()
+}
+
+/// Drops records no open transaction can conflict with (stamp below the GC
+/// horizon), folding their stamps into the table's `pruned_scan_pstamp`.
+pub fn prune(t: &TableInner, horizon: u64) {
+    let mut log = t.scan_log.lock();
+    let mut folded = 0;
+    log.retain(|r| match r.state.load(SeqCst) {
+        ABORTED | POISONED => false,
+        COMMITTED if r.cstamp < horizon => {
+            folded = folded.max(r.cstamp);
+            false
+        }
+        _ => true,
+    });
+    t.pruned_scan_pstamp.fetch_max(folded, SeqCst);
+}

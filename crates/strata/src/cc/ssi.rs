@@ -1,0 +1,204 @@
+//! SI + SSI: Cahill's serializable snapshot isolation.
+//!
+//! Snapshot isolation can only go wrong through a *dangerous structure*: a
+//! pivot transaction with an incoming and an outgoing rw-antidependency
+//! between concurrent transactions:
+//!
+//! ```text
+//!   T_in ──rw──> PIVOT ──rw──> T_out        abort the pivot (or whoever
+//!                                           is still running)
+//! ```
+//!
+//! rw edges are found from both ends: a reader that meets a newer version
+//! (the overwriter is recorded in the old version's `word_a`), and a writer
+//! that overwrites a version carrying SIREAD marks of concurrent readers.
+//! SIREAD marks outlive their reader's commit until no concurrent
+//! transaction remains (GC prunes them below the horizon). Each
+//! transaction's flags are one atomic byte, so "mark an edge" and "commit
+//! unless a pivot" are linearisable against each other.
+
+use super::predicate;
+use crate::error::{ConflictKind, Error, Result};
+use crate::storage::version::{Version, INF_TS, TID_MARK};
+use crate::txn::Transaction;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::SeqCst};
+use std::sync::Arc;
+
+const IN: u8 = 1;
+const OUT: u8 = 2;
+const COMMITTED: u8 = 4;
+const ABORTED: u8 = 8;
+
+/// One transaction's SSI state, shared with the registries.
+pub struct SsiTxn {
+    pub tid: u64,
+    pub begin: u64,
+    flags: AtomicU8,
+    cstamp: AtomicU64,
+}
+
+impl SsiTxn {
+    pub fn new(tid: u64, begin: u64) -> Arc<SsiTxn> {
+        Arc::new(SsiTxn {
+            tid,
+            begin,
+            flags: AtomicU8::new(0),
+            cstamp: AtomicU64::new(u64::MAX),
+        })
+    }
+    fn finished_before(&self, ts: u64) -> bool {
+        let f = self.flags.load(SeqCst);
+        f & ABORTED != 0 || (f & COMMITTED != 0 && self.cstamp.load(SeqCst) <= ts)
+    }
+}
+
+/// SIREAD marks and writer states.
+pub struct Registry {
+    sireads: super::ShardedMultiMap<Arc<SsiTxn>>,
+    writers: Mutex<HashMap<u64, Arc<SsiTxn>>>,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Registry {
+            sireads: super::ShardedMultiMap::new(),
+            writers: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Forgets transactions that committed below `horizon` (no open
+    /// transaction is concurrent with them) and aborted ones.
+    pub fn prune(&self, horizon: u64) {
+        self.sireads.prune(|t| t.finished_before(horizon));
+        self.writers.lock().retain(|_, t| !t.finished_before(horizon));
+    }
+
+    pub fn len(&self) -> usize {
+        self.sireads.len() + self.writers.lock().len()
+    }
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Marks reader -rw-> writer. `me_is_reader` says which end is running now.
+/// Errs if the other end is a committed pivot.
+fn mark(reader: &SsiTxn, writer: &SsiTxn, me_is_reader: bool) -> Result<()> {
+    let r = reader.flags.fetch_or(OUT, SeqCst);
+    let w = writer.flags.fetch_or(IN, SeqCst);
+    let other_is_committed_pivot = if me_is_reader {
+        w & COMMITTED != 0 && w & OUT != 0
+    } else {
+        r & COMMITTED != 0 && r & IN != 0
+    };
+    if other_is_committed_pivot {
+        return Err(Error::Conflict(ConflictKind::DangerousStructure));
+    }
+    Ok(())
+}
+
+/// A read of `v`: leave a SIREAD mark, and check for a newer version.
+pub fn on_read(tx: &mut Transaction, v: *mut Version) -> Result<()> {
+    // SAFETY: the caller is pinned and `v` is visible to us.
+    let Some(r) = (unsafe { v.as_ref() }) else {
+        return Ok(());
+    };
+    let me = Arc::clone(tx.ssi.as_ref().expect("SSI transaction has state"));
+    tx.db.ssi.sireads.add(v as usize, Arc::clone(&me));
+    let e = r.end.load(SeqCst);
+    if e == INF_TS || (e & TID_MARK != 0 && e & !TID_MARK == tx.tid) {
+        return Ok(());
+    }
+    // Someone overwrote what we see: they are concurrent (else we would see
+    // their version).
+    let writer = tx.db.ssi.writers.lock().get(&r.word_a.load(SeqCst)).cloned();
+    if let Some(w) = writer {
+        if w.flags.load(SeqCst) & ABORTED == 0 {
+            mark(&me, &w, true)?;
+        }
+    }
+    Ok(())
+}
+
+/// We are overwriting `old`: record us as its overwriter and mark edges
+/// from its concurrent readers.
+pub fn on_write(tx: &mut Transaction, old: &Version) {
+    let me = Arc::clone(tx.ssi.as_ref().expect("SSI transaction has state"));
+    if tx.writes.is_empty() {
+        tx.db.ssi.writers.lock().insert(tx.tid, Arc::clone(&me));
+    }
+    old.word_a.store(tx.tid, SeqCst);
+    let key = old as *const Version as usize;
+    for reader in tx.db.ssi.sireads.get(key) {
+        if reader.tid == tx.tid || reader.finished_before(me.begin) {
+            continue;
+        }
+        if mark(&reader, &me, false).is_err() {
+            // Remember it: the commit check will refuse us.
+            me.flags.fetch_or(IN | OUT, SeqCst);
+        }
+    }
+}
+
+pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
+    let _guard = crossbeam_epoch::pin();
+    let me = Arc::clone(tx.ssi.as_ref().expect("SSI transaction has state"));
+    me.cstamp.store(cts, SeqCst);
+    if !tx.scans.is_empty() {
+        predicate::publish_pending(tx, cts);
+        if !predicate::validate_scans(tx) {
+            return Err(ConflictKind::Validation);
+        }
+    }
+    for w in &tx.writes {
+        let Some(k) = &w.index_key else { continue };
+        // SAFETY: tables outlive transactions.
+        let t = unsafe { &*w.table };
+        for rec in predicate::scanners_of(t, k, tx) {
+            let Some(s) = &rec.ssi else { continue };
+            if rec.cstamp > cts
+                && rec
+                    .state
+                    .compare_exchange(predicate::PENDING, predicate::POISONED, SeqCst, SeqCst)
+                    .is_ok()
+            {
+                continue; // the scanner will abort
+            }
+            if rec.wait_decided() == predicate::COMMITTED
+                && !s.finished_before(me.begin)
+                && mark(s, &me, false).is_err()
+            {
+                return Err(ConflictKind::DangerousStructure);
+            }
+        }
+    }
+    if !predicate::try_commit_records(tx) {
+        return Err(ConflictKind::Validation);
+    }
+    // Commit unless we are a pivot; a failed attempt withdraws the records
+    // in rollback (an inserter that saw them meanwhile was only conservative).
+    let mut f = me.flags.load(SeqCst);
+    loop {
+        if f & IN != 0 && f & OUT != 0 {
+            return Err(ConflictKind::DangerousStructure);
+        }
+        match me.flags.compare_exchange(f, f | COMMITTED, SeqCst, SeqCst) {
+            Ok(_) => return Ok(()),
+            Err(now) => f = now,
+        }
+    }
+}
+
+pub fn post_commit(_tx: &mut Transaction, _cts: u64) {}
+
+pub fn on_abort(tx: &mut Transaction) {
+    if let Some(me) = &tx.ssi {
+        me.flags.fetch_or(ABORTED, SeqCst);
+    }
+    tx.db.ssi.writers.lock().remove(&tx.tid);
+}

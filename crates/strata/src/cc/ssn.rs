@@ -1,0 +1,201 @@
+//! SI + SSN: snapshot isolation made serializable by ERMIA's Serial Safety Net.
+//!
+//! Every transaction T gets, at commit, two watermarks over the dependency
+//! graph of committed transactions:
+//!
+//! ```text
+//!  eta(T) = pstamp  = max cstamp of T's predecessors      (who must come before)
+//!  pi(T)  = sstamp  = min sstamp of T's rw-successors, and cstamp(T)
+//!  commit only if  pi(T) > eta(T)         (the "exclusion window" is empty)
+//! ```
+//!
+//! Stamps live on versions: `word_a` = pstamp (largest cstamp of a
+//! committed reader), `word_b` = sstamp (the overwriter's pi). Predecessors
+//! come from the versions T overwrote (their creators and readers) and read
+//! (their creators); successors from versions T read that someone overwrote.
+//!
+//! Concurrent commits: a reader that has drawn its cstamp but not yet
+//! published it on the versions it read is found through the in-flight
+//! reader registry (version -> reader ids); an overwriter in the same state
+//! through the TID marker in the version's `end`. A transaction waits only
+//! for COMMITTING transactions with a *smaller* cstamp — those whose
+//! decision it needs — so waits cannot form a cycle; those with a larger
+//! cstamp account for the edge themselves when they commit.
+
+use super::predicate;
+use crate::error::ConflictKind;
+use crate::storage::version::{Version, INF_TS, TID_MARK};
+use crate::txn::tid::{Status, TidTable};
+use crate::txn::Transaction;
+use std::sync::atomic::Ordering::SeqCst;
+
+/// A transaction's SSN watermarks.
+#[derive(Default, Clone, Copy, Debug)]
+pub struct Stamps {
+    pub pstamp: u64,
+    pub sstamp: u64,
+}
+
+/// Registers an in-flight read of `v` (null: nothing to register).
+pub fn on_read(tx: &mut Transaction, v: *mut Version) {
+    if !v.is_null() {
+        tx.db.ssn_readers.add(v as usize, tx.tid);
+    }
+}
+
+/// The commit timestamp of `v`'s creator (`v` is committed).
+fn creator_cstamp(v: &Version, tids: &TidTable) -> u64 {
+    let b = v.begin.load(SeqCst);
+    if b & TID_MARK == 0 {
+        return b;
+    }
+    match tids.wait_decided(b & !TID_MARK) {
+        Status::Committed(c) => c,
+        _ => v.begin.load(SeqCst) & !TID_MARK,
+    }
+}
+
+/// The SSN exclusion-window test; runs with our cstamp drawn and status
+/// COMMITTING.
+pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
+    let _guard = crossbeam_epoch::pin();
+    let db = std::sync::Arc::clone(&tx.db);
+    let tids = &db.tids;
+    if !tx.scans.is_empty() {
+        predicate::publish_pending(tx, cts);
+        if !predicate::validate_scans(tx) {
+            return Err(ConflictKind::Validation);
+        }
+    }
+    let mut pstamp = 0u64;
+    let mut sstamp = cts;
+
+    // Successors: overwriters of what we read.
+    for r in &tx.reads {
+        // SAFETY: pinned; read versions are at or above our visible versions.
+        let Some(v) = (unsafe { r.version.as_ref() }) else {
+            continue;
+        };
+        pstamp = pstamp.max(creator_cstamp(v, tids));
+        let e = v.end.load(SeqCst);
+        if e == INF_TS {
+            continue;
+        }
+        if e & TID_MARK != 0 {
+            let u = e & !TID_MARK;
+            if u == tx.tid {
+                continue;
+            }
+            match tids.status(u) {
+                Status::Committing(c) | Status::Committed(c) if c < cts => {
+                    if let Status::Committed(_) = tids.wait_decided(u) {
+                        let s = tids.slot(u).sstamp.load(SeqCst);
+                        if tids.status(u) != Status::Gone {
+                            sstamp = sstamp.min(s);
+                            continue;
+                        }
+                    }
+                }
+                Status::Gone => {}
+                _ => continue,
+            }
+            // The overwriter has finished: its stamps are on the version.
+            if v.end.load(SeqCst) & TID_MARK == 0 && v.end.load(SeqCst) != INF_TS {
+                sstamp = sstamp.min(v.word_b.load(SeqCst));
+            }
+        } else {
+            sstamp = sstamp.min(v.word_b.load(SeqCst));
+        }
+    }
+
+    // Predecessors: creators and readers of what we overwrote, and
+    // scanners of keys we inserted.
+    for w in &tx.writes {
+        // SAFETY: the versions we overwrote are locked by us and alive.
+        match unsafe { w.old.as_ref() } {
+            Some(old) => {
+                pstamp = pstamp.max(creator_cstamp(old, tids));
+                for reader in db.ssn_readers.get(w.old as usize) {
+                    if reader == tx.tid {
+                        continue;
+                    }
+                    match tids.status(reader) {
+                        Status::Committing(c) | Status::Committed(c) if c < cts => {
+                            if let Status::Committed(_) = tids.wait_decided(reader) {
+                                pstamp = pstamp.max(c);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                // Readers that finished published their cstamp here before
+                // leaving the registry.
+                pstamp = pstamp.max(old.word_a.load(SeqCst));
+            }
+            None => {
+                // SAFETY: tables outlive transactions.
+                let t = unsafe { &*w.table };
+                let Some(k) = &w.index_key else { continue };
+                pstamp = pstamp.max(t.pruned_scan_pstamp.load(SeqCst));
+                for rec in predicate::scanners_of(t, k, tx) {
+                    if rec.cstamp > cts {
+                        // It has not accounted for us; stop it if we can.
+                        if rec
+                            .state
+                            .compare_exchange(predicate::PENDING, predicate::POISONED, SeqCst, SeqCst)
+                            .is_err()
+                            && rec.state.load(SeqCst) == predicate::COMMITTED
+                        {
+                            return Err(ConflictKind::SsnExclusion);
+                        }
+                    } else if rec.wait_decided() == predicate::COMMITTED {
+                        pstamp = pstamp.max(rec.cstamp);
+                    }
+                }
+            }
+        }
+    }
+
+    if sstamp <= pstamp {
+        return Err(ConflictKind::SsnExclusion);
+    }
+    if !predicate::try_commit_records(tx) {
+        return Err(ConflictKind::Validation);
+    }
+    tx.ssn = Stamps { pstamp, sstamp };
+    let slot = tids.slot(tx.tid);
+    slot.pstamp.store(pstamp, SeqCst);
+    slot.sstamp.store(sstamp, SeqCst);
+    Ok(())
+}
+
+/// After COMMITTED: publish our cstamp on what we read and our sstamp on
+/// what we overwrote, then leave the registry.
+pub fn post_commit(tx: &mut Transaction, cts: u64) {
+    for r in &tx.reads {
+        // SAFETY: as in pre_commit.
+        if let Some(v) = unsafe { r.version.as_ref() } {
+            v.word_a.fetch_max(cts, SeqCst);
+        }
+    }
+    for w in &tx.writes {
+        // SAFETY: locked by us and alive.
+        if let Some(old) = unsafe { w.old.as_ref() } {
+            old.word_b.store(tx.ssn.sstamp, SeqCst);
+        }
+    }
+    deregister(tx);
+}
+
+pub fn on_abort(tx: &mut Transaction) {
+    deregister(tx);
+}
+
+fn deregister(tx: &mut Transaction) {
+    let me = tx.tid;
+    for r in &tx.reads {
+        if !r.version.is_null() {
+            tx.db.ssn_readers.remove_where(r.version as usize, |&t| t == me);
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! Typed errors. Every failure a caller can cause or must react to is a
+//! variant here; the engine never panics on bad input.
+
+use std::fmt;
+
+/// Why a transaction was refused by its concurrency control protocol.
+///
+/// A conflict is never the caller's fault: the transaction has been rolled
+/// back and may simply be retried (see [`crate::Database::run`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ConflictKind {
+    /// Another transaction holds the write lock on the row, or (snapshot
+    /// isolation) committed a newer version after our snapshot.
+    WriteWrite,
+    /// A version read by an optimistic transaction changed before commit,
+    /// or a scanned range gained or lost rows (phantom).
+    Validation,
+    /// MV2PL: the row is write-locked (for a read) or read-locked by others
+    /// (for a write); no-wait aborts instead of blocking.
+    ReadLock,
+    /// MVTO: the operation would break timestamp order.
+    TimestampOrder,
+    /// SI+SSN: the transaction's exclusion window was violated
+    /// (successor low watermark <= predecessor high watermark).
+    SsnExclusion,
+    /// SI+SSI: the transaction is the pivot of a dangerous structure
+    /// (it has both an incoming and an outgoing rw-antidependency).
+    DangerousStructure,
+}
+
+impl ConflictKind {
+    /// All kinds, in the order [`crate::Stats`] reports them.
+    pub const ALL: [ConflictKind; 6] = [
+        ConflictKind::WriteWrite,
+        ConflictKind::Validation,
+        ConflictKind::ReadLock,
+        ConflictKind::TimestampOrder,
+        ConflictKind::SsnExclusion,
+        ConflictKind::DangerousStructure,
+    ];
+
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+
+    /// A short stable name, used in stats and CSV output.
+    pub fn name(self) -> &'static str {
+        match self {
+            ConflictKind::WriteWrite => "write-write",
+            ConflictKind::Validation => "validation",
+            ConflictKind::ReadLock => "read-lock",
+            ConflictKind::TimestampOrder => "timestamp-order",
+            ConflictKind::SsnExclusion => "ssn-exclusion",
+            ConflictKind::DangerousStructure => "dangerous-structure",
+        }
+    }
+}
+
+impl fmt::Display for ConflictKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Errors returned by Strata.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// The transaction lost a conflict and has been rolled back.
+    #[error("transaction conflict ({0}); the transaction was rolled back and may be retried")]
+    Conflict(ConflictKind),
+    /// An insert (or a unique index) found the key already present.
+    #[error("duplicate key in {table}: {key}")]
+    DuplicateKey { table: String, key: String },
+    /// An update or delete named a row that does not exist (or is not
+    /// visible to the transaction).
+    #[error("no row with key {key} in {table}")]
+    NotFound { table: String, key: String },
+    /// Unknown table or column, wrong value type, wrong arity, bad schema.
+    #[error("schema error: {0}")]
+    Schema(String),
+    /// The options given to [`crate::Database::open`] are invalid or name a
+    /// part of the design space that is not implemented yet.
+    #[error("invalid configuration: {0}")]
+    InvalidConfig(String),
+    /// The transaction is finished (committed or aborted) or was used in a
+    /// way its kind forbids (a write in a read-only transaction).
+    #[error("transaction misuse: {0}")]
+    Misuse(String),
+    /// More transactions are open at once than `Options::max_open_transactions`.
+    #[error("too many open transactions (limit {0}); finish some or raise Options::max_open_transactions")]
+    TooManyTransactions(usize),
+}
+
+impl Error {
+    /// True for errors after which retrying the whole transaction may succeed.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Error::Conflict(_))
+    }
+}
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

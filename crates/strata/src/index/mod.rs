@@ -1,0 +1,4 @@
+//! Indexes: the order-preserving key encoding and the primary index.
+
+pub mod key;
+pub mod primary;

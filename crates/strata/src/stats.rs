@@ -1,0 +1,129 @@
+//! Counters and the `Database::stats()` snapshot.
+//!
+//! Commit and abort counters are striped over cache lines (by transaction
+//! slot) so that counting does not become the contended line.
+
+use crate::error::ConflictKind;
+use crossbeam_utils::CachePadded;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+const STRIPES: usize = 16;
+
+#[derive(Default)]
+struct Stripe {
+    commits: AtomicU64,
+    read_only_commits: AtomicU64,
+    aborts: [AtomicU64; 6],
+    user_aborts: AtomicU64,
+}
+
+#[derive(Default)]
+pub(crate) struct Counters {
+    stripes: [CachePadded<Stripe>; STRIPES],
+    pub versions_reclaimed: AtomicU64,
+    pub gc_passes: AtomicU64,
+}
+
+impl Counters {
+    fn stripe(&self, tid: u64) -> &Stripe {
+        &self.stripes[(tid as usize) % STRIPES]
+    }
+    pub fn commit(&self, tid: u64, read_only: bool) {
+        let s = self.stripe(tid);
+        if read_only {
+            s.read_only_commits.fetch_add(1, Relaxed);
+        } else {
+            s.commits.fetch_add(1, Relaxed);
+        }
+    }
+    pub fn conflict(&self, tid: u64, kind: ConflictKind) {
+        self.stripe(tid).aborts[kind.index()].fetch_add(1, Relaxed);
+    }
+    pub fn user_abort(&self, tid: u64) {
+        self.stripe(tid).user_aborts.fetch_add(1, Relaxed);
+    }
+    pub fn fill(&self, st: &mut Stats) {
+        for s in &self.stripes {
+            st.commits += s.commits.load(Relaxed);
+            st.read_only_commits += s.read_only_commits.load(Relaxed);
+            st.user_aborts += s.user_aborts.load(Relaxed);
+            for (k, a) in s.aborts.iter().enumerate() {
+                st.aborts_by_reason[k].1 += a.load(Relaxed);
+            }
+        }
+        st.versions_reclaimed = self.versions_reclaimed.load(Relaxed);
+        st.gc_passes = self.gc_passes.load(Relaxed);
+    }
+}
+
+/// A snapshot of the engine's counters and memory, from `Database::stats()`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stats {
+    /// Read-write transactions committed.
+    pub commits: u64,
+    /// Read-only transactions committed.
+    pub read_only_commits: u64,
+    /// Conflict aborts, by reason.
+    pub aborts_by_reason: [(crate::ConflictKind, u64); 6],
+    /// Transactions rolled back by the caller (`abort()` or drop).
+    pub user_aborts: u64,
+    /// Rows (chains with a head) over all tables.
+    pub rows: u64,
+    /// Versions currently linked in chains, tombstones included.
+    pub live_versions: u64,
+    /// Bytes of those versions: header, row image, text payloads.
+    pub version_bytes: u64,
+    /// Bytes of the version headers alone.
+    pub header_bytes: u64,
+    /// Approximate bytes of primary index entries.
+    pub index_bytes: u64,
+    /// Bytes of the indirection arrays (8 per tuple id handed out).
+    pub indirection_bytes: u64,
+    /// Longest version chain.
+    pub longest_chain: u64,
+    /// Versions unlinked and freed by garbage collection so far.
+    pub versions_reclaimed: u64,
+    /// Garbage collection passes run.
+    pub gc_passes: u64,
+    /// Transactions open right now.
+    pub open_transactions: u64,
+}
+
+impl Stats {
+    pub(crate) fn empty() -> Self {
+        Stats {
+            commits: 0,
+            read_only_commits: 0,
+            aborts_by_reason: ConflictKind::ALL.map(|k| (k, 0)),
+            user_aborts: 0,
+            rows: 0,
+            live_versions: 0,
+            version_bytes: 0,
+            header_bytes: 0,
+            index_bytes: 0,
+            indirection_bytes: 0,
+            longest_chain: 0,
+            versions_reclaimed: 0,
+            gc_passes: 0,
+            open_transactions: 0,
+        }
+    }
+
+    /// Conflict aborts of all kinds.
+    pub fn aborts(&self) -> u64 {
+        self.aborts_by_reason.iter().map(|(_, n)| n).sum()
+    }
+
+    /// Conflict aborts of one kind.
+    pub fn aborts_of(&self, kind: ConflictKind) -> u64 {
+        self.aborts_by_reason[kind.index()].1
+    }
+
+    /// Bytes per row: versions + index entries + indirection slots.
+    pub fn bytes_per_row(&self) -> f64 {
+        if self.rows == 0 {
+            return 0.0;
+        }
+        (self.version_bytes + self.index_bytes + self.indirection_bytes) as f64 / self.rows as f64
+    }
+}

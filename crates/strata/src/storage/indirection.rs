@@ -1,0 +1,148 @@
+//! The indirection array: tuple id -> head of the version chain (ERMIA).
+//!
+//! Indexes store a stable tuple id instead of a version pointer, so an
+//! update swaps one slot here and touches no index:
+//!
+//! ```text
+//!  index: key ──> tuple 42
+//!  segments[42 >> 16][42 & 0xFFFF] : AtomicPtr ──> newest version ──> ...
+//! ```
+//!
+//! The array is two-level so it grows without moving: a fixed directory of
+//! segment pointers, each segment allocated (once, by CAS) on first use.
+//! Reads are two dependent loads and never lock.
+
+use super::version::Version;
+use parking_lot::Mutex;
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::Arc;
+
+const SEG_BITS: u32 = 16;
+const SEG_SIZE: usize = 1 << SEG_BITS;
+const DIR_SIZE: usize = 1 << 14;
+
+/// Largest number of tuple ids one table can hand out.
+pub const MAX_TUPLES: u64 = (SEG_SIZE * DIR_SIZE) as u64;
+
+type Segment = [AtomicPtr<Version>; SEG_SIZE];
+
+/// Tuple id -> chain head, for one table.
+pub struct IndirectionArray {
+    dir: Box<[AtomicPtr<Segment>]>,
+    next_id: AtomicU64,
+    /// Ids released by aborted inserts, reusable after an epoch (see
+    /// `release`), so no reader still holding the id can see a new row.
+    free: Arc<Mutex<Vec<u64>>>,
+}
+
+impl Default for IndirectionArray {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl IndirectionArray {
+    pub fn new() -> Self {
+        IndirectionArray {
+            dir: (0..DIR_SIZE).map(|_| AtomicPtr::new(ptr::null_mut())).collect(),
+            next_id: AtomicU64::new(0),
+            free: Arc::new(Mutex::new(Vec::new())),
+        }
+    }
+
+    /// Hands out an unused tuple id, or None when the table is full.
+    pub fn allocate(&self) -> Option<u64> {
+        if let Some(id) = self.free.lock().pop() {
+            return Some(id);
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        if id >= MAX_TUPLES {
+            self.next_id.fetch_sub(1, Ordering::Relaxed);
+            return None;
+        }
+        self.ensure_segment(id);
+        Some(id)
+    }
+
+    /// Returns `id` for reuse once no pinned thread can still hold it.
+    pub fn release(&self, id: u64, guard: &crossbeam_epoch::Guard) {
+        let free = Arc::clone(&self.free);
+        guard.defer(move || free.lock().push(id));
+    }
+
+    /// Number of tuple ids handed out (high-water mark).
+    pub fn capacity_used(&self) -> u64 {
+        self.next_id.load(Ordering::Relaxed).min(MAX_TUPLES)
+    }
+
+    fn ensure_segment(&self, id: u64) {
+        let d = &self.dir[(id >> SEG_BITS) as usize];
+        if d.load(Ordering::Acquire).is_null() {
+            // Built on the heap: a 512 KiB array on the stack could overflow it.
+            let seg: Box<[AtomicPtr<Version>]> =
+                (0..SEG_SIZE).map(|_| AtomicPtr::new(ptr::null_mut())).collect();
+            let seg: Box<Segment> = seg.try_into().expect("segment has SEG_SIZE slots");
+            let raw = Box::into_raw(seg);
+            if d
+                .compare_exchange(ptr::null_mut(), raw, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
+                // SAFETY: `raw` came from Box::into_raw above and lost the race,
+                // so no other thread ever saw it.
+                drop(unsafe { Box::from_raw(raw) });
+            }
+        }
+    }
+
+    /// The slot of tuple `id` (which must have been allocated).
+    #[inline]
+    pub fn slot(&self, id: u64) -> &AtomicPtr<Version> {
+        let seg = self.dir[(id >> SEG_BITS) as usize].load(Ordering::Acquire);
+        debug_assert!(!seg.is_null(), "tuple id {id} was never allocated");
+        // SAFETY: segments are allocated before their first id is handed out
+        // (allocate -> ensure_segment) and freed only in Drop, which needs
+        // `&mut self`; the index is masked into range.
+        unsafe { &(*seg)[(id as usize) & (SEG_SIZE - 1)] }
+    }
+
+    /// The chain head of tuple `id`.
+    #[inline]
+    pub fn head(&self, id: u64) -> *mut Version {
+        self.slot(id).load(Ordering::Acquire)
+    }
+
+    /// Every allocated tuple id with a non-null head (for drop and stats).
+    pub fn for_each_head(&self, mut f: impl FnMut(u64, *mut Version)) {
+        for id in 0..self.capacity_used() {
+            let h = self.head(id);
+            if !h.is_null() {
+                f(id, h);
+            }
+        }
+    }
+}
+
+impl Drop for IndirectionArray {
+    fn drop(&mut self) {
+        for d in self.dir.iter() {
+            let seg = d.load(Ordering::Acquire);
+            if seg.is_null() {
+                continue;
+            }
+            // SAFETY: we have exclusive access (`&mut self`); each segment was
+            // created by Box::into_raw and is dropped exactly once here.
+            let seg = unsafe { Box::from_raw(seg) };
+            for slot in seg.iter() {
+                let mut v = slot.load(Ordering::Acquire);
+                while !v.is_null() {
+                    // SAFETY: chains are owned by their slot; with exclusive
+                    // access no reader exists, and each version is reachable
+                    // from exactly one chain (GC unlinks before it frees).
+                    let b = unsafe { Box::from_raw(v) };
+                    v = b.next.load(Ordering::Acquire);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,725 @@
+//! Transactions: begin, read, write, scan, commit, abort.
+//!
+//! One transaction's life, whatever the protocol:
+//!
+//! ```text
+//!  begin ──> take a slot in the TID table, register a snapshot (SI family,
+//!  │         MVOCC, MV2PL) or draw a timestamp (MVTO)
+//!  ├─ get/scan ──> index -> tuple id -> chain -> visible version
+//!  │               (+ the protocol's read bookkeeping: read set, read lock,
+//!  │                read timestamp, SSN/SSI reader registration)
+//!  ├─ insert/update/delete ──> lock the chain head (CAS on txn_id, no-wait)
+//!  │               -> protocol check -> new uncommitted version at the head
+//!  ├─ commit ──> commit timestamp (one fetch-add) -> protocol validation
+//!  │             -> COMMITTED in the TID table -> stamp versions, unlock
+//!  │             -> hand obsolete versions to GC -> free the slot
+//!  └─ abort  ──> unlink own versions, restore heads and index, unlock,
+//!                undo protocol state, ABORTED, free the slot
+//! ```
+//!
+//! A conflict error rolls the transaction back at once; other errors
+//! (unknown column, duplicate key, ...) leave it open and unchanged.
+
+pub mod tid;
+pub mod visibility;
+
+use crate::cc::{self, predicate::ScanEntry};
+use crate::db::DbInner;
+use crate::error::{ConflictKind, Error, Result};
+use crate::gc;
+use crate::index::key::EncodedKey;
+use crate::options::Protocol;
+use crate::storage::indirection::MAX_TUPLES;
+use crate::storage::version::{Version, INF_TS, TID_MARK};
+use crate::table::{Table, TableInner};
+use crate::value::{ColumnRef, Key, Row, Value};
+use crossbeam_epoch as epoch;
+use std::ops::{Bound, RangeBounds};
+use std::ptr;
+use std::sync::atomic::{fence, Ordering::SeqCst};
+use std::sync::Arc;
+use visibility::Mode;
+
+/// A row written by this transaction.
+pub(crate) struct WriteEntry {
+    pub table: *const TableInner,
+    pub tuple: u64,
+    /// Our (newest) uncommitted version.
+    pub new: *mut Version,
+    /// The version we overwrote (null for a fresh insert).
+    pub old: *mut Version,
+    /// The index entry we added, to remove on abort.
+    pub index_key: Option<EncodedKey>,
+}
+
+/// A version this transaction read (null `version`: nothing visible).
+pub(crate) struct ReadEntry {
+    pub table: *const TableInner,
+    pub tuple: u64,
+    pub version: *mut Version,
+}
+
+/// An open transaction. Dropping it without `commit` rolls it back.
+pub struct Transaction {
+    pub(crate) db: Arc<DbInner>,
+    pub(crate) tid: u64,
+    /// Snapshot timestamp (MVTO: the transaction's timestamp).
+    pub(crate) ts: u64,
+    pub(crate) read_only: bool,
+    pub(crate) active: bool,
+    pub(crate) writes: Vec<WriteEntry>,
+    pub(crate) reads: Vec<ReadEntry>,
+    pub(crate) scans: Vec<ScanEntry>,
+    /// SSN: high watermark η (max predecessor cstamp) and low watermark π.
+    pub(crate) ssn: cc::ssn::Stamps,
+    /// SSI: this transaction's conflict flags, shared with the registry.
+    pub(crate) ssi: Option<Arc<cc::ssi::SsiTxn>>,
+}
+
+// SAFETY: the raw pointers in the read and write sets point at versions and
+// tables that stay allocated while the transaction is open: tables live as
+// long as the database (the Arc<DbInner> we hold), our own versions are
+// freed only by our commit/abort, and versions we read are at or above the
+// version visible to our registered snapshot, which GC never frees
+// (see gc::prune_chain). Nothing in them is tied to a thread.
+unsafe impl Send for Transaction {}
+
+impl Transaction {
+    pub(crate) fn begin(db: Arc<DbInner>, read_only: bool) -> Result<Transaction> {
+        let protocol = db.protocol;
+        let mvto = protocol == Protocol::Mvto;
+        // Register a lower bound first, then take the real snapshot: a GC
+        // pass that misses our slot read the clock before we did (see
+        // DbInner::compute_horizon), so it cannot pass our snapshot.
+        let lower = if mvto && read_only {
+            db.horizon.load(SeqCst)
+        } else {
+            db.clock.load(SeqCst)
+        };
+        let tid = db
+            .tids
+            .acquire(lower, !read_only)
+            .ok_or(Error::TooManyTransactions(db.tids.capacity()))?;
+        fence(SeqCst);
+        let ts = if mvto && !read_only {
+            db.clock.fetch_add(1, SeqCst) + 1
+        } else if mvto {
+            // Below every running writer's timestamp, so nothing we could see
+            // is still being written.
+            let g = db.clock.load(SeqCst);
+            fence(SeqCst);
+            g.min(db.tids.min_begin(true).saturating_sub(1)).max(lower)
+        } else {
+            db.clock.load(SeqCst)
+        };
+        db.tids.slot(tid).begin.store(ts, SeqCst);
+        let ssi = (protocol == Protocol::SiSsi && !read_only).then(|| cc::ssi::SsiTxn::new(tid, ts));
+        Ok(Transaction {
+            db,
+            tid,
+            ts,
+            read_only,
+            active: true,
+            writes: Vec::new(),
+            reads: Vec::new(),
+            scans: Vec::new(),
+            ssn: cc::ssn::Stamps::default(),
+            ssi,
+        })
+    }
+
+    /// True for transactions from `begin_read_only`.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// The snapshot (or, under MVTO, the timestamp) this transaction reads at.
+    pub fn snapshot_ts(&self) -> u64 {
+        self.ts
+    }
+
+    fn check_open(&self, t: &Table) -> Result<()> {
+        if !self.active {
+            return Err(Error::Misuse("the transaction has already finished".into()));
+        }
+        if t.inner.owner != self.db.id {
+            return Err(Error::Schema(format!("table {} belongs to another database", t.name())));
+        }
+        if t.inner.dropped.load(SeqCst) {
+            return Err(Error::Schema(format!("table {} was dropped", t.name())));
+        }
+        Ok(())
+    }
+
+    fn check_writable(&self, t: &Table) -> Result<()> {
+        self.check_open(t)?;
+        if self.read_only {
+            return Err(Error::Misuse("write in a read-only transaction".into()));
+        }
+        Ok(())
+    }
+
+    /// Rolls back after a conflict and returns the error to hand out.
+    pub(crate) fn conflict(&mut self, kind: ConflictKind) -> Error {
+        self.db.counters.conflict(self.tid, kind);
+        self.rollback();
+        Error::Conflict(kind)
+    }
+
+    fn fail<T>(&mut self, e: Error) -> Result<T> {
+        match e {
+            Error::Conflict(k) => Err(self.conflict(k)),
+            other => Err(other),
+        }
+    }
+
+    // ---------------------------------------------------------------- reads
+
+    /// Reads the row with primary key `key`, if it exists for this transaction.
+    pub fn get(&mut self, t: &Table, key: &Key) -> Result<Option<Row>> {
+        self.read_with(t, key, |r| r.to_vec())
+    }
+
+    /// Reads the row with primary key `key` and passes it to `f` without
+    /// copying it.
+    pub fn read_with<R>(&mut self, t: &Table, key: &Key, f: impl FnOnce(&[Value]) -> R) -> Result<Option<R>> {
+        self.check_open(t)?;
+        t.inner.schema.check_key(key)?;
+        let ek = t.inner.encode(key);
+        let _guard = epoch::pin();
+        let v = match self.lookup_read(&t.inner, &ek) {
+            Ok(v) => v,
+            Err(e) => return self.fail(e),
+        };
+        // SAFETY: pinned, and `v` is at or above our visible version (see the
+        // Send impl), so it is alive.
+        Ok(unsafe { v.as_ref() }.filter(|r| !r.is_tombstone()).map(|r| f(&r.data)))
+    }
+
+    /// Index lookup + protocol read. Null when the key has no visible row.
+    fn lookup_read(&mut self, t: &TableInner, ek: &EncodedKey) -> Result<*mut Version> {
+        match t.index.get(ek) {
+            Some(tuple) => self.read_tuple(t, tuple),
+            None => {
+                // An absent key is a predicate read: a later insert of it must
+                // not be serialised before us.
+                if let Some(tuple) = self.absent_read(t, ek)? {
+                    return self.read_tuple(t, tuple);
+                }
+                Ok(ptr::null_mut())
+            }
+        }
+    }
+
+    /// Records that `ek` was read as absent; returns a tuple if the key
+    /// appeared meanwhile (MVTO re-checks after publishing its timestamp).
+    fn absent_read(&mut self, t: &TableInner, ek: &EncodedKey) -> Result<Option<u64>> {
+        if self.read_only {
+            return Ok(None);
+        }
+        match self.db.protocol {
+            Protocol::Mvto => {
+                cc::mvto::predicate_read(t, self.ts);
+                Ok(t.index.get(ek))
+            }
+            Protocol::Si => Ok(None),
+            _ => {
+                self.scans.push(ScanEntry::point(t, ek.clone()));
+                Ok(None)
+            }
+        }
+    }
+
+    /// Reads tuple `tuple` under the protocol. Null: nothing visible.
+    pub(crate) fn read_tuple(&mut self, t: &TableInner, tuple: u64) -> Result<*mut Version> {
+        let head = t.rows.head(tuple);
+        let tids = &self.db.tids;
+        if self.read_only {
+            return visibility::visible(head, self.ts, 0, tids, Mode::Snapshot);
+        }
+        match self.db.protocol {
+            Protocol::Si => visibility::visible(head, self.ts, self.tid, tids, Mode::Snapshot),
+            Protocol::Mvto => cc::mvto::read(self, t, tuple),
+            Protocol::Mv2pl => cc::mv2pl::read(self, t, tuple),
+            Protocol::Mvocc | Protocol::SiSsn | Protocol::SiSsi => {
+                let v = visibility::visible(head, self.ts, self.tid, tids, Mode::Snapshot)?;
+                if !self.is_own(v) {
+                    self.reads.push(ReadEntry {
+                        table: t,
+                        tuple,
+                        version: v,
+                    });
+                    match self.db.protocol {
+                        Protocol::SiSsn => cc::ssn::on_read(self, v),
+                        Protocol::SiSsi => cc::ssi::on_read(self, v)?,
+                        _ => {}
+                    }
+                }
+                Ok(v)
+            }
+        }
+    }
+
+    /// True if `v` is a version this transaction created.
+    #[inline]
+    pub(crate) fn is_own(&self, v: *mut Version) -> bool {
+        // SAFETY: pinned by the caller; v is alive (see read_tuple callers).
+        !v.is_null() && unsafe { (*v).begin.load(SeqCst) } == TID_MARK | self.tid
+    }
+
+    /// Rows whose primary key lies in `range`, in key order.
+    pub fn scan(&mut self, t: &Table, range: impl RangeBounds<Key>) -> Result<Vec<Row>> {
+        let mut out = Vec::new();
+        self.scan_with(t, range, |r| out.push(r.to_vec()))?;
+        Ok(out)
+    }
+
+    /// Calls `f` on every row whose primary key lies in `range`, in key order,
+    /// without copying rows. Returns the number of rows.
+    pub fn scan_with(&mut self, t: &Table, range: impl RangeBounds<Key>, mut f: impl FnMut(&[Value])) -> Result<usize> {
+        self.check_open(t)?;
+        let ti: &TableInner = &t.inner;
+        let enc = |b: Bound<&Key>| -> Result<Bound<EncodedKey>> {
+            Ok(match b {
+                Bound::Included(k) => {
+                    ti.schema.check_key(k)?;
+                    Bound::Included(ti.encode(k))
+                }
+                Bound::Excluded(k) => {
+                    ti.schema.check_key(k)?;
+                    Bound::Excluded(ti.encode(k))
+                }
+                Bound::Unbounded => Bound::Unbounded,
+            })
+        };
+        let lo = enc(range.start_bound())?;
+        let hi = enc(range.end_bound())?;
+        let _guard = epoch::pin();
+        let phantom_checked = !self.read_only && !matches!(self.db.protocol, Protocol::Si | Protocol::Mvto);
+        if !self.read_only && self.db.protocol == Protocol::Mvto {
+            cc::mvto::predicate_read(ti, self.ts);
+        }
+        let mut tuples = Vec::new();
+        ti.index.range(&lo, &hi, &mut tuples);
+        let mut seen = Vec::new();
+        let mut n = 0;
+        for tuple in tuples {
+            let v = match self.read_tuple(ti, tuple) {
+                Ok(v) => v,
+                Err(e) => return self.fail(e),
+            };
+            if v.is_null() {
+                continue;
+            }
+            if phantom_checked {
+                seen.push(tuple);
+            }
+            // SAFETY: pinned; see read_with.
+            let r = unsafe { &*v };
+            if !r.is_tombstone() {
+                f(&r.data);
+                n += 1;
+            }
+        }
+        if phantom_checked {
+            self.scans.push(ScanEntry::range(ti, lo, hi, seen));
+        }
+        Ok(n)
+    }
+
+    // --------------------------------------------------------------- writes
+
+    /// Inserts a row; `Error::DuplicateKey` if its key exists for us.
+    pub fn insert(&mut self, t: &Table, row: Row) -> Result<()> {
+        self.check_writable(t)?;
+        let ti: &TableInner = &t.inner;
+        ti.schema.check_row(&row)?;
+        let key = ti.schema.key_of(&row);
+        let ek = ti.encode(&key);
+        let _guard = epoch::pin();
+        let mut data = row.into_boxed_slice();
+        loop {
+            if let Some(tuple) = ti.index.get(&ek) {
+                let head = ti.rows.head(tuple);
+                if head.is_null() {
+                    // An aborting insert of the same key is being undone.
+                    return Err(self.conflict(ConflictKind::WriteWrite));
+                }
+                // SAFETY: pinned; heads are alive.
+                let h = unsafe { &*head };
+                if self.is_own(head) {
+                    if !h.is_tombstone() {
+                        return Err(duplicate(ti, &key));
+                    }
+                    self.replace_own(ti, tuple, head, data);
+                    return Ok(());
+                }
+                if let Err(e) = self.lock_head(ti, tuple, head) {
+                    return self.fail(e);
+                }
+                if !h.is_tombstone() {
+                    self.unlock_unused(head);
+                    self.note_read(ti, tuple, head);
+                    return Err(duplicate(ti, &key));
+                }
+                self.install(ti, tuple, head, data, None);
+                return Ok(());
+            }
+            let Some(tuple) = ti.rows.allocate() else {
+                return Err(Error::Schema(format!("table {} is full ({MAX_TUPLES} rows)", ti.schema.name)));
+            };
+            let v = Box::into_raw(Version::new_uncommitted(self.tid, data, ptr::null_mut()));
+            ti.rows.slot(tuple).store(v, SeqCst);
+            match ti.index.insert(&ek, tuple) {
+                Ok(()) => {
+                    self.writes.push(WriteEntry {
+                        table: ti,
+                        tuple,
+                        new: v,
+                        old: ptr::null_mut(),
+                        index_key: Some(ek.clone()),
+                    });
+                    if self.db.protocol == Protocol::Mvto && !cc::mvto::insert_allowed(ti, self.ts) {
+                        return Err(self.conflict(ConflictKind::TimestampOrder));
+                    }
+                    return Ok(());
+                }
+                Err(_) => {
+                    // Another inserter won the race for the key: undo and
+                    // look again.
+                    ti.rows.slot(tuple).store(ptr::null_mut(), SeqCst);
+                    // SAFETY: readers find tuple ids only through the index,
+                    // which never held this one, so `v` was never shared.
+                    data = std::mem::take(&mut unsafe { Box::from_raw(v) }.data);
+                    ti.rows.release(tuple, &epoch::pin());
+                }
+            }
+        }
+    }
+
+    /// Sets columns of the row with key `key`; `Error::NotFound` if absent.
+    pub fn update<C: ColumnRef>(&mut self, t: &Table, key: &Key, changes: &[(C, Value)]) -> Result<()> {
+        self.check_writable(t)?;
+        let ti: &TableInner = &t.inner;
+        ti.schema.check_key(key)?;
+        let mut cols = Vec::with_capacity(changes.len());
+        for (c, v) in changes {
+            let i = c.resolve(&ti.schema)?;
+            ti.schema.check_value(&ti.schema.columns[i], v)?;
+            if ti.schema.primary_key.contains(&i) {
+                return Err(Error::Schema(format!(
+                    "column {}.{} is part of the primary key and cannot be updated; delete and re-insert the row",
+                    ti.schema.name, ti.schema.columns[i].name
+                )));
+            }
+            cols.push(i);
+        }
+        self.modify(ti, key, |old| {
+            let mut row: Box<[Value]> = old.into();
+            for (&i, (_, v)) in cols.iter().zip(changes) {
+                row[i] = v.clone();
+            }
+            row
+        })
+    }
+
+    /// Deletes the row with key `key`; `Error::NotFound` if absent.
+    pub fn delete(&mut self, t: &Table, key: &Key) -> Result<()> {
+        self.check_writable(t)?;
+        t.inner.schema.check_key(key)?;
+        self.modify(&t.inner, key, |_| Box::new([]))
+    }
+
+    /// Writes a new version derived from the current one.
+    fn modify(&mut self, ti: &TableInner, key: &Key, make: impl FnOnce(&[Value]) -> Box<[Value]>) -> Result<()> {
+        let ek = ti.encode(key);
+        let _guard = epoch::pin();
+        let not_found = || Error::NotFound {
+            table: ti.schema.name.clone(),
+            key: key.to_string(),
+        };
+        let Some(tuple) = ti.index.get(&ek) else {
+            if let Err(e) = self.absent_read(ti, &ek) {
+                return self.fail(e);
+            }
+            return Err(not_found());
+        };
+        let head = ti.rows.head(tuple);
+        if head.is_null() {
+            return Err(self.conflict(ConflictKind::WriteWrite));
+        }
+        // SAFETY: pinned; heads are alive.
+        let h = unsafe { &*head };
+        if self.is_own(head) {
+            if h.is_tombstone() {
+                return Err(not_found());
+            }
+            let data = make(&h.data);
+            self.replace_own(ti, tuple, head, data);
+            return Ok(());
+        }
+        if let Err(e) = self.lock_head(ti, tuple, head) {
+            return self.fail(e);
+        }
+        if h.is_tombstone() {
+            self.unlock_unused(head);
+            self.note_read(ti, tuple, head);
+            return Err(not_found());
+        }
+        let data = make(&h.data);
+        self.install(ti, tuple, head, data, None);
+        Ok(())
+    }
+
+    /// Takes the write lock on `head` and runs the protocol's write check.
+    fn lock_head(&mut self, ti: &TableInner, tuple: u64, head: *mut Version) -> Result<()> {
+        // SAFETY: pinned; heads are alive.
+        let h = unsafe { &*head };
+        if h.txn_id.compare_exchange(0, self.tid, SeqCst, SeqCst).is_err() {
+            return Err(Error::Conflict(ConflictKind::WriteWrite));
+        }
+        // The head may have been superseded between our load and the lock.
+        if ti.rows.head(tuple) != head {
+            h.txn_id.store(0, SeqCst);
+            return Err(Error::Conflict(ConflictKind::WriteWrite));
+        }
+        let check = match self.db.protocol {
+            Protocol::Si | Protocol::SiSsn | Protocol::SiSsi => {
+                // First updater wins: the head must be in our snapshot.
+                if h.begin.load(SeqCst) > self.ts {
+                    Err(Error::Conflict(ConflictKind::WriteWrite))
+                } else {
+                    Ok(())
+                }
+            }
+            Protocol::Mvto => cc::mvto::check_write(self, h),
+            Protocol::Mv2pl => cc::mv2pl::check_write(self, head),
+            Protocol::Mvocc => Ok(()),
+        };
+        if check.is_err() {
+            h.txn_id.store(0, SeqCst);
+        }
+        check
+    }
+
+    /// Releases a lock taken by `lock_head` when no write follows.
+    fn unlock_unused(&self, head: *mut Version) {
+        // SAFETY: pinned; heads are alive.
+        unsafe { (*head).txn_id.store(0, SeqCst) };
+    }
+
+    /// Records a read made on the write path (a duplicate-key or not-found
+    /// answer depends on the version seen).
+    fn note_read(&mut self, ti: &TableInner, tuple: u64, v: *mut Version) {
+        if matches!(self.db.protocol, Protocol::Mvocc | Protocol::SiSsn | Protocol::SiSsi) {
+            self.reads.push(ReadEntry {
+                table: ti,
+                tuple,
+                version: v,
+            });
+            if self.db.protocol == Protocol::SiSsn {
+                cc::ssn::on_read(self, v);
+            }
+        }
+    }
+
+    /// Links a new version above the locked `head`.
+    fn install(&mut self, ti: &TableInner, tuple: u64, head: *mut Version, data: Box<[Value]>, index_key: Option<EncodedKey>) {
+        let v = Box::into_raw(Version::new_uncommitted(self.tid, data, head));
+        ti.rows.slot(tuple).store(v, SeqCst);
+        // SAFETY: we hold head's lock; it is alive until GC, which cannot pass
+        // it before we commit.
+        let h = unsafe { &*head };
+        h.end.store(TID_MARK | self.tid, SeqCst);
+        if self.db.protocol == Protocol::SiSsi {
+            cc::ssi::on_write(self, h);
+        }
+        self.writes.push(WriteEntry {
+            table: ti,
+            tuple,
+            new: v,
+            old: head,
+            index_key,
+        });
+    }
+
+    /// Replaces our own uncommitted version of a row.
+    fn replace_own(&mut self, ti: &TableInner, tuple: u64, own: *mut Version, data: Box<[Value]>) {
+        // SAFETY: our own version; only we modify it.
+        let next = unsafe { (*own).next() };
+        let v = Box::into_raw(Version::new_uncommitted(self.tid, data, next));
+        ti.rows.slot(tuple).store(v, SeqCst);
+        let w = self
+            .writes
+            .iter_mut()
+            .rev()
+            .find(|w| w.new == own)
+            .expect("own version has a write entry");
+        w.new = v;
+        gc::retire(own, &epoch::pin());
+    }
+
+    // ------------------------------------------------------- commit / abort
+
+    /// Commits. On `Err(Conflict)` the transaction has been rolled back.
+    pub fn commit(mut self) -> Result<()> {
+        if !self.active {
+            return Err(Error::Misuse("the transaction has already finished".into()));
+        }
+        let db = Arc::clone(&self.db);
+        if self.read_only || (self.writes.is_empty() && self.read_only_commit_is_safe()) {
+            if db.protocol == Protocol::Mv2pl {
+                cc::mv2pl::release(&mut self);
+            }
+            self.finish();
+            db.counters.commit(self.tid, true);
+            return Ok(());
+        }
+        let cts = match db.protocol {
+            Protocol::Mvto => self.ts,
+            _ => db.clock.fetch_add(1, SeqCst) + 1,
+        };
+        db.tids.set_committing(self.tid, cts);
+        if let Err(kind) = self.validate(cts) {
+            return Err(self.conflict(kind));
+        }
+        db.tids.set_committed(self.tid, cts);
+        self.post_commit(cts);
+        self.finish();
+        db.counters.commit(self.tid, false);
+        db.after_commit();
+        Ok(())
+    }
+
+    /// A transaction that wrote nothing read one consistent snapshot; under
+    /// protocols whose serial order is the commit order (2PL, OCC, TO) that
+    /// is already serializable. SSN and SSI must still check it: a reader
+    /// can close a cycle between writers (the read-only anomaly).
+    fn read_only_commit_is_safe(&self) -> bool {
+        matches!(self.db.protocol, Protocol::Mvto | Protocol::Mvocc | Protocol::Mv2pl | Protocol::Si)
+    }
+
+    /// The protocol's commit-time check, after the commit timestamp is drawn.
+    fn validate(&mut self, cts: u64) -> Result<(), ConflictKind> {
+        match self.db.protocol {
+            Protocol::Si | Protocol::Mvto => Ok(()),
+            Protocol::Mv2pl => cc::predicate::validate_scans(self).then_some(()).ok_or(ConflictKind::Validation),
+            Protocol::Mvocc => cc::mvocc::validate(self),
+            Protocol::SiSsn => cc::ssn::pre_commit(self, cts),
+            Protocol::SiSsi => cc::ssi::pre_commit(self, cts),
+        }
+    }
+
+    fn post_commit(&mut self, cts: u64) {
+        let protocol = self.db.protocol;
+        if protocol == Protocol::SiSsn {
+            cc::ssn::post_commit(self, cts);
+        }
+        for w in &self.writes {
+            // SAFETY: our own versions and the versions we overwrote (locked by
+            // us) are alive until we hand them to GC below.
+            let new = unsafe { &*w.new };
+            new.begin.store(cts, SeqCst);
+            new.txn_id.store(0, SeqCst);
+            if let Some(old) = unsafe { w.old.as_ref() } {
+                // The old version keeps our id in txn_id: a writer that
+                // loaded it as the head before our install cannot lock it.
+                old.end.store(cts, SeqCst);
+            }
+        }
+        match protocol {
+            Protocol::Mv2pl => cc::mv2pl::release(self),
+            Protocol::SiSsi => cc::ssi::post_commit(self, cts),
+            _ => {}
+        }
+        if !self.scans.is_empty() && matches!(protocol, Protocol::SiSsn | Protocol::SiSsi) {
+            cc::predicate::publish_committed(self, cts);
+        }
+        let garbage = self
+            .writes
+            .iter()
+            .filter(|w| !w.old.is_null())
+            // SAFETY: tables outlive the transaction.
+            .map(|w| (cts, unsafe { (*w.table).id }, w.tuple));
+        self.db.gc.push(garbage);
+    }
+
+    /// Rolls back. Never fails.
+    pub fn abort(mut self) {
+        if self.active {
+            self.db.counters.user_abort(self.tid);
+            self.rollback();
+        }
+    }
+
+    /// Undoes every write, then protocol state, then frees the slot.
+    pub(crate) fn rollback(&mut self) {
+        if !self.active {
+            return;
+        }
+        let guard = epoch::pin();
+        for w in self.writes.drain(..).rev() {
+            // SAFETY: tables outlive the transaction; our versions are alive.
+            let t = unsafe { &*w.table };
+            let slot = t.rows.slot(w.tuple);
+            if let Some(old) = unsafe { w.old.as_ref() } {
+                slot.store(w.old, SeqCst);
+                old.end.store(INF_TS, SeqCst);
+                old.txn_id.store(0, SeqCst);
+            } else {
+                slot.store(ptr::null_mut(), SeqCst);
+                if let Some(k) = &w.index_key {
+                    t.index.remove(k, w.tuple);
+                }
+                t.rows.release(w.tuple, &guard);
+            }
+            gc::retire(w.new, &guard);
+        }
+        match self.db.protocol {
+            Protocol::Mv2pl => cc::mv2pl::release(self),
+            Protocol::SiSsn => cc::ssn::on_abort(self),
+            Protocol::SiSsi => cc::ssi::on_abort(self),
+            _ => {}
+        }
+        if !self.scans.is_empty() && matches!(self.db.protocol, Protocol::SiSsn | Protocol::SiSsi) {
+            cc::predicate::withdraw(self);
+        }
+        self.db.tids.set_aborted(self.tid);
+        self.finish();
+    }
+
+    fn finish(&mut self) {
+        self.active = false;
+        self.reads.clear();
+        self.scans.clear();
+        self.db.tids.release(self.tid);
+    }
+}
+
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        if self.active {
+            self.db.counters.user_abort(self.tid);
+            self.rollback();
+        }
+    }
+}
+
+impl std::fmt::Debug for Transaction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transaction")
+            .field("tid", &self.tid)
+            .field("ts", &self.ts)
+            .field("read_only", &self.read_only)
+            .field("active", &self.active)
+            .field("writes", &self.writes.len())
+            .finish()
+    }
+}
+
+fn duplicate(t: &TableInner, key: &Key) -> Error {
+    Error::DuplicateKey {
+        table: t.schema.name.clone(),
+        key: key.to_string(),
+    }
+}

@@ -1,0 +1,297 @@
+//! Every operation and error path of the public API, under every protocol.
+
+mod common;
+use common::*;
+use strata::{key, row, ConflictKind, Database, Error, Options, Protocol, Schema, Type, Value};
+
+#[test]
+fn insert_get_update_delete_roundtrip() {
+    for p in Protocol::ALL {
+        let db = db(p);
+        let t = kv_table(&db);
+        let mut txn = db.begin().unwrap();
+        txn.insert(&t, row![1, 10, "a"]).unwrap();
+        txn.insert(&t, row![2, 20, "b"]).unwrap();
+        // Own writes are visible before commit.
+        assert_eq!(txn.get(&t, &key![1]).unwrap(), Some(row![1, 10, "a"]), "{p}");
+        txn.commit().unwrap();
+
+        let mut txn = db.begin().unwrap();
+        txn.update(&t, &key![1], &[("v", Value::Int(11))]).unwrap();
+        txn.update(&t, &key![1], &[(2usize, Value::from("aa"))]).unwrap();
+        txn.delete(&t, &key![2]).unwrap();
+        assert_eq!(txn.get(&t, &key![2]).unwrap(), None, "{p}");
+        txn.commit().unwrap();
+
+        let mut ro = db.begin_read_only().unwrap();
+        assert_eq!(ro.get(&t, &key![1]).unwrap(), Some(row![1, 11, "aa"]), "{p}");
+        assert_eq!(ro.get(&t, &key![2]).unwrap(), None, "{p}");
+        ro.commit().unwrap();
+
+        // A deleted key can be inserted again.
+        let mut txn = db.begin().unwrap();
+        txn.insert(&t, row![2, 22, "b2"]).unwrap();
+        txn.commit().unwrap();
+        assert_eq!(value(&db, &t, 2), Some(22), "{p}");
+    }
+}
+
+#[test]
+fn scan_returns_visible_rows_in_key_order() {
+    for p in Protocol::ALL {
+        let db = db(p);
+        let t = kv_table(&db);
+        load(&db, &t, &[(5, 50), (1, 10), (3, 30), (-2, -20), (9, 90)]);
+        let mut txn = db.begin().unwrap();
+        txn.delete(&t, &key![3]).unwrap();
+        let keys: Vec<i64> = txn
+            .scan(&t, key![-5]..key![9])
+            .unwrap()
+            .iter()
+            .map(|r| r[0].as_int().unwrap())
+            .collect();
+        assert_eq!(keys, vec![-2, 1, 5], "{p}");
+        let all = txn.scan(&t, ..).unwrap().len();
+        assert_eq!(all, 4, "{p}");
+        let incl = txn.scan(&t, key![1]..=key![9]).unwrap().len();
+        assert_eq!(incl, 3, "{p}");
+        txn.commit().unwrap();
+    }
+}
+
+#[test]
+fn composite_and_text_primary_keys_keep_order() {
+    let db = Database::open(Options::default()).unwrap();
+    let t = db
+        .create_table(
+            Schema::new("c")
+                .column("a", Type::Text)
+                .column("b", Type::Int)
+                .column("v", Type::Int)
+                .primary_key(&["a", "b"]),
+        )
+        .unwrap();
+    let mut txn = db.begin().unwrap();
+    for (a, b) in [("b", 1), ("a", 2), ("a", -1), ("ab", 0), ("b", -3)] {
+        txn.insert(&t, row![a, b, 0]).unwrap();
+    }
+    let got: Vec<(String, i64)> = txn
+        .scan(&t, ..)
+        .unwrap()
+        .into_iter()
+        .map(|r| (r[0].as_text().unwrap().to_string(), r[1].as_int().unwrap()))
+        .collect();
+    let want: Vec<(String, i64)> = [("a", -1), ("a", 2), ("ab", 0), ("b", -3), ("b", 1)]
+        .iter()
+        .map(|(a, b)| (a.to_string(), *b))
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(txn.scan(&t, key!["a", 0]..key!["b", 0]).unwrap().len(), 3);
+    txn.commit().unwrap();
+}
+
+#[test]
+fn typed_errors_for_bad_input_leave_the_transaction_usable() {
+    let db = db(Protocol::SiSsn);
+    let t = kv_table(&db);
+    load(&db, &t, &[(1, 10)]);
+    let mut txn = db.begin().unwrap();
+    assert!(matches!(txn.insert(&t, row![1, 5, "x"]), Err(Error::DuplicateKey { .. })));
+    assert!(matches!(txn.insert(&t, row![2, "oops", "x"]), Err(Error::Schema(_))));
+    assert!(matches!(txn.insert(&t, row![2, 5]), Err(Error::Schema(_))));
+    assert!(matches!(txn.get(&t, &key!["text"]), Err(Error::Schema(_))));
+    assert!(matches!(txn.get(&t, &key![1, 2]), Err(Error::Schema(_))));
+    assert!(matches!(
+        txn.update(&t, &key![1], &[("nope", Value::Int(1))]),
+        Err(Error::Schema(_))
+    ));
+    assert!(matches!(
+        txn.update(&t, &key![1], &[("v", Value::from("s"))]),
+        Err(Error::Schema(_))
+    ));
+    assert!(matches!(
+        txn.update(&t, &key![1], &[("k", Value::Int(7))]),
+        Err(Error::Schema(_))
+    ));
+    assert!(matches!(txn.update(&t, &key![9], &[("v", Value::Int(1))]), Err(Error::NotFound { .. })));
+    assert!(matches!(txn.delete(&t, &key![9]), Err(Error::NotFound { .. })));
+    // None of that changed anything, and the transaction still works.
+    txn.update(&t, &key![1], &[("v", Value::Int(11))]).unwrap();
+    txn.commit().unwrap();
+    assert_eq!(value(&db, &t, 1), Some(11));
+
+    let mut ro = db.begin_read_only().unwrap();
+    assert!(matches!(ro.insert(&t, row![3, 3, "x"]), Err(Error::Misuse(_))));
+}
+
+#[test]
+fn catalog_errors() {
+    let db = Database::open(Options::default()).unwrap();
+    kv_table(&db);
+    assert!(matches!(
+        db.create_table(Schema::new("kv").column("k", Type::Int).primary_key(&["k"])),
+        Err(Error::Schema(_))
+    ));
+    assert!(matches!(db.create_table(Schema::new("x").column("k", Type::Int)), Err(Error::Schema(_))));
+    assert!(matches!(
+        db.create_table(Schema::new("x").column("k", Type::Int).primary_key(&["z"])),
+        Err(Error::Schema(_))
+    ));
+    assert!(matches!(
+        db.create_table(Schema::new("x").column("k", Type::Int).column("k", Type::Text).primary_key(&["k"])),
+        Err(Error::Schema(_))
+    ));
+    assert!(matches!(db.table("missing"), Err(Error::Schema(_))));
+    let t = db.table("kv").unwrap();
+    assert_eq!(t.schema().columns.len(), 3);
+    db.drop_table("kv").unwrap();
+    assert!(matches!(db.drop_table("kv"), Err(Error::Schema(_))));
+    let mut txn = db.begin().unwrap();
+    assert!(matches!(txn.get(&t, &key![1]), Err(Error::Schema(_))));
+    // A table of another database is refused.
+    let other = Database::open(Options::default()).unwrap();
+    let t2 = kv_table(&other);
+    assert!(matches!(txn.get(&t2, &key![1]), Err(Error::Schema(_))));
+}
+
+#[test]
+fn unimplemented_design_choices_are_refused_with_a_clear_error() {
+    use strata::{GcPolicy, IndexPointers, VersionStorage};
+    for o in [
+        Options::default().version_storage(VersionStorage::Delta),
+        Options::default().version_storage(VersionStorage::AppendOldToNew),
+        Options::default().version_storage(VersionStorage::TimeTravel),
+        Options::default().gc(GcPolicy::Vacuum),
+        Options::default().gc(GcPolicy::Cooperative),
+        Options::default().index_pointers(IndexPointers::Physical),
+        Options::default().index_pointers(IndexPointers::LogicalPrimaryKey),
+        Options::default().max_open_transactions(0),
+    ] {
+        match Database::open(o) {
+            Err(Error::InvalidConfig(msg)) => assert!(!msg.is_empty()),
+            other => panic!("expected InvalidConfig, got {other:?}"),
+        }
+    }
+    assert!("nope".parse::<Protocol>().is_err());
+    assert_eq!("SSN".parse::<Protocol>().unwrap(), Protocol::SiSsn);
+}
+
+#[test]
+fn abort_and_drop_undo_everything() {
+    for p in Protocol::ALL {
+        let db = db(p);
+        let t = kv_table(&db);
+        load(&db, &t, &[(1, 10), (2, 20)]);
+        let mut txn = db.begin().unwrap();
+        txn.insert(&t, row![3, 30, "c"]).unwrap();
+        txn.update(&t, &key![1], &[("v", Value::Int(11))]).unwrap();
+        txn.update(&t, &key![1], &[("v", Value::Int(12))]).unwrap();
+        txn.delete(&t, &key![2]).unwrap();
+        txn.abort();
+        {
+            let mut txn = db.begin().unwrap();
+            txn.insert(&t, row![4, 40, "d"]).unwrap();
+            // dropped without commit
+        }
+        assert_eq!(value(&db, &t, 1), Some(10), "{p}");
+        assert_eq!(value(&db, &t, 2), Some(20), "{p}");
+        assert_eq!(value(&db, &t, 3), None, "{p}");
+        assert_eq!(value(&db, &t, 4), None, "{p}");
+        // The aborted keys can be inserted (index entries were removed) and
+        // the rows can be written (locks were released).
+        load(&db, &t, &[(3, 33), (4, 44)]);
+        db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(13))])).unwrap();
+        assert_eq!(value(&db, &t, 3), Some(33), "{p}");
+        let st = db.stats();
+        assert_eq!(st.user_aborts, 2, "{p}");
+        assert_eq!(st.rows, 4, "{p}");
+        assert_eq!(st.open_transactions, 0, "{p}");
+    }
+}
+
+#[test]
+fn finished_transactions_refuse_use_and_conflicts_roll_back() {
+    let db = db(Protocol::Si);
+    let t = kv_table(&db);
+    load(&db, &t, &[(1, 10)]);
+    let mut a = db.begin().unwrap();
+    let mut b = db.begin().unwrap();
+    a.update(&t, &key![1], &[("v", Value::Int(1))]).unwrap();
+    let e = b.update(&t, &key![1], &[("v", Value::Int(2))]).unwrap_err();
+    assert_eq!(e, Error::Conflict(ConflictKind::WriteWrite));
+    assert!(e.is_retryable());
+    assert!(matches!(b.get(&t, &key![1]), Err(Error::Misuse(_))));
+    assert!(matches!(b.commit(), Err(Error::Misuse(_))));
+    a.commit().unwrap();
+    assert_eq!(db.stats().aborts_of(ConflictKind::WriteWrite), 1);
+}
+
+#[test]
+fn many_transactions_on_one_thread_and_sent_between_threads() {
+    let db = Database::open(Options::default().max_open_transactions(8)).unwrap();
+    let t = kv_table(&db);
+    load(&db, &t, &[(1, 1)]);
+    let mut open: Vec<_> = (0..8).map(|_| db.begin_read_only().unwrap()).collect();
+    assert!(matches!(db.begin(), Err(Error::TooManyTransactions(8))));
+    for o in &mut open {
+        assert_eq!(o.get(&t, &key![1]).unwrap().unwrap()[1], Value::Int(1));
+    }
+    open.clear();
+    let mut txn = db.begin().unwrap();
+    txn.insert(&t, row![2, 2, "x"]).unwrap();
+    let t2 = t.clone();
+    std::thread::spawn(move || txn.commit().map(|_| drop(t2))).join().unwrap().unwrap();
+    assert_eq!(value(&db, &t, 2), Some(2));
+}
+
+#[test]
+fn run_retries_conflicts_until_success() {
+    let db = db(Protocol::Si);
+    let t = kv_table(&db);
+    load(&db, &t, &[(1, 0)]);
+    let mut blocker = Some(db.begin().unwrap());
+    blocker.as_mut().unwrap().update(&t, &key![1], &[("v", Value::Int(100))]).unwrap();
+    let mut attempts = 0;
+    db.run(|txn| {
+        attempts += 1;
+        if attempts == 2 {
+            blocker.take().unwrap().commit().unwrap();
+        }
+        let v = txn.get(&t, &key![1])?.unwrap()[1].as_int().unwrap();
+        txn.update(&t, &key![1], &[("v", Value::Int(v + 1))])
+    })
+    .unwrap();
+    assert!(attempts >= 2);
+    assert_eq!(value(&db, &t, 1), Some(101));
+    // Non-conflict errors are not retried.
+    let mut calls = 0;
+    let e = db.run(|txn| {
+        calls += 1;
+        txn.delete(&t, &key![77])
+    });
+    assert!(matches!(e, Err(Error::NotFound { .. })));
+    assert_eq!(calls, 1);
+}
+
+#[test]
+fn text_is_shared_between_versions_not_copied() {
+    let db = db(Protocol::SiSsn);
+    let t = kv_table(&db);
+    let big = "x".repeat(10_000);
+    let mut txn = db.begin().unwrap();
+    txn.insert(&t, row![1, 0, big.as_str()]).unwrap();
+    txn.commit().unwrap();
+    // Keep an old snapshot open so versions are not collected.
+    let mut old = db.begin_read_only().unwrap();
+    for i in 0..10 {
+        db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(i))])).unwrap();
+    }
+    let a = old.get(&t, &key![1]).unwrap().unwrap();
+    let mut ro = db.begin_read_only().unwrap();
+    let b = ro.get(&t, &key![1]).unwrap().unwrap();
+    match (&a[2], &b[2]) {
+        (Value::Text(x), Value::Text(y)) => assert!(std::sync::Arc::ptr_eq(x, y), "text was copied"),
+        _ => unreachable!(),
+    }
+    assert_eq!(db.stats().longest_chain, 11);
+}

@@ -1,0 +1,34 @@
+#![allow(dead_code)]
+//! Helpers shared by the integration tests.
+
+use strata::{row, Database, Options, Protocol, Schema, Table, Type};
+
+pub fn db(p: Protocol) -> Database {
+    Database::open(Options::default().protocol(p)).expect("valid options")
+}
+
+/// `kv(k INT, v INT, note TEXT)` with primary key k.
+pub fn kv_table(db: &Database) -> Table {
+    db.create_table(
+        Schema::new("kv")
+            .column("k", Type::Int)
+            .column("v", Type::Int)
+            .column("note", Type::Text)
+            .primary_key(&["k"]),
+    )
+    .expect("create kv")
+}
+
+/// Inserts keys with the given values in one transaction.
+pub fn load(db: &Database, t: &Table, rows: &[(i64, i64)]) {
+    let mut txn = db.begin().unwrap();
+    for &(k, v) in rows {
+        txn.insert(t, row![k, v, "n"]).unwrap();
+    }
+    txn.commit().unwrap();
+}
+
+pub fn value(db: &Database, t: &Table, k: i64) -> Option<i64> {
+    let mut ro = db.begin_read_only().unwrap();
+    ro.get(t, &strata::key![k]).unwrap().map(|r| r[1].as_int().unwrap())
+}
