@@ -698,7 +698,11 @@ impl Transaction {
 
 impl Drop for Transaction {
     fn drop(&mut self) {
-        if self.active {
+        // A read-only transaction has nothing to undo: dropping it is how it
+        // ends, and does not count as an abort.
+        if self.active && self.read_only {
+            self.finish();
+        } else if self.active {
             self.db.counters.user_abort(self.tid);
             self.rollback();
         }

@@ -1,0 +1,229 @@
+//! Hermitage-style anomaly scenarios: deterministic interleavings of two
+//! transactions on one thread, for every protocol, with the outcome each
+//! protocol must give. "Prevented" means the anomalous outcome is impossible:
+//! either the reader sees a consistent state, or one transaction is refused
+//! with the named conflict.
+
+mod common;
+use common::*;
+use strata::{key, row, ConflictKind, Database, Error, Protocol, Result, Table, Transaction, Value};
+
+fn get(t: &mut Transaction, tab: &Table, k: i64) -> Result<Option<i64>> {
+    Ok(t.get(tab, &key![k])?.map(|r| r[1].as_int().unwrap()))
+}
+
+fn set(t: &mut Transaction, tab: &Table, k: i64, v: i64) -> Result<()> {
+    t.update(tab, &key![k], &[("v", Value::Int(v))])
+}
+
+fn conflict<T: std::fmt::Debug>(r: Result<T>) -> ConflictKind {
+    match r {
+        Err(Error::Conflict(k)) => k,
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+}
+
+fn setup(p: Protocol) -> (Database, Table) {
+    let db = db(p);
+    let t = kv_table(&db);
+    load(&db, &t, &[(1, 10), (2, 20)]);
+    (db, t)
+}
+
+/// G0: two uncommitted writes to one row. The second writer is refused at
+/// once under every protocol (no-wait write locks).
+#[test]
+fn dirty_write_g0_is_prevented() {
+    for p in Protocol::ALL {
+        let (db, t) = setup(p);
+        let mut t1 = db.begin().unwrap();
+        let mut t2 = db.begin().unwrap();
+        set(&mut t1, &t, 1, 11).unwrap();
+        assert_eq!(conflict(set(&mut t2, &t, 1, 12)), ConflictKind::WriteWrite, "{p}");
+        t1.commit().unwrap();
+        assert_eq!(value(&db, &t, 1), Some(11), "{p}");
+    }
+}
+
+/// G1a: reading a write that is later rolled back.
+#[test]
+fn dirty_read_g1a_is_prevented() {
+    for p in Protocol::ALL {
+        let (db, t) = setup(p);
+        let mut t1 = db.begin().unwrap();
+        let mut t2 = db.begin().unwrap();
+        set(&mut t1, &t, 1, 11).unwrap();
+        match p {
+            // The row is write-locked: no-wait refuses the read lock.
+            Protocol::Mv2pl => assert_eq!(conflict(get(&mut t2, &t, 1)), ConflictKind::ReadLock),
+            // An older writer's pending version would have to be read.
+            Protocol::Mvto => assert_eq!(conflict(get(&mut t2, &t, 1)), ConflictKind::TimestampOrder),
+            _ => assert_eq!(get(&mut t2, &t, 1).unwrap(), Some(10), "{p}"),
+        }
+        t1.abort();
+        assert_eq!(value(&db, &t, 1), Some(10), "{p}");
+    }
+}
+
+/// G1b: reading an intermediate value of another transaction.
+#[test]
+fn intermediate_read_g1b_is_prevented() {
+    for p in Protocol::ALL {
+        let (db, t) = setup(p);
+        let mut t1 = db.begin().unwrap();
+        set(&mut t1, &t, 1, 11).unwrap();
+        let mut t2 = db.begin_read_only().unwrap();
+        // Read-only snapshots never see uncommitted data, under any protocol.
+        assert_eq!(get(&mut t2, &t, 1).unwrap(), Some(10), "{p}");
+        set(&mut t1, &t, 1, 12).unwrap();
+        t1.commit().unwrap();
+        assert_eq!(get(&mut t2, &t, 1).unwrap(), Some(10), "{p}");
+        assert_eq!(value(&db, &t, 1), Some(12), "{p}");
+    }
+}
+
+/// P4 lost update: both read x, both write x+1. At most one may commit.
+#[test]
+fn lost_update_is_prevented() {
+    for p in Protocol::ALL {
+        let (db, t) = setup(p);
+        let mut t1 = db.begin().unwrap();
+        let mut t2 = db.begin().unwrap();
+        let a = get(&mut t1, &t, 1).unwrap().unwrap();
+        let b = get(&mut t2, &t, 1).unwrap().unwrap();
+        let r1 = set(&mut t1, &t, 1, a + 1).and_then(|_| t1.commit());
+        let r2 = set(&mut t2, &t, 1, b + 1).and_then(|_| t2.commit());
+        let (kind, winner) = match (r1, r2) {
+            (Ok(()), Err(Error::Conflict(k))) => (k, 1),
+            (Err(Error::Conflict(k)), Ok(())) => (k, 2),
+            other => panic!("{p}: lost update not prevented: {other:?}"),
+        };
+        let expected = match p {
+            Protocol::Mv2pl => (ConflictKind::ReadLock, 2),
+            Protocol::Mvto => (ConflictKind::TimestampOrder, 2),
+            Protocol::Mvocc => (ConflictKind::Validation, 1),
+            _ => (ConflictKind::WriteWrite, 1),
+        };
+        assert_eq!((kind, winner), expected, "{p}");
+        assert_eq!(value(&db, &t, 1), Some(11), "{p}");
+    }
+}
+
+/// G-single read skew: T1 reads x, T2 moves 5 from x to y and commits, T1
+/// reads y. T1 must see x + y = 30.
+#[test]
+fn read_skew_g_single_is_prevented() {
+    for p in Protocol::ALL {
+        let (db, t) = setup(p);
+        let mut t1 = db.begin().unwrap();
+        let x = get(&mut t1, &t, 1).unwrap().unwrap();
+        let mut t2 = db.begin().unwrap();
+        let r2 = set(&mut t2, &t, 1, 5).and_then(|_| set(&mut t2, &t, 2, 25)).and_then(|_| t2.commit());
+        if p == Protocol::Mv2pl {
+            assert_eq!(conflict(r2), ConflictKind::ReadLock, "{p}");
+        } else {
+            r2.unwrap();
+        }
+        let y = get(&mut t1, &t, 2).unwrap().unwrap();
+        assert_eq!(x + y, 30, "{p}");
+        t1.commit().unwrap();
+    }
+}
+
+/// G2-item write skew: both read x and y, each writes one of them. Allowed
+/// under SI only; serializable protocols refuse at least one.
+#[test]
+fn write_skew_g2_item_allowed_only_under_si() {
+    for p in Protocol::ALL {
+        let (db, t) = setup(p);
+        let mut t1 = db.begin().unwrap();
+        let mut t2 = db.begin().unwrap();
+        let s1 = get(&mut t1, &t, 1).unwrap().unwrap() + get(&mut t1, &t, 2).unwrap().unwrap();
+        let s2 = get(&mut t2, &t, 1).unwrap().unwrap() + get(&mut t2, &t, 2).unwrap().unwrap();
+        let r1 = set(&mut t1, &t, 1, 10 - s1).and_then(|_| t1.commit());
+        let r2 = set(&mut t2, &t, 2, 20 - s2).and_then(|_| t2.commit());
+        let committed = r1.is_ok() as u32 + r2.is_ok() as u32;
+        if p == Protocol::Si {
+            assert_eq!(committed, 2, "SI allows write skew");
+            continue;
+        }
+        assert!(committed <= 1, "{p}: write skew committed");
+        let kinds: Vec<ConflictKind> = [r1, r2].into_iter().filter(|r| r.is_err()).map(conflict::<()>).collect();
+        let expected = match p {
+            Protocol::Mv2pl => ConflictKind::ReadLock,
+            Protocol::Mvto => ConflictKind::TimestampOrder,
+            Protocol::Mvocc => ConflictKind::Validation,
+            Protocol::SiSsn => ConflictKind::SsnExclusion,
+            Protocol::SiSsi => ConflictKind::DangerousStructure,
+            Protocol::Si => unreachable!(),
+        };
+        assert_eq!(kinds[0], expected, "{p}");
+    }
+}
+
+/// G2 predicate (phantom): T1 checks that range A is empty and inserts into
+/// B; T2 checks B is empty and inserts into A. Serializable protocols refuse
+/// one; SI lets both commit.
+#[test]
+fn phantom_g2_predicate_allowed_only_under_si() {
+    for p in Protocol::ALL {
+        let db = db(p);
+        let t = kv_table(&db);
+        let mut t1 = db.begin().unwrap();
+        let mut t2 = db.begin().unwrap();
+        let r1 = t1.scan(&t, key![0]..key![10]).map(|r| r.len());
+        let r1 = r1.and_then(|n| t1.insert(&t, row![15, n as i64, "t1"]));
+        let r2 = t2.scan(&t, key![10]..key![20]).map(|r| r.len());
+        let r2 = r2.and_then(|n| t2.insert(&t, row![5, n as i64, "t2"]));
+        let r1 = r1.and_then(|_| t1.commit());
+        let r2 = r2.and_then(|_| t2.commit());
+        let committed = r1.is_ok() as u32 + r2.is_ok() as u32;
+        if p == Protocol::Si {
+            assert_eq!(committed, 2, "SI allows the phantom");
+        } else {
+            assert_eq!(committed, 1, "{p}: r1 {r1:?} r2 {r2:?}");
+        }
+    }
+}
+
+/// A phantom inside one transaction: a second scan of a range returns the
+/// same rows even though another transaction inserted into it and committed.
+#[test]
+fn repeated_scan_sees_no_phantom_rows() {
+    for p in Protocol::ALL {
+        let (db, t) = setup(p);
+        let mut t1 = db.begin_read_only().unwrap();
+        assert_eq!(t1.scan(&t, key![0]..key![10]).unwrap().len(), 2);
+        load(&db, &t, &[(3, 30)]);
+        assert_eq!(t1.scan(&t, key![0]..key![10]).unwrap().len(), 2, "{p}");
+    }
+}
+
+/// An insert that commits after a serializable scanner committed, into the
+/// scanned range, closes a cycle through a third transaction unless the
+/// scanner is accounted for (SSN/SSI scan records).
+///
+/// U reads x; X overwrites x and commits; R reads x (X's value) and scans
+/// [100, 200) (empty) and commits; U inserts 150 and commits. Edges:
+/// U -rw-> X -wr-> R -rw(predicate)-> U: a cycle, so U must not commit.
+#[test]
+fn late_insert_into_committed_scan_range_is_refused() {
+    for p in Protocol::ALL {
+        if !p.is_serializable() {
+            continue;
+        }
+        let (db, t) = setup(p);
+        let mut u = db.begin().unwrap();
+        let ux = get(&mut u, &t, 1);
+        let mut x = db.begin().unwrap();
+        let rx = set(&mut x, &t, 1, 99).and_then(|_| x.commit());
+        let mut r = db.begin().unwrap();
+        let rr = get(&mut r, &t, 1)
+            .and_then(|_| r.scan(&t, key![100]..key![200]))
+            .and_then(|_| set(&mut r, &t, 2, 0))
+            .and_then(|_| r.commit());
+        let ru = ux.and_then(|_| u.insert(&t, row![150, 1, "u"])).and_then(|_| u.commit());
+        let all = rx.is_ok() && rr.is_ok() && ru.is_ok();
+        assert!(!all, "{p}: the cycle U -> X -> R -> U committed");
+    }
+}
