@@ -37,22 +37,16 @@ pub fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Ver
     r.word_a.fetch_max(tx.ts, SeqCst);
     let locker = r.txn_id.load(SeqCst);
     if locker != 0 && locker != tx.tid {
-        match tids.status(locker) {
-            Status::Active | Status::Committing(_) => {
-                let wts = tids.slot(locker).begin.load(SeqCst);
-                let still = matches!(tids.status(locker), Status::Active | Status::Committing(_));
-                // An older writer may have checked read_ts before we raised
-                // it; its version would be the one we must read.
-                if still && wts < tx.ts {
-                    return Err(Error::Conflict(ConflictKind::TimestampOrder));
-                }
-            }
-            Status::Aborted => {}
-            Status::Committed(_) | Status::Gone => {
-                if visible(t.rows.head(tuple), tx.ts, tx.tid, tids, Mode::TimestampOrder)? != v {
-                    return Err(Error::Conflict(ConflictKind::TimestampOrder));
-                }
-            }
+        // An older writer may have checked read_ts before we raised it; its
+        // version would be the one we must read.
+        let wts = tids.slot(locker).begin.load(SeqCst);
+        let running = matches!(tids.status(locker), Status::Active | Status::Committing(_));
+        if running && wts < tx.ts {
+            return Err(Error::Conflict(ConflictKind::TimestampOrder));
+        }
+        if !running && visible(t.rows.head(tuple), tx.ts, tx.tid, tids, Mode::TimestampOrder)? != v {
+            // It finished meanwhile: if it committed below us, we read too old.
+            return Err(Error::Conflict(ConflictKind::TimestampOrder));
         }
     }
     Ok(v)

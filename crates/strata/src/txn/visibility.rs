@@ -63,7 +63,12 @@ pub fn is_visible(r: &Version, ts: u64, me: u64, tids: &TidTable, mode: Mode) ->
             if mode == Mode::TimestampOrder {
                 // An MVTO writer's timestamp is its registered begin.
                 let wts = tids.slot(creator).begin.load(SeqCst);
-                if tids.status(creator) == Status::Active && wts < ts {
+                if tids.status(creator) != Status::Active {
+                    // It moved on (or its slot was reused, making `wts`
+                    // someone else's): decide again from its new state.
+                    return is_visible(r, ts, me, tids, mode);
+                }
+                if wts < ts {
                     return Err(Error::Conflict(ConflictKind::TimestampOrder));
                 }
             }

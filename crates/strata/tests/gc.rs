@@ -1,0 +1,82 @@
+//! Garbage collection keeps memory bounded under endless updates, and never
+//! frees what an open snapshot can still read.
+
+mod common;
+use common::*;
+use strata::{key, Database, GcPolicy, Options, Protocol, Value};
+
+fn soak() -> u64 {
+    std::env::var("STRATA_SOAK").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
+}
+
+#[test]
+fn a_million_updates_on_1000_rows_leave_memory_bounded() {
+    for p in [Protocol::SiSsn, Protocol::Mvto, Protocol::Mv2pl] {
+        let db = Database::open(Options::default().protocol(p)).unwrap();
+        let t = kv_table(&db);
+        let rows: Vec<(i64, i64)> = (0..1000).map(|k| (k, 0)).collect();
+        load(&db, &t, &rows);
+        let base = db.stats();
+        let updates = if p == Protocol::SiSsn { 1_000_000 } else { 200_000 } * soak();
+        let mut peak_versions = 0;
+        for i in 0..updates {
+            let k = (i % 1000) as i64;
+            let mut txn = db.begin().unwrap();
+            txn.update(&t, &key![k], &[("v", Value::Int(i as i64))]).unwrap();
+            txn.commit().unwrap();
+            if i % 100_000 == 99_999 {
+                peak_versions = peak_versions.max(db.stats().live_versions);
+            }
+        }
+        db.collect_garbage();
+        let st = db.stats();
+        // Without GC there would be `updates` extra versions.
+        assert!(peak_versions < 1000 + 2 * 256 + 100, "{p}: {peak_versions} live versions mid-run");
+        assert!(st.live_versions <= 1000 + 256, "{p}: {} live versions", st.live_versions);
+        assert!(st.version_bytes < base.version_bytes * 2, "{p}: {} vs {}", st.version_bytes, base.version_bytes);
+        assert!(st.versions_reclaimed >= updates - 1000 - 256, "{p}: reclaimed {}", st.versions_reclaimed);
+        assert_eq!(value(&db, &t, 999), Some((updates - 1) as i64));
+    }
+}
+
+#[test]
+fn no_gc_keeps_every_version() {
+    let db = Database::open(Options::default().gc(GcPolicy::None)).unwrap();
+    let t = kv_table(&db);
+    load(&db, &t, &[(1, 0)]);
+    for i in 0..1000 {
+        db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(i))])).unwrap();
+    }
+    db.collect_garbage();
+    let st = db.stats();
+    assert_eq!(st.live_versions, 1001);
+    assert_eq!(st.longest_chain, 1001);
+    assert_eq!(st.versions_reclaimed, 0);
+}
+
+#[test]
+fn gc_never_frees_what_an_open_snapshot_reads() {
+    for p in strata::Protocol::ALL {
+        let db = Database::open(Options::default().protocol(p).gc_every_commits(1)).unwrap();
+        let t = kv_table(&db);
+        load(&db, &t, &[(1, 0), (2, 0)]);
+        let mut old_ro = db.begin_read_only().unwrap();
+        let mut old_rw = db.begin().unwrap();
+        for i in 1..=500 {
+            db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(i))])).unwrap();
+        }
+        db.collect_garbage();
+        assert_eq!(old_ro.get(&t, &key![1]).unwrap().unwrap()[1], Value::Int(0), "{p}");
+        if p != Protocol::Mv2pl {
+            assert_eq!(old_rw.get(&t, &key![1]).unwrap().unwrap()[1], Value::Int(0), "{p}");
+        }
+        // Once the old snapshots end, the chain collapses.
+        drop(old_ro);
+        drop(old_rw);
+        db.run(|x| x.update(&t, &key![2], &[("v", Value::Int(1))])).unwrap();
+        db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(501))])).unwrap();
+        db.collect_garbage();
+        assert!(db.stats().longest_chain <= 3, "{p}: chain {}", db.stats().longest_chain);
+        assert_eq!(value(&db, &t, 1), Some(501));
+    }
+}
