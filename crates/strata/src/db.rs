@@ -80,10 +80,14 @@ impl Database {
         let schema = schema.validate()?;
         let mut names = self.inner.names.write();
         if names.contains_key(&schema.name) {
-            return Err(Error::Schema(format!("table {} already exists", schema.name)));
+            return Err(Error::Schema(format!(
+                "table {} already exists",
+                schema.name
+            )));
         }
         let mut tables = self.inner.tables.write();
-        let id = u32::try_from(tables.len()).map_err(|_| Error::Schema("too many tables".into()))?;
+        let id =
+            u32::try_from(tables.len()).map_err(|_| Error::Schema("too many tables".into()))?;
         let name = schema.name.clone();
         let t = Arc::new(TableInner::new(id, self.inner.id, schema));
         tables.push(Arc::clone(&t));
@@ -118,7 +122,9 @@ impl Database {
             .write()
             .remove(name)
             .ok_or_else(|| Error::Schema(format!("no table named {name}")))?;
-        self.inner.tables.read()[id as usize].dropped.store(true, SeqCst);
+        self.inner.tables.read()[id as usize]
+            .dropped
+            .store(true, SeqCst);
         Ok(())
     }
 
@@ -271,6 +277,8 @@ impl DbInner {
 
 impl std::fmt::Debug for Database {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Database").field("options", &self.inner.opts).finish()
+        f.debug_struct("Database")
+            .field("options", &self.inner.opts)
+            .finish()
     }
 }

@@ -33,16 +33,16 @@
 //! See `docs/ARCHITECTURE.md` for the map of modules and how a transaction
 //! flows through them.
 
-pub mod cc;
+mod cc;
 mod db;
 mod error;
-pub mod gc;
-pub mod index;
+mod gc;
+mod index;
 mod options;
 mod stats;
-pub mod storage;
+mod storage;
 mod table;
-pub mod txn;
+mod txn;
 mod value;
 
 pub use db::Database;
@@ -51,4 +51,8 @@ pub use options::{GcPolicy, IndexPointers, Options, Protocol, VersionStorage};
 pub use stats::Stats;
 pub use table::Table;
 pub use txn::Transaction;
+/// Bytes of tuple header per version (write lock, begin, end, chain pointer
+/// and two protocol words); the row image is extra.
+pub const VERSION_HEADER_BYTES: usize = storage::version::HEADER_BYTES;
+
 pub use value::{Column, ColumnRef, Key, Row, Schema, Type, Value};

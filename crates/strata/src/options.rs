@@ -181,7 +181,9 @@ impl Options {
             )));
         }
         if self.gc_every_commits == 0 {
-            return Err(Error::InvalidConfig("gc_every_commits must be at least 1".into()));
+            return Err(Error::InvalidConfig(
+                "gc_every_commits must be at least 1".into(),
+            ));
         }
         if self.version_storage != VersionStorage::AppendNewToOld {
             return Err(Error::InvalidConfig(format!(

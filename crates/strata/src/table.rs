@@ -6,10 +6,10 @@
 
 use crate::cc::predicate::ScanRecord;
 use crate::index::key::{encode, EncodedKey};
-use parking_lot::Mutex;
 use crate::index::primary::PrimaryIndex;
 use crate::storage::indirection::IndirectionArray;
 use crate::value::{Key, Schema};
+use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
@@ -78,6 +78,9 @@ impl Table {
 
 impl std::fmt::Debug for Table {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Table").field("name", &self.name()).field("id", &self.inner.id).finish()
+        f.debug_struct("Table")
+            .field("name", &self.name())
+            .field("id", &self.inner.id)
+            .finish()
     }
 }

@@ -6,7 +6,9 @@
 
 mod common;
 use common::*;
-use strata::{key, row, ConflictKind, Database, Error, Protocol, Result, Table, Transaction, Value};
+use strata::{
+    key, row, ConflictKind, Database, Error, Protocol, Result, Table, Transaction, Value,
+};
 
 fn get(t: &mut Transaction, tab: &Table, k: i64) -> Result<Option<i64>> {
     Ok(t.get(tab, &key![k])?.map(|r| r[1].as_int().unwrap()))
@@ -39,7 +41,11 @@ fn dirty_write_g0_is_prevented() {
         let mut t1 = db.begin().unwrap();
         let mut t2 = db.begin().unwrap();
         set(&mut t1, &t, 1, 11).unwrap();
-        assert_eq!(conflict(set(&mut t2, &t, 1, 12)), ConflictKind::WriteWrite, "{p}");
+        assert_eq!(
+            conflict(set(&mut t2, &t, 1, 12)),
+            ConflictKind::WriteWrite,
+            "{p}"
+        );
         t1.commit().unwrap();
         assert_eq!(value(&db, &t, 1), Some(11), "{p}");
     }
@@ -57,7 +63,9 @@ fn dirty_read_g1a_is_prevented() {
             // The row is write-locked: no-wait refuses the read lock.
             Protocol::Mv2pl => assert_eq!(conflict(get(&mut t2, &t, 1)), ConflictKind::ReadLock),
             // An older writer's pending version would have to be read.
-            Protocol::Mvto => assert_eq!(conflict(get(&mut t2, &t, 1)), ConflictKind::TimestampOrder),
+            Protocol::Mvto => {
+                assert_eq!(conflict(get(&mut t2, &t, 1)), ConflictKind::TimestampOrder)
+            }
             _ => assert_eq!(get(&mut t2, &t, 1).unwrap(), Some(10), "{p}"),
         }
         t1.abort();
@@ -118,7 +126,9 @@ fn read_skew_g_single_is_prevented() {
         let mut t1 = db.begin().unwrap();
         let x = get(&mut t1, &t, 1).unwrap().unwrap();
         let mut t2 = db.begin().unwrap();
-        let r2 = set(&mut t2, &t, 1, 5).and_then(|_| set(&mut t2, &t, 2, 25)).and_then(|_| t2.commit());
+        let r2 = set(&mut t2, &t, 1, 5)
+            .and_then(|_| set(&mut t2, &t, 2, 25))
+            .and_then(|_| t2.commit());
         if p == Protocol::Mv2pl {
             assert_eq!(conflict(r2), ConflictKind::ReadLock, "{p}");
         } else {
@@ -148,7 +158,11 @@ fn write_skew_g2_item_allowed_only_under_si() {
             continue;
         }
         assert!(committed <= 1, "{p}: write skew committed");
-        let kinds: Vec<ConflictKind> = [r1, r2].into_iter().filter(|r| r.is_err()).map(conflict::<()>).collect();
+        let kinds: Vec<ConflictKind> = [r1, r2]
+            .into_iter()
+            .filter(|r| r.is_err())
+            .map(conflict::<()>)
+            .collect();
         let expected = match p {
             Protocol::Mv2pl => ConflictKind::ReadLock,
             Protocol::Mvto => ConflictKind::TimestampOrder,
@@ -222,7 +236,9 @@ fn late_insert_into_committed_scan_range_is_refused() {
             .and_then(|_| r.scan(&t, key![100]..key![200]))
             .and_then(|_| set(&mut r, &t, 2, 0))
             .and_then(|_| r.commit());
-        let ru = ux.and_then(|_| u.insert(&t, row![150, 1, "u"])).and_then(|_| u.commit());
+        let ru = ux
+            .and_then(|_| u.insert(&t, row![150, 1, "u"]))
+            .and_then(|_| u.commit());
         let all = rx.is_ok() && rr.is_ok() && ru.is_ok();
         assert!(!all, "{p}: the cycle U -> X -> R -> U committed");
     }

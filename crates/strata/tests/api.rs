@@ -13,18 +13,27 @@ fn insert_get_update_delete_roundtrip() {
         txn.insert(&t, row![1, 10, "a"]).unwrap();
         txn.insert(&t, row![2, 20, "b"]).unwrap();
         // Own writes are visible before commit.
-        assert_eq!(txn.get(&t, &key![1]).unwrap(), Some(row![1, 10, "a"]), "{p}");
+        assert_eq!(
+            txn.get(&t, &key![1]).unwrap(),
+            Some(row![1, 10, "a"]),
+            "{p}"
+        );
         txn.commit().unwrap();
 
         let mut txn = db.begin().unwrap();
         txn.update(&t, &key![1], &[("v", Value::Int(11))]).unwrap();
-        txn.update(&t, &key![1], &[(2usize, Value::from("aa"))]).unwrap();
+        txn.update(&t, &key![1], &[(2usize, Value::from("aa"))])
+            .unwrap();
         txn.delete(&t, &key![2]).unwrap();
         assert_eq!(txn.get(&t, &key![2]).unwrap(), None, "{p}");
         txn.commit().unwrap();
 
         let mut ro = db.begin_read_only().unwrap();
-        assert_eq!(ro.get(&t, &key![1]).unwrap(), Some(row![1, 11, "aa"]), "{p}");
+        assert_eq!(
+            ro.get(&t, &key![1]).unwrap(),
+            Some(row![1, 11, "aa"]),
+            "{p}"
+        );
         assert_eq!(ro.get(&t, &key![2]).unwrap(), None, "{p}");
         ro.commit().unwrap();
 
@@ -96,8 +105,14 @@ fn typed_errors_for_bad_input_leave_the_transaction_usable() {
     let t = kv_table(&db);
     load(&db, &t, &[(1, 10)]);
     let mut txn = db.begin().unwrap();
-    assert!(matches!(txn.insert(&t, row![1, 5, "x"]), Err(Error::DuplicateKey { .. })));
-    assert!(matches!(txn.insert(&t, row![2, "oops", "x"]), Err(Error::Schema(_))));
+    assert!(matches!(
+        txn.insert(&t, row![1, 5, "x"]),
+        Err(Error::DuplicateKey { .. })
+    ));
+    assert!(matches!(
+        txn.insert(&t, row![2, "oops", "x"]),
+        Err(Error::Schema(_))
+    ));
     assert!(matches!(txn.insert(&t, row![2, 5]), Err(Error::Schema(_))));
     assert!(matches!(txn.get(&t, &key!["text"]), Err(Error::Schema(_))));
     assert!(matches!(txn.get(&t, &key![1, 2]), Err(Error::Schema(_))));
@@ -113,15 +128,24 @@ fn typed_errors_for_bad_input_leave_the_transaction_usable() {
         txn.update(&t, &key![1], &[("k", Value::Int(7))]),
         Err(Error::Schema(_))
     ));
-    assert!(matches!(txn.update(&t, &key![9], &[("v", Value::Int(1))]), Err(Error::NotFound { .. })));
-    assert!(matches!(txn.delete(&t, &key![9]), Err(Error::NotFound { .. })));
+    assert!(matches!(
+        txn.update(&t, &key![9], &[("v", Value::Int(1))]),
+        Err(Error::NotFound { .. })
+    ));
+    assert!(matches!(
+        txn.delete(&t, &key![9]),
+        Err(Error::NotFound { .. })
+    ));
     // None of that changed anything, and the transaction still works.
     txn.update(&t, &key![1], &[("v", Value::Int(11))]).unwrap();
     txn.commit().unwrap();
     assert_eq!(value(&db, &t, 1), Some(11));
 
     let mut ro = db.begin_read_only().unwrap();
-    assert!(matches!(ro.insert(&t, row![3, 3, "x"]), Err(Error::Misuse(_))));
+    assert!(matches!(
+        ro.insert(&t, row![3, 3, "x"]),
+        Err(Error::Misuse(_))
+    ));
 }
 
 #[test]
@@ -132,13 +156,21 @@ fn catalog_errors() {
         db.create_table(Schema::new("kv").column("k", Type::Int).primary_key(&["k"])),
         Err(Error::Schema(_))
     ));
-    assert!(matches!(db.create_table(Schema::new("x").column("k", Type::Int)), Err(Error::Schema(_))));
+    assert!(matches!(
+        db.create_table(Schema::new("x").column("k", Type::Int)),
+        Err(Error::Schema(_))
+    ));
     assert!(matches!(
         db.create_table(Schema::new("x").column("k", Type::Int).primary_key(&["z"])),
         Err(Error::Schema(_))
     ));
     assert!(matches!(
-        db.create_table(Schema::new("x").column("k", Type::Int).column("k", Type::Text).primary_key(&["k"])),
+        db.create_table(
+            Schema::new("x")
+                .column("k", Type::Int)
+                .column("k", Type::Text)
+                .primary_key(&["k"])
+        ),
         Err(Error::Schema(_))
     ));
     assert!(matches!(db.table("missing"), Err(Error::Schema(_))));
@@ -200,7 +232,8 @@ fn abort_and_drop_undo_everything() {
         // The aborted keys can be inserted (index entries were removed) and
         // the rows can be written (locks were released).
         load(&db, &t, &[(3, 33), (4, 44)]);
-        db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(13))])).unwrap();
+        db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(13))]))
+            .unwrap();
         assert_eq!(value(&db, &t, 3), Some(33), "{p}");
         let st = db.stats();
         assert_eq!(st.user_aborts, 2, "{p}");
@@ -240,7 +273,10 @@ fn many_transactions_on_one_thread_and_sent_between_threads() {
     let mut txn = db.begin().unwrap();
     txn.insert(&t, row![2, 2, "x"]).unwrap();
     let t2 = t.clone();
-    std::thread::spawn(move || txn.commit().map(|_| drop(t2))).join().unwrap().unwrap();
+    std::thread::spawn(move || txn.commit().map(|_| drop(t2)))
+        .join()
+        .unwrap()
+        .unwrap();
     assert_eq!(value(&db, &t, 2), Some(2));
 }
 
@@ -250,7 +286,11 @@ fn run_retries_conflicts_until_success() {
     let t = kv_table(&db);
     load(&db, &t, &[(1, 0)]);
     let mut blocker = Some(db.begin().unwrap());
-    blocker.as_mut().unwrap().update(&t, &key![1], &[("v", Value::Int(100))]).unwrap();
+    blocker
+        .as_mut()
+        .unwrap()
+        .update(&t, &key![1], &[("v", Value::Int(100))])
+        .unwrap();
     let mut attempts = 0;
     db.run(|txn| {
         attempts += 1;
@@ -284,13 +324,16 @@ fn text_is_shared_between_versions_not_copied() {
     // Keep an old snapshot open so versions are not collected.
     let mut old = db.begin_read_only().unwrap();
     for i in 0..10 {
-        db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(i))])).unwrap();
+        db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(i))]))
+            .unwrap();
     }
     let a = old.get(&t, &key![1]).unwrap().unwrap();
     let mut ro = db.begin_read_only().unwrap();
     let b = ro.get(&t, &key![1]).unwrap().unwrap();
     match (&a[2], &b[2]) {
-        (Value::Text(x), Value::Text(y)) => assert!(std::sync::Arc::ptr_eq(x, y), "text was copied"),
+        (Value::Text(x), Value::Text(y)) => {
+            assert!(std::sync::Arc::ptr_eq(x, y), "text was copied")
+        }
         _ => unreachable!(),
     }
     assert_eq!(db.stats().longest_chain, 11);

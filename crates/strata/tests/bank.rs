@@ -9,7 +9,10 @@ const ACCOUNTS: i64 = 20;
 const INITIAL: i64 = 1_000;
 
 fn soak() -> u64 {
-    std::env::var("STRATA_SOAK").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
+    std::env::var("STRATA_SOAK")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
 }
 
 fn run_bank(p: Protocol, threads: usize, transfers_per_thread: u64) {
@@ -66,9 +69,18 @@ fn run_bank(p: Protocol, threads: usize, transfers_per_thread: u64) {
             for i in 0..200 {
                 let sum: i64 = if i % 2 == 0 {
                     let mut ro = db.begin_read_only().unwrap();
-                    ro.scan(t, ..).unwrap().iter().map(|r| r[1].as_int().unwrap()).sum()
+                    ro.scan(t, ..)
+                        .unwrap()
+                        .iter()
+                        .map(|r| r[1].as_int().unwrap())
+                        .sum()
                 } else {
-                    match db.run(|x| Ok(x.scan(t, ..)?.iter().map(|r| r[1].as_int().unwrap()).sum::<i64>())) {
+                    match db.run(|x| {
+                        Ok(x.scan(t, ..)?
+                            .iter()
+                            .map(|r| r[1].as_int().unwrap())
+                            .sum::<i64>())
+                    }) {
                         Ok(s) => s,
                         Err(_) => continue,
                     }
@@ -79,15 +91,28 @@ fn run_bank(p: Protocol, threads: usize, transfers_per_thread: u64) {
         });
     });
     let mut ro = db.begin_read_only().unwrap();
-    let total: i64 = ro.scan(&t, ..).unwrap().iter().map(|r| r[1].as_int().unwrap()).sum();
+    let total: i64 = ro
+        .scan(&t, ..)
+        .unwrap()
+        .iter()
+        .map(|r| r[1].as_int().unwrap())
+        .sum();
     assert_eq!(total, ACCOUNTS * INITIAL, "{p}");
     let st = db.stats();
     let committed = done.load(Ordering::Relaxed);
-    assert!(committed >= threads as u64 * transfers_per_thread * 9 / 10, "{p}: only {committed} transfers committed");
+    assert!(
+        committed >= threads as u64 * transfers_per_thread * 9 / 10,
+        "{p}: only {committed} transfers committed"
+    );
     assert!(st.commits >= committed, "{p}");
     assert!(audits.load(Ordering::Relaxed) > 0);
     assert_eq!(st.open_transactions, 1, "{p}: only our reader is open");
-    eprintln!("{p}: {committed} transfers, {} commits, {} aborts, {} audits", st.commits, st.aborts(), audits.load(Ordering::Relaxed));
+    eprintln!(
+        "{p}: {committed} transfers, {} commits, {} aborts, {} audits",
+        st.commits,
+        st.aborts(),
+        audits.load(Ordering::Relaxed)
+    );
 }
 
 macro_rules! bank_test {

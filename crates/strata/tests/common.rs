@@ -30,5 +30,7 @@ pub fn load(db: &Database, t: &Table, rows: &[(i64, i64)]) {
 
 pub fn value(db: &Database, t: &Table, k: i64) -> Option<i64> {
     let mut ro = db.begin_read_only().unwrap();
-    ro.get(t, &strata::key![k]).unwrap().map(|r| r[1].as_int().unwrap())
+    ro.get(t, &strata::key![k])
+        .unwrap()
+        .map(|r| r[1].as_int().unwrap())
 }

@@ -6,7 +6,10 @@ use common::*;
 use strata::{key, Database, GcPolicy, Options, Protocol, Value};
 
 fn soak() -> u64 {
-    std::env::var("STRATA_SOAK").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
+    std::env::var("STRATA_SOAK")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
 }
 
 #[test]
@@ -17,12 +20,17 @@ fn a_million_updates_on_1000_rows_leave_memory_bounded() {
         let rows: Vec<(i64, i64)> = (0..1000).map(|k| (k, 0)).collect();
         load(&db, &t, &rows);
         let base = db.stats();
-        let updates = if p == Protocol::SiSsn { 1_000_000 } else { 200_000 } * soak();
+        let updates = if p == Protocol::SiSsn {
+            1_000_000
+        } else {
+            200_000
+        } * soak();
         let mut peak_versions = 0;
         for i in 0..updates {
             let k = (i % 1000) as i64;
             let mut txn = db.begin().unwrap();
-            txn.update(&t, &key![k], &[("v", Value::Int(i as i64))]).unwrap();
+            txn.update(&t, &key![k], &[("v", Value::Int(i as i64))])
+                .unwrap();
             txn.commit().unwrap();
             if i % 100_000 == 99_999 {
                 peak_versions = peak_versions.max(db.stats().live_versions);
@@ -31,10 +39,26 @@ fn a_million_updates_on_1000_rows_leave_memory_bounded() {
         db.collect_garbage();
         let st = db.stats();
         // Without GC there would be `updates` extra versions.
-        assert!(peak_versions < 1000 + 2 * 256 + 100, "{p}: {peak_versions} live versions mid-run");
-        assert!(st.live_versions <= 1000 + 256, "{p}: {} live versions", st.live_versions);
-        assert!(st.version_bytes < base.version_bytes * 2, "{p}: {} vs {}", st.version_bytes, base.version_bytes);
-        assert!(st.versions_reclaimed >= updates - 1000 - 256, "{p}: reclaimed {}", st.versions_reclaimed);
+        assert!(
+            peak_versions < 1000 + 2 * 256 + 100,
+            "{p}: {peak_versions} live versions mid-run"
+        );
+        assert!(
+            st.live_versions <= 1000 + 256,
+            "{p}: {} live versions",
+            st.live_versions
+        );
+        assert!(
+            st.version_bytes < base.version_bytes * 2,
+            "{p}: {} vs {}",
+            st.version_bytes,
+            base.version_bytes
+        );
+        assert!(
+            st.versions_reclaimed >= updates - 1000 - 256,
+            "{p}: reclaimed {}",
+            st.versions_reclaimed
+        );
         assert_eq!(value(&db, &t, 999), Some((updates - 1) as i64));
     }
 }
@@ -45,7 +69,8 @@ fn no_gc_keeps_every_version() {
     let t = kv_table(&db);
     load(&db, &t, &[(1, 0)]);
     for i in 0..1000 {
-        db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(i))])).unwrap();
+        db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(i))]))
+            .unwrap();
     }
     db.collect_garbage();
     let st = db.stats();
@@ -63,20 +88,35 @@ fn gc_never_frees_what_an_open_snapshot_reads() {
         let mut old_ro = db.begin_read_only().unwrap();
         let mut old_rw = db.begin().unwrap();
         for i in 1..=500 {
-            db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(i))])).unwrap();
+            db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(i))]))
+                .unwrap();
         }
         db.collect_garbage();
-        assert_eq!(old_ro.get(&t, &key![1]).unwrap().unwrap()[1], Value::Int(0), "{p}");
+        assert_eq!(
+            old_ro.get(&t, &key![1]).unwrap().unwrap()[1],
+            Value::Int(0),
+            "{p}"
+        );
         if p != Protocol::Mv2pl {
-            assert_eq!(old_rw.get(&t, &key![1]).unwrap().unwrap()[1], Value::Int(0), "{p}");
+            assert_eq!(
+                old_rw.get(&t, &key![1]).unwrap().unwrap()[1],
+                Value::Int(0),
+                "{p}"
+            );
         }
         // Once the old snapshots end, the chain collapses.
         drop(old_ro);
         drop(old_rw);
-        db.run(|x| x.update(&t, &key![2], &[("v", Value::Int(1))])).unwrap();
-        db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(501))])).unwrap();
+        db.run(|x| x.update(&t, &key![2], &[("v", Value::Int(1))]))
+            .unwrap();
+        db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(501))]))
+            .unwrap();
         db.collect_garbage();
-        assert!(db.stats().longest_chain <= 3, "{p}: chain {}", db.stats().longest_chain);
+        assert!(
+            db.stats().longest_chain <= 3,
+            "{p}: chain {}",
+            db.stats().longest_chain
+        );
         assert_eq!(value(&db, &t, 1), Some(501));
     }
 }

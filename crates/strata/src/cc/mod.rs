@@ -34,8 +34,10 @@ use std::collections::HashMap;
 /// unrelated rows do not contend on one lock. Used for SSN's in-flight
 /// readers and SSI's SIREAD locks.
 pub(crate) struct ShardedMultiMap<V> {
-    shards: Box<[Mutex<HashMap<usize, Vec<V>>>]>,
+    shards: Box<[Shard<V>]>,
 }
+
+type Shard<V> = Mutex<HashMap<usize, Vec<V>>>;
 
 const SHARDS: usize = 64;
 
@@ -45,7 +47,7 @@ impl<V: Clone> ShardedMultiMap<V> {
             shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
         }
     }
-    fn shard(&self, key: usize) -> &Mutex<HashMap<usize, Vec<V>>> {
+    fn shard(&self, key: usize) -> &Shard<V> {
         // Versions are 64-byte aligned-ish allocations: drop the low bits.
         &self.shards[(key >> 6) % SHARDS]
     }
@@ -53,7 +55,11 @@ impl<V: Clone> ShardedMultiMap<V> {
         self.shard(key).lock().entry(key).or_default().push(v);
     }
     pub fn get(&self, key: usize) -> Vec<V> {
-        self.shard(key).lock().get(&key).cloned().unwrap_or_default()
+        self.shard(key)
+            .lock()
+            .get(&key)
+            .cloned()
+            .unwrap_or_default()
     }
     /// Removes the values of `key` for which `f` is true.
     pub fn remove_where(&self, key: usize, mut f: impl FnMut(&V) -> bool) {
@@ -74,8 +80,5 @@ impl<V: Clone> ShardedMultiMap<V> {
                 !list.is_empty()
             });
         }
-    }
-    pub fn len(&self) -> usize {
-        self.shards.iter().map(|s| s.lock().values().map(Vec::len).sum::<usize>()).sum()
     }
 }

@@ -28,7 +28,13 @@ use std::sync::atomic::{fence, Ordering::SeqCst};
 
 pub fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Version> {
     let tids = &tx.db.tids;
-    let v = visible(t.rows.head(tuple), tx.ts, tx.tid, tids, Mode::TimestampOrder)?;
+    let v = visible(
+        t.rows.head(tuple),
+        tx.ts,
+        tx.tid,
+        tids,
+        Mode::TimestampOrder,
+    )?;
     if v.is_null() || tx.is_own(v) {
         return Ok(v);
     }
@@ -44,7 +50,15 @@ pub fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Ver
         if running && wts < tx.ts {
             return Err(Error::Conflict(ConflictKind::TimestampOrder));
         }
-        if !running && visible(t.rows.head(tuple), tx.ts, tx.tid, tids, Mode::TimestampOrder)? != v {
+        if !running
+            && visible(
+                t.rows.head(tuple),
+                tx.ts,
+                tx.tid,
+                tids,
+                Mode::TimestampOrder,
+            )? != v
+        {
             // It finished meanwhile: if it committed below us, we read too old.
             return Err(Error::Conflict(ConflictKind::TimestampOrder));
         }

@@ -48,7 +48,12 @@ impl ScanEntry {
             record: None,
         }
     }
-    pub fn range(t: &TableInner, lo: Bound<EncodedKey>, hi: Bound<EncodedKey>, seen: Vec<u64>) -> Self {
+    pub fn range(
+        t: &TableInner,
+        lo: Bound<EncodedKey>,
+        hi: Bound<EncodedKey>,
+        seen: Vec<u64>,
+    ) -> Self {
         ScanEntry {
             table: t,
             lo,

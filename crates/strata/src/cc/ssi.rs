@@ -72,11 +72,9 @@ impl Registry {
     /// transaction is concurrent with them) and aborted ones.
     pub fn prune(&self, horizon: u64) {
         self.sireads.prune(|t| t.finished_before(horizon));
-        self.writers.lock().retain(|_, t| !t.finished_before(horizon));
-    }
-
-    pub fn len(&self) -> usize {
-        self.sireads.len() + self.writers.lock().len()
+        self.writers
+            .lock()
+            .retain(|_, t| !t.finished_before(horizon));
     }
 }
 
@@ -116,7 +114,13 @@ pub fn on_read(tx: &mut Transaction, v: *mut Version) -> Result<()> {
     }
     // Someone overwrote what we see: they are concurrent (else we would see
     // their version).
-    let writer = tx.db.ssi.writers.lock().get(&r.word_a.load(SeqCst)).cloned();
+    let writer = tx
+        .db
+        .ssi
+        .writers
+        .lock()
+        .get(&r.word_a.load(SeqCst))
+        .cloned();
     if let Some(w) = writer {
         if w.flags.load(SeqCst) & ABORTED == 0 {
             mark(&me, &w, true)?;

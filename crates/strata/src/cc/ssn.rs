@@ -29,10 +29,10 @@ use crate::txn::tid::{Status, TidTable};
 use crate::txn::Transaction;
 use std::sync::atomic::Ordering::SeqCst;
 
-/// A transaction's SSN watermarks.
+/// A transaction's final low watermark, stamped on the versions it
+/// overwrote (its high watermark is only needed for the test itself).
 #[derive(Default, Clone, Copy, Debug)]
 pub struct Stamps {
-    pub pstamp: u64,
     pub sstamp: u64,
 }
 
@@ -142,7 +142,12 @@ pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
                         // It has not accounted for us; stop it if we can.
                         if rec
                             .state
-                            .compare_exchange(predicate::PENDING, predicate::POISONED, SeqCst, SeqCst)
+                            .compare_exchange(
+                                predicate::PENDING,
+                                predicate::POISONED,
+                                SeqCst,
+                                SeqCst,
+                            )
                             .is_err()
                             && rec.state.load(SeqCst) == predicate::COMMITTED
                         {
@@ -162,7 +167,7 @@ pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
     if !predicate::try_commit_records(tx) {
         return Err(ConflictKind::Validation);
     }
-    tx.ssn = Stamps { pstamp, sstamp };
+    tx.ssn = Stamps { sstamp };
     let slot = tids.slot(tx.tid);
     slot.pstamp.store(pstamp, SeqCst);
     slot.sstamp.store(sstamp, SeqCst);
@@ -195,7 +200,9 @@ fn deregister(tx: &mut Transaction) {
     let me = tx.tid;
     for r in &tx.reads {
         if !r.version.is_null() {
-            tx.db.ssn_readers.remove_where(r.version as usize, |&t| t == me);
+            tx.db
+                .ssn_readers
+                .remove_where(r.version as usize, |&t| t == me);
         }
     }
 }

@@ -41,14 +41,14 @@ impl GcQueue {
         self.queue.lock().extend(items);
     }
 
-    pub fn len(&self) -> usize {
-        self.queue.lock().len()
-    }
-
     /// Cuts the chains of every queued row whose overwriter committed at or
     /// before `horizon`. Returns the number of versions freed, or None if
     /// another pass is running.
-    pub fn collect(&self, horizon: u64, table: impl Fn(u32) -> Option<Arc<TableInner>>) -> Option<u64> {
+    pub fn collect(
+        &self,
+        horizon: u64,
+        table: impl Fn(u32) -> Option<Arc<TableInner>>,
+    ) -> Option<u64> {
         let _running = self.running.try_lock()?;
         let mut ready = Vec::new();
         {

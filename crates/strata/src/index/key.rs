@@ -28,7 +28,7 @@ pub fn int_to_ordered(i: i64) -> u64 {
 }
 
 /// Inverse of [`int_to_ordered`].
-#[inline]
+#[cfg(test)]
 pub fn ordered_to_int(u: u64) -> i64 {
     (u ^ (1 << 63)) as i64
 }

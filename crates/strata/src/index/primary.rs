@@ -9,13 +9,20 @@
 //! Entries are added by the inserting transaction before it commits and
 //! removed again if it aborts; visibility is decided by the versions, never
 //! by the index.
+//!
+//! Integer keys are also kept in a hash index (`scc::HashIndex`) that serves
+//! point lookups: a B+-tree lookup in a 1M-row table costs several dependent
+//! cache misses (measured 417 ns vs 155 ns for the hash lookup on the 2-core
+//! dev machine, `examples/index_lookup.rs`). The tree stays the source of
+//! truth for uniqueness and order; the hash entry is added after the tree
+//! entry and removed before it, so a key found in the hash is in the tree.
 
 use super::key::EncodedKey;
-use scc::{Guard, TreeIndex};
+use scc::{Guard, HashIndex, TreeIndex};
 use std::ops::Bound;
 
 pub enum PrimaryIndex {
-    Int(TreeIndex<u64, u64>),
+    Int(TreeIndex<u64, u64>, HashIndex<u64, u64>),
     Bytes(TreeIndex<Box<[u8]>, u64>),
 }
 
@@ -44,7 +51,7 @@ fn map_bound<'a, T, U: 'a>(b: &'a Bound<T>, f: impl Fn(&'a T) -> U) -> Bound<U> 
 impl PrimaryIndex {
     pub fn new(int_key: bool) -> Self {
         if int_key {
-            PrimaryIndex::Int(TreeIndex::new())
+            PrimaryIndex::Int(TreeIndex::new(), HashIndex::new())
         } else {
             PrimaryIndex::Bytes(TreeIndex::new())
         }
@@ -54,7 +61,7 @@ impl PrimaryIndex {
     #[inline]
     pub fn get(&self, key: &EncodedKey) -> Option<u64> {
         match self {
-            PrimaryIndex::Int(t) => t.peek(&as_u64(key), &Guard::new()).copied(),
+            PrimaryIndex::Int(_, h) => h.peek(&as_u64(key), &Guard::new()).copied(),
             PrimaryIndex::Bytes(t) => t.peek(as_bytes(key), &Guard::new()).copied(),
         }
     }
@@ -64,10 +71,13 @@ impl PrimaryIndex {
     pub fn insert(&self, key: &EncodedKey, tuple: u64) -> Result<(), u64> {
         let guard = Guard::new();
         match self {
-            PrimaryIndex::Int(t) => {
+            PrimaryIndex::Int(t, h) => {
                 let k = as_u64(key);
                 t.insert_sync(k, tuple)
-                    .map_err(|_| t.peek(&k, &guard).copied().unwrap_or(u64::MAX))
+                    .map_err(|_| t.peek(&k, &guard).copied().unwrap_or(u64::MAX))?;
+                // The tree admitted the key, so no other hash entry exists.
+                let _ = h.insert_sync(k, tuple);
+                Ok(())
             }
             PrimaryIndex::Bytes(t) => {
                 let k = as_bytes(key);
@@ -80,7 +90,11 @@ impl PrimaryIndex {
     /// Removes `key` if it still maps to `tuple`.
     pub fn remove(&self, key: &EncodedKey, tuple: u64) -> bool {
         match self {
-            PrimaryIndex::Int(t) => t.remove_if_sync(&as_u64(key), |v| *v == tuple),
+            PrimaryIndex::Int(t, h) => {
+                let k = as_u64(key);
+                h.remove_if_sync(&k, |v| *v == tuple);
+                t.remove_if_sync(&k, |v| *v == tuple)
+            }
             PrimaryIndex::Bytes(t) => t.remove_if_sync(as_bytes(key), |v| *v == tuple),
         }
     }
@@ -89,12 +103,13 @@ impl PrimaryIndex {
     pub fn range(&self, lo: &Bound<EncodedKey>, hi: &Bound<EncodedKey>, out: &mut Vec<u64>) {
         let guard = Guard::new();
         match self {
-            PrimaryIndex::Int(t) => {
+            PrimaryIndex::Int(t, _) => {
                 let r = (map_bound(lo, as_u64), map_bound(hi, as_u64));
                 out.extend(t.range(r, &guard).map(|(_, v)| *v));
             }
             PrimaryIndex::Bytes(t) => {
-                let r: (Bound<&[u8]>, Bound<&[u8]>) = (map_bound(lo, as_bytes), map_bound(hi, as_bytes));
+                let r: (Bound<&[u8]>, Bound<&[u8]>) =
+                    (map_bound(lo, as_bytes), map_bound(hi, as_bytes));
                 out.extend(t.range::<[u8], _>(r, &guard).map(|(_, v)| *v));
             }
         }
@@ -102,21 +117,16 @@ impl PrimaryIndex {
 
     pub fn len(&self) -> usize {
         match self {
-            PrimaryIndex::Int(t) => t.len(),
+            PrimaryIndex::Int(t, _) => t.len(),
             PrimaryIndex::Bytes(t) => t.len(),
         }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Approximate bytes per entry, for `Stats` (key + value + node overhead).
     pub fn approx_entry_bytes(&self) -> usize {
         match self {
-            PrimaryIndex::Int(_) => 16 + 8,
+            PrimaryIndex::Int(..) => (16 + 8) + (16 + 8),
             PrimaryIndex::Bytes(_) => 24 + 8 + 16,
         }
     }
 }
-

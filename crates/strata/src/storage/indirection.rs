@@ -45,7 +45,9 @@ impl Default for IndirectionArray {
 impl IndirectionArray {
     pub fn new() -> Self {
         IndirectionArray {
-            dir: (0..DIR_SIZE).map(|_| AtomicPtr::new(ptr::null_mut())).collect(),
+            dir: (0..DIR_SIZE)
+                .map(|_| AtomicPtr::new(ptr::null_mut()))
+                .collect(),
             next_id: AtomicU64::new(0),
             free: Arc::new(Mutex::new(Vec::new())),
         }
@@ -80,12 +82,12 @@ impl IndirectionArray {
         let d = &self.dir[(id >> SEG_BITS) as usize];
         if d.load(Ordering::Acquire).is_null() {
             // Built on the heap: a 512 KiB array on the stack could overflow it.
-            let seg: Box<[AtomicPtr<Version>]> =
-                (0..SEG_SIZE).map(|_| AtomicPtr::new(ptr::null_mut())).collect();
+            let seg: Box<[AtomicPtr<Version>]> = (0..SEG_SIZE)
+                .map(|_| AtomicPtr::new(ptr::null_mut()))
+                .collect();
             let seg: Box<Segment> = seg.try_into().expect("segment has SEG_SIZE slots");
             let raw = Box::into_raw(seg);
-            if d
-                .compare_exchange(ptr::null_mut(), raw, Ordering::AcqRel, Ordering::Acquire)
+            if d.compare_exchange(ptr::null_mut(), raw, Ordering::AcqRel, Ordering::Acquire)
                 .is_err()
             {
                 // SAFETY: `raw` came from Box::into_raw above and lost the race,

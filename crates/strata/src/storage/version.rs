@@ -49,9 +49,13 @@ pub struct Version {
 }
 
 /// Bytes of header per version (everything but the row image).
-pub const HEADER_BYTES: usize = std::mem::size_of::<Version>() - std::mem::size_of::<Box<[Value]>>();
+pub const HEADER_BYTES: usize =
+    std::mem::size_of::<Version>() - std::mem::size_of::<Box<[Value]>>();
 
-const _: () = assert!(HEADER_BYTES <= 48, "the version header must stay within 48 bytes");
+const _: () = assert!(
+    HEADER_BYTES <= 48,
+    "the version header must stay within 48 bytes"
+);
 
 impl Version {
     /// A new, locked, uncommitted version created by transaction `tid`.

@@ -113,7 +113,8 @@ impl Transaction {
             db.clock.load(SeqCst)
         };
         db.tids.slot(tid).begin.store(ts, SeqCst);
-        let ssi = (protocol == Protocol::SiSsi && !read_only).then(|| cc::ssi::SsiTxn::new(tid, ts));
+        let ssi =
+            (protocol == Protocol::SiSsi && !read_only).then(|| cc::ssi::SsiTxn::new(tid, ts));
         Ok(Transaction {
             db,
             tid,
@@ -143,7 +144,10 @@ impl Transaction {
             return Err(Error::Misuse("the transaction has already finished".into()));
         }
         if t.inner.owner != self.db.id {
-            return Err(Error::Schema(format!("table {} belongs to another database", t.name())));
+            return Err(Error::Schema(format!(
+                "table {} belongs to another database",
+                t.name()
+            )));
         }
         if t.inner.dropped.load(SeqCst) {
             return Err(Error::Schema(format!("table {} was dropped", t.name())));
@@ -182,7 +186,12 @@ impl Transaction {
 
     /// Reads the row with primary key `key` and passes it to `f` without
     /// copying it.
-    pub fn read_with<R>(&mut self, t: &Table, key: &Key, f: impl FnOnce(&[Value]) -> R) -> Result<Option<R>> {
+    pub fn read_with<R>(
+        &mut self,
+        t: &Table,
+        key: &Key,
+        f: impl FnOnce(&[Value]) -> R,
+    ) -> Result<Option<R>> {
         self.check_open(t)?;
         t.inner.schema.check_key(key)?;
         let ek = t.inner.encode(key);
@@ -193,7 +202,9 @@ impl Transaction {
         };
         // SAFETY: pinned, and `v` is at or above our visible version (see the
         // Send impl), so it is alive.
-        Ok(unsafe { v.as_ref() }.filter(|r| !r.is_tombstone()).map(|r| f(&r.data)))
+        Ok(unsafe { v.as_ref() }
+            .filter(|r| !r.is_tombstone())
+            .map(|r| f(&r.data)))
     }
 
     /// Index lookup + protocol read. Null when the key has no visible row.
@@ -276,7 +287,12 @@ impl Transaction {
 
     /// Calls `f` on every row whose primary key lies in `range`, in key order,
     /// without copying rows. Returns the number of rows.
-    pub fn scan_with(&mut self, t: &Table, range: impl RangeBounds<Key>, mut f: impl FnMut(&[Value])) -> Result<usize> {
+    pub fn scan_with(
+        &mut self,
+        t: &Table,
+        range: impl RangeBounds<Key>,
+        mut f: impl FnMut(&[Value]),
+    ) -> Result<usize> {
         self.check_open(t)?;
         let ti: &TableInner = &t.inner;
         let enc = |b: Bound<&Key>| -> Result<Bound<EncodedKey>> {
@@ -295,7 +311,8 @@ impl Transaction {
         let lo = enc(range.start_bound())?;
         let hi = enc(range.end_bound())?;
         let _guard = epoch::pin();
-        let phantom_checked = !self.read_only && !matches!(self.db.protocol, Protocol::Si | Protocol::Mvto);
+        let phantom_checked =
+            !self.read_only && !matches!(self.db.protocol, Protocol::Si | Protocol::Mvto);
         if !self.read_only && self.db.protocol == Protocol::Mvto {
             cc::mvto::predicate_read(ti, self.ts);
         }
@@ -366,7 +383,10 @@ impl Transaction {
                 return Ok(());
             }
             let Some(tuple) = ti.rows.allocate() else {
-                return Err(Error::Schema(format!("table {} is full ({MAX_TUPLES} rows)", ti.schema.name)));
+                return Err(Error::Schema(format!(
+                    "table {} is full ({MAX_TUPLES} rows)",
+                    ti.schema.name
+                )));
             };
             let v = Box::into_raw(Version::new_uncommitted(self.tid, data, ptr::null_mut()));
             ti.rows.slot(tuple).store(v, SeqCst);
@@ -379,7 +399,8 @@ impl Transaction {
                         old: ptr::null_mut(),
                         index_key: Some(ek.clone()),
                     });
-                    if self.db.protocol == Protocol::Mvto && !cc::mvto::insert_allowed(ti, self.ts) {
+                    if self.db.protocol == Protocol::Mvto && !cc::mvto::insert_allowed(ti, self.ts)
+                    {
                         return Err(self.conflict(ConflictKind::TimestampOrder));
                     }
                     return Ok(());
@@ -398,7 +419,12 @@ impl Transaction {
     }
 
     /// Sets columns of the row with key `key`; `Error::NotFound` if absent.
-    pub fn update<C: ColumnRef>(&mut self, t: &Table, key: &Key, changes: &[(C, Value)]) -> Result<()> {
+    pub fn update<C: ColumnRef>(
+        &mut self,
+        t: &Table,
+        key: &Key,
+        changes: &[(C, Value)],
+    ) -> Result<()> {
         self.check_writable(t)?;
         let ti: &TableInner = &t.inner;
         ti.schema.check_key(key)?;
@@ -431,7 +457,12 @@ impl Transaction {
     }
 
     /// Writes a new version derived from the current one.
-    fn modify(&mut self, ti: &TableInner, key: &Key, make: impl FnOnce(&[Value]) -> Box<[Value]>) -> Result<()> {
+    fn modify(
+        &mut self,
+        ti: &TableInner,
+        key: &Key,
+        make: impl FnOnce(&[Value]) -> Box<[Value]>,
+    ) -> Result<()> {
         let ek = ti.encode(key);
         let _guard = epoch::pin();
         let not_found = || Error::NotFound {
@@ -475,7 +506,10 @@ impl Transaction {
     fn lock_head(&mut self, ti: &TableInner, tuple: u64, head: *mut Version) -> Result<()> {
         // SAFETY: pinned; heads are alive.
         let h = unsafe { &*head };
-        if h.txn_id.compare_exchange(0, self.tid, SeqCst, SeqCst).is_err() {
+        if h.txn_id
+            .compare_exchange(0, self.tid, SeqCst, SeqCst)
+            .is_err()
+        {
             return Err(Error::Conflict(ConflictKind::WriteWrite));
         }
         // The head may have been superseded between our load and the lock.
@@ -511,7 +545,10 @@ impl Transaction {
     /// Records a read made on the write path (a duplicate-key or not-found
     /// answer depends on the version seen).
     fn note_read(&mut self, ti: &TableInner, tuple: u64, v: *mut Version) {
-        if matches!(self.db.protocol, Protocol::Mvocc | Protocol::SiSsn | Protocol::SiSsi) {
+        if matches!(
+            self.db.protocol,
+            Protocol::Mvocc | Protocol::SiSsn | Protocol::SiSsi
+        ) {
             self.reads.push(ReadEntry {
                 table: ti,
                 tuple,
@@ -524,7 +561,14 @@ impl Transaction {
     }
 
     /// Links a new version above the locked `head`.
-    fn install(&mut self, ti: &TableInner, tuple: u64, head: *mut Version, data: Box<[Value]>, index_key: Option<EncodedKey>) {
+    fn install(
+        &mut self,
+        ti: &TableInner,
+        tuple: u64,
+        head: *mut Version,
+        data: Box<[Value]>,
+        index_key: Option<EncodedKey>,
+    ) {
         let v = Box::into_raw(Version::new_uncommitted(self.tid, data, head));
         ti.rows.slot(tuple).store(v, SeqCst);
         // SAFETY: we hold head's lock; it is alive until GC, which cannot pass
@@ -596,14 +640,19 @@ impl Transaction {
     /// is already serializable. SSN and SSI must still check it: a reader
     /// can close a cycle between writers (the read-only anomaly).
     fn read_only_commit_is_safe(&self) -> bool {
-        matches!(self.db.protocol, Protocol::Mvto | Protocol::Mvocc | Protocol::Mv2pl | Protocol::Si)
+        matches!(
+            self.db.protocol,
+            Protocol::Mvto | Protocol::Mvocc | Protocol::Mv2pl | Protocol::Si
+        )
     }
 
     /// The protocol's commit-time check, after the commit timestamp is drawn.
     fn validate(&mut self, cts: u64) -> Result<(), ConflictKind> {
         match self.db.protocol {
             Protocol::Si | Protocol::Mvto => Ok(()),
-            Protocol::Mv2pl => cc::predicate::validate_scans(self).then_some(()).ok_or(ConflictKind::Validation),
+            Protocol::Mv2pl => cc::predicate::validate_scans(self)
+                .then_some(())
+                .ok_or(ConflictKind::Validation),
             Protocol::Mvocc => cc::mvocc::validate(self),
             Protocol::SiSsn => cc::ssn::pre_commit(self, cts),
             Protocol::SiSsi => cc::ssi::pre_commit(self, cts),

@@ -131,10 +131,14 @@ impl TidTable {
     }
 
     pub fn set_committing(&self, tid: u64, cts: u64) {
-        self.slot(tid).state.store((COMMITTING << STATUS_SHIFT) | cts, SeqCst);
+        self.slot(tid)
+            .state
+            .store((COMMITTING << STATUS_SHIFT) | cts, SeqCst);
     }
     pub fn set_committed(&self, tid: u64, cts: u64) {
-        self.slot(tid).state.store((COMMITTED << STATUS_SHIFT) | cts, SeqCst);
+        self.slot(tid)
+            .state
+            .store((COMMITTED << STATUS_SHIFT) | cts, SeqCst);
     }
     pub fn set_aborted(&self, tid: u64) {
         self.slot(tid).state.store(ABORTED << STATUS_SHIFT, SeqCst);

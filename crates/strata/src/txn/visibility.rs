@@ -33,7 +33,13 @@ pub enum Mode {
 /// (null if none). `me` may be 0 for read-only transactions.
 ///
 /// The caller must be pinned (crossbeam-epoch) while it uses the chain.
-pub fn visible(head: *mut Version, ts: u64, me: u64, tids: &TidTable, mode: Mode) -> Result<*mut Version> {
+pub fn visible(
+    head: *mut Version,
+    ts: u64,
+    me: u64,
+    tids: &TidTable,
+    mode: Mode,
+) -> Result<*mut Version> {
     let mut v = head;
     while !v.is_null() {
         // SAFETY: the caller is pinned; versions are freed only after being
