@@ -24,7 +24,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use strata::{key, row, Database, Error, Options, Protocol, Schema, Table, Transaction, Type, Value};
+use strata::{
+    key, row, Database, Error, Options, Protocol, Schema, Table, Transaction, Type, Value,
+};
 use strata_verify::{Op, Outcome, PlannedOp, TxnExecutor};
 
 /// Why a transaction stopped early.
@@ -106,7 +108,9 @@ impl StrataExecutor {
                 out.push(Op::Append { key, elem });
                 let k = key_of(key);
                 match txn.get(&self.lists, &k)? {
-                    None => insert_absent(txn, &self.lists, row![k.0[0].clone(), elem.to_string()])?,
+                    None => {
+                        insert_absent(txn, &self.lists, row![k.0[0].clone(), elem.to_string()])?
+                    }
                     Some(row) => {
                         let old = text(&row);
                         let new = if old.is_empty() {
@@ -150,7 +154,11 @@ impl StrataExecutor {
                 };
             }
             PlannedOp::Scan { lo, hi } => {
-                out.push(Op::ScanList { lo, hi, value: None });
+                out.push(Op::ScanList {
+                    lo,
+                    hi,
+                    value: None,
+                });
                 let rows = txn.scan(&self.lists, key_of(lo)..key_of(hi))?;
                 let mut found = Vec::with_capacity(rows.len());
                 for r in &rows {

@@ -1,1 +1,202 @@
-fn main(){}
+//! `strata`: benchmarks and checks for the Strata MVCC engine.
+
+mod bench;
+mod check;
+mod executor;
+mod progress;
+
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use strata::Protocol;
+
+const EXAMPLES: &str = "\
+Examples:
+  strata protocols
+  strata bench ycsb --protocol ssn --records 1000000 --threads 2 --duration 10
+  strata bench ycsb --protocol mvocc --read-ratio 0.5 --theta 0.9 --json
+  strata check --protocol ssi --workload predicate --clients 8 --txns 20000
+  strata check --protocol si --workload write-skew    # finds G2-item, exits 1";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "strata",
+    version,
+    about = "Benchmarks and isolation checks for the Strata in-memory MVCC engine",
+    after_help = EXAMPLES
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a benchmark against a fresh in-memory database.
+    #[command(subcommand)]
+    Bench(Bench),
+    /// Run a concurrent workload, record its history and check it for
+    /// isolation anomalies (exit code 1 if any is found).
+    Check(CheckArgs),
+    /// List the concurrency-control protocols.
+    Protocols,
+}
+
+#[derive(Subcommand, Debug)]
+enum Bench {
+    /// YCSB-style key-value transactions: Zipfian keys, reads and updates.
+    Ycsb(YcsbArgs),
+}
+
+/// Parses a protocol name (`mvto`, `mvocc`, `mv2pl`, `si`, `ssn`, `ssi`).
+fn parse_protocol(s: &str) -> Result<Protocol, String> {
+    s.parse::<Protocol>().map_err(|_| {
+        let names: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
+        format!("expected one of {}", names.join(", "))
+    })
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct YcsbArgs {
+    /// Concurrency-control protocol.
+    #[arg(long, default_value = "ssn", value_parser = parse_protocol)]
+    pub protocol: Protocol,
+    /// Rows loaded before the run.
+    #[arg(long, default_value_t = 100_000)]
+    pub records: u64,
+    /// Worker threads.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Measured run time, in seconds.
+    #[arg(long, default_value_t = 5.0)]
+    pub duration: f64,
+    /// Unmeasured warm-up time before the run, in seconds.
+    #[arg(long, default_value_t = 1.0)]
+    pub warmup: f64,
+    /// Operations (reads or updates) per transaction.
+    #[arg(long, default_value_t = 10)]
+    pub ops_per_txn: usize,
+    /// Fraction of operations that are reads; 1.0 runs read-only transactions.
+    #[arg(long, default_value_t = 0.8)]
+    pub read_ratio: f64,
+    /// Zipfian skew of the keys, in [0, 1): 0 is uniform, 0.99 is very hot.
+    #[arg(long, default_value_t = 0.0)]
+    pub theta: f64,
+    /// Integer value columns per row (besides the key).
+    #[arg(long, default_value_t = 10)]
+    pub columns: usize,
+    /// Random seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print one JSON object instead of the summary (and no progress bars).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkloadArg {
+    /// Appends to and reads of lists (most informative).
+    ListAppend,
+    /// Blind writes and reads of registers.
+    Register,
+    /// List appends mixed with range scans (phantoms).
+    Predicate,
+    /// Read two keys of a pair, append to one (SI allows write skew).
+    WriteSkew,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CheckArgs {
+    /// Concurrency-control protocol.
+    #[arg(long, default_value = "ssn", value_parser = parse_protocol)]
+    pub protocol: Protocol,
+    /// Workload to generate.
+    #[arg(long, value_enum, default_value_t = WorkloadArg::ListAppend)]
+    pub workload: WorkloadArg,
+    /// Concurrent client threads.
+    #[arg(long, default_value_t = 4)]
+    pub clients: usize,
+    /// Transactions to run.
+    #[arg(long, default_value_t = 5000)]
+    pub txns: usize,
+    /// Keys in the key space.
+    #[arg(long, default_value_t = 20)]
+    pub keys: u64,
+    /// Zipfian skew of the keys, in [0, 1).
+    #[arg(long, default_value_t = 0.99)]
+    pub skew: f64,
+    /// Random seed of the workload generator.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Also check real-time order (strict serializability).
+    #[arg(long)]
+    pub strict: bool,
+    /// Run transactions without writes as read-only snapshot transactions.
+    #[arg(long)]
+    pub read_only_snapshots: bool,
+}
+
+/// A user error: printed as one line, exit code 2.
+pub struct UsageError(pub String);
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
+                || e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            {
+                let _ = e.print();
+                return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                    ExitCode::from(2)
+                } else {
+                    ExitCode::SUCCESS
+                };
+            }
+            // clap's message spans several lines (usage, tips); keep the first.
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("error: invalid arguments");
+            eprintln!("{first} (see 'strata --help')");
+            return ExitCode::from(2);
+        }
+    };
+    let result = match cli.command {
+        Command::Bench(Bench::Ycsb(args)) => bench::ycsb(&args),
+        Command::Check(args) => check::run(&args),
+        Command::Protocols => {
+            protocols();
+            Ok(ExitCode::SUCCESS)
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(UsageError(msg)) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn protocols() {
+    for p in Protocol::ALL {
+        let what = match p {
+            Protocol::Mvto => {
+                "multi-version timestamp ordering (read timestamps in version headers)"
+            }
+            Protocol::Mvocc => {
+                "multi-version optimistic CC: snapshot reads, read/scan-set validation at commit"
+            }
+            Protocol::Mv2pl => "multi-version two-phase locking, no-wait",
+            Protocol::Si => "snapshot isolation, first-updater-wins (allows write skew)",
+            Protocol::SiSsn => "SI + Serial Safety Net (ERMIA); the default",
+            Protocol::SiSsi => "SI + Cahill's serializable snapshot isolation",
+        };
+        let level = if p.is_serializable() {
+            "serializable"
+        } else {
+            "snapshot isolation"
+        };
+        println!("{:<6} {:<19} {what}", p.name(), level);
+    }
+}
