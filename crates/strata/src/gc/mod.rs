@@ -112,9 +112,18 @@ pub fn retire_chain(mut v: *mut Version, guard: &Guard) -> u64 {
 
 /// Frees one unlinked version once no pinned thread can hold it.
 pub fn retire(v: *mut Version, guard: &Guard) {
-    // SAFETY: `v` was created by Box::into_raw, is unlinked from every chain
-    // (no new reference can be made) and is retired exactly once.
+    struct Retired(*mut Version);
+    // SAFETY: the version is unlinked; whichever thread runs the deferred
+    // free owns it exclusively by then.
+    unsafe impl Send for Retired {}
+    let r = Retired(v);
+    // SAFETY: `v` came from Version::alloc, is unlinked from every chain (no
+    // new reference can be made), is retired exactly once, and the closure
+    // runs only after every thread pinned now has unpinned.
     unsafe {
-        guard.defer_destroy(epoch::Shared::from(v as *const Version));
+        guard.defer_unchecked(move || {
+            let r = r;
+            Version::free(r.0)
+        });
     }
 }

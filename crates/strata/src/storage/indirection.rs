@@ -141,8 +141,11 @@ impl Drop for IndirectionArray {
                     // SAFETY: chains are owned by their slot; with exclusive
                     // access no reader exists, and each version is reachable
                     // from exactly one chain (GC unlinks before it frees).
-                    let b = unsafe { Box::from_raw(v) };
-                    v = b.next.load(Ordering::Acquire);
+                    unsafe {
+                        let next = (*v).next();
+                        Version::free(v);
+                        v = next;
+                    }
                 }
             }
         }

@@ -22,6 +22,7 @@
 //! committed, and at which timestamp (ERMIA's post-commit stamping).
 
 use crate::value::Value;
+use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 /// Set in `begin`/`end` while they hold a transaction id, not a timestamp.
@@ -29,7 +30,14 @@ pub const TID_MARK: u64 = 1 << 63;
 /// `end` of a version nobody has overwritten.
 pub const INF_TS: u64 = TID_MARK - 1;
 
-/// A version of a row.
+/// A version of a row. The row image follows the struct in the same
+/// allocation (`len` values), so reading a row costs one cache miss less
+/// than a separately boxed row:
+///
+/// ```text
+///  [txn_id|begin|end|next|word_a|word_b] [len] [Value; len]
+///   <------------- 48 bytes ------------> 8 B   16 B each
+/// ```
 #[repr(C)]
 pub struct Version {
     /// Write lock: 0 = free, else the id of the transaction that owns it.
@@ -44,46 +52,123 @@ pub struct Version {
     pub word_a: AtomicU64,
     /// SSN `sstamp` (the overwriter's successor low watermark).
     pub word_b: AtomicU64,
-    /// The row image; empty for a tombstone (a deleted row).
-    pub data: Box<[Value]>,
+    /// Number of values that follow; 0 for a tombstone (a deleted row).
+    len: u64,
 }
 
 /// Bytes of header per version (everything but the row image).
-pub const HEADER_BYTES: usize =
-    std::mem::size_of::<Version>() - std::mem::size_of::<Box<[Value]>>();
+pub const HEADER_BYTES: usize = std::mem::size_of::<Version>() - std::mem::size_of::<u64>();
 
 const _: () = assert!(
     HEADER_BYTES <= 48,
     "the version header must stay within 48 bytes"
 );
+const _: () = assert!(std::mem::size_of::<Version>().is_multiple_of(std::mem::align_of::<Value>()));
+
+fn layout(len: usize) -> Layout {
+    let (l, off) = Layout::new::<Version>()
+        .extend(Layout::array::<Value>(len).expect("row size overflows"))
+        .expect("row size overflows");
+    debug_assert_eq!(off, std::mem::size_of::<Version>());
+    l.pad_to_align()
+}
 
 impl Version {
-    /// A new, locked, uncommitted version created by transaction `tid`.
-    pub fn new_uncommitted(tid: u64, data: Box<[Value]>, next: *mut Version) -> Box<Version> {
-        Box::new(Version {
-            txn_id: AtomicU64::new(tid),
-            begin: AtomicU64::new(TID_MARK | tid),
-            end: AtomicU64::new(INF_TS),
-            next: AtomicPtr::new(next),
-            word_a: AtomicU64::new(0),
-            word_b: AtomicU64::new(INF_TS),
-            data,
-        })
+    /// A new, locked, uncommitted version created by transaction `tid`,
+    /// holding `values` (empty for a tombstone). Free it with [`Version::free`].
+    pub fn alloc(tid: u64, values: Vec<Value>, next: *mut Version) -> *mut Version {
+        let len = values.len();
+        let l = layout(len);
+        // SAFETY: the layout has non-zero size (the header); we check for
+        // allocation failure; the header is written with `write` before any
+        // reference is made, and each value slot (inside the allocation by
+        // `layout`) is written exactly once, moving the value out of the Vec,
+        // whose length is set to 0 first so it frees only its buffer.
+        unsafe {
+            let p = alloc(l) as *mut Version;
+            if p.is_null() {
+                handle_alloc_error(l);
+            }
+            p.write(Version {
+                txn_id: AtomicU64::new(tid),
+                begin: AtomicU64::new(TID_MARK | tid),
+                end: AtomicU64::new(INF_TS),
+                next: AtomicPtr::new(next),
+                word_a: AtomicU64::new(0),
+                word_b: AtomicU64::new(INF_TS),
+                len: len as u64,
+            });
+            let mut values = std::mem::ManuallyDrop::new(values);
+            let src = values.as_mut_ptr();
+            std::ptr::copy_nonoverlapping(src, Self::values_ptr(p), len);
+            values.set_len(0);
+            std::mem::ManuallyDrop::drop(&mut values);
+            p
+        }
+    }
+
+    fn values_ptr(p: *mut Version) -> *mut Value {
+        // SAFETY: the values start right after the struct (see `layout`).
+        unsafe { (p as *mut u8).add(std::mem::size_of::<Version>()) as *mut Value }
+    }
+
+    /// Drops the values and releases the allocation.
+    ///
+    /// # Safety
+    /// `v` came from [`Version::alloc`], is unlinked from every chain, no
+    /// thread can still reach it, and it is freed once.
+    pub unsafe fn free(v: *mut Version) {
+        // SAFETY: per the contract, we own `v` exclusively; the values were
+        // initialised by `alloc` and are dropped once here.
+        unsafe {
+            let len = (*v).len as usize;
+            std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(Self::values_ptr(v), len));
+            dealloc(v as *mut u8, layout(len));
+        }
+    }
+
+    /// Moves the values out and releases the allocation.
+    ///
+    /// # Safety
+    /// As for [`Version::free`].
+    pub unsafe fn into_values(v: *mut Version) -> Vec<Value> {
+        // SAFETY: per the contract we own `v`; each value is read (moved)
+        // once and the memory is released without dropping them again.
+        unsafe {
+            let len = (*v).len as usize;
+            let mut out = Vec::with_capacity(len);
+            std::ptr::copy_nonoverlapping(Self::values_ptr(v), out.as_mut_ptr(), len);
+            out.set_len(len);
+            dealloc(v as *mut u8, layout(len));
+            out
+        }
+    }
+
+    /// The row image; empty for a tombstone.
+    #[inline]
+    pub fn data(&self) -> &[Value] {
+        // SAFETY: `self` lives in an allocation made by `alloc` with `len`
+        // initialised values after the struct; they are never mutated while
+        // the version is shared.
+        unsafe {
+            std::slice::from_raw_parts(
+                Self::values_ptr(self as *const _ as *mut _),
+                self.len as usize,
+            )
+        }
     }
 
     /// True if this version records a deletion.
     #[inline]
     pub fn is_tombstone(&self) -> bool {
-        self.data.is_empty()
+        self.len == 0
     }
 
     /// Bytes this version occupies: header, row image and text payloads
     /// (text shared with other versions is counted once per version that
     /// holds it, i.e. an upper bound).
     pub fn footprint(&self) -> usize {
-        std::mem::size_of::<Version>()
-            + std::mem::size_of_val(&*self.data)
-            + self.data.iter().map(Value::heap_bytes).sum::<usize>()
+        layout(self.len as usize).size() + self.data().iter().map(Value::heap_bytes).sum::<usize>()
     }
 
     #[inline]
@@ -96,9 +181,47 @@ impl Version {
 mod tests {
     use super::*;
 
+    use std::sync::Arc;
+
     #[test]
     fn header_is_at_most_48_bytes() {
         assert_eq!(HEADER_BYTES, 48);
         assert_eq!(std::mem::size_of::<Value>(), 16);
+    }
+
+    // Exercises alloc/free/into_values; small enough for Miri
+    // (`cargo +nightly miri test -p strata --lib version`).
+    #[test]
+    fn inline_rows_own_and_release_their_values() {
+        let text = Arc::new("shared".to_string());
+        let v = Version::alloc(
+            7,
+            vec![Value::Int(1), Value::Text(Arc::clone(&text))],
+            std::ptr::null_mut(),
+        );
+        // SAFETY: fresh, unshared allocation.
+        let r = unsafe { &*v };
+        assert_eq!(r.data(), &[Value::Int(1), Value::Text(Arc::clone(&text))]);
+        assert!(!r.is_tombstone());
+        assert_eq!(r.begin.load(Ordering::Relaxed), TID_MARK | 7);
+        assert_eq!(Arc::strong_count(&text), 2);
+        let w = Version::alloc(8, r.data().to_vec(), v);
+        assert_eq!(Arc::strong_count(&text), 3);
+        // SAFETY: both are ours and freed once.
+        unsafe {
+            assert_eq!((*w).next(), v);
+            Version::free(w);
+            assert_eq!(Arc::strong_count(&text), 2);
+            let back = Version::into_values(v);
+            assert_eq!(Arc::strong_count(&text), 2);
+            assert_eq!(back[1].as_text(), Some("shared"));
+        }
+        let tomb = Version::alloc(9, Vec::new(), std::ptr::null_mut());
+        // SAFETY: fresh allocation, freed once.
+        unsafe {
+            assert!((*tomb).is_tombstone());
+            assert_eq!((*tomb).data().len(), 0);
+            Version::free(tomb);
+        }
     }
 }

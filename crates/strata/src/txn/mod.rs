@@ -204,13 +204,26 @@ impl Transaction {
         // Send impl), so it is alive.
         Ok(unsafe { v.as_ref() }
             .filter(|r| !r.is_tombstone())
-            .map(|r| f(&r.data)))
+            .map(|r| f(r.data())))
     }
 
     /// Index lookup + protocol read. Null when the key has no visible row.
     fn lookup_read(&mut self, t: &TableInner, ek: &EncodedKey) -> Result<*mut Version> {
         match t.index.get(ek) {
-            Some(tuple) => self.read_tuple(t, tuple),
+            Some(tuple) => {
+                let v = self.read_tuple(t, tuple)?;
+                if v.is_null()
+                    && !self.read_only
+                    && matches!(self.db.protocol, Protocol::SiSsn | Protocol::SiSsi)
+                {
+                    // The key exists but no version is visible to us (an
+                    // insert after our snapshot): reading it as absent is an
+                    // rw-antidependency to the inserter, which only the
+                    // predicate machinery can see.
+                    self.scans.push(ScanEntry::point(t, ek.clone()));
+                }
+                Ok(v)
+            }
             None => {
                 // An absent key is a predicate read: a later insert of it must
                 // not be serialised before us.
@@ -334,7 +347,7 @@ impl Transaction {
             // SAFETY: pinned; see read_with.
             let r = unsafe { &*v };
             if !r.is_tombstone() {
-                f(&r.data);
+                f(r.data());
                 n += 1;
             }
         }
@@ -354,7 +367,7 @@ impl Transaction {
         let key = ti.schema.key_of(&row);
         let ek = ti.encode(&key);
         let _guard = epoch::pin();
-        let mut data = row.into_boxed_slice();
+        let mut data = row;
         loop {
             if let Some(tuple) = ti.index.get(&ek) {
                 let head = ti.rows.head(tuple);
@@ -388,7 +401,7 @@ impl Transaction {
                     ti.schema.name
                 )));
             };
-            let v = Box::into_raw(Version::new_uncommitted(self.tid, data, ptr::null_mut()));
+            let v = Version::alloc(self.tid, data, ptr::null_mut());
             ti.rows.slot(tuple).store(v, SeqCst);
             match ti.index.insert(&ek, tuple) {
                 Ok(()) => {
@@ -411,7 +424,7 @@ impl Transaction {
                     ti.rows.slot(tuple).store(ptr::null_mut(), SeqCst);
                     // SAFETY: readers find tuple ids only through the index,
                     // which never held this one, so `v` was never shared.
-                    data = std::mem::take(&mut unsafe { Box::from_raw(v) }.data);
+                    data = unsafe { Version::into_values(v) };
                     ti.rows.release(tuple, &epoch::pin());
                 }
             }
@@ -441,7 +454,7 @@ impl Transaction {
             cols.push(i);
         }
         self.modify(ti, key, |old| {
-            let mut row: Box<[Value]> = old.into();
+            let mut row = old.to_vec();
             for (&i, (_, v)) in cols.iter().zip(changes) {
                 row[i] = v.clone();
             }
@@ -453,7 +466,7 @@ impl Transaction {
     pub fn delete(&mut self, t: &Table, key: &Key) -> Result<()> {
         self.check_writable(t)?;
         t.inner.schema.check_key(key)?;
-        self.modify(&t.inner, key, |_| Box::new([]))
+        self.modify(&t.inner, key, |_| Vec::new())
     }
 
     /// Writes a new version derived from the current one.
@@ -461,7 +474,7 @@ impl Transaction {
         &mut self,
         ti: &TableInner,
         key: &Key,
-        make: impl FnOnce(&[Value]) -> Box<[Value]>,
+        make: impl FnOnce(&[Value]) -> Vec<Value>,
     ) -> Result<()> {
         let ek = ti.encode(key);
         let _guard = epoch::pin();
@@ -485,7 +498,7 @@ impl Transaction {
             if h.is_tombstone() {
                 return Err(not_found());
             }
-            let data = make(&h.data);
+            let data = make(h.data());
             self.replace_own(ti, tuple, head, data);
             return Ok(());
         }
@@ -497,7 +510,7 @@ impl Transaction {
             self.note_read(ti, tuple, head);
             return Err(not_found());
         }
-        let data = make(&h.data);
+        let data = make(h.data());
         self.install(ti, tuple, head, data, None);
         Ok(())
     }
@@ -566,10 +579,10 @@ impl Transaction {
         ti: &TableInner,
         tuple: u64,
         head: *mut Version,
-        data: Box<[Value]>,
+        data: Vec<Value>,
         index_key: Option<EncodedKey>,
     ) {
-        let v = Box::into_raw(Version::new_uncommitted(self.tid, data, head));
+        let v = Version::alloc(self.tid, data, head);
         ti.rows.slot(tuple).store(v, SeqCst);
         // SAFETY: we hold head's lock; it is alive until GC, which cannot pass
         // it before we commit.
@@ -588,10 +601,10 @@ impl Transaction {
     }
 
     /// Replaces our own uncommitted version of a row.
-    fn replace_own(&mut self, ti: &TableInner, tuple: u64, own: *mut Version, data: Box<[Value]>) {
+    fn replace_own(&mut self, ti: &TableInner, tuple: u64, own: *mut Version, data: Vec<Value>) {
         // SAFETY: our own version; only we modify it.
         let next = unsafe { (*own).next() };
-        let v = Box::into_raw(Version::new_uncommitted(self.tid, data, next));
+        let v = Version::alloc(self.tid, data, next);
         ti.rows.slot(tuple).store(v, SeqCst);
         let w = self
             .writes
