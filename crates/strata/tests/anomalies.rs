@@ -243,3 +243,111 @@ fn late_insert_into_committed_scan_range_is_refused() {
         assert!(!all, "{p}: the cycle U -> X -> R -> U committed");
     }
 }
+
+/// G1c circular information flow: T1 writes x, T2 writes y, then each reads
+/// what the other wrote. Neither may see the other's uncommitted write, so
+/// no cycle of wr edges can form.
+#[test]
+fn circular_information_flow_g1c_is_prevented() {
+    for p in Protocol::ALL {
+        let (db, t) = setup(p);
+        let mut t1 = db.begin().unwrap();
+        let mut t2 = db.begin().unwrap();
+        set(&mut t1, &t, 1, 11).unwrap();
+        set(&mut t2, &t, 2, 22).unwrap();
+        let r1 = get(&mut t1, &t, 2);
+        let r2 = get(&mut t2, &t, 1);
+        for (r, old) in [(&r1, 20), (&r2, 10)] {
+            match r {
+                Ok(v) => assert_eq!(*v, Some(old), "{p}: read an uncommitted write"),
+                Err(Error::Conflict(_)) => {}
+                Err(e) => panic!("{p}: {e}"),
+            }
+        }
+        let c1 = r1.is_ok() && t1.commit().is_ok();
+        let c2 = r2.is_ok() && t2.commit().is_ok();
+        if p.is_serializable() {
+            // Both read the other's old value: T1 -rw-> T2 -rw-> T1.
+            assert!(!(c1 && c2), "{p}: both committed");
+        }
+    }
+}
+
+/// Observed transaction vanishes (OTV): once a reader has seen one write of
+/// T1, it must see all of T1's writes, even if a later T3 overwrites them.
+#[test]
+fn observed_transaction_vanishes_is_prevented() {
+    for p in Protocol::ALL {
+        let (db, t) = setup(p);
+        let mut t1 = db.begin().unwrap();
+        set(&mut t1, &t, 1, 11).unwrap();
+        set(&mut t1, &t, 2, 21).unwrap();
+        let mut t2 = db.begin().unwrap();
+        assert!(
+            matches!(set(&mut t2, &t, 1, 12), Err(Error::Conflict(_))),
+            "{p}"
+        );
+        t1.commit().unwrap();
+        let mut reader = db.begin().unwrap();
+        assert_eq!(get(&mut reader, &t, 1).unwrap(), Some(11), "{p}");
+        let mut t3 = db.begin().unwrap();
+        let r3 = set(&mut t3, &t, 1, 12)
+            .and_then(|_| set(&mut t3, &t, 2, 22))
+            .and_then(|_| t3.commit());
+        if p == Protocol::Mv2pl {
+            // The reader's read lock on x refuses T3.
+            assert_eq!(conflict(r3), ConflictKind::ReadLock);
+        } else {
+            r3.unwrap();
+        }
+        assert_eq!(
+            get(&mut reader, &t, 2).unwrap(),
+            Some(21),
+            "{p}: T1's write to y vanished"
+        );
+        reader.commit().unwrap();
+    }
+}
+
+/// Predicate-many-preceders (PMP): a predicate read repeated in one
+/// transaction must not see a row another transaction inserted meanwhile;
+/// where the protocol reads the newest data (MV2PL), the transaction must
+/// then fail to commit.
+#[test]
+fn predicate_many_preceders_is_prevented() {
+    for p in Protocol::ALL {
+        let (db, t) = setup(p);
+        let mut t1 = db.begin().unwrap();
+        let first = t1.scan(&t, key![0]..key![10]).unwrap().len();
+        let mut t2 = db.begin().unwrap();
+        t2.insert(&t, row![3, 30, "t2"]).unwrap();
+        t2.commit().unwrap();
+        match t1.scan(&t, key![0]..key![10]) {
+            Ok(rows) if rows.len() == first => {
+                // Stable predicate read. If we now write, serializable
+                // protocols must still order us before T2 or refuse.
+                set(&mut t1, &t, 1, first as i64).unwrap();
+                let r = t1.commit();
+                if p.is_serializable() && p != Protocol::Mvto {
+                    assert!(
+                        r.is_err(),
+                        "{p}: committed a write based on a stale predicate read"
+                    );
+                } else {
+                    r.unwrap();
+                }
+            }
+            Ok(rows) => {
+                assert_eq!(
+                    p,
+                    Protocol::Mv2pl,
+                    "{p}: predicate read changed within a transaction"
+                );
+                assert_eq!(rows.len(), first + 1);
+                assert_eq!(conflict(t1.commit()), ConflictKind::Validation);
+            }
+            Err(Error::Conflict(_)) => {}
+            Err(e) => panic!("{p}: {e}"),
+        }
+    }
+}

@@ -652,11 +652,15 @@ impl Transaction {
     /// protocols whose serial order is the commit order (2PL, OCC, TO) that
     /// is already serializable. SSN and SSI must still check it: a reader
     /// can close a cycle between writers (the read-only anomaly).
+    ///
+    /// MV2PL reads the newest data rather than a snapshot, so a range it
+    /// scanned twice may differ: its scans are validated even then.
     fn read_only_commit_is_safe(&self) -> bool {
-        matches!(
-            self.db.protocol,
-            Protocol::Mvto | Protocol::Mvocc | Protocol::Mv2pl | Protocol::Si
-        )
+        match self.db.protocol {
+            Protocol::Mvto | Protocol::Mvocc | Protocol::Si => true,
+            Protocol::Mv2pl => self.scans.is_empty(),
+            Protocol::SiSsn | Protocol::SiSsi => false,
+        }
     }
 
     /// The protocol's commit-time check, after the commit timestamp is drawn.
