@@ -67,6 +67,9 @@ pub struct StrataExecutor {
     /// Transactions aborted by the adapter after an insert race (see the
     /// module docs).
     pub insert_races: AtomicU64,
+    /// Yield the thread between operations, so that transactions interleave
+    /// more on machines with few cores.
+    pub yield_between_ops: bool,
 }
 
 impl StrataExecutor {
@@ -96,6 +99,7 @@ impl StrataExecutor {
             registers,
             read_only_snapshots: false,
             insert_races: AtomicU64::new(0),
+            yield_between_ops: true,
         })
     }
 
@@ -196,6 +200,9 @@ impl TxnExecutor for StrataExecutor {
         let mut txn = begun.unwrap_or_else(|e| panic!("begin failed: {e}"));
         let mut out = Vec::with_capacity(ops.len());
         for &op in ops {
+            if self.yield_between_ops {
+                std::thread::yield_now();
+            }
             match self.run_op(&mut txn, op, &mut out) {
                 Ok(()) => {}
                 Err(Stop::Conflict) => return (out, Outcome::Aborted),
