@@ -28,7 +28,7 @@ pub mod ssi;
 pub mod ssn;
 
 use parking_lot::Mutex;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// A map from version address to a small list, split over shards so that
 /// unrelated rows do not contend on one lock. Used for SSN's in-flight
@@ -37,14 +37,16 @@ pub(crate) struct ShardedMultiMap<V> {
     shards: Box<[Shard<V>]>,
 }
 
-type Shard<V> = Mutex<HashMap<usize, Vec<V>>>;
+type Shard<V> = Mutex<FxHashMap<usize, Vec<V>>>;
 
 const SHARDS: usize = 64;
 
 impl<V: Clone> ShardedMultiMap<V> {
     pub fn new() -> Self {
         ShardedMultiMap {
-            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            shards: (0..SHARDS)
+                .map(|_| Mutex::new(FxHashMap::default()))
+                .collect(),
         }
     }
     fn shard(&self, key: usize) -> &Shard<V> {

@@ -22,7 +22,7 @@ use crate::error::{ConflictKind, Error, Result};
 use crate::storage::version::{Version, INF_TS, TID_MARK};
 use crate::txn::Transaction;
 use parking_lot::Mutex;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::SeqCst};
 use std::sync::Arc;
 
@@ -30,6 +30,8 @@ const IN: u8 = 1;
 const OUT: u8 = 2;
 const COMMITTED: u8 = 4;
 const ABORTED: u8 = 8;
+/// Set once the transaction is in the writer map (only its owner sets it).
+const REGISTERED: u8 = 16;
 
 /// One transaction's SSI state, shared with the registries.
 pub struct SsiTxn {
@@ -57,14 +59,14 @@ impl SsiTxn {
 /// SIREAD marks and writer states.
 pub struct Registry {
     sireads: super::ShardedMultiMap<Arc<SsiTxn>>,
-    writers: Mutex<HashMap<u64, Arc<SsiTxn>>>,
+    writers: Mutex<FxHashMap<u64, Arc<SsiTxn>>>,
 }
 
 impl Registry {
     pub fn new() -> Self {
         Registry {
             sireads: super::ShardedMultiMap::new(),
-            writers: Mutex::new(HashMap::new()),
+            writers: Mutex::new(FxHashMap::default()),
         }
     }
 
@@ -133,7 +135,9 @@ pub fn on_read(tx: &mut Transaction, v: *mut Version) -> Result<()> {
 /// from its concurrent readers.
 pub fn on_write(tx: &mut Transaction, old: &Version) {
     let me = Arc::clone(tx.ssi.as_ref().expect("SSI transaction has state"));
-    if tx.writes.is_empty() {
+    // The first overwrite registers us (an earlier insert of a new key does
+    // not overwrite anything and so does not).
+    if me.flags.fetch_or(REGISTERED, SeqCst) & REGISTERED == 0 {
         tx.db.ssi.writers.lock().insert(tx.tid, Arc::clone(&me));
     }
     old.word_a.store(tx.tid, SeqCst);

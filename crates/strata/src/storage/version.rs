@@ -77,13 +77,27 @@ impl Version {
     /// A new, locked, uncommitted version created by transaction `tid`,
     /// holding `values` (empty for a tombstone). Free it with [`Version::free`].
     pub fn alloc(tid: u64, values: Vec<Value>, next: *mut Version) -> *mut Version {
-        let len = values.len();
+        let mut it = values.into_iter();
+        Self::alloc_with(tid, it.len(), next, |_| {
+            it.next().expect("exactly len values")
+        })
+    }
+
+    /// Like [`Version::alloc`], with value `i` produced by `value(i)`; an
+    /// update builds its row image in place this way, with no temporary row.
+    pub fn alloc_with(
+        tid: u64,
+        len: usize,
+        next: *mut Version,
+        mut value: impl FnMut(usize) -> Value,
+    ) -> *mut Version {
         let l = layout(len);
         // SAFETY: the layout has non-zero size (the header); we check for
         // allocation failure; the header is written with `write` before any
-        // reference is made, and each value slot (inside the allocation by
-        // `layout`) is written exactly once, moving the value out of the Vec,
-        // whose length is set to 0 first so it frees only its buffer.
+        // reference is made. Each value slot (inside the allocation, see
+        // `layout`) is written exactly once. `value` is our own closures'
+        // clones/moves, which do not panic; if one did, the version would
+        // leak, never be read half-built (it is not shared yet).
         unsafe {
             let p = alloc(l) as *mut Version;
             if p.is_null() {
@@ -98,11 +112,10 @@ impl Version {
                 word_b: AtomicU64::new(INF_TS),
                 len: len as u64,
             });
-            let mut values = std::mem::ManuallyDrop::new(values);
-            let src = values.as_mut_ptr();
-            std::ptr::copy_nonoverlapping(src, Self::values_ptr(p), len);
-            values.set_len(0);
-            std::mem::ManuallyDrop::drop(&mut values);
+            let dst = Self::values_ptr(p);
+            for i in 0..len {
+                dst.add(i).write(value(i));
+            }
             p
         }
     }

@@ -381,7 +381,8 @@ impl Transaction {
                     if !h.is_tombstone() {
                         return Err(duplicate(ti, &key));
                     }
-                    self.replace_own(ti, tuple, head, data);
+                    let v = Version::alloc(self.tid, data, h.next());
+                    self.replace_own(ti, tuple, head, v);
                     return Ok(());
                 }
                 if let Err(e) = self.lock_head(ti, tuple, head) {
@@ -392,7 +393,8 @@ impl Transaction {
                     self.note_read(ti, tuple, head);
                     return Err(duplicate(ti, &key));
                 }
-                self.install(ti, tuple, head, data, None);
+                let v = Version::alloc(self.tid, data, head);
+                self.install(ti, tuple, head, v, None);
                 return Ok(());
             }
             let Some(tuple) = ti.rows.allocate() else {
@@ -453,12 +455,14 @@ impl Transaction {
             }
             cols.push(i);
         }
-        self.modify(ti, key, |old| {
-            let mut row = old.to_vec();
-            for (&i, (_, v)) in cols.iter().zip(changes) {
-                row[i] = v.clone();
-            }
-            row
+        let tid = self.tid;
+        self.modify(ti, key, |old, next| {
+            Version::alloc_with(tid, old.len(), next, |i| {
+                match cols.iter().position(|&c| c == i) {
+                    Some(j) => changes[j].1.clone(),
+                    None => old[i].clone(),
+                }
+            })
         })
     }
 
@@ -466,7 +470,10 @@ impl Transaction {
     pub fn delete(&mut self, t: &Table, key: &Key) -> Result<()> {
         self.check_writable(t)?;
         t.inner.schema.check_key(key)?;
-        self.modify(&t.inner, key, |_| Vec::new())
+        let tid = self.tid;
+        self.modify(&t.inner, key, |_, next| {
+            Version::alloc(tid, Vec::new(), next)
+        })
     }
 
     /// Writes a new version derived from the current one.
@@ -474,7 +481,7 @@ impl Transaction {
         &mut self,
         ti: &TableInner,
         key: &Key,
-        make: impl FnOnce(&[Value]) -> Vec<Value>,
+        make: impl FnOnce(&[Value], *mut Version) -> *mut Version,
     ) -> Result<()> {
         let ek = ti.encode(key);
         let _guard = epoch::pin();
@@ -498,8 +505,8 @@ impl Transaction {
             if h.is_tombstone() {
                 return Err(not_found());
             }
-            let data = make(h.data());
-            self.replace_own(ti, tuple, head, data);
+            let v = make(h.data(), h.next());
+            self.replace_own(ti, tuple, head, v);
             return Ok(());
         }
         if let Err(e) = self.lock_head(ti, tuple, head) {
@@ -510,8 +517,8 @@ impl Transaction {
             self.note_read(ti, tuple, head);
             return Err(not_found());
         }
-        let data = make(h.data());
-        self.install(ti, tuple, head, data, None);
+        let v = make(h.data(), head);
+        self.install(ti, tuple, head, v, None);
         Ok(())
     }
 
@@ -579,10 +586,9 @@ impl Transaction {
         ti: &TableInner,
         tuple: u64,
         head: *mut Version,
-        data: Vec<Value>,
+        v: *mut Version,
         index_key: Option<EncodedKey>,
     ) {
-        let v = Version::alloc(self.tid, data, head);
         ti.rows.slot(tuple).store(v, SeqCst);
         // SAFETY: we hold head's lock; it is alive until GC, which cannot pass
         // it before we commit.
@@ -601,10 +607,8 @@ impl Transaction {
     }
 
     /// Replaces our own uncommitted version of a row.
-    fn replace_own(&mut self, ti: &TableInner, tuple: u64, own: *mut Version, data: Vec<Value>) {
-        // SAFETY: our own version; only we modify it.
-        let next = unsafe { (*own).next() };
-        let v = Version::alloc(self.tid, data, next);
+    /// `v` must already link to `own`'s successor.
+    fn replace_own(&mut self, ti: &TableInner, tuple: u64, own: *mut Version, v: *mut Version) {
         ti.rows.slot(tuple).store(v, SeqCst);
         let w = self
             .writes
