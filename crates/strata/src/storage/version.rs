@@ -27,6 +27,9 @@ use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 /// Set in `begin`/`end` while they hold a transaction id, not a timestamp.
 pub const TID_MARK: u64 = 1 << 63;
+/// Set in `len` for a tombstone.
+const TOMBSTONE: u64 = 1 << 63;
+
 /// `end` of a version nobody has overwritten.
 pub const INF_TS: u64 = TID_MARK - 1;
 
@@ -52,7 +55,9 @@ pub struct Version {
     pub word_a: AtomicU64,
     /// SSN `sstamp` (the overwriter's successor low watermark).
     pub word_b: AtomicU64,
-    /// Number of values that follow; 0 for a tombstone (a deleted row).
+    /// Number of values that follow, with [`TOMBSTONE`] set for a deleted
+    /// row (whose values are then its primary key, so GC can find its index
+    /// entry).
     len: u64,
 }
 
@@ -75,7 +80,7 @@ fn layout(len: usize) -> Layout {
 
 impl Version {
     /// A new, locked, uncommitted version created by transaction `tid`,
-    /// holding `values` (empty for a tombstone). Free it with [`Version::free`].
+    /// holding `values`. Free it with [`Version::free`].
     pub fn alloc(tid: u64, values: Vec<Value>, next: *mut Version) -> *mut Version {
         let mut it = values.into_iter();
         Self::alloc_with(tid, it.len(), next, |_| {
@@ -88,6 +93,24 @@ impl Version {
     pub fn alloc_with(
         tid: u64,
         len: usize,
+        next: *mut Version,
+        value: impl FnMut(usize) -> Value,
+    ) -> *mut Version {
+        Self::alloc_inner(tid, len, 0, next, value)
+    }
+
+    /// A tombstone (deleted row) holding the row's primary key.
+    pub fn alloc_tombstone(tid: u64, key: Vec<Value>, next: *mut Version) -> *mut Version {
+        let mut it = key.into_iter();
+        Self::alloc_inner(tid, it.len(), TOMBSTONE, next, |_| {
+            it.next().expect("exactly len values")
+        })
+    }
+
+    fn alloc_inner(
+        tid: u64,
+        len: usize,
+        flags: u64,
         next: *mut Version,
         mut value: impl FnMut(usize) -> Value,
     ) -> *mut Version {
@@ -110,7 +133,7 @@ impl Version {
                 next: AtomicPtr::new(next),
                 word_a: AtomicU64::new(0),
                 word_b: AtomicU64::new(INF_TS),
-                len: len as u64,
+                len: len as u64 | flags,
             });
             let dst = Self::values_ptr(p);
             for i in 0..len {
@@ -134,7 +157,7 @@ impl Version {
         // SAFETY: per the contract, we own `v` exclusively; the values were
         // initialised by `alloc` and are dropped once here.
         unsafe {
-            let len = (*v).len as usize;
+            let len = (*v).count();
             std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(Self::values_ptr(v), len));
             dealloc(v as *mut u8, layout(len));
         }
@@ -148,7 +171,7 @@ impl Version {
         // SAFETY: per the contract we own `v`; each value is read (moved)
         // once and the memory is released without dropping them again.
         unsafe {
-            let len = (*v).len as usize;
+            let len = (*v).count();
             let mut out = Vec::with_capacity(len);
             std::ptr::copy_nonoverlapping(Self::values_ptr(v), out.as_mut_ptr(), len);
             out.set_len(len);
@@ -157,7 +180,12 @@ impl Version {
         }
     }
 
-    /// The row image; empty for a tombstone.
+    #[inline]
+    fn count(&self) -> usize {
+        (self.len & !TOMBSTONE) as usize
+    }
+
+    /// The row image; for a tombstone, the deleted row's primary key.
     #[inline]
     pub fn data(&self) -> &[Value] {
         // SAFETY: `self` lives in an allocation made by `alloc` with `len`
@@ -166,7 +194,7 @@ impl Version {
         unsafe {
             std::slice::from_raw_parts(
                 Self::values_ptr(self as *const _ as *mut _),
-                self.len as usize,
+                self.count(),
             )
         }
     }
@@ -174,14 +202,14 @@ impl Version {
     /// True if this version records a deletion.
     #[inline]
     pub fn is_tombstone(&self) -> bool {
-        self.len == 0
+        self.len & TOMBSTONE != 0
     }
 
     /// Bytes this version occupies: header, row image and text payloads
     /// (text shared with other versions is counted once per version that
     /// holds it, i.e. an upper bound).
     pub fn footprint(&self) -> usize {
-        layout(self.len as usize).size() + self.data().iter().map(Value::heap_bytes).sum::<usize>()
+        layout(self.count()).size() + self.data().iter().map(Value::heap_bytes).sum::<usize>()
     }
 
     #[inline]
@@ -229,12 +257,15 @@ mod tests {
             assert_eq!(Arc::strong_count(&text), 2);
             assert_eq!(back[1].as_text(), Some("shared"));
         }
-        let tomb = Version::alloc(9, Vec::new(), std::ptr::null_mut());
-        // SAFETY: fresh allocation, freed once.
+        let tomb = Version::alloc_tombstone(9, vec![Value::Int(4)], std::ptr::null_mut());
+        let empty = Version::alloc(9, Vec::new(), std::ptr::null_mut());
+        // SAFETY: fresh allocations, freed once.
         unsafe {
             assert!((*tomb).is_tombstone());
-            assert_eq!((*tomb).data().len(), 0);
+            assert_eq!((*tomb).data(), &[Value::Int(4)]);
+            assert!(!(*empty).is_tombstone());
             Version::free(tomb);
+            Version::free(empty);
         }
     }
 }

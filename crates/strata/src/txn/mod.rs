@@ -472,7 +472,7 @@ impl Transaction {
         t.inner.schema.check_key(key)?;
         let tid = self.tid;
         self.modify(&t.inner, key, |_, next| {
-            Version::alloc(tid, Vec::new(), next)
+            Version::alloc_tombstone(tid, key.0.clone(), next)
         })
     }
 
