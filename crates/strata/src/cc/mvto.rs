@@ -14,16 +14,22 @@
 //! checks the lock, the writer takes the lock then checks `read_ts`); with
 //! sequentially consistent operations at least one of them sees the other.
 //!
-//! Phantoms: a scan or a read of an absent key raises the table's
-//! `predicate_read_ts`; an insert of a new key by an older transaction is
-//! refused. This is coarse (table granularity) but never misses a phantom.
+//! Phantoms: a read of an absent key creates a *ghost* for it (a tombstone
+//! committed at timestamp 0, visible to everyone) and reads that, so an
+//! older inserter meets the ghost's `read_ts` like any writer. A range scan
+//! raises the table's `predicate_read_ts`, and an insert of a new key by an
+//! older transaction is refused: coarse (table granularity) but it never
+//! misses a phantom. (An earlier version used the table timestamp for absent
+//! keys too, and starved inserts under contention.)
 
 use crate::error::{ConflictKind, Error, Result};
+use crate::index::key::EncodedKey;
 use crate::storage::version::Version;
 use crate::table::TableInner;
 use crate::txn::tid::Status;
 use crate::txn::visibility::{visible, Mode};
 use crate::txn::Transaction;
+use crate::value::Key;
 use std::sync::atomic::{fence, Ordering::SeqCst};
 
 pub fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Version> {
@@ -84,4 +90,29 @@ pub fn predicate_read(t: &TableInner, ts: u64) {
 pub fn insert_allowed(t: &TableInner, ts: u64) -> bool {
     fence(SeqCst);
     t.predicate_read_ts.load(SeqCst) <= ts
+}
+
+/// Makes sure the absent `key` has a ghost row and returns its tuple id
+/// (the row found instead, if another transaction inserted meanwhile).
+pub fn ghost(t: &TableInner, key: &Key, ek: &EncodedKey) -> Option<u64> {
+    let Some(tuple) = t.rows.allocate() else {
+        return t.index.get(ek);
+    };
+    let v = Version::alloc_tombstone(0, key.0.clone(), std::ptr::null_mut());
+    // SAFETY: `v` is not shared yet.
+    unsafe {
+        (*v).begin.store(0, SeqCst);
+        (*v).txn_id.store(0, SeqCst);
+    }
+    t.rows.slot(tuple).store(v, SeqCst);
+    match t.index.insert(ek, tuple) {
+        Ok(()) => Some(tuple),
+        Err(_) => {
+            t.rows.slot(tuple).store(std::ptr::null_mut(), SeqCst);
+            // SAFETY: the index never held `tuple`, so `v` was never shared.
+            unsafe { Version::free(v) };
+            t.rows.release(tuple, &crossbeam_epoch::pin());
+            t.index.get(ek)
+        }
+    }
 }

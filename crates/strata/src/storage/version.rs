@@ -192,10 +192,7 @@ impl Version {
         // initialised values after the struct; they are never mutated while
         // the version is shared.
         unsafe {
-            std::slice::from_raw_parts(
-                Self::values_ptr(self as *const _ as *mut _),
-                self.count(),
-            )
+            std::slice::from_raw_parts(Self::values_ptr(self as *const _ as *mut _), self.count())
         }
     }
 

@@ -196,7 +196,7 @@ impl Transaction {
         t.inner.schema.check_key(key)?;
         let ek = t.inner.encode(key);
         let _guard = epoch::pin();
-        let v = match self.lookup_read(&t.inner, &ek) {
+        let v = match self.lookup_read(&t.inner, key, &ek) {
             Ok(v) => v,
             Err(e) => return self.fail(e),
         };
@@ -208,7 +208,7 @@ impl Transaction {
     }
 
     /// Index lookup + protocol read. Null when the key has no visible row.
-    fn lookup_read(&mut self, t: &TableInner, ek: &EncodedKey) -> Result<*mut Version> {
+    fn lookup_read(&mut self, t: &TableInner, key: &Key, ek: &EncodedKey) -> Result<*mut Version> {
         match t.index.get(ek) {
             Some(tuple) => {
                 let v = self.read_tuple(t, tuple)?;
@@ -227,7 +227,7 @@ impl Transaction {
             None => {
                 // An absent key is a predicate read: a later insert of it must
                 // not be serialised before us.
-                if let Some(tuple) = self.absent_read(t, ek)? {
+                if let Some(tuple) = self.absent_read(t, key, ek)? {
                     return self.read_tuple(t, tuple);
                 }
                 Ok(ptr::null_mut())
@@ -237,15 +237,14 @@ impl Transaction {
 
     /// Records that `ek` was read as absent; returns a tuple if the key
     /// appeared meanwhile (MVTO re-checks after publishing its timestamp).
-    fn absent_read(&mut self, t: &TableInner, ek: &EncodedKey) -> Result<Option<u64>> {
+    fn absent_read(&mut self, t: &TableInner, key: &Key, ek: &EncodedKey) -> Result<Option<u64>> {
         if self.read_only {
             return Ok(None);
         }
         match self.db.protocol {
-            Protocol::Mvto => {
-                cc::mvto::predicate_read(t, self.ts);
-                Ok(t.index.get(ek))
-            }
+            // The key gets a ghost row whose read timestamp an older inserter
+            // must respect: phantom protection per key, not per table.
+            Protocol::Mvto => Ok(cc::mvto::ghost(t, key, ek)),
             Protocol::Si => Ok(None),
             _ => {
                 self.scans.push(ScanEntry::point(t, ek.clone()));
@@ -390,6 +389,12 @@ impl Transaction {
                 }
                 if !h.is_tombstone() {
                     self.unlock_unused(head);
+                    if self.db.protocol == Protocol::Mvocc && h.begin.load(SeqCst) > self.ts {
+                        // The row is newer than our snapshot: for us the key
+                        // is free, yet we cannot insert it. That is a
+                        // conflict, not a duplicate.
+                        return Err(self.conflict(ConflictKind::Validation));
+                    }
                     self.note_read(ti, tuple, head);
                     return Err(duplicate(ti, &key));
                 }
@@ -489,11 +494,13 @@ impl Transaction {
             table: ti.schema.name.clone(),
             key: key.to_string(),
         };
-        let Some(tuple) = ti.index.get(&ek) else {
-            if let Err(e) = self.absent_read(ti, &ek) {
-                return self.fail(e);
-            }
-            return Err(not_found());
+        let tuple = match ti.index.get(&ek) {
+            Some(tuple) => tuple,
+            None => match self.absent_read(ti, key, &ek) {
+                Ok(Some(tuple)) => tuple,
+                Ok(None) => return Err(not_found()),
+                Err(e) => return self.fail(e),
+            },
         };
         let head = ti.rows.head(tuple);
         if head.is_null() {
@@ -565,6 +572,12 @@ impl Transaction {
     /// Records a read made on the write path (a duplicate-key or not-found
     /// answer depends on the version seen).
     fn note_read(&mut self, ti: &TableInner, tuple: u64, v: *mut Version) {
+        if self.db.protocol == Protocol::Mvto {
+            // We hold the write lock, so no writer is between us and `v`.
+            // SAFETY: pinned; `v` is the locked head.
+            unsafe { (*v).word_a.fetch_max(self.ts, SeqCst) };
+            return;
+        }
         if matches!(
             self.db.protocol,
             Protocol::Mvocc | Protocol::SiSsn | Protocol::SiSsi
