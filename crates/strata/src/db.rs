@@ -239,10 +239,22 @@ impl DbInner {
         if self.opts.gc == GcPolicy::None {
             return Some(0);
         }
+        let now = self.clock.load(SeqCst);
         let h = self.compute_horizon();
         self.horizon.store(h, SeqCst);
         let tables = self.tables.read();
-        let freed = self.gc.collect(h, |id| tables.get(id as usize).cloned())?;
+        let protocol = self.protocol;
+        let may_remove = move |tomb: &Version, horizon: u64| match protocol {
+            // Readers left their timestamp on the tombstone: it guards the
+            // key against older inserters until they are all gone.
+            Protocol::Mvto => tomb.word_a.load(SeqCst) <= horizon,
+            // Read-locked tombstones stay until the lock is released.
+            Protocol::Mv2pl => tomb.word_a.load(SeqCst) == 0,
+            _ => true,
+        };
+        let freed = self
+            .gc
+            .collect(h, now, |id| tables.get(id as usize).cloned(), &may_remove)?;
         match self.protocol {
             Protocol::SiSsn => tables.iter().for_each(|t| predicate::prune(t, h)),
             Protocol::SiSsi => {

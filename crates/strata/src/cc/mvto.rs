@@ -51,12 +51,17 @@ pub fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Ver
     if locker != 0 && locker != tx.tid {
         // An older writer may have checked read_ts before we raised it; its
         // version would be the one we must read.
-        let wts = tids.slot(locker).begin.load(SeqCst);
-        let running = matches!(tids.status(locker), Status::Active | Status::Committing(_));
-        if running && wts < tx.ts {
-            return Err(Error::Conflict(ConflictKind::TimestampOrder));
+        let is_running = |s| matches!(s, Status::Active | Status::Committing(_));
+        // (GC's lock value maps to no slot: its status is Gone.)
+        let mut still_running = false;
+        if is_running(tids.status(locker)) {
+            let wts = tids.slot(locker).begin.load(SeqCst);
+            still_running = is_running(tids.status(locker));
+            if still_running && wts < tx.ts {
+                return Err(Error::Conflict(ConflictKind::TimestampOrder));
+            }
         }
-        if !running
+        if !still_running
             && visible(
                 t.rows.head(tuple),
                 tx.ts,

@@ -244,7 +244,15 @@ impl Transaction {
         match self.db.protocol {
             // The key gets a ghost row whose read timestamp an older inserter
             // must respect: phantom protection per key, not per table.
-            Protocol::Mvto => Ok(cc::mvto::ghost(t, key, ek)),
+            Protocol::Mvto => {
+                let ghost = cc::mvto::ghost(t, key, ek);
+                if let Some(tuple) = ghost {
+                    // GC removes the ghost once no reader's timestamp on it
+                    // can matter any more.
+                    self.db.gc.push(std::iter::once((self.ts, t.id, tuple)));
+                }
+                Ok(ghost)
+            }
             Protocol::Si => Ok(None),
             _ => {
                 self.scans.push(ScanEntry::point(t, ek.clone()));
@@ -266,6 +274,16 @@ impl Transaction {
             Protocol::Mv2pl => cc::mv2pl::read(self, t, tuple),
             Protocol::Mvocc | Protocol::SiSsn | Protocol::SiSsi => {
                 let v = visibility::visible(head, self.ts, self.tid, tids, Mode::Snapshot)?;
+                // SAFETY: pinned; `v` is visible to us.
+                let tomb = unsafe { v.as_ref() }.filter(|r| r.is_tombstone());
+                let ours = self.is_own(v);
+                if let Some(r) = tomb.filter(|_| !ours && self.db.protocol != Protocol::Mvocc) {
+                    // Reading a deleted row is reading its key as absent: if
+                    // GC unlinks the row, a later insert of the key makes a
+                    // new tuple, seen only by the predicate machinery.
+                    let ek = t.encode(&Key(r.data().to_vec()));
+                    self.scans.push(ScanEntry::point(t, ek));
+                }
                 if !self.is_own(v) {
                     self.reads.push(ReadEntry {
                         table: t,
@@ -590,6 +608,13 @@ impl Transaction {
             if self.db.protocol == Protocol::SiSsn {
                 cc::ssn::on_read(self, v);
             }
+            // SAFETY: pinned; `v` is the head we locked.
+            let r = unsafe { &*v };
+            if r.is_tombstone() && self.db.protocol != Protocol::Mvocc {
+                // "Not found" read the key as absent (see read_tuple).
+                let ek = ti.encode(&Key(r.data().to_vec()));
+                self.scans.push(ScanEntry::point(ti, ek));
+            }
         }
     }
 
@@ -721,8 +746,10 @@ impl Transaction {
         let garbage = self
             .writes
             .iter()
-            .filter(|w| !w.old.is_null())
-            // SAFETY: tables outlive the transaction.
+            // A delete of a row inserted by this same transaction overwrote
+            // nothing, but its tombstone still has to go.
+            // SAFETY: our versions are alive until GC; tables outlive us.
+            .filter(|w| !w.old.is_null() || unsafe { (*w.new).is_tombstone() })
             .map(|w| (cts, unsafe { (*w.table).id }, w.tuple));
         self.db.gc.push(garbage);
     }

@@ -147,7 +147,11 @@ impl TidTable {
     /// The status of transaction `tid`.
     #[inline]
     pub fn status(&self, tid: u64) -> Status {
-        let s = self.slot(tid);
+        // Ids beyond the table (such as GC's lock value) belong to no
+        // transaction.
+        let Some(s) = self.slots.get((tid & SLOT_MASK) as usize) else {
+            return Status::Gone;
+        };
         if s.tid.load(SeqCst) != tid {
             return Status::Gone;
         }
