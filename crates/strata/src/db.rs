@@ -1,6 +1,6 @@
 //! The database: options, catalog, clock and transaction table.
 
-use crate::cc::{predicate, ssi, ShardedMultiMap};
+use crate::cc::{predicate, ssi};
 use crate::error::{Error, Result};
 use crate::gc::GcQueue;
 use crate::options::{GcPolicy, Options, Protocol};
@@ -36,8 +36,6 @@ pub(crate) struct DbInner {
     /// MVTO read-only snapshots while they register).
     pub horizon: AtomicU64,
     pub counters: Counters,
-    /// SSN: in-flight readers per version.
-    pub ssn_readers: ShardedMultiMap<u64>,
     /// SSI: SIREAD marks and writer states.
     pub ssi: ssi::Registry,
 }
@@ -64,7 +62,6 @@ impl Database {
                 gc: GcQueue::default(),
                 horizon: AtomicU64::new(0),
                 counters: Counters::default(),
-                ssn_readers: ShardedMultiMap::new(),
                 ssi: ssi::Registry::new(),
             }),
         })

@@ -803,8 +803,8 @@ fn mvto_writer_commits_between_reader_steps() {
 
 // ------------------------- 4. commit stamping + TID-table visibility
 
-// Mirrors crates/strata/src/txn/mod.rs: `Transaction::commit` (cts =
-// clock.fetch_add + 1, set_committing, set_committed), `post_commit` (stamp
+// Mirrors crates/strata/src/txn/mod.rs: `Transaction::commit` (set_precommit,
+// cts = clock.fetch_add + 1, set_committing, set_committed), `post_commit` (stamp
 // begin, unlock, old end), `finish` (release the slot), `rollback`;
 // txn/tid.rs: `acquire`, `release`, `status`, `wait_decided`;
 // txn/visibility.rs: `visible`, `is_visible` (Mode::Snapshot),
@@ -823,8 +823,8 @@ struct Stamp {
 /// COMMITTING with no timestamp yet: readers wait for the decision.
 const PENDING_CTS: u64 = 0;
 
-/// `pending`: the proposed fix (not the engine today): announce COMMITTING
-/// before drawing the commit timestamp.
+/// `pending`: announce COMMITTING (PRECOMMIT in the engine, `TidTable::
+/// set_precommit`) before drawing the commit timestamp, as the engine does.
 fn stamp_model(commit: bool, reuse: bool, pending: bool) {
     // 0, 1: committed a0, b0; 2, 3: the writer's a1, b1.
     let m = Arc::new(Stamp {
@@ -912,25 +912,15 @@ fn stamp_model(commit: bool, reuse: bool, pending: bool) {
     }
 }
 
-// ENGINE BUG found by this model (txn/mod.rs `Transaction::commit`): the
-// commit timestamp is drawn (`clock.fetch_add`) before the slot says
-// COMMITTING. A snapshot taken in between (s = cts) finds the writer ACTIVE
-// and skips its version of row A; the writer then commits and stamps, and
-// the same snapshot sees its version of row B (begin = cts <= s): a
-// fractured read. Shuttle finds it within a few dozen schedules. This test
-// pins the bug; when `commit` is fixed, drop it and make
-// `commit_stamping_and_tid_visibility` model the engine's new order.
-#[test]
-#[should_panic(expected = "fractured read")]
-fn commit_stamping_engine_order_has_fractured_read() {
-    shuttle::check_random_with_seed(|| stamp_model(true, false, false), 1, 5000);
-}
-
-// The engine's protocol plus the fix proposed above (COMMITTING with a
-// pending timestamp before the fetch_add; a reader that meets it waits for
-// the decision and then compares the timestamp): snapshot consistency holds,
-// with and without slot reuse, for commit and abort.
+// The engine's protocol (PRECOMMIT — COMMITTING with a pending timestamp —
+// before the fetch_add; a reader that meets it waits and then compares the
+// timestamp): snapshot consistency holds, with and without slot reuse, for
+// commit and abort. This model found the engine's original order (fetch_add
+// before announcing) to allow a fractured read: a snapshot taken between the
+// two found the writer ACTIVE, skipped its version of row A, then saw its
+// stamped version of row B (`pending = false` reproduces it).
 // Mutations tried (each made shuttle report a "fractured read"):
+// - `pending = false` (the original engine order).
 // - `status` without the second tid load: a reader takes the next
 //   occupant's state for the writer's (with `reuse`; found by PCT only).
 // - `is_visible` treats COMMITTING(c <= s) as invisible instead of waiting.

@@ -31,8 +31,7 @@ use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
 
 /// A map from version address to a small list, split over shards so that
-/// unrelated rows do not contend on one lock. Used for SSN's in-flight
-/// readers and SSI's SIREAD locks.
+/// unrelated rows do not contend on one lock. Used for SSI's SIREAD marks.
 pub(crate) struct ShardedMultiMap<V> {
     shards: Box<[Shard<V>]>,
 }
@@ -62,16 +61,6 @@ impl<V: Clone> ShardedMultiMap<V> {
             .get(&key)
             .cloned()
             .unwrap_or_default()
-    }
-    /// Removes the values of `key` for which `f` is true.
-    pub fn remove_where(&self, key: usize, mut f: impl FnMut(&V) -> bool) {
-        let mut s = self.shard(key).lock();
-        if let Some(list) = s.get_mut(&key) {
-            list.retain(|v| !f(v));
-            if list.is_empty() {
-                s.remove(&key);
-            }
-        }
     }
     /// Removes, over all keys, the values for which `f` is true.
     pub fn prune(&self, mut f: impl FnMut(&V) -> bool) {

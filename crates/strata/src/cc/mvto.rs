@@ -51,7 +51,12 @@ pub fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Ver
     if locker != 0 && locker != tx.tid {
         // An older writer may have checked read_ts before we raised it; its
         // version would be the one we must read.
-        let is_running = |s| matches!(s, Status::Active | Status::Committing(_));
+        let is_running = |s| {
+            matches!(
+                s,
+                Status::Active | Status::Precommit | Status::Committing(_)
+            )
+        };
         // (GC's lock value maps to no slot: its status is Gone.)
         let mut still_running = false;
         if is_running(tids.status(locker)) {

@@ -15,9 +15,19 @@
 //! (their creators); successors from versions T read that someone overwrote.
 //!
 //! Concurrent commits: a reader that has drawn its cstamp but not yet
-//! published it on the versions it read is found through the in-flight
-//! reader registry (version -> reader ids); an overwriter in the same state
-//! through the TID marker in the version's `end`. A transaction waits only
+//! published it on the versions it read is found through its read filter,
+//! a Bloom filter of version addresses in its TID slot (ERMIA keeps a
+//! per-version reader bitmap instead; we have no header room for one, and a
+//! per-reader filter costs a reader two uncontended bit-sets). A committing
+//! overwriter scans the open slots' filters:
+//!
+//! ```text
+//!  slot 3: COMMITTING(cts 41)  filter ∋ &v  -> a predecessor: wait, eta >= 41
+//!  slot 5: ACTIVE              (it will see our marker in v.end itself)
+//! ```
+//!
+//! An overwriter in the same state is found through the TID marker in the
+//! version's `end`. A transaction waits only
 //! for COMMITTING transactions with a *smaller* cstamp — those whose
 //! decision it needs — so waits cannot form a cycle; those with a larger
 //! cstamp account for the edge themselves when they commit.
@@ -36,10 +46,11 @@ pub struct Stamps {
     pub sstamp: u64,
 }
 
-/// Registers an in-flight read of `v` (null: nothing to register).
+/// Records an in-flight read of `v` (null: nothing to record) in our
+/// slot's read filter.
 pub fn on_read(tx: &mut Transaction, v: *mut Version) {
     if !v.is_null() {
-        tx.db.ssn_readers.add(v as usize, tx.tid);
+        tx.db.tids.slot(tx.tid).reads.insert(v as usize);
     }
 }
 
@@ -86,7 +97,7 @@ pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
             if u == tx.tid {
                 continue;
             }
-            match tids.status(u) {
+            match tids.settled_status(u) {
                 Status::Committing(c) | Status::Committed(c) if c < cts => {
                     if let Status::Committed(_) = tids.wait_decided(u) {
                         let s = tids.slot(u).sstamp.load(SeqCst);
@@ -115,21 +126,13 @@ pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
         match unsafe { w.old.as_ref() } {
             Some(old) => {
                 pstamp = pstamp.max(creator_cstamp(old, tids));
-                for reader in db.ssn_readers.get(w.old as usize) {
-                    if reader == tx.tid {
-                        continue;
+                tids.possible_readers(w.old as usize, tx.tid, cts, |reader, c| {
+                    if let Status::Committed(_) = tids.wait_decided(reader) {
+                        pstamp = pstamp.max(c);
                     }
-                    match tids.status(reader) {
-                        Status::Committing(c) | Status::Committed(c) if c < cts => {
-                            if let Status::Committed(_) = tids.wait_decided(reader) {
-                                pstamp = pstamp.max(c);
-                            }
-                        }
-                        _ => {}
-                    }
-                }
+                });
                 // Readers that finished published their cstamp here before
-                // leaving the registry.
+                // freeing their slot.
                 pstamp = pstamp.max(old.word_a.load(SeqCst));
             }
             None => {
@@ -175,7 +178,7 @@ pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
 }
 
 /// After COMMITTED: publish our cstamp on what we read and our sstamp on
-/// what we overwrote, then leave the registry.
+/// what we overwrote.
 pub fn post_commit(tx: &mut Transaction, cts: u64) {
     for r in &tx.reads {
         // SAFETY: as in pre_commit.
@@ -187,22 +190,6 @@ pub fn post_commit(tx: &mut Transaction, cts: u64) {
         // SAFETY: locked by us and alive.
         if let Some(old) = unsafe { w.old.as_ref() } {
             old.word_b.store(tx.ssn.sstamp, SeqCst);
-        }
-    }
-    deregister(tx);
-}
-
-pub fn on_abort(tx: &mut Transaction) {
-    deregister(tx);
-}
-
-fn deregister(tx: &mut Transaction) {
-    let me = tx.tid;
-    for r in &tx.reads {
-        if !r.version.is_null() {
-            tx.db
-                .ssn_readers
-                .remove_where(r.version as usize, |&t| t == me);
         }
     }
 }

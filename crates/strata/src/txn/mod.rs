@@ -676,7 +676,10 @@ impl Transaction {
         }
         let cts = match db.protocol {
             Protocol::Mvto => self.ts,
-            _ => db.clock.fetch_add(1, SeqCst) + 1,
+            _ => {
+                db.tids.set_precommit(self.tid);
+                db.clock.fetch_add(1, SeqCst) + 1
+            }
         };
         db.tids.set_committing(self.tid, cts);
         if let Err(kind) = self.validate(cts) {
@@ -787,7 +790,6 @@ impl Transaction {
         }
         match self.db.protocol {
             Protocol::Mv2pl => cc::mv2pl::release(self),
-            Protocol::SiSsn => cc::ssn::on_abort(self),
             Protocol::SiSsi => cc::ssi::on_abort(self),
             _ => {}
         }

@@ -24,7 +24,10 @@
 
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::{
+    AtomicBool, AtomicU64, AtomicUsize,
+    Ordering::{Relaxed, SeqCst},
+};
 
 pub const SLOT_BITS: u32 = 20;
 const SLOT_MASK: u64 = (1 << SLOT_BITS) - 1;
@@ -37,11 +40,15 @@ const ACTIVE: u64 = 0;
 const COMMITTING: u64 = 1;
 const COMMITTED: u64 = 2;
 const ABORTED: u64 = 3;
+/// The commit timestamp of a PRECOMMIT transaction: not drawn yet.
+const PENDING_CTS: u64 = CTS_MASK;
 
 /// What the table says about a transaction id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
     Active,
+    /// About to draw its commit timestamp (see `set_precommit`).
+    Precommit,
     /// Has its commit timestamp; the decision is not made yet.
     Committing(u64),
     Committed(u64),
@@ -61,7 +68,51 @@ pub struct Slot {
     /// SSN: the occupant's published high (pstamp) and low (sstamp) watermarks.
     pub pstamp: AtomicU64,
     pub sstamp: AtomicU64,
+    /// SSN: a Bloom filter of the versions the occupant has read, so that a
+    /// committing overwriter can find in-flight readers (see `cc::ssn`).
+    pub reads: ReadFilter,
     generation: AtomicU64,
+}
+
+/// Words in a [`ReadFilter`] (1,024 bits).
+const FILTER_WORDS: usize = 16;
+
+/// A Bloom filter over version addresses, written only by the slot's
+/// occupant and read by committing writers. False positives only make a
+/// writer count a non-reader as a predecessor (a spurious abort, never a
+/// missed one).
+#[derive(Default)]
+pub struct ReadFilter {
+    bits: [AtomicU64; FILTER_WORDS],
+    dirty: AtomicBool,
+}
+
+impl ReadFilter {
+    fn hashes(addr: usize) -> [(usize, u64); 2] {
+        let h = (addr as u64 >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let bit = |x: u64| ((x as usize / 64) % FILTER_WORDS, 1u64 << (x % 64));
+        [bit(h >> 54), bit((h >> 44) & 0x3FF)]
+    }
+    /// Records a read of `addr` (occupant only).
+    pub fn insert(&self, addr: usize) {
+        for (w, b) in Self::hashes(addr) {
+            self.bits[w].fetch_or(b, Relaxed);
+        }
+        self.dirty.store(true, Relaxed);
+    }
+    /// Whether `addr` may have been read.
+    pub fn may_contain(&self, addr: usize) -> bool {
+        Self::hashes(addr)
+            .iter()
+            .all(|&(w, b)| self.bits[w].load(SeqCst) & b != 0)
+    }
+    fn clear(&self) {
+        if self.dirty.swap(false, Relaxed) {
+            for w in &self.bits {
+                w.store(0, Relaxed);
+            }
+        }
+    }
 }
 
 pub struct TidTable {
@@ -81,6 +132,7 @@ impl TidTable {
                     is_rw: AtomicBool::new(false),
                     pstamp: AtomicU64::new(0),
                     sstamp: AtomicU64::new(0),
+                    reads: ReadFilter::default(),
                     generation: AtomicU64::new(0),
                 })
             })
@@ -112,6 +164,9 @@ impl TidTable {
         s.state.store(ACTIVE << STATUS_SHIFT, SeqCst);
         s.pstamp.store(0, SeqCst);
         s.sstamp.store(u64::MAX, SeqCst);
+        // Cleared before the id is published: a writer that reads the filter
+        // under the new id never sees the previous occupant's reads.
+        s.reads.clear();
         s.tid.store(tid, SeqCst);
         Some(tid)
     }
@@ -128,6 +183,17 @@ impl TidTable {
     #[inline]
     pub fn slot(&self, tid: u64) -> &Slot {
         &self.slots[(tid & SLOT_MASK) as usize]
+    }
+
+    /// Announces, before the commit timestamp is drawn, that one is about
+    /// to be. Without it a reader could take its snapshot between our
+    /// fetch-add and our COMMITTING store, find us ACTIVE, skip one of our
+    /// versions and then see another one stamped (a fractured read, found
+    /// by the shuttle model `commit_stamping_and_tid_visibility`).
+    pub fn set_precommit(&self, tid: u64) {
+        self.slot(tid)
+            .state
+            .store((COMMITTING << STATUS_SHIFT) | PENDING_CTS, SeqCst);
     }
 
     pub fn set_committing(&self, tid: u64, cts: u64) {
@@ -163,12 +229,25 @@ impl TidTable {
         decode(st)
     }
 
-    /// Waits while `tid` is COMMITTING and returns its final status.
+    /// Waits while `tid` is PRECOMMIT or COMMITTING and returns its final
+    /// status.
     pub fn wait_decided(&self, tid: u64) -> Status {
         let backoff = crossbeam_utils::Backoff::new();
         loop {
             match self.status(tid) {
-                Status::Committing(_) => backoff.snooze(),
+                Status::Committing(_) | Status::Precommit => backoff.snooze(),
+                other => return other,
+            }
+        }
+    }
+
+    /// The status of `tid`, waiting out the short PRECOMMIT window (one
+    /// fetch-add long) so the caller sees a commit timestamp.
+    pub fn settled_status(&self, tid: u64) -> Status {
+        let backoff = crossbeam_utils::Backoff::new();
+        loop {
+            match self.status(tid) {
+                Status::Precommit => backoff.snooze(),
                 other => return other,
             }
         }
@@ -188,6 +267,28 @@ impl TidTable {
         m
     }
 
+    /// Transactions other than `me` whose status is COMMITTING or COMMITTED
+    /// with a commit timestamp below `cts` and whose read filter may contain
+    /// `addr`: calls `f(id, cts)` for each.
+    pub fn possible_readers(&self, addr: usize, me: u64, cts: u64, mut f: impl FnMut(u64, u64)) {
+        let hw = self.high_water.load(SeqCst);
+        for s in &self.slots[..hw] {
+            let tid = s.tid.load(SeqCst);
+            if tid == 0 || tid == me {
+                continue;
+            }
+            let c = match self.settled_status(tid) {
+                Status::Committing(c) | Status::Committed(c) if c < cts => c,
+                _ => continue,
+            };
+            // Re-check the id after reading the filter: a reused slot's
+            // filter belongs to someone else.
+            if s.reads.may_contain(addr) && s.tid.load(SeqCst) == tid {
+                f(tid, c);
+            }
+        }
+    }
+
     /// Number of slots in use.
     pub fn open_count(&self) -> usize {
         self.capacity() - self.free.lock().len()
@@ -198,6 +299,7 @@ fn decode(st: u64) -> Status {
     let cts = st & CTS_MASK;
     match st >> STATUS_SHIFT {
         ACTIVE => Status::Active,
+        COMMITTING if cts == PENDING_CTS => Status::Precommit,
         COMMITTING => Status::Committing(cts),
         COMMITTED => Status::Committed(cts),
         _ => Status::Aborted,

@@ -64,7 +64,8 @@ pub fn is_visible(r: &Version, ts: u64, me: u64, tids: &TidTable, mode: Mode) ->
     if creator == me {
         return Ok(true);
     }
-    Ok(match tids.status(creator) {
+    Ok(match tids.settled_status(creator) {
+        Status::Precommit => unreachable!("settled_status waits PRECOMMIT out"),
         Status::Active => {
             if mode == Mode::TimestampOrder {
                 // An MVTO writer's timestamp is its registered begin.
