@@ -1,6 +1,7 @@
 //! The measurement behind the primary index's hash side: random point
-//! lookups in 1M `u64` keys, B+-tree (`scc::TreeIndex`) vs hash
-//! (`scc::HashIndex`), and a whole read-only `get` through the engine.
+//! lookups in 1M `u64` keys, B+-tree (`scc::TreeIndex`) vs `scc::HashIndex`
+//! (what we used first), and a whole read-only `get` through the engine,
+//! whose hash side is now `strata`'s own open-addressing table.
 //!
 //! `cargo run --release -p strata --example index_lookup [rows]`
 

@@ -1,4 +1,5 @@
 //! Indexes: the order-preserving key encoding and the primary index.
 
+pub mod hash;
 pub mod key;
 pub mod primary;

@@ -10,22 +10,20 @@
 //! removed again if it aborts; visibility is decided by the versions, never
 //! by the index.
 //!
-//! Integer keys are also kept in a hash index (`scc::HashIndex`) that serves
+//! Integer keys are also kept in a hash index ([`super::hash`]) that serves
 //! point lookups: a B+-tree lookup in a 1M-row table costs several dependent
-//! cache misses (measured 417 ns vs 155 ns for the hash lookup on the 2-core
-//! dev machine, `examples/index_lookup.rs`), and hashes with FxHash (SipHash
-//! was 6% of all instructions of an update-heavy run under callgrind). The
-//! tree stays the source of truth for uniqueness and order: the hash entry
-//! is added after the tree entry and removed before it, so a key found in
-//! the hash is in the tree.
+//! cache misses (`examples/index_lookup.rs` measures both). The tree stays
+//! the source of truth for uniqueness and order: the hash entry is added
+//! after the tree entry and removed before it, so a key found in the hash
+//! is in the tree.
 
+use super::hash::IntHashIndex;
 use super::key::EncodedKey;
-use rustc_hash::FxBuildHasher;
-use scc::{Guard, HashIndex, TreeIndex};
+use scc::{Guard, TreeIndex};
 use std::ops::Bound;
 
 pub enum PrimaryIndex {
-    Int(TreeIndex<u64, u64>, HashIndex<u64, u64, FxBuildHasher>),
+    Int(TreeIndex<u64, u64>, IntHashIndex),
     Bytes(TreeIndex<Box<[u8]>, u64>),
 }
 
@@ -54,7 +52,7 @@ fn map_bound<'a, T, U: 'a>(b: &'a Bound<T>, f: impl Fn(&'a T) -> U) -> Bound<U> 
 impl PrimaryIndex {
     pub fn new(int_key: bool) -> Self {
         if int_key {
-            PrimaryIndex::Int(TreeIndex::new(), HashIndex::with_hasher(FxBuildHasher))
+            PrimaryIndex::Int(TreeIndex::new(), IntHashIndex::new())
         } else {
             PrimaryIndex::Bytes(TreeIndex::new())
         }
@@ -64,7 +62,7 @@ impl PrimaryIndex {
     #[inline]
     pub fn get(&self, key: &EncodedKey) -> Option<u64> {
         match self {
-            PrimaryIndex::Int(_, h) => h.peek(&as_u64(key), &Guard::new()).copied(),
+            PrimaryIndex::Int(_, h) => h.get(as_u64(key)),
             PrimaryIndex::Bytes(t) => t.peek(as_bytes(key), &Guard::new()).copied(),
         }
     }
@@ -79,7 +77,7 @@ impl PrimaryIndex {
                 t.insert_sync(k, tuple)
                     .map_err(|_| t.peek(&k, &guard).copied().unwrap_or(u64::MAX))?;
                 // The tree admitted the key, so no other hash entry exists.
-                let _ = h.insert_sync(k, tuple);
+                let _ = h.insert(k, tuple);
                 Ok(())
             }
             PrimaryIndex::Bytes(t) => {
@@ -95,7 +93,7 @@ impl PrimaryIndex {
         match self {
             PrimaryIndex::Int(t, h) => {
                 let k = as_u64(key);
-                h.remove_if_sync(&k, |v| *v == tuple);
+                h.remove(k, tuple);
                 t.remove_if_sync(&k, |v| *v == tuple)
             }
             PrimaryIndex::Bytes(t) => t.remove_if_sync(as_bytes(key), |v| *v == tuple),
