@@ -940,7 +940,9 @@ fn commit_stamping_and_tid_visibility() {
 // `post_commit` (GC queue entry at cts), `finish`; db.rs:
 // `DbInner::compute_horizon` (load the clock, fence, min over registered
 // snapshots); gc/mod.rs: `GcQueue::collect` (entries with cts <= horizon),
-// `prune_chain` (cut below the newest version visible at the horizon),
+// `prune_chain` (now `prune_row`, which cuts below the version an entry
+// names; cutting below the newest version visible at the horizon, as
+// modelled here, is the same rule seen from the chain's head),
 // `retire_chain`/`retire` (freeing is immediate here: a freed version must
 // never be dereferenced again by a reader that holds a registered snapshot).
 

@@ -104,19 +104,38 @@ pub fn insert_allowed(t: &TableInner, ts: u64) -> bool {
 
 /// Makes sure the absent `key` has a ghost row and returns its tuple id
 /// (the row found instead, if another transaction inserted meanwhile).
-pub fn ghost(t: &TableInner, key: &Key, ek: &EncodedKey) -> Option<u64> {
+/// A new ghost is handed to GC (`gc_entry`) while still locked, so no
+/// writer can queue an entry for the row before it (see `gc::Garbage`).
+pub fn ghost(
+    t: &TableInner,
+    key: &Key,
+    ek: &EncodedKey,
+    ts: u64,
+    gc: &crate::gc::GcQueue,
+) -> Option<u64> {
     let Some(tuple) = t.rows.allocate() else {
         return t.index.get(ek);
     };
+    // Committed at timestamp 0 (visible to all), locked by GC's id for now.
     let v = Version::alloc_tombstone(0, key.0.clone(), std::ptr::null_mut());
     // SAFETY: `v` is not shared yet.
     unsafe {
         (*v).begin.store(0, SeqCst);
-        (*v).txn_id.store(0, SeqCst);
+        (*v).txn_id.store(crate::gc::GC_TID, SeqCst);
     }
     t.rows.slot(tuple).store(v, SeqCst);
     match t.index.insert(ek, tuple) {
-        Ok(()) => Some(tuple),
+        Ok(()) => {
+            gc.push(std::iter::once(crate::gc::Garbage {
+                cts: ts,
+                table: t.id,
+                tuple,
+                version: v,
+            }));
+            // SAFETY: published, alive (GC waits for our timestamp).
+            unsafe { (*v).txn_id.store(0, SeqCst) };
+            Some(tuple)
+        }
         Err(_) => {
             t.rows.slot(tuple).store(std::ptr::null_mut(), SeqCst);
             // SAFETY: the index never held `tuple`, so `v` was never shared.

@@ -1,22 +1,23 @@
 //! Transaction-level garbage collection with epochs (Peloton §5, ERMIA).
 //!
-//! A committing transaction hands over the rows whose previous version it
-//! made obsolete, tagged with its commit timestamp. Once every open
-//! transaction's snapshot is at or above that timestamp (the *horizon*), no
-//! one can see anything below the newest version visible at the horizon, so
-//! the chain is cut there and the tail is freed through `crossbeam-epoch`
-//! (a reader that was already walking it finishes safely):
+//! A committing transaction hands over, for every row it overwrote, the
+//! version it created, tagged with its commit timestamp. Once every open
+//! transaction's snapshot is at or above that timestamp (the *horizon*),
+//! every snapshot sees that version or a newer one, so everything below it
+//! is garbage: the chain is cut there and the tail is freed through
+//! `crossbeam-epoch` (a reader that was already walking it finishes safely):
 //!
 //! ```text
-//!  horizon = 40
-//!  head ─> v(55) ─> v(38) ─╳─> v(20) ─> v(7)        cut after v(38),
-//!                  newest with                     v(20), v(7) freed
-//!                  begin <= 40                     when the epoch advances
+//!  horizon = 40, entry (cts 38, v38)
+//!  head ─> v(55) ─> v(38) ─╳─> v(20) ─> v(7)        cut below v(38),
+//!                                                  v(20), v(7) freed
+//!                                                  when the epoch advances
 //! ```
 //!
-//! Cutting is idempotent and order independent (an atomic swap of `next`),
-//! so the queue need not be exactly in commit order.
-//!
+//! The entry points at the version directly, so GC does not walk the row
+//! from its head (that was a cache miss per update on large tables). The
+//! version stays valid until its entry is processed; see [`Garbage`].
+
 //! A deleted row whose tombstone is visible at the horizon is unlinked as a
 //! whole: GC locks the tombstone like a writer, removes the index entry and
 //! empties the tuple slot. Transactions open at that moment may still hold
@@ -29,7 +30,7 @@
 //!  horizon 81: every transaction open at 80 has ended -> retire, reuse 9
 //! ```
 
-use crate::storage::version::{Version, INF_TS, TID_MARK};
+use crate::storage::version::{Version, INF_TS};
 use crate::table::TableInner;
 use crate::value::Key;
 use crossbeam_epoch::{self as epoch, Guard};
@@ -39,8 +40,25 @@ use std::ptr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-/// One obsolete version: `(commit ts of the overwriter, table id, tuple id)`.
-pub type Garbage = (u64, u32, u64);
+/// Work for GC left by a committed write: once the horizon reaches `cts`,
+/// everything below `version` (the version the write created) is garbage.
+///
+/// `version` stays valid until the entry is processed: entries of one row
+/// are queued in the order of its writes (a writer queues before it
+/// unlocks), the queue is processed in order, a version is retired only by
+/// processing a later write's entry of its row, and a row unlinked from its
+/// table leaves limbo only after every entry queued before the unlink has
+/// been processed.
+pub struct Garbage {
+    pub cts: u64,
+    pub table: u32,
+    pub tuple: u64,
+    pub version: *mut Version,
+}
+
+// SAFETY: see the lifetime argument above; only the collector dereferences
+// `version`, under the `running` lock.
+unsafe impl Send for Garbage {}
 
 /// The write-lock value GC holds on a tombstone while it unlinks its row;
 /// no transaction id can take it (generations never get that large).
@@ -56,6 +74,9 @@ pub type MayRemove<'a> = &'a dyn Fn(&Version, u64) -> bool;
 /// and its tuple id may still be in use).
 struct Limbo {
     unlinked_at: u64,
+    /// Queue sequence number at the unlink: entries before it may point
+    /// into this row.
+    seq: u64,
     head: *mut Version,
     table: u32,
     tuple: u64,
@@ -67,7 +88,8 @@ unsafe impl Send for Limbo {}
 
 #[derive(Default)]
 pub struct GcQueue {
-    queue: Mutex<VecDeque<Garbage>>,
+    /// Entries with their sequence numbers, in push order.
+    queue: Mutex<(VecDeque<(u64, Garbage)>, u64)>,
     limbo: Mutex<Vec<Limbo>>,
     /// Serialises passes: one collector at a time, the others skip.
     running: Mutex<()>,
@@ -75,7 +97,12 @@ pub struct GcQueue {
 
 impl GcQueue {
     pub fn push(&self, items: impl Iterator<Item = Garbage>) {
-        self.queue.lock().extend(items);
+        let mut q = self.queue.lock();
+        let (queue, seq) = &mut *q;
+        for g in items {
+            queue.push_back((*seq, g));
+            *seq += 1;
+        }
     }
 
     /// Cuts the chains of every queued row whose overwriter committed at or
@@ -92,46 +119,55 @@ impl GcQueue {
     ) -> Option<u64> {
         let _running = self.running.try_lock()?;
         let mut ready = Vec::new();
+        let next_seq;
         {
             let mut q = self.queue.lock();
-            while let Some(&(cts, _, _)) = q.front() {
-                if cts > horizon {
+            let (queue, seq) = &mut *q;
+            while let Some((_, g)) = queue.front() {
+                if g.cts > horizon {
                     break;
                 }
-                ready.push(q.pop_front().expect("front exists"));
+                ready.push(queue.pop_front().expect("front exists").1);
             }
+            next_seq = *seq;
         }
         let guard = epoch::pin();
         let mut freed = 0;
         let mut last: Option<Arc<TableInner>> = None;
         let mut retry = Vec::new();
         let mut unlinked = Vec::new();
-        for (i, &(_, tab, tuple)) in ready.iter().enumerate() {
-            if last.as_ref().map(|t| t.id) != Some(tab) {
-                last = table(tab);
+        for (i, g) in ready.into_iter().enumerate() {
+            if last.as_ref().map(|t| t.id) != Some(g.table) {
+                last = table(g.table);
             }
             let Some(t) = &last else { continue };
-            match prune_row(t, tuple, horizon, may_remove, &guard) {
+            match prune_row(t, &g, horizon, may_remove, &guard) {
                 Pruned::Cut(n) => freed += n,
                 Pruned::Unlinked(head) => unlinked.push(Limbo {
                     unlinked_at: now,
+                    seq: next_seq,
                     head,
-                    table: tab,
-                    tuple,
+                    table: g.table,
+                    tuple: g.tuple,
                 }),
-                Pruned::NotYet(after) => retry.push((after, tab, tuple)),
+                Pruned::NotYet(after) => retry.push(Garbage { cts: after, ..g }),
             }
             if i % 1024 == 1023 {
                 guard.flush();
             }
         }
         if !retry.is_empty() {
-            self.queue.lock().extend(retry);
+            self.push(retry.into_iter());
         }
+        // Entries still queued from before an unlink may point into it.
+        let oldest_queued = {
+            let q = self.queue.lock();
+            q.0.front().map_or(u64::MAX, |(seq, _)| *seq)
+        };
         let mut limbo = self.limbo.lock();
         limbo.extend(unlinked);
         limbo.retain(|l| {
-            if l.unlinked_at >= horizon {
+            if l.unlinked_at >= horizon || oldest_queued < l.seq {
                 return true;
             }
             freed += retire_chain(l.head, &guard);
@@ -154,60 +190,45 @@ enum Pruned {
     NotYet(u64),
 }
 
-/// Prunes one row: unlinks it if it is deleted for every open snapshot,
-/// otherwise cuts its chain below the newest version visible at `horizon`.
+/// Prunes below one committed write: unlinks the row if that write was a
+/// delete that every open snapshot sees, otherwise cuts the chain below
+/// the written version (its begin is `<= horizon`, so nothing older is
+/// visible to anyone). Touches the row's slot only for deletes.
 fn prune_row(
     t: &TableInner,
-    tuple: u64,
+    g: &Garbage,
     horizon: u64,
     may_remove: MayRemove<'_>,
     guard: &Guard,
 ) -> Pruned {
-    let head = t.rows.head(tuple);
-    // SAFETY: pinned; chain versions are alive.
-    if let Some(h) = unsafe { head.as_ref() } {
-        let b = h.begin.load(Ordering::SeqCst);
-        if h.is_tombstone() && b & TID_MARK == 0 && b <= horizon {
-            if !may_remove(h, horizon) {
-                return Pruned::NotYet(horizon + 1);
-            }
-            // Lock it like a writer would, so no insert can resurrect the
-            // row while we unlink it.
-            if h.txn_id
-                .compare_exchange(0, GC_TID, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok()
-            {
-                if t.rows.head(tuple) == head {
-                    let ek = t.encode(&Key(h.data().to_vec()));
-                    t.index.remove(&ek, tuple);
-                    t.rows.slot(tuple).store(ptr::null_mut(), Ordering::SeqCst);
-                    return Pruned::Unlinked(head);
-                }
-                h.txn_id.store(0, Ordering::SeqCst);
-            }
-            // A writer is overwriting the tombstone; its commit queues the
-            // row again.
+    // SAFETY: `g.version` is alive until its entry is processed (see
+    // `Garbage`), and we are pinned.
+    let v = unsafe { &*g.version };
+    if v.is_tombstone() && t.rows.head(g.tuple) == g.version {
+        if !may_remove(v, horizon) {
+            return Pruned::NotYet(horizon + 1);
         }
-    }
-    Pruned::Cut(prune_chain(head, horizon, guard))
-}
-
-/// Cuts the chain below the newest version visible at `horizon` and defers
-/// the freeing of the tail. Returns how many versions were unlinked.
-pub fn prune_chain(head: *mut Version, horizon: u64, guard: &Guard) -> u64 {
-    let mut v = head;
-    while !v.is_null() {
-        // SAFETY: chain versions are freed only after being unlinked and an
-        // epoch has passed; we are pinned, so `v` is alive.
-        let r = unsafe { &*v };
-        let b = r.begin.load(Ordering::SeqCst);
-        if b & TID_MARK == 0 && b <= horizon {
-            let tail = r.next.swap(ptr::null_mut(), Ordering::AcqRel);
-            return retire_chain(tail, guard);
+        // Lock it like a writer would, so no insert can resurrect the row
+        // while we unlink it.
+        if v.txn_id
+            .compare_exchange(0, GC_TID, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            if t.rows.head(g.tuple) == g.version {
+                let ek = t.encode(&Key(v.data().to_vec()));
+                t.index.remove(&ek, g.tuple);
+                t.rows
+                    .slot(g.tuple)
+                    .store(ptr::null_mut(), Ordering::SeqCst);
+                return Pruned::Unlinked(g.version);
+            }
+            v.txn_id.store(0, Ordering::SeqCst);
         }
-        v = r.next();
+        // A writer is overwriting the tombstone; its commit queues the row
+        // again, and we still cut below the tombstone.
     }
-    0
+    let tail = v.next.swap(ptr::null_mut(), Ordering::AcqRel);
+    Pruned::Cut(retire_chain(tail, guard))
 }
 
 /// Defers the destruction of every version from `v` down.

@@ -81,7 +81,7 @@ pub struct Transaction {
 // long as the database (the Arc<DbInner> we hold), our own versions are
 // freed only by our commit/abort, and versions we read are at or above the
 // version visible to our registered snapshot, which GC never frees
-// (see gc::prune_chain). Nothing in them is tied to a thread.
+// (see the gc module). Nothing in them is tied to a thread.
 unsafe impl Send for Transaction {}
 
 impl Transaction {
@@ -244,15 +244,7 @@ impl Transaction {
         match self.db.protocol {
             // The key gets a ghost row whose read timestamp an older inserter
             // must respect: phantom protection per key, not per table.
-            Protocol::Mvto => {
-                let ghost = cc::mvto::ghost(t, key, ek);
-                if let Some(tuple) = ghost {
-                    // GC removes the ghost once no reader's timestamp on it
-                    // can matter any more.
-                    self.db.gc.push(std::iter::once((self.ts, t.id, tuple)));
-                }
-                Ok(ghost)
-            }
+            Protocol::Mvto => Ok(cc::mvto::ghost(t, key, ek, self.ts, &self.db.gc)),
             Protocol::Si => Ok(None),
             _ => {
                 self.scans.push(ScanEntry::point(t, ek.clone()));
@@ -726,9 +718,24 @@ impl Transaction {
         if protocol == Protocol::SiSsn {
             cc::ssn::post_commit(self, cts);
         }
+        // Queue GC work before unlocking: the next writer of a row must queue
+        // after us (see gc::Garbage). A delete of a row inserted by this same
+        // transaction overwrote nothing, but its tombstone still has to go.
+        let garbage = self
+            .writes
+            .iter()
+            // SAFETY: our versions are alive until GC; tables outlive us.
+            .filter(|w| !w.old.is_null() || unsafe { (*w.new).is_tombstone() })
+            .map(|w| gc::Garbage {
+                cts,
+                table: unsafe { (*w.table).id },
+                tuple: w.tuple,
+                version: w.new,
+            });
+        self.db.gc.push(garbage);
         for w in &self.writes {
             // SAFETY: our own versions and the versions we overwrote (locked by
-            // us) are alive until we hand them to GC below.
+            // us) are alive: GC processes our entries only after we end.
             let new = unsafe { &*w.new };
             new.begin.store(cts, SeqCst);
             new.txn_id.store(0, SeqCst);
@@ -746,15 +753,6 @@ impl Transaction {
         if !self.scans.is_empty() && matches!(protocol, Protocol::SiSsn | Protocol::SiSsi) {
             cc::predicate::publish_committed(self, cts);
         }
-        let garbage = self
-            .writes
-            .iter()
-            // A delete of a row inserted by this same transaction overwrote
-            // nothing, but its tombstone still has to go.
-            // SAFETY: our versions are alive until GC; tables outlive us.
-            .filter(|w| !w.old.is_null() || unsafe { (*w.new).is_tombstone() })
-            .map(|w| (cts, unsafe { (*w.table).id }, w.tuple));
-        self.db.gc.push(garbage);
     }
 
     /// Rolls back. Never fails.
