@@ -29,6 +29,10 @@ use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 pub const TID_MARK: u64 = 1 << 63;
 /// Set in `len` for a tombstone.
 const TOMBSTONE: u64 = 1 << 63;
+/// Set in `len` when a value owns heap memory (text): freeing a version
+/// without it needs no pass over its (by then cold) values.
+const HAS_HEAP: u64 = 1 << 62;
+const FLAGS: u64 = TOMBSTONE | HAS_HEAP;
 
 /// `end` of a version nobody has overwritten.
 pub const INF_TS: u64 = TID_MARK - 1;
@@ -136,8 +140,14 @@ impl Version {
                 len: len as u64 | flags,
             });
             let dst = Self::values_ptr(p);
+            let mut heap = false;
             for i in 0..len {
-                dst.add(i).write(value(i));
+                let v = value(i);
+                heap |= matches!(v, Value::Text(_));
+                dst.add(i).write(v);
+            }
+            if heap {
+                (*p).len |= HAS_HEAP;
             }
             p
         }
@@ -158,7 +168,12 @@ impl Version {
         // initialised by `alloc` and are dropped once here.
         unsafe {
             let len = (*v).count();
-            std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(Self::values_ptr(v), len));
+            if (*v).len & HAS_HEAP != 0 {
+                std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(
+                    Self::values_ptr(v),
+                    len,
+                ));
+            }
             dealloc(v as *mut u8, layout(len));
         }
     }
@@ -182,7 +197,7 @@ impl Version {
 
     #[inline]
     fn count(&self) -> usize {
-        (self.len & !TOMBSTONE) as usize
+        (self.len & !FLAGS) as usize
     }
 
     /// The row image; for a tombstone, the deleted row's primary key.
