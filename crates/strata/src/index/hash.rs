@@ -104,19 +104,10 @@ impl IntHashIndex {
         let guard = epoch::pin();
         let h = hash(key);
         let t = table_ref(self.shard(h).table.load(Acquire, &guard));
-        let mut i = h as usize & t.mask;
-        loop {
-            let e = &t.entries[i];
-            match e.value.load(Acquire) {
-                EMPTY => return None,
-                v => {
-                    if e.key.load(Relaxed) == key {
-                        return (v >= VALUE_BASE).then(|| v - VALUE_BASE);
-                    }
-                }
-            }
-            i = (i + 1) & t.mask;
-        }
+        // Use the value the probe saw: the empty entry it stopped at may be
+        // filled with another key a moment later.
+        let (_, v) = probe(t, h, key);
+        (v >= VALUE_BASE).then(|| v - VALUE_BASE)
     }
 
     /// Adds `key -> tuple`; `Err(existing)` if the key is present.
@@ -126,27 +117,20 @@ impl IntHashIndex {
         let mut counts = shard.writer.lock();
         let guard = epoch::pin();
         let t = table_ref(shard.table.load(Acquire, &guard));
-        let mut i = h as usize & t.mask;
-        loop {
-            let e = &t.entries[i];
-            match e.value.load(Acquire) {
-                EMPTY => {
-                    e.key.store(key, Relaxed);
-                    e.value.store(tuple + VALUE_BASE, Release);
-                    counts.0 += 1;
-                    break;
-                }
-                v if e.key.load(Relaxed) == key => {
-                    if v >= VALUE_BASE {
-                        return Err(v - VALUE_BASE);
-                    }
-                    // Reuse this key's own tombstone.
-                    e.value.store(tuple + VALUE_BASE, Release);
-                    counts.0 += 1;
-                    counts.1 -= 1;
-                    break;
-                }
-                _ => i = (i + 1) & t.mask,
+        let (e, v) = probe(t, h, key);
+        match v {
+            EMPTY => {
+                // (Writers hold the shard lock, so `v` is still current.)
+                e.key.store(key, Relaxed);
+                e.value.store(tuple + VALUE_BASE, Release);
+                counts.0 += 1;
+            }
+            v if v >= VALUE_BASE => return Err(v - VALUE_BASE),
+            _ => {
+                // Reuse this key's own tombstone.
+                e.value.store(tuple + VALUE_BASE, Release);
+                counts.0 += 1;
+                counts.1 -= 1;
             }
         }
         // Keep probes short: grow (or clean) past 70% occupancy.
@@ -175,23 +159,30 @@ impl IntHashIndex {
         let mut counts = shard.writer.lock();
         let guard = epoch::pin();
         let t = table_ref(shard.table.load(Acquire, &guard));
-        let mut i = h as usize & t.mask;
-        loop {
-            let e = &t.entries[i];
-            match e.value.load(Acquire) {
-                EMPTY => return false,
-                v if e.key.load(Relaxed) == key => {
-                    if v != tuple + VALUE_BASE {
-                        return false;
-                    }
-                    e.value.store(REMOVED, Release);
-                    counts.0 -= 1;
-                    counts.1 += 1;
-                    return true;
-                }
-                _ => i = (i + 1) & t.mask,
-            }
+        let (e, v) = probe(t, h, key);
+        if v != tuple + VALUE_BASE {
+            return false;
         }
+        e.value.store(REMOVED, Release);
+        counts.0 -= 1;
+        counts.1 += 1;
+        true
+    }
+}
+
+/// The entry holding `key` (live or removed) with the value read from it,
+/// or the empty entry where the probe for it ends (value `EMPTY`). Tables
+/// are never full (see `insert`), so the probe ends.
+#[inline]
+fn probe(t: &Table, h: u64, key: u64) -> (&Entry, u64) {
+    let mut i = h as usize & t.mask;
+    loop {
+        let e = &t.entries[i];
+        let v = e.value.load(Acquire);
+        if v == EMPTY || e.key.load(Relaxed) == key {
+            return (e, v);
+        }
+        i = (i + 1) & t.mask;
     }
 }
 
