@@ -1,4 +1,11 @@
-use strata::*;
+//! A fixed workload for instruction profiles: 200k single-update and 200k
+//! read-only single-get transactions on a 100k-row table, one thread.
+//! Instruction counts are repeatable under callgrind even on a busy machine:
+//!
+//! `cargo build --release -p strata --example upd_profile &&
+//!  valgrind --tool=callgrind target/release/examples/upd_profile ssn`
+
+use strata::{key, Database, Options, Protocol, Schema, Type, Value};
 fn main() {
     let n = 100_000i64;
     let p: Protocol = std::env::args()
