@@ -198,8 +198,13 @@ struct Summary {
 /// Runs the benchmark; `Err` for invalid settings.
 pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
     validate(a)?;
-    let db = Database::open(Options::default().protocol(a.protocol))
-        .map_err(|e| UsageError(e.to_string()))?;
+    let db = Database::open(
+        Options::default()
+            .protocol(a.protocol)
+            .gc(a.gc)
+            .gc_every_commits(a.gc_every),
+    )
+    .map_err(|e| UsageError(e.to_string()))?;
     let mut schema = Schema::new("usertable").column("key", Type::Int);
     for c in 0..a.columns {
         schema = schema.column(format!("field{c}"), Type::Int);

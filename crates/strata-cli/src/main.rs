@@ -93,9 +93,23 @@ pub struct YcsbArgs {
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Garbage collection: `txn` (transaction-level, the default) or `none`.
+    #[arg(long, default_value = "txn", value_parser = parse_gc)]
+    pub gc: strata::GcPolicy,
+    /// Run a GC pass after every this many commits on a thread.
+    #[arg(long, default_value_t = strata::Options::default().gc_every_commits)]
+    pub gc_every: u32,
     /// Print one JSON object instead of the summary (and no progress bars).
     #[arg(long)]
     pub json: bool,
+}
+
+fn parse_gc(s: &str) -> Result<strata::GcPolicy, String> {
+    match s {
+        "txn" | "transaction" => Ok(strata::GcPolicy::TransactionLevel),
+        "none" => Ok(strata::GcPolicy::None),
+        other => Err(format!("unknown GC policy {other:?}; expected txn or none")),
+    }
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

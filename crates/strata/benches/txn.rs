@@ -9,9 +9,13 @@
 //! prints header bytes per version and bytes per row (versions + index +
 //! indirection) from `Database::stats()`.
 //!
-//! Run: `cargo bench -p strata --bench txn`
+//! Run: `cargo bench -p strata --bench txn` (uses mimalloc, like the CLI).
 
 use criterion::{criterion_group, criterion_main, Criterion};
+
+// Same allocator as the `strata` binary, so the figures compare.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::hint::black_box;
 use strata::{key, Database, Options, Protocol, Schema, Table, Type, Value};
 

@@ -136,7 +136,7 @@ impl Default for Options {
             gc: GcPolicy::TransactionLevel,
             index_pointers: IndexPointers::LogicalTupleId,
             max_open_transactions: 4096,
-            gc_every_commits: 256,
+            gc_every_commits: 16,
             max_retries: 1000,
         }
     }
