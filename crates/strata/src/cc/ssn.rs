@@ -70,14 +70,26 @@ fn creator_cstamp(v: &Version, tids: &TidTable) -> u64 {
 /// COMMITTING.
 pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
     let _guard = crossbeam_epoch::pin();
-    let db = std::sync::Arc::clone(&tx.db);
-    let tids = &db.tids;
     if !tx.scans.is_empty() {
         predicate::publish_pending(tx, cts);
         if !predicate::validate_scans(tx) {
             return Err(ConflictKind::Validation);
         }
     }
+    let (pstamp, sstamp) = watermarks(tx, cts)?;
+    if !predicate::try_commit_records(tx) {
+        return Err(ConflictKind::Validation);
+    }
+    tx.ssn = Stamps { sstamp };
+    let slot = tx.db.tids.slot(tx.tid);
+    slot.pstamp.store(pstamp, SeqCst);
+    slot.sstamp.store(sstamp, SeqCst);
+    Ok(())
+}
+
+/// Computes (eta, pi) and applies the exclusion-window test.
+fn watermarks(tx: &Transaction, cts: u64) -> Result<(u64, u64), ConflictKind> {
+    let tids = &tx.db.tids;
     let mut pstamp = 0u64;
     let mut sstamp = cts;
 
@@ -167,14 +179,7 @@ pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
     if sstamp <= pstamp {
         return Err(ConflictKind::SsnExclusion);
     }
-    if !predicate::try_commit_records(tx) {
-        return Err(ConflictKind::Validation);
-    }
-    tx.ssn = Stamps { sstamp };
-    let slot = tids.slot(tx.tid);
-    slot.pstamp.store(pstamp, SeqCst);
-    slot.sstamp.store(sstamp, SeqCst);
-    Ok(())
+    Ok((pstamp, sstamp))
 }
 
 /// After COMMITTED: publish our cstamp on what we read and our sstamp on

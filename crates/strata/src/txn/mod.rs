@@ -657,31 +657,30 @@ impl Transaction {
         if !self.active {
             return Err(Error::Misuse("the transaction has already finished".into()));
         }
-        let db = Arc::clone(&self.db);
         if self.read_only || (self.writes.is_empty() && self.read_only_commit_is_safe()) {
-            if db.protocol == Protocol::Mv2pl {
+            if self.db.protocol == Protocol::Mv2pl {
                 cc::mv2pl::release(&mut self);
             }
             self.finish();
-            db.counters.commit(self.tid, true);
+            self.db.counters.commit(self.tid, true);
             return Ok(());
         }
-        let cts = match db.protocol {
+        let cts = match self.db.protocol {
             Protocol::Mvto => self.ts,
             _ => {
-                db.tids.set_precommit(self.tid);
-                db.clock.fetch_add(1, SeqCst) + 1
+                self.db.tids.set_precommit(self.tid);
+                self.db.clock.fetch_add(1, SeqCst) + 1
             }
         };
-        db.tids.set_committing(self.tid, cts);
+        self.db.tids.set_committing(self.tid, cts);
         if let Err(kind) = self.validate(cts) {
             return Err(self.conflict(kind));
         }
-        db.tids.set_committed(self.tid, cts);
+        self.db.tids.set_committed(self.tid, cts);
         self.post_commit(cts);
         self.finish();
-        db.counters.commit(self.tid, false);
-        db.after_commit();
+        self.db.counters.commit(self.tid, false);
+        self.db.after_commit();
         Ok(())
     }
 
