@@ -180,6 +180,26 @@ impl GcQueue {
     }
 }
 
+impl Drop for GcQueue {
+    fn drop(&mut self) {
+        // Rows still in limbo belong to no table any more, so the tables'
+        // own teardown does not free them.
+        for l in self.limbo.get_mut().drain(..) {
+            let mut v = l.head;
+            while !v.is_null() {
+                // SAFETY: the database is being dropped (`&mut self`): no
+                // transaction or reader exists, and limbo chains are reachable
+                // from nowhere else; each version is freed once.
+                unsafe {
+                    let next = (*v).next();
+                    Version::free(v);
+                    v = next;
+                }
+            }
+        }
+    }
+}
+
 enum Pruned {
     /// The chain was cut; this many versions were retired.
     Cut(u64),
