@@ -410,6 +410,13 @@ impl Transaction {
                 }
                 let v = Version::alloc(self.tid, data, head);
                 self.install(ti, tuple, head, v, None);
+                // The key may have had no row at all when a younger scan
+                // passed (the tombstone can be a ghost made later), so an
+                // insert over a tombstone answers to the table's predicate
+                // timestamp too.
+                if self.db.protocol == Protocol::Mvto && !cc::mvto::insert_allowed(ti, self.ts) {
+                    return Err(self.conflict(ConflictKind::TimestampOrder));
+                }
                 return Ok(());
             }
             let Some(tuple) = ti.rows.allocate() else {
