@@ -50,7 +50,7 @@ impl Database {
     /// Opens an empty in-memory database, refusing invalid options.
     pub fn open(opts: Options) -> Result<Database> {
         opts.validate()?;
-        Ok(Database {
+        let db = Database {
             inner: Arc::new(DbInner {
                 id: NEXT_DB_ID.fetch_add(1, SeqCst),
                 protocol: opts.protocol,
@@ -64,7 +64,13 @@ impl Database {
                 counters: Counters::default(),
                 ssi: ssi::Registry::new(),
             }),
-        })
+        };
+        if let (GcPolicy::TransactionLevel, Some(every)) =
+            (db.inner.opts.gc, db.inner.opts.gc_interval)
+        {
+            spawn_gc_thread(Arc::downgrade(&db.inner), every)?;
+        }
+        Ok(db)
     }
 
     /// The options the database was opened with.
@@ -194,6 +200,24 @@ impl Database {
         drop(guard);
         st
     }
+}
+
+/// The GC epoch thread: a pass every `every`, until the database is gone.
+/// It holds only a weak reference, so it never keeps a database alive.
+fn spawn_gc_thread(db: std::sync::Weak<DbInner>, every: Duration) -> Result<()> {
+    std::thread::Builder::new()
+        .name("strata-gc".into())
+        .spawn(move || loop {
+            std::thread::sleep(every);
+            match db.upgrade() {
+                Some(db) => {
+                    db.collect_garbage();
+                }
+                None => return,
+            }
+        })
+        .map(drop)
+        .map_err(|e| Error::Io(format!("cannot start the GC thread: {e}")))
 }
 
 fn backoff(attempt: u32) {

@@ -86,6 +86,10 @@ pub enum Error {
     /// way its kind forbids (a write in a read-only transaction).
     #[error("transaction misuse: {0}")]
     Misuse(String),
+    /// The operating system refused something the engine needed (a thread,
+    /// and later files and disk space).
+    #[error("I/O error: {0}")]
+    Io(String),
     /// More transactions are open at once than `Options::max_open_transactions`.
     #[error("too many open transactions (limit {0}); finish some or raise Options::max_open_transactions")]
     TooManyTransactions(usize),

@@ -124,6 +124,10 @@ pub struct Options {
     pub max_open_transactions: usize,
     /// Transaction-level GC runs after every this many commits on a thread.
     pub gc_every_commits: u32,
+    /// A background thread also runs a GC pass every this often (the
+    /// epoch length of transaction-level GC), so an idle database gives its
+    /// garbage back too; `None` disables the thread.
+    pub gc_interval: Option<std::time::Duration>,
     /// `Database::run` gives up after this many conflicts in a row.
     pub max_retries: u32,
 }
@@ -137,6 +141,7 @@ impl Default for Options {
             index_pointers: IndexPointers::LogicalTupleId,
             max_open_transactions: 4096,
             gc_every_commits: 16,
+            gc_interval: Some(std::time::Duration::from_millis(40)),
             max_retries: 1000,
         }
     }
@@ -167,6 +172,10 @@ impl Options {
         self.gc_every_commits = n;
         self
     }
+    pub fn gc_interval(mut self, every: Option<std::time::Duration>) -> Self {
+        self.gc_interval = every;
+        self
+    }
     pub fn max_retries(mut self, n: u32) -> Self {
         self.max_retries = n;
         self
@@ -179,6 +188,11 @@ impl Options {
                 "max_open_transactions must be in 1..={MAX_SLOTS}, got {}",
                 self.max_open_transactions
             )));
+        }
+        if self.gc_interval.is_some_and(|d| d.is_zero()) {
+            return Err(Error::InvalidConfig(
+                "gc_interval must be longer than zero (use None to turn the GC thread off)".into(),
+            ));
         }
         if self.gc_every_commits == 0 {
             return Err(Error::InvalidConfig(

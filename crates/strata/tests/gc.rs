@@ -189,3 +189,51 @@ fn a_deleted_row_stays_readable_for_an_older_snapshot() {
         assert_eq!(db.stats().rows, 1, "{p}: the deleted row was not unlinked");
     }
 }
+
+#[test]
+fn the_gc_thread_reclaims_garbage_of_an_idle_database() {
+    use std::time::{Duration, Instant};
+    // Inline GC effectively off, so only the background thread can collect.
+    let db = Database::open(
+        Options::default()
+            .gc_every_commits(u32::MAX)
+            .gc_interval(Some(Duration::from_millis(5))),
+    )
+    .unwrap();
+    let t = kv_table(&db);
+    load(&db, &t, &[(1, 0)]);
+    for i in 0..500 {
+        db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(i))]))
+            .unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while db.stats().live_versions > 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the GC thread did not run: {:?}",
+            db.stats()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(db.stats().versions_reclaimed >= 499);
+    assert!(db.stats().gc_passes > 0);
+    // Without the thread the garbage stays.
+    let idle = Database::open(
+        Options::default()
+            .gc_every_commits(u32::MAX)
+            .gc_interval(None),
+    )
+    .unwrap();
+    let t = kv_table(&idle);
+    load(&idle, &t, &[(1, 0)]);
+    for i in 0..50 {
+        idle.run(|x| x.update(&t, &key![1], &[("v", Value::Int(i))]))
+            .unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(idle.stats().live_versions, 51);
+    assert!(matches!(
+        Database::open(Options::default().gc_interval(Some(Duration::ZERO))),
+        Err(strata::Error::InvalidConfig(_))
+    ));
+}
