@@ -338,3 +338,21 @@ fn text_is_shared_between_versions_not_copied() {
     }
     assert_eq!(db.stats().longest_chain, 11);
 }
+
+#[test]
+fn inverted_and_empty_ranges_return_nothing() {
+    for p in Protocol::ALL {
+        let db = db(p);
+        let t = kv_table(&db);
+        load(&db, &t, &[(1, 1), (5, 5), (9, 9)]);
+        let mut txn = db.begin().unwrap();
+        assert!(txn.scan(&t, key![9]..key![1]).unwrap().is_empty(), "{p}");
+        assert!(txn.scan(&t, key![5]..key![5]).unwrap().is_empty(), "{p}");
+        assert_eq!(txn.scan(&t, key![5]..=key![5]).unwrap().len(), 1, "{p}");
+        assert!(
+            matches!(txn.scan(&t, key!["x"]..key!["y"]), Err(Error::Schema(_))),
+            "{p}"
+        );
+        txn.commit().unwrap();
+    }
+}
