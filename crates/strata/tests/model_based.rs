@@ -1,0 +1,151 @@
+//! Model-based test: random single-threaded operations, mirrored against a
+//! `BTreeMap` reference, compared after every operation, commit and abort,
+//! for every protocol, with GC after every commit (so row unlinking and
+//! tuple-id reuse are exercised too).
+
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+use strata::{key, row, Database, Error, Options, Protocol, Schema, Type, Value};
+
+#[derive(Debug, Clone)]
+enum Op {
+    Insert(i64, i64),
+    Update(i64, i64),
+    Delete(i64),
+    Get(i64),
+    Scan(i64, i64),
+    Commit,
+    Abort,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let k = 0i64..12;
+    prop_oneof![
+        3 => (k.clone(), any::<i64>()).prop_map(|(k, v)| Op::Insert(k, v)),
+        3 => (k.clone(), any::<i64>()).prop_map(|(k, v)| Op::Update(k, v)),
+        2 => k.clone().prop_map(Op::Delete),
+        2 => k.clone().prop_map(Op::Get),
+        1 => (k.clone(), k).prop_map(|(a, b)| Op::Scan(a.min(b), a.max(b))),
+        2 => Just(Op::Commit),
+        1 => Just(Op::Abort),
+    ]
+}
+
+fn text(v: i64) -> String {
+    format!("t{v}")
+}
+
+fn run(p: Protocol, ops: &[Op]) -> Result<(), TestCaseError> {
+    let db = Database::open(Options::default().protocol(p).gc_every_commits(1)).unwrap();
+    let t = db
+        .create_table(
+            Schema::new("m")
+                .column("k", Type::Int)
+                .column("v", Type::Int)
+                .column("s", Type::Text)
+                .primary_key(&["k"]),
+        )
+        .unwrap();
+    let mut committed: BTreeMap<i64, i64> = BTreeMap::new();
+    let mut pending = committed.clone();
+    let mut open = Some(db.begin().unwrap());
+    for op in ops {
+        let txn = open.as_mut().expect("a transaction is open");
+        match *op {
+            Op::Insert(k, v) => {
+                let r = txn.insert(&t, row![k, v, text(v)]);
+                match pending.entry(k) {
+                    std::collections::btree_map::Entry::Occupied(_) => prop_assert!(
+                        matches!(r, Err(Error::DuplicateKey { .. })),
+                        "{p} {op:?}: {r:?}"
+                    ),
+                    std::collections::btree_map::Entry::Vacant(e) => {
+                        prop_assert!(r.is_ok(), "{p} {op:?}: {r:?}");
+                        e.insert(v);
+                    }
+                }
+            }
+            Op::Update(k, v) => {
+                let r = txn.update(
+                    &t,
+                    &key![k],
+                    &[("v", Value::Int(v)), ("s", Value::from(text(v)))],
+                );
+                if let std::collections::btree_map::Entry::Occupied(mut e) = pending.entry(k) {
+                    prop_assert!(r.is_ok(), "{p} {op:?}: {r:?}");
+                    e.insert(v);
+                } else {
+                    prop_assert!(
+                        matches!(r, Err(Error::NotFound { .. })),
+                        "{p} {op:?}: {r:?}"
+                    );
+                }
+            }
+            Op::Delete(k) => {
+                let r = txn.delete(&t, &key![k]);
+                if pending.remove(&k).is_some() {
+                    prop_assert!(r.is_ok(), "{p} {op:?}: {r:?}");
+                } else {
+                    prop_assert!(
+                        matches!(r, Err(Error::NotFound { .. })),
+                        "{p} {op:?}: {r:?}"
+                    );
+                }
+            }
+            Op::Get(k) => {
+                let got = txn.get(&t, &key![k]).unwrap();
+                let want = pending.get(&k).map(|&v| row![k, v, text(v)]);
+                prop_assert_eq!(got, want, "{} {:?}", p, op);
+            }
+            Op::Scan(lo, hi) => {
+                let got: Vec<i64> = txn
+                    .scan(&t, key![lo]..=key![hi])
+                    .unwrap()
+                    .iter()
+                    .map(|r| r[0].as_int().unwrap())
+                    .collect();
+                let want: Vec<i64> = pending.range(lo..=hi).map(|(k, _)| *k).collect();
+                prop_assert_eq!(got, want, "{} {:?}", p, op);
+            }
+            Op::Commit | Op::Abort => {
+                // The next transaction begins after this one ends, so it
+                // sees what was committed.
+                let old = open.take().expect("a transaction is open");
+                if matches!(op, Op::Commit) {
+                    // Alone on the database, nothing can conflict.
+                    prop_assert!(old.commit().is_ok(), "{p}: commit failed");
+                    committed = pending.clone();
+                } else {
+                    old.abort();
+                    pending = committed.clone();
+                }
+                let mut ro = db.begin_read_only().unwrap();
+                let all: BTreeMap<i64, i64> = ro
+                    .scan(&t, ..)
+                    .unwrap()
+                    .iter()
+                    .map(|r| (r[0].as_int().unwrap(), r[1].as_int().unwrap()))
+                    .collect();
+                prop_assert_eq!(&all, &committed, "{} after {:?}", p, op);
+                open = Some(db.begin().unwrap());
+            }
+        }
+    }
+    // Every version but the newest of each row is collectable now.
+    drop(open);
+    db.collect_garbage();
+    db.collect_garbage();
+    let st = db.stats();
+    prop_assert!(st.live_versions <= st.rows + 12, "{p}: {st:?}");
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    #[test]
+    fn every_protocol_matches_a_btreemap(ops in proptest::collection::vec(op(), 1..80)) {
+        for p in Protocol::ALL {
+            run(p, &ops)?;
+        }
+    }
+}
