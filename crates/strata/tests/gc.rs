@@ -237,3 +237,32 @@ fn the_gc_thread_reclaims_garbage_of_an_idle_database() {
         Err(strata::Error::InvalidConfig(_))
     ));
 }
+
+#[test]
+fn stats_can_run_while_rows_are_being_inserted() {
+    let db = Database::open(Options::default()).unwrap();
+    let t = kv_table(&db);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            // Crosses several indirection segments (65,536 rows each).
+            for chunk in 0..20i64 {
+                let mut x = db.begin().unwrap();
+                for k in chunk * 10_000..(chunk + 1) * 10_000 {
+                    x.insert(&t, strata::row![k, k, "n"]).unwrap();
+                }
+                x.commit().unwrap();
+            }
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        s.spawn(|| {
+            let mut last = 0;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let rows = db.stats().rows;
+                assert!(rows >= last, "rows went backwards");
+                last = rows;
+            }
+        });
+    });
+    assert_eq!(db.stats().rows, 200_000);
+}

@@ -117,7 +117,14 @@ impl IndirectionArray {
     /// Every allocated tuple id with a non-null head (for drop and stats).
     pub fn for_each_head(&self, mut f: impl FnMut(u64, *mut Version)) {
         for id in 0..self.capacity_used() {
-            let h = self.head(id);
+            // An id can be counted before its segment exists (`allocate`
+            // bumps the counter first), so look the segment up defensively.
+            let seg = self.dir[(id >> SEG_BITS) as usize].load(Ordering::Acquire);
+            if seg.is_null() {
+                continue;
+            }
+            // SAFETY: non-null segments live until Drop; the index is masked.
+            let h = unsafe { &(*seg)[(id as usize) & (SEG_SIZE - 1)] }.load(Ordering::Acquire);
             if !h.is_null() {
                 f(id, h);
             }
