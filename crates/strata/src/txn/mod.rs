@@ -227,7 +227,7 @@ impl Transaction {
             None => {
                 // An absent key is a predicate read: a later insert of it must
                 // not be serialised before us.
-                if let Some(tuple) = self.absent_read(t, key, ek)? {
+                if let Some(tuple) = self.absent_read(t, key, ek) {
                     return self.read_tuple(t, tuple);
                 }
                 Ok(ptr::null_mut())
@@ -235,20 +235,20 @@ impl Transaction {
         }
     }
 
-    /// Records that `ek` was read as absent; returns a tuple if the key
-    /// appeared meanwhile (MVTO re-checks after publishing its timestamp).
-    fn absent_read(&mut self, t: &TableInner, key: &Key, ek: &EncodedKey) -> Result<Option<u64>> {
+    /// Records that `ek` was read as absent. Returns a tuple to read
+    /// instead: under MVTO the key's ghost row (or a row inserted meanwhile).
+    fn absent_read(&mut self, t: &TableInner, key: &Key, ek: &EncodedKey) -> Option<u64> {
         if self.read_only {
-            return Ok(None);
+            return None;
         }
         match self.db.protocol {
             // The key gets a ghost row whose read timestamp an older inserter
             // must respect: phantom protection per key, not per table.
-            Protocol::Mvto => Ok(cc::mvto::ghost(t, key, ek, self.ts, &self.db.gc)),
-            Protocol::Si => Ok(None),
+            Protocol::Mvto => cc::mvto::ghost(t, key, ek, self.ts, &self.db.gc),
+            Protocol::Si => None,
             _ => {
                 self.scans.push(ScanEntry::point(t, ek.clone()));
-                Ok(None)
+                None
             }
         }
     }
@@ -514,9 +514,8 @@ impl Transaction {
         let tuple = match ti.index.get(&ek) {
             Some(tuple) => tuple,
             None => match self.absent_read(ti, key, &ek) {
-                Ok(Some(tuple)) => tuple,
-                Ok(None) => return Err(not_found()),
-                Err(e) => return self.fail(e),
+                Some(tuple) => tuple,
+                None => return Err(not_found()),
             },
         };
         let head = ti.rows.head(tuple);
