@@ -173,6 +173,7 @@ struct Memory {
 #[derive(Serialize)]
 struct Summary {
     benchmark: &'static str,
+    engine: &'static str,
     protocol: &'static str,
     records: u64,
     threads: usize,
@@ -244,6 +245,10 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
     let us = |q: f64| hist.value_at_quantile(q) as f64 / 1e3;
     let summary = Summary {
         benchmark: "ycsb",
+        engine: match a.engine {
+            crate::EngineArg::Strata => "strata",
+            crate::EngineArg::Noop => "noop",
+        },
         protocol: a.protocol.name(),
         records: a.records,
         threads: a.threads,
@@ -301,8 +306,8 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
 
 fn print_summary(s: &Summary) {
     println!(
-        "ycsb  protocol {}  records {}  threads {}  ops/txn {}  read ratio {}  theta {}  columns {}",
-        s.protocol, s.records, s.threads, s.ops_per_txn, s.read_ratio, s.theta, s.columns
+        "ycsb  engine {}  protocol {}  records {}  threads {}  ops/txn {}  read ratio {}  theta {}  columns {}",
+        s.engine, s.protocol, s.records, s.threads, s.ops_per_txn, s.read_ratio, s.theta, s.columns
     );
     println!(
         "load      {:.2} s ({:.0} rows/s)",
@@ -498,6 +503,21 @@ fn txn(
     read_only: bool,
     sink: &mut i64,
 ) -> Result<(), Error> {
+    if a.engine == crate::EngineArg::Noop {
+        // Everything the driver does per operation, minus the engine.
+        for _ in 0..a.ops_per_txn {
+            let key = strata::key![zipf.sample(rng) as i64];
+            if read_only || rng.next_f64() < a.read_ratio {
+                *sink = sink.wrapping_add(key.0[0].as_int().unwrap_or(0));
+            } else {
+                let col = 1 + (rng.next_u64() % a.columns as u64) as usize;
+                let value = Value::Int((rng.next_u64() >> 1) as i64);
+                *sink = sink.wrapping_add(col as i64 ^ value.as_int().unwrap_or(0));
+            }
+            std::hint::black_box(&key);
+        }
+        return Ok(());
+    }
     let mut t = if read_only {
         db.begin_read_only()?
     } else {

@@ -93,6 +93,10 @@ pub struct YcsbArgs {
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// `strata`, or `noop`: the same driver loop (key draws, values, timing)
+    /// with no engine calls, to measure the driver's own cost.
+    #[arg(long, value_enum, default_value_t = EngineArg::Strata)]
+    pub engine: EngineArg,
     /// Garbage collection: `txn` (transaction-level, the default) or `none`.
     #[arg(long, default_value = "txn", value_parser = parse_gc)]
     pub gc: strata::GcPolicy,
@@ -102,6 +106,13 @@ pub struct YcsbArgs {
     /// Print one JSON object instead of the summary (and no progress bars).
     #[arg(long)]
     pub json: bool,
+}
+
+/// What `bench ycsb` drives.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineArg {
+    Strata,
+    Noop,
 }
 
 fn parse_gc(s: &str) -> Result<strata::GcPolicy, String> {

@@ -183,3 +183,28 @@ fn bad_flags_and_configs_are_one_line_errors() {
     );
     assert_usage_error(&["frobnicate"], "frobnicate");
 }
+
+#[test]
+fn bench_ycsb_noop_engine_measures_the_driver_alone() {
+    let out = strata(&[
+        "bench",
+        "ycsb",
+        "--engine",
+        "noop",
+        "--records",
+        "200",
+        "--duration",
+        "0.2",
+        "--warmup",
+        "0",
+        "--gc",
+        "none",
+        "--json",
+    ]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&text(&out.stdout)).expect("JSON");
+    assert_eq!(v["engine"], "noop");
+    assert!(v["committed"].as_u64().unwrap() > 0);
+    let bad = strata(&["bench", "ycsb", "--engine", "rocks"]);
+    assert!(!bad.status.success());
+}
