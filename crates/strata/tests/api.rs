@@ -356,3 +356,58 @@ fn inverted_and_empty_ranges_return_nothing() {
         txn.commit().unwrap();
     }
 }
+
+#[test]
+fn run_gives_up_after_max_retries() {
+    let db = Database::open(Options::default().protocol(Protocol::Si).max_retries(2)).unwrap();
+    let t = kv_table(&db);
+    load(&db, &t, &[(1, 0)]);
+    let mut blocker = db.begin().unwrap();
+    blocker
+        .update(&t, &key![1], &[("v", Value::Int(9))])
+        .unwrap();
+    let mut attempts = 0;
+    let r = db.run(|x| {
+        attempts += 1;
+        x.update(&t, &key![1], &[("v", Value::Int(1))])
+    });
+    assert_eq!(r, Err(Error::Conflict(ConflictKind::WriteWrite)));
+    assert_eq!(attempts, 3, "one try and two retries");
+    blocker.commit().unwrap();
+    assert_eq!(value(&db, &t, 1), Some(9));
+}
+
+#[test]
+fn small_accessors_report_what_they_should() {
+    let db = Database::open(Options::default()).unwrap();
+    let t = kv_table(&db);
+    db.create_table(Schema::new("a").column("x", Type::Int).primary_key(&["x"]))
+        .unwrap();
+    assert_eq!(db.table_names(), vec!["a".to_string(), "kv".to_string()]);
+    assert_eq!(t.column("note").unwrap(), 2);
+    assert!(matches!(t.column("nope"), Err(Error::Schema(_))));
+    assert_eq!(t.name(), "kv");
+    load(&db, &t, &[(1, 10), (2, 20)]);
+    let ro = db.begin_read_only().unwrap();
+    let rw = db.begin().unwrap();
+    assert!(ro.is_read_only() && !rw.is_read_only());
+    assert!(rw.snapshot_ts() >= ro.snapshot_ts());
+    drop((ro, rw));
+    // Columns by owned name, and keys printed in errors.
+    let mut x = db.begin().unwrap();
+    x.update(&t, &key![1], &[(String::from("v"), Value::Int(11))])
+        .unwrap();
+    match x.delete(&t, &key![42]) {
+        Err(e @ Error::NotFound { .. }) => {
+            assert!(!e.is_retryable());
+            assert!(e.to_string().contains("(42)"), "{e}");
+        }
+        other => panic!("{other:?}"),
+    }
+    x.commit().unwrap();
+    let st = db.stats();
+    assert_eq!(st.rows, 2);
+    assert_eq!(st.aborts(), 0);
+    assert!(st.bytes_per_row() > strata::VERSION_HEADER_BYTES as f64);
+    assert_eq!(strata::VERSION_HEADER_BYTES, 48);
+}
