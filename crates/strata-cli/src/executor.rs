@@ -15,10 +15,10 @@
 //! means the engine rolled the transaction back: it is recorded as
 //! [`Outcome::Aborted`] with the ops issued so far (the failed read without a
 //! value). Any other error is an engine or adapter bug and panics, with one
-//! exception: under MVOCC, MV2PL and MVTO an `insert` of a key that `get` had
-//! just reported absent can answer `DuplicateKey` when a concurrent
-//! transaction inserted and committed the key in between (the SI protocols
-//! answer a write-write conflict instead). The adapter then rolls the
+//! exception: under MV2PL, which reads the newest data, an `insert` of a key
+//! that `get` had just reported absent can answer `DuplicateKey` when a
+//! concurrent transaction inserted and committed the key in between (the
+//! snapshot-reading protocols answer a conflict instead). The adapter then rolls the
 //! transaction back itself, records it as aborted and counts it in
 //! [`StrataExecutor::insert_races`].
 
