@@ -164,7 +164,7 @@ impl Database {
     /// Runs one garbage-collection pass now (it also runs by itself every
     /// `Options::gc_every_commits` commits). Returns versions freed.
     pub fn collect_garbage(&self) -> u64 {
-        self.inner.collect_garbage().unwrap_or(0)
+        self.inner.collect_garbage(true).unwrap_or(0)
     }
 
     /// Counters and a walk over every chain for memory figures. The walk is
@@ -211,7 +211,7 @@ fn spawn_gc_thread(db: std::sync::Weak<DbInner>, every: Duration) -> Result<()> 
             std::thread::sleep(every);
             match db.upgrade() {
                 Some(db) => {
-                    db.collect_garbage();
+                    db.collect_garbage(false);
                 }
                 None => return,
             }
@@ -256,11 +256,12 @@ impl DbInner {
         h
     }
 
-    pub fn collect_garbage(&self) -> Option<u64> {
+    /// One GC pass; with `wait`, waits for a pass already running instead of
+    /// skipping (the explicit `Database::collect_garbage` waits).
+    pub fn collect_garbage(&self, wait: bool) -> Option<u64> {
         if self.opts.gc == GcPolicy::None {
             return Some(0);
         }
-        let now = self.clock.load(SeqCst);
         let h = self.compute_horizon();
         self.horizon.store(h, SeqCst);
         let tables = self.tables.read();
@@ -273,9 +274,13 @@ impl DbInner {
             Protocol::Mv2pl => tomb.word_a.load(SeqCst) == 0,
             _ => true,
         };
-        let freed = self
-            .gc
-            .collect(h, now, |id| tables.get(id as usize).cloned(), &may_remove)?;
+        let freed = self.gc.collect(
+            h,
+            || self.clock.load(SeqCst),
+            |id| tables.get(id as usize).cloned(),
+            &may_remove,
+            wait,
+        )?;
         match self.protocol {
             Protocol::SiSsn => tables.iter().for_each(|t| predicate::prune(t, h)),
             Protocol::SiSsi => {
@@ -303,7 +308,7 @@ impl DbInner {
             }
         });
         if due {
-            self.collect_garbage();
+            self.collect_garbage(false);
         }
     }
 }

@@ -108,16 +108,22 @@ impl GcQueue {
     /// Cuts the chains of every queued row whose overwriter committed at or
     /// before `horizon`, unlinks rows whose newest visible version is a
     /// tombstone, and frees unlinked rows no open transaction can hold.
-    /// `now` is the clock when `horizon` was computed. Returns the number of
-    /// versions freed, or None if another pass is running.
+    /// `clock` reads the global clock. With `wait`, waits for a pass that is
+    /// running; otherwise returns None then. Returns the number of versions
+    /// freed.
     pub fn collect(
         &self,
         horizon: u64,
-        now: u64,
+        clock: impl Fn() -> u64,
         table: impl Fn(u32) -> Option<Arc<TableInner>>,
         may_remove: MayRemove<'_>,
+        wait: bool,
     ) -> Option<u64> {
-        let _running = self.running.try_lock()?;
+        let _running = if wait {
+            self.running.lock()
+        } else {
+            self.running.try_lock()?
+        };
         let mut ready = Vec::new();
         let next_seq;
         {
@@ -144,7 +150,7 @@ impl GcQueue {
             match prune_row(t, &g, horizon, may_remove, &guard) {
                 Pruned::Cut(n) => freed += n,
                 Pruned::Unlinked(head) => unlinked.push(Limbo {
-                    unlinked_at: now,
+                    unlinked_at: 0, // set below, once every unlink is done
                     seq: next_seq,
                     head,
                     table: g.table,
@@ -158,6 +164,14 @@ impl GcQueue {
         }
         if !retry.is_empty() {
             self.push(retry.into_iter());
+        }
+        // Read the clock after the unlinks: every transaction that could
+        // still reach an unlinked row began before, so its snapshot is at or
+        // below this value, and the horizon stays at or below it while that
+        // transaction is open.
+        let unlinked_at = clock();
+        for l in &mut unlinked {
+            l.unlinked_at = unlinked_at;
         }
         // Entries still queued from before an unlink may point into it.
         let oldest_queued = {
