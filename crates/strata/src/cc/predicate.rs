@@ -165,9 +165,6 @@ pub fn try_commit_records(tx: &Transaction) -> bool {
     })
 }
 
-/// After commit: nothing left to do but keep the records (GC prunes them).
-pub fn publish_committed(_tx: &mut Transaction, _cts: u64) {}
-
 /// On abort: withdraw our records.
 pub fn withdraw(tx: &mut Transaction) {
     for s in &tx.scans {

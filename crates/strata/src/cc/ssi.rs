@@ -202,8 +202,6 @@ pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
     }
 }
 
-pub fn post_commit(_tx: &mut Transaction, _cts: u64) {}
-
 pub fn on_abort(tx: &mut Transaction) {
     if let Some(me) = &tx.ssi {
         me.flags.fetch_or(ABORTED, SeqCst);

@@ -112,12 +112,10 @@ impl IntHashIndex {
 
     /// Adds `key -> tuple`; `Err(existing)` if the key is present.
     pub fn insert(&self, key: u64, tuple: u64) -> Result<(), u64> {
-        let h = hash(key);
-        let shard = self.shard(h);
+        let shard = self.shard(hash(key));
         let mut counts = shard.writer.lock();
         let guard = epoch::pin();
-        let t = table_ref(shard.table.load(Acquire, &guard));
-        let (e, v) = probe(t, h, key);
+        let (t, e, v) = locate(shard, key, &guard);
         match v {
             EMPTY => {
                 // (Writers hold the shard lock, so `v` is still current.)
@@ -154,12 +152,10 @@ impl IntHashIndex {
 
     /// Removes `key` if it maps to `tuple`.
     pub fn remove(&self, key: u64, tuple: u64) -> bool {
-        let h = hash(key);
-        let shard = self.shard(h);
+        let shard = self.shard(hash(key));
         let mut counts = shard.writer.lock();
         let guard = epoch::pin();
-        let t = table_ref(shard.table.load(Acquire, &guard));
-        let (e, v) = probe(t, h, key);
+        let (_, e, v) = locate(shard, key, &guard);
         if v != tuple + VALUE_BASE {
             return false;
         }
@@ -168,6 +164,13 @@ impl IntHashIndex {
         counts.1 += 1;
         true
     }
+}
+
+/// The shard's current table and `probe`'s answer in it.
+fn locate<'g>(shard: &Shard, key: u64, guard: &'g epoch::Guard) -> (&'g Table, &'g Entry, u64) {
+    let t = table_ref(shard.table.load(Acquire, guard));
+    let (e, v) = probe(t, hash(key), key);
+    (t, e, v)
 }
 
 /// The entry holding `key` (live or removed) with the value read from it,

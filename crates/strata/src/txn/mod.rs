@@ -266,31 +266,36 @@ impl Transaction {
             Protocol::Mv2pl => cc::mv2pl::read(self, t, tuple),
             Protocol::Mvocc | Protocol::SiSsn | Protocol::SiSsi => {
                 let v = visibility::visible(head, self.ts, self.tid, tids, Mode::Snapshot)?;
-                // SAFETY: pinned; `v` is visible to us.
-                let tomb = unsafe { v.as_ref() }.filter(|r| r.is_tombstone());
-                let ours = self.is_own(v);
-                if let Some(r) = tomb.filter(|_| !ours && self.db.protocol != Protocol::Mvocc) {
-                    // Reading a deleted row is reading its key as absent: if
-                    // GC unlinks the row, a later insert of the key makes a
-                    // new tuple, seen only by the predicate machinery.
-                    let ek = t.encode(&Key(r.data().to_vec()));
-                    self.scans.push(ScanEntry::point(t, ek));
-                }
                 if !self.is_own(v) {
-                    self.reads.push(ReadEntry {
-                        table: t,
-                        tuple,
-                        version: v,
-                    });
-                    match self.db.protocol {
-                        Protocol::SiSsn => cc::ssn::on_read(self, v),
-                        Protocol::SiSsi => cc::ssi::on_read(self, v)?,
-                        _ => {}
-                    }
+                    self.record_read(t, tuple, v)?;
                 }
                 Ok(v)
             }
         }
+    }
+
+    /// The read bookkeeping of MVOCC, SSN and SSI for version `v` (null:
+    /// nothing visible) of `tuple`: the read set, SSN's read filter, SSI's
+    /// SIREAD mark, and for a deleted row a point predicate read of its key
+    /// (if GC unlinks the row, a later insert of the key makes a new tuple,
+    /// seen only by the predicate machinery).
+    fn record_read(&mut self, t: &TableInner, tuple: u64, v: *mut Version) -> Result<()> {
+        self.reads.push(ReadEntry {
+            table: t,
+            tuple,
+            version: v,
+        });
+        match self.db.protocol {
+            Protocol::SiSsn => cc::ssn::on_read(self, v),
+            Protocol::SiSsi => cc::ssi::on_read(self, v)?,
+            _ => return Ok(()),
+        }
+        // SAFETY: pinned by the caller; `v` is visible to us or locked by us.
+        if let Some(r) = unsafe { v.as_ref() }.filter(|r| r.is_tombstone()) {
+            let ek = t.encode(&Key(r.data().to_vec()));
+            self.scans.push(ScanEntry::point(t, ek));
+        }
+        Ok(())
     }
 
     /// True if `v` is a version this transaction created.
@@ -405,7 +410,9 @@ impl Transaction {
                         // conflict, not a duplicate.
                         return Err(self.conflict(ConflictKind::Validation));
                     }
-                    self.note_read(ti, tuple, head);
+                    if let Err(e) = self.note_read(ti, tuple, head) {
+                        return self.fail(e);
+                    }
                     return Err(duplicate(ti, &key));
                 }
                 let v = Version::alloc(self.tid, data, head);
@@ -537,7 +544,9 @@ impl Transaction {
         }
         if h.is_tombstone() {
             self.unlock_unused(head);
-            self.note_read(ti, tuple, head);
+            if let Err(e) = self.note_read(ti, tuple, head) {
+                return self.fail(e);
+            }
             return Err(not_found());
         }
         let v = make(h.data(), head);
@@ -587,32 +596,16 @@ impl Transaction {
 
     /// Records a read made on the write path (a duplicate-key or not-found
     /// answer depends on the version seen).
-    fn note_read(&mut self, ti: &TableInner, tuple: u64, v: *mut Version) {
-        if self.db.protocol == Protocol::Mvto {
-            // We hold the write lock, so no writer is between us and `v`.
-            // SAFETY: pinned; `v` is the locked head.
-            unsafe { (*v).word_a.fetch_max(self.ts, SeqCst) };
-            return;
-        }
-        if matches!(
-            self.db.protocol,
-            Protocol::Mvocc | Protocol::SiSsn | Protocol::SiSsi
-        ) {
-            self.reads.push(ReadEntry {
-                table: ti,
-                tuple,
-                version: v,
-            });
-            if self.db.protocol == Protocol::SiSsn {
-                cc::ssn::on_read(self, v);
+    fn note_read(&mut self, ti: &TableInner, tuple: u64, v: *mut Version) -> Result<()> {
+        match self.db.protocol {
+            Protocol::Mvto => {
+                // We hold the write lock, so no writer is between us and `v`.
+                // SAFETY: pinned; `v` is the locked head.
+                unsafe { (*v).word_a.fetch_max(self.ts, SeqCst) };
+                Ok(())
             }
-            // SAFETY: pinned; `v` is the head we locked.
-            let r = unsafe { &*v };
-            if r.is_tombstone() && self.db.protocol != Protocol::Mvocc {
-                // "Not found" read the key as absent (see read_tuple).
-                let ek = ti.encode(&Key(r.data().to_vec()));
-                self.scans.push(ScanEntry::point(ti, ek));
-            }
+            Protocol::Mvocc | Protocol::SiSsn | Protocol::SiSsi => self.record_read(ti, tuple, v),
+            Protocol::Si | Protocol::Mv2pl => Ok(()),
         }
     }
 
@@ -750,13 +743,10 @@ impl Transaction {
                 old.end.store(cts, SeqCst);
             }
         }
-        match protocol {
-            Protocol::Mv2pl => cc::mv2pl::release(self),
-            Protocol::SiSsi => cc::ssi::post_commit(self, cts),
-            _ => {}
-        }
-        if !self.scans.is_empty() && matches!(protocol, Protocol::SiSsn | Protocol::SiSsi) {
-            cc::predicate::publish_committed(self, cts);
+        // Scan records (SSN/SSI) were marked committed in validation and
+        // SSI's marks stay in its registry; only MV2PL has locks to drop.
+        if protocol == Protocol::Mv2pl {
+            cc::mv2pl::release(self);
         }
     }
 
