@@ -21,12 +21,25 @@
 //! open transaction's snapshot (or a conservative lower bound while it is
 //! being taken), and garbage collection never frees a version that a
 //! registered snapshot can see.
+//!
+//! Claiming a slot touches no shared line: each thread remembers the slot
+//! it used last and claims it again with one CAS on that slot's own
+//! `in_use` flag; only when that fails (the thread has several
+//! transactions open, or another thread took the slot) does it scan from
+//! slot 0 for a free one. A central free list (a mutex, as we had first)
+//! made every begin and end bounce one cache line between all cores:
+//! read-only YCSB stopped scaling at 8 threads on a 16-core machine.
+//!
+//! ```text
+//!  thread A (hint 0) ──CAS──> [0: in_use] [1: in_use] [2: free] ...
+//!  thread B (hint 1) ──CAS─────────────────┘
+//! ```
 
 use crossbeam_utils::CachePadded;
-use parking_lot::Mutex;
+use std::cell::Cell;
 use std::sync::atomic::{
     AtomicBool, AtomicU64, AtomicUsize,
-    Ordering::{Relaxed, SeqCst},
+    Ordering::{Acquire, Relaxed, Release, SeqCst},
 };
 
 pub const SLOT_BITS: u32 = 20;
@@ -72,6 +85,8 @@ pub struct Slot {
     /// committing overwriter can find in-flight readers (see `cc::ssn`).
     pub reads: ReadFilter,
     generation: AtomicU64,
+    /// Claimed by a transaction (CAS false -> true in `acquire`).
+    in_use: AtomicBool,
 }
 
 /// Words in a [`ReadFilter`] (1,024 bits).
@@ -117,8 +132,13 @@ impl ReadFilter {
 
 pub struct TidTable {
     slots: Box<[CachePadded<Slot>]>,
-    free: Mutex<Vec<u32>>,
+    /// One past the highest slot ever claimed: scans stop there.
     high_water: AtomicUsize,
+}
+
+thread_local! {
+    /// The slot this thread claimed last (any table: it is only a hint).
+    static SLOT_HINT: Cell<usize> = const { Cell::new(usize::MAX) };
 }
 
 impl TidTable {
@@ -134,14 +154,12 @@ impl TidTable {
                     sstamp: AtomicU64::new(0),
                     reads: ReadFilter::default(),
                     generation: AtomicU64::new(0),
+                    in_use: AtomicBool::new(false),
                 })
             })
             .collect();
-        // LIFO reuse keeps the used prefix (and so GC's scan) short.
-        let free = (0..capacity as u32).rev().collect();
         TidTable {
             slots,
-            free: Mutex::new(free),
             high_water: AtomicUsize::new(0),
         }
     }
@@ -154,8 +172,17 @@ impl TidTable {
     /// registered at snapshot `lower_bound` (which must be <= the snapshot the
     /// transaction will use).
     pub fn acquire(&self, lower_bound: u64, rw: bool) -> Option<u64> {
-        let idx = self.free.lock().pop()? as usize;
-        self.high_water.fetch_max(idx + 1, SeqCst);
+        let hint = SLOT_HINT.get();
+        let idx = if hint < self.slots.len() && self.try_claim(hint) {
+            hint
+        } else {
+            // From slot 0, so the used prefix (and GC's scan) stays short.
+            (0..self.slots.len()).find(|&i| self.try_claim(i))?
+        };
+        SLOT_HINT.set(idx);
+        if self.high_water.load(SeqCst) <= idx {
+            self.high_water.fetch_max(idx + 1, SeqCst);
+        }
         let s = &self.slots[idx];
         let gen = s.generation.fetch_add(1, SeqCst) + 1;
         let tid = (gen << SLOT_BITS) | idx as u64;
@@ -171,13 +198,20 @@ impl TidTable {
         Some(tid)
     }
 
+    /// Claims slot `i` if it is free. Acquire pairs with `release`'s
+    /// Release store: the previous occupant's last writes happen before ours.
+    fn try_claim(&self, i: usize) -> bool {
+        let f = &self.slots[i].in_use;
+        !f.load(Relaxed) && f.compare_exchange(false, true, Acquire, Relaxed).is_ok()
+    }
+
     /// Frees the slot of `tid`; its versions must be stamped or unlinked.
     pub fn release(&self, tid: u64) {
         let idx = (tid & SLOT_MASK) as usize;
         let s = &self.slots[idx];
         s.begin.store(u64::MAX, SeqCst);
         s.tid.store(0, SeqCst);
-        self.free.lock().push(idx as u32);
+        s.in_use.store(false, Release);
     }
 
     #[inline]
@@ -291,7 +325,11 @@ impl TidTable {
 
     /// Number of slots in use.
     pub fn open_count(&self) -> usize {
-        self.capacity() - self.free.lock().len()
+        let hw = self.high_water.load(SeqCst);
+        self.slots[..hw]
+            .iter()
+            .filter(|s| s.in_use.load(SeqCst))
+            .count()
     }
 }
 
@@ -336,5 +374,35 @@ mod tests {
         assert!(t.acquire(0, true).is_none());
         t.release(a);
         assert!(t.acquire(0, true).is_some());
+    }
+
+    #[test]
+    fn a_thread_reuses_its_slot_and_concurrent_ones_get_distinct_slots() {
+        let t = TidTable::new(8);
+        let a = t.acquire(0, true).unwrap();
+        t.release(a);
+        let b = t.acquire(0, true).unwrap();
+        assert_eq!(a & SLOT_MASK, b & SLOT_MASK, "the hint slot is reused");
+        let c = t.acquire(0, false).unwrap();
+        assert_ne!(b & SLOT_MASK, c & SLOT_MASK);
+        assert_eq!(t.open_count(), 2);
+        // Many threads claiming and releasing never share a slot.
+        std::thread::scope(|sc| {
+            for _ in 0..4 {
+                sc.spawn(|| {
+                    for _ in 0..2000 {
+                        let id = t.acquire(1, true).unwrap();
+                        let s = t.slot(id);
+                        assert_eq!(s.tid.load(SeqCst), id, "slot taken by two transactions");
+                        assert_eq!(t.status(id), Status::Active);
+                        t.release(id);
+                    }
+                });
+            }
+        });
+        assert_eq!(t.open_count(), 2);
+        t.release(b);
+        t.release(c);
+        assert_eq!(t.open_count(), 0);
     }
 }
