@@ -138,8 +138,12 @@ fn crash_child() {
     println!("READY");
     let threads: Vec<_> = (0..2i64)
         .map(|th| {
-            let (db, accounts, transfers, lists) =
-                (db.clone(), accounts.clone(), transfers.clone(), lists.clone());
+            let (db, accounts, transfers, lists) = (
+                db.clone(),
+                accounts.clone(),
+                transfers.clone(),
+                lists.clone(),
+            );
             std::thread::spawn(move || {
                 let mut rng = Rng::new(seed() + th as u64);
                 for i in 0.. {
@@ -149,12 +153,21 @@ fn crash_child() {
                         let to = (from + 1 + rng.below(ACCOUNTS as u64 - 1) as i64) % ACCOUNTS;
                         let amount = 1 + rng.below(50) as i64;
                         db.run(|t| {
-                            let bal = |t: &mut strata::Transaction, a: i64| -> strata::Result<i64> {
-                                Ok(t.get(&accounts, &key![a])?.unwrap()[1].as_int().unwrap())
-                            };
+                            let bal =
+                                |t: &mut strata::Transaction, a: i64| -> strata::Result<i64> {
+                                    Ok(t.get(&accounts, &key![a])?.unwrap()[1].as_int().unwrap())
+                                };
                             let (bf, bt) = (bal(t, from)?, bal(t, to)?);
-                            t.update(&accounts, &key![from], &[("balance", Value::Int(bf - amount))])?;
-                            t.update(&accounts, &key![to], &[("balance", Value::Int(bt + amount))])?;
+                            t.update(
+                                &accounts,
+                                &key![from],
+                                &[("balance", Value::Int(bf - amount))],
+                            )?;
+                            t.update(
+                                &accounts,
+                                &key![to],
+                                &[("balance", Value::Int(bt + amount))],
+                            )?;
                             t.insert(&transfers, row![id, from, to, amount])
                         })
                         .unwrap();
@@ -286,7 +299,10 @@ fn check(dir: &Path, acked: &Acked, must: impl Fn(Instant) -> bool, round: u32) 
     }
     for (id, t) in &acked.transfers {
         if must(*t) {
-            assert!(present.contains(id), "round {round}: acknowledged transfer {id} lost");
+            assert!(
+                present.contains(id),
+                "round {round}: acknowledged transfer {id} lost"
+            );
         }
     }
     let mut recovered: HashMap<i64, Vec<i64>> = HashMap::new();
@@ -298,7 +314,11 @@ fn check(dir: &Path, acked: &Acked, must: impl Fn(Instant) -> bool, round: u32) 
             .map(|s| s.parse().unwrap())
             .collect();
         let set: HashSet<_> = items.iter().collect();
-        assert_eq!(set.len(), items.len(), "round {round}: duplicate list items");
+        assert_eq!(
+            set.len(),
+            items.len(),
+            "round {round}: duplicate list items"
+        );
         recovered.insert(r[0].as_int().unwrap(), items);
     }
     for (k, appends) in &acked.appends {
@@ -325,7 +345,10 @@ fn check(dir: &Path, acked: &Acked, must: impl Fn(Instant) -> bool, round: u32) 
                     last.insert(thread, p);
                 }
                 None => {
-                    assert!(!must(*t), "round {round}: acknowledged append {id} to list {k} lost");
+                    assert!(
+                        !must(*t),
+                        "round {round}: acknowledged append {id} to list {k} lost"
+                    );
                     missing.insert(thread);
                 }
             }

@@ -100,7 +100,13 @@ impl LogBuffer {
             }
         }
         let mut chunks = rec.chunks_exact(8);
-        let first = u64::from_le_bytes(chunks.next().expect("records are >= 8 bytes").try_into().unwrap());
+        let first = u64::from_le_bytes(
+            chunks
+                .next()
+                .expect("records are >= 8 bytes")
+                .try_into()
+                .unwrap(),
+        );
         debug_assert_ne!(first, 0, "a record's first word carries its magic");
         for (i, c) in chunks.enumerate() {
             let w = u64::from_le_bytes(c.try_into().unwrap());
@@ -127,9 +133,11 @@ impl LogBuffer {
 
     /// Flusher: appends the published records starting at `from` (in LSN
     /// order, stopping at the first unpublished one) to `out`, zeroes their
-    /// words and releases them. Returns the LSN after the last one taken.
-    pub fn drain(&self, from: u64, out: &mut Vec<u8>) -> u64 {
+    /// words and releases them. Returns the LSN after the last one taken
+    /// and how many records it took.
+    pub fn drain(&self, from: u64, out: &mut Vec<u8>) -> (u64, u64) {
         let mut pos = from;
+        let mut n = 0;
         loop {
             let first = self.word(pos).load(Acquire);
             if first == 0 {
@@ -146,13 +154,14 @@ impl LogBuffer {
                 p += 8;
             }
             pos += total;
+            n += 1;
             if pos - from >= self.cap_bytes / 2 {
                 // Hand room back to waiting writers now and then.
                 self.released.store(pos, Release);
             }
         }
         self.released.store(pos, Release);
-        pos
+        (pos, n)
     }
 }
 
@@ -202,7 +211,7 @@ mod tests {
         let mut ids = std::collections::HashSet::new();
         while seen < total_records {
             let start = out.len();
-            pos = buf.drain(pos, &mut out);
+            pos = buf.drain(pos, &mut out).0;
             let mut off = start;
             while off < out.len() {
                 let h = crate::log::record::parse_header(&out[off..]).expect("whole header");

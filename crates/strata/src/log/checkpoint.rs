@@ -164,7 +164,11 @@ pub fn take(
         let _names = db.names.read();
         let tables = db.tables.read();
         let dropped: Vec<bool> = tables.iter().map(|t| t.dropped.load(SeqCst)).collect();
-        (reserved(), tables.iter().map(Arc::clone).collect::<Vec<_>>(), dropped)
+        (
+            reserved(),
+            tables.iter().map(Arc::clone).collect::<Vec<_>>(),
+            dropped,
+        )
     };
     // 2. Register the snapshot before reading it, as Transaction::begin does.
     let tid = db
@@ -339,7 +343,10 @@ pub fn load(
         Err(e) => return Err(io("reading a checkpoint", e)),
     };
     let bad = |at: usize, why: String| {
-        corrupt(format!("checkpoint {} at offset {at}: {why}", path.display()))
+        corrupt(format!(
+            "checkpoint {} at offset {at}: {why}",
+            path.display()
+        ))
     };
     if data.len() as u64 != m.len {
         return Err(bad(
@@ -357,8 +364,7 @@ pub fn load(
         while pos + 8 <= data.len() {
             let len = u32::from_le_bytes(data[pos..pos + 4].try_into().unwrap()) as usize;
             let crc = u32::from_le_bytes(data[pos + 4..pos + 8].try_into().unwrap());
-            if pos + 8 + len > data.len() || crc32c::crc32c(&data[pos + 8..pos + 8 + len]) != crc
-            {
+            if pos + 8 + len > data.len() || crc32c::crc32c(&data[pos + 8..pos + 8 + len]) != crc {
                 break;
             }
             pos += 8 + len;
@@ -410,7 +416,10 @@ pub fn load(
                 BLOCK_END => {
                     let n = r.u64()?;
                     if n != stats.rows {
-                        return Err(format!("end block counts {n} rows, blocks held {}", stats.rows));
+                        return Err(format!(
+                            "end block counts {n} rows, blocks held {}",
+                            stats.rows
+                        ));
                     }
                     ended = true;
                     None

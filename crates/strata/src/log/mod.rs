@@ -96,9 +96,10 @@ pub struct RecoveryReport {
 /// Counters of the log since the database was opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct LogStats {
-    /// Transactions that wrote a commit record.
-    pub commit_records: u64,
-    /// Bytes of records reserved (commit and catalog records).
+    /// Records written (one per committed read-write transaction, plus
+    /// catalog changes).
+    pub records: u64,
+    /// Bytes of records reserved.
     pub bytes: u64,
     /// Writes + fsyncs of the flusher (each covers a group of commits).
     pub flushes: u64,
@@ -118,8 +119,11 @@ struct Shared {
     work_mx: Mutex<bool>,
     work_cv: Condvar,
     shutdown: AtomicBool,
-    commit_records: AtomicU64,
-    bytes: AtomicU64,
+    /// LSN the log had when the database was opened.
+    start_lsn: u64,
+    /// Counted by the flusher, so that commits touch no shared counter
+    /// besides the one reservation.
+    records: AtomicU64,
     flushes: AtomicU64,
 }
 
@@ -174,7 +178,9 @@ fn flusher(sh: Arc<Shared>, mut w: SegmentWriter) {
     let mut batch = Vec::with_capacity(1 << 20);
     loop {
         batch.clear();
-        pos = sh.buf.drain(pos, &mut batch);
+        let (next, n) = sh.buf.drain(pos, &mut batch);
+        pos = next;
+        sh.records.fetch_add(n, SeqCst);
         if !batch.is_empty() {
             if let Err(e) = w.append(&batch).and_then(|()| w.sync()) {
                 sh.fail(format!("log write or fsync failed at LSN {}: {e}", w.end));
@@ -247,8 +253,8 @@ impl Log {
 
     pub fn stats(&self) -> LogStats {
         LogStats {
-            commit_records: self.sh.commit_records.load(SeqCst),
-            bytes: self.sh.bytes.load(SeqCst),
+            records: self.sh.records.load(SeqCst),
+            bytes: self.sh.buf.reserved() - self.sh.start_lsn,
             flushes: self.sh.flushes.load(SeqCst),
             checkpoints: self.checkpoints.load(SeqCst),
         }
@@ -292,7 +298,6 @@ impl Log {
     pub fn append(&self, redo: Redo, cts: u64) -> Ticket {
         let mut buf = redo.0;
         let t = self.append_bytes(&mut buf, cts);
-        self.sh.commit_records.fetch_add(1, SeqCst);
         REDO_BUF.set(buf);
         t
     }
@@ -302,7 +307,6 @@ impl Log {
         record::seal(buf, lsn, cts);
         let sh = &self.sh;
         let published = sh.buf.publish(lsn, buf, &sh.failed, || sh.wake());
-        sh.bytes.fetch_add(buf.len() as u64, SeqCst);
         Ticket {
             end: lsn + buf.len() as u64,
             published,
@@ -413,8 +417,8 @@ pub(crate) fn start(
         work_mx: Mutex::new(false),
         work_cv: Condvar::new(),
         shutdown: AtomicBool::new(false),
-        commit_records: AtomicU64::new(0),
-        bytes: AtomicU64::new(0),
+        start_lsn: start,
+        records: AtomicU64::new(0),
         flushes: AtomicU64::new(0),
     });
     let sh2 = Arc::clone(&sh);
@@ -455,8 +459,8 @@ fn spawn_checkpointer(db: Weak<DbInner>, every: u64) -> Result<()> {
             if log.sh.shutdown.load(SeqCst) || log.sh.failed.load(SeqCst) {
                 continue;
             }
-            let since = (log.sh.durable.load(SeqCst))
-                .saturating_sub(log.last_checkpoint_lsn.load(SeqCst));
+            let since =
+                (log.sh.durable.load(SeqCst)).saturating_sub(log.last_checkpoint_lsn.load(SeqCst));
             if since >= every {
                 // A failed checkpoint leaves the previous one and the log in
                 // place; the next attempt retries.

@@ -75,7 +75,11 @@ impl<'a> CommitBuilder<'a> {
         buf.push(KIND_COMMIT);
         let count_at = buf.len();
         buf.extend_from_slice(&0u32.to_le_bytes());
-        CommitBuilder { buf, count_at, n: 0 }
+        CommitBuilder {
+            buf,
+            count_at,
+            n: 0,
+        }
     }
     pub fn put(&mut self, table: u32, row: &[Value]) {
         self.op(OP_PUT, table, row);

@@ -156,9 +156,11 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
 
 fn table_by_id(db: &Database, id: u32) -> Result<Option<Table>> {
     let tables = db.inner.tables.read();
-    let t = tables
-        .get(id as usize)
-        .ok_or_else(|| corrupt(format!("a record names table id {id}, which does not exist")))?;
+    let t = tables.get(id as usize).ok_or_else(|| {
+        corrupt(format!(
+            "a record names table id {id}, which does not exist"
+        ))
+    })?;
     Ok((!t.dropped.load(SeqCst)).then(|| Table {
         inner: Arc::clone(t),
     }))

@@ -163,8 +163,10 @@ impl SegmentWriter {
         f.sync_all()?;
         sync_dir(&self.dir)?;
         // Only now seal the old one (see the module doc for why this order).
-        self.file
-            .write_all_at(&block32(SEAL_MAGIC, self.end), SEG_HEADER + (self.end - self.start))?;
+        self.file.write_all_at(
+            &block32(SEAL_MAGIC, self.end),
+            SEG_HEADER + (self.end - self.start),
+        )?;
         self.file.sync_data()?;
         self.file = f;
         self.start = self.end;
