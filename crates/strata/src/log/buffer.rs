@@ -47,7 +47,7 @@ pub struct LogBuffer {
 impl LogBuffer {
     /// A ring of `cap_bytes` (a power of two) starting at `start_lsn`.
     pub fn new(cap_bytes: usize, start_lsn: u64) -> Self {
-        debug_assert!(cap_bytes.is_power_of_two() && start_lsn % 8 == 0);
+        debug_assert!(cap_bytes.is_power_of_two() && start_lsn.is_multiple_of(8));
         let n = cap_bytes / 8;
         LogBuffer {
             words: (0..n).map(|_| AtomicU64::new(0)).collect(),

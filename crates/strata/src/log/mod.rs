@@ -202,7 +202,8 @@ fn flusher(sh: Arc<Shared>, mut w: SegmentWriter) {
         if group {
             sh.buf.flusher_sleeping.store(true, SeqCst);
         }
-        if !*g && !sh.shutdown.load(SeqCst) && !(group && sh.buf.ready(pos)) {
+        let work = *g || sh.shutdown.load(SeqCst) || (group && sh.buf.ready(pos));
+        if !work {
             let t = if group {
                 Duration::from_millis(5)
             } else {

@@ -111,7 +111,7 @@ pub fn catalog_record(buf: &mut Vec<u8>, c: &CatalogRecord) {
 }
 
 fn pad(buf: &mut Vec<u8>) {
-    while buf.len() % 8 != 0 {
+    while !buf.len().is_multiple_of(8) {
         buf.push(0);
     }
 }
@@ -203,7 +203,7 @@ pub fn parse_header(b: &[u8]) -> Option<Header> {
         return None;
     }
     let total = u32_at(4) as usize;
-    if total < HEADER_BYTES + 8 || total % 8 != 0 {
+    if total < HEADER_BYTES + 8 || !total.is_multiple_of(8) {
         return None;
     }
     Some(Header {
