@@ -156,10 +156,11 @@ pub enum SyncPolicy {
     /// `commit` returns after its record is written and fsynced; one fsync
     /// covers every commit that reached the log buffer meanwhile.
     GroupCommit,
-    /// `commit` returns at once; the log is written and fsynced at least every
-    /// `LogTuning::async_flush_interval`. A crash loses at most the commits
-    /// acknowledged in the last interval plus the duration of one write and
-    /// fsync (never part of a transaction).
+    /// `commit` returns at once; a flush (write + fsync) starts every
+    /// `LogTuning::async_flush_interval`, or right after the previous one
+    /// if that took longer. A crash loses at most the commits acknowledged
+    /// in the last max(interval, one flush) plus one flush: always whole
+    /// transactions, always the newest ones.
     Async,
 }
 

@@ -5,8 +5,9 @@
 //!
 //! * GroupCommit: every acknowledged commit is there;
 //! * Async: every commit acknowledged more than `ASYNC_CHECK_AGE` before
-//!   the kill is there (the documented bound is the flush interval plus one
-//!   write and fsync; the test allows for a loaded machine);
+//!   the kill is there (the documented bound is max(flush interval, one
+//!   flush) plus one flush, about 12 ms; the test allows for a loaded
+//!   machine);
 //! * both: no partial transaction (each transfer's row exists exactly when
 //!   both balance changes do, so every balance equals 1000 plus its
 //!   recorded transfers, and the total holds), and each list is a prefix of

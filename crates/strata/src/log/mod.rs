@@ -178,6 +178,7 @@ fn flusher(sh: Arc<Shared>, mut w: SegmentWriter) {
     let mut batch = Vec::with_capacity(1 << 20);
     loop {
         batch.clear();
+        let drained_at = std::time::Instant::now();
         let (next, n) = sh.buf.drain(pos, &mut batch);
         pos = next;
         sh.records.fetch_add(n, SeqCst);
@@ -203,12 +204,14 @@ fn flusher(sh: Arc<Shared>, mut w: SegmentWriter) {
             sh.buf.flusher_sleeping.store(true, SeqCst);
         }
         let work = *g || sh.shutdown.load(SeqCst) || (group && sh.buf.ready(pos));
-        if !work {
-            let t = if group {
-                Duration::from_millis(5)
-            } else {
-                sh.interval
-            };
+        // Async: drains start every `interval` (or back to back when a
+        // write and fsync takes longer), which is what bounds the loss.
+        let t = if group {
+            Duration::from_millis(5)
+        } else {
+            sh.interval.saturating_sub(drained_at.elapsed())
+        };
+        if !work && !t.is_zero() {
             sh.work_cv.wait_for(&mut g, t);
         }
         *g = false;
