@@ -727,3 +727,36 @@ fn full_disk_with_concurrent_group_commits_loses_no_acknowledged_commit() {
     }
     assert!(!acked.is_empty());
 }
+
+/// Updates log only their changed columns; mixed writes to one row in one
+/// transaction (delete + re-insert, insert + update, update + delete,
+/// update to the same value) replay to the same state.
+#[test]
+fn mixed_writes_to_one_row_in_one_transaction_replay_to_the_same_state() {
+    let d = dir("mixed");
+    let before = {
+        let db = open(&d);
+        let kv = kv(&db);
+        for k in 0..6 {
+            put(&db, &kv, k, k);
+        }
+        db.run(|x| {
+            x.delete(&kv, &key![0])?;
+            x.insert(&kv, row![0, 100, "re-inserted"])?;
+            x.insert(&kv, row![10, 1, "new"])?;
+            x.update(&kv, &key![10], &[("note", Value::from("updated"))])?;
+            x.update(&kv, &key![1], &[("v", Value::Int(11))])?;
+            x.delete(&kv, &key![1])?;
+            x.update(&kv, &key![2], &[("v", Value::Int(2))])?;
+            x.update(&kv, &key![3], &[("note", Value::from("only the note"))])?;
+            x.update(&kv, &key![3], &[("v", Value::Int(33))])
+        })
+        .unwrap();
+        let mut ro = db.begin_read_only().unwrap();
+        ro.scan(&kv, ..).unwrap()
+    };
+    let db = open(&d);
+    let mut ro = db.begin_read_only().unwrap();
+    assert_eq!(ro.scan(&db.table("kv").unwrap(), ..).unwrap(), before);
+    assert_eq!(before.len(), 6);
+}

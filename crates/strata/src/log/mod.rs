@@ -27,8 +27,9 @@
 //! log order, never by timestamp: MVTO's commit timestamp is its begin
 //! timestamp, so timestamps and log order may disagree.
 //!
-//! Records are logical redo: whole after-images (`put`) and deletes by
-//! primary key, tagged with the table id and the commit timestamp. Aborted
+//! Records are logical redo: whole rows for inserts (`put`), the key and
+//! the changed columns' new values for updates, the key for deletes, tagged
+//! with the table id and the commit timestamp. Aborted
 //! transactions write nothing, so no partial transaction can be replayed.
 //! Catalog changes (create/drop table) are records in the same log, taken
 //! under the catalog lock, and always wait for their fsync.
@@ -277,11 +278,15 @@ impl Log {
         for w in writes {
             // SAFETY: tables outlive transactions, and our own newest
             // versions are freed only by our commit or abort.
+            // The version we overwrote is locked by us and alive until our
+            // commit (GC cannot pass it before).
             let (t, v): (_, &Version) = unsafe { (&*w.table, &*w.new) };
-            if v.is_tombstone() {
-                b.delete(t.id, v.data());
-            } else {
-                b.put(t.id, v.data());
+            let old = unsafe { w.old.as_ref() }.filter(|o| !o.is_tombstone());
+            match old {
+                _ if v.is_tombstone() => b.delete(t.id, v.data()),
+                // Only the changed columns of an update go to the log.
+                Some(o) => b.update(t.id, &t.schema.primary_key, v.data(), o.data()),
+                None => b.put(t.id, v.data()),
             }
         }
         b.finish();

@@ -9,7 +9,11 @@
 //!  │ magic │ total len│  LSN   │  cts   │ payload crc │ header crc │ payload ...  │
 //!  └───────┴──────────┴────────┴────────┴─────────────┴────────────┴──────────────┘
 //!  payload = kind (1 commit | 2 catalog), then
-//!    commit:  n ops, each: op (1 put | 2 delete), table id, values
+//!    commit:  n ops, each: op, table id, then
+//!               put:    the whole row (inserts, and rows over a tombstone)
+//!               delete: the key
+//!               update: the key, then n × (column, value) of the changed
+//!                       columns only (an after-image of what changed)
 //!    catalog: one CatalogRecord
 //!  values  = n, each: tag (0 int | 1 text), i64 | len + UTF-8 bytes
 //! ```
@@ -30,6 +34,7 @@ pub const KIND_CATALOG: u8 = 2;
 
 pub const OP_PUT: u8 = 1;
 pub const OP_DELETE: u8 = 2;
+pub const OP_UPDATE: u8 = 3;
 
 /// A durable change to the catalog. New kinds go at the end with a new tag;
 /// older logs stay readable.
@@ -49,6 +54,14 @@ pub enum RedoOp {
     Put { table: u32, row: Vec<Value> },
     /// Delete the row with this primary key, if present.
     Delete { table: u32, key: Vec<Value> },
+    /// Set these columns of the row with this key, if present. Replaying
+    /// from a checkpoint that already holds later writes is still right:
+    /// per key, every later write is replayed after it.
+    Update {
+        table: u32,
+        key: Vec<Value>,
+        cols: Vec<(usize, Value)>,
+    },
 }
 
 /// A decoded record payload.
@@ -86,6 +99,28 @@ impl<'a> CommitBuilder<'a> {
     }
     pub fn delete(&mut self, table: u32, key: &[Value]) {
         self.op(OP_DELETE, table, key);
+    }
+    /// An update of the row `old` -> `new`: its key (columns `pk` of
+    /// `new`) and the columns whose value changed.
+    pub fn update(&mut self, table: u32, pk: &[usize], new: &[Value], old: &[Value]) {
+        self.buf.push(OP_UPDATE);
+        self.buf.extend_from_slice(&table.to_le_bytes());
+        self.buf.extend_from_slice(&(pk.len() as u32).to_le_bytes());
+        for &i in pk {
+            put_value(self.buf, &new[i]);
+        }
+        let n_at = self.buf.len();
+        self.buf.extend_from_slice(&0u32.to_le_bytes());
+        let mut n = 0u32;
+        for (i, (a, b)) in new.iter().zip(old).enumerate() {
+            if a != b {
+                self.buf.extend_from_slice(&(i as u32).to_le_bytes());
+                put_value(self.buf, a);
+                n += 1;
+            }
+        }
+        self.buf[n_at..n_at + 4].copy_from_slice(&n.to_le_bytes());
+        self.n += 1;
     }
     fn op(&mut self, op: u8, table: u32, vals: &[Value]) {
         self.buf.push(op);
@@ -133,15 +168,19 @@ pub fn seal(buf: &mut [u8], lsn: u64, cts: u64) {
 pub fn put_values(buf: &mut Vec<u8>, vals: &[Value]) {
     buf.extend_from_slice(&(vals.len() as u32).to_le_bytes());
     for v in vals {
-        match v {
-            Value::Int(i) => {
-                buf.push(0);
-                buf.extend_from_slice(&i.to_le_bytes());
-            }
-            Value::Text(s) => {
-                buf.push(1);
-                put_str(buf, s);
-            }
+        put_value(buf, v);
+    }
+}
+
+fn put_value(buf: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Int(i) => {
+            buf.push(0);
+            buf.extend_from_slice(&i.to_le_bytes());
+        }
+        Value::Text(s) => {
+            buf.push(1);
+            put_str(buf, s);
         }
     }
 }
@@ -253,13 +292,16 @@ impl<'a> Reader<'a> {
         let n = self.u32()? as usize;
         let mut out = Vec::with_capacity(n.min(1024));
         for _ in 0..n {
-            out.push(match self.u8()? {
-                0 => Value::Int(self.u64()? as i64),
-                1 => Value::Text(Arc::new(self.str()?)),
-                t => return Err(format!("unknown value tag {t}")),
-            });
+            out.push(self.value()?);
         }
         Ok(out)
+    }
+    pub fn value(&mut self) -> std::result::Result<Value, String> {
+        Ok(match self.u8()? {
+            0 => Value::Int(self.u64()? as i64),
+            1 => Value::Text(Arc::new(self.str()?)),
+            t => return Err(format!("unknown value tag {t}")),
+        })
     }
     pub fn schema(&mut self) -> std::result::Result<Schema, String> {
         let name = self.str()?;
@@ -316,6 +358,18 @@ pub fn decode_payload(p: &[u8]) -> std::result::Result<Payload, String> {
                 ops.push(match op {
                     OP_PUT => RedoOp::Put { table, row: vals },
                     OP_DELETE => RedoOp::Delete { table, key: vals },
+                    OP_UPDATE => {
+                        let n = r.u32()? as usize;
+                        let mut cols = Vec::with_capacity(n.min(1024));
+                        for _ in 0..n {
+                            cols.push((r.u32()? as usize, r.value()?));
+                        }
+                        RedoOp::Update {
+                            table,
+                            key: vals,
+                            cols,
+                        }
+                    }
                     o => return Err(format!("unknown redo op {o}")),
                 });
             }
@@ -343,6 +397,12 @@ mod tests {
         let mut b = CommitBuilder::new(&mut buf);
         b.put(3, &[Value::Int(-7), Value::from("héllo")]);
         b.delete(4, &[Value::Int(1)]);
+        b.update(
+            5,
+            &[1],
+            &[Value::Int(1), Value::Int(2), Value::from("x")],
+            &[Value::Int(0), Value::Int(2), Value::from("y")],
+        );
         b.finish();
         seal(&mut buf, 4096, 77);
         assert_eq!(buf.len() % 8, 0);
@@ -360,6 +420,11 @@ mod tests {
                 RedoOp::Delete {
                     table: 4,
                     key: vec![Value::Int(1)]
+                },
+                RedoOp::Update {
+                    table: 5,
+                    key: vec![Value::Int(2)],
+                    cols: vec![(0, Value::Int(1)), (2, Value::from("x"))]
                 },
             ])
         );

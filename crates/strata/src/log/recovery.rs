@@ -7,7 +7,8 @@
 //!     no: the log must start at LSN 0
 //!  segments from the one holding B: replay records with LSN >= B in order
 //!     commit record  -> one transaction: put = insert or overwrite,
-//!                       delete = delete if present
+//!                       update = set columns if present, delete = delete
+//!                       if present
 //!     catalog record -> create / drop table (ids must line up)
 //!  damaged last record, nothing valid after it -> torn tail: cut, report
 //!  anything else damaged, a gap, a sealed last segment -> Error::Corrupt
@@ -220,6 +221,17 @@ fn replay(db: &Database, ops: Vec<RedoOp>) -> Result<()> {
                             .collect();
                         txn.update(&t, &key, &changes)?;
                     }
+                    r => r?,
+                }
+            }
+            RedoOp::Update { table, key, cols } => {
+                let Some(t) = table_by_id(db, table)? else {
+                    continue;
+                };
+                // Absent: deleted by a record replayed later, from a
+                // checkpoint that already reflects the delete.
+                match txn.update(&t, &Key(key), &cols) {
+                    Err(Error::NotFound { .. }) => {}
                     r => r?,
                 }
             }
