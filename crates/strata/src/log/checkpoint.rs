@@ -19,10 +19,15 @@
 //!   transaction, so its writes are in the checkpoint.
 //! * Every version the scan saw is committed, so its record is below E and
 //!   durable before the manifest names the checkpoint (step 4).
-//! * Redo records are whole after-images applied in log order, and per key
-//!   the log order is the version order (see the `log` module), so replaying
-//!   records from B over the checkpoint ends in the state after the last
-//!   record, whatever subset of them the scan had already seen.
+//! * Redo records are after-images (whole rows, or the new values of the
+//!   changed columns) applied in log order, and per key the log order is
+//!   the version order (see the `log` module). Replaying a key's records
+//!   from B over the checkpoint ends in the state after its last record,
+//!   whatever prefix of them the scan had already seen: a column keeps the
+//!   checkpoint's value only if no record from B on writes it (a put or a
+//!   delete replaces the whole row), and then the checkpoint's value is
+//!   that column's final one. An update whose row is absent is skipped: a
+//!   later record (the delete the checkpoint already reflects) follows it.
 
 use super::record::{corrupt, put_catalog, put_values, CResult, CatalogRecord, Reader};
 use super::segment::{list_segments, sync_dir};
