@@ -75,8 +75,21 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
             let s = checkpoint::load(
                 dir,
                 m,
-                |c| apply_catalog(db, c, "checkpoint"),
-                |table, rows| load_rows(db, table, rows),
+                |c| {
+                    apply_catalog(db, c, "checkpoint").map_err(|e| match e {
+                        e @ Error::Corrupt(_) => e,
+                        e => corrupt(format!("checkpoint {}: catalog: {e}", m.file)),
+                    })
+                },
+                |table, rows| {
+                    load_rows(db, table, rows).map_err(|e| match e {
+                        e @ Error::Corrupt(_) => e,
+                        e => corrupt(format!(
+                            "checkpoint {}: loading rows of table id {table}: {e}",
+                            m.file
+                        )),
+                    })
+                },
             )?;
             report.checkpoint = Some(m.file.clone());
             report.checkpoint_rows = s.rows;
