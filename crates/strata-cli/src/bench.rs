@@ -194,16 +194,56 @@ struct Summary {
     aborts_by_reason: BTreeMap<&'static str, u64>,
     latency: Latency,
     memory: Memory,
+    durability: &'static str,
+    /// Write-ahead log figures over the warm-up and the measured run.
+    log: Option<LogSummary>,
+}
+
+#[derive(Serialize)]
+struct LogSummary {
+    bytes_per_txn: f64,
+    txns_per_fsync: f64,
+    checkpoints: u64,
 }
 
 /// Runs the benchmark; `Err` for invalid settings.
 pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
     validate(a)?;
+    let durability = match (a.durability, &a.wal_dir) {
+        (crate::DurabilityArg::None, None) => strata::Durability::None,
+        (crate::DurabilityArg::None, Some(_)) => {
+            return Err(UsageError(
+                "--wal-dir needs --durability group or async".into(),
+            ))
+        }
+        (_, None) => {
+            return Err(UsageError(
+                "--durability group|async needs --wal-dir <DIR>".into(),
+            ))
+        }
+        (d, Some(dir)) => {
+            // A benchmark starts from an empty database.
+            if dir.exists() {
+                std::fs::remove_dir_all(dir).map_err(|e| {
+                    UsageError(format!("cannot empty --wal-dir {}: {e}", dir.display()))
+                })?;
+            }
+            strata::Durability::Wal {
+                dir: dir.clone(),
+                sync: if d == crate::DurabilityArg::Group {
+                    strata::SyncPolicy::GroupCommit
+                } else {
+                    strata::SyncPolicy::Async
+                },
+            }
+        }
+    };
     let db = Database::open(
         Options::default()
             .protocol(a.protocol)
             .gc(a.gc)
-            .gc_every_commits(a.gc_every),
+            .gc_every_commits(a.gc_every)
+            .durability(durability),
     )
     .map_err(|e| UsageError(e.to_string()))?;
     let mut schema = Schema::new("usertable").column("key", Type::Int);
@@ -221,6 +261,7 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
     }
     let load_s = load_started.elapsed().as_secs_f64();
 
+    let log_before = db.log_stats().unwrap_or_default();
     let (locals, measured) = match run(&db, &table, a) {
         Ok(r) => r,
         Err(e) => {
@@ -242,6 +283,14 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
     let aborted: u64 = aborts.iter().sum();
     let secs = measured.as_secs_f64();
     let st = db.stats();
+    let log = db.log_stats().map(|after| {
+        let records = after.records - log_before.records;
+        LogSummary {
+            bytes_per_txn: (after.bytes - log_before.bytes) as f64 / records.max(1) as f64,
+            txns_per_fsync: records as f64 / (after.flushes - log_before.flushes).max(1) as f64,
+            checkpoints: after.checkpoints,
+        }
+    });
     let us = |q: f64| hist.value_at_quantile(q) as f64 / 1e3;
     let summary = Summary {
         benchmark: "ycsb",
@@ -292,6 +341,12 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
             longest_chain: st.longest_chain,
             versions_reclaimed: st.versions_reclaimed,
         },
+        durability: match a.durability {
+            crate::DurabilityArg::None => "none",
+            crate::DurabilityArg::Group => "group",
+            crate::DurabilityArg::Async => "async",
+        },
+        log,
     };
     if a.json {
         println!(
@@ -343,6 +398,12 @@ fn print_summary(s: &Summary) {
         "memory    {:.1} bytes/row  versions {} B in {} versions ({} rows)  longest chain {}",
         m.bytes_per_row, m.version_bytes, m.live_versions, m.rows, m.longest_chain
     );
+    if let Some(l) = &s.log {
+        println!(
+            "log       durability {}  {:.1} bytes/txn  {:.1} txns/fsync  {} checkpoints",
+            s.durability, l.bytes_per_txn, l.txns_per_fsync, l.checkpoints
+        );
+    }
 }
 
 /// Loads `records` rows, threads taking disjoint key ranges.

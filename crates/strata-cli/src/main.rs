@@ -106,6 +106,22 @@ pub struct YcsbArgs {
     /// Print one JSON object instead of the summary (and no progress bars).
     #[arg(long)]
     pub json: bool,
+    /// `none` (in memory), `group` (write-ahead log, commit waits for the
+    /// group fsync) or `async` (log flushed in the background).
+    #[arg(long, value_enum, default_value_t = DurabilityArg::None)]
+    pub durability: DurabilityArg,
+    /// Directory of the write-ahead log (with `--durability group|async`);
+    /// emptied before the load.
+    #[arg(long)]
+    pub wal_dir: Option<std::path::PathBuf>,
+}
+
+/// `bench ycsb --durability`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DurabilityArg {
+    None,
+    Group,
+    Async,
 }
 
 /// What `bench ycsb` drives.

@@ -208,3 +208,40 @@ fn bench_ycsb_noop_engine_measures_the_driver_alone() {
     let bad = strata(&["bench", "ycsb", "--engine", "rocks"]);
     assert!(!bad.status.success());
 }
+
+#[test]
+fn bench_ycsb_durable_reports_log_bytes_per_transaction() {
+    let dir = std::env::temp_dir().join(format!("strata-cli-wal-{}", std::process::id()));
+    for mode in ["group", "async"] {
+        let out = strata(&[
+            "bench",
+            "ycsb",
+            "--records",
+            "300",
+            "--duration",
+            "0.3",
+            "--warmup",
+            "0",
+            "--read-ratio",
+            "0.2",
+            "--durability",
+            mode,
+            "--wal-dir",
+            dir.to_str().unwrap(),
+            "--json",
+        ]);
+        assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_str(&text(&out.stdout)).expect("JSON");
+        assert_eq!(v["durability"], mode);
+        assert!(v["committed"].as_u64().unwrap() > 0, "{v}");
+        assert!(v["log"]["bytes_per_txn"].as_f64().unwrap() > 32.0, "{v}");
+        assert!(dir.join("LOCK").exists());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_usage_error(&["bench", "ycsb", "--durability", "group"], "--wal-dir");
+    assert_usage_error(&["bench", "ycsb", "--wal-dir", "/tmp/x"], "--durability");
+    assert_usage_error(
+        &["bench", "ycsb", "--durability", "sometimes"],
+        "--durability",
+    );
+}

@@ -3,7 +3,9 @@
 use crate::cc::{predicate, ssi};
 use crate::error::{Error, Result};
 use crate::gc::GcQueue;
-use crate::options::{GcPolicy, Options, Protocol};
+use crate::log::record::CatalogRecord;
+use crate::log::{LogStats, RecoveryReport};
+use crate::options::{Durability, GcPolicy, Options, Protocol};
 use crate::stats::{Counters, Stats};
 use crate::storage::version::{Version, HEADER_BYTES};
 use crate::table::{Table, TableInner};
@@ -15,7 +17,7 @@ use parking_lot::RwLock;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::atomic::{fence, AtomicU64, Ordering::SeqCst};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 pub(crate) struct DbInner {
@@ -38,6 +40,9 @@ pub(crate) struct DbInner {
     pub counters: Counters,
     /// SSI: SIREAD marks and writer states.
     pub ssi: ssi::Registry,
+    /// The write-ahead log; empty for an in-memory database (and while
+    /// recovery replays, so replay logs nothing).
+    pub log: OnceLock<crate::log::Log>,
 }
 
 /// An in-memory MVCC database. Cheap to clone; all clones share one engine.
@@ -63,6 +68,7 @@ impl Database {
                 horizon: AtomicU64::new(0),
                 counters: Counters::default(),
                 ssi: ssi::Registry::new(),
+                log: OnceLock::new(),
             }),
         };
         if let (GcPolicy::TransactionLevel, Some(every)) =
@@ -70,7 +76,47 @@ impl Database {
         {
             spawn_gc_thread(Arc::downgrade(&db.inner), every)?;
         }
+        if let Durability::Wal { dir, .. } = &db.inner.opts.durability {
+            crate::log::recovery::open(&db, &dir.clone())?;
+        }
         Ok(db)
+    }
+
+    /// What recovery found when this database was opened from a directory
+    /// (`None` for an in-memory database).
+    pub fn recovery_report(&self) -> Option<RecoveryReport> {
+        self.inner.log.get().map(|l| l.report().clone())
+    }
+
+    /// Why the database refuses writes, if it does: a log write or fsync
+    /// failed (a full disk). Reads keep working.
+    pub fn read_only_reason(&self) -> Option<String> {
+        self.inner.log.get().and_then(|l| l.read_only_reason())
+    }
+
+    /// Log counters (`None` for an in-memory database).
+    pub fn log_stats(&self) -> Option<LogStats> {
+        self.inner.log.get().map(|l| l.stats())
+    }
+
+    /// Waits until every commit so far is on stable storage (useful with
+    /// `SyncPolicy::Async`). A no-op for an in-memory database.
+    pub fn sync_log(&self) -> Result<()> {
+        match self.inner.log.get() {
+            Some(l) => l.sync_all(),
+            None => Ok(()),
+        }
+    }
+
+    /// Takes a checkpoint now, without stopping transactions, and removes
+    /// the log segments it covers. Returns the rows written.
+    pub fn checkpoint(&self) -> Result<u64> {
+        match self.inner.log.get() {
+            Some(l) => l.checkpoint(&self.inner, false).map(|s| s.rows),
+            None => Err(Error::InvalidConfig(
+                "checkpoint needs Durability::Wal; this database is in memory".into(),
+            )),
+        }
     }
 
     /// The options the database was opened with.
@@ -91,10 +137,26 @@ impl Database {
         let mut tables = self.inner.tables.write();
         let id =
             u32::try_from(tables.len()).map_err(|_| Error::Schema("too many tables".into()))?;
+        // Logged under the catalog lock (checkpoints read the catalog and
+        // the log position under it).
+        let logged = match self.inner.log.get() {
+            Some(log) => Some((
+                log,
+                log.catalog(&CatalogRecord::CreateTable {
+                    id,
+                    schema: schema.clone(),
+                })?,
+            )),
+            None => None,
+        };
         let name = schema.name.clone();
         let t = Arc::new(TableInner::new(id, self.inner.id, schema));
         tables.push(Arc::clone(&t));
         names.insert(name, id);
+        drop((tables, names));
+        if let Some((log, lsn)) = logged {
+            log.wait_durable(lsn)?;
+        }
         Ok(Table { inner: t })
     }
 
@@ -119,15 +181,22 @@ impl Database {
     /// Drops a table. Later operations through any handle to it fail with
     /// `Error::Schema`; its memory is released when the database is dropped.
     pub fn drop_table(&self, name: &str) -> Result<()> {
-        let id = self
-            .inner
-            .names
-            .write()
-            .remove(name)
+        let mut names = self.inner.names.write();
+        let id = *names
+            .get(name)
             .ok_or_else(|| Error::Schema(format!("no table named {name}")))?;
+        let logged = match self.inner.log.get() {
+            Some(log) => Some((log, log.catalog(&CatalogRecord::DropTable { id })?)),
+            None => None,
+        };
+        names.remove(name);
         self.inner.tables.read()[id as usize]
             .dropped
             .store(true, SeqCst);
+        drop(names);
+        if let Some((log, lsn)) = logged {
+            log.wait_durable(lsn)?;
+        }
         Ok(())
     }
 

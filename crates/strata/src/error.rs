@@ -90,6 +90,10 @@ pub enum Error {
     /// and later files and disk space).
     #[error("I/O error: {0}")]
     Io(String),
+    /// Durable state on disk is damaged or inconsistent: says what and where.
+    /// Recovery refuses to guess rather than lose data silently.
+    #[error("corrupt database files: {0}")]
+    Corrupt(String),
     /// More transactions are open at once than `Options::max_open_transactions`.
     #[error("too many open transactions (limit {0}); finish some or raise Options::max_open_transactions")]
     TooManyTransactions(usize),

@@ -38,6 +38,7 @@ mod db;
 mod error;
 mod gc;
 mod index;
+mod log;
 mod options;
 mod stats;
 mod storage;
@@ -47,7 +48,10 @@ mod value;
 
 pub use db::Database;
 pub use error::{ConflictKind, Error, Result};
-pub use options::{GcPolicy, IndexPointers, Options, Protocol, VersionStorage};
+pub use log::{LogStats, RecoveryReport, TornTail};
+pub use options::{
+    Durability, GcPolicy, IndexPointers, LogTuning, Options, Protocol, SyncPolicy, VersionStorage,
+};
 pub use stats::Stats;
 pub use table::Table;
 pub use txn::Transaction;

@@ -130,6 +130,70 @@ pub struct Options {
     pub gc_interval: Option<std::time::Duration>,
     /// `Database::run` gives up after this many conflicts in a row.
     pub max_retries: u32,
+    /// In memory only (the default) or durable through a write-ahead log.
+    pub durability: Durability,
+    /// Sizes and intervals of the write-ahead log (ignored without one).
+    pub log_tuning: LogTuning,
+}
+
+/// Whether committed transactions survive a crash (see the `log` module).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// Pure in-memory: nothing is written anywhere (the default; benchmarks).
+    #[default]
+    None,
+    /// A write-ahead log and checkpoints in `dir`. Opening a directory that
+    /// holds a database recovers it.
+    Wal {
+        dir: std::path::PathBuf,
+        sync: SyncPolicy,
+    },
+}
+
+/// When `commit` returns relative to its log record reaching stable storage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SyncPolicy {
+    /// `commit` returns after its record is written and fsynced; one fsync
+    /// covers every commit that reached the log buffer meanwhile.
+    GroupCommit,
+    /// `commit` returns at once; a flush (write + fsync) starts every
+    /// `LogTuning::async_flush_interval`, or right after the previous one
+    /// if that took longer. A crash loses at most the commits acknowledged
+    /// in the last max(interval, one flush) plus one flush: always whole
+    /// transactions, always the newest ones.
+    Async,
+}
+
+/// Tuning of the write-ahead log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogTuning {
+    /// A log segment file is sealed and a new one started once it holds
+    /// this many bytes.
+    pub segment_bytes: u64,
+    /// Size of the central log buffer. A transaction whose log record is
+    /// larger is refused (`Error::Misuse`) before it commits.
+    pub buffer_bytes: usize,
+    /// A background checkpoint starts after this many log bytes since the
+    /// last one; `None` leaves checkpoints to `Database::checkpoint`.
+    pub checkpoint_every_bytes: Option<u64>,
+    /// `SyncPolicy::Async`: the longest time a commit stays only in memory.
+    pub async_flush_interval: std::time::Duration,
+    /// For testing a full disk: once the log files would hold more than
+    /// this many bytes in total, the log write fails as if the disk were
+    /// full (ENOSPC), and the database turns read-only.
+    pub max_log_bytes: Option<u64>,
+}
+
+impl Default for LogTuning {
+    fn default() -> Self {
+        LogTuning {
+            segment_bytes: 64 << 20,
+            buffer_bytes: 16 << 20,
+            checkpoint_every_bytes: Some(256 << 20),
+            async_flush_interval: std::time::Duration::from_millis(10),
+            max_log_bytes: None,
+        }
+    }
 }
 
 impl Default for Options {
@@ -143,6 +207,8 @@ impl Default for Options {
             gc_every_commits: 16,
             gc_interval: Some(std::time::Duration::from_millis(40)),
             max_retries: 1000,
+            durability: Durability::None,
+            log_tuning: LogTuning::default(),
         }
     }
 }
@@ -180,6 +246,14 @@ impl Options {
         self.max_retries = n;
         self
     }
+    pub fn durability(mut self, d: Durability) -> Self {
+        self.durability = d;
+        self
+    }
+    pub fn log_tuning(mut self, t: LogTuning) -> Self {
+        self.log_tuning = t;
+        self
+    }
 
     /// Refuses impossible combinations and parts not implemented yet.
     pub fn validate(&self) -> Result<()> {
@@ -210,6 +284,26 @@ impl Options {
                 "garbage collection {:?} is not implemented yet; use TransactionLevel or None",
                 self.gc
             )));
+        }
+        if let Durability::Wal { .. } = self.durability {
+            let t = &self.log_tuning;
+            if t.segment_bytes < 4096 {
+                return Err(Error::InvalidConfig(format!(
+                    "log_tuning.segment_bytes must be at least 4096, got {}",
+                    t.segment_bytes
+                )));
+            }
+            if t.buffer_bytes < 4096 || !t.buffer_bytes.is_power_of_two() {
+                return Err(Error::InvalidConfig(format!(
+                    "log_tuning.buffer_bytes must be a power of two of at least 4096, got {}",
+                    t.buffer_bytes
+                )));
+            }
+            if t.async_flush_interval.is_zero() {
+                return Err(Error::InvalidConfig(
+                    "log_tuning.async_flush_interval must be longer than zero".into(),
+                ));
+            }
         }
         if self.index_pointers != IndexPointers::LogicalTupleId {
             return Err(Error::InvalidConfig(format!(

@@ -664,6 +664,18 @@ impl Transaction {
             self.db.counters.commit(self.tid, true);
             return Ok(());
         }
+        // Durability (see the log module): the redo record is built before
+        // the commit timestamp, its log position reserved after validation
+        // and before the versions become visible, under our write locks.
+        let logged = self.db.log.get().filter(|_| !self.writes.is_empty());
+        let redo = match logged.map(|log| log.prepare(&self.writes)) {
+            Some(Err(e)) => {
+                self.rollback();
+                return Err(e);
+            }
+            Some(Ok(r)) => Some(r),
+            None => None,
+        };
         let cts = match self.db.protocol {
             Protocol::Mvto => self.ts,
             _ => {
@@ -675,12 +687,16 @@ impl Transaction {
         if let Err(kind) = self.validate(cts) {
             return Err(self.conflict(kind));
         }
+        let ticket = redo.map(|r| self.db.log.get().expect("prepared").append(r, cts));
         self.db.tids.set_committed(self.tid, cts);
         self.post_commit(cts);
         self.finish();
         self.db.counters.commit(self.tid, false);
         self.db.after_commit();
-        Ok(())
+        match ticket {
+            Some(t) => self.db.log.get().expect("prepared").finish_commit(t),
+            None => Ok(()),
+        }
     }
 
     /// A transaction that wrote nothing read one consistent snapshot; under

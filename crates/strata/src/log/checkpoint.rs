@@ -1,0 +1,445 @@
+//! Checkpoints: a snapshot of every table written in the background, and
+//! the manifest that names the newest complete one.
+//!
+//! ```text
+//!   1. under the catalog lock: B = log.reserved, copy the table list
+//!   2. register snapshot T = clock (GC keeps what T sees)
+//!   3. write ckpt-B.tmp: [meta B,T][catalog...][rows...][end n]  (CRC/block)
+//!   4. E = log.reserved; wait until the log is durable up to E
+//!   5. fsync, rename to ckpt-B.dat, then MANIFEST.tmp -> MANIFEST (fsync dir)
+//!   6. delete older checkpoints and log segments that end at or before B
+//! ```
+//!
+//! Recovery loads the checkpoint and replays the log from B. That is right
+//! although the scan is not a transaction-consistent cut of the log:
+//!
+//! * Every record below B belongs to a transaction that reserved its log
+//!   space before step 1, so it had drawn its commit timestamp (<= T) and
+//!   was at least COMMITTING; a snapshot reader at T waits for such a
+//!   transaction, so its writes are in the checkpoint.
+//! * Every version the scan saw is committed, so its record is below E and
+//!   durable before the manifest names the checkpoint (step 4).
+//! * Redo records are after-images (whole rows, or the new values of the
+//!   changed columns) applied in log order, and per key the log order is
+//!   the version order (see the `log` module). Replaying a key's records
+//!   from B over the checkpoint ends in the state after its last record,
+//!   whatever prefix of them the scan had already seen: a column keeps the
+//!   checkpoint's value only if no record from B on writes it (a put or a
+//!   delete replaces the whole row), and then the checkpoint's value is
+//!   that column's final one. An update whose row is absent is skipped: a
+//!   later record (the delete the checkpoint already reflects) follows it.
+
+use super::record::{corrupt, put_catalog, put_values, CResult, CatalogRecord, Reader};
+use super::segment::{list_segments, sync_dir};
+use crate::db::DbInner;
+use crate::error::{Error, Result};
+use crate::txn::visibility::{self, Mode};
+use crate::value::Value;
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+use std::sync::atomic::{fence, Ordering::SeqCst};
+use std::sync::Arc;
+
+const MANIFEST_MAGIC: u64 = u64::from_le_bytes(*b"STRLMANI");
+const BLOCK_META: u8 = 1;
+const BLOCK_CATALOG: u8 = 2;
+const BLOCK_ROWS: u8 = 3;
+const BLOCK_END: u8 = 4;
+const BLOCK_TARGET: usize = 64 << 10;
+
+/// What MANIFEST says about the newest complete checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Manifest {
+    pub file: String,
+    /// Log LSN replay starts at.
+    pub begin_lsn: u64,
+    /// The log must reach at least this LSN (the checkpoint saw commits up
+    /// to here).
+    pub end_lsn: u64,
+    /// Snapshot timestamp of the scan.
+    pub ts: u64,
+    pub len: u64,
+    pub crc: u32,
+}
+
+pub fn checkpoint_name(begin: u64) -> String {
+    format!("ckpt-{begin:020}.dat")
+}
+
+fn io(what: &str, e: io::Error) -> Error {
+    Error::Io(format!("{what}: {e}"))
+}
+
+pub fn read_manifest(dir: &Path) -> CResult<Option<Manifest>> {
+    let path = dir.join("MANIFEST");
+    let data = match fs::read(&path) {
+        Ok(d) => d,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io("reading MANIFEST", e)),
+    };
+    let bad = |why: &str| corrupt(format!("{}: {why}", path.display()));
+    if data.len() < 4 {
+        return Err(bad("too short"));
+    }
+    let (body, crc) = data.split_at(data.len() - 4);
+    if crc32c::crc32c(body) != u32::from_le_bytes(crc.try_into().unwrap()) {
+        return Err(bad("fails its CRC"));
+    }
+    let mut r = Reader::new(body);
+    let parse = |r: &mut Reader<'_>| -> std::result::Result<Manifest, String> {
+        if r.u64()? != MANIFEST_MAGIC {
+            return Err("bad magic".into());
+        }
+        Ok(Manifest {
+            begin_lsn: r.u64()?,
+            end_lsn: r.u64()?,
+            ts: r.u64()?,
+            len: r.u64()?,
+            crc: r.u32()?,
+            file: r.str()?,
+        })
+    };
+    parse(&mut r).map(Some).map_err(|e| bad(&e))
+}
+
+fn write_manifest(dir: &Path, m: &Manifest) -> io::Result<()> {
+    let mut b = Vec::new();
+    b.extend_from_slice(&MANIFEST_MAGIC.to_le_bytes());
+    for v in [m.begin_lsn, m.end_lsn, m.ts, m.len] {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    b.extend_from_slice(&m.crc.to_le_bytes());
+    b.extend_from_slice(&(m.file.len() as u32).to_le_bytes());
+    b.extend_from_slice(m.file.as_bytes());
+    let crc = crc32c::crc32c(&b);
+    b.extend_from_slice(&crc.to_le_bytes());
+    let tmp = dir.join("MANIFEST.tmp");
+    let mut f = File::create(&tmp)?;
+    f.write_all(&b)?;
+    f.sync_all()?;
+    fs::rename(&tmp, dir.join("MANIFEST"))?;
+    sync_dir(dir)
+}
+
+/// Writes blocks `[len u32][crc u32][kind u8 + payload]`, keeping a CRC of
+/// the whole file for the manifest.
+struct BlockWriter {
+    out: BufWriter<File>,
+    len: u64,
+    crc: u32,
+}
+
+impl BlockWriter {
+    fn block(&mut self, payload: &[u8]) -> io::Result<()> {
+        let mut head = [0u8; 8];
+        head[0..4].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+        head[4..8].copy_from_slice(&crc32c::crc32c(payload).to_le_bytes());
+        for part in [&head[..], payload] {
+            self.out.write_all(part)?;
+            self.crc = crc32c::crc32c_append(self.crc, part);
+            self.len += part.len() as u64;
+        }
+        Ok(())
+    }
+}
+
+/// Counts of a checkpoint written or loaded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CheckpointStats {
+    pub begin_lsn: u64,
+    pub ts: u64,
+    pub rows: u64,
+    pub bytes: u64,
+}
+
+/// Takes a checkpoint of `db` into `dir` (steps 1-6 of the module doc).
+/// `wait_durable(lsn)` must return once the log is on disk up to `lsn`;
+/// `abandon()` turning true stops the scan (the database is closing).
+pub fn take(
+    db: &DbInner,
+    dir: &Path,
+    reserved: impl Fn() -> u64,
+    wait_durable: impl Fn(u64) -> Result<()>,
+    abandon: impl Fn() -> bool,
+) -> Result<CheckpointStats> {
+    // 1. The catalog lock orders us with create_table/drop_table, which log
+    //    their record while holding it.
+    let (begin, tables, dropped) = {
+        let _names = db.names.read();
+        let tables = db.tables.read();
+        let dropped: Vec<bool> = tables.iter().map(|t| t.dropped.load(SeqCst)).collect();
+        (
+            reserved(),
+            tables.iter().map(Arc::clone).collect::<Vec<_>>(),
+            dropped,
+        )
+    };
+    // 2. Register the snapshot before reading it, as Transaction::begin does.
+    let tid = db
+        .tids
+        .acquire(db.clock.load(SeqCst), false)
+        .ok_or(Error::TooManyTransactions(db.tids.capacity()))?;
+    fence(SeqCst);
+    let ts = db.clock.load(SeqCst);
+    db.tids.slot(tid).begin.store(ts, SeqCst);
+    let name = checkpoint_name(begin);
+    let tmp = dir.join(format!("{name}.tmp"));
+    let written = (|| -> Result<(u64, u32, u64)> {
+        let f = File::create(&tmp).map_err(|e| io("creating a checkpoint", e))?;
+        let mut w = BlockWriter {
+            out: BufWriter::with_capacity(1 << 20, f),
+            len: 0,
+            crc: 0,
+        };
+        let werr = |e| io("writing a checkpoint", e);
+        let mut b = vec![BLOCK_META];
+        b.extend_from_slice(&begin.to_le_bytes());
+        b.extend_from_slice(&ts.to_le_bytes());
+        w.block(&b).map_err(werr)?;
+        for (t, &gone) in tables.iter().zip(&dropped) {
+            let mut b = vec![BLOCK_CATALOG];
+            put_catalog(
+                &mut b,
+                &CatalogRecord::CreateTable {
+                    id: t.id,
+                    schema: t.schema.clone(),
+                },
+            );
+            w.block(&b).map_err(werr)?;
+            if gone {
+                let mut b = vec![BLOCK_CATALOG];
+                put_catalog(&mut b, &CatalogRecord::DropTable { id: t.id });
+                w.block(&b).map_err(werr)?;
+            }
+        }
+        let mut rows = 0u64;
+        for (t, &gone) in tables.iter().zip(&dropped) {
+            if gone {
+                continue;
+            }
+            let mut b = Vec::with_capacity(BLOCK_TARGET + 1024);
+            let mut n = 0u32;
+            let start = |b: &mut Vec<u8>| {
+                b.clear();
+                b.push(BLOCK_ROWS);
+                b.extend_from_slice(&t.id.to_le_bytes());
+                b.extend_from_slice(&0u32.to_le_bytes());
+            };
+            start(&mut b);
+            let mut err = None;
+            let mut guard = crossbeam_epoch::pin();
+            t.rows.for_each_head(|_, head| {
+                if err.is_some() {
+                    return;
+                }
+                // Snapshot mode never fails (only timestamp order does).
+                let v = visibility::visible(head, ts, 0, &db.tids, Mode::Snapshot)
+                    .unwrap_or(std::ptr::null_mut());
+                // SAFETY: pinned, and `v` is visible to the snapshot we
+                // registered, so GC keeps it.
+                if let Some(r) = unsafe { v.as_ref() }.filter(|r| !r.is_tombstone()) {
+                    put_values(&mut b, r.data());
+                    n += 1;
+                    rows += 1;
+                }
+                if b.len() >= BLOCK_TARGET {
+                    if abandon() {
+                        err = Some(io::Error::other("abandoned: the database was closed"));
+                        return;
+                    }
+                    b[5..9].copy_from_slice(&n.to_le_bytes());
+                    if let Err(e) = w.block(&b) {
+                        err = Some(e);
+                    }
+                    start(&mut b);
+                    n = 0;
+                    guard.repin();
+                }
+            });
+            drop(guard);
+            if let Some(e) = err {
+                return Err(werr(e));
+            }
+            if n > 0 {
+                b[5..9].copy_from_slice(&n.to_le_bytes());
+                w.block(&b).map_err(werr)?;
+            }
+        }
+        let mut b = vec![BLOCK_END];
+        b.extend_from_slice(&rows.to_le_bytes());
+        w.block(&b).map_err(werr)?;
+        let f = w.out.into_inner().map_err(|e| werr(e.into_error()))?;
+        f.sync_all().map_err(werr)?;
+        Ok((w.len, w.crc, rows))
+    })();
+    db.tids.release(tid);
+    let (len, crc, rows) = match written {
+        Ok(x) => x,
+        Err(e) => {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
+    };
+    // 4. Everything the scan saw must be durable before the manifest may
+    //    name the checkpoint.
+    let end = reserved();
+    wait_durable(end)?;
+    // 5.
+    fs::rename(&tmp, dir.join(&name)).map_err(|e| io("renaming a checkpoint", e))?;
+    let m = Manifest {
+        file: name.clone(),
+        begin_lsn: begin,
+        end_lsn: end,
+        ts,
+        len,
+        crc,
+    };
+    write_manifest(dir, &m).map_err(|e| io("writing MANIFEST", e))?;
+    // 6. Old checkpoints and covered log segments.
+    remove_stale_checkpoints(dir, &name);
+    if let Ok(segs) = list_segments(dir) {
+        for w in segs.windows(2) {
+            if w[1].0 <= begin {
+                let _ = fs::remove_file(&w[0].1);
+            }
+        }
+    }
+    let _ = sync_dir(dir);
+    Ok(CheckpointStats {
+        begin_lsn: begin,
+        ts,
+        rows,
+        bytes: len,
+    })
+}
+
+/// Removes checkpoint files other than `keep` (older ones and partial ones
+/// a crash left behind).
+pub fn remove_stale_checkpoints(dir: &Path, keep: &str) {
+    if let Ok(rd) = fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let n = e.file_name();
+            let Some(n) = n.to_str() else { continue };
+            if n.starts_with("ckpt-") && n != keep {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+/// Loads the checkpoint `m` names, checking its length, its file CRC and
+/// every block's CRC.
+pub fn load(
+    dir: &Path,
+    m: &Manifest,
+    mut on_catalog: impl FnMut(CatalogRecord) -> Result<()>,
+    mut on_rows: impl FnMut(u32, Vec<Vec<Value>>) -> Result<()>,
+) -> Result<CheckpointStats> {
+    let path = dir.join(&m.file);
+    let data = match fs::read(&path) {
+        Ok(d) => d,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(corrupt(format!(
+                "MANIFEST names checkpoint {} but the file is missing",
+                path.display()
+            )))
+        }
+        Err(e) => return Err(io("reading a checkpoint", e)),
+    };
+    let bad = |at: usize, why: String| {
+        corrupt(format!(
+            "checkpoint {} at offset {at}: {why}",
+            path.display()
+        ))
+    };
+    if data.len() as u64 != m.len {
+        return Err(bad(
+            data.len().min(m.len as usize),
+            format!(
+                "the file is {} bytes but MANIFEST says {}",
+                data.len(),
+                m.len
+            ),
+        ));
+    }
+    if crc32c::crc32c(&data) != m.crc {
+        // Find the damaged block for the message.
+        let mut pos = 0;
+        while pos + 8 <= data.len() {
+            let len = u32::from_le_bytes(data[pos..pos + 4].try_into().unwrap()) as usize;
+            let crc = u32::from_le_bytes(data[pos + 4..pos + 8].try_into().unwrap());
+            if pos + 8 + len > data.len() || crc32c::crc32c(&data[pos + 8..pos + 8 + len]) != crc {
+                break;
+            }
+            pos += 8 + len;
+        }
+        return Err(bad(pos, "the file fails its CRC (damaged block)".into()));
+    }
+    let mut stats = CheckpointStats {
+        bytes: m.len,
+        ..Default::default()
+    };
+    let mut pos = 0;
+    let mut ended = false;
+    while pos < data.len() {
+        let at = pos;
+        if pos + 8 > data.len() {
+            return Err(bad(at, "partial block".into()));
+        }
+        let len = u32::from_le_bytes(data[pos..pos + 4].try_into().unwrap()) as usize;
+        if pos + 8 + len > data.len() || len == 0 {
+            return Err(bad(at, "partial block".into()));
+        }
+        let block = &data[pos + 8..pos + 8 + len];
+        pos += 8 + len;
+        let mut r = Reader::new(&block[1..]);
+        let step = (|| -> std::result::Result<Option<Result<()>>, String> {
+            Ok(match block[0] {
+                BLOCK_META => {
+                    stats.begin_lsn = r.u64()?;
+                    stats.ts = r.u64()?;
+                    if stats.begin_lsn != m.begin_lsn || stats.ts != m.ts {
+                        return Err(format!(
+                            "checkpoint is for LSN {} / ts {}, MANIFEST says LSN {} / ts {}",
+                            stats.begin_lsn, stats.ts, m.begin_lsn, m.ts
+                        ));
+                    }
+                    None
+                }
+                BLOCK_CATALOG => Some(on_catalog(r.catalog()?)),
+                BLOCK_ROWS => {
+                    let table = r.u32()?;
+                    let n = r.u32()?;
+                    let mut rows = Vec::with_capacity(n as usize);
+                    for _ in 0..n {
+                        rows.push(r.values()?);
+                    }
+                    stats.rows += n as u64;
+                    Some(on_rows(table, rows))
+                }
+                BLOCK_END => {
+                    let n = r.u64()?;
+                    if n != stats.rows {
+                        return Err(format!(
+                            "end block counts {n} rows, blocks held {}",
+                            stats.rows
+                        ));
+                    }
+                    ended = true;
+                    None
+                }
+                k => return Err(format!("unknown block kind {k}")),
+            })
+        })();
+        match step {
+            Ok(Some(r)) => r?,
+            Ok(None) => {}
+            Err(why) => return Err(bad(at, why)),
+        }
+    }
+    if !ended {
+        return Err(bad(data.len(), "no end block".into()));
+    }
+    Ok(stats)
+}

@@ -1,0 +1,481 @@
+//! Durability: an ERMIA-style write-ahead log, group commit, checkpoints
+//! and recovery (`Options::durability = Durability::Wal { dir, sync }`).
+//!
+//! ```text
+//!  txn commit ─ pre-commit: build redo record from the write set (private)
+//!      │        [header | put(table,row) | delete(table,key) ...]
+//!      │        validate OK ──> lsn = reserved.fetch_add(len)   ◄── the one
+//!      │                        copy words into the ring buffer     global op
+//!      │        COMMITTED, stamp versions, unlock
+//!      │        GroupCommit: wait durable >= lsn+len   Async: return
+//!      ▼
+//!  ring buffer ──flusher thread──> log-<lsn>.seg  write + fdatasync
+//!                 (takes published records in LSN order: a prefix)
+//!  checkpointer ──> ckpt-<lsn>.dat + MANIFEST; deletes covered segments
+//!  Database::open(dir) ──> MANIFEST -> checkpoint -> replay log from its
+//!                          LSN -> cut a torn tail -> clock above all cts
+//! ```
+//!
+//! **Why log order is enough.** A transaction reserves its log position
+//! after validation but *before* it is marked COMMITTED and while it still
+//! holds the write locks of every row it wrote. So for each row, the log
+//! order of its writers is its version order; and a transaction that read
+//! or overwrote another's version did so after that version was
+//! committed, hence after its writer had reserved — it lands later in the
+//! log. The flusher writes only a prefix of the log, so an acknowledged
+//! commit (durable) never depends on a lost one. Replay applies records in
+//! log order, never by timestamp: MVTO's commit timestamp is its begin
+//! timestamp, so timestamps and log order may disagree.
+//!
+//! Records are logical redo: whole rows for inserts (`put`), the key and
+//! the changed columns' new values for updates, the key for deletes, tagged
+//! with the table id and the commit timestamp. Aborted
+//! transactions write nothing, so no partial transaction can be replayed.
+//! Catalog changes (create/drop table) are records in the same log, taken
+//! under the catalog lock, and always wait for their fsync.
+//!
+//! **Failure.** If a write or fsync fails (a full disk), the flusher stops;
+//! waiting commits get `Error::Io`, and every later read-write commit and
+//! DDL is refused with `Error::Io` naming the cause
+//! (`Database::read_only_reason`). Nothing acknowledged is lost: a commit
+//! is acknowledged only after its fsync (GroupCommit). A commit that failed
+//! with `Error::Io` was already visible in memory, and may or may not be
+//! recovered after a restart.
+//!
+//! A pure in-memory database pays one predictable branch per commit
+//! (`DbInner::log` is an empty `OnceLock`).
+
+pub mod buffer;
+pub mod checkpoint;
+pub mod record;
+pub mod recovery;
+pub mod segment;
+
+use crate::db::DbInner;
+use crate::error::{Error, Result};
+use crate::options::SyncPolicy;
+use crate::storage::version::Version;
+use crate::txn::WriteEntry;
+use buffer::LogBuffer;
+use parking_lot::{Condvar, Mutex};
+use record::{CatalogRecord, CommitBuilder};
+use segment::SegmentWriter;
+use std::cell::Cell;
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::{Arc, Weak};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+pub use segment::TornTail;
+
+/// What `Database::open` found and did when it recovered a directory.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RecoveryReport {
+    /// The checkpoint loaded (file name), if any.
+    pub checkpoint: Option<String>,
+    /// Rows loaded from the checkpoint.
+    pub checkpoint_rows: u64,
+    /// LSN replay started at (the checkpoint's), and where the log ends.
+    pub replay_from_lsn: u64,
+    pub log_end_lsn: u64,
+    /// Committed transactions and catalog changes replayed from the log.
+    pub transactions_replayed: u64,
+    pub catalog_records_replayed: u64,
+    /// Bytes of log segment files read.
+    pub log_bytes_read: u64,
+    /// A damaged or partial last record that was cut off (a crash during a
+    /// write). Its transaction was never acknowledged under GroupCommit.
+    pub torn_tail: Option<TornTail>,
+    /// Largest commit timestamp recovered; the clock continues above it.
+    pub max_commit_ts: u64,
+    /// Wall time of the whole recovery.
+    pub duration: Duration,
+}
+
+/// Counters of the log since the database was opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LogStats {
+    /// Records written (one per committed read-write transaction, plus
+    /// catalog changes).
+    pub records: u64,
+    /// Bytes of records reserved.
+    pub bytes: u64,
+    /// Writes + fsyncs of the flusher (each covers a group of commits).
+    pub flushes: u64,
+    /// Checkpoints completed.
+    pub checkpoints: u64,
+}
+
+struct Shared {
+    buf: LogBuffer,
+    sync: SyncPolicy,
+    interval: Duration,
+    failed: AtomicBool,
+    why: Mutex<Option<String>>,
+    durable: AtomicU64,
+    durable_mx: Mutex<()>,
+    durable_cv: Condvar,
+    work_mx: Mutex<bool>,
+    work_cv: Condvar,
+    shutdown: AtomicBool,
+    /// LSN the log had when the database was opened.
+    start_lsn: u64,
+    /// Counted by the flusher, so that commits touch no shared counter
+    /// besides the one reservation.
+    records: AtomicU64,
+    flushes: AtomicU64,
+}
+
+impl Shared {
+    fn wake(&self) {
+        let mut g = self.work_mx.lock();
+        *g = true;
+        self.work_cv.notify_one();
+    }
+
+    fn fail(&self, why: String) {
+        let mut w = self.why.lock();
+        if w.is_none() {
+            *w = Some(why);
+        }
+        drop(w);
+        self.failed.store(true, SeqCst);
+        let _g = self.durable_mx.lock();
+        self.durable_cv.notify_all();
+    }
+
+    fn read_only_error(&self) -> Error {
+        Error::Io(format!(
+            "the database is read-only after a log failure: {}",
+            self.why.lock().as_deref().unwrap_or("unknown")
+        ))
+    }
+
+    fn wait_durable(&self, lsn: u64) -> Result<()> {
+        if self.durable.load(SeqCst) >= lsn {
+            return Ok(());
+        }
+        if self.sync == SyncPolicy::Async {
+            self.wake();
+        }
+        let mut g = self.durable_mx.lock();
+        loop {
+            if self.durable.load(SeqCst) >= lsn {
+                return Ok(());
+            }
+            if self.failed.load(SeqCst) {
+                return Err(self.read_only_error());
+            }
+            self.durable_cv.wait_for(&mut g, Duration::from_millis(10));
+        }
+    }
+}
+
+/// The flusher: takes published records in LSN order, writes and fsyncs.
+fn flusher(sh: Arc<Shared>, mut w: SegmentWriter) {
+    let mut pos = w.end;
+    let mut batch = Vec::with_capacity(1 << 20);
+    loop {
+        batch.clear();
+        let drained_at = std::time::Instant::now();
+        let (next, n) = sh.buf.drain(pos, &mut batch);
+        pos = next;
+        sh.records.fetch_add(n, SeqCst);
+        if !batch.is_empty() {
+            if let Err(e) = w.append(&batch).and_then(|()| w.sync()) {
+                sh.fail(format!("log write or fsync failed at LSN {}: {e}", w.end));
+                return;
+            }
+            sh.flushes.fetch_add(1, SeqCst);
+            sh.durable.store(pos, SeqCst);
+            let _g = sh.durable_mx.lock();
+            sh.durable_cv.notify_all();
+            if sh.sync == SyncPolicy::GroupCommit {
+                // Commits that arrived during the fsync form the next group.
+                continue;
+            }
+        } else if sh.shutdown.load(SeqCst) && sh.buf.reserved() == pos {
+            return;
+        }
+        let mut g = sh.work_mx.lock();
+        let group = sh.sync == SyncPolicy::GroupCommit;
+        if group {
+            sh.buf.flusher_sleeping.store(true, SeqCst);
+        }
+        let work = *g || sh.shutdown.load(SeqCst) || (group && sh.buf.ready(pos));
+        // Async: drains start every `interval` (or back to back when a
+        // write and fsync takes longer), which is what bounds the loss.
+        let t = if group {
+            Duration::from_millis(5)
+        } else {
+            sh.interval.saturating_sub(drained_at.elapsed())
+        };
+        if !work && !t.is_zero() {
+            sh.work_cv.wait_for(&mut g, t);
+        }
+        *g = false;
+        sh.buf.flusher_sleeping.store(false, SeqCst);
+    }
+}
+
+/// The redo record of a committing transaction, built before validation.
+pub(crate) struct Redo(Vec<u8>);
+
+/// What a committing transaction waits on after it is visible.
+pub(crate) struct Ticket {
+    end: u64,
+    published: bool,
+}
+
+thread_local! {
+    static REDO_BUF: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// The write-ahead log of a durable database.
+pub(crate) struct Log {
+    sh: Arc<Shared>,
+    flusher: Mutex<Option<JoinHandle<()>>>,
+    dir: PathBuf,
+    report: RecoveryReport,
+    checkpoint_every: Option<u64>,
+    checkpoint_mx: Mutex<()>,
+    last_checkpoint_lsn: AtomicU64,
+    checkpoints: AtomicU64,
+    /// Held (flock) while the database is open.
+    _lock: File,
+}
+
+impl Log {
+    pub fn read_only_reason(&self) -> Option<String> {
+        self.sh.why.lock().clone()
+    }
+
+    pub fn report(&self) -> &RecoveryReport {
+        &self.report
+    }
+
+    pub fn stats(&self) -> LogStats {
+        LogStats {
+            records: self.sh.records.load(SeqCst),
+            bytes: self.sh.buf.reserved() - self.sh.start_lsn,
+            flushes: self.sh.flushes.load(SeqCst),
+            checkpoints: self.checkpoints.load(SeqCst),
+        }
+    }
+
+    /// Pre-commit, before the commit timestamp is drawn: builds the redo
+    /// record from the write set, and refuses the commit early (so the
+    /// caller can still roll back cleanly) if the log has failed or the
+    /// record cannot fit in the buffer.
+    pub fn prepare(&self, writes: &[WriteEntry]) -> Result<Redo> {
+        if self.sh.failed.load(SeqCst) {
+            return Err(self.sh.read_only_error());
+        }
+        let mut buf = REDO_BUF.take();
+        let mut b = CommitBuilder::new(&mut buf);
+        for w in writes {
+            // SAFETY: tables outlive transactions, and our own newest
+            // versions are freed only by our commit or abort.
+            // The version we overwrote is locked by us and alive until our
+            // commit (GC cannot pass it before).
+            let (t, v): (_, &Version) = unsafe { (&*w.table, &*w.new) };
+            let old = unsafe { w.old.as_ref() }.filter(|o| !o.is_tombstone());
+            match old {
+                _ if v.is_tombstone() => b.delete(t.id, v.data()),
+                // Only the changed columns of an update go to the log.
+                Some(o) => b.update(t.id, &t.schema.primary_key, v.data(), o.data()),
+                None => b.put(t.id, v.data()),
+            }
+        }
+        b.finish();
+        if buf.len() > self.sh.buf.capacity() {
+            let n = buf.len();
+            REDO_BUF.set(buf);
+            return Err(Error::Misuse(format!(
+                "the transaction's log record ({n} bytes) is larger than the log buffer \
+                 (LogTuning::buffer_bytes = {}); split it or raise the buffer",
+                self.sh.buf.capacity()
+            )));
+        }
+        Ok(Redo(buf))
+    }
+
+    /// Reserves the record's place (the one fetch-and-add) and publishes it.
+    /// Called after validation, before the versions become visible.
+    pub fn append(&self, redo: Redo, cts: u64) -> Ticket {
+        let mut buf = redo.0;
+        let t = self.append_bytes(&mut buf, cts);
+        REDO_BUF.set(buf);
+        t
+    }
+
+    fn append_bytes(&self, buf: &mut [u8], cts: u64) -> Ticket {
+        let lsn = self.sh.buf.reserve(buf.len());
+        record::seal(buf, lsn, cts);
+        let sh = &self.sh;
+        let published = sh.buf.publish(lsn, buf, &sh.failed, || sh.wake());
+        Ticket {
+            end: lsn + buf.len() as u64,
+            published,
+        }
+    }
+
+    /// After the commit is visible: GroupCommit waits for the fsync.
+    pub fn finish_commit(&self, t: Ticket) -> Result<()> {
+        if !t.published {
+            return Err(self.sh.read_only_error());
+        }
+        match self.sh.sync {
+            SyncPolicy::GroupCommit => self.sh.wait_durable(t.end),
+            SyncPolicy::Async => Ok(()),
+        }
+    }
+
+    /// Logs a catalog change; the caller holds the catalog lock and then
+    /// waits (after releasing it) with `wait_durable`.
+    pub fn catalog(&self, c: &CatalogRecord) -> Result<u64> {
+        if self.sh.failed.load(SeqCst) {
+            return Err(self.sh.read_only_error());
+        }
+        let mut buf = Vec::new();
+        record::catalog_record(&mut buf, c);
+        let t = self.append_bytes(&mut buf, 0);
+        if !t.published {
+            return Err(self.sh.read_only_error());
+        }
+        Ok(t.end)
+    }
+
+    /// Waits until the log is durable up to `lsn` (asks the flusher to
+    /// flush now in Async mode).
+    pub fn wait_durable(&self, lsn: u64) -> Result<()> {
+        self.sh.wait_durable(lsn)
+    }
+
+    /// Waits until everything reserved so far is durable.
+    pub fn sync_all(&self) -> Result<()> {
+        if self.sh.failed.load(SeqCst) {
+            return Err(self.sh.read_only_error());
+        }
+        self.sh.wait_durable(self.sh.buf.reserved())
+    }
+
+    /// Takes a checkpoint now (one at a time).
+    /// `background`: the checkpointer thread's own reference is the only
+    /// one left means the database was closed, so the scan gives up.
+    pub fn checkpoint(
+        &self,
+        db: &Arc<DbInner>,
+        background: bool,
+    ) -> Result<checkpoint::CheckpointStats> {
+        let _one = self.checkpoint_mx.lock();
+        if self.sh.failed.load(SeqCst) {
+            return Err(self.sh.read_only_error());
+        }
+        let s = checkpoint::take(
+            db,
+            &self.dir,
+            || self.sh.buf.reserved(),
+            |l| self.sh.wait_durable(l),
+            // Only we hold the database: its last handle is gone, so give
+            // up rather than keep the directory locked.
+            || background && Arc::strong_count(db) <= 1,
+        )?;
+        self.last_checkpoint_lsn.store(s.begin_lsn, SeqCst);
+        self.checkpoints.fetch_add(1, SeqCst);
+        Ok(s)
+    }
+}
+
+impl Drop for Log {
+    fn drop(&mut self) {
+        self.sh.shutdown.store(true, SeqCst);
+        self.sh.wake();
+        if let Some(h) = self.flusher.lock().take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Starts the flusher (and the checkpointer) for a recovered directory.
+pub(crate) fn start(
+    db: &Arc<DbInner>,
+    dir: PathBuf,
+    lock: File,
+    writer: SegmentWriter,
+    report: RecoveryReport,
+    checkpoint_lsn: u64,
+) -> Result<()> {
+    let tuning = &db.opts.log_tuning;
+    let sync = match &db.opts.durability {
+        crate::options::Durability::Wal { sync, .. } => *sync,
+        crate::options::Durability::None => unreachable!("start is called for Wal only"),
+    };
+    let start = writer.end;
+    let sh = Arc::new(Shared {
+        buf: LogBuffer::new(tuning.buffer_bytes, start),
+        sync,
+        interval: tuning.async_flush_interval,
+        failed: AtomicBool::new(false),
+        why: Mutex::new(None),
+        durable: AtomicU64::new(start),
+        durable_mx: Mutex::new(()),
+        durable_cv: Condvar::new(),
+        work_mx: Mutex::new(false),
+        work_cv: Condvar::new(),
+        shutdown: AtomicBool::new(false),
+        start_lsn: start,
+        records: AtomicU64::new(0),
+        flushes: AtomicU64::new(0),
+    });
+    let sh2 = Arc::clone(&sh);
+    let h = std::thread::Builder::new()
+        .name("strata-log-flusher".into())
+        .spawn(move || flusher(sh2, writer))
+        .map_err(|e| Error::Io(format!("cannot start the log flusher: {e}")))?;
+    let log = Log {
+        sh,
+        flusher: Mutex::new(Some(h)),
+        dir,
+        report,
+        checkpoint_every: tuning.checkpoint_every_bytes,
+        checkpoint_mx: Mutex::new(()),
+        last_checkpoint_lsn: AtomicU64::new(checkpoint_lsn),
+        checkpoints: AtomicU64::new(0),
+        _lock: lock,
+    };
+    let every = log.checkpoint_every;
+    if db.log.set(log).is_err() {
+        return Err(Error::Misuse("the log was started twice".into()));
+    }
+    if let Some(every) = every {
+        spawn_checkpointer(Arc::downgrade(db), every)?;
+    }
+    Ok(())
+}
+
+/// Background checkpoints: one whenever `every` bytes of log have been
+/// written since the last. Holds only a weak reference between checks.
+fn spawn_checkpointer(db: Weak<DbInner>, every: u64) -> Result<()> {
+    std::thread::Builder::new()
+        .name("strata-checkpointer".into())
+        .spawn(move || loop {
+            std::thread::sleep(Duration::from_millis(50));
+            let Some(db) = db.upgrade() else { return };
+            let Some(log) = db.log.get() else { return };
+            if log.sh.shutdown.load(SeqCst) || log.sh.failed.load(SeqCst) {
+                continue;
+            }
+            let since =
+                (log.sh.durable.load(SeqCst)).saturating_sub(log.last_checkpoint_lsn.load(SeqCst));
+            if since >= every {
+                // A failed checkpoint leaves the previous one and the log in
+                // place; the next attempt retries.
+                let _ = log.checkpoint(&db, true);
+            }
+        })
+        .map(drop)
+        .map_err(|e| Error::Io(format!("cannot start the checkpointer: {e}")))
+}

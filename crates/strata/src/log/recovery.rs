@@ -1,0 +1,263 @@
+//! Recovery: `Database::open` on a directory that holds a database.
+//!
+//! ```text
+//!  lock dir/LOCK (flock; another process holding it => Error::Io)
+//!  MANIFEST? ──yes──> load ckpt-B.dat (length, file CRC, block CRCs)
+//!     │               catalog first, then rows
+//!     no: the log must start at LSN 0
+//!  segments from the one holding B: replay records with LSN >= B in order
+//!     commit record  -> one transaction: put = insert or overwrite,
+//!                       update = set columns if present, delete = delete
+//!                       if present
+//!     catalog record -> create / drop table (ids must line up)
+//!  damaged last record, nothing valid after it -> torn tail: cut, report
+//!  anything else damaged, a gap, a sealed last segment -> Error::Corrupt
+//!  the log must reach the checkpoint's end LSN, else Error::Corrupt
+//!  clock := max(clock, largest recovered cts) + 1; start the flusher
+//! ```
+//!
+//! Indexes are rebuilt as a side effect: rows are re-inserted through the
+//! normal write path. Replay runs before the log is attached, so it writes
+//! nothing to the log.
+
+use super::checkpoint::{self, remove_stale_checkpoints};
+use super::record::{corrupt, decode_payload, CatalogRecord, Payload, RedoOp};
+use super::segment::{list_segments, scan, SegmentWriter};
+use super::RecoveryReport;
+use crate::db::Database;
+use crate::error::{Error, Result};
+use crate::table::Table;
+use crate::value::{Key, Value};
+use std::fs::{self, File};
+use std::path::Path;
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Recovers `dir` into the empty database `db` and attaches the log.
+pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
+    let t0 = Instant::now();
+    let ioe = |what: &str, e: std::io::Error| Error::Io(format!("{what} {}: {e}", dir.display()));
+    fs::create_dir_all(dir).map_err(|e| ioe("cannot create", e))?;
+    let lock = File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(dir.join("LOCK"))
+        .map_err(|e| ioe("cannot open the lock file in", e))?;
+    // A database of this process that was just dropped may still be
+    // finishing (a background checkpoint or GC pass held the last
+    // reference), so a held lock is retried briefly before giving up.
+    let deadline = Instant::now() + std::time::Duration::from_millis(500);
+    loop {
+        match lock.try_lock() {
+            Ok(()) => break,
+            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Error::Io(format!(
+                    "database directory {} is locked by another open database (process)",
+                    dir.display()
+                )))
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(ioe("cannot lock", e)),
+        }
+    }
+    let tuning = db.inner.opts.log_tuning.clone();
+    let mut report = RecoveryReport::default();
+    let manifest = checkpoint::read_manifest(dir)?;
+    let mut max_cts = 0;
+    let begin = match &manifest {
+        Some(m) => {
+            remove_stale_checkpoints(dir, &m.file);
+            let s = checkpoint::load(
+                dir,
+                m,
+                |c| {
+                    apply_catalog(db, c, "checkpoint").map_err(|e| match e {
+                        e @ Error::Corrupt(_) => e,
+                        e => corrupt(format!("checkpoint {}: catalog: {e}", m.file)),
+                    })
+                },
+                |table, rows| {
+                    load_rows(db, table, rows).map_err(|e| match e {
+                        e @ Error::Corrupt(_) => e,
+                        e => corrupt(format!(
+                            "checkpoint {}: loading rows of table id {table}: {e}",
+                            m.file
+                        )),
+                    })
+                },
+            )?;
+            report.checkpoint = Some(m.file.clone());
+            report.checkpoint_rows = s.rows;
+            max_cts = m.ts;
+            m.begin_lsn
+        }
+        None => {
+            remove_stale_checkpoints(dir, "");
+            0
+        }
+    };
+    let all = list_segments(dir).map_err(|e| ioe("cannot list", e))?;
+    let segs = match all.iter().rposition(|s| s.0 <= begin) {
+        Some(i) => &all[i..],
+        None if all.is_empty() && manifest.is_none() => &all[..],
+        None => {
+            return Err(corrupt(format!(
+                "the log segment holding LSN {begin} (where replay must start{}) is missing; \
+                 the first segment present is {}",
+                if manifest.is_some() {
+                    ", after the checkpoint"
+                } else {
+                    ": there is no checkpoint"
+                },
+                all.first()
+                    .map(|s| s.1.display().to_string())
+                    .unwrap_or_else(|| "none".into())
+            )))
+        }
+    };
+    let mut txns = 0;
+    let mut ddl = 0;
+    let end = scan(segs, begin, |rec| {
+        let p = decode_payload(rec.payload)
+            .map_err(|e| corrupt(format!("log record at LSN {}: {e}", rec.lsn)))?;
+        max_cts = max_cts.max(rec.cts);
+        let at = |e: Error| corrupt(format!("replaying the log record at LSN {}: {e}", rec.lsn));
+        match p {
+            Payload::Commit(ops) => {
+                txns += 1;
+                replay(db, ops).map_err(at)
+            }
+            Payload::Catalog(c) => {
+                ddl += 1;
+                apply_catalog(db, c, "log").map_err(at)
+            }
+        }
+    })?;
+    if let Some(m) = &manifest {
+        if end.end < m.end_lsn {
+            return Err(corrupt(format!(
+                "checkpoint {} reflects the log up to LSN {} but the log ends at LSN {} \
+                 (a log segment is missing or was truncated)",
+                m.file, m.end_lsn, end.end
+            )));
+        }
+    }
+    let writer = SegmentWriter::resume(
+        dir,
+        end.last_start,
+        end.end,
+        tuning.segment_bytes,
+        tuning.max_log_bytes,
+    )
+    .map_err(|e| ioe("cannot open the log in", e))?;
+    let inner = &db.inner;
+    inner.clock.fetch_max(max_cts + 1, SeqCst);
+    report.replay_from_lsn = begin;
+    report.log_end_lsn = end.end;
+    report.transactions_replayed = txns;
+    report.catalog_records_replayed = ddl;
+    report.log_bytes_read = end.bytes;
+    report.torn_tail = end.torn;
+    report.max_commit_ts = max_cts;
+    report.duration = t0.elapsed();
+    super::start(inner, dir.to_path_buf(), lock, writer, report, begin)
+}
+
+fn table_by_id(db: &Database, id: u32) -> Result<Option<Table>> {
+    let tables = db.inner.tables.read();
+    let t = tables.get(id as usize).ok_or_else(|| {
+        corrupt(format!(
+            "a record names table id {id}, which does not exist"
+        ))
+    })?;
+    Ok((!t.dropped.load(SeqCst)).then(|| Table {
+        inner: Arc::clone(t),
+    }))
+}
+
+fn apply_catalog(db: &Database, c: CatalogRecord, from: &str) -> Result<()> {
+    match c {
+        CatalogRecord::CreateTable { id, schema } => {
+            let t = db.create_table(schema)?;
+            if t.inner.id != id {
+                return Err(corrupt(format!(
+                    "the {from} creates table {} with id {id}, but it got id {}",
+                    t.name(),
+                    t.inner.id
+                )));
+            }
+        }
+        CatalogRecord::DropTable { id } => {
+            let t = table_by_id(db, id)?
+                .ok_or_else(|| corrupt(format!("the {from} drops table id {id} twice")))?;
+            db.drop_table(t.name())?;
+        }
+    }
+    Ok(())
+}
+
+fn load_rows(db: &Database, table: u32, rows: Vec<Vec<Value>>) -> Result<()> {
+    let t = table_by_id(db, table)?.ok_or_else(|| {
+        corrupt(format!(
+            "the checkpoint holds rows of dropped table id {table}"
+        ))
+    })?;
+    let mut txn = db.begin()?;
+    for r in rows {
+        txn.insert(&t, r)?;
+    }
+    txn.commit()
+}
+
+/// Applies one committed transaction's redo records in one transaction.
+fn replay(db: &Database, ops: Vec<RedoOp>) -> Result<()> {
+    let mut txn = db.begin()?;
+    for op in ops {
+        match op {
+            RedoOp::Put { table, row } => {
+                let Some(t) = table_by_id(db, table)? else {
+                    continue; // written before its table was dropped
+                };
+                match txn.insert(&t, row.clone()) {
+                    Err(Error::DuplicateKey { .. }) => {
+                        let s = t.schema();
+                        let key = s.key_of(&row);
+                        let changes: Vec<(usize, Value)> = row
+                            .into_iter()
+                            .enumerate()
+                            .filter(|(i, _)| !s.primary_key.contains(i))
+                            .collect();
+                        txn.update(&t, &key, &changes)?;
+                    }
+                    r => r?,
+                }
+            }
+            RedoOp::Update { table, key, cols } => {
+                let Some(t) = table_by_id(db, table)? else {
+                    continue;
+                };
+                // Absent: deleted by a record replayed later, from a
+                // checkpoint that already reflects the delete.
+                match txn.update(&t, &Key(key), &cols) {
+                    Err(Error::NotFound { .. }) => {}
+                    r => r?,
+                }
+            }
+            RedoOp::Delete { table, key } => {
+                let Some(t) = table_by_id(db, table)? else {
+                    continue;
+                };
+                match txn.delete(&t, &Key(key)) {
+                    Err(Error::NotFound { .. }) => {}
+                    r => r?,
+                }
+            }
+        }
+    }
+    txn.commit()
+}
