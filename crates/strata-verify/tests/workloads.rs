@@ -166,11 +166,11 @@ impl TxnExecutor for FlakySerial {
             let _ = scratch.execute(client, &[PlannedOp::Write { key, value }]);
         }
         let (observed, _) = scratch.execute(client, ops);
-        let applied = n % 5 != 0 && n % 11 != 0;
+        let applied = !n.is_multiple_of(5) && !n.is_multiple_of(11);
         if applied {
             guard.1 = scratch;
         }
-        let outcome = match (applied, n % 7 == 0 || n % 11 == 0) {
+        let outcome = match (applied, n.is_multiple_of(7) || n.is_multiple_of(11)) {
             (_, true) => Outcome::Unknown,
             (true, false) => Outcome::Committed,
             (false, false) => Outcome::Aborted,

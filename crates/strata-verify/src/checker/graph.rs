@@ -280,7 +280,7 @@ impl Sub<'_> {
         for &start in comp.iter().take(32) {
             let mut unlimited = usize::MAX;
             if let Some(c) = bfs.path(self, start, start, filter, &member, &mut unlimited) {
-                if best.as_ref().map_or(true, |b| c.len() < b.len()) {
+                if best.as_ref().is_none_or(|b| c.len() < b.len()) {
                     best = Some(c);
                 }
             }
@@ -330,7 +330,7 @@ impl Sub<'_> {
             }
             if let Some(mut path) = bfs.path(self, b, a, no_rw, &everyone, &mut left) {
                 path.insert(0, e);
-                if best.as_ref().map_or(true, |x| path.len() < x.len()) {
+                if best.as_ref().is_none_or(|x| path.len() < x.len()) {
                     best = Some(path);
                 }
                 if best.as_ref().is_some_and(|x| x.len() <= 2) {

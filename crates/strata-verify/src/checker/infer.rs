@@ -233,7 +233,7 @@ impl<'h> Checker<'h> {
                         let mut present = Vec::with_capacity(rows.len());
                         for (key, list) in rows {
                             let in_range = (*lo..*hi).contains(key);
-                            let ordered = present.last().map_or(true, |p| p < key);
+                            let ordered = present.last().is_none_or(|p| p < key);
                             if !in_range || !ordered {
                                 self.report(
                                     AnomalyKind::GarbageRead,
