@@ -47,7 +47,7 @@ mod value;
 
 pub use db::Database;
 pub use error::{ConflictKind, Error, Result};
-pub use options::{GcPolicy, IndexPointers, Options, Protocol, VersionStorage};
+pub use options::{GcPolicy, IndexPointers, NonInline, Options, Protocol, VersionStorage};
 pub use stats::Stats;
 pub use table::Table;
 pub use txn::Transaction;

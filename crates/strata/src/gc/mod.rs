@@ -30,7 +30,7 @@
 //!  horizon 81: every transaction open at 80 has ended -> retire, reuse 9
 //! ```
 
-use crate::storage::version::{Version, INF_TS};
+use crate::storage::{self, version::{Version, INF_TS}};
 use crate::table::TableInner;
 use crate::value::Key;
 use crossbeam_epoch::{self as epoch, Guard};
@@ -184,7 +184,7 @@ impl GcQueue {
             if l.unlinked_at >= horizon || oldest_queued < l.seq {
                 return true;
             }
-            freed += retire_chain(l.head, &guard);
+            freed += storage::retire_row(l.head, &guard);
             if let Some(t) = table(l.table) {
                 t.rows.release(l.tuple, &guard);
             }
@@ -199,17 +199,10 @@ impl Drop for GcQueue {
         // Rows still in limbo belong to no table any more, so the tables'
         // own teardown does not free them.
         for l in self.limbo.get_mut().drain(..) {
-            let mut v = l.head;
-            while !v.is_null() {
-                // SAFETY: the database is being dropped (`&mut self`): no
-                // transaction or reader exists, and limbo chains are reachable
-                // from nowhere else; each version is freed once.
-                unsafe {
-                    let next = (*v).next();
-                    Version::free(v);
-                    v = next;
-                }
-            }
+            // SAFETY: the database is being dropped (`&mut self`): no
+            // transaction or reader exists, and limbo chains are reachable
+            // from nowhere else; each row is freed once.
+            unsafe { storage::free_row(l.head) };
         }
     }
 }
@@ -238,7 +231,7 @@ fn prune_row(
     // SAFETY: `g.version` is alive until its entry is processed (see
     // `Garbage`), and we are pinned.
     let v = unsafe { &*g.version };
-    if v.is_tombstone() && t.rows.head(g.tuple) == g.version {
+    if v.is_tombstone() && storage::newest(t, g.tuple) == g.version {
         if !may_remove(v, horizon) {
             return Pruned::NotYet(horizon + 1);
         }
@@ -248,21 +241,23 @@ fn prune_row(
             .compare_exchange(0, GC_TID, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
         {
-            if t.rows.head(g.tuple) == g.version {
+            if storage::newest(t, g.tuple) == g.version {
                 let ek = t.encode(&Key(v.data().to_vec()));
                 t.index.remove(&ek, g.tuple);
-                t.rows
+                // The slot holds the chain's first version: the tombstone
+                // itself (N2O, in-place) or the oldest version (O2N).
+                let head = t
+                    .rows
                     .slot(g.tuple)
-                    .store(ptr::null_mut(), Ordering::SeqCst);
-                return Pruned::Unlinked(g.version);
+                    .swap(ptr::null_mut(), Ordering::SeqCst);
+                return Pruned::Unlinked(head);
             }
             v.txn_id.store(0, Ordering::SeqCst);
         }
         // A writer is overwriting the tombstone; its commit queues the row
         // again, and we still cut below the tombstone.
     }
-    let tail = v.next.swap(ptr::null_mut(), Ordering::AcqRel);
-    Pruned::Cut(retire_chain(tail, guard))
+    Pruned::Cut(storage::prune(t, g.tuple, g.version, guard))
 }
 
 /// Defers the destruction of every version from `v` down.

@@ -1,0 +1,621 @@
+//! In-place version storage: the master row and its seqlock (shared by
+//! time-travel and delta storage).
+//!
+//! The newest values of a row live in one fixed place, its *master*, which
+//! writers update in place. Every logical version keeps a small header of its
+//! own (the usual [`Version`] header, no row image), chained newest-to-oldest
+//! from the indirection slot, so the protocols' per-version words and the
+//! version identity that read and write sets hold never move. When a writer
+//! overwrites the master, the values it displaces go to a *record* hung off
+//! the overwritten version's header: a full copy (time-travel store) or the
+//! old values of the modified attributes only (delta store).
+//!
+//! ```text
+//!  slot ──> [hdr v3] ──> [hdr v2] ──> [hdr v1]        headers (N2O chain)
+//!             │ owner      │ record      │ record
+//!             ▼            ▼             ▼
+//!  master: seq 6 | a=3 b=3 c=3   {b: 2}         {a: 1, b: 1}   delta store
+//!                                 (or a full copy each: time-travel store)
+//! ```
+//!
+//! Readers of a master use a seqlock: the writer makes `seq` odd, moves and
+//! writes cells, publishes records, sets `owner`, and makes `seq` even again;
+//! a reader loads `seq`, copies the raw cell bits (atomic words, never a
+//! `Value` it could drop or clone), walks the records from `owner` down to
+//! the version it wants, then re-checks `seq`. Only a snapshot that saw the
+//! same even `seq` before and after is turned into values: a text value's
+//! reference count is touched only for validated bits. The writer is always
+//! the holder of the row's write lock, so writers never race each other.
+//!
+//! Displaced values are never dropped while a reader could hold their bits:
+//! they move into a record (freed with its version, through an epoch) or
+//! are retired through `crossbeam-epoch` themselves. An abort restores the
+//! master from the record (clones of the record's values), retires the
+//! record and its own values, and only then releases the write lock.
+
+use super::version::Version;
+use crate::value::Value;
+use crossbeam_epoch::Guard;
+use std::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
+
+const EMPTY: u64 = 0;
+const INT: u64 = 1;
+const TEXT: u64 = 2;
+
+/// One attribute of the master, as two atomic words (tag, payload): a text
+/// value is held as the raw pointer of its `Arc`, owned by the master.
+struct Cell {
+    tag: AtomicU64,
+    bits: AtomicU64,
+}
+
+#[derive(Clone, Copy)]
+struct Raw {
+    tag: u64,
+    bits: u64,
+}
+
+fn encode(v: Value) -> Raw {
+    match v {
+        Value::Int(i) => Raw {
+            tag: INT,
+            bits: i as u64,
+        },
+        Value::Text(s) => Raw {
+            tag: TEXT,
+            bits: Arc::into_raw(s) as u64,
+        },
+    }
+}
+
+/// Takes ownership of the value `r` encodes.
+///
+/// # Safety
+/// `r` was produced by `encode` and its ownership is given up by the caller
+/// (the cell it came from no longer holds it).
+unsafe fn decode_owned(r: Raw) -> Option<Value> {
+    match r.tag {
+        INT => Some(Value::Int(r.bits as i64)),
+        // SAFETY: the bits are an `Arc::into_raw` pointer whose count we own.
+        TEXT => Some(Value::Text(unsafe { Arc::from_raw(r.bits as *const String) })),
+        _ => None,
+    }
+}
+
+/// A new value equal to the one `r` encodes (the cell keeps its own).
+///
+/// # Safety
+/// `r` is a validated snapshot of a cell, and the `Arc` it names is still
+/// alive: held by the master or a record or retired through an epoch the
+/// caller is pinned in.
+unsafe fn decode_clone(r: Raw) -> Option<Value> {
+    match r.tag {
+        INT => Some(Value::Int(r.bits as i64)),
+        TEXT => {
+            let p = r.bits as *const String;
+            // SAFETY: per the contract the Arc is alive; we add our count
+            // before making the handle that will own it.
+            unsafe {
+                Arc::increment_strong_count(p);
+                Some(Value::Text(Arc::from_raw(p)))
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The old values of an overwritten version: a full copy (time-travel) or
+/// the old values of only the attributes its overwriter modified (delta).
+/// Immutable once published.
+pub struct Record {
+    /// `None`: `vals` is the full row image.
+    cols: Option<Box<[u32]>>,
+    vals: Box<[Value]>,
+}
+
+impl Record {
+    pub fn full(vals: Vec<Value>) -> Record {
+        Record {
+            cols: None,
+            vals: vals.into_boxed_slice(),
+        }
+    }
+
+    pub fn delta(cols: Vec<u32>, vals: Vec<Value>) -> Record {
+        Record {
+            cols: Some(cols.into_boxed_slice()),
+            vals: vals.into_boxed_slice(),
+        }
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.cols.is_none()
+    }
+
+    pub fn footprint(&self) -> usize {
+        std::mem::size_of::<Record>()
+            + self.vals.len() * std::mem::size_of::<Value>()
+            + self.cols.as_ref().map_or(0, |c| c.len() * 4)
+            + self.vals.iter().map(Value::heap_bytes).sum::<usize>()
+    }
+
+    /// The row image of a full record.
+    pub fn full_values(&self) -> &[Value] {
+        debug_assert!(self.is_full());
+        &self.vals
+    }
+
+    fn apply<'a>(&'a self, over: &mut [Option<&'a Value>]) {
+        match &self.cols {
+            None => {
+                for (o, v) in over.iter_mut().zip(self.vals.iter()) {
+                    *o = Some(v);
+                }
+            }
+            Some(cols) => {
+                for (&c, v) in cols.iter().zip(self.vals.iter()) {
+                    over[c as usize] = Some(v);
+                }
+            }
+        }
+    }
+}
+
+/// The master row of a tuple (see the module doc).
+pub struct Master {
+    /// Even: stable; odd: a writer is inside.
+    seq: AtomicU64,
+    /// The version whose values the cells hold (a tombstone when empty).
+    owner: AtomicPtr<Version>,
+    cells: Box<[Cell]>,
+}
+
+impl Master {
+    /// A master with `len` empty cells.
+    pub fn new(len: usize) -> *mut Master {
+        Box::into_raw(Box::new(Master {
+            seq: AtomicU64::new(0),
+            owner: AtomicPtr::new(std::ptr::null_mut()),
+            cells: (0..len)
+                .map(|_| Cell {
+                    tag: AtomicU64::new(EMPTY),
+                    bits: AtomicU64::new(0),
+                })
+                .collect(),
+        }))
+    }
+
+    /// A master holding `row`.
+    pub fn with_row(row: Vec<Value>) -> *mut Master {
+        let m = Self::new(row.len());
+        // SAFETY: fresh, unshared.
+        let r = unsafe { &*m };
+        for (c, v) in r.cells.iter().zip(row) {
+            let raw = encode(v);
+            c.tag.store(raw.tag, Relaxed);
+            c.bits.store(raw.bits, Relaxed);
+        }
+        m
+    }
+
+    /// Drops the values the master owns and frees it.
+    ///
+    /// # Safety
+    /// `m` came from [`Master::new`], no thread can reach it any more, and
+    /// it is freed once.
+    pub unsafe fn free(m: *mut Master) {
+        // SAFETY: per the contract we own `m`; each non-empty cell owns one
+        // value, dropped once here.
+        unsafe {
+            let b = Box::from_raw(m);
+            for c in b.cells.iter() {
+                drop(decode_owned(Raw {
+                    tag: c.tag.load(Relaxed),
+                    bits: c.bits.load(Relaxed),
+                }));
+            }
+        }
+    }
+
+    /// Moves the values out (an unpublished master) and frees it.
+    ///
+    /// # Safety
+    /// As for [`Master::free`]; every cell is full.
+    pub unsafe fn into_values(m: *mut Master) -> Vec<Value> {
+        // SAFETY: per the contract we own `m`; values are moved out once and
+        // the cells are not dropped again (the Box holds only atomics).
+        unsafe {
+            let b = Box::from_raw(m);
+            b.cells
+                .iter()
+                .map(|c| {
+                    decode_owned(Raw {
+                        tag: c.tag.load(Relaxed),
+                        bits: c.bits.load(Relaxed),
+                    })
+                    .expect("a published row has every cell")
+                })
+                .collect()
+        }
+    }
+
+    /// Frees `m` once no pinned thread can hold it.
+    pub fn retire(m: *mut Master, guard: &Guard) {
+        struct Retired(*mut Master);
+        // SAFETY: the master is unreachable; whichever thread runs the
+        // deferred free owns it exclusively by then.
+        unsafe impl Send for Retired {}
+        let r = Retired(m);
+        // SAFETY: `m` is unlinked from every version that is still reachable
+        // (its row is gone), retired once, freed after the epoch.
+        unsafe {
+            guard.defer_unchecked(move || {
+                let r = r;
+                Master::free(r.0)
+            });
+        }
+    }
+
+    /// Bytes of the master: struct, cells and owned text.
+    pub fn footprint(&self) -> usize {
+        let text: usize = self
+            .cells
+            .iter()
+            .filter(|c| c.tag.load(Relaxed) == TEXT)
+            // SAFETY: stats run pinned; a TEXT cell's Arc is alive while it is
+            // in the cell or retired through an epoch.
+            .map(|c| unsafe { (*(c.bits.load(Relaxed) as *const String)).capacity() + 16 })
+            .sum();
+        std::mem::size_of::<Master>() + self.cells.len() * std::mem::size_of::<Cell>() + text
+    }
+
+    /// Opens a write section. The caller holds the row's write lock, so no
+    /// other writer can be inside.
+    pub fn write(&self) -> WriteSection<'_> {
+        let s = self.seq.load(Relaxed);
+        debug_assert!(s & 1 == 0, "two writers in one master");
+        self.seq.store(s + 1, Relaxed);
+        // Orders the odd seq before every cell store that follows (pairs
+        // with the reader's acquire fence).
+        fence(Release);
+        WriteSection {
+            m: self,
+            start: s,
+            displaced: Vec::new(),
+        }
+    }
+
+    /// The current values, for the holder of the row's write lock (no other
+    /// thread changes the cells meanwhile).
+    pub fn writer_values(&self) -> Vec<Value> {
+        self.cells
+            .iter()
+            .map(|c| {
+                // SAFETY: we hold the write lock, so the cell is stable and
+                // owns its value.
+                unsafe {
+                    decode_clone(Raw {
+                        tag: c.tag.load(Relaxed),
+                        bits: c.bits.load(Relaxed),
+                    })
+                }
+                .expect("the row the writer locked has every cell")
+            })
+            .collect()
+    }
+
+    /// The values of version `v` (an in-place, non-tombstone version of
+    /// this row that the caller may see), reconstructed from the master and
+    /// the records between the master's owner and `v`. The caller is pinned.
+    pub fn read(&self, v: *mut Version, mut f: impl FnMut(u32)) -> Vec<Value> {
+        let n = self.cells.len();
+        let mut raw: Vec<Raw> = Vec::with_capacity(n);
+        let mut over: Vec<Option<&Value>> = Vec::with_capacity(n);
+        let mut attempt = 0u32;
+        loop {
+            let s1 = self.seq.load(Acquire);
+            if s1 & 1 == 1 {
+                attempt += 1;
+                f(attempt);
+                std::hint::spin_loop();
+                continue;
+            }
+            raw.clear();
+            over.clear();
+            over.resize(n, None);
+            let owner = self.owner.load(Relaxed);
+            for c in self.cells.iter() {
+                raw.push(Raw {
+                    tag: c.tag.load(Relaxed),
+                    bits: c.bits.load(Relaxed),
+                });
+            }
+            let mut ok = true;
+            let mut x = owner;
+            while x != v {
+                if x.is_null() {
+                    ok = false;
+                    break;
+                }
+                // SAFETY: pinned; versions reachable from the owner (the
+                // chain head when loaded) are freed only through an epoch,
+                // and so are records.
+                let next = unsafe { (*x).next() };
+                let rec = unsafe { next.as_ref() }
+                    .and_then(Version::ext)
+                    .map_or(std::ptr::null_mut(), |e| e.record.load(Acquire));
+                // SAFETY: as above.
+                match unsafe { rec.as_ref() } {
+                    Some(r) => r.apply(&mut over),
+                    None => {
+                        ok = false;
+                        break;
+                    }
+                }
+                x = next;
+            }
+            // Orders the loads above before the re-check of seq.
+            fence(Acquire);
+            if self.seq.load(Relaxed) != s1 || !ok {
+                attempt += 1;
+                f(attempt);
+                continue;
+            }
+            // Validated: no writer entered since s1, so every raw cell is
+            // one value owned by the master at s1 (alive: a later writer
+            // moves or retires it through an epoch, never drops it).
+            if let Some(out) = raw
+                .iter()
+                .zip(over.iter())
+                .map(|(r, o)| match o {
+                    Some(v) => Some((*v).clone()),
+                    // SAFETY: validated snapshot, see above.
+                    None => unsafe { decode_clone(*r) },
+                })
+                .collect::<Option<Vec<Value>>>()
+            {
+                return out;
+            }
+            // An empty cell in a validated snapshot: `v` is not reachable
+            // from this master state (cannot happen for a visible version).
+            attempt += 1;
+            f(attempt);
+        }
+    }
+
+    #[inline]
+    fn load(&self, i: usize) -> Raw {
+        let c = &self.cells[i];
+        Raw {
+            tag: c.tag.load(Relaxed),
+            bits: c.bits.load(Relaxed),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+}
+
+/// A writer inside a master's seqlock; dropping it makes `seq` even again
+/// (after everything written inside, Release), then retires the values it
+/// displaced.
+pub struct WriteSection<'a> {
+    m: &'a Master,
+    start: u64,
+    displaced: Vec<Value>,
+}
+
+impl WriteSection<'_> {
+    pub fn is_empty(&self, i: usize) -> bool {
+        self.m.load(i).tag == EMPTY
+    }
+
+    /// Moves the value of cell `i` out, leaving it empty.
+    pub fn take(&mut self, i: usize) -> Option<Value> {
+        let r = self.m.load(i);
+        let c = &self.m.cells[i];
+        c.tag.store(EMPTY, Relaxed);
+        c.bits.store(0, Relaxed);
+        // SAFETY: the cell gave up the value (it is empty now).
+        unsafe { decode_owned(r) }
+    }
+
+    /// Takes cell `i` and keeps it for the epoch (a reader may hold its bits).
+    pub fn discard(&mut self, i: usize) {
+        if let Some(v) = self.take(i) {
+            self.displaced.push(v);
+        }
+    }
+
+    /// Fills the empty cell `i`.
+    pub fn put(&mut self, i: usize, v: Value) {
+        debug_assert!(self.is_empty(i));
+        let r = encode(v);
+        let c = &self.m.cells[i];
+        c.tag.store(r.tag, Relaxed);
+        c.bits.store(r.bits, Relaxed);
+    }
+
+    /// Whether cell `i` differs from `v` (cell full).
+    pub fn differs(&self, i: usize, v: &Value) -> bool {
+        let r = self.m.load(i);
+        match (r.tag, v) {
+            (INT, Value::Int(x)) => r.bits as i64 != *x,
+            // SAFETY: we are the writer: the cell owns this Arc.
+            (TEXT, Value::Text(s)) => (unsafe { &*(r.bits as *const String) }) != s.as_ref(),
+            _ => true,
+        }
+    }
+
+    pub fn set_owner(&mut self, v: *mut Version) {
+        self.m.owner.store(v, Relaxed);
+    }
+
+    /// Ends the section; displaced values are freed after the epoch.
+    pub fn finish(mut self, guard: &Guard) {
+        let d = std::mem::take(&mut self.displaced);
+        drop(self);
+        if d.iter().any(|v| matches!(v, Value::Text(_))) {
+            guard.defer(move || drop(d));
+        }
+    }
+}
+
+impl Drop for WriteSection<'_> {
+    fn drop(&mut self) {
+        self.m.seq.store(self.start + 2, Release);
+    }
+}
+
+/// Retires a record once no pinned reader can hold it.
+pub fn retire_record(r: *mut Record, guard: &Guard) {
+    if r.is_null() {
+        return;
+    }
+    struct Retired(*mut Record);
+    // SAFETY: unlinked from its version; owned by the deferred closure.
+    unsafe impl Send for Retired {}
+    let r = Retired(r);
+    // SAFETY: the record was unlinked by a swap (no new reader can load it)
+    // and is freed once, after the epoch.
+    unsafe {
+        guard.defer_unchecked(move || {
+            let r = r;
+            drop(Box::from_raw(r.0))
+        });
+    }
+}
+
+/// Which record an overwrite leaves behind.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    TimeTravel,
+    Delta,
+}
+
+/// The master of in-place version `v` (null for an MVTO ghost or a
+/// version of an append-only scheme).
+#[inline]
+pub fn master_of(v: *mut Version) -> *mut Master {
+    // SAFETY: callers pass live versions (pinned or owned).
+    unsafe { v.as_ref() }
+        .and_then(Version::ext)
+        .map_or(std::ptr::null_mut(), |e| e.master)
+}
+
+/// Inside a write section: `new` (image `image`, or a tombstone when None)
+/// overwrites `prev` (locked by the caller; null or a tombstone when the
+/// row is absent). Moves `prev`'s values into its record and the new values
+/// into the cells.
+fn overwrite(sec: &mut WriteSection<'_>, kind: Kind, prev: *mut Version, image: Option<Vec<Value>>) {
+    // SAFETY: `prev` is locked by the caller and alive.
+    let live = unsafe { prev.as_ref() }.filter(|p| !p.is_tombstone() && p.is_in_place());
+    if let Some(p) = live {
+        let n = sec.m.len();
+        let rec = match (kind, &image) {
+            (Kind::TimeTravel, _) | (Kind::Delta, None) => {
+                super::time_travel::copy_out(sec, n)
+            }
+            (Kind::Delta, Some(img)) => super::delta::diff_out(sec, img),
+        };
+        let old = p
+            .ext()
+            .expect("in-place version")
+            .record
+            .swap(Box::into_raw(Box::new(rec)), Release);
+        debug_assert!(old.is_null(), "an overwritten version is overwritten once");
+    }
+    if let Some(img) = image {
+        for (i, v) in img.into_iter().enumerate() {
+            if sec.is_empty(i) {
+                sec.put(i, v);
+            }
+            // Else an unchanged attribute (delta): the master keeps its own.
+        }
+    }
+}
+
+/// Inside a write section: undoes the overwrite of `prev` (restores the
+/// cells to `prev`'s values, or empties them when `prev` is absent or a
+/// tombstone) and retires `prev`'s record.
+fn restore(sec: &mut WriteSection<'_>, prev: *mut Version, guard: &Guard) {
+    // SAFETY: `prev` is locked by the caller and alive.
+    let live = unsafe { prev.as_ref() }.filter(|p| !p.is_tombstone() && p.is_in_place());
+    let Some(p) = live else {
+        for i in 0..sec.m.len() {
+            sec.discard(i);
+        }
+        return;
+    };
+    let rec = p.ext().expect("in-place version").record.swap(std::ptr::null_mut(), AcqRel);
+    // SAFETY: we unlinked it; alive until the epoch passes.
+    let Some(r) = (unsafe { rec.as_ref() }) else {
+        return;
+    };
+    match &r.cols {
+        None => {
+            for (i, v) in r.vals.iter().enumerate() {
+                sec.discard(i);
+                sec.put(i, v.clone());
+            }
+        }
+        Some(cols) => {
+            for (&c, v) in cols.iter().zip(r.vals.iter()) {
+                sec.discard(c as usize);
+                sec.put(c as usize, v.clone());
+            }
+        }
+    }
+    retire_record(rec, guard);
+}
+
+/// Publishes `new` over the locked `prev` (see [`overwrite`]).
+pub fn install(
+    kind: Kind,
+    slot: &AtomicPtr<Version>,
+    m: &Master,
+    prev: *mut Version,
+    new: *mut Version,
+    image: Option<Vec<Value>>,
+    guard: &Guard,
+) {
+    let mut sec = m.write();
+    overwrite(&mut sec, kind, prev, image);
+    sec.set_owner(new);
+    slot.store(new, SeqCst);
+    sec.finish(guard);
+}
+
+/// Replaces our own uncommitted `own` (which overwrote `prev`) by `new`:
+/// restore, then overwrite again, in one write section.
+#[allow(clippy::too_many_arguments)]
+pub fn replace_own(
+    kind: Kind,
+    slot: &AtomicPtr<Version>,
+    m: &Master,
+    prev: *mut Version,
+    new: *mut Version,
+    image: Option<Vec<Value>>,
+    guard: &Guard,
+) {
+    let mut sec = m.write();
+    restore(&mut sec, prev, guard);
+    overwrite(&mut sec, kind, prev, image);
+    sec.set_owner(new);
+    slot.store(new, SeqCst);
+    sec.finish(guard);
+}
+
+/// Rolls the master back to `prev` (null: a fresh insert) and points the
+/// slot at it again.
+pub fn undo(slot: &AtomicPtr<Version>, m: &Master, prev: *mut Version, guard: &Guard) {
+    let mut sec = m.write();
+    restore(&mut sec, prev, guard);
+    sec.set_owner(prev);
+    slot.store(prev, SeqCst);
+    sec.finish(guard);
+}
