@@ -202,6 +202,7 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
     let db = Database::open(
         Options::default()
             .protocol(a.protocol)
+            .version_storage(a.storage)
             .gc(a.gc)
             .gc_every_commits(a.gc_every),
     )

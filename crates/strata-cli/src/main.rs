@@ -100,6 +100,9 @@ pub struct YcsbArgs {
     /// Garbage collection: `txn` (transaction-level, the default) or `none`.
     #[arg(long, default_value = "txn", value_parser = parse_gc)]
     pub gc: strata::GcPolicy,
+    /// Version storage: n2o, o2n, time-travel or delta.
+    #[arg(long, default_value = "n2o", value_parser = parse_storage)]
+    pub storage: strata::VersionStorage,
     /// Run a GC pass after every this many commits on a thread.
     #[arg(long, default_value_t = strata::Options::default().gc_every_commits)]
     pub gc_every: u32,
@@ -113,6 +116,10 @@ pub struct YcsbArgs {
 pub enum EngineArg {
     Strata,
     Noop,
+}
+
+fn parse_storage(s: &str) -> Result<strata::VersionStorage, String> {
+    s.parse().map_err(|e: strata::Error| e.to_string())
 }
 
 fn parse_gc(s: &str) -> Result<strata::GcPolicy, String> {
