@@ -41,6 +41,8 @@ use std::sync::Arc;
 
 use Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
 
+const STUCK: &str = "a seqlock reader cannot reach its version: a storage invariant is broken";
+
 const EMPTY: u64 = 0;
 const INT: u64 = 1;
 const TEXT: u64 = 2;
@@ -310,7 +312,7 @@ impl Master {
     /// The values of version `v` (an in-place, non-tombstone version of
     /// this row that the caller may see), reconstructed from the master and
     /// the records between the master's owner and `v`. The caller is pinned.
-    pub fn read(&self, v: *mut Version, mut f: impl FnMut(u32)) -> Vec<Value> {
+    pub fn read(&self, v: *mut Version) -> Vec<Value> {
         let n = self.cells.len();
         let mut raw: Vec<Raw> = Vec::with_capacity(n);
         let mut over: Vec<Option<&Value>> = Vec::with_capacity(n);
@@ -318,8 +320,8 @@ impl Master {
         loop {
             let s1 = self.seq.load(Acquire);
             if s1 & 1 == 1 {
-                attempt += 1;
-                f(attempt);
+                attempt = attempt.saturating_add(1);
+                debug_assert!(attempt < 100_000_000, "{STUCK}");
                 std::hint::spin_loop();
                 continue;
             }
@@ -333,8 +335,16 @@ impl Master {
                     bits: c.bits.load(Relaxed),
                 });
             }
+            // Whether the raw cells still describe the version reached so
+            // far (not once the walk passed a tombstone: the cells then
+            // belong to a later incarnation of the row, and the version
+            // below the tombstone carries a full copy that replaces them).
             let mut ok = true;
             let mut x = owner;
+            // SAFETY: pinned; the owner is a version of this row.
+            if unsafe { x.as_ref() }.is_some_and(Version::is_tombstone) {
+                ok = false;
+            }
             while x != v {
                 if x.is_null() {
                     ok = false;
@@ -344,24 +354,35 @@ impl Master {
                 // chain head when loaded) are freed only through an epoch,
                 // and so are records.
                 let next = unsafe { (*x).next() };
-                let rec = unsafe { next.as_ref() }
-                    .and_then(Version::ext)
-                    .map_or(std::ptr::null_mut(), |e| e.record.load(Acquire));
+                let Some(n) = (unsafe { next.as_ref() }) else {
+                    ok = false;
+                    break;
+                };
+                x = next;
+                if n.is_tombstone() {
+                    ok = false;
+                    continue;
+                }
+                let rec = n.ext().map_or(std::ptr::null_mut(), |e| e.record.load(Acquire));
                 // SAFETY: as above.
                 match unsafe { rec.as_ref() } {
-                    Some(r) => r.apply(&mut over),
+                    Some(r) => {
+                        if r.is_full() {
+                            ok = true;
+                        }
+                        r.apply(&mut over);
+                    }
                     None => {
                         ok = false;
                         break;
                     }
                 }
-                x = next;
             }
             // Orders the loads above before the re-check of seq.
             fence(Acquire);
             if self.seq.load(Relaxed) != s1 || !ok {
-                attempt += 1;
-                f(attempt);
+                attempt = attempt.saturating_add(1);
+                debug_assert!(attempt < 100_000_000, "{STUCK}");
                 continue;
             }
             // Validated: no writer entered since s1, so every raw cell is
@@ -381,8 +402,8 @@ impl Master {
             }
             // An empty cell in a validated snapshot: `v` is not reachable
             // from this master state (cannot happen for a visible version).
-            attempt += 1;
-            f(attempt);
+            attempt = attempt.saturating_add(1);
+            debug_assert!(attempt < 100_000_000, "{STUCK}");
         }
     }
 

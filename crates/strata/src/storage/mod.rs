@@ -107,7 +107,7 @@ fn in_place_values(v: &Version) -> Vec<Value> {
     }
     // SAFETY: a live in-place version's master lives as long as its row.
     let m = unsafe { &*ext.master };
-    m.read(v as *const Version as *mut Version, |_| {})
+    m.read(v as *const Version as *mut Version)
 }
 
 /// The current row of `base` for its writer (who holds the row's lock or
