@@ -411,93 +411,98 @@ impl Master {
         let mut over: Vec<Option<&Value>> = Vec::with_capacity(n);
         let mut attempt = 0u32;
         loop {
-            let s1 = self.seq.load(Acquire);
-            if s1 & 1 == 1 {
-                attempt = attempt.saturating_add(1);
-                debug_assert!(attempt < 100_000_000, "{STUCK}");
-                std::hint::spin_loop();
-                continue;
-            }
-            raw.clear();
-            over.clear();
-            over.resize(n, None);
-            let owner = self.owner.load(Relaxed);
-            for c in self.cells().iter() {
-                raw.push(Raw {
-                    tag: c.tag.load(Relaxed),
-                    bits: c.bits.load(Relaxed),
-                });
-            }
-            // Whether the raw cells still describe the version reached so
-            // far (not once the walk passed a tombstone: the cells then
-            // belong to a later incarnation of the row, and the version
-            // below the tombstone carries a full copy that replaces them).
-            let mut ok = true;
-            let mut x = owner;
-            // SAFETY: pinned; the owner is a version of this row.
-            if unsafe { x.as_ref() }.is_some_and(Version::is_tombstone) {
-                ok = false;
-            }
-            while x != v {
-                if x.is_null() {
-                    ok = false;
-                    break;
-                }
-                // SAFETY: pinned; versions reachable from the owner (the
-                // chain head when loaded) are freed only through an epoch,
-                // and so are records.
-                let next = unsafe { (*x).next() };
-                let Some(n) = (unsafe { next.as_ref() }) else {
-                    ok = false;
-                    break;
-                };
-                x = next;
-                if n.is_tombstone() {
-                    ok = false;
-                    continue;
-                }
-                let rec = n.ext().map_or(std::ptr::null_mut(), |e| e.record.load(Acquire));
-                // SAFETY: as above.
-                match unsafe { rec.as_ref() } {
-                    Some(r) => {
-                        if r.is_full() {
-                            ok = true;
-                        }
-                        r.apply(&mut over);
-                    }
-                    None => {
-                        ok = false;
-                        break;
-                    }
-                }
-            }
-            // Orders the loads above before the re-check of seq.
-            fence(Acquire);
-            if self.seq.load(Relaxed) != s1 || !ok {
-                attempt = attempt.saturating_add(1);
-                debug_assert!(attempt < 100_000_000, "{STUCK}");
-                continue;
-            }
-            // Validated: no writer entered since s1, so every raw cell is
-            // one value owned by the master at s1 (alive: a later writer
-            // moves or retires it through an epoch, never drops it).
-            if let Some(out) = raw
-                .iter()
-                .zip(over.iter())
-                .map(|(r, o)| match o {
-                    Some(v) => Some((*v).clone()),
-                    // SAFETY: validated snapshot, see above.
-                    None => unsafe { decode_clone(*r) },
-                })
-                .collect::<Option<Vec<Value>>>()
-            {
+            if let Some(out) = self.try_read_slow(v, &mut raw, &mut over) {
                 return out;
             }
-            // An empty cell in a validated snapshot: `v` is not reachable
-            // from this master state (cannot happen for a visible version).
             attempt = attempt.saturating_add(1);
             debug_assert!(attempt < 100_000_000, "{STUCK}");
+            std::hint::spin_loop();
         }
+    }
+
+    /// One attempt of the general read: None when a writer was inside (or
+    /// got in) or the snapshot does not reach `v`.
+    fn try_read_slow<'a>(
+        &self,
+        v: *mut Version,
+        raw: &mut Vec<Raw>,
+        over: &mut Vec<Option<&'a Value>>,
+    ) -> Option<Vec<Value>> {
+        let n = self.len;
+        let s1 = self.seq.load(Acquire);
+        if s1 & 1 == 1 {
+            return None;
+        }
+        raw.clear();
+        over.clear();
+        over.resize(n, None);
+        let owner = self.owner.load(Relaxed);
+        for c in self.cells().iter() {
+            raw.push(Raw {
+                tag: c.tag.load(Relaxed),
+                bits: c.bits.load(Relaxed),
+            });
+        }
+        // Whether the raw cells still describe the version reached so far
+        // (not once the walk passed a tombstone: the cells then belong to a
+        // later incarnation of the row, and the version below the tombstone
+        // carries a full copy that replaces them).
+        let mut ok = true;
+        let mut x = owner;
+        // SAFETY: pinned; the owner is a version of this row.
+        if unsafe { x.as_ref() }.is_some_and(Version::is_tombstone) {
+            ok = false;
+        }
+        while x != v {
+            if x.is_null() {
+                return None;
+            }
+            // SAFETY: pinned; versions reachable from the owner (the chain
+            // head when loaded) are freed only through an epoch, and so are
+            // records.
+            let next = unsafe { (*x).next() };
+            let n: &'a Version = unsafe { next.as_ref() }?;
+            x = next;
+            if n.is_tombstone() {
+                ok = false;
+                continue;
+            }
+            let rec = n.ext().map_or(std::ptr::null_mut(), |e| e.record.load(Acquire));
+            // SAFETY: as above.
+            let r: &'a Record = unsafe { rec.as_ref() }?;
+            if r.is_full() {
+                ok = true;
+            }
+            r.apply(over);
+        }
+        // Orders the loads above before the re-check of seq.
+        fence(Acquire);
+        if self.seq.load(Relaxed) != s1 || !ok {
+            return None;
+        }
+        // Validated: no writer entered since s1, so every raw cell is one
+        // value owned by the master at s1 (alive: a later writer moves or
+        // retires it through an epoch, never drops it). An empty cell means
+        // `v` is not reachable from this state (cannot happen for a visible
+        // version): None.
+        raw.iter()
+            .zip(over.iter())
+            .map(|(r, o)| match o {
+                Some(v) => Some((*v).clone()),
+                // SAFETY: validated snapshot, see above.
+                None => unsafe { decode_clone(*r) },
+            })
+            .collect::<Option<Vec<Value>>>()
+    }
+
+    /// One read attempt (tests: a reader must refuse a master a writer is
+    /// inside).
+    #[cfg(test)]
+    fn try_read(&self, v: *mut Version) -> Option<Vec<Value>> {
+        if let Some(out) = self.read_owner(v) {
+            return Some(out);
+        }
+        self.try_read_slow(v, &mut Vec::new(), &mut Vec::new())
     }
 
     #[inline]
@@ -732,4 +737,52 @@ pub fn undo(slot: &AtomicPtr<Version>, m: &Master, prev: *mut Version, guard: &G
     sec.set_owner(prev);
     slot.store(prev, SeqCst);
     sec.finish(guard);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader never accepts a master while a writer is inside its write
+    /// section, on either read path, and accepts it again after.
+    #[test]
+    fn a_reader_refuses_a_master_inside_a_write_section() {
+        let guard = crossbeam_epoch::pin();
+        let m = Master::with_row(vec![Value::Int(1), Value::from("a"), Value::Int(1)]);
+        let v = Version::alloc_in_place(1, m, std::ptr::null_mut());
+        // SAFETY: both ours, freed at the end.
+        let r = unsafe { &*m };
+        let mut sec = r.write();
+        sec.set_owner(v);
+        drop(sec);
+        assert_eq!(
+            r.try_read(v),
+            Some(vec![Value::Int(1), Value::from("a"), Value::Int(1)])
+        );
+        // Half-way through an update of every cell to 2 / "b".
+        let mut sec = r.write();
+        sec.discard(0);
+        sec.put(0, Value::Int(2));
+        sec.discard(1);
+        sec.put(1, Value::from("b"));
+        assert_eq!(r.try_read(v), None, "torn row accepted (fast path)");
+        assert_eq!(
+            r.try_read_slow(v, &mut Vec::new(), &mut Vec::new()),
+            None,
+            "torn row accepted (general path)"
+        );
+        sec.discard(2);
+        sec.put(2, Value::Int(2));
+        sec.finish(&guard);
+        assert_eq!(
+            r.try_read(v),
+            Some(vec![Value::Int(2), Value::from("b"), Value::Int(2)])
+        );
+        drop(guard);
+        // SAFETY: never shared with another thread; freed once.
+        unsafe {
+            Version::free(v);
+            Master::free(m);
+        }
+    }
 }
