@@ -92,10 +92,10 @@ impl Database {
         let id =
             u32::try_from(tables.len()).map_err(|_| Error::Schema("too many tables".into()))?;
         let name = schema.name.clone();
-        let t = Arc::new(TableInner::new(id, self.inner.id, schema).with_storage(
-            self.inner.opts.version_storage,
-            self.inner.opts.non_inline,
-        ));
+        let t = Arc::new(
+            TableInner::new(id, self.inner.id, schema)
+                .with_storage(self.inner.opts.version_storage, self.inner.opts.non_inline),
+        );
         tables.push(Arc::clone(&t));
         names.insert(name, id);
         Ok(Table { inner: t })

@@ -10,14 +10,17 @@ use executor::StrataExecutor;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 use strata::{
-    key, row, Database, Error, GcPolicy, IndexPointers, NonInline, Options, Protocol, Schema,
-    Type, Value, VersionStorage,
+    key, row, Database, Error, GcPolicy, IndexPointers, NonInline, Options, Protocol, Schema, Type,
+    Value, VersionStorage,
 };
 use strata_verify::{check, run_workload, CheckOptions, GeneratorConfig, Workload};
 
 fn verify(storage: VersionStorage, protocol: Protocol, gc: GcPolicy, workload: Workload, n: usize) {
     let si = Protocol::ALL.iter().position(|&p| p == protocol).unwrap() as u64;
-    let ss = VersionStorage::ALL.iter().position(|&s| s == storage).unwrap() as u64;
+    let ss = VersionStorage::ALL
+        .iter()
+        .position(|&s| s == storage)
+        .unwrap() as u64;
     let seed = 0x5707 + si * 8 + ss;
     let cfg = GeneratorConfig {
         workload,
@@ -207,7 +210,8 @@ fn memory_stays_bounded_under_endless_updates_for_every_storage() {
         for round in 0..200i64 {
             let mut txn = db.begin().unwrap();
             for k in 0..100i64 {
-                txn.update(&t, &key![k], &[("v", Value::Int(round))]).unwrap();
+                txn.update(&t, &key![k], &[("v", Value::Int(round))])
+                    .unwrap();
             }
             txn.commit().unwrap();
             if round % 50 == 49 {
@@ -224,7 +228,10 @@ fn memory_stays_bounded_under_endless_updates_for_every_storage() {
         assert!(st.live_versions <= 110, "{s}: {st:?}");
         assert!(st.versions_reclaimed >= 100 * 190, "{s}: {st:?}");
         assert!(peak > 0);
-        assert!(st.avg_chain_length() >= 1.0 && st.avg_chain_length() <= 1.1, "{s}: {st:?}");
+        assert!(
+            st.avg_chain_length() >= 1.0 && st.avg_chain_length() <= 1.1,
+            "{s}: {st:?}"
+        );
     }
 }
 
@@ -248,7 +255,10 @@ fn stats_split_version_bytes_by_store() {
         assert_eq!(st.live_versions, 11, "{s}");
         assert_eq!(st.longest_chain, 11, "{s}");
         assert_eq!(st.avg_chain_length(), 11.0, "{s}");
-        assert_eq!(st.version_bytes, st.main_table_bytes + st.version_store_bytes);
+        assert_eq!(
+            st.version_bytes,
+            st.main_table_bytes + st.version_store_bytes
+        );
         let grown_main = st.main_table_bytes - before.main_table_bytes;
         match s {
             VersionStorage::AppendNewToOld | VersionStorage::AppendOldToNew => {
@@ -259,13 +269,19 @@ fn stats_split_version_bytes_by_store() {
                 // Ten full copies in the time-travel store, the master
                 // unchanged in size.
                 assert_eq!(grown_main, 0, "{s}: {st:?}");
-                assert!(st.version_store_bytes >= 10 * (COLS as u64) * 16, "{s}: {st:?}");
+                assert!(
+                    st.version_store_bytes >= 10 * (COLS as u64) * 16,
+                    "{s}: {st:?}"
+                );
             }
             VersionStorage::Delta => {
                 // Ten one-attribute deltas: much less than ten copies.
                 assert_eq!(grown_main, 0, "{s}: {st:?}");
                 assert!(st.version_store_bytes > 0, "{s}");
-                assert!(st.version_store_bytes < 10 * (COLS as u64) * 16, "{s}: {st:?}");
+                assert!(
+                    st.version_store_bytes < 10 * (COLS as u64) * 16,
+                    "{s}: {st:?}"
+                );
             }
         }
         // Every old version reads back right (reconstruction).
@@ -326,14 +342,28 @@ fn text_is_shared_or_copied_between_versions() {
 #[test]
 fn every_storage_opens_and_impossible_combinations_are_named() {
     for s in VersionStorage::ALL {
-        assert!(Database::open(Options::default().version_storage(s)).is_ok(), "{s}");
+        assert!(
+            Database::open(Options::default().version_storage(s)).is_ok(),
+            "{s}"
+        );
         assert_eq!(s.name().parse::<VersionStorage>().unwrap(), s);
     }
     assert!("nope".parse::<VersionStorage>().is_err());
-    for s in [VersionStorage::AppendNewToOld, VersionStorage::TimeTravel, VersionStorage::Delta] {
-        match Database::open(Options::default().version_storage(s).gc(GcPolicy::Cooperative)) {
+    for s in [
+        VersionStorage::AppendNewToOld,
+        VersionStorage::TimeTravel,
+        VersionStorage::Delta,
+    ] {
+        match Database::open(
+            Options::default()
+                .version_storage(s)
+                .gc(GcPolicy::Cooperative),
+        ) {
             Err(Error::InvalidConfig(m)) => {
-                assert!(m.contains("Cooperative") && m.contains("AppendOldToNew"), "{m}")
+                assert!(
+                    m.contains("Cooperative") && m.contains("AppendOldToNew"),
+                    "{m}"
+                )
             }
             other => panic!("{other:?}"),
         }
@@ -358,7 +388,10 @@ fn every_storage_opens_and_impossible_combinations_are_named() {
             other => panic!("{other:?}"),
         }
     }
-    assert_eq!(Options::default().text_copy(true).non_inline, NonInline::Copy);
+    assert_eq!(
+        Options::default().text_copy(true).non_inline,
+        NonInline::Copy
+    );
 }
 
 /// Snapshots taken along a row's life (insert, updates of different
@@ -403,7 +436,8 @@ fn old_snapshots_read_their_version_across_updates_deletes_and_reinserts() {
             step(&|x| x.update(&t, &key![1], &[("a", Value::Int(2))]).unwrap());
             snap(Some(row![1, 2, "one", 1]));
             step(&|x| {
-                x.update(&t, &key![1], &[("b", Value::from("three"))]).unwrap();
+                x.update(&t, &key![1], &[("b", Value::from("three"))])
+                    .unwrap();
                 // A second write of the same row by the same transaction.
                 x.update(&t, &key![1], &[("c", Value::Int(3))]).unwrap();
             });

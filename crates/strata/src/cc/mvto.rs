@@ -24,10 +24,10 @@
 
 use crate::error::{ConflictKind, Error, Result};
 use crate::index::key::EncodedKey;
+use crate::storage;
 use crate::storage::version::Version;
 use crate::table::TableInner;
 use crate::txn::tid::Status;
-use crate::storage;
 use crate::txn::visibility::Mode;
 use crate::txn::Transaction;
 use crate::value::Key;

@@ -30,7 +30,10 @@
 //!  horizon 81: every transaction open at 80 has ended -> retire, reuse 9
 //! ```
 
-use crate::storage::{self, version::{Version, INF_TS}};
+use crate::storage::{
+    self,
+    version::{Version, INF_TS},
+};
 use crate::table::TableInner;
 use crate::value::Key;
 use crossbeam_epoch::{self as epoch, Guard};
@@ -246,10 +249,7 @@ fn prune_row(
                 t.index.remove(&ek, g.tuple);
                 // The slot holds the chain's first version: the tombstone
                 // itself (N2O, in-place) or the oldest version (O2N).
-                let head = t
-                    .rows
-                    .slot(g.tuple)
-                    .swap(ptr::null_mut(), Ordering::SeqCst);
+                let head = t.rows.slot(g.tuple).swap(ptr::null_mut(), Ordering::SeqCst);
                 return Pruned::Unlinked(head);
             }
             v.txn_id.store(0, Ordering::SeqCst);

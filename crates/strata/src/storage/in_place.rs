@@ -86,7 +86,9 @@ unsafe fn decode_owned(r: Raw) -> Option<Value> {
     match r.tag {
         INT => Some(Value::Int(r.bits as i64)),
         // SAFETY: the bits are an `Arc::into_raw` pointer whose count we own.
-        TEXT => Some(Value::Text(unsafe { Arc::from_raw(r.bits as *const String) })),
+        TEXT => Some(Value::Text(unsafe {
+            Arc::from_raw(r.bits as *const String)
+        })),
         _ => None,
     }
 }
@@ -381,7 +383,10 @@ impl Master {
     #[inline]
     fn read_owner(&self, v: *mut Version) -> Option<Vec<Value>> {
         let n = self.len;
-        let mut raw = [Raw { tag: EMPTY, bits: 0 }; FAST_CELLS];
+        let mut raw = [Raw {
+            tag: EMPTY,
+            bits: 0,
+        }; FAST_CELLS];
         let s1 = self.seq.load(Acquire);
         if s1 & 1 == 1 || self.owner.load(Relaxed) != v {
             return None;
@@ -467,7 +472,9 @@ impl Master {
                 ok = false;
                 continue;
             }
-            let rec = n.ext().map_or(std::ptr::null_mut(), |e| e.record.load(Acquire));
+            let rec = n
+                .ext()
+                .map_or(std::ptr::null_mut(), |e| e.record.load(Acquire));
             // SAFETY: as above.
             let r: &'a Record = unsafe { rec.as_ref() }?;
             if r.is_full() {
@@ -630,15 +637,18 @@ pub fn master_of(v: *mut Version) -> *mut Master {
 /// overwrites `prev` (locked by the caller; null or a tombstone when the
 /// row is absent). Moves `prev`'s values into its record and the new values
 /// into the cells.
-fn overwrite(sec: &mut WriteSection<'_>, kind: Kind, prev: *mut Version, image: Option<Vec<Value>>) {
+fn overwrite(
+    sec: &mut WriteSection<'_>,
+    kind: Kind,
+    prev: *mut Version,
+    image: Option<Vec<Value>>,
+) {
     // SAFETY: `prev` is locked by the caller and alive.
     let live = unsafe { prev.as_ref() }.filter(|p| !p.is_tombstone() && p.is_in_place());
     if let Some(p) = live {
         let n = sec.m.len();
         let rec = match (kind, &image) {
-            (Kind::TimeTravel, _) | (Kind::Delta, None) => {
-                super::time_travel::copy_out(sec, n)
-            }
+            (Kind::TimeTravel, _) | (Kind::Delta, None) => super::time_travel::copy_out(sec, n),
             (Kind::Delta, Some(img)) => super::delta::diff_out(sec, img),
         };
         let old = p
@@ -670,7 +680,11 @@ fn restore(sec: &mut WriteSection<'_>, prev: *mut Version, guard: &Guard) {
         }
         return;
     };
-    let rec = p.ext().expect("in-place version").record.swap(std::ptr::null_mut(), AcqRel);
+    let rec = p
+        .ext()
+        .expect("in-place version")
+        .record
+        .swap(std::ptr::null_mut(), AcqRel);
     // SAFETY: we unlinked it; alive until the epoch passes.
     let Some(r) = (unsafe { rec.as_ref() }) else {
         return;

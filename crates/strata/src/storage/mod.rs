@@ -100,7 +100,11 @@ fn in_place_values(v: &Version) -> Vec<Value> {
     // An overwritten version with a full copy needs no master: the copy is
     // immutable (time-travel, or a delete's delta).
     // SAFETY: pinned by the caller; records are freed through an epoch.
-    if let Some(r) = unsafe { ext.record.load(std::sync::atomic::Ordering::Acquire).as_ref() } {
+    if let Some(r) = unsafe {
+        ext.record
+            .load(std::sync::atomic::Ordering::Acquire)
+            .as_ref()
+    } {
         if r.is_full() {
             return r.full_values().to_vec();
         }
@@ -260,7 +264,9 @@ pub fn publish_fresh(t: &TableInner, tuple: u64, tid: u64, row: Vec<Value>) -> *
         drop(sec);
         v
     };
-    t.rows.slot(tuple).store(v, std::sync::atomic::Ordering::SeqCst);
+    t.rows
+        .slot(tuple)
+        .store(v, std::sync::atomic::Ordering::SeqCst);
     v
 }
 

@@ -132,7 +132,12 @@ impl Version {
     pub fn alloc_in_place(tid: u64, master: *mut Master, next: *mut Version) -> *mut Version {
         let v = Self::alloc_inner(tid, 0, IN_PLACE, next, |_| unreachable!("no values"));
         // SAFETY: fresh allocation with an extension (IN_PLACE), unshared.
-        unsafe { Self::ext_ptr(v).write(InPlaceExt { master, record: AtomicPtr::new(std::ptr::null_mut()) }) };
+        unsafe {
+            Self::ext_ptr(v).write(InPlaceExt {
+                master,
+                record: AtomicPtr::new(std::ptr::null_mut()),
+            })
+        };
         v
     }
 
@@ -148,7 +153,12 @@ impl Version {
             it.next().expect("exactly len values")
         });
         // SAFETY: fresh allocation with an extension (IN_PLACE), unshared.
-        unsafe { Self::ext_ptr(v).write(InPlaceExt { master, record: AtomicPtr::new(std::ptr::null_mut()) }) };
+        unsafe {
+            Self::ext_ptr(v).write(InPlaceExt {
+                master,
+                record: AtomicPtr::new(std::ptr::null_mut()),
+            })
+        };
         v
     }
 
@@ -275,7 +285,10 @@ impl Version {
             let mut out = Vec::with_capacity(len);
             std::ptr::copy_nonoverlapping(Self::values_ptr(v), out.as_mut_ptr(), len);
             out.set_len(len);
-            debug_assert!((*v).len & IN_PLACE == 0, "in-place versions own no row image");
+            debug_assert!(
+                (*v).len & IN_PLACE == 0,
+                "in-place versions own no row image"
+            );
             dealloc(v as *mut u8, layout(len, false).0);
             out
         }
