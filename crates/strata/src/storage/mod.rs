@@ -32,7 +32,7 @@ use crate::table::TableInner;
 use crate::txn::tid::TidTable;
 use crate::txn::visibility::{self, Mode};
 use crate::value::Value;
-use crossbeam_epoch::Guard;
+use crossbeam_epoch::{self as epoch, Guard};
 use in_place::{master_of, Kind, Master};
 use std::ptr;
 use version::Version;
@@ -144,6 +144,7 @@ fn image(t: &TableInner, base: &Version, row: NewRow<'_>) -> Option<Vec<Value>> 
 }
 
 /// An append-only version for `row`, derived from `base` when an update.
+#[inline]
 fn alloc_append(
     t: &TableInner,
     tid: u64,
@@ -157,13 +158,17 @@ fn alloc_append(
         NewRow::Update(ch) => {
             // SAFETY: `base` is locked by or belongs to the writer.
             let old = unsafe { &*base }.data();
-            let mode = t.non_inline;
-            Version::alloc_with(tid, old.len(), next, |i| {
-                match ch.iter().find(|(c, _)| *c == i) {
-                    Some((_, v)) => (*v).clone(),
-                    None => append_only::carry(&old[i], mode),
-                }
-            })
+            let new = |i: usize| ch.iter().find(|(c, _)| *c == i).map(|(_, v)| (*v).clone());
+            // Two loops rather than a per-attribute test of the mode: this is
+            // the update hot path of the default configuration.
+            match t.non_inline {
+                NonInline::Shared => Version::alloc_with(tid, old.len(), next, |i| {
+                    new(i).unwrap_or_else(|| old[i].clone())
+                }),
+                NonInline::Copy => Version::alloc_with(tid, old.len(), next, |i| {
+                    new(i).unwrap_or_else(|| append_only::carry(&old[i], NonInline::Copy))
+                }),
+            }
         }
     }
 }
@@ -179,13 +184,18 @@ fn alloc_in_place(tid: u64, m: *mut Master, row: &NewRow<'_>, next: *mut Version
 /// Publishes a new version by transaction `tid` over the newest version
 /// `prev`, which `tid` has locked (a tombstone when `row` is an insert).
 /// Returns the new version. The caller marks `prev` overwritten.
+///
+/// `#[inline]`, like the transaction's write path that calls it: the update
+/// path is then instantiated in the crate that calls the generic
+/// `Transaction::update`, where the global allocator can be inlined (worth
+/// about 10% of an update's instructions with mimalloc).
+#[inline]
 pub fn install(
     t: &TableInner,
     tuple: u64,
     tid: u64,
     prev: *mut Version,
     row: NewRow<'_>,
-    guard: &Guard,
 ) -> *mut Version {
     let slot = t.rows.slot(tuple);
     match t.storage {
@@ -209,7 +219,7 @@ pub fn install(
             // SAFETY: `prev` is locked by us and alive.
             let img = image(t, unsafe { &*prev }, row);
             // SAFETY: the master lives as long as its row.
-            in_place::install(kind(s), slot, unsafe { &*m }, prev, v, img, guard);
+            in_place::install(kind(s), slot, unsafe { &*m }, prev, v, img, &epoch::pin());
             v
         }
     }

@@ -500,6 +500,7 @@ impl Transaction {
     }
 
     /// Writes a new version derived from the current one.
+    #[inline]
     fn modify(&mut self, ti: &TableInner, key: &Key, row: NewRow<'_>) -> Result<()> {
         let ek = ti.encode(key);
         let _guard = epoch::pin();
@@ -598,6 +599,7 @@ impl Transaction {
 
     /// Writes a new version over the locked `head` (the version store
     /// decides where it goes).
+    #[inline]
     fn install(
         &mut self,
         ti: &TableInner,
@@ -606,7 +608,7 @@ impl Transaction {
         row: NewRow<'_>,
         index_key: Option<EncodedKey>,
     ) {
-        let v = storage::install(ti, tuple, self.tid, head, row, &epoch::pin());
+        let v = storage::install(ti, tuple, self.tid, head, row);
         // SAFETY: we hold head's lock; it is alive until GC, which cannot pass
         // it before we commit.
         let h = unsafe { &*head };
