@@ -42,6 +42,15 @@ fn verify(storage: VersionStorage, protocol: Protocol, gc: GcPolicy, workload: W
     )
     .expect("open");
     let history = run_workload(&exec, &cfg, 4, n);
+    let committed = history
+        .txns
+        .iter()
+        .filter(|t| t.outcome == strata_verify::Outcome::Committed)
+        .count();
+    assert!(
+        committed * 50 >= n,
+        "{protocol} on {storage}: only {committed} of {n} committed; the run checks little"
+    );
     let report = check(&history, &CheckOptions::default());
     assert_eq!(report.txns_checked, n);
     if protocol.is_serializable() {
@@ -65,9 +74,9 @@ macro_rules! storage_verify {
         fn $name() {
             for p in Protocol::ALL {
                 for w in [Workload::ListAppend, Workload::Register, Workload::Predicate] {
-                    verify(VersionStorage::$s, p, GcPolicy::TransactionLevel, w, 1500);
+                    verify(VersionStorage::$s, p, GcPolicy::TransactionLevel, w, 4000);
                 }
-                verify(VersionStorage::$s, p, GcPolicy::None, Workload::ListAppend, 600);
+                verify(VersionStorage::$s, p, GcPolicy::None, Workload::ListAppend, 1500);
             }
         }
     )*};
