@@ -4,6 +4,7 @@
 //! schemes, bounded memory under endless updates, and shared vs copied text.
 
 #[path = "../../strata-cli/src/executor.rs"]
+#[allow(dead_code)] // the adapter's protocol-only constructor is unused here
 mod executor;
 
 use executor::StrataExecutor;
@@ -96,7 +97,7 @@ const COLS: usize = 24;
 fn wide_table(db: &Database) -> strata::Table {
     let mut s = Schema::new("wide").column("k", Type::Int);
     for i in 0..COLS {
-        s = s.column(&format!("c{i}"), Type::Int);
+        s = s.column(format!("c{i}"), Type::Int);
     }
     db.create_table(s.primary_key(&["k"])).unwrap()
 }
