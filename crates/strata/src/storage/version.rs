@@ -1,12 +1,19 @@
 //! The version: one tuple header and one row image.
 //!
-//! Every write creates a new version and links it in front of the row's
-//! version chain (append-only, newest-to-oldest):
+//! Every write creates a new version and links it into the row's version
+//! chain (here append-only, newest-to-oldest; see [`super`] for the other
+//! schemes):
 //!
 //! ```text
 //!  indirection[tuple] ──> v3 ──next──> v2 ──next──> v1 ──> null
 //!                         [txn_id | begin | end | next | word_a | word_b] + row
 //! ```
+//!
+//! A version of an in-place scheme (time-travel, delta) has no row image:
+//! an [`InPlaceExt`] follows the header instead, pointing at the row's
+//! master and, once the version is overwritten, at the record holding its
+//! old values ([`super::in_place`]). Its header is the same, so protocols
+//! treat it like any other version.
 //!
 //! The header follows the Peloton study: `txn_id` is the write lock (0 when
 //! free, else the owner's transaction id), `begin`/`end` bound the version's
