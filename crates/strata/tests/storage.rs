@@ -16,7 +16,16 @@ use strata::{
 };
 use strata_verify::{check, run_workload, CheckOptions, GeneratorConfig, Workload};
 
+/// Transaction counts are multiplied by `STRATA_SOAK` for soak runs.
+fn soak() -> usize {
+    std::env::var("STRATA_SOAK")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(1)
+}
+
 fn verify(storage: VersionStorage, protocol: Protocol, gc: GcPolicy, workload: Workload, n: usize) {
+    let n = n * soak();
     let si = Protocol::ALL.iter().position(|&p| p == protocol).unwrap() as u64;
     let ss = VersionStorage::ALL
         .iter()
