@@ -38,7 +38,7 @@ use crate::table::TableInner;
 use crate::value::Key;
 use crossbeam_epoch::{self as epoch, Guard};
 use parking_lot::Mutex;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::ptr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -94,6 +94,12 @@ pub struct GcQueue {
     /// Entries with their sequence numbers, in push order.
     queue: Mutex<(VecDeque<(u64, Garbage)>, u64)>,
     limbo: Mutex<Vec<Limbo>>,
+    /// Entries of deleted rows that could not be unlinked yet
+    /// (`Pruned::NotYet`), by (table, tuple), retried each pass. They stay
+    /// out of the queue: a later write of the row may be queued before a
+    /// re-pushed entry and, processed first, retire the tombstone the entry
+    /// points at; here the later entry drops the deferred one instead.
+    deferred: Mutex<HashMap<(u32, u64), Garbage>>,
     /// Serialises passes: one collector at a time, the others skip.
     running: Mutex<()>,
 }
@@ -145,7 +151,25 @@ impl GcQueue {
         let mut last: Option<Arc<TableInner>> = None;
         let mut retry = Vec::new();
         let mut unlinked = Vec::new();
+        let mut deferred = self.deferred.lock();
+        let regular = ready.len();
+        for g in ready.iter() {
+            if !deferred.is_empty() {
+                // Superseded: this later write's cut covers the deferred
+                // tombstone (and may retire it).
+                deferred.remove(&(g.table, g.tuple));
+            }
+        }
+        // Deferred entries not superseded point at tombstones that are
+        // still alive (only processing a later entry of the row retires one).
+        let due: Vec<(u32, u64)> = deferred
+            .iter()
+            .filter(|(_, g)| g.cts <= horizon)
+            .map(|(k, _)| *k)
+            .collect();
+        ready.extend(due.iter().filter_map(|k| deferred.remove(k)));
         for (i, g) in ready.into_iter().enumerate() {
+            debug_assert!(i < regular || !deferred.contains_key(&(g.table, g.tuple)));
             if last.as_ref().map(|t| t.id) != Some(g.table) {
                 last = table(g.table);
             }
@@ -165,9 +189,10 @@ impl GcQueue {
                 guard.flush();
             }
         }
-        if !retry.is_empty() {
-            self.push(retry.into_iter());
+        for g in retry {
+            deferred.insert((g.table, g.tuple), g);
         }
+        drop(deferred);
         // Read the clock after the unlinks: every transaction that could
         // still reach an unlinked row began before, so its snapshot is at or
         // below this value, and the horizon stays at or below it while that
