@@ -21,7 +21,8 @@ Examples:
   strata bench ycsb --protocol ssn --records 1000000 --threads 2 --duration 10
   strata bench ycsb --protocol mvocc --read-ratio 0.5 --theta 0.9 --json
   strata check --protocol ssi --workload predicate --clients 8 --txns 20000
-  strata check --protocol si --workload write-skew    # finds G2-item, exits 1";
+  strata check --protocol si --workload write-skew    # finds G2-item, exits 1
+  strata check --protocol mvto --storage delta --workload register";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -171,6 +172,9 @@ pub struct CheckArgs {
     /// Run transactions without writes as read-only snapshot transactions.
     #[arg(long)]
     pub read_only_snapshots: bool,
+    /// Version storage: n2o, o2n, time-travel or delta.
+    #[arg(long, default_value = "n2o", value_parser = parse_storage)]
+    pub storage: strata::VersionStorage,
 }
 
 /// A user error: printed as one line, exit code 2.

@@ -4,7 +4,6 @@
 //! schemes, bounded memory under endless updates, and shared vs copied text.
 
 #[path = "../../strata-cli/src/executor.rs"]
-#[allow(dead_code)] // the adapter's protocol-only constructor is unused here
 mod executor;
 
 use executor::StrataExecutor;
