@@ -318,14 +318,30 @@ impl Master {
     }
 
     /// Bytes of the master: struct, cells and owned text.
+    /// The caller is pinned (stats may run while writers update the row).
     pub fn footprint(&self) -> usize {
-        let text: usize = self
-            .cells()
+        // A cell's tag and payload are two words: only a seqlock-validated
+        // snapshot pairs them right (a TEXT tag with another value's bits
+        // would be a wild pointer).
+        let raw = loop {
+            let s1 = self.seq.load(Acquire);
+            if s1 & 1 == 1 {
+                std::hint::spin_loop();
+                continue;
+            }
+            let raw: Vec<Raw> = (0..self.len).map(|i| self.load(i)).collect();
+            fence(Acquire);
+            if self.seq.load(Relaxed) == s1 {
+                break raw;
+            }
+        };
+        let text: usize = raw
             .iter()
-            .filter(|c| c.tag.load(Relaxed) == TEXT)
-            // SAFETY: stats run pinned; a TEXT cell's Arc is alive while it is
-            // in the cell or retired through an epoch.
-            .map(|c| unsafe { (*(c.bits.load(Relaxed) as *const String)).capacity() + 16 })
+            .filter(|r| r.tag == TEXT)
+            // SAFETY: validated snapshot; the caller is pinned, and a TEXT
+            // cell's Arc stays alive while in the cell, in a record, or
+            // retired through an epoch.
+            .map(|r| unsafe { (*(r.bits as *const String)).capacity() + 16 })
             .sum();
         std::mem::size_of::<Master>() + self.len * std::mem::size_of::<Cell>() + text
     }
