@@ -324,6 +324,7 @@ pub fn undo(t: &TableInner, tuple: u64, own: *mut Version, prev: *mut Version, g
 
 /// GC: versions older than `keep` (committed, visible at the horizon) are
 /// garbage. Returns the number retired.
+#[inline]
 pub fn prune(t: &TableInner, tuple: u64, keep: *mut Version, guard: &Guard) -> u64 {
     match t.storage {
         VersionStorage::AppendOldToNew => append_only::o2n_prune(t.rows.slot(tuple), keep, guard),
