@@ -163,10 +163,13 @@ struct Memory {
     rows: u64,
     bytes_per_row: f64,
     version_bytes: u64,
+    main_table_bytes: u64,
+    version_store_bytes: u64,
     header_bytes: u64,
     index_bytes: u64,
     live_versions: u64,
     longest_chain: u64,
+    avg_chain_length: f64,
     versions_reclaimed: u64,
 }
 
@@ -175,6 +178,7 @@ struct Summary {
     benchmark: &'static str,
     engine: &'static str,
     protocol: &'static str,
+    storage: &'static str,
     records: u64,
     threads: usize,
     duration_s: f64,
@@ -241,6 +245,7 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
     let db = Database::open(
         Options::default()
             .protocol(a.protocol)
+            .version_storage(a.storage)
             .gc(a.gc)
             .gc_every_commits(a.gc_every)
             .durability(durability),
@@ -299,6 +304,7 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
             crate::EngineArg::Noop => "noop",
         },
         protocol: a.protocol.name(),
+        storage: a.storage.name(),
         records: a.records,
         threads: a.threads,
         duration_s: a.duration,
@@ -335,10 +341,13 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
             rows: st.rows,
             bytes_per_row: st.bytes_per_row(),
             version_bytes: st.version_bytes,
+            main_table_bytes: st.main_table_bytes,
+            version_store_bytes: st.version_store_bytes,
             header_bytes: st.header_bytes,
             index_bytes: st.index_bytes,
             live_versions: st.live_versions,
             longest_chain: st.longest_chain,
+            avg_chain_length: st.avg_chain_length(),
             versions_reclaimed: st.versions_reclaimed,
         },
         durability: match a.durability {
@@ -361,8 +370,8 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
 
 fn print_summary(s: &Summary) {
     println!(
-        "ycsb  engine {}  protocol {}  records {}  threads {}  ops/txn {}  read ratio {}  theta {}  columns {}",
-        s.engine, s.protocol, s.records, s.threads, s.ops_per_txn, s.read_ratio, s.theta, s.columns
+        "ycsb  engine {}  protocol {}  storage {}  records {}  threads {}  ops/txn {}  read ratio {}  theta {}  columns {}",
+        s.engine, s.protocol, s.storage, s.records, s.threads, s.ops_per_txn, s.read_ratio, s.theta, s.columns
     );
     println!(
         "load      {:.2} s ({:.0} rows/s)",
@@ -404,6 +413,10 @@ fn print_summary(s: &Summary) {
             s.durability, l.bytes_per_txn, l.txns_per_fsync, l.checkpoints
         );
     }
+    println!(
+        "stores    main table {} B  time-travel/delta store {} B  average chain {:.2}",
+        m.main_table_bytes, m.version_store_bytes, m.avg_chain_length
+    );
 }
 
 /// Loads `records` rows, threads taking disjoint key ranges.

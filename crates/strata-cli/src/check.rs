@@ -52,7 +52,12 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
         max_scan_width: 6,
         ..GeneratorConfig::for_workload(workload)
     };
-    let mut exec = StrataExecutor::open(a.protocol).map_err(|e| UsageError(e.to_string()))?;
+    let mut exec = StrataExecutor::with_options(
+        strata::Options::default()
+            .protocol(a.protocol)
+            .version_storage(a.storage),
+    )
+    .map_err(|e| UsageError(e.to_string()))?;
     exec.read_only_snapshots = a.read_only_snapshots;
 
     let started = Instant::now();
@@ -71,8 +76,8 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
     let checked = started.elapsed();
 
     println!(
-        "check  protocol {}  workload {:?}  clients {}  keys {}  skew {}  seed {}",
-        a.protocol, a.workload, a.clients, a.keys, a.skew, a.seed
+        "check  protocol {}  storage {}  workload {:?}  clients {}  keys {}  skew {}  seed {}",
+        a.protocol, a.storage, a.workload, a.clients, a.keys, a.skew, a.seed
     );
     println!(
         "ran {} txns in {:.2} s: {committed} committed, {aborted} aborted ({} by the adapter after an insert race); checked in {:.2} s",

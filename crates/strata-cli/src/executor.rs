@@ -74,6 +74,7 @@ pub struct StrataExecutor {
 
 impl StrataExecutor {
     /// A fresh database with `protocol` and the two tables.
+    #[allow(dead_code)] // the binary passes full options; tests use this
     pub fn open(protocol: Protocol) -> Result<Self, Error> {
         Self::with_options(Options::default().protocol(protocol))
     }

@@ -21,7 +21,8 @@ Examples:
   strata bench ycsb --protocol ssn --records 1000000 --threads 2 --duration 10
   strata bench ycsb --protocol mvocc --read-ratio 0.5 --theta 0.9 --json
   strata check --protocol ssi --workload predicate --clients 8 --txns 20000
-  strata check --protocol si --workload write-skew    # finds G2-item, exits 1";
+  strata check --protocol si --workload write-skew    # finds G2-item, exits 1
+  strata check --protocol mvto --storage delta --workload register";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -100,6 +101,9 @@ pub struct YcsbArgs {
     /// Garbage collection: `txn` (transaction-level, the default) or `none`.
     #[arg(long, default_value = "txn", value_parser = parse_gc)]
     pub gc: strata::GcPolicy,
+    /// Version storage: n2o, o2n, time-travel or delta.
+    #[arg(long, default_value = "n2o", value_parser = parse_storage)]
+    pub storage: strata::VersionStorage,
     /// Run a GC pass after every this many commits on a thread.
     #[arg(long, default_value_t = strata::Options::default().gc_every_commits)]
     pub gc_every: u32,
@@ -129,6 +133,10 @@ pub enum DurabilityArg {
 pub enum EngineArg {
     Strata,
     Noop,
+}
+
+fn parse_storage(s: &str) -> Result<strata::VersionStorage, String> {
+    s.parse().map_err(|e: strata::Error| e.to_string())
 }
 
 fn parse_gc(s: &str) -> Result<strata::GcPolicy, String> {
@@ -180,6 +188,9 @@ pub struct CheckArgs {
     /// Run transactions without writes as read-only snapshot transactions.
     #[arg(long)]
     pub read_only_snapshots: bool,
+    /// Version storage: n2o, o2n, time-travel or delta.
+    #[arg(long, default_value = "n2o", value_parser = parse_storage)]
+    pub storage: strata::VersionStorage,
 }
 
 /// A user error: printed as one line, exit code 2.

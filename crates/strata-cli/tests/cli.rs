@@ -245,3 +245,48 @@ fn bench_ycsb_durable_reports_log_bytes_per_transaction() {
         "--durability",
     );
 }
+
+#[test]
+fn every_storage_scheme_benches_and_checks() {
+    for s in ["n2o", "o2n", "time-travel", "delta"] {
+        let out = strata(&[
+            "bench",
+            "ycsb",
+            "--storage",
+            s,
+            "--records",
+            "500",
+            "--threads",
+            "2",
+            "--duration",
+            "0.2",
+            "--warmup",
+            "0.05",
+            "--read-ratio",
+            "0.5",
+            "--json",
+        ]);
+        assert!(out.status.success(), "{s}: {}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_str(&text(&out.stdout)).expect("JSON");
+        assert_eq!(v["storage"], s);
+        assert!(v["committed"].as_u64().unwrap() > 0, "{v}");
+        let m = &v["memory"];
+        assert_eq!(
+            m["version_bytes"].as_u64().unwrap(),
+            m["main_table_bytes"].as_u64().unwrap() + m["version_store_bytes"].as_u64().unwrap(),
+            "{v}"
+        );
+        let out = strata(&[
+            "check",
+            "--protocol",
+            "mvto",
+            "--storage",
+            s,
+            "--txns",
+            "500",
+        ]);
+        assert!(out.status.success(), "{s}: {}", text(&out.stderr));
+        assert!(text(&out.stdout).contains(&format!("storage {s}")));
+    }
+    assert_usage_error(&["bench", "ycsb", "--storage", "siro"], "expected one of");
+}

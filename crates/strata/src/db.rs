@@ -150,7 +150,10 @@ impl Database {
             None => None,
         };
         let name = schema.name.clone();
-        let t = Arc::new(TableInner::new(id, self.inner.id, schema));
+        let t = Arc::new(
+            TableInner::new(id, self.inner.id, schema)
+                .with_storage(self.inner.opts.version_storage, self.inner.opts.non_inline),
+        );
         tables.push(Arc::clone(&t));
         names.insert(name, id);
         drop((tables, names));
@@ -251,17 +254,13 @@ impl Database {
             st.index_bytes += (t.index.len() * t.index.approx_entry_bytes()) as u64;
             t.rows.for_each_head(|_, head| {
                 st.rows += 1;
-                let mut len = 0;
-                let mut v = head;
-                while !v.is_null() {
-                    // SAFETY: pinned; chain versions are freed only after being
-                    // unlinked and an epoch passing.
-                    let r: &Version = unsafe { &*v };
-                    len += 1;
-                    st.version_bytes += r.footprint() as u64;
-                    st.header_bytes += HEADER_BYTES as u64;
-                    v = r.next();
-                }
+                // Pinned: chain versions are freed only after being unlinked
+                // and an epoch passing.
+                let (main, store, len) = crate::storage::row_footprint(head);
+                st.main_table_bytes += main;
+                st.version_store_bytes += store;
+                st.version_bytes += main + store;
+                st.header_bytes += len * HEADER_BYTES as u64;
                 st.live_versions += len;
                 st.longest_chain = st.longest_chain.max(len);
             });

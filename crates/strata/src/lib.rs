@@ -50,7 +50,8 @@ pub use db::Database;
 pub use error::{ConflictKind, Error, Result};
 pub use log::{LogStats, RecoveryReport, TornTail};
 pub use options::{
-    Durability, GcPolicy, IndexPointers, LogTuning, Options, Protocol, SyncPolicy, VersionStorage,
+    Durability, GcPolicy, IndexPointers, LogTuning, NonInline, Options, Protocol, SyncPolicy,
+    VersionStorage,
 };
 pub use stats::Stats;
 pub use table::Table;

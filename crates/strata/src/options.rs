@@ -72,19 +72,81 @@ impl std::fmt::Display for Protocol {
     }
 }
 
-/// Where versions live and how a chain is ordered.
+/// Where versions live and how a chain is ordered (see `storage`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum VersionStorage {
-    /// Append-only, chain from newest to oldest (implemented).
+    /// Append-only, chain from newest to oldest; the indirection slot points
+    /// at the newest version.
     AppendNewToOld,
-    /// Append-only, chain from oldest to newest (not implemented yet).
+    /// Append-only, chain from oldest to newest; the indirection slot points
+    /// at the oldest version, writers append at the tail, GC moves the slot
+    /// forward.
     AppendOldToNew,
-    /// Master version in the table, older copies in a time-travel store
-    /// (not implemented yet).
+    /// Master version in the table, updated in place (seqlock); on update
+    /// the old master is copied into a time-travel store.
     TimeTravel,
-    /// Master updated in place, old values of modified attributes in a
-    /// delta store (not implemented yet).
+    /// Master updated in place (seqlock); the old values of only the
+    /// modified attributes go to a delta record in a delta store.
     Delta,
+}
+
+impl VersionStorage {
+    pub const ALL: [VersionStorage; 4] = [
+        VersionStorage::AppendNewToOld,
+        VersionStorage::AppendOldToNew,
+        VersionStorage::TimeTravel,
+        VersionStorage::Delta,
+    ];
+
+    /// Whether every version is a separate, immutable row image (the
+    /// append-only schemes), as opposed to a master updated in place.
+    pub fn is_append_only(self) -> bool {
+        matches!(
+            self,
+            VersionStorage::AppendNewToOld | VersionStorage::AppendOldToNew
+        )
+    }
+
+    /// A short stable name (`n2o`, `o2n`, `time-travel`, `delta`).
+    pub fn name(self) -> &'static str {
+        match self {
+            VersionStorage::AppendNewToOld => "n2o",
+            VersionStorage::AppendOldToNew => "o2n",
+            VersionStorage::TimeTravel => "time-travel",
+            VersionStorage::Delta => "delta",
+        }
+    }
+}
+
+impl std::str::FromStr for VersionStorage {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        VersionStorage::ALL
+            .into_iter()
+            .find(|v| v.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                Error::InvalidConfig(format!(
+                    "unknown version storage {s:?}; expected one of n2o, o2n, time-travel, delta"
+                ))
+            })
+    }
+}
+
+impl std::fmt::Display for VersionStorage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How a new version holds the non-inline (text) attributes it did not
+/// change (the Peloton study's Fig. 11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum NonInline {
+    /// Shared with the version before by reference count (one allocation).
+    #[default]
+    Shared,
+    /// Copied in full into every new version (and every time-travel copy).
+    Copy,
 }
 
 /// Garbage collection policy.
@@ -119,6 +181,8 @@ pub struct Options {
     pub version_storage: VersionStorage,
     pub gc: GcPolicy,
     pub index_pointers: IndexPointers,
+    /// Whether unchanged text attributes are shared or copied per version.
+    pub non_inline: NonInline,
     /// Most transactions that may be open at once (each holds one slot of
     /// the transaction table).
     pub max_open_transactions: usize,
@@ -203,6 +267,7 @@ impl Default for Options {
             version_storage: VersionStorage::AppendNewToOld,
             gc: GcPolicy::TransactionLevel,
             index_pointers: IndexPointers::LogicalTupleId,
+            non_inline: NonInline::Shared,
             max_open_transactions: 4096,
             gc_every_commits: 16,
             gc_interval: Some(std::time::Duration::from_millis(40)),
@@ -229,6 +294,19 @@ impl Options {
     pub fn index_pointers(mut self, p: IndexPointers) -> Self {
         self.index_pointers = p;
         self
+    }
+    pub fn non_inline(mut self, n: NonInline) -> Self {
+        self.non_inline = n;
+        self
+    }
+    /// Shorthand: `true` copies text attributes in full on every new
+    /// version, `false` shares them (the default).
+    pub fn text_copy(self, copy: bool) -> Self {
+        self.non_inline(if copy {
+            NonInline::Copy
+        } else {
+            NonInline::Shared
+        })
     }
     pub fn max_open_transactions(mut self, n: usize) -> Self {
         self.max_open_transactions = n;
@@ -273,9 +351,23 @@ impl Options {
                 "gc_every_commits must be at least 1".into(),
             ));
         }
-        if self.version_storage != VersionStorage::AppendNewToOld {
+        // Impossible combinations first (they stay impossible once the
+        // parts exist), then parts not implemented yet.
+        if self.gc == GcPolicy::Cooperative
+            && self.version_storage != VersionStorage::AppendOldToNew
+        {
             return Err(Error::InvalidConfig(format!(
-                "version storage {:?} is not implemented yet; only AppendNewToOld is",
+                "garbage collection Cooperative needs version storage AppendOldToNew \
+                 (readers clean from the oldest end), not {:?}",
+                self.version_storage
+            )));
+        }
+        if self.index_pointers == IndexPointers::Physical && !self.version_storage.is_append_only()
+        {
+            return Err(Error::InvalidConfig(format!(
+                "index pointers Physical need an append-only version storage \
+                 (AppendNewToOld or AppendOldToNew), not {:?}: an in-place master has no \
+                 per-version address to point at",
                 self.version_storage
             )));
         }

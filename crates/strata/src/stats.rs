@@ -73,6 +73,13 @@ pub struct Stats {
     pub live_versions: u64,
     /// Bytes of those versions: header, row image, text payloads.
     pub version_bytes: u64,
+    /// Of `version_bytes`, what lives in the main table: every version of the
+    /// append-only schemes; the master and newest header of the in-place
+    /// ones.
+    pub main_table_bytes: u64,
+    /// Of `version_bytes`, what lives in the time-travel or delta store
+    /// (older headers and their copies / deltas); 0 for append-only.
+    pub version_store_bytes: u64,
     /// Bytes of the version headers alone.
     pub header_bytes: u64,
     /// Approximate bytes of primary index entries.
@@ -99,6 +106,8 @@ impl Stats {
             rows: 0,
             live_versions: 0,
             version_bytes: 0,
+            main_table_bytes: 0,
+            version_store_bytes: 0,
             header_bytes: 0,
             index_bytes: 0,
             indirection_bytes: 0,
@@ -117,6 +126,14 @@ impl Stats {
     /// Conflict aborts of one kind.
     pub fn aborts_of(&self, kind: ConflictKind) -> u64 {
         self.aborts_by_reason[kind.index()].1
+    }
+
+    /// Average version-chain length (live versions per row).
+    pub fn avg_chain_length(&self) -> f64 {
+        if self.rows == 0 {
+            return 0.0;
+        }
+        self.live_versions as f64 / self.rows as f64
     }
 
     /// Bytes per row: versions + index entries + indirection slots.

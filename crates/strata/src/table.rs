@@ -7,6 +7,7 @@
 use crate::cc::predicate::ScanRecord;
 use crate::index::key::{encode, EncodedKey};
 use crate::index::primary::PrimaryIndex;
+use crate::options::{NonInline, VersionStorage};
 use crate::storage::indirection::IndirectionArray;
 use crate::value::{Key, Schema};
 use parking_lot::Mutex;
@@ -30,6 +31,10 @@ pub struct TableInner {
     pub scan_log: Mutex<Vec<Arc<ScanRecord>>>,
     /// SSN: largest commit stamp among pruned scan records.
     pub pruned_scan_pstamp: AtomicU64,
+    /// Where this table's versions live (`Options::version_storage`).
+    pub storage: VersionStorage,
+    /// Whether new versions share or copy unchanged text attributes.
+    pub non_inline: NonInline,
 }
 
 impl TableInner {
@@ -46,7 +51,16 @@ impl TableInner {
             dropped: AtomicBool::new(false),
             scan_log: Mutex::new(Vec::new()),
             pruned_scan_pstamp: AtomicU64::new(0),
+            storage: VersionStorage::AppendNewToOld,
+            non_inline: NonInline::Shared,
         }
+    }
+
+    /// Sets the version storage scheme (before the table is shared).
+    pub fn with_storage(mut self, storage: VersionStorage, non_inline: NonInline) -> Self {
+        self.storage = storage;
+        self.non_inline = non_inline;
+        self
     }
 
     #[inline]

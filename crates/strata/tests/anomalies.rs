@@ -3,12 +3,44 @@
 //! protocol must give. "Prevented" means the anomalous outcome is impossible:
 //! either the reader sees a consistent state, or one transaction is refused
 //! with the named conflict.
+//!
+//! Every scenario runs under every version storage scheme too: the outcome
+//! must not depend on where versions live.
 
 mod common;
 use common::*;
 use strata::{
-    key, row, ConflictKind, Database, Error, Protocol, Result, Table, Transaction, Value,
+    key, row, ConflictKind, Database, Error, Options, Protocol, Result, Table, Transaction, Value,
+    VersionStorage,
 };
+
+thread_local! {
+    static STORAGE: std::cell::Cell<VersionStorage> =
+        const { std::cell::Cell::new(VersionStorage::AppendNewToOld) };
+}
+
+/// Every protocol under every storage scheme; `db` below opens the scheme
+/// of the current pair (the name is printed, so a failure names it).
+fn every_config() -> impl Iterator<Item = Protocol> {
+    VersionStorage::ALL
+        .into_iter()
+        .flat_map(|s| Protocol::ALL.into_iter().map(move |p| (s, p)))
+        .map(|(s, p)| {
+            STORAGE.with(|c| c.set(s));
+            eprintln!("-- {p} on {s}");
+            p
+        })
+}
+
+/// Shadows `common::db`: the storage scheme of the current configuration.
+fn db(p: Protocol) -> Database {
+    Database::open(
+        Options::default()
+            .protocol(p)
+            .version_storage(STORAGE.with(|c| c.get())),
+    )
+    .expect("valid options")
+}
 
 fn get(t: &mut Transaction, tab: &Table, k: i64) -> Result<Option<i64>> {
     Ok(t.get(tab, &key![k])?.map(|r| r[1].as_int().unwrap()))
@@ -36,7 +68,7 @@ fn setup(p: Protocol) -> (Database, Table) {
 /// once under every protocol (no-wait write locks).
 #[test]
 fn dirty_write_g0_is_prevented() {
-    for p in Protocol::ALL {
+    for p in every_config() {
         let (db, t) = setup(p);
         let mut t1 = db.begin().unwrap();
         let mut t2 = db.begin().unwrap();
@@ -54,7 +86,7 @@ fn dirty_write_g0_is_prevented() {
 /// G1a: reading a write that is later rolled back.
 #[test]
 fn dirty_read_g1a_is_prevented() {
-    for p in Protocol::ALL {
+    for p in every_config() {
         let (db, t) = setup(p);
         let mut t1 = db.begin().unwrap();
         let mut t2 = db.begin().unwrap();
@@ -76,7 +108,7 @@ fn dirty_read_g1a_is_prevented() {
 /// G1b: reading an intermediate value of another transaction.
 #[test]
 fn intermediate_read_g1b_is_prevented() {
-    for p in Protocol::ALL {
+    for p in every_config() {
         let (db, t) = setup(p);
         let mut t1 = db.begin().unwrap();
         set(&mut t1, &t, 1, 11).unwrap();
@@ -93,7 +125,7 @@ fn intermediate_read_g1b_is_prevented() {
 /// P4 lost update: both read x, both write x+1. At most one may commit.
 #[test]
 fn lost_update_is_prevented() {
-    for p in Protocol::ALL {
+    for p in every_config() {
         let (db, t) = setup(p);
         let mut t1 = db.begin().unwrap();
         let mut t2 = db.begin().unwrap();
@@ -121,7 +153,7 @@ fn lost_update_is_prevented() {
 /// reads y. T1 must see x + y = 30.
 #[test]
 fn read_skew_g_single_is_prevented() {
-    for p in Protocol::ALL {
+    for p in every_config() {
         let (db, t) = setup(p);
         let mut t1 = db.begin().unwrap();
         let x = get(&mut t1, &t, 1).unwrap().unwrap();
@@ -144,7 +176,7 @@ fn read_skew_g_single_is_prevented() {
 /// under SI only; serializable protocols refuse at least one.
 #[test]
 fn write_skew_g2_item_allowed_only_under_si() {
-    for p in Protocol::ALL {
+    for p in every_config() {
         let (db, t) = setup(p);
         let mut t1 = db.begin().unwrap();
         let mut t2 = db.begin().unwrap();
@@ -180,7 +212,7 @@ fn write_skew_g2_item_allowed_only_under_si() {
 /// one; SI lets both commit.
 #[test]
 fn phantom_g2_predicate_allowed_only_under_si() {
-    for p in Protocol::ALL {
+    for p in every_config() {
         let db = db(p);
         let t = kv_table(&db);
         let mut t1 = db.begin().unwrap();
@@ -204,7 +236,7 @@ fn phantom_g2_predicate_allowed_only_under_si() {
 /// same rows even though another transaction inserted into it and committed.
 #[test]
 fn repeated_scan_sees_no_phantom_rows() {
-    for p in Protocol::ALL {
+    for p in every_config() {
         let (db, t) = setup(p);
         let mut t1 = db.begin_read_only().unwrap();
         assert_eq!(t1.scan(&t, key![0]..key![10]).unwrap().len(), 2);
@@ -222,7 +254,7 @@ fn repeated_scan_sees_no_phantom_rows() {
 /// U -rw-> X -wr-> R -rw(predicate)-> U: a cycle, so U must not commit.
 #[test]
 fn late_insert_into_committed_scan_range_is_refused() {
-    for p in Protocol::ALL {
+    for p in every_config() {
         if !p.is_serializable() {
             continue;
         }
@@ -249,7 +281,7 @@ fn late_insert_into_committed_scan_range_is_refused() {
 /// no cycle of wr edges can form.
 #[test]
 fn circular_information_flow_g1c_is_prevented() {
-    for p in Protocol::ALL {
+    for p in every_config() {
         let (db, t) = setup(p);
         let mut t1 = db.begin().unwrap();
         let mut t2 = db.begin().unwrap();
@@ -277,7 +309,7 @@ fn circular_information_flow_g1c_is_prevented() {
 /// T1, it must see all of T1's writes, even if a later T3 overwrites them.
 #[test]
 fn observed_transaction_vanishes_is_prevented() {
-    for p in Protocol::ALL {
+    for p in every_config() {
         let (db, t) = setup(p);
         let mut t1 = db.begin().unwrap();
         set(&mut t1, &t, 1, 11).unwrap();
@@ -315,7 +347,7 @@ fn observed_transaction_vanishes_is_prevented() {
 /// then fail to commit.
 #[test]
 fn predicate_many_preceders_is_prevented() {
-    for p in Protocol::ALL {
+    for p in every_config() {
         let (db, t) = setup(p);
         let mut t1 = db.begin().unwrap();
         let first = t1.scan(&t, key![0]..key![10]).unwrap().len();
@@ -359,7 +391,7 @@ fn predicate_many_preceders_is_prevented() {
 /// younger scanner must not see the insert in a second scan and commit.
 #[test]
 fn insert_into_a_scanned_range_through_a_ghost_is_refused() {
-    for p in Protocol::ALL {
+    for p in every_config() {
         let db = db(p);
         let t = kv_table(&db);
         let mut reader = db.begin().unwrap();

@@ -190,9 +190,12 @@ fn catalog_errors() {
 fn unimplemented_design_choices_are_refused_with_a_clear_error() {
     use strata::{GcPolicy, IndexPointers, VersionStorage};
     for o in [
-        Options::default().version_storage(VersionStorage::Delta),
-        Options::default().version_storage(VersionStorage::AppendOldToNew),
-        Options::default().version_storage(VersionStorage::TimeTravel),
+        Options::default()
+            .version_storage(VersionStorage::Delta)
+            .gc(GcPolicy::Cooperative),
+        Options::default()
+            .version_storage(VersionStorage::TimeTravel)
+            .index_pointers(IndexPointers::Physical),
         Options::default().gc(GcPolicy::Vacuum),
         Options::default().gc(GcPolicy::Cooperative),
         Options::default().index_pointers(IndexPointers::Physical),

@@ -1,9 +1,10 @@
 //! Concurrent bank transfers under every protocol: the total never changes,
-//! in any snapshot, and every committed transfer is counted.
+//! in any snapshot, and every committed transfer is counted; and again on
+//! every other version storage scheme (smaller runs).
 
 mod common;
 use std::sync::atomic::{AtomicU64, Ordering};
-use strata::{key, row, Database, Error, Options, Protocol, Schema, Type, Value};
+use strata::{key, row, Database, Error, Options, Protocol, Schema, Type, Value, VersionStorage};
 
 const ACCOUNTS: i64 = 20;
 const INITIAL: i64 = 1_000;
@@ -16,7 +17,16 @@ fn soak() -> u64 {
 }
 
 fn run_bank(p: Protocol, threads: usize, transfers_per_thread: u64) {
-    let db = Database::open(Options::default().protocol(p)).unwrap();
+    run_bank_on(
+        p,
+        VersionStorage::AppendNewToOld,
+        threads,
+        transfers_per_thread,
+    )
+}
+
+fn run_bank_on(p: Protocol, storage: VersionStorage, threads: usize, transfers_per_thread: u64) {
+    let db = Database::open(Options::default().protocol(p).version_storage(storage)).unwrap();
     let t = db
         .create_table(
             Schema::new("accounts")
@@ -131,3 +141,29 @@ bank_test!(bank_mv2pl, Protocol::Mv2pl);
 bank_test!(bank_si, Protocol::Si);
 bank_test!(bank_ssn, Protocol::SiSsn);
 bank_test!(bank_ssi, Protocol::SiSsi);
+
+/// Every protocol on O2N, time-travel and delta: 4 threads x 1,000 transfers.
+macro_rules! bank_storage_test {
+    ($($name:ident => $p:ident),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            for s in [
+                VersionStorage::AppendOldToNew,
+                VersionStorage::TimeTravel,
+                VersionStorage::Delta,
+            ] {
+                eprintln!("-- {s}");
+                run_bank_on(Protocol::$p, s, 4, 1_000 * soak());
+            }
+        }
+    )*};
+}
+
+bank_storage_test!(
+    bank_storages_mvto => Mvto,
+    bank_storages_mvocc => Mvocc,
+    bank_storages_mv2pl => Mv2pl,
+    bank_storages_si => Si,
+    bank_storages_ssn => SiSsn,
+    bank_storages_ssi => SiSsi,
+);

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use strata::{
     key, row, Database, Durability, Error, LogTuning, Options, Protocol, Schema, SyncPolicy, Table,
-    Type, Value,
+    Type, Value, VersionStorage,
 };
 
 fn dir(name: &str) -> PathBuf {
@@ -163,6 +163,61 @@ fn reopen_recovers_rows_updates_deletes_and_the_catalog() {
         drop(db);
         let db = Database::open(opts(&d, SyncPolicy::GroupCommit, tuning()).protocol(p)).unwrap();
         assert_eq!(get(&db, &db.table("kv").unwrap(), 500), Some(5));
+    }
+}
+
+/// The redo record of an in-place scheme is read from the master and the
+/// overwritten version's record, and a checkpoint of an O2N table walks from
+/// the oldest version: both must log and recover the newest values.
+#[test]
+fn every_version_storage_logs_checkpoints_and_recovers() {
+    for s in [
+        VersionStorage::AppendNewToOld,
+        VersionStorage::AppendOldToNew,
+        VersionStorage::TimeTravel,
+        VersionStorage::Delta,
+    ] {
+        let d = dir(&format!("storage-{s:?}"));
+        let o = opts(&d, SyncPolicy::GroupCommit, tuning()).version_storage(s);
+        let expect: Vec<(i64, i64)> = (0..40)
+            .filter(|k| k % 7 != 3)
+            .map(|k| (k, k * 3 + 2))
+            .collect();
+        {
+            let db = Database::open(o.clone()).unwrap();
+            let t = kv(&db);
+            for k in 0..40 {
+                put(&db, &t, k, k);
+            }
+            // Half the updates before the checkpoint, half after it.
+            for k in 0..20 {
+                put(&db, &t, k, k * 3 + 2);
+            }
+            db.checkpoint().unwrap();
+            for k in 20..40 {
+                put(&db, &t, k, k * 3 + 2);
+            }
+            for k in (0..40).filter(|k| k % 7 == 3) {
+                db.run(|x| x.delete(&t, &key![k])).unwrap();
+            }
+            db.run(|x| x.update(&t, &key![5], &[("note", Value::from("changed"))]))
+                .unwrap();
+            assert_eq!(all(&db, &t), expect, "{s:?} before reopen");
+        }
+        let db = Database::open(o).unwrap();
+        let t = db.table("kv").unwrap();
+        assert_eq!(all(&db, &t), expect, "{s:?} after reopen");
+        let mut ro = db.begin_read_only().unwrap();
+        assert_eq!(
+            ro.get(&t, &key![5]).unwrap().unwrap()[2],
+            Value::from("changed"),
+            "{s:?}"
+        );
+        assert_eq!(
+            ro.get(&t, &key![6]).unwrap().unwrap()[2],
+            Value::from("note 6"),
+            "{s:?}"
+        );
     }
 }
 

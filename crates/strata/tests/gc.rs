@@ -268,3 +268,47 @@ fn stats_can_run_while_rows_are_being_inserted() {
     });
     assert_eq!(db.stats().rows, 200_000);
 }
+
+/// A deleted row that GC could not unlink yet (an MVTO reader's timestamp
+/// on its tombstone, an MV2PL read lock) is retried until it can be; and a
+/// later write of the row supersedes the retried entry. Every storage.
+#[test]
+fn deferred_tombstones_are_retried_or_superseded() {
+    use strata::VersionStorage;
+    for s in VersionStorage::ALL {
+        for p in [Protocol::Mvto, Protocol::Mv2pl] {
+            let db = Database::open(
+                Options::default()
+                    .protocol(p)
+                    .version_storage(s)
+                    .gc_interval(None)
+                    .gc_every_commits(1_000_000),
+            )
+            .unwrap();
+            let t = common::kv_table(&db);
+            common::load(&db, &t, &[(1, 10), (2, 20)]);
+            let mut x = db.begin().unwrap();
+            x.delete(&t, &key![1]).unwrap();
+            x.delete(&t, &key![2]).unwrap();
+            x.commit().unwrap();
+            // A reader leaves its mark on both tombstones and stays open.
+            let mut r = db.begin().unwrap();
+            assert_eq!(r.get(&t, &key![1]).unwrap(), None);
+            assert_eq!(r.get(&t, &key![2]).unwrap(), None);
+            db.collect_garbage();
+            assert_eq!(db.stats().rows, 2, "{s} {p}: unlinked under a reader");
+            drop(r);
+            // Key 2 is written again (superseding its deferred entry).
+            let mut w = db.begin().unwrap();
+            w.insert(&t, strata::row![2, 22, "again"]).unwrap();
+            w.commit().unwrap();
+            for _ in 0..3 {
+                db.collect_garbage();
+            }
+            let st = db.stats();
+            assert_eq!(st.rows, 1, "{s} {p}: {st:?}");
+            assert_eq!(common::value(&db, &t, 2), Some(22), "{s} {p}");
+            assert_eq!(common::value(&db, &t, 1), None, "{s} {p}");
+        }
+    }
+}

@@ -14,14 +14,13 @@
 //! commit order.
 
 use crate::error::{ConflictKind, Error, Result};
-use crate::storage::version::Version;
+use crate::storage::{self, version::Version};
 use crate::table::TableInner;
 use crate::txn::{ReadEntry, Transaction};
 use std::sync::atomic::Ordering::SeqCst;
 
 pub fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Version> {
-    let slot = t.rows.slot(tuple);
-    let head = slot.load(SeqCst);
+    let head = storage::newest(t, tuple);
     if head.is_null() || tx.is_own(head) {
         return Ok(head);
     }
@@ -32,7 +31,7 @@ pub fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Ver
         return Err(Error::Conflict(ConflictKind::ReadLock));
     }
     h.word_a.fetch_add(1, SeqCst);
-    if !free(h.txn_id.load(SeqCst)) || slot.load(SeqCst) != head {
+    if !free(h.txn_id.load(SeqCst)) || storage::newest(t, tuple) != head {
         h.word_a.fetch_sub(1, SeqCst);
         return Err(Error::Conflict(ConflictKind::ReadLock));
     }

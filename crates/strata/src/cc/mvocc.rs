@@ -15,7 +15,7 @@
 
 use super::predicate::validate_scans;
 use crate::error::ConflictKind;
-use crate::storage::version::Version;
+use crate::storage::{self, version::Version};
 use crate::txn::{ReadEntry, Transaction};
 use std::sync::atomic::Ordering::SeqCst;
 
@@ -37,10 +37,15 @@ pub fn validate(tx: &mut Transaction) -> Result<(), ConflictKind> {
 fn still_current(tx: &Transaction, r: &ReadEntry) -> bool {
     // SAFETY: tables outlive transactions; the caller is pinned.
     let t = unsafe { &*r.table };
-    let mut v: *mut Version = t.rows.head(r.tuple);
+    let mut v: *mut Version = storage::newest(t, r.tuple);
     if tx.is_own(v) {
-        // SAFETY: our own version is alive.
-        v = unsafe { (*v).next() };
+        // The version our write overwrote (whatever the chain's direction).
+        v = tx
+            .writes
+            .iter()
+            .rev()
+            .find(|w| w.new == v)
+            .map_or(std::ptr::null_mut(), |w| w.old);
     }
     if v != r.version {
         return false;

@@ -24,23 +24,18 @@
 
 use crate::error::{ConflictKind, Error, Result};
 use crate::index::key::EncodedKey;
+use crate::storage;
 use crate::storage::version::Version;
 use crate::table::TableInner;
 use crate::txn::tid::Status;
-use crate::txn::visibility::{visible, Mode};
+use crate::txn::visibility::Mode;
 use crate::txn::Transaction;
 use crate::value::Key;
 use std::sync::atomic::{fence, Ordering::SeqCst};
 
 pub fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Version> {
     let tids = &tx.db.tids;
-    let v = visible(
-        t.rows.head(tuple),
-        tx.ts,
-        tx.tid,
-        tids,
-        Mode::TimestampOrder,
-    )?;
+    let v = storage::visible(t, tuple, tx.ts, tx.tid, tids, Mode::TimestampOrder)?;
     if v.is_null() || tx.is_own(v) {
         return Ok(v);
     }
@@ -67,13 +62,7 @@ pub fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Ver
             }
         }
         if !still_running
-            && visible(
-                t.rows.head(tuple),
-                tx.ts,
-                tx.tid,
-                tids,
-                Mode::TimestampOrder,
-            )? != v
+            && storage::visible(t, tuple, tx.ts, tx.tid, tids, Mode::TimestampOrder)? != v
         {
             // It finished meanwhile: if it committed below us, we read too old.
             return Err(Error::Conflict(ConflictKind::TimestampOrder));

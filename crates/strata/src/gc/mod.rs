@@ -30,12 +30,15 @@
 //!  horizon 81: every transaction open at 80 has ended -> retire, reuse 9
 //! ```
 
-use crate::storage::version::{Version, INF_TS};
+use crate::storage::{
+    self,
+    version::{Version, INF_TS},
+};
 use crate::table::TableInner;
 use crate::value::Key;
 use crossbeam_epoch::{self as epoch, Guard};
 use parking_lot::Mutex;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::ptr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -91,6 +94,12 @@ pub struct GcQueue {
     /// Entries with their sequence numbers, in push order.
     queue: Mutex<(VecDeque<(u64, Garbage)>, u64)>,
     limbo: Mutex<Vec<Limbo>>,
+    /// Entries of deleted rows that could not be unlinked yet
+    /// (`Pruned::NotYet`), by (table, tuple), retried each pass. They stay
+    /// out of the queue: a later write of the row may be queued before a
+    /// re-pushed entry and, processed first, retire the tombstone the entry
+    /// points at; here the later entry drops the deferred one instead.
+    deferred: Mutex<HashMap<(u32, u64), Garbage>>,
     /// Serialises passes: one collector at a time, the others skip.
     running: Mutex<()>,
 }
@@ -142,7 +151,25 @@ impl GcQueue {
         let mut last: Option<Arc<TableInner>> = None;
         let mut retry = Vec::new();
         let mut unlinked = Vec::new();
+        let mut deferred = self.deferred.lock();
+        let regular = ready.len();
+        for g in ready.iter() {
+            if !deferred.is_empty() {
+                // Superseded: this later write's cut covers the deferred
+                // tombstone (and may retire it).
+                deferred.remove(&(g.table, g.tuple));
+            }
+        }
+        // Deferred entries not superseded point at tombstones that are
+        // still alive (only processing a later entry of the row retires one).
+        let due: Vec<(u32, u64)> = deferred
+            .iter()
+            .filter(|(_, g)| g.cts <= horizon)
+            .map(|(k, _)| *k)
+            .collect();
+        ready.extend(due.iter().filter_map(|k| deferred.remove(k)));
         for (i, g) in ready.into_iter().enumerate() {
+            debug_assert!(i < regular || !deferred.contains_key(&(g.table, g.tuple)));
             if last.as_ref().map(|t| t.id) != Some(g.table) {
                 last = table(g.table);
             }
@@ -162,9 +189,10 @@ impl GcQueue {
                 guard.flush();
             }
         }
-        if !retry.is_empty() {
-            self.push(retry.into_iter());
+        for g in retry {
+            deferred.insert((g.table, g.tuple), g);
         }
+        drop(deferred);
         // Read the clock after the unlinks: every transaction that could
         // still reach an unlinked row began before, so its snapshot is at or
         // below this value, and the horizon stays at or below it while that
@@ -184,7 +212,7 @@ impl GcQueue {
             if l.unlinked_at >= horizon || oldest_queued < l.seq {
                 return true;
             }
-            freed += retire_chain(l.head, &guard);
+            freed += storage::retire_row(l.head, &guard);
             if let Some(t) = table(l.table) {
                 t.rows.release(l.tuple, &guard);
             }
@@ -199,17 +227,10 @@ impl Drop for GcQueue {
         // Rows still in limbo belong to no table any more, so the tables'
         // own teardown does not free them.
         for l in self.limbo.get_mut().drain(..) {
-            let mut v = l.head;
-            while !v.is_null() {
-                // SAFETY: the database is being dropped (`&mut self`): no
-                // transaction or reader exists, and limbo chains are reachable
-                // from nowhere else; each version is freed once.
-                unsafe {
-                    let next = (*v).next();
-                    Version::free(v);
-                    v = next;
-                }
-            }
+            // SAFETY: the database is being dropped (`&mut self`): no
+            // transaction or reader exists, and limbo chains are reachable
+            // from nowhere else; each row is freed once.
+            unsafe { storage::free_row(l.head) };
         }
     }
 }
@@ -238,7 +259,7 @@ fn prune_row(
     // SAFETY: `g.version` is alive until its entry is processed (see
     // `Garbage`), and we are pinned.
     let v = unsafe { &*g.version };
-    if v.is_tombstone() && t.rows.head(g.tuple) == g.version {
+    if v.is_tombstone() && storage::newest(t, g.tuple) == g.version {
         if !may_remove(v, horizon) {
             return Pruned::NotYet(horizon + 1);
         }
@@ -248,21 +269,20 @@ fn prune_row(
             .compare_exchange(0, GC_TID, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
         {
-            if t.rows.head(g.tuple) == g.version {
+            if storage::newest(t, g.tuple) == g.version {
                 let ek = t.encode(&Key(v.data().to_vec()));
                 t.index.remove(&ek, g.tuple);
-                t.rows
-                    .slot(g.tuple)
-                    .store(ptr::null_mut(), Ordering::SeqCst);
-                return Pruned::Unlinked(g.version);
+                // The slot holds the chain's first version: the tombstone
+                // itself (N2O, in-place) or the oldest version (O2N).
+                let head = t.rows.slot(g.tuple).swap(ptr::null_mut(), Ordering::SeqCst);
+                return Pruned::Unlinked(head);
             }
             v.txn_id.store(0, Ordering::SeqCst);
         }
         // A writer is overwriting the tombstone; its commit queues the row
         // again, and we still cut below the tombstone.
     }
-    let tail = v.next.swap(ptr::null_mut(), Ordering::AcqRel);
-    Pruned::Cut(retire_chain(tail, guard))
+    Pruned::Cut(storage::prune(t, g.tuple, g.version, guard))
 }
 
 /// Defers the destruction of every version from `v` down.

@@ -33,7 +33,8 @@ use super::record::{corrupt, put_catalog, put_values, CResult, CatalogRecord, Re
 use super::segment::{list_segments, sync_dir};
 use crate::db::DbInner;
 use crate::error::{Error, Result};
-use crate::txn::visibility::{self, Mode};
+use crate::storage;
+use crate::txn::visibility::Mode;
 use crate::value::Value;
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
@@ -229,17 +230,17 @@ pub fn take(
             start(&mut b);
             let mut err = None;
             let mut guard = crossbeam_epoch::pin();
-            t.rows.for_each_head(|_, head| {
+            t.rows.for_each_head(|tuple, _| {
                 if err.is_some() {
                     return;
                 }
                 // Snapshot mode never fails (only timestamp order does).
-                let v = visibility::visible(head, ts, 0, &db.tids, Mode::Snapshot)
+                let v = storage::visible(t, tuple, ts, 0, &db.tids, Mode::Snapshot)
                     .unwrap_or(std::ptr::null_mut());
                 // SAFETY: pinned, and `v` is visible to the snapshot we
                 // registered, so GC keeps it.
                 if let Some(r) = unsafe { v.as_ref() }.filter(|r| !r.is_tombstone()) {
-                    put_values(&mut b, r.data());
+                    storage::with_values(r, |vals| put_values(&mut b, vals));
                     n += 1;
                     rows += 1;
                 }

@@ -54,7 +54,7 @@ pub mod segment;
 use crate::db::DbInner;
 use crate::error::{Error, Result};
 use crate::options::SyncPolicy;
-use crate::storage::version::Version;
+use crate::storage::{self, version::Version};
 use crate::txn::WriteEntry;
 use buffer::LogBuffer;
 use parking_lot::{Condvar, Mutex};
@@ -282,11 +282,15 @@ impl Log {
             // commit (GC cannot pass it before).
             let (t, v): (_, &Version) = unsafe { (&*w.table, &*w.new) };
             let old = unsafe { w.old.as_ref() }.filter(|o| !o.is_tombstone());
+            // `with_values`: in-place schemes keep no row image in the
+            // version (our new values are in the master we hold locked).
             match old {
                 _ if v.is_tombstone() => b.delete(t.id, v.data()),
                 // Only the changed columns of an update go to the log.
-                Some(o) => b.update(t.id, &t.schema.primary_key, v.data(), o.data()),
-                None => b.put(t.id, v.data()),
+                Some(o) => storage::with_values(v, |nv| {
+                    storage::with_values(o, |ov| b.update(t.id, &t.schema.primary_key, nv, ov))
+                }),
+                None => storage::with_values(v, |nv| b.put(t.id, nv)),
             }
         }
         b.finish();

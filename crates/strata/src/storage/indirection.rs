@@ -143,17 +143,11 @@ impl Drop for IndirectionArray {
             // created by Box::into_raw and is dropped exactly once here.
             let seg = unsafe { Box::from_raw(seg) };
             for slot in seg.iter() {
-                let mut v = slot.load(Ordering::Acquire);
-                while !v.is_null() {
-                    // SAFETY: chains are owned by their slot; with exclusive
-                    // access no reader exists, and each version is reachable
-                    // from exactly one chain (GC unlinks before it frees).
-                    unsafe {
-                        let next = (*v).next();
-                        Version::free(v);
-                        v = next;
-                    }
-                }
+                // SAFETY: chains are owned by their slot; with exclusive
+                // access no reader exists, and each version (and master) is
+                // reachable from exactly one chain (GC unlinks before it
+                // frees).
+                unsafe { super::free_row(slot.load(Ordering::Acquire)) };
             }
         }
     }

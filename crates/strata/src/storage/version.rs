@@ -1,12 +1,19 @@
 //! The version: one tuple header and one row image.
 //!
-//! Every write creates a new version and links it in front of the row's
-//! version chain (append-only, newest-to-oldest):
+//! Every write creates a new version and links it into the row's version
+//! chain (here append-only, newest-to-oldest; see [`super`] for the other
+//! schemes):
 //!
 //! ```text
 //!  indirection[tuple] ──> v3 ──next──> v2 ──next──> v1 ──> null
 //!                         [txn_id | begin | end | next | word_a | word_b] + row
 //! ```
+//!
+//! A version of an in-place scheme (time-travel, delta) has no row image:
+//! an [`InPlaceExt`] follows the header instead, pointing at the row's
+//! master and, once the version is overwritten, at the record holding its
+//! old values ([`super::in_place`]). Its header is the same, so protocols
+//! treat it like any other version.
 //!
 //! The header follows the Peloton study: `txn_id` is the write lock (0 when
 //! free, else the owner's transaction id), `begin`/`end` bound the version's
@@ -21,6 +28,7 @@
 //! transaction table ([`crate::txn::tid`]) whether that transaction has
 //! committed, and at which timestamp (ERMIA's post-commit stamping).
 
+use super::in_place::{Master, Record};
 use crate::value::Value;
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
@@ -32,7 +40,10 @@ const TOMBSTONE: u64 = 1 << 63;
 /// Set in `len` when a value owns heap memory (text): freeing a version
 /// without it needs no pass over its (by then cold) values.
 const HAS_HEAP: u64 = 1 << 62;
-const FLAGS: u64 = TOMBSTONE | HAS_HEAP;
+/// Set in `len` for a version of an in-place scheme (time-travel, delta):
+/// an [`InPlaceExt`] follows the values.
+const IN_PLACE: u64 = 1 << 61;
+const FLAGS: u64 = TOMBSTONE | HAS_HEAP | IN_PLACE;
 
 /// `end` of a version nobody has overwritten.
 pub const INF_TS: u64 = TID_MARK - 1;
@@ -74,12 +85,32 @@ const _: () = assert!(
 );
 const _: () = assert!(std::mem::size_of::<Version>().is_multiple_of(std::mem::align_of::<Value>()));
 
-fn layout(len: usize) -> Layout {
+/// What an in-place scheme's version carries after its (empty, or for a
+/// tombstone key-only) row image: the row's master, and once the version
+/// has been overwritten, the record that holds its old values (a full
+/// time-travel copy or a delta). The header words never move: the version's
+/// identity (its address) is what protocols keep in read and write sets.
+#[repr(C)]
+pub struct InPlaceExt {
+    /// The row's master (fixed per tuple; null for an MVTO ghost).
+    pub master: *mut Master,
+    /// Null while this version's values are the master's (or it is a
+    /// tombstone); set by the writer that overwrote it.
+    pub record: AtomicPtr<Record>,
+}
+
+fn layout(len: usize, ext: bool) -> (Layout, usize) {
     let (l, off) = Layout::new::<Version>()
         .extend(Layout::array::<Value>(len).expect("row size overflows"))
         .expect("row size overflows");
     debug_assert_eq!(off, std::mem::size_of::<Version>());
-    l.pad_to_align()
+    if !ext {
+        return (l.pad_to_align(), 0);
+    }
+    let (l, ext_off) = l
+        .extend(Layout::new::<InPlaceExt>())
+        .expect("row size overflows");
+    (l.pad_to_align(), ext_off)
 }
 
 impl Version {
@@ -103,6 +134,68 @@ impl Version {
         Self::alloc_inner(tid, len, 0, next, value)
     }
 
+    /// A version of an in-place scheme: no row image (its values are the
+    /// master's until it is overwritten, then its record's).
+    pub fn alloc_in_place(tid: u64, master: *mut Master, next: *mut Version) -> *mut Version {
+        let v = Self::alloc_inner(tid, 0, IN_PLACE, next, |_| unreachable!("no values"));
+        // SAFETY: fresh allocation with an extension (IN_PLACE), unshared.
+        unsafe {
+            Self::ext_ptr(v).write(InPlaceExt {
+                master,
+                record: AtomicPtr::new(std::ptr::null_mut()),
+            })
+        };
+        v
+    }
+
+    /// A tombstone of an in-place scheme, holding the key inline.
+    pub fn alloc_tombstone_in_place(
+        tid: u64,
+        key: Vec<Value>,
+        master: *mut Master,
+        next: *mut Version,
+    ) -> *mut Version {
+        let mut it = key.into_iter();
+        let v = Self::alloc_inner(tid, it.len(), TOMBSTONE | IN_PLACE, next, |_| {
+            it.next().expect("exactly len values")
+        });
+        // SAFETY: fresh allocation with an extension (IN_PLACE), unshared.
+        unsafe {
+            Self::ext_ptr(v).write(InPlaceExt {
+                master,
+                record: AtomicPtr::new(std::ptr::null_mut()),
+            })
+        };
+        v
+    }
+
+    fn ext_ptr(p: *mut Version) -> *mut InPlaceExt {
+        // SAFETY: only called on versions allocated with IN_PLACE, whose
+        // layout has the extension at this offset (see `layout`).
+        unsafe {
+            let len = (*p).count();
+            let (_, off) = layout(len, true);
+            (p as *mut u8).add(off) as *mut InPlaceExt
+        }
+    }
+
+    /// The in-place extension, for versions of the in-place schemes.
+    #[inline]
+    pub fn ext(&self) -> Option<&InPlaceExt> {
+        if self.len & IN_PLACE == 0 {
+            return None;
+        }
+        // SAFETY: IN_PLACE versions carry an initialised extension that
+        // lives as long as the version.
+        Some(unsafe { &*Self::ext_ptr(self as *const _ as *mut _) })
+    }
+
+    /// True for versions of the in-place schemes.
+    #[inline]
+    pub fn is_in_place(&self) -> bool {
+        self.len & IN_PLACE != 0
+    }
+
     /// A tombstone (deleted row) holding the row's primary key.
     pub fn alloc_tombstone(tid: u64, key: Vec<Value>, next: *mut Version) -> *mut Version {
         let mut it = key.into_iter();
@@ -118,7 +211,7 @@ impl Version {
         next: *mut Version,
         mut value: impl FnMut(usize) -> Value,
     ) -> *mut Version {
-        let l = layout(len);
+        let (l, _) = layout(len, flags & IN_PLACE != 0);
         // SAFETY: the layout has non-zero size (the header); we check for
         // allocation failure; the header is written with `write` before any
         // reference is made. Each value slot (inside the allocation, see
@@ -137,7 +230,7 @@ impl Version {
                 next: AtomicPtr::new(next),
                 word_a: AtomicU64::new(0),
                 word_b: AtomicU64::new(INF_TS),
-                len: len as u64 | flags,
+                len: len as u64 | (flags & !HAS_HEAP),
             });
             let dst = Self::values_ptr(p);
             let mut heap = false;
@@ -174,7 +267,16 @@ impl Version {
                     len,
                 ));
             }
-            dealloc(v as *mut u8, layout(len));
+            let ext = (*v).len & IN_PLACE != 0;
+            if ext {
+                // The record (old values) belongs to this version; the
+                // master belongs to the row and is freed with it.
+                let rec = (*Self::ext_ptr(v)).record.load(Ordering::Acquire);
+                if !rec.is_null() {
+                    drop(Box::from_raw(rec));
+                }
+            }
+            dealloc(v as *mut u8, layout(len, ext).0);
         }
     }
 
@@ -190,7 +292,11 @@ impl Version {
             let mut out = Vec::with_capacity(len);
             std::ptr::copy_nonoverlapping(Self::values_ptr(v), out.as_mut_ptr(), len);
             out.set_len(len);
-            dealloc(v as *mut u8, layout(len));
+            debug_assert!(
+                (*v).len & IN_PLACE == 0,
+                "in-place versions own no row image"
+            );
+            dealloc(v as *mut u8, layout(len, false).0);
             out
         }
     }
@@ -221,7 +327,14 @@ impl Version {
     /// (text shared with other versions is counted once per version that
     /// holds it, i.e. an upper bound).
     pub fn footprint(&self) -> usize {
-        layout(self.count()).size() + self.data().iter().map(Value::heap_bytes).sum::<usize>()
+        let inline = layout(self.count(), self.is_in_place()).0.size()
+            + self.data().iter().map(Value::heap_bytes).sum::<usize>();
+        // SAFETY: the record lives as long as the version (epoch-retired).
+        let rec = self
+            .ext()
+            .and_then(|e| unsafe { e.record.load(Ordering::Acquire).as_ref() })
+            .map_or(0, Record::footprint);
+        inline + rec
     }
 
     #[inline]

@@ -31,6 +31,7 @@ use crate::index::key::EncodedKey;
 use crate::options::Protocol;
 use crate::storage::indirection::MAX_TUPLES;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
+use crate::storage::{self, NewRow};
 use crate::table::{Table, TableInner};
 use crate::value::{ColumnRef, Key, Row, Value};
 use crossbeam_epoch as epoch;
@@ -204,7 +205,7 @@ impl Transaction {
         // Send impl), so it is alive.
         Ok(unsafe { v.as_ref() }
             .filter(|r| !r.is_tombstone())
-            .map(|r| f(r.data())))
+            .map(|r| storage::with_values(r, f)))
     }
 
     /// Index lookup + protocol read. Null when the key has no visible row.
@@ -255,17 +256,16 @@ impl Transaction {
 
     /// Reads tuple `tuple` under the protocol. Null: nothing visible.
     pub(crate) fn read_tuple(&mut self, t: &TableInner, tuple: u64) -> Result<*mut Version> {
-        let head = t.rows.head(tuple);
         let tids = &self.db.tids;
         if self.read_only {
-            return visibility::visible(head, self.ts, 0, tids, Mode::Snapshot);
+            return storage::visible(t, tuple, self.ts, 0, tids, Mode::Snapshot);
         }
         match self.db.protocol {
-            Protocol::Si => visibility::visible(head, self.ts, self.tid, tids, Mode::Snapshot),
+            Protocol::Si => storage::visible(t, tuple, self.ts, self.tid, tids, Mode::Snapshot),
             Protocol::Mvto => cc::mvto::read(self, t, tuple),
             Protocol::Mv2pl => cc::mv2pl::read(self, t, tuple),
             Protocol::Mvocc | Protocol::SiSsn | Protocol::SiSsi => {
-                let v = visibility::visible(head, self.ts, self.tid, tids, Mode::Snapshot)?;
+                let v = storage::visible(t, tuple, self.ts, self.tid, tids, Mode::Snapshot)?;
                 if !self.is_own(v) {
                     self.record_read(t, tuple, v)?;
                 }
@@ -293,7 +293,16 @@ impl Transaction {
         // SAFETY: pinned by the caller; `v` is visible to us or locked by us.
         if let Some(r) = unsafe { v.as_ref() }.filter(|r| r.is_tombstone()) {
             let ek = t.encode(&Key(r.data().to_vec()));
-            self.scans.push(ScanEntry::point(t, ek));
+            // The tuple itself was seen (as deleted): only a new tuple for
+            // the key is a phantom. Without it, a deleted row that GC has
+            // not unlinked yet (or never will: GC None) would fail every
+            // reader's validation.
+            self.scans.push(ScanEntry::range(
+                t,
+                Bound::Included(ek.clone()),
+                Bound::Included(ek),
+                vec![tuple],
+            ));
         }
         Ok(())
     }
@@ -361,7 +370,7 @@ impl Transaction {
             // SAFETY: pinned; see read_with.
             let r = unsafe { &*v };
             if !r.is_tombstone() {
-                f(r.data());
+                storage::with_values(r, &mut f);
                 n += 1;
             }
         }
@@ -384,7 +393,7 @@ impl Transaction {
         let mut data = row;
         loop {
             if let Some(tuple) = ti.index.get(&ek) {
-                let head = ti.rows.head(tuple);
+                let head = storage::newest(ti, tuple);
                 if head.is_null() {
                     // An aborting insert of the same key is being undone.
                     return Err(self.conflict(ConflictKind::WriteWrite));
@@ -395,8 +404,7 @@ impl Transaction {
                     if !h.is_tombstone() {
                         return Err(duplicate(ti, &key));
                     }
-                    let v = Version::alloc(self.tid, data, h.next());
-                    self.replace_own(ti, tuple, head, v);
+                    self.replace_own(ti, tuple, head, NewRow::Row(data));
                     return Ok(());
                 }
                 if let Err(e) = self.lock_head(ti, tuple, head) {
@@ -415,8 +423,7 @@ impl Transaction {
                     }
                     return Err(duplicate(ti, &key));
                 }
-                let v = Version::alloc(self.tid, data, head);
-                self.install(ti, tuple, head, v, None);
+                self.install(ti, tuple, head, NewRow::Row(data), None);
                 // The key may have had no row at all when a younger scan
                 // passed (the tombstone can be a ghost made later), so an
                 // insert over a tombstone answers to the table's predicate
@@ -432,8 +439,7 @@ impl Transaction {
                     ti.schema.name
                 )));
             };
-            let v = Version::alloc(self.tid, data, ptr::null_mut());
-            ti.rows.slot(tuple).store(v, SeqCst);
+            let v = storage::publish_fresh(ti, tuple, self.tid, data);
             match ti.index.insert(&ek, tuple) {
                 Ok(()) => {
                     self.writes.push(WriteEntry {
@@ -452,10 +458,9 @@ impl Transaction {
                 Err(_) => {
                     // Another inserter won the race for the key: undo and
                     // look again.
-                    ti.rows.slot(tuple).store(ptr::null_mut(), SeqCst);
                     // SAFETY: readers find tuple ids only through the index,
                     // which never held this one, so `v` was never shared.
-                    data = unsafe { Version::into_values(v) };
+                    data = unsafe { storage::unpublish_fresh(ti, tuple, v) };
                     ti.rows.release(tuple, &epoch::pin());
                 }
             }
@@ -472,7 +477,7 @@ impl Transaction {
         self.check_writable(t)?;
         let ti: &TableInner = &t.inner;
         ti.schema.check_key(key)?;
-        let mut cols = Vec::with_capacity(changes.len());
+        let mut cols: Vec<(usize, &Value)> = Vec::with_capacity(changes.len());
         for (c, v) in changes {
             let i = c.resolve(&ti.schema)?;
             ti.schema.check_value(&ti.schema.columns[i], v)?;
@@ -482,36 +487,21 @@ impl Transaction {
                     ti.schema.name, ti.schema.columns[i].name
                 )));
             }
-            cols.push(i);
+            cols.push((i, v));
         }
-        let tid = self.tid;
-        self.modify(ti, key, |old, next| {
-            Version::alloc_with(tid, old.len(), next, |i| {
-                match cols.iter().position(|&c| c == i) {
-                    Some(j) => changes[j].1.clone(),
-                    None => old[i].clone(),
-                }
-            })
-        })
+        self.modify(ti, key, NewRow::Update(&cols))
     }
 
     /// Deletes the row with key `key`; `Error::NotFound` if absent.
     pub fn delete(&mut self, t: &Table, key: &Key) -> Result<()> {
         self.check_writable(t)?;
         t.inner.schema.check_key(key)?;
-        let tid = self.tid;
-        self.modify(&t.inner, key, |_, next| {
-            Version::alloc_tombstone(tid, key.0.clone(), next)
-        })
+        self.modify(&t.inner, key, NewRow::Tombstone(key.0.clone()))
     }
 
     /// Writes a new version derived from the current one.
-    fn modify(
-        &mut self,
-        ti: &TableInner,
-        key: &Key,
-        make: impl FnOnce(&[Value], *mut Version) -> *mut Version,
-    ) -> Result<()> {
+    #[inline]
+    fn modify(&mut self, ti: &TableInner, key: &Key, row: NewRow<'_>) -> Result<()> {
         let ek = ti.encode(key);
         let _guard = epoch::pin();
         let not_found = || Error::NotFound {
@@ -525,7 +515,7 @@ impl Transaction {
                 None => return Err(not_found()),
             },
         };
-        let head = ti.rows.head(tuple);
+        let head = storage::newest(ti, tuple);
         if head.is_null() {
             return Err(self.conflict(ConflictKind::WriteWrite));
         }
@@ -535,8 +525,7 @@ impl Transaction {
             if h.is_tombstone() {
                 return Err(not_found());
             }
-            let v = make(h.data(), h.next());
-            self.replace_own(ti, tuple, head, v);
+            self.replace_own(ti, tuple, head, row);
             return Ok(());
         }
         if let Err(e) = self.lock_head(ti, tuple, head) {
@@ -549,8 +538,7 @@ impl Transaction {
             }
             return Err(not_found());
         }
-        let v = make(h.data(), head);
-        self.install(ti, tuple, head, v, None);
+        self.install(ti, tuple, head, row, None);
         Ok(())
     }
 
@@ -565,7 +553,7 @@ impl Transaction {
             return Err(Error::Conflict(ConflictKind::WriteWrite));
         }
         // The head may have been superseded between our load and the lock.
-        if ti.rows.head(tuple) != head {
+        if storage::newest(ti, tuple) != head {
             h.txn_id.store(0, SeqCst);
             return Err(Error::Conflict(ConflictKind::WriteWrite));
         }
@@ -609,16 +597,18 @@ impl Transaction {
         }
     }
 
-    /// Links a new version above the locked `head`.
+    /// Writes a new version over the locked `head` (the version store
+    /// decides where it goes).
+    #[inline]
     fn install(
         &mut self,
         ti: &TableInner,
         tuple: u64,
         head: *mut Version,
-        v: *mut Version,
+        row: NewRow<'_>,
         index_key: Option<EncodedKey>,
     ) {
-        ti.rows.slot(tuple).store(v, SeqCst);
+        let v = storage::install(ti, tuple, self.tid, head, row);
         // SAFETY: we hold head's lock; it is alive until GC, which cannot pass
         // it before we commit.
         let h = unsafe { &*head };
@@ -636,17 +626,15 @@ impl Transaction {
     }
 
     /// Replaces our own uncommitted version of a row.
-    /// `v` must already link to `own`'s successor.
-    fn replace_own(&mut self, ti: &TableInner, tuple: u64, own: *mut Version, v: *mut Version) {
-        ti.rows.slot(tuple).store(v, SeqCst);
+    fn replace_own(&mut self, ti: &TableInner, tuple: u64, own: *mut Version, row: NewRow<'_>) {
+        let tid = self.tid;
         let w = self
             .writes
             .iter_mut()
             .rev()
             .find(|w| w.new == own)
             .expect("own version has a write entry");
-        w.new = v;
-        gc::retire(own, &epoch::pin());
+        w.new = storage::replace_own(ti, tuple, tid, own, w.old, row, &epoch::pin());
     }
 
     // ------------------------------------------------------- commit / abort
@@ -783,13 +771,11 @@ impl Transaction {
         for w in self.writes.drain(..).rev() {
             // SAFETY: tables outlive the transaction; our versions are alive.
             let t = unsafe { &*w.table };
-            let slot = t.rows.slot(w.tuple);
+            storage::undo(t, w.tuple, w.new, w.old, &guard);
             if let Some(old) = unsafe { w.old.as_ref() } {
-                slot.store(w.old, SeqCst);
                 old.end.store(INF_TS, SeqCst);
                 old.txn_id.store(0, SeqCst);
             } else {
-                slot.store(ptr::null_mut(), SeqCst);
                 if let Some(k) = &w.index_key {
                     t.index.remove(k, w.tuple);
                 }

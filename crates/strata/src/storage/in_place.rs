@@ -1,0 +1,818 @@
+//! In-place version storage: the master row and its seqlock (shared by
+//! time-travel and delta storage).
+//!
+//! The newest values of a row live in one fixed place, its *master*, which
+//! writers update in place. Every logical version keeps a small header of its
+//! own (the usual [`Version`] header, no row image), chained newest-to-oldest
+//! from the indirection slot, so the protocols' per-version words and the
+//! version identity that read and write sets hold never move. When a writer
+//! overwrites the master, the values it displaces go to a *record* hung off
+//! the overwritten version's header: a full copy (time-travel store) or the
+//! old values of the modified attributes only (delta store).
+//!
+//! ```text
+//!  slot ──> [hdr v3] ──> [hdr v2] ──> [hdr v1]        headers (N2O chain)
+//!             │ owner      │ record      │ record
+//!             ▼            ▼             ▼
+//!  master: seq 6 | a=3 b=3 c=3   {b: 2}         {a: 1, b: 1}   delta store
+//!                                 (or a full copy each: time-travel store)
+//! ```
+//!
+//! Readers of a master use a seqlock: the writer makes `seq` odd, moves and
+//! writes cells, publishes records, sets `owner`, and makes `seq` even again;
+//! a reader loads `seq`, copies the raw cell bits (atomic words, never a
+//! `Value` it could drop or clone), walks the records from `owner` down to
+//! the version it wants, then re-checks `seq`. Only a snapshot that saw the
+//! same even `seq` before and after is turned into values: a text value's
+//! reference count is touched only for validated bits. The writer is always
+//! the holder of the row's write lock, so writers never race each other.
+//!
+//! Displaced values are never dropped while a reader could hold their bits:
+//! they move into a record (freed with its version, through an epoch) or
+//! are retired through `crossbeam-epoch` themselves. An abort restores the
+//! master from the record (clones of the record's values), retires the
+//! record and its own values, and only then releases the write lock.
+
+use super::version::Version;
+use crate::value::Value;
+use crossbeam_epoch::Guard;
+use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
+use std::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
+
+const STUCK: &str = "a seqlock reader cannot reach its version: a storage invariant is broken";
+
+/// Rows up to this many attributes are read through a stack buffer.
+const FAST_CELLS: usize = 32;
+
+const EMPTY: u64 = 0;
+const INT: u64 = 1;
+const TEXT: u64 = 2;
+
+/// One attribute of the master, as two atomic words (tag, payload): a text
+/// value is held as the raw pointer of its `Arc`, owned by the master.
+struct Cell {
+    tag: AtomicU64,
+    bits: AtomicU64,
+}
+
+#[derive(Clone, Copy)]
+struct Raw {
+    tag: u64,
+    bits: u64,
+}
+
+fn encode(v: Value) -> Raw {
+    match v {
+        Value::Int(i) => Raw {
+            tag: INT,
+            bits: i as u64,
+        },
+        Value::Text(s) => Raw {
+            tag: TEXT,
+            bits: Arc::into_raw(s) as u64,
+        },
+    }
+}
+
+/// Takes ownership of the value `r` encodes.
+///
+/// # Safety
+/// `r` was produced by `encode` and its ownership is given up by the caller
+/// (the cell it came from no longer holds it).
+unsafe fn decode_owned(r: Raw) -> Option<Value> {
+    match r.tag {
+        INT => Some(Value::Int(r.bits as i64)),
+        // SAFETY: the bits are an `Arc::into_raw` pointer whose count we own.
+        TEXT => Some(Value::Text(unsafe {
+            Arc::from_raw(r.bits as *const String)
+        })),
+        _ => None,
+    }
+}
+
+/// A new value equal to the one `r` encodes (the cell keeps its own).
+///
+/// # Safety
+/// `r` is a validated snapshot of a cell, and the `Arc` it names is still
+/// alive: held by the master or a record or retired through an epoch the
+/// caller is pinned in.
+unsafe fn decode_clone(r: Raw) -> Option<Value> {
+    match r.tag {
+        INT => Some(Value::Int(r.bits as i64)),
+        TEXT => {
+            let p = r.bits as *const String;
+            // SAFETY: per the contract the Arc is alive; we add our count
+            // before making the handle that will own it.
+            unsafe {
+                Arc::increment_strong_count(p);
+                Some(Value::Text(Arc::from_raw(p)))
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The old values of an overwritten version: a full copy (time-travel) or
+/// the old values of only the attributes its overwriter modified (delta).
+/// Immutable once published.
+pub struct Record {
+    /// `None`: `vals` is the full row image.
+    cols: Option<Box<[u32]>>,
+    vals: Box<[Value]>,
+}
+
+impl Record {
+    pub fn full(vals: Vec<Value>) -> Record {
+        Record {
+            cols: None,
+            vals: vals.into_boxed_slice(),
+        }
+    }
+
+    pub fn delta(cols: Vec<u32>, vals: Vec<Value>) -> Record {
+        Record {
+            cols: Some(cols.into_boxed_slice()),
+            vals: vals.into_boxed_slice(),
+        }
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.cols.is_none()
+    }
+
+    pub fn footprint(&self) -> usize {
+        std::mem::size_of::<Record>()
+            + self.vals.len() * std::mem::size_of::<Value>()
+            + self.cols.as_ref().map_or(0, |c| c.len() * 4)
+            + self.vals.iter().map(Value::heap_bytes).sum::<usize>()
+    }
+
+    /// The row image of a full record.
+    pub fn full_values(&self) -> &[Value] {
+        debug_assert!(self.is_full());
+        &self.vals
+    }
+
+    fn apply<'a>(&'a self, over: &mut [Option<&'a Value>]) {
+        match &self.cols {
+            None => {
+                for (o, v) in over.iter_mut().zip(self.vals.iter()) {
+                    *o = Some(v);
+                }
+            }
+            Some(cols) => {
+                for (&c, v) in cols.iter().zip(self.vals.iter()) {
+                    over[c as usize] = Some(v);
+                }
+            }
+        }
+    }
+}
+
+/// The master row of a tuple (see the module doc). The cells follow the
+/// struct in the same allocation (one cache miss less per access):
+///
+/// ```text
+///  [seq | owner | len] [tag | bits] x len
+/// ```
+#[repr(C)]
+pub struct Master {
+    /// Even: stable; odd: a writer is inside.
+    seq: AtomicU64,
+    /// The version whose values the cells hold (a tombstone when empty).
+    owner: AtomicPtr<Version>,
+    len: usize,
+}
+
+fn master_layout(len: usize) -> Layout {
+    let (l, off) = Layout::new::<Master>()
+        .extend(Layout::array::<Cell>(len).expect("row size overflows"))
+        .expect("row size overflows");
+    debug_assert_eq!(off, std::mem::size_of::<Master>());
+    l.pad_to_align()
+}
+
+impl Master {
+    /// A master with `len` empty cells.
+    pub fn new(len: usize) -> *mut Master {
+        let l = master_layout(len);
+        // SAFETY: non-zero size (the struct); allocation failure is
+        // checked; the struct and every cell are written before use.
+        unsafe {
+            let p = alloc(l) as *mut Master;
+            if p.is_null() {
+                handle_alloc_error(l);
+            }
+            p.write(Master {
+                seq: AtomicU64::new(0),
+                owner: AtomicPtr::new(std::ptr::null_mut()),
+                len,
+            });
+            let cells = (p as *mut u8).add(std::mem::size_of::<Master>()) as *mut Cell;
+            for i in 0..len {
+                cells.add(i).write(Cell {
+                    tag: AtomicU64::new(EMPTY),
+                    bits: AtomicU64::new(0),
+                });
+            }
+            p
+        }
+    }
+
+    #[inline]
+    fn cells(&self) -> &[Cell] {
+        // SAFETY: `len` initialised cells follow the struct (see `new`) and
+        // live as long as the master.
+        unsafe {
+            std::slice::from_raw_parts(
+                (self as *const Master as *const u8).add(std::mem::size_of::<Master>())
+                    as *const Cell,
+                self.len,
+            )
+        }
+    }
+
+    /// Releases the allocation (values already dropped or moved out).
+    ///
+    /// # Safety
+    /// `m` came from [`Master::new`] and is released once.
+    unsafe fn dealloc(m: *mut Master) {
+        // SAFETY: per the contract; Cell and Master have no drop glue.
+        unsafe { dealloc(m as *mut u8, master_layout((*m).len)) }
+    }
+
+    /// A master holding `row`.
+    pub fn with_row(row: Vec<Value>) -> *mut Master {
+        let m = Self::new(row.len());
+        // SAFETY: fresh, unshared.
+        let r = unsafe { &*m };
+        for (c, v) in r.cells().iter().zip(row) {
+            let raw = encode(v);
+            c.tag.store(raw.tag, Relaxed);
+            c.bits.store(raw.bits, Relaxed);
+        }
+        m
+    }
+
+    /// Drops the values the master owns and frees it.
+    ///
+    /// # Safety
+    /// `m` came from [`Master::new`], no thread can reach it any more, and
+    /// it is freed once.
+    pub unsafe fn free(m: *mut Master) {
+        // SAFETY: per the contract we own `m`; each non-empty cell owns one
+        // value, dropped once here.
+        unsafe {
+            for c in (*m).cells() {
+                drop(decode_owned(Raw {
+                    tag: c.tag.load(Relaxed),
+                    bits: c.bits.load(Relaxed),
+                }));
+            }
+            Master::dealloc(m);
+        }
+    }
+
+    /// Moves the values out (an unpublished master) and frees it.
+    ///
+    /// # Safety
+    /// As for [`Master::free`]; every cell is full.
+    pub unsafe fn into_values(m: *mut Master) -> Vec<Value> {
+        // SAFETY: per the contract we own `m`; values are moved out once and
+        // the cells are not dropped again (they hold only atomics).
+        unsafe {
+            let out = (*m)
+                .cells()
+                .iter()
+                .map(|c| {
+                    decode_owned(Raw {
+                        tag: c.tag.load(Relaxed),
+                        bits: c.bits.load(Relaxed),
+                    })
+                    .expect("a published row has every cell")
+                })
+                .collect();
+            Master::dealloc(m);
+            out
+        }
+    }
+
+    /// Frees `m` once no pinned thread can hold it.
+    pub fn retire(m: *mut Master, guard: &Guard) {
+        struct Retired(*mut Master);
+        // SAFETY: the master is unreachable; whichever thread runs the
+        // deferred free owns it exclusively by then.
+        unsafe impl Send for Retired {}
+        let r = Retired(m);
+        // SAFETY: `m` is unlinked from every version that is still reachable
+        // (its row is gone), retired once, freed after the epoch.
+        unsafe {
+            guard.defer_unchecked(move || {
+                let r = r;
+                Master::free(r.0)
+            });
+        }
+    }
+
+    /// Bytes of the master: struct, cells and owned text.
+    /// The caller is pinned (stats may run while writers update the row).
+    pub fn footprint(&self) -> usize {
+        // A cell's tag and payload are two words: only a seqlock-validated
+        // snapshot pairs them right (a TEXT tag with another value's bits
+        // would be a wild pointer).
+        let raw = loop {
+            let s1 = self.seq.load(Acquire);
+            if s1 & 1 == 1 {
+                std::hint::spin_loop();
+                continue;
+            }
+            let raw: Vec<Raw> = (0..self.len).map(|i| self.load(i)).collect();
+            fence(Acquire);
+            if self.seq.load(Relaxed) == s1 {
+                break raw;
+            }
+        };
+        let text: usize = raw
+            .iter()
+            .filter(|r| r.tag == TEXT)
+            // SAFETY: validated snapshot; the caller is pinned, and a TEXT
+            // cell's Arc stays alive while in the cell, in a record, or
+            // retired through an epoch.
+            .map(|r| unsafe { (*(r.bits as *const String)).capacity() + 16 })
+            .sum();
+        std::mem::size_of::<Master>() + self.len * std::mem::size_of::<Cell>() + text
+    }
+
+    /// Opens a write section. The caller holds the row's write lock, so no
+    /// other writer can be inside.
+    pub fn write(&self) -> WriteSection<'_> {
+        let s = self.seq.load(Relaxed);
+        debug_assert!(s & 1 == 0, "two writers in one master");
+        self.seq.store(s + 1, Relaxed);
+        // Orders the odd seq before every cell store that follows (pairs
+        // with the reader's acquire fence).
+        fence(Release);
+        WriteSection {
+            m: self,
+            start: s,
+            displaced: Vec::new(),
+        }
+    }
+
+    /// The current values, for the holder of the row's write lock (no other
+    /// thread changes the cells meanwhile).
+    pub fn writer_values(&self) -> Vec<Value> {
+        self.cells()
+            .iter()
+            .map(|c| {
+                // SAFETY: we hold the write lock, so the cell is stable and
+                // owns its value.
+                unsafe {
+                    decode_clone(Raw {
+                        tag: c.tag.load(Relaxed),
+                        bits: c.bits.load(Relaxed),
+                    })
+                }
+                .expect("the row the writer locked has every cell")
+            })
+            .collect()
+    }
+
+    /// The values of version `v` (an in-place, non-tombstone version of
+    /// this row that the caller may see), reconstructed from the master and
+    /// the records between the master's owner and `v`. The caller is pinned.
+    pub fn read(&self, v: *mut Version) -> Vec<Value> {
+        if self.len <= FAST_CELLS {
+            if let Some(out) = self.read_owner(v) {
+                return out;
+            }
+        }
+        self.read_slow(v)
+    }
+
+    /// The common case: `v` is the master's owner (the newest version),
+    /// read with a stack buffer and no record walk. None: `v` is not the
+    /// owner, or a writer got in the way (the general path decides).
+    #[inline]
+    fn read_owner(&self, v: *mut Version) -> Option<Vec<Value>> {
+        let n = self.len;
+        let mut raw = [Raw {
+            tag: EMPTY,
+            bits: 0,
+        }; FAST_CELLS];
+        let s1 = self.seq.load(Acquire);
+        if s1 & 1 == 1 || self.owner.load(Relaxed) != v {
+            return None;
+        }
+        for (r, c) in raw.iter_mut().zip(self.cells().iter()) {
+            *r = Raw {
+                tag: c.tag.load(Relaxed),
+                bits: c.bits.load(Relaxed),
+            };
+        }
+        fence(Acquire);
+        if self.seq.load(Relaxed) != s1 {
+            return None;
+        }
+        // Validated (see read_slow); an empty cell cannot be in an owner's
+        // snapshot, but if it were, the general path would retry.
+        raw[..n]
+            .iter()
+            // SAFETY: a validated snapshot of cells owned by the master at s1.
+            .map(|r| unsafe { decode_clone(*r) })
+            .collect()
+    }
+
+    fn read_slow(&self, v: *mut Version) -> Vec<Value> {
+        let n = self.len;
+        let mut raw: Vec<Raw> = Vec::with_capacity(n);
+        let mut over: Vec<Option<&Value>> = Vec::with_capacity(n);
+        let mut attempt = 0u32;
+        loop {
+            if let Some(out) = self.try_read_slow(v, &mut raw, &mut over) {
+                return out;
+            }
+            attempt = attempt.saturating_add(1);
+            debug_assert!(attempt < 100_000_000, "{STUCK}");
+            std::hint::spin_loop();
+        }
+    }
+
+    /// One attempt of the general read: None when a writer was inside (or
+    /// got in) or the snapshot does not reach `v`.
+    fn try_read_slow<'a>(
+        &self,
+        v: *mut Version,
+        raw: &mut Vec<Raw>,
+        over: &mut Vec<Option<&'a Value>>,
+    ) -> Option<Vec<Value>> {
+        let n = self.len;
+        let s1 = self.seq.load(Acquire);
+        if s1 & 1 == 1 {
+            return None;
+        }
+        raw.clear();
+        over.clear();
+        over.resize(n, None);
+        let owner = self.owner.load(Relaxed);
+        for c in self.cells().iter() {
+            raw.push(Raw {
+                tag: c.tag.load(Relaxed),
+                bits: c.bits.load(Relaxed),
+            });
+        }
+        // Whether the raw cells still describe the version reached so far
+        // (not once the walk passed a tombstone: the cells then belong to a
+        // later incarnation of the row, and the version below the tombstone
+        // carries a full copy that replaces them).
+        let mut ok = true;
+        let mut x = owner;
+        // SAFETY: pinned; the owner is a version of this row.
+        if unsafe { x.as_ref() }.is_some_and(Version::is_tombstone) {
+            ok = false;
+        }
+        while x != v {
+            if x.is_null() {
+                return None;
+            }
+            // SAFETY: pinned; versions reachable from the owner (the chain
+            // head when loaded) are freed only through an epoch, and so are
+            // records.
+            let next = unsafe { (*x).next() };
+            let n: &'a Version = unsafe { next.as_ref() }?;
+            x = next;
+            if n.is_tombstone() {
+                ok = false;
+                continue;
+            }
+            let rec = n
+                .ext()
+                .map_or(std::ptr::null_mut(), |e| e.record.load(Acquire));
+            // SAFETY: as above.
+            let r: &'a Record = unsafe { rec.as_ref() }?;
+            if r.is_full() {
+                ok = true;
+            }
+            r.apply(over);
+        }
+        // Orders the loads above before the re-check of seq.
+        fence(Acquire);
+        if self.seq.load(Relaxed) != s1 || !ok {
+            return None;
+        }
+        // Validated: no writer entered since s1, so every raw cell is one
+        // value owned by the master at s1 (alive: a later writer moves or
+        // retires it through an epoch, never drops it). An empty cell means
+        // `v` is not reachable from this state (cannot happen for a visible
+        // version): None.
+        raw.iter()
+            .zip(over.iter())
+            .map(|(r, o)| match o {
+                Some(v) => Some((*v).clone()),
+                // SAFETY: validated snapshot, see above.
+                None => unsafe { decode_clone(*r) },
+            })
+            .collect::<Option<Vec<Value>>>()
+    }
+
+    /// One read attempt (tests: a reader must refuse a master a writer is
+    /// inside).
+    #[cfg(test)]
+    fn try_read(&self, v: *mut Version) -> Option<Vec<Value>> {
+        if let Some(out) = self.read_owner(v) {
+            return Some(out);
+        }
+        self.try_read_slow(v, &mut Vec::new(), &mut Vec::new())
+    }
+
+    #[inline]
+    fn load(&self, i: usize) -> Raw {
+        let c = &self.cells()[i];
+        Raw {
+            tag: c.tag.load(Relaxed),
+            bits: c.bits.load(Relaxed),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+}
+
+/// A writer inside a master's seqlock; dropping it makes `seq` even again
+/// (after everything written inside, Release), then retires the values it
+/// displaced.
+pub struct WriteSection<'a> {
+    m: &'a Master,
+    start: u64,
+    displaced: Vec<Value>,
+}
+
+impl WriteSection<'_> {
+    pub fn is_empty(&self, i: usize) -> bool {
+        self.m.load(i).tag == EMPTY
+    }
+
+    /// Moves the value of cell `i` out, leaving it empty.
+    pub fn take(&mut self, i: usize) -> Option<Value> {
+        let r = self.m.load(i);
+        let c = &self.m.cells()[i];
+        c.tag.store(EMPTY, Relaxed);
+        c.bits.store(0, Relaxed);
+        // SAFETY: the cell gave up the value (it is empty now).
+        unsafe { decode_owned(r) }
+    }
+
+    /// Takes cell `i` and keeps it for the epoch (a reader may hold its bits).
+    pub fn discard(&mut self, i: usize) {
+        if let Some(v) = self.take(i) {
+            self.displaced.push(v);
+        }
+    }
+
+    /// Fills the empty cell `i`.
+    pub fn put(&mut self, i: usize, v: Value) {
+        debug_assert!(self.is_empty(i));
+        let r = encode(v);
+        let c = &self.m.cells()[i];
+        c.tag.store(r.tag, Relaxed);
+        c.bits.store(r.bits, Relaxed);
+    }
+
+    /// Whether cell `i` differs from `v` (cell full).
+    pub fn differs(&self, i: usize, v: &Value) -> bool {
+        let r = self.m.load(i);
+        match (r.tag, v) {
+            (INT, Value::Int(x)) => r.bits as i64 != *x,
+            // SAFETY: we are the writer: the cell owns this Arc.
+            (TEXT, Value::Text(s)) => (unsafe { &*(r.bits as *const String) }) != s.as_ref(),
+            _ => true,
+        }
+    }
+
+    pub fn set_owner(&mut self, v: *mut Version) {
+        self.m.owner.store(v, Relaxed);
+    }
+
+    /// Ends the section; displaced values are freed after the epoch.
+    pub fn finish(mut self, guard: &Guard) {
+        let d = std::mem::take(&mut self.displaced);
+        drop(self);
+        if d.iter().any(|v| matches!(v, Value::Text(_))) {
+            guard.defer(move || drop(d));
+        }
+    }
+}
+
+impl Drop for WriteSection<'_> {
+    fn drop(&mut self) {
+        self.m.seq.store(self.start + 2, Release);
+    }
+}
+
+/// Retires a record once no pinned reader can hold it.
+pub fn retire_record(r: *mut Record, guard: &Guard) {
+    if r.is_null() {
+        return;
+    }
+    struct Retired(*mut Record);
+    // SAFETY: unlinked from its version; owned by the deferred closure.
+    unsafe impl Send for Retired {}
+    let r = Retired(r);
+    // SAFETY: the record was unlinked by a swap (no new reader can load it)
+    // and is freed once, after the epoch.
+    unsafe {
+        guard.defer_unchecked(move || {
+            let r = r;
+            drop(Box::from_raw(r.0))
+        });
+    }
+}
+
+/// Which record an overwrite leaves behind.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    TimeTravel,
+    Delta,
+}
+
+/// The master of in-place version `v` (null for an MVTO ghost or a
+/// version of an append-only scheme).
+#[inline]
+pub fn master_of(v: *mut Version) -> *mut Master {
+    // SAFETY: callers pass live versions (pinned or owned).
+    unsafe { v.as_ref() }
+        .and_then(Version::ext)
+        .map_or(std::ptr::null_mut(), |e| e.master)
+}
+
+/// Inside a write section: `new` (image `image`, or a tombstone when None)
+/// overwrites `prev` (locked by the caller; null or a tombstone when the
+/// row is absent). Moves `prev`'s values into its record and the new values
+/// into the cells.
+fn overwrite(
+    sec: &mut WriteSection<'_>,
+    kind: Kind,
+    prev: *mut Version,
+    image: Option<Vec<Value>>,
+) {
+    // SAFETY: `prev` is locked by the caller and alive.
+    let live = unsafe { prev.as_ref() }.filter(|p| !p.is_tombstone() && p.is_in_place());
+    if let Some(p) = live {
+        let n = sec.m.len();
+        let rec = match (kind, &image) {
+            (Kind::TimeTravel, _) | (Kind::Delta, None) => super::time_travel::copy_out(sec, n),
+            (Kind::Delta, Some(img)) => super::delta::diff_out(sec, img),
+        };
+        let old = p
+            .ext()
+            .expect("in-place version")
+            .record
+            .swap(Box::into_raw(Box::new(rec)), Release);
+        debug_assert!(old.is_null(), "an overwritten version is overwritten once");
+    }
+    if let Some(img) = image {
+        for (i, v) in img.into_iter().enumerate() {
+            if sec.is_empty(i) {
+                sec.put(i, v);
+            }
+            // Else an unchanged attribute (delta): the master keeps its own.
+        }
+    }
+}
+
+/// Inside a write section: undoes the overwrite of `prev` (restores the
+/// cells to `prev`'s values, or empties them when `prev` is absent or a
+/// tombstone) and retires `prev`'s record.
+fn restore(sec: &mut WriteSection<'_>, prev: *mut Version, guard: &Guard) {
+    // SAFETY: `prev` is locked by the caller and alive.
+    let live = unsafe { prev.as_ref() }.filter(|p| !p.is_tombstone() && p.is_in_place());
+    let Some(p) = live else {
+        for i in 0..sec.m.len() {
+            sec.discard(i);
+        }
+        return;
+    };
+    let rec = p
+        .ext()
+        .expect("in-place version")
+        .record
+        .swap(std::ptr::null_mut(), AcqRel);
+    // SAFETY: we unlinked it; alive until the epoch passes.
+    let Some(r) = (unsafe { rec.as_ref() }) else {
+        return;
+    };
+    match &r.cols {
+        None => {
+            for (i, v) in r.vals.iter().enumerate() {
+                sec.discard(i);
+                sec.put(i, v.clone());
+            }
+        }
+        Some(cols) => {
+            for (&c, v) in cols.iter().zip(r.vals.iter()) {
+                sec.discard(c as usize);
+                sec.put(c as usize, v.clone());
+            }
+        }
+    }
+    retire_record(rec, guard);
+}
+
+/// Publishes `new` over the locked `prev` (see [`overwrite`]).
+pub fn install(
+    kind: Kind,
+    slot: &AtomicPtr<Version>,
+    m: &Master,
+    prev: *mut Version,
+    new: *mut Version,
+    image: Option<Vec<Value>>,
+    guard: &Guard,
+) {
+    let mut sec = m.write();
+    overwrite(&mut sec, kind, prev, image);
+    sec.set_owner(new);
+    slot.store(new, SeqCst);
+    sec.finish(guard);
+}
+
+/// Replaces our own uncommitted `own` (which overwrote `prev`) by `new`:
+/// restore, then overwrite again, in one write section.
+#[allow(clippy::too_many_arguments)]
+pub fn replace_own(
+    kind: Kind,
+    slot: &AtomicPtr<Version>,
+    m: &Master,
+    prev: *mut Version,
+    new: *mut Version,
+    image: Option<Vec<Value>>,
+    guard: &Guard,
+) {
+    let mut sec = m.write();
+    restore(&mut sec, prev, guard);
+    overwrite(&mut sec, kind, prev, image);
+    sec.set_owner(new);
+    slot.store(new, SeqCst);
+    sec.finish(guard);
+}
+
+/// Rolls the master back to `prev` (null: a fresh insert) and points the
+/// slot at it again.
+pub fn undo(slot: &AtomicPtr<Version>, m: &Master, prev: *mut Version, guard: &Guard) {
+    let mut sec = m.write();
+    restore(&mut sec, prev, guard);
+    sec.set_owner(prev);
+    slot.store(prev, SeqCst);
+    sec.finish(guard);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader never accepts a master while a writer is inside its write
+    /// section, on either read path, and accepts it again after.
+    #[test]
+    fn a_reader_refuses_a_master_inside_a_write_section() {
+        let guard = crossbeam_epoch::pin();
+        let m = Master::with_row(vec![Value::Int(1), Value::from("a"), Value::Int(1)]);
+        let v = Version::alloc_in_place(1, m, std::ptr::null_mut());
+        // SAFETY: both ours, freed at the end.
+        let r = unsafe { &*m };
+        let mut sec = r.write();
+        sec.set_owner(v);
+        drop(sec);
+        assert_eq!(
+            r.try_read(v),
+            Some(vec![Value::Int(1), Value::from("a"), Value::Int(1)])
+        );
+        // Half-way through an update of every cell to 2 / "b".
+        let mut sec = r.write();
+        sec.discard(0);
+        sec.put(0, Value::Int(2));
+        sec.discard(1);
+        sec.put(1, Value::from("b"));
+        assert_eq!(r.try_read(v), None, "torn row accepted (fast path)");
+        assert_eq!(
+            r.try_read_slow(v, &mut Vec::new(), &mut Vec::new()),
+            None,
+            "torn row accepted (general path)"
+        );
+        sec.discard(2);
+        sec.put(2, Value::Int(2));
+        sec.finish(&guard);
+        assert_eq!(
+            r.try_read(v),
+            Some(vec![Value::Int(2), Value::from("b"), Value::Int(2)])
+        );
+        drop(guard);
+        // SAFETY: never shared with another thread; freed once.
+        unsafe {
+            Version::free(v);
+            Master::free(m);
+        }
+    }
+}

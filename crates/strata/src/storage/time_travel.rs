@@ -1,0 +1,29 @@
+//! Time-travel version storage (SAP HANA, Peloton's TT): the master version
+//! lives in the main table and is updated in place; on every update the old
+//! master is copied whole into the time-travel store and linked from the
+//! overwritten version's header, newest to oldest.
+//!
+//! ```text
+//!  main table                       time-travel store
+//!  master [a=3 b=3] (owner: v3)
+//!  slot ──> v3 ──> v2 ─────────────> copy [a=2 b=2]
+//!                  └──> v1 ────────> copy [a=1 b=1]
+//! ```
+//!
+//! A reader of an old version copies its time-travel copy (immutable, so no
+//! seqlock is needed); only a reader of the newest version reads the master
+//! under its seqlock (see [`super::in_place`]). Unchanged text attributes
+//! are shared between the master and the copy by reference count, or
+//! copied in full with `NonInline::Copy`.
+
+use super::in_place::{Record, WriteSection};
+
+/// Moves every cell of the master into a full copy (the new values are
+/// written afterwards from the writer's full image).
+pub(crate) fn copy_out(sec: &mut WriteSection<'_>, n: usize) -> Record {
+    Record::full(
+        (0..n)
+            .map(|i| sec.take(i).expect("an overwritten row has every cell"))
+            .collect(),
+    )
+}

@@ -1,0 +1,538 @@
+//! Version storage schemes (O2N, N2O, time-travel, delta) under concurrency:
+//! the `strata-verify` checker for every storage x protocol (with
+//! transaction-level GC and with none), torn-read hunts on the in-place
+//! schemes, bounded memory under endless updates, and shared vs copied text.
+
+#[path = "../../strata-cli/src/executor.rs"]
+mod executor;
+
+use executor::StrataExecutor;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::Arc;
+use strata::{
+    key, row, Database, Error, GcPolicy, IndexPointers, NonInline, Options, Protocol, Schema, Type,
+    Value, VersionStorage,
+};
+use strata_verify::{check, run_workload, CheckOptions, GeneratorConfig, Workload};
+
+/// Transaction counts are multiplied by `STRATA_SOAK` for soak runs.
+fn soak() -> usize {
+    std::env::var("STRATA_SOAK")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(1)
+}
+
+fn verify(storage: VersionStorage, protocol: Protocol, gc: GcPolicy, workload: Workload, n: usize) {
+    let n = n * soak();
+    let si = Protocol::ALL.iter().position(|&p| p == protocol).unwrap() as u64;
+    let ss = VersionStorage::ALL
+        .iter()
+        .position(|&s| s == storage)
+        .unwrap() as u64;
+    let seed = 0x5707 + si * 8 + ss;
+    let cfg = GeneratorConfig {
+        workload,
+        keys: 12,
+        min_ops: 1,
+        max_ops: 5,
+        read_fraction: 0.5,
+        scan_fraction: 0.25,
+        max_scan_width: 6,
+        skew: 0.99,
+        seed,
+    };
+    let exec = StrataExecutor::with_options(
+        Options::default()
+            .protocol(protocol)
+            .version_storage(storage)
+            .gc(gc)
+            .gc_every_commits(4),
+    )
+    .expect("open");
+    let history = run_workload(&exec, &cfg, 4, n);
+    let committed = history
+        .txns
+        .iter()
+        .filter(|t| t.outcome == strata_verify::Outcome::Committed)
+        .count();
+    assert!(
+        committed * 50 >= n,
+        "{protocol} on {storage}: only {committed} of {n} committed; the run checks little"
+    );
+    let report = check(&history, &CheckOptions::default());
+    assert_eq!(report.txns_checked, n);
+    if protocol.is_serializable() {
+        assert!(
+            report.is_valid(),
+            "{protocol} on {storage} ({gc:?}) is not serializable on {workload:?} (seed {seed}):\n{report}"
+        );
+    } else {
+        assert!(
+            !report.violates_snapshot_isolation(),
+            "SI on {storage} ({gc:?}) broke snapshot isolation on {workload:?} (seed {seed}):\n{report}"
+        );
+    }
+}
+
+/// One test per storage scheme, so that a failure names it; each runs every
+/// protocol on every workload, bounded, with fixed seeds.
+macro_rules! storage_verify {
+    ($($name:ident => $s:ident),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            for p in Protocol::ALL {
+                for w in [Workload::ListAppend, Workload::Register, Workload::Predicate] {
+                    verify(VersionStorage::$s, p, GcPolicy::TransactionLevel, w, 4000);
+                }
+                verify(VersionStorage::$s, p, GcPolicy::None, Workload::ListAppend, 1500);
+            }
+        }
+    )*};
+}
+
+storage_verify!(
+    verify_o2n => AppendOldToNew,
+    verify_time_travel => TimeTravel,
+    verify_delta => Delta,
+    verify_n2o_without_gc => AppendNewToOld,
+);
+
+// ------------------------------------------------------------ torn reads
+
+const COLS: usize = 24;
+
+fn wide_table(db: &Database) -> strata::Table {
+    let mut s = Schema::new("wide").column("k", Type::Int);
+    for i in 0..COLS {
+        s = s.column(format!("c{i}"), Type::Int);
+    }
+    db.create_table(s.primary_key(&["k"])).unwrap()
+}
+
+/// Writers keep every row's columns equal (all = n, then all = n + 1, ...)
+/// while readers check that each row they read has all columns equal. A
+/// reader that copied a master half-way through an in-place update would
+/// see two different values. Returns the number of rows checked.
+fn torn_read_hunt(storage: VersionStorage, protocol: Protocol, millis: u64) -> u64 {
+    let db = Database::open(
+        Options::default()
+            .protocol(protocol)
+            .version_storage(storage),
+    )
+    .unwrap();
+    let t = wide_table(&db);
+    const ROWS: i64 = 4;
+    let mut txn = db.begin().unwrap();
+    for k in 0..ROWS {
+        let mut r = vec![Value::Int(k)];
+        r.extend((0..COLS).map(|_| Value::Int(0)));
+        txn.insert(&t, r).unwrap();
+    }
+    txn.commit().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let checked = Arc::new(AtomicU64::new(0));
+    let changes: Vec<(String, usize)> = (0..COLS).map(|i| (format!("c{i}"), i)).collect();
+    std::thread::scope(|s| {
+        let writer = {
+            let (db, t, stop) = (db.clone(), t.clone(), stop.clone());
+            let changes = &changes;
+            s.spawn(move || {
+                let mut n = 0i64;
+                while !stop.load(SeqCst) {
+                    n += 1;
+                    let k = n % ROWS;
+                    let upd: Vec<(&str, Value)> = changes
+                        .iter()
+                        .map(|(c, _)| (c.as_str(), Value::Int(n)))
+                        .collect();
+                    let mut txn = db.begin().unwrap();
+                    if txn.update(&t, &key![k], &upd).is_ok() {
+                        // Every few writes roll back: an abort must restore
+                        // the master exactly, never leave a mix.
+                        if n % 2 == 0 {
+                            txn.abort();
+                        } else {
+                            let _ = txn.commit();
+                        }
+                    }
+                }
+            })
+        };
+        for ro in [true, false] {
+            let (db, t, stop, checked) = (db.clone(), t.clone(), stop.clone(), checked.clone());
+            s.spawn(move || {
+                while !stop.load(SeqCst) {
+                    let mut txn = if ro {
+                        db.begin_read_only().unwrap()
+                    } else {
+                        db.begin().unwrap()
+                    };
+                    for k in 0..ROWS {
+                        let Ok(Some(r)) = txn.get(&t, &key![k]) else {
+                            break;
+                        };
+                        let first = &r[1];
+                        assert!(
+                            r[1..].iter().all(|v| v == first),
+                            "torn read on {storage}/{protocol}: {r:?}"
+                        );
+                        checked.fetch_add(1, SeqCst);
+                    }
+                    drop(txn);
+                }
+            });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(millis));
+        stop.store(true, SeqCst);
+        writer.join().unwrap();
+    });
+    checked.load(SeqCst)
+}
+
+#[test]
+fn no_torn_reads_on_time_travel() {
+    for p in [Protocol::SiSsn, Protocol::Mvocc, Protocol::Si] {
+        assert!(torn_read_hunt(VersionStorage::TimeTravel, p, 500) > 0);
+    }
+}
+
+#[test]
+fn no_torn_reads_on_delta() {
+    for p in [Protocol::SiSsn, Protocol::Mvocc, Protocol::Si] {
+        assert!(torn_read_hunt(VersionStorage::Delta, p, 500) > 0);
+    }
+}
+
+// --------------------------------------------------------- bounded memory
+
+#[test]
+fn memory_stays_bounded_under_endless_updates_for_every_storage() {
+    for s in VersionStorage::ALL {
+        let db = Database::open(Options::default().version_storage(s).gc_every_commits(8)).unwrap();
+        let t = db
+            .create_table(
+                Schema::new("m")
+                    .column("k", Type::Int)
+                    .column("v", Type::Int)
+                    .column("s", Type::Text)
+                    .primary_key(&["k"]),
+            )
+            .unwrap();
+        let mut txn = db.begin().unwrap();
+        for k in 0..100i64 {
+            txn.insert(&t, row![k, 0, "text"]).unwrap();
+        }
+        txn.commit().unwrap();
+        let mut peak = 0;
+        for round in 0..200i64 {
+            let mut txn = db.begin().unwrap();
+            for k in 0..100i64 {
+                txn.update(&t, &key![k], &[("v", Value::Int(round))])
+                    .unwrap();
+            }
+            txn.commit().unwrap();
+            if round % 50 == 49 {
+                db.collect_garbage();
+                let st = db.stats();
+                peak = peak.max(st.live_versions);
+                assert!(st.live_versions <= 2 * 100 + 10, "{s}: {st:?}");
+            }
+        }
+        db.collect_garbage();
+        db.collect_garbage();
+        let st = db.stats();
+        assert_eq!(st.rows, 100, "{s}");
+        assert!(st.live_versions <= 110, "{s}: {st:?}");
+        assert!(st.versions_reclaimed >= 100 * 190, "{s}: {st:?}");
+        assert!(peak > 0);
+        assert!(
+            st.avg_chain_length() >= 1.0 && st.avg_chain_length() <= 1.1,
+            "{s}: {st:?}"
+        );
+    }
+}
+
+#[test]
+fn stats_split_version_bytes_by_store() {
+    for s in VersionStorage::ALL {
+        let db = Database::open(Options::default().version_storage(s).gc(GcPolicy::None)).unwrap();
+        let t = wide_table(&db);
+        let mut txn = db.begin().unwrap();
+        let mut r = vec![Value::Int(1)];
+        r.extend((0..COLS).map(|_| Value::Int(0)));
+        txn.insert(&t, r).unwrap();
+        txn.commit().unwrap();
+        let before = db.stats();
+        for n in 1..=10 {
+            let mut txn = db.begin().unwrap();
+            txn.update(&t, &key![1], &[("c0", Value::Int(n))]).unwrap();
+            txn.commit().unwrap();
+        }
+        let st = db.stats();
+        assert_eq!(st.live_versions, 11, "{s}");
+        assert_eq!(st.longest_chain, 11, "{s}");
+        assert_eq!(st.avg_chain_length(), 11.0, "{s}");
+        assert_eq!(
+            st.version_bytes,
+            st.main_table_bytes + st.version_store_bytes
+        );
+        let grown_main = st.main_table_bytes - before.main_table_bytes;
+        match s {
+            VersionStorage::AppendNewToOld | VersionStorage::AppendOldToNew => {
+                assert_eq!(st.version_store_bytes, 0, "{s}");
+                assert!(grown_main >= 10 * (COLS as u64) * 16, "{s}: {st:?}");
+            }
+            VersionStorage::TimeTravel => {
+                // Ten full copies in the time-travel store, the master
+                // unchanged in size.
+                assert_eq!(grown_main, 0, "{s}: {st:?}");
+                assert!(
+                    st.version_store_bytes >= 10 * (COLS as u64) * 16,
+                    "{s}: {st:?}"
+                );
+            }
+            VersionStorage::Delta => {
+                // Ten one-attribute deltas: much less than ten copies.
+                assert_eq!(grown_main, 0, "{s}: {st:?}");
+                assert!(st.version_store_bytes > 0, "{s}");
+                assert!(
+                    st.version_store_bytes < 10 * (COLS as u64) * 16,
+                    "{s}: {st:?}"
+                );
+            }
+        }
+        // Every old version reads back right (reconstruction).
+        let mut ro = db.begin_read_only().unwrap();
+        assert_eq!(ro.get(&t, &key![1]).unwrap().unwrap()[1], Value::Int(10));
+    }
+}
+
+// ------------------------------------------------------ shared / copied text
+
+/// An update of an Int column shares the row's text with the old version
+/// (same `Arc`) under `NonInline::Shared`, and copies it under `Copy`.
+#[test]
+fn text_is_shared_or_copied_between_versions() {
+    for s in VersionStorage::ALL {
+        for mode in [NonInline::Shared, NonInline::Copy] {
+            let db = Database::open(
+                Options::default()
+                    .version_storage(s)
+                    .non_inline(mode)
+                    .gc(GcPolicy::None),
+            )
+            .unwrap();
+            let t = db
+                .create_table(
+                    Schema::new("t")
+                        .column("k", Type::Int)
+                        .column("v", Type::Int)
+                        .column("s", Type::Text)
+                        .primary_key(&["k"]),
+                )
+                .unwrap();
+            let mut txn = db.begin().unwrap();
+            txn.insert(&t, row![1, 0, "a long enough text"]).unwrap();
+            txn.commit().unwrap();
+            let mut old = db.begin_read_only().unwrap();
+            let mut txn = db.begin().unwrap();
+            txn.update(&t, &key![1], &[("v", Value::Int(1))]).unwrap();
+            txn.commit().unwrap();
+            let mut new = db.begin_read_only().unwrap();
+            let a = old.get(&t, &key![1]).unwrap().unwrap();
+            let b = new.get(&t, &key![1]).unwrap().unwrap();
+            assert_eq!((a[1].clone(), b[1].clone()), (Value::Int(0), Value::Int(1)));
+            let (Value::Text(x), Value::Text(y)) = (&a[2], &b[2]) else {
+                panic!("text column");
+            };
+            assert_eq!(x, y);
+            // Delta keeps unchanged attributes only in the master (never a
+            // second copy), so both versions read the same allocation.
+            let shared = mode == NonInline::Shared || s == VersionStorage::Delta;
+            assert_eq!(Arc::ptr_eq(x, y), shared, "{s} {mode:?}");
+        }
+    }
+}
+
+// ------------------------------------------------------------ validation
+
+#[test]
+fn every_storage_opens_and_impossible_combinations_are_named() {
+    for s in VersionStorage::ALL {
+        assert!(
+            Database::open(Options::default().version_storage(s)).is_ok(),
+            "{s}"
+        );
+        assert_eq!(s.name().parse::<VersionStorage>().unwrap(), s);
+    }
+    assert!("nope".parse::<VersionStorage>().is_err());
+    for s in [
+        VersionStorage::AppendNewToOld,
+        VersionStorage::TimeTravel,
+        VersionStorage::Delta,
+    ] {
+        match Database::open(
+            Options::default()
+                .version_storage(s)
+                .gc(GcPolicy::Cooperative),
+        ) {
+            Err(Error::InvalidConfig(m)) => {
+                assert!(
+                    m.contains("Cooperative") && m.contains("AppendOldToNew"),
+                    "{m}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    match Database::open(
+        Options::default()
+            .version_storage(VersionStorage::AppendOldToNew)
+            .gc(GcPolicy::Cooperative),
+    ) {
+        Err(Error::InvalidConfig(m)) => assert!(m.contains("not implemented"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    for s in [VersionStorage::TimeTravel, VersionStorage::Delta] {
+        match Database::open(
+            Options::default()
+                .version_storage(s)
+                .index_pointers(IndexPointers::Physical),
+        ) {
+            Err(Error::InvalidConfig(m)) => {
+                assert!(m.contains("Physical") && m.contains("append-only"), "{m}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(
+        Options::default().text_copy(true).non_inline,
+        NonInline::Copy
+    );
+}
+
+/// Snapshots taken along a row's life (insert, updates of different
+/// attributes, delete, re-insert, update, abort) each keep reading their
+/// version, under every storage scheme: reconstruction across deltas,
+/// full copies and tombstones, and an abort restoring the master.
+#[test]
+fn old_snapshots_read_their_version_across_updates_deletes_and_reinserts() {
+    for s in VersionStorage::ALL {
+        for gc in [GcPolicy::TransactionLevel, GcPolicy::None] {
+            let db = Database::open(
+                Options::default()
+                    .version_storage(s)
+                    .gc(gc)
+                    .gc_every_commits(1),
+            )
+            .unwrap();
+            let t = db
+                .create_table(
+                    Schema::new("t")
+                        .column("k", Type::Int)
+                        .column("a", Type::Int)
+                        .column("b", Type::Text)
+                        .column("c", Type::Int)
+                        .primary_key(&["k"]),
+                )
+                .unwrap();
+            let mut snaps = Vec::new();
+            let mut want = Vec::new();
+            let step = |f: &dyn Fn(&mut strata::Transaction)| {
+                let mut txn = db.begin().unwrap();
+                f(&mut txn);
+                txn.commit().unwrap();
+            };
+            let mut snap = |w: Option<strata::Row>| {
+                snaps.push(db.begin_read_only().unwrap());
+                want.push(w);
+            };
+            snap(None);
+            step(&|x| x.insert(&t, row![1, 1, "one", 1]).unwrap());
+            snap(Some(row![1, 1, "one", 1]));
+            step(&|x| x.update(&t, &key![1], &[("a", Value::Int(2))]).unwrap());
+            snap(Some(row![1, 2, "one", 1]));
+            step(&|x| {
+                x.update(&t, &key![1], &[("b", Value::from("three"))])
+                    .unwrap();
+                // A second write of the same row by the same transaction.
+                x.update(&t, &key![1], &[("c", Value::Int(3))]).unwrap();
+            });
+            snap(Some(row![1, 2, "three", 3]));
+            step(&|x| x.delete(&t, &key![1]).unwrap());
+            snap(None);
+            step(&|x| x.insert(&t, row![1, 5, "five", 5]).unwrap());
+            snap(Some(row![1, 5, "five", 5]));
+            step(&|x| x.update(&t, &key![1], &[("a", Value::Int(6))]).unwrap());
+            snap(Some(row![1, 6, "five", 5]));
+            // Rolled back: delete + insert + update in one transaction.
+            let mut x = db.begin().unwrap();
+            x.delete(&t, &key![1]).unwrap();
+            x.insert(&t, row![1, 7, "seven", 7]).unwrap();
+            x.update(&t, &key![1], &[("c", Value::Int(8))]).unwrap();
+            assert_eq!(x.get(&t, &key![1]).unwrap(), Some(row![1, 7, "seven", 8]));
+            x.abort();
+            snap(Some(row![1, 6, "five", 5]));
+            for (i, (ro, w)) in snaps.iter_mut().zip(&want).enumerate() {
+                assert_eq!(&ro.get(&t, &key![1]).unwrap(), w, "{s} {gc:?} snapshot {i}");
+            }
+        }
+    }
+}
+
+/// `Database::stats()` reads masters (text sizes) while writers move text
+/// values in and out of them: it must pair each cell's tag and payload
+/// through the seqlock, never follow a half-written text pointer.
+#[test]
+fn stats_can_run_while_text_is_updated_in_place() {
+    for s in [VersionStorage::TimeTravel, VersionStorage::Delta] {
+        let db = Database::open(Options::default().version_storage(s)).unwrap();
+        let t = db
+            .create_table(
+                Schema::new("t")
+                    .column("k", Type::Int)
+                    .column("a", Type::Text)
+                    .column("b", Type::Int)
+                    .primary_key(&["k"]),
+            )
+            .unwrap();
+        let mut x = db.begin().unwrap();
+        for k in 0..8i64 {
+            x.insert(&t, row![k, "start", 0]).unwrap();
+        }
+        x.commit().unwrap();
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                let mut n = 0i64;
+                while !stop.load(SeqCst) {
+                    n += 1;
+                    let mut x = db.begin().unwrap();
+                    let v = if n % 2 == 0 {
+                        Value::from("x".repeat(40))
+                    } else {
+                        Value::Int(n)
+                    };
+                    let upd = match v {
+                        Value::Text(_) => x.update(&t, &key![n % 8], &[("a", v)]),
+                        Value::Int(_) => x.update(&t, &key![n % 8], &[("b", v)]),
+                    };
+                    if upd.is_ok() && n % 3 != 0 {
+                        let _ = x.commit();
+                    }
+                }
+            });
+            let mut passes = 0;
+            let until = std::time::Instant::now() + std::time::Duration::from_millis(300);
+            while std::time::Instant::now() < until {
+                let st = db.stats();
+                assert_eq!(st.rows, 8, "{s}");
+                assert!(st.main_table_bytes > 0);
+                passes += 1;
+            }
+            stop.store(true, SeqCst);
+            assert!(passes > 0);
+        });
+    }
+}
