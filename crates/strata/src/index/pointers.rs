@@ -512,7 +512,7 @@ pub(crate) fn before_cut(t: &TableInner, tuple: u64, survivor: &Version) {
             if !r.is_tombstone() {
                 for idx in list {
                     if !idx.is_physical() {
-                        keys.push(idx.ident(&t.schema, r.data()));
+                        keys.push((Arc::as_ptr(idx), idx.ident(&t.schema, r.data())));
                     }
                 }
             }
@@ -524,7 +524,11 @@ pub(crate) fn before_cut(t: &TableInner, tuple: u64, survivor: &Version) {
         keys
     };
     let first = survivors(t, survivor);
-    stale.retain(|(_, k)| !first.iter().any(|s| s[..] == k[..]));
+    stale.retain(|(i, k)| {
+        !first
+            .iter()
+            .any(|(si, s)| *si == Arc::as_ptr(i) && s[..] == k[..])
+    });
     if stale.is_empty() {
         return;
     }
@@ -556,14 +560,14 @@ fn remove_stale(
         return;
     }
     // Under the lock no version can be added: look again, then remove.
-    let mut keep: Vec<Vec<u8>> = Vec::new();
+    let mut keep: Vec<(*const SecondaryIndex, Vec<u8>)> = Vec::new();
     let mut v = head;
     while !v.is_null() {
         // SAFETY: pinned; versions above the cut are alive.
         let r = unsafe { &*v };
         if !r.is_tombstone() {
             for (idx, _) in &stale {
-                keep.push(idx.ident(&t.schema, r.data()));
+                keep.push((Arc::as_ptr(idx), idx.ident(&t.schema, r.data())));
             }
         }
         if std::ptr::eq(v, stop) {
@@ -572,7 +576,10 @@ fn remove_stale(
         v = r.next();
     }
     for (idx, key) in &stale {
-        if !keep.iter().any(|k| k[..] == key[..]) {
+        if !keep
+            .iter()
+            .any(|(i, k)| *i == Arc::as_ptr(idx) && k[..] == key[..])
+        {
             let value = idx.value_for(tuple);
             idx.tree.remove_if_sync(&key[..], |x| *x == value);
         }
