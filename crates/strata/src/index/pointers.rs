@@ -108,7 +108,7 @@ impl Transaction {
             }
             if let Err(e) = self.sec_add(ti, idx, tuple, v) {
                 for w in self.sec_writes.drain(mark..) {
-                    w.index.tree.remove_if_sync(&w.key, |x| *x == w.value);
+                    w.index.tree.remove_if(&w.key, w.value);
                 }
                 return Err(e);
             }
@@ -128,24 +128,15 @@ impl Transaction {
         let key = idx.entry_key(ident.clone(), v);
         let value = idx.value_for(tuple);
         let added = loop {
-            match idx.tree.insert_sync(key.clone(), value) {
+            match idx.tree.insert(key.clone(), value) {
                 Ok(()) => break true,
-                Err(_) => {
-                    // The row already has this key (logical pointers), or
-                    // (tuple ids) a dead row with the same primary key left
-                    // an entry GC has not removed yet: replace that one.
-                    let old = idx.tree.peek_with(&key[..], |_, x| *x);
-                    match old {
-                        Some(o)
-                            if o != value
-                                && idx.pointers != crate::IndexPointers::LogicalPrimaryKey =>
-                        {
-                            idx.tree.remove_if_sync(&key[..], |x| *x == o);
-                        }
-                        Some(_) => break false,
-                        None => {}
-                    }
+                // The row already has this key (logical pointers), or
+                // (tuple ids) a dead row with the same primary key left an
+                // entry GC has not removed yet: replace that one.
+                Err(o) if o != value && idx.pointers == crate::IndexPointers::LogicalTupleId => {
+                    idx.tree.remove_if(&key, o);
                 }
+                Err(_) => break false,
             }
         };
         if added {
@@ -275,7 +266,7 @@ impl Transaction {
                 w.version = v;
                 return true;
             }
-            w.index.tree.remove_if_sync(&w.key, |x| *x == w.value);
+            w.index.tree.remove_if(&w.key, w.value);
             false
         });
     }
@@ -283,7 +274,7 @@ impl Transaction {
     /// Abort: removes every entry we added (before our versions retire).
     pub(crate) fn sec_rollback(&mut self) {
         for w in self.sec_writes.drain(..).rev() {
-            w.index.tree.remove_if_sync(&w.key, |x| *x == w.value);
+            w.index.tree.remove_if(&w.key, w.value);
         }
     }
 
@@ -496,7 +487,7 @@ pub(crate) fn before_cut(t: &TableInner, tuple: u64, survivor: &Version) {
                 let key = idx.entry_key(idx.ident(&t.schema, r.data()), v);
                 if idx.is_physical() {
                     // A physical entry belongs to this version alone.
-                    idx.tree.remove_sync(&key[..]);
+                    idx.tree.remove(&key[..]);
                 } else if !stale.iter().any(|(i, k)| Arc::ptr_eq(i, idx) && *k == key) {
                     stale.push((Arc::clone(idx), key));
                 }
@@ -586,7 +577,7 @@ fn remove_stale(
             .any(|(i, k)| *i == Arc::as_ptr(idx) && k[..] == key[..])
         {
             let value = idx.value_for(tuple);
-            idx.tree.remove_if_sync(&key[..], |x| *x == value);
+            idx.tree.remove_if(&key[..], value);
         }
     }
     // SAFETY: we hold the lock on the (alive) head.
@@ -606,7 +597,7 @@ pub(crate) fn on_unlink(t: &TableInner, tuple: u64, head: *mut Version) {
             for idx in list {
                 let key = idx.entry_key(idx.ident(&t.schema, r.data()), v);
                 let value = idx.value_for(tuple);
-                idx.tree.remove_if_sync(&key[..], |x| *x == value);
+                idx.tree.remove_if(&key[..], value);
             }
         }
         v = r.next();
@@ -617,7 +608,7 @@ pub(crate) fn on_unlink(t: &TableInner, tuple: u64, head: *mut Version) {
             return true;
         }
         let value = s.index.value_for(tuple);
-        s.index.tree.remove_if_sync(&s.key[..], |x| *x == value);
+        s.index.tree.remove_if(&s.key[..], value);
         false
     });
 }

@@ -45,8 +45,8 @@ use crate::storage::version::{Version, TID_MARK};
 use crate::table::{Table, TableInner};
 use crate::value::{Key, Schema, Value};
 use crossbeam_epoch::{self as epoch, Atomic, Guard, Owned};
+use crossbeam_skiplist::SkipMap;
 use parking_lot::Mutex;
-use scc::TreeIndex;
 use std::collections::HashMap;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
@@ -68,7 +68,7 @@ pub(crate) struct SecondaryIndex {
     pub column_names: Vec<String>,
     pub unique: bool,
     pub pointers: IndexPointers,
-    pub tree: TreeIndex<Box<[u8]>, u64>,
+    pub tree: Entries,
     pub dropped: AtomicBool,
     /// MVTO: largest timestamp of a transaction that scanned this index; an
     /// older transaction may not add an entry (a phantom for that reader).
@@ -156,7 +156,6 @@ impl SecondaryIndex {
 
     /// Entries with keys in the (byte) bounds, in key order.
     pub fn range(&self, lo: &Bound<EncodedKey>, hi: &Bound<EncodedKey>) -> Vec<(Box<[u8]>, u64)> {
-        let guard = scc::Guard::new();
         fn b(x: &Bound<EncodedKey>) -> Bound<&[u8]> {
             match x {
                 Bound::Included(EncodedKey::Bytes(k)) => Bound::Included(k),
@@ -172,8 +171,9 @@ impl SecondaryIndex {
             }
         }
         self.tree
-            .range::<[u8], _>((b(lo), b(hi)), &guard)
-            .map(|(k, v)| (k.clone(), *v))
+            .map
+            .range::<[u8], _>((b(lo), b(hi)))
+            .map(|e| (e.key().clone(), *e.value()))
             .collect()
     }
 
@@ -187,15 +187,55 @@ impl SecondaryIndex {
     }
 
     fn approx_bytes(&self) -> (u64, u64) {
-        let guard = scc::Guard::new();
         let mut n = 0u64;
         let mut bytes = 0u64;
-        for (k, _) in self.tree.iter(&guard) {
+        for e in self.tree.map.iter() {
             n += 1;
-            // key bytes + boxed-slice header + value + tree slot overhead
-            bytes += (k.len() + 16 + 8 + 8) as u64;
+            // key bytes + boxed-slice header + value + skiplist node
+            // (refcount, height, about two tower pointers on average)
+            bytes += (e.key().len() + 16 + 8 + 32) as u64;
         }
         (n, bytes)
+    }
+}
+
+/// The entries of one secondary index: a lock-free skip list
+/// (`crossbeam-skiplist`). Not `scc::TreeIndex` (which the primary index
+/// uses): its range iterator can miss entries present for the whole scan
+/// when the leaf it starts in has just been emptied by removals, which
+/// index churn (physical pointers, GC of stale entries) does constantly;
+/// a skip-list iterator sees every entry present from start to end.
+#[derive(Default)]
+pub(crate) struct Entries {
+    map: SkipMap<Box<[u8]>, u64>,
+}
+
+impl Entries {
+    /// Adds `key -> value` unless the key is present; `Err(existing)` then.
+    pub fn insert(&self, key: Box<[u8]>, value: u64) -> std::result::Result<(), u64> {
+        let mut inserted = false;
+        let e = self.map.get_or_insert_with(key, || {
+            inserted = true;
+            value
+        });
+        if inserted {
+            Ok(())
+        } else {
+            Err(*e.value())
+        }
+    }
+
+    /// Removes `key` if it maps to `value`.
+    pub fn remove_if(&self, key: &[u8], value: u64) -> bool {
+        match self.map.get(key) {
+            Some(e) if *e.value() == value => e.remove(),
+            _ => false,
+        }
+    }
+
+    /// Removes `key` whatever it maps to.
+    pub fn remove(&self, key: &[u8]) -> bool {
+        self.map.remove(key).is_some()
     }
 }
 
@@ -359,7 +399,7 @@ impl Database {
             column_names: columns.iter().map(|s| s.to_string()).collect(),
             unique: unique == Unique::Yes,
             pointers: db.opts.index_pointers,
-            tree: TreeIndex::new(),
+            tree: Entries::default(),
             dropped: AtomicBool::new(false),
             predicate_read_ts: AtomicU64::new(0),
             scan_log: Mutex::new(Vec::new()),
@@ -470,7 +510,7 @@ fn backfill(db: &DbInner, t: &TableInner, idx: &SecondaryIndex) -> Result<()> {
                 // after publication and maintain their own entries.
                 if !r.is_tombstone() && r.begin.load(SeqCst) & TID_MARK == 0 {
                     let key = idx.entry_key(idx.ident(&t.schema, r.data()), v);
-                    let _ = idx.tree.insert_sync(key, idx.value_for(tuple));
+                    let _ = idx.tree.insert(key, idx.value_for(tuple));
                 }
                 v = r.next();
             }
