@@ -50,7 +50,9 @@ fn main() {
                 }
                 scans += 1;
             }
-            println!("{scans} full scans: scc::TreeIndex short {tree_short}, SkipMap short {list_short}");
+            println!(
+                "{scans} full scans: scc::TreeIndex short {tree_short}, SkipMap short {list_short}"
+            );
         });
     });
 }

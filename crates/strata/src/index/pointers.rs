@@ -87,12 +87,14 @@ impl Transaction {
     /// Adds the secondary entries new version `v` of `tuple` needs, and
     /// checks unique indexes. Called while we hold the row's write lock and
     /// before `v` replaces the head (for a fresh insert: after the primary
-    /// entry exists). On error nothing was added; the caller undoes its own
-    /// step.
+    /// entry exists). `prev` is the version `v` replaces (the head; null for
+    /// a fresh insert). On error nothing was added; the caller undoes its
+    /// own step.
     pub(crate) fn sec_on_write(
         &mut self,
         ti: &TableInner,
         tuple: u64,
+        prev: *mut Version,
         v: *mut Version,
     ) -> Result<()> {
         let guard = epoch::pin();
@@ -105,6 +107,16 @@ impl Transaction {
         for idx in list {
             if idx.dropped.load(SeqCst) {
                 continue;
+            }
+            // SAFETY: `prev` is the locked head or our own version: alive.
+            if let (false, Some(p)) = (idx.is_physical(), unsafe { prev.as_ref() }) {
+                // An update that leaves this index's columns alone: the
+                // row has the entry already (logical pointers).
+                // SAFETY: as above.
+                let new = unsafe { (*v).data() };
+                if !p.is_tombstone() && idx.columns.iter().all(|&c| p.data()[c] == new[c]) {
+                    continue;
+                }
             }
             if let Err(e) = self.sec_add(ti, idx, tuple, v) {
                 for w in self.sec_writes.drain(mark..) {
@@ -484,6 +496,15 @@ pub(crate) fn before_cut(t: &TableInner, tuple: u64, survivor: &Version) {
         let r = unsafe { &*v };
         if !r.is_tombstone() {
             for idx in list {
+                let same_as_survivor = !idx.is_physical()
+                    && !survivor.is_tombstone()
+                    && idx
+                        .columns
+                        .iter()
+                        .all(|&c| r.data()[c] == survivor.data()[c]);
+                if same_as_survivor {
+                    continue; // the survivor keeps this entry
+                }
                 let key = idx.entry_key(idx.ident(&t.schema, r.data()), v);
                 if idx.is_physical() {
                     // A physical entry belongs to this version alone.

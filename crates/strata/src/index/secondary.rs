@@ -1,6 +1,7 @@
 //! Secondary indexes: ordered, unique or not, on one or more columns.
 //!
-//! A secondary index is a B+-tree (`scc::TreeIndex`) of *entries*. An entry's
+//! A secondary index is an ordered map (a lock-free skip list, see
+//! [`Entries`]) of *entries*. An entry's
 //! key is the order-preserving encoding of the indexed values followed by the
 //! row's primary key, so entries sort by index key with ties broken by
 //! primary key, and a prefix of the index columns selects a contiguous run:

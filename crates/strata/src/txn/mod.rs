@@ -390,7 +390,7 @@ impl Transaction {
                         return Err(duplicate(ti, &key));
                     }
                     let v = Version::alloc(self.tid, data, h.next());
-                    if let Err(e) = self.sec_on_write(ti, tuple, v) {
+                    if let Err(e) = self.sec_on_write(ti, tuple, head, v) {
                         gc::retire(v, &epoch::pin());
                         return self.fail(e);
                     }
@@ -414,7 +414,7 @@ impl Transaction {
                     return Err(duplicate(ti, &key));
                 }
                 let v = Version::alloc(self.tid, data, head);
-                if let Err(e) = self.sec_on_write(ti, tuple, v) {
+                if let Err(e) = self.sec_on_write(ti, tuple, head, v) {
                     self.unlock_unused(head);
                     gc::retire(v, &epoch::pin());
                     return self.fail(e);
@@ -446,7 +446,7 @@ impl Transaction {
                         old: ptr::null_mut(),
                         index_key: Some(ek.clone()),
                     });
-                    if let Err(e) = self.sec_on_write(ti, tuple, v) {
+                    if let Err(e) = self.sec_on_write(ti, tuple, ptr::null_mut(), v) {
                         // Undo the insert as rollback would (secondary
                         // entries are gone already).
                         self.writes.pop();
@@ -550,7 +550,7 @@ impl Transaction {
                 return Err(not_found());
             }
             let v = make(h.data(), h.next());
-            if let Err(e) = self.sec_on_write(ti, tuple, v) {
+            if let Err(e) = self.sec_on_write(ti, tuple, head, v) {
                 gc::retire(v, &epoch::pin());
                 return self.fail(e);
             }
@@ -568,7 +568,7 @@ impl Transaction {
             return Err(not_found());
         }
         let v = make(h.data(), head);
-        if let Err(e) = self.sec_on_write(ti, tuple, v) {
+        if let Err(e) = self.sec_on_write(ti, tuple, head, v) {
             self.unlock_unused(head);
             gc::retire(v, &epoch::pin());
             return self.fail(e);
