@@ -135,6 +135,22 @@ mod tests {
             prop_assert_eq!(ka.cmp(&kb), encode(&ka, false).cmp(&encode(&kb, false)));
         }
 
+        /// A prefix of a key's values selects exactly the keys that start
+        /// with it: `[enc(p), prefix_end(enc(p)))`, and `skip_values`
+        /// finds where the prefix's encoding ends.
+        #[test]
+        fn prefix_ranges_select_exactly_the_keys_with_that_prefix((ka, kb) in arb_key_pair(), n in 0usize..4) {
+            let n = n.min(ka.0.len());
+            let prefix = Key(ka.0[..n].to_vec());
+            let mut p = Vec::new();
+            encode_values_into(&prefix.0, &mut p);
+            let EncodedKey::Bytes(eb) = encode(&kb, false) else { unreachable!() };
+            let EncodedKey::Bytes(ea) = encode(&ka, false) else { unreachable!() };
+            prop_assert_eq!(skip_values(&ea, n), p.len());
+            let in_range = *eb >= *p && prefix_end(&p).is_none_or(|e| *eb < *e);
+            prop_assert_eq!(in_range, kb.0.starts_with(&prefix.0));
+        }
+
         #[test]
         fn int_fast_form_preserves_order(a: i64, b: i64) {
             let (ka, kb) = (Key::from(a), Key::from(b));
