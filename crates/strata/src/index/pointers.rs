@@ -69,6 +69,9 @@ pub(crate) struct SecWrite {
     pub version: *mut Version,
 }
 
+/// An entry of an index that GC found stale.
+type StaleEntry = (Arc<SecondaryIndex>, Box<[u8]>);
+
 /// A stale logical entry GC could not remove yet.
 pub(crate) struct PendingStale {
     pub tuple: u64,
@@ -489,7 +492,7 @@ pub(crate) fn before_cut(t: &TableInner, tuple: u64, survivor: &Version) {
     if list.is_empty() || survivor.next().is_null() {
         return;
     }
-    let mut stale: Vec<(Arc<SecondaryIndex>, Box<[u8]>)> = Vec::new();
+    let mut stale: Vec<StaleEntry> = Vec::new();
     let mut v = survivor.next();
     while !v.is_null() {
         // SAFETY: the cut part is only changed by GC (us), still linked.
@@ -554,12 +557,7 @@ pub(crate) fn before_cut(t: &TableInner, tuple: u64, survivor: &Version) {
 
 /// Removes stale logical entries of `tuple` under its write lock, or queues
 /// them for a later pass when a writer holds it.
-fn remove_stale(
-    t: &TableInner,
-    tuple: u64,
-    stale: Vec<(Arc<SecondaryIndex>, Box<[u8]>)>,
-    stop: *const Version,
-) {
+fn remove_stale(t: &TableInner, tuple: u64, stale: Vec<StaleEntry>, stop: *const Version) {
     let head = t.rows.head(tuple);
     // SAFETY: pinned by the caller; heads are alive.
     let locked = unsafe { head.as_ref() }.is_some_and(|h| {
@@ -641,7 +639,7 @@ pub(crate) fn retry_pending(t: &TableInner) {
         return;
     }
     let _guard = epoch::pin();
-    let mut by_tuple: HashMap<u64, Vec<(Arc<SecondaryIndex>, Box<[u8]>)>> = HashMap::new();
+    let mut by_tuple: HashMap<u64, Vec<StaleEntry>> = HashMap::new();
     for s in work {
         by_tuple.entry(s.tuple).or_default().push((s.index, s.key));
     }

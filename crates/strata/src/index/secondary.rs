@@ -292,10 +292,12 @@ impl Drop for TableIndexes {
     }
 }
 
+type CatalogEntry = (Arc<SecondaryIndex>, Arc<TableInner>);
+
 /// Index name -> index, for the whole database.
 #[derive(Default)]
 pub(crate) struct IndexCatalog {
-    by_name: parking_lot::RwLock<HashMap<String, (Arc<SecondaryIndex>, Arc<TableInner>)>>,
+    by_name: parking_lot::RwLock<HashMap<String, CatalogEntry>>,
 }
 
 impl IndexCatalog {
@@ -516,7 +518,7 @@ fn backfill(db: &DbInner, t: &TableInner, idx: &SecondaryIndex) -> Result<()> {
                 v = r.next();
             }
             n += 1;
-            if n % 4096 == 0 {
+            if n.is_multiple_of(4096) {
                 guard.flush();
             }
         });
