@@ -91,6 +91,11 @@ pub struct GcQueue {
     /// Entries with their sequence numbers, in push order.
     queue: Mutex<(VecDeque<(u64, Garbage)>, u64)>,
     limbo: Mutex<Vec<Limbo>>,
+    /// Deleted rows whose unlink had to wait (`Pruned::NotYet`), retried
+    /// before the queue on later passes. Kept apart from the queue so they
+    /// neither block it nor fall behind a later write of their row, whose
+    /// cut would free the tombstone they point at.
+    waiting: Mutex<Vec<(u64, Garbage)>>,
     /// Serialises passes: one collector at a time, the others skip.
     running: Mutex<()>,
 }
@@ -124,7 +129,10 @@ impl GcQueue {
         } else {
             self.running.try_lock()?
         };
-        let mut ready = Vec::new();
+        // Waiting deletes first: they are older than any queued entry.
+        let (mut ready, mut later): (Vec<_>, Vec<_>) = std::mem::take(&mut *self.waiting.lock())
+            .into_iter()
+            .partition(|(_, g)| g.cts <= horizon);
         let next_seq;
         {
             let mut q = self.queue.lock();
@@ -152,7 +160,9 @@ impl GcQueue {
                 // A later write of a row whose deletion had to wait: its cut
                 // (or unlink) retires the waiting tombstone, so that entry
                 // must go (it would point at a freed version).
-                retry.retain(|(_, r): &(u64, Garbage)| r.table != g.table || r.tuple != g.tuple);
+                let other = |(_, r): &(u64, Garbage)| r.table != g.table || r.tuple != g.tuple;
+                retry.retain(other);
+                later.retain(other);
             }
             match pruned {
                 Pruned::Cut(n) => freed += n,
@@ -169,17 +179,12 @@ impl GcQueue {
                 guard.flush();
             }
         }
-        if !retry.is_empty() {
-            // Back to the front, with their sequence numbers: entries of a
-            // row must be processed in the order of its writes (see
-            // `Garbage`), and later writes of these rows may be queued
-            // already. (They used to go to the back, where a later write's
-            // cut could free the tombstone first: a double free under MVTO
-            // and MV2PL.)
-            let mut q = self.queue.lock();
-            for r in retry.into_iter().rev() {
-                q.0.push_front(r);
-            }
+        // (Requeued at the back of the queue, a waiting delete could fall
+        // behind a later write of its row whose cut freed its tombstone
+        // first: a double free under MVTO and MV2PL.)
+        later.extend(retry);
+        if !later.is_empty() {
+            self.waiting.lock().extend(later);
         }
         // Read the clock after the unlinks: every transaction that could
         // still reach an unlinked row began before, so its snapshot is at or
