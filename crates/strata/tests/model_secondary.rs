@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use std::collections::BTreeMap;
 use strata::{
     key, row, Database, Error, IndexPointers, Options, Protocol, Schema, Transaction, Type, Unique,
-    Value,
+    Value, VersionStorage,
 };
 
 #[derive(Debug, Clone)]
@@ -60,11 +60,40 @@ fn rows_by(model: &Model, col: usize, lo: i64, hi: i64) -> Vec<Vec<Value>> {
     out.into_iter().map(|(_, _, r)| r).collect()
 }
 
-fn run(p: Protocol, s: IndexPointers, ops: &[Op]) -> Result<(), TestCaseError> {
+/// Every valid (version storage, pointer scheme) pair: physical pointers
+/// need append-only storage (N2O, O2N).
+type Cfg = (VersionStorage, IndexPointers);
+const SCHEMES: [Cfg; 10] = [
+    (
+        VersionStorage::AppendNewToOld,
+        IndexPointers::LogicalTupleId,
+    ),
+    (
+        VersionStorage::AppendNewToOld,
+        IndexPointers::LogicalPrimaryKey,
+    ),
+    (VersionStorage::AppendNewToOld, IndexPointers::Physical),
+    (
+        VersionStorage::AppendOldToNew,
+        IndexPointers::LogicalTupleId,
+    ),
+    (
+        VersionStorage::AppendOldToNew,
+        IndexPointers::LogicalPrimaryKey,
+    ),
+    (VersionStorage::AppendOldToNew, IndexPointers::Physical),
+    (VersionStorage::TimeTravel, IndexPointers::LogicalTupleId),
+    (VersionStorage::TimeTravel, IndexPointers::LogicalPrimaryKey),
+    (VersionStorage::Delta, IndexPointers::LogicalTupleId),
+    (VersionStorage::Delta, IndexPointers::LogicalPrimaryKey),
+];
+
+fn run(p: Protocol, s: Cfg, ops: &[Op]) -> Result<(), TestCaseError> {
     let db = Database::open(
         Options::default()
             .protocol(p)
-            .index_pointers(s)
+            .version_storage(s.0)
+            .index_pointers(s.1)
             .gc_every_commits(1)
             .gc_interval(None),
     )
@@ -246,7 +275,7 @@ proptest! {
     #[test]
     fn secondary_indexes_match_a_btreemap(ops in proptest::collection::vec(op(), 1..60)) {
         for p in Protocol::ALL {
-            for s in [IndexPointers::LogicalTupleId, IndexPointers::LogicalPrimaryKey, IndexPointers::Physical] {
+            for s in SCHEMES {
                 run(p, s, &ops)?;
             }
         }

@@ -6,17 +6,40 @@ use strata::{
     Schema, Table, Type, Unique, Value, VersionStorage,
 };
 
-const SCHEMES: [IndexPointers; 3] = [
-    IndexPointers::LogicalTupleId,
-    IndexPointers::LogicalPrimaryKey,
-    IndexPointers::Physical,
+/// Every valid (version storage, pointer scheme) pair: physical pointers
+/// need append-only storage (N2O, O2N).
+type Cfg = (VersionStorage, IndexPointers);
+const SCHEMES: [Cfg; 10] = [
+    (
+        VersionStorage::AppendNewToOld,
+        IndexPointers::LogicalTupleId,
+    ),
+    (
+        VersionStorage::AppendNewToOld,
+        IndexPointers::LogicalPrimaryKey,
+    ),
+    (VersionStorage::AppendNewToOld, IndexPointers::Physical),
+    (
+        VersionStorage::AppendOldToNew,
+        IndexPointers::LogicalTupleId,
+    ),
+    (
+        VersionStorage::AppendOldToNew,
+        IndexPointers::LogicalPrimaryKey,
+    ),
+    (VersionStorage::AppendOldToNew, IndexPointers::Physical),
+    (VersionStorage::TimeTravel, IndexPointers::LogicalTupleId),
+    (VersionStorage::TimeTravel, IndexPointers::LogicalPrimaryKey),
+    (VersionStorage::Delta, IndexPointers::LogicalTupleId),
+    (VersionStorage::Delta, IndexPointers::LogicalPrimaryKey),
 ];
 
-fn open(p: Protocol, s: IndexPointers) -> Database {
+fn open(p: Protocol, s: Cfg) -> Database {
     Database::open(
         Options::default()
             .protocol(p)
-            .index_pointers(s)
+            .version_storage(s.0)
+            .index_pointers(s.1)
             .gc_interval(None),
     )
     .unwrap()
@@ -126,7 +149,7 @@ fn index_on_populated_table_scans_in_key_order_with_prefix_bounds() {
 
 #[test]
 fn primary_scan_accepts_prefix_bounds() {
-    let db = open(Protocol::SiSsn, IndexPointers::LogicalTupleId);
+    let db = open(Protocol::SiSsn, SCHEMES[0]);
     let t = customers(&db);
     load_customers(&db, &t);
     let mut txn = db.begin().unwrap();
@@ -147,7 +170,7 @@ fn primary_scan_accepts_prefix_bounds() {
 
 #[test]
 fn ddl_errors_are_typed() {
-    let db = open(Protocol::SiSsn, IndexPointers::LogicalTupleId);
+    let db = open(Protocol::SiSsn, SCHEMES[0]);
     let t = customers(&db);
     let schema = |r: Result<Index, Error>| matches!(r, Err(Error::Schema(_)));
     assert!(schema(db.create_index("i", &t, &["nope"], Unique::No)));
@@ -161,7 +184,7 @@ fn ddl_errors_are_typed() {
     );
     assert!(schema(db.index("missing")));
     assert!(matches!(db.drop_index("missing"), Err(Error::Schema(_))));
-    let other = open(Protocol::SiSsn, IndexPointers::LogicalTupleId);
+    let other = open(Protocol::SiSsn, SCHEMES[0]);
     assert!(schema(other.create_index("j", &t, &["w"], Unique::No)));
     let mut txn = db.begin().unwrap();
     // Too many values, wrong type.
@@ -210,13 +233,18 @@ fn physical_pointers_need_append_only_storage() {
         );
         match r {
             Err(Error::InvalidConfig(m)) => {
-                assert!(m.contains("physical") && m.contains("append-only"), "{m}")
+                assert!(
+                    m.to_lowercase().contains("physical") && m.contains("append-only"),
+                    "{m}"
+                )
             }
             other => panic!("{vs:?}: {other:?}"),
         }
     }
     for s in SCHEMES {
-        assert!(Database::open(Options::default().index_pointers(s)).is_ok());
+        assert!(
+            Database::open(Options::default().version_storage(s.0).index_pointers(s.1)).is_ok()
+        );
     }
 }
 

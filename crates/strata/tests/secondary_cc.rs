@@ -7,13 +7,35 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use strata::{
     key, row, Database, Error, Index, IndexPointers, Options, Protocol, Schema, Table, Transaction,
-    Type, Unique, Value,
+    Type, Unique, Value, VersionStorage,
 };
 
-const SCHEMES: [IndexPointers; 3] = [
-    IndexPointers::LogicalTupleId,
-    IndexPointers::LogicalPrimaryKey,
-    IndexPointers::Physical,
+/// Every valid (version storage, pointer scheme) pair: physical pointers
+/// need append-only storage (N2O, O2N).
+type Cfg = (VersionStorage, IndexPointers);
+const SCHEMES: [Cfg; 10] = [
+    (
+        VersionStorage::AppendNewToOld,
+        IndexPointers::LogicalTupleId,
+    ),
+    (
+        VersionStorage::AppendNewToOld,
+        IndexPointers::LogicalPrimaryKey,
+    ),
+    (VersionStorage::AppendNewToOld, IndexPointers::Physical),
+    (
+        VersionStorage::AppendOldToNew,
+        IndexPointers::LogicalTupleId,
+    ),
+    (
+        VersionStorage::AppendOldToNew,
+        IndexPointers::LogicalPrimaryKey,
+    ),
+    (VersionStorage::AppendOldToNew, IndexPointers::Physical),
+    (VersionStorage::TimeTravel, IndexPointers::LogicalTupleId),
+    (VersionStorage::TimeTravel, IndexPointers::LogicalPrimaryKey),
+    (VersionStorage::Delta, IndexPointers::LogicalTupleId),
+    (VersionStorage::Delta, IndexPointers::LogicalPrimaryKey),
 ];
 
 fn soak() -> u64 {
@@ -24,8 +46,14 @@ fn soak() -> u64 {
 }
 
 /// item(id, cat, note) with a non-unique index on cat.
-fn setup(p: Protocol, s: IndexPointers) -> (Database, Table, Index) {
-    let db = Database::open(Options::default().protocol(p).index_pointers(s)).unwrap();
+fn setup(p: Protocol, s: Cfg) -> (Database, Table, Index) {
+    let db = Database::open(
+        Options::default()
+            .protocol(p)
+            .version_storage(s.0)
+            .index_pointers(s.1),
+    )
+    .unwrap();
     let t = db
         .create_table(
             Schema::new("item")
@@ -223,10 +251,22 @@ fn repeated_index_scan_sees_no_phantom_rows() {
 /// readers check, in one snapshot, that the index and the primary key agree.
 #[test]
 fn concurrent_index_scans_agree_with_primary_reads() {
-    let rounds = 20_000 * soak();
     for s in SCHEMES {
+        // The default storage gets the long run; the others a shorter one
+        // (STRATA_SOAK scales both).
+        let rounds = if s.0 == VersionStorage::AppendNewToOld {
+            20_000
+        } else {
+            5_000
+        } * soak();
         for p in [Protocol::SiSsn, Protocol::Mvocc, Protocol::Mvto] {
-            let db = Database::open(Options::default().protocol(p).index_pointers(s)).unwrap();
+            let db = Database::open(
+                Options::default()
+                    .protocol(p)
+                    .version_storage(s.0)
+                    .index_pointers(s.1),
+            )
+            .unwrap();
             let t = db
                 .create_table(
                     Schema::new("kv")
@@ -297,7 +337,7 @@ fn concurrent_index_scans_agree_with_primary_reads() {
 }
 
 /// Index scan == primary scan filtered, in index order, in one snapshot.
-fn agree(txn: &mut Transaction, t: &Table, idx: &Index, p: Protocol, s: IndexPointers) {
+fn agree(txn: &mut Transaction, t: &Table, idx: &Index, p: Protocol, s: Cfg) {
     let Ok(all) = txn.scan(t, ..) else { return };
     let mut by_v: BTreeMap<(i64, i64), Vec<Value>> = BTreeMap::new();
     for r in all {
@@ -323,7 +363,8 @@ fn agree(txn: &mut Transaction, t: &Table, idx: &Index, p: Protocol, s: IndexPoi
 #[test]
 fn index_created_under_concurrent_writers_is_complete() {
     for s in SCHEMES {
-        let db = Database::open(Options::default().index_pointers(s)).unwrap();
+        let db =
+            Database::open(Options::default().version_storage(s.0).index_pointers(s.1)).unwrap();
         let t = db
             .create_table(
                 Schema::new("kv")

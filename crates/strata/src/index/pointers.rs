@@ -601,7 +601,11 @@ pub(crate) fn before_cut(t: &TableInner, tuple: u64, survivor: *mut Version) {
     }
     // Keys a surviving version still has are not stale.
     let first = surviving_keys(t, alive, &stale);
-    stale.retain(|(i, k)| !first.iter().any(|(si, s)| *si == Arc::as_ptr(i) && s[..] == k[..]));
+    stale.retain(|(i, k)| {
+        !first
+            .iter()
+            .any(|(si, s)| *si == Arc::as_ptr(i) && s[..] == k[..])
+    });
     if stale.is_empty() {
         return;
     }

@@ -41,6 +41,7 @@ use crate::cc::predicate::ScanRecord;
 use crate::db::{Database, DbInner};
 use crate::error::{Error, Result};
 use crate::index::key::{encode_values_into, prefix_end, skip_values, EncodedKey};
+use crate::log::record::CatalogRecord;
 use crate::options::IndexPointers;
 use crate::storage::version::{Version, TID_MARK};
 use crate::table::{Table, TableInner};
@@ -71,6 +72,9 @@ pub(crate) struct SecondaryIndex {
     pub pointers: IndexPointers,
     pub tree: Entries,
     pub dropped: AtomicBool,
+    /// Its `CreateIndex` record is in the log (set under the catalog lock):
+    /// checkpoints from then on carry its definition.
+    pub logged: AtomicBool,
     /// MVTO: largest timestamp of a transaction that scanned this index; an
     /// older transaction may not add an entry (a phantom for that reader).
     pub predicate_read_ts: AtomicU64,
@@ -301,6 +305,29 @@ pub(crate) struct IndexCatalog {
 }
 
 impl IndexCatalog {
+    /// `CreateIndex` records of the live, logged indexes, by name (a
+    /// checkpoint writes them; the caller holds the catalog lock).
+    pub fn durable_definitions(&self) -> Vec<CatalogRecord> {
+        let names = self.by_name.read();
+        let mut out: Vec<(&String, CatalogRecord)> = names
+            .iter()
+            .filter(|(_, (idx, t))| idx.logged.load(SeqCst) && !t.dropped.load(SeqCst))
+            .map(|(n, (idx, t))| {
+                (
+                    n,
+                    CatalogRecord::CreateIndex {
+                        table: t.id,
+                        name: n.clone(),
+                        columns: idx.column_names.clone(),
+                        unique: idx.unique,
+                    },
+                )
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(b.0));
+        out.into_iter().map(|(_, c)| c).collect()
+    }
+
     /// A dropped table's indexes are dropped with it (their names free).
     pub fn forget_table(&self, table_id: u32) {
         self.by_name.write().retain(|_, (idx, t)| {
@@ -404,6 +431,7 @@ impl Database {
             pointers: db.opts.index_pointers,
             tree: Entries::default(),
             dropped: AtomicBool::new(false),
+            logged: AtomicBool::new(false),
             predicate_read_ts: AtomicU64::new(0),
             scan_log: Mutex::new(Vec::new()),
             pruned_scan_pstamp: AtomicU64::new(0),
@@ -422,17 +450,49 @@ impl Database {
             v.push(Arc::clone(&idx));
             v
         });
-        let built = backfill(db, ti, &idx);
-        if let Err(e) = built {
-            idx.dropped.store(true, SeqCst);
-            ti.secondary.replace(|l| {
-                l.iter()
-                    .filter(|i| !Arc::ptr_eq(i, &idx))
-                    .cloned()
-                    .collect()
-            });
-            db.indexes.by_name.write().remove(name);
-            return Err(e);
+        let built = backfill(db, ti, &idx).and_then(|()| {
+            // Durable: log the definition under the catalog lock (as
+            // create_table), after the back-fill succeeded, so recovery
+            // never meets an index that was refused.
+            match db.log.get() {
+                Some(log) => {
+                    let names = db.names.write();
+                    if ti.dropped.load(SeqCst) {
+                        return Err(Error::Schema(format!(
+                            "table {} was dropped",
+                            ti.schema.name
+                        )));
+                    }
+                    let lsn = log.catalog(&CatalogRecord::CreateIndex {
+                        table: ti.id,
+                        name: name.to_string(),
+                        columns: idx.column_names.clone(),
+                        unique: idx.unique,
+                    })?;
+                    idx.logged.store(true, SeqCst);
+                    drop(names);
+                    Ok(Some((log, lsn)))
+                }
+                None => Ok(None),
+            }
+        });
+        let logged = match built {
+            Ok(l) => l,
+            Err(e) => {
+                idx.dropped.store(true, SeqCst);
+                ti.secondary.replace(|l| {
+                    l.iter()
+                        .filter(|i| !Arc::ptr_eq(i, &idx))
+                        .cloned()
+                        .collect()
+                });
+                db.indexes.by_name.write().remove(name);
+                return Err(e);
+            }
+        };
+        drop(_ddl);
+        if let Some((log, lsn)) = logged {
+            log.wait_durable(lsn)?;
         }
         Ok(Index {
             inner: idx,
@@ -464,13 +524,26 @@ impl Database {
     /// Drops an index. Later scans through any handle to it fail with
     /// `Error::Schema`; writers stop maintaining it at once.
     pub fn drop_index(&self, name: &str) -> Result<()> {
-        let (idx, t) = self
-            .inner
-            .indexes
-            .by_name
-            .write()
-            .remove(name)
-            .ok_or_else(|| Error::Schema(format!("no index named {name}")))?;
+        // The catalog lock orders the drop record with checkpoints.
+        let names = self.inner.names.write();
+        let (idx, t, logged) = {
+            let mut by_name = self.inner.indexes.by_name.write();
+            if !by_name.contains_key(name) {
+                return Err(Error::Schema(format!("no index named {name}")));
+            }
+            let logged = match self.inner.log.get() {
+                Some(log) if by_name[name].0.logged.load(SeqCst) => Some((
+                    log,
+                    log.catalog(&CatalogRecord::DropIndex {
+                        name: name.to_string(),
+                    })?,
+                )),
+                _ => None,
+            };
+            let (idx, t) = by_name.remove(name).expect("present");
+            (idx, t, logged)
+        };
+        drop(names);
         idx.dropped.store(true, SeqCst);
         let _ddl = t.secondary.ddl.lock();
         t.secondary.replace(|l| {
@@ -479,6 +552,10 @@ impl Database {
                 .cloned()
                 .collect()
         });
+        drop(_ddl);
+        if let Some((log, lsn)) = logged {
+            log.wait_durable(lsn)?;
+        }
         Ok(())
     }
 }
@@ -548,7 +625,10 @@ fn check_unique(t: &TableInner, idx: &SecondaryIndex) -> Result<()> {
                 let mut holds = false;
                 // The newest version, and below an uncommitted one the
                 // newest committed version.
-                for v in super::pointers::versions_newest_first(t, tuple).into_iter().take(2) {
+                for v in super::pointers::versions_newest_first(t, tuple)
+                    .into_iter()
+                    .take(2)
+                {
                     // SAFETY: pinned; chain versions are alive.
                     let r = unsafe { &*v };
                     if !r.is_tombstone()
