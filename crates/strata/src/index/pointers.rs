@@ -346,6 +346,7 @@ impl Transaction {
         let entries = si.range(&lo, &hi);
         let mut read: HashMap<u64, *mut Version> = HashMap::new();
         let mut seen = Vec::new();
+        let mut buf = Vec::new();
         let mut n = 0;
         let db = Arc::clone(&self.db);
         let tids = &db.tids;
@@ -363,6 +364,12 @@ impl Transaction {
                     pv
                 } else {
                     continue;
+                }
+            } else if !rw {
+                // A snapshot read has no bookkeeping to repeat: no cache.
+                match self.read_tuple(ti, tuple) {
+                    Ok(v) => v,
+                    Err(e) => return self.fail(e),
                 }
             } else {
                 match read.get(&tuple) {
@@ -396,8 +403,12 @@ impl Transaction {
                 if v != si.version_of(k) {
                     continue; // another version's entry
                 }
-            } else if si.ident(&ti.schema, r.data()) != ident {
-                continue; // a stale key of this row
+            } else {
+                buf.clear();
+                si.ident_into(&ti.schema, r.data(), &mut buf);
+                if buf[..] != *ident {
+                    continue; // a stale key of this row
+                }
             }
             f(r.data());
             n += 1;

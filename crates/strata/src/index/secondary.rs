@@ -91,9 +91,14 @@ impl SecondaryIndex {
     /// `enc(index key) ++ enc(primary key)` of a (non-tombstone) row.
     pub fn ident(&self, schema: &Schema, row: &[Value]) -> Vec<u8> {
         let mut out = Vec::with_capacity((self.columns.len() + schema.primary_key.len()) * 9);
-        encode_values_into(self.columns.iter().map(|&c| &row[c]), &mut out);
-        encode_values_into(schema.primary_key.iter().map(|&c| &row[c]), &mut out);
+        self.ident_into(schema, row, &mut out);
         out
+    }
+
+    /// `ident`, appended to `out` (readers reuse one buffer).
+    pub fn ident_into(&self, schema: &Schema, row: &[Value], out: &mut Vec<u8>) {
+        encode_values_into(self.columns.iter().map(|&c| &row[c]), out);
+        encode_values_into(schema.primary_key.iter().map(|&c| &row[c]), out);
     }
 
     /// The entry key for version `v` with identity `ident`.
