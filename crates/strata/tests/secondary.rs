@@ -550,7 +550,10 @@ fn indexed_updates_leave_index_memory_bounded() {
             let st = db.stats();
             assert!(peak < 200 + 2_000, "{p} {s:?}: peak {peak} entries");
             assert_eq!(st.secondary_index_entries, 200, "{p} {s:?}: {st:?}");
-            assert!(st.live_versions <= 200, "{p} {s:?}: versions pruned too: {st:?}");
+            assert!(
+                st.live_versions <= 200,
+                "{p} {s:?}: versions pruned too: {st:?}"
+            );
             assert!(st.secondary_index_bytes < base.secondary_index_bytes * 2);
             let mut ro = db.begin_read_only().unwrap();
             assert_eq!(ro.index_scan(&by_v, ..).unwrap().len(), 100);

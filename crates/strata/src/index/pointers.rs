@@ -375,6 +375,7 @@ impl Transaction {
         let entries = si.range(&lo, &hi);
         let mut read: HashMap<u64, *mut Version> = HashMap::new();
         let mut seen = Vec::new();
+        let mut buf = Vec::new();
         let mut n = 0;
         let db = Arc::clone(&self.db);
         let tids = &db.tids;
@@ -392,6 +393,12 @@ impl Transaction {
                     pv
                 } else {
                     continue;
+                }
+            } else if !rw {
+                // A snapshot read has no bookkeeping to repeat: no cache.
+                match self.read_tuple(ti, tuple) {
+                    Ok(v) => v,
+                    Err(e) => return self.fail(e),
                 }
             } else {
                 match read.get(&tuple) {
@@ -430,7 +437,9 @@ impl Transaction {
                 continue;
             }
             let hit = storage::with_values(r, |d| {
-                if si.ident(&ti.schema, d) != ident {
+                buf.clear();
+                si.ident_into(&ti.schema, d, &mut buf);
+                if buf[..] != *ident {
                     return false; // a stale key of this row
                 }
                 f(d);

@@ -95,9 +95,14 @@ impl SecondaryIndex {
     /// `enc(index key) ++ enc(primary key)` of a (non-tombstone) row.
     pub fn ident(&self, schema: &Schema, row: &[Value]) -> Vec<u8> {
         let mut out = Vec::with_capacity((self.columns.len() + schema.primary_key.len()) * 9);
-        encode_values_into(self.columns.iter().map(|&c| &row[c]), &mut out);
-        encode_values_into(schema.primary_key.iter().map(|&c| &row[c]), &mut out);
+        self.ident_into(schema, row, &mut out);
         out
+    }
+
+    /// `ident`, appended to `out` (readers reuse one buffer).
+    pub fn ident_into(&self, schema: &Schema, row: &[Value], out: &mut Vec<u8>) {
+        encode_values_into(self.columns.iter().map(|&c| &row[c]), out);
+        encode_values_into(schema.primary_key.iter().map(|&c| &row[c]), out);
     }
 
     /// The entry key for version `v` with identity `ident`.
@@ -388,6 +393,37 @@ impl Database {
     /// call must finish first (the call waits up to 10 s for them, then
     /// fails with `Error::Misuse`). A unique index over rows that already
     /// share a key fails with `Error::DuplicateKey` and is not created.
+    ///
+    /// ```
+    /// use strata::{key, row, Database, Error, Options, Schema, Type, Unique};
+    ///
+    /// let db = Database::open(Options::default())?;
+    /// let c = db.create_table(
+    ///     Schema::new("customer")
+    ///         .column("w", Type::Int)
+    ///         .column("id", Type::Int)
+    ///         .column("last", Type::Text)
+    ///         .column("email", Type::Text)
+    ///         .primary_key(&["w", "id"]),
+    /// )?;
+    /// db.run(|t| {
+    ///     t.insert(&c, row![1, 1, "BAR", "a@x"])?;
+    ///     t.insert(&c, row![1, 2, "ABLE", "b@x"])?;
+    ///     t.insert(&c, row![1, 3, "BAR", "c@x"])
+    /// })?;
+    /// let by_last = db.create_index("by_last", &c, &["w", "last"], Unique::No)?;
+    /// let _by_email = db.create_index("by_email", &c, &["email"], Unique::Yes)?;
+    ///
+    /// let mut txn = db.begin()?;
+    /// let bars = txn.index_get(&by_last, &key![1, "BAR"])?; // ties by primary key
+    /// let ids: Vec<i64> = bars.iter().map(|r| r[1].as_int().unwrap()).collect();
+    /// assert_eq!(ids, [1, 3]);
+    /// assert_eq!(txn.index_scan(&by_last, key![1]..=key![1])?.len(), 3); // a prefix
+    /// let dup = txn.insert(&c, row![1, 4, "CALLY", "a@x"]);
+    /// assert!(matches!(dup, Err(Error::DuplicateKey { .. })));
+    /// txn.commit()?;
+    /// # Ok::<(), strata::Error>(())
+    /// ```
     pub fn create_index(
         &self,
         name: &str,
