@@ -19,8 +19,11 @@
 //! `sec_writes` and removed again if it aborts (before its versions are
 //! retired, so a physical entry never dangles).
 //!
-//! GC. Physical: before GC cuts a chain it removes the entries of the
-//! versions it is about to retire. Logical: an entry is stale once no
+//! GC. `storage::prune` calls `before_cut` for whatever versions the
+//! storage scheme retires (N2O and in-place: the tail below the survivor;
+//! O2N: the prefix before it), reading their rows through
+//! `storage::with_values`. Physical: it removes the entries of the
+//! versions about to be retired. Logical: an entry is stale once no
 //! version left in the chain has its key; GC removes it under the row's
 //! write lock (taken like a writer, with `GC_TID`), because a writer of the
 //! row that finds the entry present relies on it. If the row is locked, the

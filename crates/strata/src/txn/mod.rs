@@ -419,9 +419,8 @@ impl Transaction {
                     }
                     return Err(duplicate(ti, &key));
                 }
-                if let Err(e) = self.install(ti, tuple, head, NewRow::Row(data), None) {
-                    return Err(e);
-                }
+                // (On an error the install was undone and the lock released.)
+                self.install(ti, tuple, head, NewRow::Row(data), None)?;
                 // The key may have had no row at all when a younger scan
                 // passed (the tombstone can be a ghost made later), so an
                 // insert over a tombstone answers to the table's predicate
