@@ -58,7 +58,7 @@ use crate::txn::tid::{Status, TidTable};
 use crate::txn::visibility::{self, Mode};
 use crate::txn::Transaction;
 use crate::value::{Key, Row, Value};
-use crossbeam_epoch as epoch;
+use crossbeam_epoch::{self as epoch, Guard};
 use std::collections::HashMap;
 use std::ops::{Bound, RangeBounds};
 use std::sync::atomic::{fence, Ordering::SeqCst};
@@ -565,9 +565,8 @@ pub(crate) fn versions_newest_first(t: &TableInner, tuple: u64) -> Vec<*mut Vers
 ///  newest first: v9 (k=7)  v5 (k=7) | v2 (k=3)     survivor v5
 ///  surviving keys {7}          retired keys {3} -> (3,pk) removed
 /// ```
-pub(crate) fn before_cut(t: &TableInner, tuple: u64, survivor: *mut Version) {
-    let guard = epoch::pin();
-    let list = t.secondary.load(&guard);
+pub(crate) fn before_cut(t: &TableInner, tuple: u64, survivor: *mut Version, guard: &Guard) {
+    let list = t.secondary.load(guard);
     if list.is_empty() {
         return;
     }

@@ -331,7 +331,7 @@ pub fn prune(t: &TableInner, tuple: u64, keep: *mut Version, guard: &Guard) -> u
     // Secondary entries only the retired versions need go first (every
     // caller, the transaction-level queue or a tuple-level collector, gets
     // this by pruning here).
-    crate::index::pointers::before_cut(t, tuple, keep);
+    crate::index::pointers::before_cut(t, tuple, keep, guard);
     match t.storage {
         VersionStorage::AppendOldToNew => append_only::o2n_prune(t.rows.slot(tuple), keep, guard),
         _ => {
