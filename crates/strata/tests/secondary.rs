@@ -301,8 +301,25 @@ fn unique_index_refuses_duplicates_and_leaves_the_transaction_unchanged() {
                 matches!(r, Err(Error::DuplicateKey { .. })),
                 "{p} {s:?}: {r:?}"
             );
+            // Replacing our own uncommitted version (row 3) by a duplicate:
+            // refused before the version store is touched.
+            let r = txn.update(&t, &key![3], &[("email", Value::from("b@x"))]);
+            assert!(
+                matches!(r, Err(Error::DuplicateKey { .. })),
+                "{p} {s:?}: {r:?}"
+            );
+            assert_eq!(
+                txn.get(&t, &key![3]).unwrap(),
+                Some(row![3, "c@x", 0]),
+                "{p} {s:?}"
+            );
             // Unchanged and still open: row 4 absent, row 2 keeps b@x.
             assert_eq!(txn.get(&t, &key![4]).unwrap(), None);
+            assert_eq!(
+                txn.get(&t, &key![2]).unwrap(),
+                Some(row![2, "b@x", 0]),
+                "{p} {s:?}"
+            );
             assert_eq!(
                 emails(&mut txn, &idx),
                 vec![("a@x".into(), 1), ("b@x".into(), 2), ("c@x".into(), 3)],
@@ -591,4 +608,56 @@ fn without_gc_every_version_keeps_its_physical_entry() {
             .unwrap();
     }
     assert_eq!(db.stats().secondary_index_entries, 2 * 51);
+}
+
+/// An open snapshot holds GC back while an indexed column is updated over
+/// and over: it still finds every row under its old key; once it ends, GC
+/// retires the long run of versions (under O2N the prefix *older* than the
+/// survivor, under time-travel/delta headers whose values are rebuilt) and
+/// the index shrinks back to one entry per row.
+#[test]
+fn gc_after_a_long_snapshot_drops_the_retired_versions_entries_on_every_storage() {
+    for s in SCHEMES {
+        let db = open(Protocol::SiSsn, s);
+        let t = db
+            .create_table(
+                Schema::new("kv")
+                    .column("k", Type::Int)
+                    .column("v", Type::Int)
+                    .primary_key(&["k"]),
+            )
+            .unwrap();
+        let by_v = db.create_index("by_v", &t, &["v"], Unique::No).unwrap();
+        db.run(|x| (0..50).try_for_each(|k| x.insert(&t, row![k, k])))
+            .unwrap();
+        let mut old = db.begin_read_only().unwrap();
+        for i in 0..3_000i64 {
+            db.run(|x| x.update(&t, &key![i % 50], &[("v", Value::Int(1_000 + i))]))
+                .unwrap();
+        }
+        db.collect_garbage();
+        assert!(
+            db.stats().secondary_index_entries > 3_000,
+            "{s:?}: the snapshot keeps the versions and their entries"
+        );
+        for k in [0i64, 17, 49] {
+            assert_eq!(
+                old.index_get(&by_v, &key![k]).unwrap(),
+                vec![row![k, k]],
+                "{s:?}"
+            );
+        }
+        assert_eq!(old.index_scan(&by_v, ..).unwrap().len(), 50, "{s:?}");
+        drop(old);
+        db.collect_garbage();
+        db.collect_garbage();
+        let st = db.stats();
+        assert_eq!(st.secondary_index_entries, 50, "{s:?}: {st:?}");
+        assert!(st.live_versions <= 50, "{s:?}: {st:?}");
+        let mut ro = db.begin_read_only().unwrap();
+        let now = ro.index_scan(&by_v, ..).unwrap();
+        let want: Vec<Vec<Value>> = (2_950..3_000i64).map(|i| row![i % 50, 1_000 + i]).collect();
+        assert_eq!(now, want, "{s:?}");
+        assert!(ro.index_get(&by_v, &key![7]).unwrap().is_empty(), "{s:?}");
+    }
 }
