@@ -43,6 +43,8 @@ pub(crate) struct DbInner {
     /// The write-ahead log; empty for an in-memory database (and while
     /// recovery replays, so replay logs nothing).
     pub log: OnceLock<crate::log::Log>,
+    /// Secondary indexes by name.
+    pub indexes: crate::index::secondary::IndexCatalog,
 }
 
 /// An in-memory MVCC database. Cheap to clone; all clones share one engine.
@@ -69,6 +71,7 @@ impl Database {
                 counters: Counters::default(),
                 ssi: ssi::Registry::new(),
                 log: OnceLock::new(),
+                indexes: Default::default(),
             }),
         };
         if let (GcPolicy::TransactionLevel, Some(every)) =
@@ -196,6 +199,7 @@ impl Database {
         self.inner.tables.read()[id as usize]
             .dropped
             .store(true, SeqCst);
+        self.inner.indexes.forget_table(id);
         drop(names);
         if let Some((log, lsn)) = logged {
             log.wait_durable(lsn)?;
@@ -252,6 +256,9 @@ impl Database {
             }
             st.indirection_bytes += t.rows.capacity_used() * 8;
             st.index_bytes += (t.index.len() * t.index.approx_entry_bytes()) as u64;
+            let (entries, bytes) = crate::index::secondary::stats(t);
+            st.secondary_index_entries += entries;
+            st.secondary_index_bytes += bytes;
             t.rows.for_each_head(|_, head| {
                 st.rows += 1;
                 // Pinned: chain versions are freed only after being unlinked
@@ -356,6 +363,18 @@ impl DbInner {
                 self.ssi.prune(h);
             }
             _ => {}
+        }
+        let prune = matches!(self.protocol, Protocol::SiSsn | Protocol::SiSsi);
+        // Stale-entry retries lock rows like a GC pass does: one at a time.
+        let secondary = || {
+            for t in tables.iter() {
+                crate::index::secondary::after_gc_pass(t, h, prune);
+            }
+        };
+        if wait {
+            self.gc.paused(secondary);
+        } else {
+            self.gc.try_exclusive(secondary);
         }
         drop(tables);
         self.counters.gc_passes.fetch_add(1, SeqCst);

@@ -48,6 +48,7 @@ mod value;
 
 pub use db::Database;
 pub use error::{ConflictKind, Error, Result};
+pub use index::secondary::{Index, Unique};
 pub use log::{LogStats, RecoveryReport, TornTail};
 pub use options::{
     Durability, GcPolicy, IndexPointers, LogTuning, NonInline, Options, Protocol, SyncPolicy,

@@ -165,11 +165,13 @@ pub enum GcPolicy {
 /// What index entries point at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum IndexPointers {
-    /// Tuple id into the indirection array (implemented).
+    /// Secondary entries hold the tuple id (into the indirection array).
     LogicalTupleId,
-    /// Primary key (not implemented yet).
+    /// Secondary entries hold the primary key, looked up in the primary
+    /// index.
     LogicalPrimaryKey,
-    /// Direct version pointers (not implemented yet).
+    /// Secondary entries point at versions; every new version enters every
+    /// secondary index. Needs append-only version storage.
     Physical,
 }
 
@@ -396,12 +398,6 @@ impl Options {
                     "log_tuning.async_flush_interval must be longer than zero".into(),
                 ));
             }
-        }
-        if self.index_pointers != IndexPointers::LogicalTupleId {
-            return Err(Error::InvalidConfig(format!(
-                "index pointers {:?} are not implemented yet; only LogicalTupleId is",
-                self.index_pointers
-            )));
         }
         Ok(())
     }

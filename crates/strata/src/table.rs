@@ -35,6 +35,8 @@ pub struct TableInner {
     pub storage: VersionStorage,
     /// Whether new versions share or copy unchanged text attributes.
     pub non_inline: NonInline,
+    /// Secondary indexes (see `index::secondary`).
+    pub secondary: crate::index::secondary::TableIndexes,
 }
 
 impl TableInner {
@@ -53,6 +55,7 @@ impl TableInner {
             pruned_scan_pstamp: AtomicU64::new(0),
             storage: VersionStorage::AppendNewToOld,
             non_inline: NonInline::Shared,
+            secondary: Default::default(),
         }
     }
 

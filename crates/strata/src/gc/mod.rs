@@ -222,6 +222,21 @@ impl GcQueue {
     }
 }
 
+impl GcQueue {
+    /// Runs `f` with garbage collection paused (an index back-fill must not
+    /// race with chain cuts).
+    pub fn paused<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _running = self.running.lock();
+        f()
+    }
+
+    /// Runs `f` exclusively with GC passes, unless one is running now.
+    pub fn try_exclusive<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+        let _running = self.running.try_lock()?;
+        Some(f())
+    }
+}
+
 impl Drop for GcQueue {
     fn drop(&mut self) {
         // Rows still in limbo belong to no table any more, so the tables'
@@ -271,6 +286,7 @@ fn prune_row(
         {
             if storage::newest(t, g.tuple) == g.version {
                 let ek = t.encode(&Key(v.data().to_vec()));
+                crate::index::pointers::on_unlink(t, g.tuple);
                 t.index.remove(&ek, g.tuple);
                 // The slot holds the chain's first version: the tombstone
                 // itself (N2O, in-place) or the oldest version (O2N).

@@ -166,7 +166,8 @@ pub fn take(
 ) -> Result<CheckpointStats> {
     // 1. The catalog lock orders us with create_table/drop_table, which log
     //    their record while holding it.
-    let (begin, tables, dropped) = {
+    //    create_index/drop_index log theirs under it too.
+    let (begin, tables, dropped, indexes) = {
         let _names = db.names.read();
         let tables = db.tables.read();
         let dropped: Vec<bool> = tables.iter().map(|t| t.dropped.load(SeqCst)).collect();
@@ -174,6 +175,7 @@ pub fn take(
             reserved(),
             tables.iter().map(Arc::clone).collect::<Vec<_>>(),
             dropped,
+            db.indexes.durable_definitions(),
         )
     };
     // 2. Register the snapshot before reading it, as Transaction::begin does.
@@ -213,6 +215,12 @@ pub fn take(
                 put_catalog(&mut b, &CatalogRecord::DropTable { id: t.id });
                 w.block(&b).map_err(werr)?;
             }
+        }
+        // Index definitions before the rows: loading the rows fills them.
+        for c in &indexes {
+            let mut b = vec![BLOCK_CATALOG];
+            put_catalog(&mut b, c);
+            w.block(&b).map_err(werr)?;
         }
         let mut rows = 0u64;
         for (t, &gone) in tables.iter().zip(&dropped) {

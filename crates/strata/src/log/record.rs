@@ -40,11 +40,26 @@ pub const OP_UPDATE: u8 = 3;
 /// older logs stay readable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CatalogRecord {
-    CreateTable { id: u32, schema: Schema },
-    DropTable { id: u32 },
-    // INDEX DEFINITIONS GO HERE (tag 3): `CreateIndex { table, name, columns,
-    // unique }` and `DropIndex` once secondary indexes are merged; recovery
-    // creates them after loading rows, which rebuilds their contents.
+    CreateTable {
+        id: u32,
+        schema: Schema,
+    },
+    DropTable {
+        id: u32,
+    },
+    /// A secondary index (tag 3). Recovery creates it at its place in the
+    /// log (checkpoints: after the tables, before the rows); rows loaded or
+    /// replayed later maintain it, so its entries are never logged.
+    CreateIndex {
+        table: u32,
+        name: String,
+        columns: Vec<String>,
+        unique: bool,
+    },
+    /// Tag 4.
+    DropIndex {
+        name: String,
+    },
 }
 
 /// One write of a committed transaction, as replayed.
@@ -217,6 +232,25 @@ pub fn put_catalog(buf: &mut Vec<u8>, c: &CatalogRecord) {
             buf.push(2);
             buf.extend_from_slice(&id.to_le_bytes());
         }
+        CatalogRecord::CreateIndex {
+            table,
+            name,
+            columns,
+            unique,
+        } => {
+            buf.push(3);
+            buf.extend_from_slice(&table.to_le_bytes());
+            put_str(buf, name);
+            buf.extend_from_slice(&(columns.len() as u32).to_le_bytes());
+            for c in columns {
+                put_str(buf, c);
+            }
+            buf.push(u8::from(*unique));
+        }
+        CatalogRecord::DropIndex { name } => {
+            buf.push(4);
+            put_str(buf, name);
+        }
     }
 }
 
@@ -338,6 +372,27 @@ impl<'a> Reader<'a> {
                 schema: self.schema()?,
             }),
             2 => Ok(CatalogRecord::DropTable { id: self.u32()? }),
+            3 => {
+                let table = self.u32()?;
+                let name = self.str()?;
+                let n = self.u32()? as usize;
+                let mut columns = Vec::new();
+                for _ in 0..n {
+                    columns.push(self.str()?);
+                }
+                let unique = match self.u8()? {
+                    0 => false,
+                    1 => true,
+                    u => return Err(format!("unknown uniqueness flag {u}")),
+                };
+                Ok(CatalogRecord::CreateIndex {
+                    table,
+                    name,
+                    columns,
+                    unique,
+                })
+            }
+            4 => Ok(CatalogRecord::DropIndex { name: self.str()? }),
             t => Err(format!("unknown catalog record tag {t}")),
         }
     }
@@ -446,6 +501,25 @@ mod tests {
         assert_eq!(p, Payload::Catalog(c));
         buf[9] ^= 1;
         assert!(parse_header(&buf).is_none());
+        for c in [
+            CatalogRecord::CreateIndex {
+                table: 3,
+                name: "by_ab".into(),
+                columns: vec!["a".into(), "b".into()],
+                unique: true,
+            },
+            CatalogRecord::DropIndex {
+                name: "by_ab".into(),
+            },
+        ] {
+            let mut buf = Vec::new();
+            catalog_record(&mut buf, &c);
+            seal(&mut buf, 0, 0);
+            assert_eq!(
+                decode_payload(&buf[HEADER_BYTES..]).unwrap(),
+                Payload::Catalog(c)
+            );
+        }
     }
 
     #[test]

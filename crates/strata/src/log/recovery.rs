@@ -197,6 +197,38 @@ fn apply_catalog(db: &Database, c: CatalogRecord, from: &str) -> Result<()> {
                 .ok_or_else(|| corrupt(format!("the {from} drops table id {id} twice")))?;
             db.drop_table(t.name())?;
         }
+        CatalogRecord::CreateIndex {
+            table,
+            name,
+            columns,
+            unique,
+        } => {
+            let t = table_by_id(db, table)?.ok_or_else(|| {
+                corrupt(format!(
+                    "the {from} creates index {name} on dropped table id {table}"
+                ))
+            })?;
+            let cols: Vec<&str> = columns.iter().map(String::as_str).collect();
+            let unique = if unique {
+                crate::Unique::Yes
+            } else {
+                crate::Unique::No
+            };
+            let idx = db.create_index(&name, &t, &cols, unique)?;
+            // Its record is in the log (replay logs nothing itself), so
+            // checkpoints from now on carry it.
+            idx.inner
+                .logged
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        CatalogRecord::DropIndex { name } => {
+            if db.index(&name).is_err() {
+                return Err(corrupt(format!(
+                    "the {from} drops index {name}, which does not exist"
+                )));
+            }
+            db.drop_index(&name)?;
+        }
     }
     Ok(())
 }

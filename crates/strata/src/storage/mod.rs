@@ -323,9 +323,15 @@ pub fn undo(t: &TableInner, tuple: u64, own: *mut Version, prev: *mut Version, g
 }
 
 /// GC: versions older than `keep` (committed, visible at the horizon) are
-/// garbage. Returns the number retired.
+/// garbage. Removes their secondary-index entries
+/// (`index::pointers::before_cut`), then retires them. Returns the number
+/// retired.
 #[inline]
 pub fn prune(t: &TableInner, tuple: u64, keep: *mut Version, guard: &Guard) -> u64 {
+    // Secondary entries only the retired versions need go first (every
+    // caller, the transaction-level queue or a tuple-level collector, gets
+    // this by pruning here).
+    crate::index::pointers::before_cut(t, tuple, keep, guard);
     match t.storage {
         VersionStorage::AppendOldToNew => append_only::o2n_prune(t.rows.slot(tuple), keep, guard),
         _ => {

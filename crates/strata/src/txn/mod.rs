@@ -71,6 +71,8 @@ pub struct Transaction {
     pub(crate) writes: Vec<WriteEntry>,
     pub(crate) reads: Vec<ReadEntry>,
     pub(crate) scans: Vec<ScanEntry>,
+    /// Secondary index entries this transaction added (see `index::pointers`).
+    pub(crate) sec_writes: Vec<crate::index::pointers::SecWrite>,
     /// SSN: high watermark η (max predecessor cstamp) and low watermark π.
     pub(crate) ssn: cc::ssn::Stamps,
     /// SSI: this transaction's conflict flags, shared with the registry.
@@ -125,6 +127,7 @@ impl Transaction {
             writes: Vec::new(),
             reads: Vec::new(),
             scans: Vec::new(),
+            sec_writes: Vec::new(),
             ssn: cc::ssn::Stamps::default(),
             ssi,
         })
@@ -140,7 +143,7 @@ impl Transaction {
         self.ts
     }
 
-    fn check_open(&self, t: &Table) -> Result<()> {
+    pub(crate) fn check_open(&self, t: &Table) -> Result<()> {
         if !self.active {
             return Err(Error::Misuse("the transaction has already finished".into()));
         }
@@ -171,7 +174,7 @@ impl Transaction {
         Error::Conflict(kind)
     }
 
-    fn fail<T>(&mut self, e: Error) -> Result<T> {
+    pub(crate) fn fail<T>(&mut self, e: Error) -> Result<T> {
         match e {
             Error::Conflict(k) => Err(self.conflict(k)),
             other => Err(other),
@@ -314,7 +317,10 @@ impl Transaction {
         !v.is_null() && unsafe { (*v).begin.load(SeqCst) } == TID_MARK | self.tid
     }
 
-    /// Rows whose primary key lies in `range`, in key order.
+    /// Rows whose primary key lies in `range`, in key order. Bounds may be
+    /// a prefix of a multi-column key: `Included(p)` as a lower bound starts
+    /// at the first key beginning with `p`, as an upper bound ends after the
+    /// last one.
     pub fn scan(&mut self, t: &Table, range: impl RangeBounds<Key>) -> Result<Vec<Row>> {
         let mut out = Vec::new();
         self.scan_with(t, range, |r| out.push(r.to_vec()))?;
@@ -331,21 +337,9 @@ impl Transaction {
     ) -> Result<usize> {
         self.check_open(t)?;
         let ti: &TableInner = &t.inner;
-        let enc = |b: Bound<&Key>| -> Result<Bound<EncodedKey>> {
-            Ok(match b {
-                Bound::Included(k) => {
-                    ti.schema.check_key(k)?;
-                    Bound::Included(ti.encode(k))
-                }
-                Bound::Excluded(k) => {
-                    ti.schema.check_key(k)?;
-                    Bound::Excluded(ti.encode(k))
-                }
-                Bound::Unbounded => Bound::Unbounded,
-            })
-        };
-        let lo = enc(range.start_bound())?;
-        let hi = enc(range.end_bound())?;
+        // Bounds may be prefixes of the primary key (see index::secondary).
+        let lo = crate::index::secondary::primary_bound(ti, range.start_bound(), true)?;
+        let hi = crate::index::secondary::primary_bound(ti, range.end_bound(), false)?;
         let _guard = epoch::pin();
         let phantom_checked =
             !self.read_only && !matches!(self.db.protocol, Protocol::Si | Protocol::Mvto);
@@ -404,7 +398,9 @@ impl Transaction {
                     if !h.is_tombstone() {
                         return Err(duplicate(ti, &key));
                     }
-                    self.replace_own(ti, tuple, head, NewRow::Row(data));
+                    if let Err(e) = self.replace_own(ti, tuple, head, NewRow::Row(data)) {
+                        return self.fail(e);
+                    }
                     return Ok(());
                 }
                 if let Err(e) = self.lock_head(ti, tuple, head) {
@@ -423,7 +419,8 @@ impl Transaction {
                     }
                     return Err(duplicate(ti, &key));
                 }
-                self.install(ti, tuple, head, NewRow::Row(data), None);
+                // (On an error the install was undone and the lock released.)
+                self.install(ti, tuple, head, NewRow::Row(data), None)?;
                 // The key may have had no row at all when a younger scan
                 // passed (the tombstone can be a ghost made later), so an
                 // insert over a tombstone answers to the table's predicate
@@ -449,6 +446,17 @@ impl Transaction {
                         old: ptr::null_mut(),
                         index_key: Some(ek.clone()),
                     });
+                    if let Err(e) = self.sec_after_install(ti, tuple, ptr::null_mut(), v) {
+                        // Undo the insert as rollback would (secondary
+                        // entries are gone already).
+                        self.writes.pop();
+                        let guard = epoch::pin();
+                        storage::undo(ti, tuple, v, ptr::null_mut(), &guard);
+                        ti.index.remove(&ek, tuple);
+                        ti.rows.release(tuple, &guard);
+                        gc::retire(v, &guard);
+                        return self.fail(e);
+                    }
                     if self.db.protocol == Protocol::Mvto && !cc::mvto::insert_allowed(ti, self.ts)
                     {
                         return Err(self.conflict(ConflictKind::TimestampOrder));
@@ -525,7 +533,9 @@ impl Transaction {
             if h.is_tombstone() {
                 return Err(not_found());
             }
-            self.replace_own(ti, tuple, head, row);
+            if let Err(e) = self.replace_own(ti, tuple, head, row) {
+                return self.fail(e);
+            }
             return Ok(());
         }
         if let Err(e) = self.lock_head(ti, tuple, head) {
@@ -538,8 +548,7 @@ impl Transaction {
             }
             return Err(not_found());
         }
-        self.install(ti, tuple, head, row, None);
-        Ok(())
+        self.install(ti, tuple, head, row, None)
     }
 
     /// Takes the write lock on `head` and runs the protocol's write check.
@@ -607,8 +616,17 @@ impl Transaction {
         head: *mut Version,
         row: NewRow<'_>,
         index_key: Option<EncodedKey>,
-    ) {
+    ) -> Result<()> {
         let v = storage::install(ti, tuple, self.tid, head, row);
+        if let Err(e) = self.sec_after_install(ti, tuple, head, v) {
+            // Take the version back out, as an abort would, before the
+            // head is marked overwritten: the row is as before the call.
+            let guard = epoch::pin();
+            storage::undo(ti, tuple, v, head, &guard);
+            gc::retire(v, &guard);
+            self.unlock_unused(head);
+            return self.fail(e);
+        }
         // SAFETY: we hold head's lock; it is alive until GC, which cannot pass
         // it before we commit.
         let h = unsafe { &*head };
@@ -623,10 +641,57 @@ impl Transaction {
             old: head,
             index_key,
         });
+        Ok(())
     }
 
-    /// Replaces our own uncommitted version of a row.
-    fn replace_own(&mut self, ti: &TableInner, tuple: u64, own: *mut Version, row: NewRow<'_>) {
+    /// Secondary-index maintenance for version `v` just installed over
+    /// `prev` (null: a fresh insert), under the row's lock.
+    #[inline]
+    fn sec_after_install(
+        &mut self,
+        ti: &TableInner,
+        tuple: u64,
+        prev: *mut Version,
+        v: *mut Version,
+    ) -> Result<()> {
+        // SAFETY: `v` is ours and alive.
+        let r = unsafe { &*v };
+        if r.is_tombstone() || !crate::index::pointers::has_indexes(ti) {
+            return Ok(());
+        }
+        storage::with_values(r, |d| self.sec_on_write(ti, tuple, prev, v, d))
+    }
+
+    /// Replaces our own uncommitted version of a row. Secondary indexes
+    /// are maintained first (their physical entries point at `own` until
+    /// `sec_on_replace_own` re-keys them): on a unique violation nothing
+    /// changed.
+    fn replace_own(
+        &mut self,
+        ti: &TableInner,
+        tuple: u64,
+        own: *mut Version,
+        row: NewRow<'_>,
+    ) -> Result<()> {
+        if crate::index::pointers::has_indexes(ti) {
+            let derived;
+            let new: Option<&[Value]> = match &row {
+                NewRow::Row(d) => Some(d),
+                NewRow::Tombstone(_) => None,
+                NewRow::Update(ch) => {
+                    // SAFETY: our own version is alive.
+                    let mut r = storage::with_values(unsafe { &*own }, |d| d.to_vec());
+                    for (c, v) in ch.iter() {
+                        r[*c] = (*v).clone();
+                    }
+                    derived = r;
+                    Some(&derived)
+                }
+            };
+            if let Some(new) = new {
+                self.sec_on_write(ti, tuple, own, own, new)?;
+            }
+        }
         let tid = self.tid;
         let w = self
             .writes
@@ -634,7 +699,10 @@ impl Transaction {
             .rev()
             .find(|w| w.new == own)
             .expect("own version has a write entry");
-        w.new = storage::replace_own(ti, tuple, tid, own, w.old, row, &epoch::pin());
+        let v = storage::replace_own(ti, tuple, tid, own, w.old, row, &epoch::pin());
+        w.new = v;
+        self.sec_on_replace_own(ti, tuple, own, v);
+        Ok(())
     }
 
     // ------------------------------------------------------- commit / abort
@@ -768,6 +836,8 @@ impl Transaction {
             return;
         }
         let guard = epoch::pin();
+        // Secondary entries go before the versions they point at retire.
+        self.sec_rollback();
         for w in self.writes.drain(..).rev() {
             // SAFETY: tables outlive the transaction; our versions are alive.
             let t = unsafe { &*w.table };
@@ -799,6 +869,7 @@ impl Transaction {
         self.active = false;
         self.reads.clear();
         self.scans.clear();
+        self.sec_writes.clear();
         self.db.tids.release(self.tid);
     }
 }
