@@ -3,7 +3,10 @@
 mod bench;
 mod check;
 mod executor;
+mod plot;
 mod progress;
+mod reproduce;
+mod ycsb_args;
 
 use std::process::ExitCode;
 
@@ -20,6 +23,10 @@ Examples:
   strata protocols
   strata bench ycsb --protocol ssn --records 1000000 --threads 2 --duration 10
   strata bench ycsb --protocol mvocc --read-ratio 0.5 --theta 0.9 --json
+  strata bench ycsb --mix update-intensive --engine all --records 1000000
+  strata bench ycsb --ro-threads 1 --no-ro-hint --series series.csv
+  strata reproduce --list
+  strata reproduce contention --duration 1 --out results
   strata check --protocol ssi --workload predicate --clients 8 --txns 20000
   strata check --protocol si --workload write-skew    # finds G2-item, exits 1";
 
@@ -45,6 +52,11 @@ enum Command {
     Check(CheckArgs),
     /// List the concurrency-control protocols.
     Protocols,
+    /// Rerun a figure of the Peloton study: a parameter sweep written to
+    /// <out>/<figure>.csv and plotted to <out>/<figure>.png.
+    Reproduce(reproduce::ReproduceArgs),
+    /// Named configurations of the study's Table 1 (not implemented yet).
+    Presets,
 }
 
 #[derive(Subcommand, Debug)]
@@ -87,16 +99,17 @@ pub struct YcsbArgs {
     /// Zipfian skew of the keys, in [0, 1): 0 is uniform, 0.99 is very hot.
     #[arg(long, default_value_t = 0.0)]
     pub theta: f64,
-    /// Integer value columns per row (besides the key).
-    #[arg(long, default_value_t = 10)]
+    /// Integer value columns per row (besides the key): N.
+    #[arg(long, visible_alias = "attributes", default_value_t = 10)]
     pub columns: usize,
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// `strata`, or `noop`: the same driver loop (key draws, values, timing)
-    /// with no engine calls, to measure the driver's own cost.
-    #[arg(long, value_enum, default_value_t = EngineArg::Strata)]
-    pub engine: EngineArg,
+    /// `strata`; `noop` (the same driver loop with no engine calls, to
+    /// measure the driver's own cost); a peer engine (`skipdb`, `fjall`,
+    /// `redb`, `rocksdb`, `rocksdb-optimistic`); `all`; or a comma list.
+    #[arg(long, default_value = "strata")]
+    pub engine: String,
     /// Garbage collection: `txn` (transaction-level, the default) or `none`.
     #[arg(long, default_value = "txn", value_parser = parse_gc)]
     pub gc: strata::GcPolicy,
@@ -106,13 +119,8 @@ pub struct YcsbArgs {
     /// Print one JSON object instead of the summary (and no progress bars).
     #[arg(long)]
     pub json: bool,
-}
-
-/// What `bench ycsb` drives.
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EngineArg {
-    Strata,
-    Noop,
+    #[command(flatten)]
+    pub extra: ycsb_args::YcsbExtra,
 }
 
 fn parse_gc(s: &str) -> Result<strata::GcPolicy, String> {
@@ -198,6 +206,10 @@ fn main() -> ExitCode {
             protocols();
             Ok(ExitCode::SUCCESS)
         }
+        Command::Reproduce(args) => reproduce::run(&args),
+        Command::Presets => Err(UsageError(
+            "presets (the study's Table 1 configurations) are not implemented yet".into(),
+        )),
     };
     match result {
         Ok(code) => code,
