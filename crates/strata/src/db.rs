@@ -38,6 +38,8 @@ pub(crate) struct DbInner {
     pub counters: Counters,
     /// SSI: SIREAD marks and writer states.
     pub ssi: ssi::Registry,
+    /// Secondary indexes by name.
+    pub indexes: crate::index::secondary::IndexCatalog,
 }
 
 /// An in-memory MVCC database. Cheap to clone; all clones share one engine.
@@ -63,6 +65,7 @@ impl Database {
                 horizon: AtomicU64::new(0),
                 counters: Counters::default(),
                 ssi: ssi::Registry::new(),
+                indexes: Default::default(),
             }),
         };
         if let (GcPolicy::TransactionLevel, Some(every)) =
@@ -180,6 +183,9 @@ impl Database {
             }
             st.indirection_bytes += t.rows.capacity_used() * 8;
             st.index_bytes += (t.index.len() * t.index.approx_entry_bytes()) as u64;
+            let (entries, bytes) = crate::index::secondary::stats(t);
+            st.secondary_index_entries += entries;
+            st.secondary_index_bytes += bytes;
             t.rows.for_each_head(|_, head| {
                 st.rows += 1;
                 let mut len = 0;
@@ -288,6 +294,10 @@ impl DbInner {
                 self.ssi.prune(h);
             }
             _ => {}
+        }
+        let prune = matches!(self.protocol, Protocol::SiSsn | Protocol::SiSsi);
+        for t in tables.iter() {
+            crate::index::secondary::after_gc_pass(t, h, prune);
         }
         drop(tables);
         self.counters.gc_passes.fetch_add(1, SeqCst);

@@ -47,6 +47,7 @@ mod value;
 
 pub use db::Database;
 pub use error::{ConflictKind, Error, Result};
+pub use index::secondary::{Index, Unique};
 pub use options::{GcPolicy, IndexPointers, Options, Protocol, VersionStorage};
 pub use stats::Stats;
 pub use table::Table;

@@ -103,11 +103,13 @@ pub enum GcPolicy {
 /// What index entries point at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum IndexPointers {
-    /// Tuple id into the indirection array (implemented).
+    /// Secondary entries hold the tuple id (into the indirection array).
     LogicalTupleId,
-    /// Primary key (not implemented yet).
+    /// Secondary entries hold the primary key, looked up in the primary
+    /// index.
     LogicalPrimaryKey,
-    /// Direct version pointers (not implemented yet).
+    /// Secondary entries point at versions; every new version enters every
+    /// secondary index. Needs append-only version storage.
     Physical,
 }
 
@@ -199,6 +201,17 @@ impl Options {
                 "gc_every_commits must be at least 1".into(),
             ));
         }
+        if self.index_pointers == IndexPointers::Physical
+            && !matches!(
+                self.version_storage,
+                VersionStorage::AppendNewToOld | VersionStorage::AppendOldToNew
+            )
+        {
+            return Err(Error::InvalidConfig(format!(
+                "physical index pointers need append-only version storage (AppendNewToOld or AppendOldToNew), got {:?}: with in-place storage an index entry cannot point at a fixed version",
+                self.version_storage
+            )));
+        }
         if self.version_storage != VersionStorage::AppendNewToOld {
             return Err(Error::InvalidConfig(format!(
                 "version storage {:?} is not implemented yet; only AppendNewToOld is",
@@ -209,12 +222,6 @@ impl Options {
             return Err(Error::InvalidConfig(format!(
                 "garbage collection {:?} is not implemented yet; use TransactionLevel or None",
                 self.gc
-            )));
-        }
-        if self.index_pointers != IndexPointers::LogicalTupleId {
-            return Err(Error::InvalidConfig(format!(
-                "index pointers {:?} are not implemented yet; only LogicalTupleId is",
-                self.index_pointers
             )));
         }
         Ok(())

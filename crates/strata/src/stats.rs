@@ -79,6 +79,11 @@ pub struct Stats {
     pub index_bytes: u64,
     /// Bytes of the indirection arrays (8 per tuple id handed out).
     pub indirection_bytes: u64,
+    /// Entries in secondary indexes (stale ones GC has not removed yet
+    /// included; with physical pointers one per version).
+    pub secondary_index_entries: u64,
+    /// Approximate bytes of those entries (key, value, slot overhead).
+    pub secondary_index_bytes: u64,
     /// Longest version chain.
     pub longest_chain: u64,
     /// Versions unlinked and freed by garbage collection so far.
@@ -102,6 +107,8 @@ impl Stats {
             header_bytes: 0,
             index_bytes: 0,
             indirection_bytes: 0,
+            secondary_index_entries: 0,
+            secondary_index_bytes: 0,
             longest_chain: 0,
             versions_reclaimed: 0,
             gc_passes: 0,

@@ -30,6 +30,8 @@ pub struct TableInner {
     pub scan_log: Mutex<Vec<Arc<ScanRecord>>>,
     /// SSN: largest commit stamp among pruned scan records.
     pub pruned_scan_pstamp: AtomicU64,
+    /// Secondary indexes (see `index::secondary`).
+    pub secondary: crate::index::secondary::TableIndexes,
 }
 
 impl TableInner {
@@ -46,6 +48,7 @@ impl TableInner {
             dropped: AtomicBool::new(false),
             scan_log: Mutex::new(Vec::new()),
             pruned_scan_pstamp: AtomicU64::new(0),
+            secondary: Default::default(),
         }
     }
 

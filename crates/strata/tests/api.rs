@@ -195,8 +195,9 @@ fn unimplemented_design_choices_are_refused_with_a_clear_error() {
         Options::default().version_storage(VersionStorage::TimeTravel),
         Options::default().gc(GcPolicy::Vacuum),
         Options::default().gc(GcPolicy::Cooperative),
-        Options::default().index_pointers(IndexPointers::Physical),
-        Options::default().index_pointers(IndexPointers::LogicalPrimaryKey),
+        Options::default()
+            .index_pointers(IndexPointers::Physical)
+            .version_storage(VersionStorage::Delta),
         Options::default().max_open_transactions(0),
     ] {
         match Database::open(o) {

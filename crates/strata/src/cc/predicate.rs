@@ -23,8 +23,9 @@
 use crate::index::key::EncodedKey;
 use crate::table::TableInner;
 use crate::txn::Transaction;
+use parking_lot::Mutex;
 use std::ops::Bound;
-use std::sync::atomic::{fence, AtomicU8, Ordering::SeqCst};
+use std::sync::atomic::{fence, AtomicU64, AtomicU8, Ordering::SeqCst};
 use std::sync::Arc;
 
 /// A predicate read made by an open transaction.
@@ -36,6 +37,9 @@ pub(crate) struct ScanEntry {
     pub seen: Vec<u64>,
     /// The record published for later inserters (SSN, SSI).
     pub record: Option<Arc<ScanRecord>>,
+    /// Set for a secondary-index range: the bounds are over that index's
+    /// entry keys (see `index::pointers`).
+    pub sec: Option<Box<crate::index::pointers::SecScan>>,
 }
 
 impl ScanEntry {
@@ -46,6 +50,7 @@ impl ScanEntry {
             hi: Bound::Included(k),
             seen: Vec::new(),
             record: None,
+            sec: None,
         }
     }
     pub fn range(
@@ -60,6 +65,7 @@ impl ScanEntry {
             hi,
             seen,
             record: None,
+            sec: None,
         }
     }
 }
@@ -111,6 +117,12 @@ pub fn validate_scans(tx: &Transaction) -> bool {
     let _guard = crossbeam_epoch::pin();
     let mut now = Vec::new();
     for s in &tx.scans {
+        if let Some(sec) = &s.sec {
+            if !crate::index::pointers::validate_sec(tx, s, sec) {
+                return false;
+            }
+            continue;
+        }
         // SAFETY: tables outlive transactions.
         let t = unsafe { &*s.table };
         now.clear();
@@ -147,8 +159,11 @@ pub fn publish_pending(tx: &mut Transaction, cts: u64) {
             state: AtomicU8::new(PENDING),
             ssi: ssi.clone(),
         });
-        // SAFETY: tables outlive transactions.
-        unsafe { &*s.table }.scan_log.lock().push(Arc::clone(&rec));
+        match &s.sec {
+            Some(sec) => sec.index.scan_log.lock().push(Arc::clone(&rec)),
+            // SAFETY: tables outlive transactions.
+            None => unsafe { &*s.table }.scan_log.lock().push(Arc::clone(&rec)),
+        }
         s.record = Some(rec);
     }
     // Pairs with the fence in `scanners_of`: an inserter either sees our
@@ -176,14 +191,23 @@ pub fn withdraw(tx: &mut Transaction) {
 
 /// The scan records on `t` that cover `k`, other than our own.
 pub fn scanners_of(t: &TableInner, k: &EncodedKey, me: &Transaction) -> Vec<Arc<ScanRecord>> {
+    scanners_in(&t.scan_log, k, me)
+}
+
+/// The scan records in `log` (a table's or a secondary index's) that cover
+/// `k`, other than our own.
+pub fn scanners_in(
+    log: &Mutex<Vec<Arc<ScanRecord>>>,
+    k: &EncodedKey,
+    me: &Transaction,
+) -> Vec<Arc<ScanRecord>> {
     fence(SeqCst);
     let mine: Vec<*const ScanRecord> = me
         .scans
         .iter()
         .filter_map(|s| s.record.as_ref().map(Arc::as_ptr))
         .collect();
-    t.scan_log
-        .lock()
+    log.lock()
         .iter()
         .filter(|r| r.covers(k) && !mine.contains(&Arc::as_ptr(r)))
         .cloned()
@@ -193,7 +217,12 @@ pub fn scanners_of(t: &TableInner, k: &EncodedKey, me: &Transaction) -> Vec<Arc<
 /// Drops records no open transaction can conflict with (stamp below the GC
 /// horizon), folding their stamps into the table's `pruned_scan_pstamp`.
 pub fn prune(t: &TableInner, horizon: u64) {
-    let mut log = t.scan_log.lock();
+    prune_log(&t.scan_log, &t.pruned_scan_pstamp, horizon);
+}
+
+/// `prune` for any scan log (a table's or a secondary index's).
+pub fn prune_log(log: &Mutex<Vec<Arc<ScanRecord>>>, pruned_pstamp: &AtomicU64, horizon: u64) {
+    let mut log = log.lock();
     let mut folded = 0;
     log.retain(|r| match r.state.load(SeqCst) {
         ABORTED | POISONED => false,
@@ -203,5 +232,5 @@ pub fn prune(t: &TableInner, horizon: u64) {
         }
         _ => true,
     });
-    t.pruned_scan_pstamp.fetch_max(folded, SeqCst);
+    pruned_pstamp.fetch_max(folded, SeqCst);
 }

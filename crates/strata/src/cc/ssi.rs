@@ -163,26 +163,32 @@ pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
             return Err(ConflictKind::Validation);
         }
     }
+    let mut inserted: Vec<Vec<Arc<predicate::ScanRecord>>> = Vec::new();
     for w in &tx.writes {
         let Some(k) = &w.index_key else { continue };
         // SAFETY: tables outlive transactions.
         let t = unsafe { &*w.table };
-        for rec in predicate::scanners_of(t, k, tx) {
-            let Some(s) = &rec.ssi else { continue };
-            if rec.cstamp > cts
-                && rec
-                    .state
-                    .compare_exchange(predicate::PENDING, predicate::POISONED, SeqCst, SeqCst)
-                    .is_ok()
-            {
-                continue; // the scanner will abort
-            }
-            if rec.wait_decided() == predicate::COMMITTED
-                && !s.finished_before(me.begin)
-                && mark(s, &me, false).is_err()
-            {
-                return Err(ConflictKind::DangerousStructure);
-            }
+        inserted.push(predicate::scanners_of(t, k, tx));
+    }
+    // Entries added to secondary indexes count as inserts into their ranges.
+    for (idx, k) in crate::index::pointers::added_keys(tx) {
+        inserted.push(predicate::scanners_in(&idx.scan_log, &k, tx));
+    }
+    for rec in inserted.into_iter().flatten() {
+        let Some(s) = &rec.ssi else { continue };
+        if rec.cstamp > cts
+            && rec
+                .state
+                .compare_exchange(predicate::PENDING, predicate::POISONED, SeqCst, SeqCst)
+                .is_ok()
+        {
+            continue; // the scanner will abort
+        }
+        if rec.wait_decided() == predicate::COMMITTED
+            && !s.finished_before(me.begin)
+            && mark(s, &me, false).is_err()
+        {
+            return Err(ConflictKind::DangerousStructure);
         }
     }
     if !predicate::try_commit_records(tx) {

@@ -152,34 +152,46 @@ fn watermarks(tx: &Transaction, cts: u64) -> Result<(u64, u64), ConflictKind> {
                 let t = unsafe { &*w.table };
                 let Some(k) = &w.index_key else { continue };
                 pstamp = pstamp.max(t.pruned_scan_pstamp.load(SeqCst));
-                for rec in predicate::scanners_of(t, k, tx) {
-                    if rec.cstamp > cts {
-                        // It has not accounted for us; stop it if we can.
-                        if rec
-                            .state
-                            .compare_exchange(
-                                predicate::PENDING,
-                                predicate::POISONED,
-                                SeqCst,
-                                SeqCst,
-                            )
-                            .is_err()
-                            && rec.state.load(SeqCst) == predicate::COMMITTED
-                        {
-                            return Err(ConflictKind::SsnExclusion);
-                        }
-                    } else if rec.wait_decided() == predicate::COMMITTED {
-                        pstamp = pstamp.max(rec.cstamp);
-                    }
-                }
+                scanner_predecessors(predicate::scanners_of(t, k, tx), cts, &mut pstamp)?;
             }
         }
+    }
+    // Entries we added to secondary indexes (inserts, and updates that give
+    // a row a new index key) are inserts into those indexes' scanned ranges.
+    for (idx, k) in crate::index::pointers::added_keys(tx) {
+        pstamp = pstamp.max(idx.pruned_scan_pstamp.load(SeqCst));
+        let recs = predicate::scanners_in(&idx.scan_log, &k, tx);
+        scanner_predecessors(recs, cts, &mut pstamp)?;
     }
 
     if sstamp <= pstamp {
         return Err(ConflictKind::SsnExclusion);
     }
     Ok((pstamp, sstamp))
+}
+
+/// Scanners whose range covers a key we inserted are our predecessors.
+fn scanner_predecessors(
+    recs: Vec<std::sync::Arc<predicate::ScanRecord>>,
+    cts: u64,
+    pstamp: &mut u64,
+) -> Result<(), ConflictKind> {
+    for rec in recs {
+        if rec.cstamp > cts {
+            // It has not accounted for us; stop it if we can.
+            if rec
+                .state
+                .compare_exchange(predicate::PENDING, predicate::POISONED, SeqCst, SeqCst)
+                .is_err()
+                && rec.state.load(SeqCst) == predicate::COMMITTED
+            {
+                return Err(ConflictKind::SsnExclusion);
+            }
+        } else if rec.wait_decided() == predicate::COMMITTED {
+            *pstamp = (*pstamp).max(rec.cstamp);
+        }
+    }
+    Ok(())
 }
 
 /// After COMMITTED: publish our cstamp on what we read and our sstamp on

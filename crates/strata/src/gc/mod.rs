@@ -194,6 +194,15 @@ impl GcQueue {
     }
 }
 
+impl GcQueue {
+    /// Runs `f` with garbage collection paused (an index back-fill must not
+    /// race with chain cuts).
+    pub fn paused<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _running = self.running.lock();
+        f()
+    }
+}
+
 impl Drop for GcQueue {
     fn drop(&mut self) {
         // Rows still in limbo belong to no table any more, so the tables'
@@ -250,6 +259,7 @@ fn prune_row(
         {
             if t.rows.head(g.tuple) == g.version {
                 let ek = t.encode(&Key(v.data().to_vec()));
+                crate::index::pointers::on_unlink(t, g.tuple, g.version);
                 t.index.remove(&ek, g.tuple);
                 t.rows
                     .slot(g.tuple)
@@ -261,6 +271,7 @@ fn prune_row(
         // A writer is overwriting the tombstone; its commit queues the row
         // again, and we still cut below the tombstone.
     }
+    crate::index::pointers::before_cut(t, g.tuple, v);
     let tail = v.next.swap(ptr::null_mut(), Ordering::AcqRel);
     Pruned::Cut(retire_chain(tail, guard))
 }

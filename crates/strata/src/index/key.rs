@@ -41,7 +41,15 @@ pub fn encode(key: &Key, int_key: bool) -> EncodedKey {
         }
     }
     let mut out = Vec::with_capacity(key.0.len() * 9);
-    for v in &key.0 {
+    encode_values_into(&key.0, &mut out);
+    EncodedKey::Bytes(out.into_boxed_slice())
+}
+
+/// Appends the byte-string encoding of `values` to `out` (each value is
+/// self-delimiting, so a concatenation sorts like the tuple of its parts;
+/// secondary index entries are `ikey ++ primary key` built this way).
+pub fn encode_values_into<'a>(values: impl IntoIterator<Item = &'a Value>, out: &mut Vec<u8>) {
+    for v in values {
         match v {
             Value::Int(i) => {
                 out.push(1);
@@ -59,7 +67,41 @@ pub fn encode(key: &Key, int_key: bool) -> EncodedKey {
             }
         }
     }
-    EncodedKey::Bytes(out.into_boxed_slice())
+}
+
+/// Length of the first `n` encoded values at the start of `b`.
+pub fn skip_values(b: &[u8], n: usize) -> usize {
+    let mut i = 0;
+    for _ in 0..n {
+        match b.get(i) {
+            Some(1) => i += 9,
+            Some(2) => {
+                i += 1;
+                // Text ends at 0x00 0x00; 0x00 0xFF is an escaped 0x00.
+                while i + 1 < b.len() && !(b[i] == 0 && b[i + 1] == 0) {
+                    i += if b[i] == 0 { 2 } else { 1 };
+                }
+                i += 2;
+            }
+            _ => return b.len(),
+        }
+    }
+    i.min(b.len())
+}
+
+/// The smallest byte string greater than every string that starts with
+/// `prefix`, or None if there is none (empty or all 0xFF).
+pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut p = prefix.to_vec();
+    while let Some(&last) = p.last() {
+        if last == 0xFF {
+            p.pop();
+        } else {
+            *p.last_mut().expect("non-empty") += 1;
+            return Some(p);
+        }
+    }
+    None
 }
 
 #[cfg(test)]

@@ -2,4 +2,6 @@
 
 pub mod hash;
 pub mod key;
+pub mod pointers;
 pub mod primary;
+pub mod secondary;

@@ -34,7 +34,7 @@ use crate::storage::version::{Version, INF_TS, TID_MARK};
 use crate::table::{Table, TableInner};
 use crate::value::{ColumnRef, Key, Row, Value};
 use crossbeam_epoch as epoch;
-use std::ops::{Bound, RangeBounds};
+use std::ops::RangeBounds;
 use std::ptr;
 use std::sync::atomic::{fence, Ordering::SeqCst};
 use std::sync::Arc;
@@ -70,6 +70,8 @@ pub struct Transaction {
     pub(crate) writes: Vec<WriteEntry>,
     pub(crate) reads: Vec<ReadEntry>,
     pub(crate) scans: Vec<ScanEntry>,
+    /// Secondary index entries this transaction added (see `index::pointers`).
+    pub(crate) sec_writes: Vec<crate::index::pointers::SecWrite>,
     /// SSN: high watermark η (max predecessor cstamp) and low watermark π.
     pub(crate) ssn: cc::ssn::Stamps,
     /// SSI: this transaction's conflict flags, shared with the registry.
@@ -124,6 +126,7 @@ impl Transaction {
             writes: Vec::new(),
             reads: Vec::new(),
             scans: Vec::new(),
+            sec_writes: Vec::new(),
             ssn: cc::ssn::Stamps::default(),
             ssi,
         })
@@ -139,7 +142,7 @@ impl Transaction {
         self.ts
     }
 
-    fn check_open(&self, t: &Table) -> Result<()> {
+    pub(crate) fn check_open(&self, t: &Table) -> Result<()> {
         if !self.active {
             return Err(Error::Misuse("the transaction has already finished".into()));
         }
@@ -170,7 +173,7 @@ impl Transaction {
         Error::Conflict(kind)
     }
 
-    fn fail<T>(&mut self, e: Error) -> Result<T> {
+    pub(crate) fn fail<T>(&mut self, e: Error) -> Result<T> {
         match e {
             Error::Conflict(k) => Err(self.conflict(k)),
             other => Err(other),
@@ -305,7 +308,10 @@ impl Transaction {
         !v.is_null() && unsafe { (*v).begin.load(SeqCst) } == TID_MARK | self.tid
     }
 
-    /// Rows whose primary key lies in `range`, in key order.
+    /// Rows whose primary key lies in `range`, in key order. Bounds may be
+    /// a prefix of a multi-column key: `Included(p)` as a lower bound starts
+    /// at the first key beginning with `p`, as an upper bound ends after the
+    /// last one.
     pub fn scan(&mut self, t: &Table, range: impl RangeBounds<Key>) -> Result<Vec<Row>> {
         let mut out = Vec::new();
         self.scan_with(t, range, |r| out.push(r.to_vec()))?;
@@ -322,21 +328,9 @@ impl Transaction {
     ) -> Result<usize> {
         self.check_open(t)?;
         let ti: &TableInner = &t.inner;
-        let enc = |b: Bound<&Key>| -> Result<Bound<EncodedKey>> {
-            Ok(match b {
-                Bound::Included(k) => {
-                    ti.schema.check_key(k)?;
-                    Bound::Included(ti.encode(k))
-                }
-                Bound::Excluded(k) => {
-                    ti.schema.check_key(k)?;
-                    Bound::Excluded(ti.encode(k))
-                }
-                Bound::Unbounded => Bound::Unbounded,
-            })
-        };
-        let lo = enc(range.start_bound())?;
-        let hi = enc(range.end_bound())?;
+        // Bounds may be prefixes of the primary key (see index::secondary).
+        let lo = crate::index::secondary::primary_bound(ti, range.start_bound(), true)?;
+        let hi = crate::index::secondary::primary_bound(ti, range.end_bound(), false)?;
         let _guard = epoch::pin();
         let phantom_checked =
             !self.read_only && !matches!(self.db.protocol, Protocol::Si | Protocol::Mvto);
@@ -396,6 +390,10 @@ impl Transaction {
                         return Err(duplicate(ti, &key));
                     }
                     let v = Version::alloc(self.tid, data, h.next());
+                    if let Err(e) = self.sec_on_write(ti, tuple, v) {
+                        gc::retire(v, &epoch::pin());
+                        return self.fail(e);
+                    }
                     self.replace_own(ti, tuple, head, v);
                     return Ok(());
                 }
@@ -416,6 +414,11 @@ impl Transaction {
                     return Err(duplicate(ti, &key));
                 }
                 let v = Version::alloc(self.tid, data, head);
+                if let Err(e) = self.sec_on_write(ti, tuple, v) {
+                    self.unlock_unused(head);
+                    gc::retire(v, &epoch::pin());
+                    return self.fail(e);
+                }
                 self.install(ti, tuple, head, v, None);
                 // The key may have had no row at all when a younger scan
                 // passed (the tombstone can be a ghost made later), so an
@@ -443,6 +446,17 @@ impl Transaction {
                         old: ptr::null_mut(),
                         index_key: Some(ek.clone()),
                     });
+                    if let Err(e) = self.sec_on_write(ti, tuple, v) {
+                        // Undo the insert as rollback would (secondary
+                        // entries are gone already).
+                        self.writes.pop();
+                        ti.rows.slot(tuple).store(ptr::null_mut(), SeqCst);
+                        ti.index.remove(&ek, tuple);
+                        let guard = epoch::pin();
+                        ti.rows.release(tuple, &guard);
+                        gc::retire(v, &guard);
+                        return self.fail(e);
+                    }
                     if self.db.protocol == Protocol::Mvto && !cc::mvto::insert_allowed(ti, self.ts)
                     {
                         return Err(self.conflict(ConflictKind::TimestampOrder));
@@ -536,6 +550,10 @@ impl Transaction {
                 return Err(not_found());
             }
             let v = make(h.data(), h.next());
+            if let Err(e) = self.sec_on_write(ti, tuple, v) {
+                gc::retire(v, &epoch::pin());
+                return self.fail(e);
+            }
             self.replace_own(ti, tuple, head, v);
             return Ok(());
         }
@@ -550,6 +568,11 @@ impl Transaction {
             return Err(not_found());
         }
         let v = make(h.data(), head);
+        if let Err(e) = self.sec_on_write(ti, tuple, v) {
+            self.unlock_unused(head);
+            gc::retire(v, &epoch::pin());
+            return self.fail(e);
+        }
         self.install(ti, tuple, head, v, None);
         Ok(())
     }
@@ -646,6 +669,7 @@ impl Transaction {
             .find(|w| w.new == own)
             .expect("own version has a write entry");
         w.new = v;
+        self.sec_on_replace_own(ti, own, v);
         gc::retire(own, &epoch::pin());
     }
 
@@ -764,6 +788,8 @@ impl Transaction {
             return;
         }
         let guard = epoch::pin();
+        // Secondary entries go before the versions they point at retire.
+        self.sec_rollback();
         for w in self.writes.drain(..).rev() {
             // SAFETY: tables outlive the transaction; our versions are alive.
             let t = unsafe { &*w.table };
@@ -797,6 +823,7 @@ impl Transaction {
         self.active = false;
         self.reads.clear();
         self.scans.clear();
+        self.sec_writes.clear();
         self.db.tids.release(self.tid);
     }
 }

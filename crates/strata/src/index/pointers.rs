@@ -1,0 +1,643 @@
+//! Index pointer schemes for secondary indexes (Peloton study §6), and the
+//! secondary-index side of writes, scans, validation and GC.
+//!
+//! The primary index always leads to the chain head (through the
+//! indirection array). What a *secondary* entry points at is the scheme:
+//!
+//! ```text
+//!  LogicalTupleId     entry ──> tuple id ──> indirection[tuple] ──> head ──> ... visible
+//!  LogicalPrimaryKey  entry ──> primary key ──> primary index ──> tuple id ──> head ...
+//!  Physical           entry ──> version  (one entry per version, readers check
+//!                                         that version's visibility alone)
+//! ```
+//!
+//! Writes. With logical pointers a write adds an entry only when the new
+//! version's index key is new for the row (an update of a non-indexed
+//! column touches no secondary index); with physical pointers *every* new
+//! version — any update, of any column — inserts an entry into every
+//! secondary index. Entries a transaction added are listed in its
+//! `sec_writes` and removed again if it aborts (before its versions are
+//! retired, so a physical entry never dangles).
+//!
+//! GC. Physical: before GC cuts a chain it removes the entries of the
+//! versions it is about to retire. Logical: an entry is stale once no
+//! version left in the chain has its key; GC removes it under the row's
+//! write lock (taken like a writer, with `GC_TID`), because a writer of the
+//! row that finds the entry present relies on it. If the row is locked, the
+//! removal waits in `TableIndexes::pending` for a later pass. Unlinking a
+//! deleted row removes all its entries first.
+//!
+//! ```text
+//!  chain: v9 (k=7) -> v5 (k=7) -> v2 (k=3)    GC cuts below v5:
+//!  entries: (3,pk) (7,pk)                      (3,pk) is stale -> removed
+//! ```
+//!
+//! Phantoms. An index scan of a read-write transaction reads every row with
+//! an entry in the range (so any later change to those rows is caught by the
+//! protocol's read tracking) and remembers the entries' identities
+//! (index key ++ primary key). Serializable protocols then treat the index
+//! range like a primary-key range: MVOCC, MV2PL, SSN and SSI re-scan it at
+//! commit (an entry not seen and not ours is a phantom), SSN and SSI leave a
+//! scan record on the index for writers that add entries later, and MVTO
+//! raises the index's predicate timestamp, which an older writer adding an
+//! entry must not be below.
+
+use super::secondary::{check_prefix, prefix_lower, prefix_upper, Index, SecondaryIndex};
+use crate::cc::predicate::ScanEntry;
+use crate::error::{ConflictKind, Error, Result};
+use crate::gc::GC_TID;
+use crate::index::key::EncodedKey;
+use crate::options::Protocol;
+use crate::storage::version::{Version, INF_TS, TID_MARK};
+use crate::table::TableInner;
+use crate::txn::tid::{Status, TidTable};
+use crate::txn::visibility::{self, Mode};
+use crate::txn::Transaction;
+use crate::value::{Key, Row, Value};
+use crossbeam_epoch as epoch;
+use std::collections::HashMap;
+use std::ops::{Bound, RangeBounds};
+use std::sync::atomic::{fence, Ordering::SeqCst};
+use std::sync::Arc;
+
+/// An entry a transaction added, to remove if it aborts.
+pub(crate) struct SecWrite {
+    pub index: Arc<SecondaryIndex>,
+    pub key: Box<[u8]>,
+    pub value: u64,
+    /// The version that needed it.
+    pub version: *mut Version,
+}
+
+/// A stale logical entry GC could not remove yet.
+pub(crate) struct PendingStale {
+    pub tuple: u64,
+    pub index: Arc<SecondaryIndex>,
+    pub key: Box<[u8]>,
+}
+
+/// The secondary-index part of a predicate read.
+pub(crate) struct SecScan {
+    pub index: Arc<SecondaryIndex>,
+    /// Identities (index key ++ primary key) of the entries seen, sorted.
+    pub seen: Vec<Box<[u8]>>,
+}
+
+impl Transaction {
+    /// Adds the secondary entries new version `v` of `tuple` needs, and
+    /// checks unique indexes. Called while we hold the row's write lock and
+    /// before `v` replaces the head (for a fresh insert: after the primary
+    /// entry exists). On error nothing was added; the caller undoes its own
+    /// step.
+    pub(crate) fn sec_on_write(
+        &mut self,
+        ti: &TableInner,
+        tuple: u64,
+        v: *mut Version,
+    ) -> Result<()> {
+        let guard = epoch::pin();
+        let list = ti.secondary.load(&guard);
+        // SAFETY: `v` is ours and alive (not yet retired).
+        if list.is_empty() || unsafe { (*v).is_tombstone() } {
+            return Ok(());
+        }
+        let mark = self.sec_writes.len();
+        for idx in list {
+            if idx.dropped.load(SeqCst) {
+                continue;
+            }
+            if let Err(e) = self.sec_add(ti, idx, tuple, v) {
+                for w in self.sec_writes.drain(mark..) {
+                    w.index.tree.remove_if_sync(&w.key, |x| *x == w.value);
+                }
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    fn sec_add(
+        &mut self,
+        ti: &TableInner,
+        idx: &Arc<SecondaryIndex>,
+        tuple: u64,
+        v: *mut Version,
+    ) -> Result<()> {
+        // SAFETY: as in sec_on_write.
+        let ident = idx.ident(&ti.schema, unsafe { (*v).data() });
+        let key = idx.entry_key(ident.clone(), v);
+        let value = idx.value_for(tuple);
+        let added = loop {
+            match idx.tree.insert_sync(key.clone(), value) {
+                Ok(()) => break true,
+                Err(_) => {
+                    // The row already has this key (logical pointers), or
+                    // (tuple ids) a dead row with the same primary key left
+                    // an entry GC has not removed yet: replace that one.
+                    let old = idx.tree.peek_with(&key[..], |_, x| *x);
+                    match old {
+                        Some(o)
+                            if o != value
+                                && idx.pointers != crate::IndexPointers::LogicalPrimaryKey =>
+                        {
+                            idx.tree.remove_if_sync(&key[..], |x| *x == o);
+                        }
+                        Some(_) => break false,
+                        None => {}
+                    }
+                }
+            }
+        };
+        if added {
+            self.sec_writes.push(SecWrite {
+                index: Arc::clone(idx),
+                key,
+                value,
+                version: v,
+            });
+            if self.db.protocol == Protocol::Mvto {
+                // Pairs with the fence in index_scan_with: either the
+                // scanner sees our entry or we see its timestamp.
+                fence(SeqCst);
+                if idx.predicate_read_ts.load(SeqCst) > self.ts {
+                    return Err(Error::Conflict(ConflictKind::TimestampOrder));
+                }
+            }
+        }
+        if idx.unique {
+            let ikey_len = idx.ikey_len(&ident);
+            self.sec_unique_check(ti, idx, &ident, ikey_len, tuple)?;
+        }
+        Ok(())
+    }
+
+    /// After our entry for `ident` is in the unique index: refuse if another
+    /// row holds the same index key in its newest state. A row locked by
+    /// another writer may be taking the key right now: a conflict.
+    fn sec_unique_check(
+        &mut self,
+        ti: &TableInner,
+        idx: &SecondaryIndex,
+        ident: &[u8],
+        ikey_len: usize,
+        tuple: u64,
+    ) -> Result<()> {
+        let ikey = &ident[..ikey_len];
+        let my_pk = &ident[ikey_len..];
+        for (k, val) in idx.with_ikey(ikey) {
+            let kid = idx.ident_of(&k);
+            if &kid[ikey_len..] == my_pk {
+                continue; // our own row
+            }
+            let Some(other) = idx.resolve(ti, &k, val) else {
+                continue;
+            };
+            if other == tuple {
+                continue;
+            }
+            let head = ti.rows.head(other);
+            // SAFETY: pinned by the caller; heads are alive.
+            let Some(h) = (unsafe { head.as_ref() }) else {
+                continue;
+            };
+            let locker = h.txn_id.load(SeqCst);
+            if locker != 0 && locker != GC_TID && locker != self.tid {
+                return Err(Error::Conflict(ConflictKind::WriteWrite));
+            }
+            if h.is_tombstone() || idx.ident(&ti.schema, h.data()) != kid {
+                continue; // stale entry, or a reused tuple
+            }
+            if locker != self.tid {
+                let b = h.begin.load(SeqCst);
+                if b & TID_MARK == 0 && b > self.ts {
+                    // The holder committed after our snapshot: for us the key
+                    // is free, yet we cannot take it (MV2PL reads the newest
+                    // state, so for it this is a plain duplicate).
+                    let kind = match self.db.protocol {
+                        Protocol::Mv2pl => None,
+                        Protocol::Mvocc => Some(ConflictKind::Validation),
+                        Protocol::Mvto => Some(ConflictKind::TimestampOrder),
+                        _ => Some(ConflictKind::WriteWrite),
+                    };
+                    if let Some(k) = kind {
+                        return Err(Error::Conflict(k));
+                    }
+                }
+            }
+            return Err(self.sec_duplicate(ti, idx, other));
+        }
+        Ok(())
+    }
+
+    /// A duplicate answer depends on the holder's version: read it under
+    /// the protocol (a conflict there wins).
+    fn sec_duplicate(&mut self, ti: &TableInner, idx: &SecondaryIndex, holder: u64) -> Error {
+        if !self.is_own(ti.rows.head(holder)) {
+            if let Err(e) = self.read_tuple(ti, holder) {
+                return e;
+            }
+        }
+        // SAFETY: pinned by the caller.
+        let key = match unsafe { ti.rows.head(holder).as_ref() } {
+            Some(h) if !h.is_tombstone() => {
+                Key(idx.columns.iter().map(|&c| h.data()[c].clone()).collect()).to_string()
+            }
+            _ => "?".into(),
+        };
+        Error::DuplicateKey {
+            table: format!("{} (unique index {})", ti.schema.name, idx.name),
+            key,
+        }
+    }
+
+    /// Our uncommitted version `own` of a row is being replaced by `v`
+    /// (already passed through `sec_on_write`): entries added for `own`
+    /// move to `v` when `v` has the same key (logical), else go.
+    pub(crate) fn sec_on_replace_own(
+        &mut self,
+        ti: &TableInner,
+        own: *mut Version,
+        v: *mut Version,
+    ) {
+        if self.sec_writes.is_empty() {
+            return;
+        }
+        // SAFETY: both are ours and alive.
+        let nv = unsafe { &*v };
+        self.sec_writes.retain_mut(|w| {
+            if w.version != own {
+                return true;
+            }
+            if !w.index.is_physical()
+                && !nv.is_tombstone()
+                && w.index.ident(&ti.schema, nv.data()) == w.key[..]
+            {
+                w.version = v;
+                return true;
+            }
+            w.index.tree.remove_if_sync(&w.key, |x| *x == w.value);
+            false
+        });
+    }
+
+    /// Abort: removes every entry we added (before our versions retire).
+    pub(crate) fn sec_rollback(&mut self) {
+        for w in self.sec_writes.drain(..).rev() {
+            w.index.tree.remove_if_sync(&w.key, |x| *x == w.value);
+        }
+    }
+
+    /// Rows visible to this transaction whose index key lies in `range`, in
+    /// index-key order (ties by primary key). Bounds may be a prefix of the
+    /// index columns: `Included(p)` as a lower bound starts at the first key
+    /// beginning with `p`, as an upper bound ends after the last.
+    pub fn index_scan(&mut self, idx: &Index, range: impl RangeBounds<Key>) -> Result<Vec<Row>> {
+        let mut out = Vec::new();
+        self.index_scan_with(idx, range, |r| out.push(r.to_vec()))?;
+        Ok(out)
+    }
+
+    /// Rows whose index key equals `key` (a full or prefix key).
+    pub fn index_get(&mut self, idx: &Index, key: &Key) -> Result<Vec<Row>> {
+        self.index_scan(idx, (Bound::Included(key), Bound::Included(key)))
+    }
+
+    /// Like [`Transaction::index_scan`], calling `f` on each row without
+    /// copying it. Returns the number of rows.
+    pub fn index_scan_with(
+        &mut self,
+        idx: &Index,
+        range: impl RangeBounds<Key>,
+        mut f: impl FnMut(&[Value]),
+    ) -> Result<usize> {
+        self.check_open(&idx.table)?;
+        let si: &Arc<SecondaryIndex> = &idx.inner;
+        if si.owner != self.db.id {
+            return Err(Error::Schema(format!(
+                "index {} belongs to another database",
+                si.name
+            )));
+        }
+        if si.dropped.load(SeqCst) {
+            return Err(Error::Schema(format!("index {} was dropped", si.name)));
+        }
+        let ti: &TableInner = &idx.table.inner;
+        let what = format!("index {}", si.name);
+        for b in [range.start_bound(), range.end_bound()] {
+            if let Bound::Included(k) | Bound::Excluded(k) = b {
+                check_prefix(&ti.schema, &si.columns, &what, k)?;
+            }
+        }
+        let lo = prefix_lower(range.start_bound());
+        let hi = prefix_upper(range.end_bound());
+        let _guard = epoch::pin();
+        let rw = !self.read_only;
+        if rw && self.db.protocol == Protocol::Mvto {
+            si.predicate_read_ts.fetch_max(self.ts, SeqCst);
+            fence(SeqCst);
+        }
+        let phantom_checked = rw && !matches!(self.db.protocol, Protocol::Si | Protocol::Mvto);
+        let entries = si.range(&lo, &hi);
+        let mut read: HashMap<u64, *mut Version> = HashMap::new();
+        let mut seen = Vec::new();
+        let mut n = 0;
+        let db = Arc::clone(&self.db);
+        let tids = &db.tids;
+        for (k, val) in &entries {
+            let ident = si.ident_of(k);
+            if phantom_checked {
+                seen.push(Box::<[u8]>::from(ident));
+            }
+            let Some(tuple) = si.resolve(ti, k, *val) else {
+                continue;
+            };
+            let v = if !rw && si.is_physical() {
+                // The physical path: the entry's version, checked alone.
+                let pv = si.version_of(k);
+                // SAFETY: the entry was in the index after we pinned, and a
+                // version is retired only after its entries are removed.
+                if physically_visible(unsafe { &*pv }, self.ts, tids) {
+                    pv
+                } else {
+                    continue;
+                }
+            } else {
+                match read.get(&tuple) {
+                    Some(&v) => v,
+                    None => {
+                        let v = match self.read_tuple(ti, tuple) {
+                            Ok(v) => v,
+                            Err(e) => return self.fail(e),
+                        };
+                        read.insert(tuple, v);
+                        v
+                    }
+                }
+            };
+            // SAFETY: pinned; `v` is at or above our visible version.
+            let Some(r) = (unsafe { v.as_ref() }) else {
+                continue;
+            };
+            if r.is_tombstone() {
+                continue;
+            }
+            if si.is_physical() {
+                if v != si.version_of(k) {
+                    continue; // another version's entry
+                }
+            } else if si.ident(&ti.schema, r.data()) != ident {
+                continue; // a stale key of this row
+            }
+            f(r.data());
+            n += 1;
+        }
+        if phantom_checked {
+            seen.sort_unstable();
+            let mut s = ScanEntry::range(ti, lo, hi, Vec::new());
+            s.sec = Some(Box::new(SecScan {
+                index: Arc::clone(si),
+                seen,
+            }));
+            self.scans.push(s);
+        }
+        Ok(n)
+    }
+}
+
+/// Whether version `r` itself is the version a read-only snapshot at `ts`
+/// sees: created at or before `ts` and not overwritten at or before `ts`.
+fn physically_visible(r: &Version, ts: u64, tids: &TidTable) -> bool {
+    if !visibility::is_visible(r, ts, 0, tids, Mode::Snapshot).unwrap_or(false) {
+        return false;
+    }
+    let e = r.end.load(SeqCst);
+    if e == INF_TS {
+        return true;
+    }
+    if e & TID_MARK == 0 {
+        return e > ts;
+    }
+    let stamped_after = || {
+        let e = r.end.load(SeqCst);
+        e & TID_MARK != 0 || e > ts
+    };
+    match tids.settled_status(e & !TID_MARK) {
+        Status::Committed(c) => c > ts,
+        Status::Committing(c) if c <= ts => match tids.wait_decided(e & !TID_MARK) {
+            Status::Committed(_) => false,
+            Status::Gone => stamped_after(),
+            _ => true,
+        },
+        Status::Gone => stamped_after(),
+        _ => true,
+    }
+}
+
+/// Commit-time re-scan of an index range: false if an entry appeared that
+/// was not seen and is not ours.
+pub(crate) fn validate_sec(tx: &Transaction, s: &ScanEntry, sec: &SecScan) -> bool {
+    // SAFETY: tables outlive transactions.
+    let t = unsafe { &*s.table };
+    let idx = &sec.index;
+    for (k, val) in idx.range(&s.lo, &s.hi) {
+        let ident = idx.ident_of(&k);
+        if sec.seen.binary_search_by(|x| (**x).cmp(ident)).is_ok() {
+            continue;
+        }
+        if tx
+            .sec_writes
+            .iter()
+            .any(|w| Arc::ptr_eq(&w.index, idx) && w.key == k)
+        {
+            continue;
+        }
+        let Some(tuple) = idx.resolve(t, &k, val) else {
+            continue;
+        };
+        if t.rows.head(tuple).is_null() {
+            continue; // an aborted insert being undone
+        }
+        return false;
+    }
+    true
+}
+
+/// The entry keys this transaction added, by index, as scan records see
+/// them (for SSN/SSI inserter checks).
+pub(crate) fn added_keys(tx: &Transaction) -> Vec<(Arc<SecondaryIndex>, EncodedKey)> {
+    tx.sec_writes
+        .iter()
+        .map(|w| (Arc::clone(&w.index), EncodedKey::Bytes(w.key.clone())))
+        .collect()
+}
+
+// ------------------------------------------------------------------- GC
+
+/// GC is about to cut `survivor`'s chain below it: remove the entries only
+/// the cut versions needed. Called pinned, on the GC thread.
+pub(crate) fn before_cut(t: &TableInner, tuple: u64, survivor: &Version) {
+    let guard = epoch::pin();
+    let list = t.secondary.load(&guard);
+    if list.is_empty() || survivor.next().is_null() {
+        return;
+    }
+    let mut stale: Vec<(Arc<SecondaryIndex>, Box<[u8]>)> = Vec::new();
+    let mut v = survivor.next();
+    while !v.is_null() {
+        // SAFETY: the cut part is only changed by GC (us), still linked.
+        let r = unsafe { &*v };
+        if !r.is_tombstone() {
+            for idx in list {
+                let key = idx.entry_key(idx.ident(&t.schema, r.data()), v);
+                if idx.is_physical() {
+                    // A physical entry belongs to this version alone.
+                    idx.tree.remove_sync(&key[..]);
+                } else if !stale.iter().any(|(i, k)| Arc::ptr_eq(i, idx) && *k == key) {
+                    stale.push((Arc::clone(idx), key));
+                }
+            }
+        }
+        v = r.next();
+    }
+    if stale.is_empty() {
+        return;
+    }
+    // Keys a surviving version still has are not stale.
+    let survivors = |t: &TableInner, stop: *const Version| {
+        let mut keys = Vec::new();
+        let mut v = t.rows.head(tuple);
+        while !v.is_null() {
+            // SAFETY: pinned; chain versions above the cut are alive.
+            let r = unsafe { &*v };
+            if !r.is_tombstone() {
+                for idx in list {
+                    if !idx.is_physical() {
+                        keys.push((Arc::as_ptr(idx), idx.ident(&t.schema, r.data())));
+                    }
+                }
+            }
+            if std::ptr::eq(v, stop) {
+                break;
+            }
+            v = r.next();
+        }
+        keys
+    };
+    let first = survivors(t, survivor);
+    stale.retain(|(i, k)| {
+        !first
+            .iter()
+            .any(|(si, s)| *si == Arc::as_ptr(i) && s[..] == k[..])
+    });
+    if stale.is_empty() {
+        return;
+    }
+    remove_stale(t, tuple, stale, survivor);
+}
+
+/// Removes stale logical entries of `tuple` under its write lock, or queues
+/// them for a later pass when a writer holds it.
+fn remove_stale(
+    t: &TableInner,
+    tuple: u64,
+    stale: Vec<(Arc<SecondaryIndex>, Box<[u8]>)>,
+    stop: *const Version,
+) {
+    let head = t.rows.head(tuple);
+    // SAFETY: pinned by the caller; heads are alive.
+    let locked = unsafe { head.as_ref() }.is_some_and(|h| {
+        h.txn_id.compare_exchange(0, GC_TID, SeqCst, SeqCst).is_ok()
+            && (t.rows.head(tuple) == head || {
+                h.txn_id.store(0, SeqCst);
+                false
+            })
+    });
+    if !locked {
+        let mut p = t.secondary.pending.lock();
+        for (index, key) in stale {
+            p.push(PendingStale { tuple, index, key });
+        }
+        return;
+    }
+    // Under the lock no version can be added: look again, then remove.
+    let mut keep: Vec<(*const SecondaryIndex, Vec<u8>)> = Vec::new();
+    let mut v = head;
+    while !v.is_null() {
+        // SAFETY: pinned; versions above the cut are alive.
+        let r = unsafe { &*v };
+        if !r.is_tombstone() {
+            for (idx, _) in &stale {
+                keep.push((Arc::as_ptr(idx), idx.ident(&t.schema, r.data())));
+            }
+        }
+        if std::ptr::eq(v, stop) {
+            break;
+        }
+        v = r.next();
+    }
+    for (idx, key) in &stale {
+        if !keep
+            .iter()
+            .any(|(i, k)| *i == Arc::as_ptr(idx) && k[..] == key[..])
+        {
+            let value = idx.value_for(tuple);
+            idx.tree.remove_if_sync(&key[..], |x| *x == value);
+        }
+    }
+    // SAFETY: we hold the lock on the (alive) head.
+    unsafe { (*head).txn_id.store(0, SeqCst) };
+}
+
+/// GC holds the lock on `head`, a deleted row's tombstone, and is about to
+/// remove the row's primary entry: remove all its secondary entries first.
+pub(crate) fn on_unlink(t: &TableInner, tuple: u64, head: *mut Version) {
+    let guard = epoch::pin();
+    let list = t.secondary.load(&guard);
+    let mut v = head;
+    while !list.is_empty() && !v.is_null() {
+        // SAFETY: pinned; the locked chain is alive.
+        let r = unsafe { &*v };
+        if !r.is_tombstone() {
+            for idx in list {
+                let key = idx.entry_key(idx.ident(&t.schema, r.data()), v);
+                let value = idx.value_for(tuple);
+                idx.tree.remove_if_sync(&key[..], |x| *x == value);
+            }
+        }
+        v = r.next();
+    }
+    let mut p = t.secondary.pending.lock();
+    p.retain(|s| {
+        if s.tuple != tuple {
+            return true;
+        }
+        let value = s.index.value_for(tuple);
+        s.index.tree.remove_if_sync(&s.key[..], |x| *x == value);
+        false
+    });
+}
+
+/// Retries stale entries whose rows were locked at their GC pass.
+pub(crate) fn retry_pending(t: &TableInner) {
+    let work = std::mem::take(&mut *t.secondary.pending.lock());
+    if work.is_empty() {
+        return;
+    }
+    let _guard = epoch::pin();
+    let mut by_tuple: HashMap<u64, Vec<(Arc<SecondaryIndex>, Box<[u8]>)>> = HashMap::new();
+    for s in work {
+        by_tuple.entry(s.tuple).or_default().push((s.index, s.key));
+    }
+    for (tuple, stale) in by_tuple {
+        if t.rows.head(tuple).is_null() {
+            // Unlinked rows drained their pending entries; an empty slot
+            // here is an insert being undone: retry later.
+            let mut p = t.secondary.pending.lock();
+            for (index, key) in stale {
+                p.push(PendingStale { tuple, index, key });
+            }
+            continue;
+        }
+        remove_stale(t, tuple, stale, std::ptr::null());
+    }
+}

@@ -1,0 +1,630 @@
+//! Secondary indexes: ordered, unique or not, on one or more columns.
+//!
+//! A secondary index is a B+-tree (`scc::TreeIndex`) of *entries*. An entry's
+//! key is the order-preserving encoding of the indexed values followed by the
+//! row's primary key, so entries sort by index key with ties broken by
+//! primary key, and a prefix of the index columns selects a contiguous run:
+//!
+//! ```text
+//!  entry key = enc(w, d, last) ++ enc(pk) [++ version address]   value
+//!              └─ index key ─┘   └ tie ┘   └ physical only ┘
+//!  LogicalTupleId:     (1,2,"BAR") (7)                  ──> tuple 42 ──> chain head
+//!  LogicalPrimaryKey:  (1,2,"BAR") (7)                  ──> pk (7) ──> primary index ──> tuple
+//!  Physical:           (1,2,"BAR") (7) 0x7f..a0         ──> tuple 42; the version is the address
+//! ```
+//!
+//! Entries are *multi-version*: the index is never the judge of visibility.
+//! A row keeps one entry per distinct index key among the versions still in
+//! its chain (logical pointers), or one entry per version (physical
+//! pointers), so an old snapshot still finds a row under the key it had
+//! then. A reader resolves an entry to the row, reads the version visible
+//! to it, and keeps the row only if that version's own index key and
+//! primary key are the entry's: a row whose indexed column changed shows up
+//! once, under its current key, and never under a stale one. Stale entries
+//! are removed by GC when it cuts the last version that had the key (see
+//! `pointers`).
+//!
+//! Uniqueness is a property of the newest state: adding a key to a unique
+//! index inserts the entry first and then looks at the other entries of the
+//! same key (two concurrent claimers see each other's entries). See
+//! `pointers::Transaction::sec_add`.
+//!
+//! Creating an index on a populated table publishes it to writers, waits
+//! until every read-write transaction that began before is finished (they
+//! may have written without knowing the index), then, with GC paused,
+//! back-fills entries for every committed version and re-checks
+//! uniqueness. Writers keep running meanwhile and maintain the index
+//! themselves.
+
+use crate::cc::predicate::ScanRecord;
+use crate::db::{Database, DbInner};
+use crate::error::{Error, Result};
+use crate::index::key::{encode_values_into, prefix_end, skip_values, EncodedKey};
+use crate::options::IndexPointers;
+use crate::storage::version::{Version, TID_MARK};
+use crate::table::{Table, TableInner};
+use crate::value::{Key, Schema, Value};
+use crossbeam_epoch::{self as epoch, Atomic, Guard, Owned};
+use parking_lot::Mutex;
+use scc::TreeIndex;
+use std::collections::HashMap;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Whether a secondary index refuses two rows with the same key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Unique {
+    Yes,
+    No,
+}
+
+pub(crate) struct SecondaryIndex {
+    pub name: String,
+    pub owner: u64,
+    /// Column positions of the index key, in key order.
+    pub columns: Vec<usize>,
+    pub column_names: Vec<String>,
+    pub unique: bool,
+    pub pointers: IndexPointers,
+    pub tree: TreeIndex<Box<[u8]>, u64>,
+    pub dropped: AtomicBool,
+    /// MVTO: largest timestamp of a transaction that scanned this index; an
+    /// older transaction may not add an entry (a phantom for that reader).
+    pub predicate_read_ts: AtomicU64,
+    /// SSN/SSI: ranges of committing and recently committed index scans.
+    pub scan_log: Mutex<Vec<Arc<ScanRecord>>>,
+    /// SSN: largest commit stamp among pruned scan records.
+    pub pruned_scan_pstamp: AtomicU64,
+}
+
+/// Bytes appended to a physical entry's key: the version's address.
+const ADDR_BYTES: usize = 8;
+
+impl SecondaryIndex {
+    pub fn is_physical(&self) -> bool {
+        self.pointers == IndexPointers::Physical
+    }
+
+    /// `enc(index key) ++ enc(primary key)` of a (non-tombstone) row.
+    pub fn ident(&self, schema: &Schema, row: &[Value]) -> Vec<u8> {
+        let mut out = Vec::with_capacity((self.columns.len() + schema.primary_key.len()) * 9);
+        encode_values_into(self.columns.iter().map(|&c| &row[c]), &mut out);
+        encode_values_into(schema.primary_key.iter().map(|&c| &row[c]), &mut out);
+        out
+    }
+
+    /// The entry key for version `v` with identity `ident`.
+    pub fn entry_key(&self, mut ident: Vec<u8>, v: *mut Version) -> Box<[u8]> {
+        if self.is_physical() {
+            ident.extend_from_slice(&(v as usize as u64).to_be_bytes());
+        }
+        ident.into_boxed_slice()
+    }
+
+    /// The entry's value for a row in `tuple`.
+    pub fn value_for(&self, tuple: u64) -> u64 {
+        match self.pointers {
+            IndexPointers::LogicalPrimaryKey => u64::MAX,
+            IndexPointers::LogicalTupleId | IndexPointers::Physical => tuple,
+        }
+    }
+
+    /// The entry key without the physical suffix.
+    pub fn ident_of<'a>(&self, key: &'a [u8]) -> &'a [u8] {
+        if self.is_physical() {
+            &key[..key.len().saturating_sub(ADDR_BYTES)]
+        } else {
+            key
+        }
+    }
+
+    /// Length of the index-key part of an entry key.
+    pub fn ikey_len(&self, key: &[u8]) -> usize {
+        skip_values(key, self.columns.len())
+    }
+
+    /// The version a physical entry points at.
+    pub fn version_of(&self, key: &[u8]) -> *mut Version {
+        let mut a = [0u8; ADDR_BYTES];
+        a.copy_from_slice(&key[key.len() - ADDR_BYTES..]);
+        u64::from_be_bytes(a) as usize as *mut Version
+    }
+
+    /// The primary key stored in an entry, as the primary index encodes it.
+    pub fn primary_key_of(&self, t: &TableInner, key: &[u8]) -> EncodedKey {
+        let ident = self.ident_of(key);
+        let pk = &ident[self.ikey_len(ident)..];
+        if t.int_key && pk.len() == 9 {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&pk[1..]);
+            EncodedKey::U64(u64::from_be_bytes(b))
+        } else {
+            EncodedKey::Bytes(pk.into())
+        }
+    }
+
+    /// The tuple an entry leads to (LogicalPrimaryKey: through the primary
+    /// index; None if the key is gone).
+    pub fn resolve(&self, t: &TableInner, key: &[u8], value: u64) -> Option<u64> {
+        match self.pointers {
+            IndexPointers::LogicalPrimaryKey => t.index.get(&self.primary_key_of(t, key)),
+            IndexPointers::LogicalTupleId | IndexPointers::Physical => Some(value),
+        }
+    }
+
+    /// Entries with keys in the (byte) bounds, in key order.
+    pub fn range(&self, lo: &Bound<EncodedKey>, hi: &Bound<EncodedKey>) -> Vec<(Box<[u8]>, u64)> {
+        let guard = scc::Guard::new();
+        fn b(x: &Bound<EncodedKey>) -> Bound<&[u8]> {
+            match x {
+                Bound::Included(EncodedKey::Bytes(k)) => Bound::Included(k),
+                Bound::Excluded(EncodedKey::Bytes(k)) => Bound::Excluded(k),
+                _ => Bound::Unbounded,
+            }
+        }
+        if let (Bound::Included(l) | Bound::Excluded(l), Bound::Included(h) | Bound::Excluded(h)) =
+            (b(lo), b(hi))
+        {
+            if l > h {
+                return Vec::new(); // an inverted range (the tree would panic)
+            }
+        }
+        self.tree
+            .range::<[u8], _>((b(lo), b(hi)), &guard)
+            .map(|(k, v)| (k.clone(), *v))
+            .collect()
+    }
+
+    /// Entries whose index key is exactly `ikey` (encoded).
+    pub fn with_ikey(&self, ikey: &[u8]) -> Vec<(Box<[u8]>, u64)> {
+        let hi = match prefix_end(ikey) {
+            Some(e) => Bound::Excluded(EncodedKey::Bytes(e.into_boxed_slice())),
+            None => Bound::Unbounded,
+        };
+        self.range(&Bound::Included(EncodedKey::Bytes(ikey.into())), &hi)
+    }
+
+    fn approx_bytes(&self) -> (u64, u64) {
+        let guard = scc::Guard::new();
+        let mut n = 0u64;
+        let mut bytes = 0u64;
+        for (k, _) in self.tree.iter(&guard) {
+            n += 1;
+            // key bytes + boxed-slice header + value + tree slot overhead
+            bytes += (k.len() + 16 + 8 + 8) as u64;
+        }
+        (n, bytes)
+    }
+}
+
+/// The secondary indexes of one table, as writers see them.
+pub(crate) struct TableIndexes {
+    /// Replaced as a whole by DDL; writers read it pinned, with no
+    /// reference-count traffic on the write path.
+    list: Atomic<Vec<Arc<SecondaryIndex>>>,
+    ddl: Mutex<()>,
+    /// Stale logical entries GC could not remove yet (the row was locked).
+    pub pending: Mutex<Vec<super::pointers::PendingStale>>,
+}
+
+impl Default for TableIndexes {
+    fn default() -> Self {
+        TableIndexes {
+            list: Atomic::new(Vec::new()),
+            ddl: Mutex::new(()),
+            pending: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl TableIndexes {
+    /// The current list; valid while `guard` is held.
+    pub fn load<'g>(&self, guard: &'g Guard) -> &'g [Arc<SecondaryIndex>] {
+        let p = self.list.load(SeqCst, guard);
+        // SAFETY: the list is never null (created in `default`, replaced by
+        // `swap` with a new one) and an old list is destroyed only through
+        // `defer_destroy`, after every guard that could have loaded it.
+        unsafe { p.deref() }.as_slice()
+    }
+
+    fn replace(&self, f: impl FnOnce(&[Arc<SecondaryIndex>]) -> Vec<Arc<SecondaryIndex>>) {
+        let guard = epoch::pin();
+        let new = f(self.load(&guard));
+        let old = self.list.swap(Owned::new(new), SeqCst, &guard);
+        // SAFETY: `old` is unreachable from `list` now; pinned readers may
+        // still use it and it is freed after they unpin, once.
+        unsafe { guard.defer_destroy(old) };
+    }
+}
+
+impl Drop for TableIndexes {
+    fn drop(&mut self) {
+        // SAFETY: `&mut self`: no reader exists; the list is owned here.
+        let guard = unsafe { epoch::unprotected() };
+        let p = self.list.swap(epoch::Shared::null(), SeqCst, guard);
+        if !p.is_null() {
+            // SAFETY: as above; dropped once.
+            drop(unsafe { p.into_owned() });
+        }
+    }
+}
+
+/// Index name -> index, for the whole database.
+#[derive(Default)]
+pub(crate) struct IndexCatalog {
+    by_name: parking_lot::RwLock<HashMap<String, (Arc<SecondaryIndex>, Arc<TableInner>)>>,
+}
+
+/// A handle to a secondary index; cheap to clone, like [`Table`].
+#[derive(Clone)]
+pub struct Index {
+    pub(crate) inner: Arc<SecondaryIndex>,
+    pub(crate) table: Table,
+}
+
+impl Index {
+    /// The index's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+    /// Names of the indexed columns, in key order.
+    pub fn columns(&self) -> &[String] {
+        &self.inner.column_names
+    }
+    /// True for a unique index.
+    pub fn is_unique(&self) -> bool {
+        self.inner.unique
+    }
+    /// The indexed table.
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index")
+            .field("name", &self.inner.name)
+            .field("table", &self.table.name())
+            .field("columns", &self.inner.column_names)
+            .field("unique", &self.inner.unique)
+            .finish()
+    }
+}
+
+/// How long `create_index` waits for read-write transactions that began
+/// before it (they must end before the back-fill).
+const BACKFILL_WAIT: Duration = Duration::from_secs(10);
+
+impl Database {
+    /// Creates a secondary index on `columns` of `table`. Works on populated
+    /// tables: writers may keep running (see the module doc of
+    /// `index::secondary`); read-write transactions that began before the
+    /// call must finish first (the call waits up to 10 s for them, then
+    /// fails with `Error::Misuse`). A unique index over rows that already
+    /// share a key fails with `Error::DuplicateKey` and is not created.
+    pub fn create_index(
+        &self,
+        name: &str,
+        table: &Table,
+        columns: &[&str],
+        unique: Unique,
+    ) -> Result<Index> {
+        let db = &self.inner;
+        let ti = &table.inner;
+        if ti.owner != db.id {
+            return Err(Error::Schema(format!(
+                "table {} belongs to another database",
+                table.name()
+            )));
+        }
+        if ti.dropped.load(SeqCst) {
+            return Err(Error::Schema(format!("table {} was dropped", table.name())));
+        }
+        if name.is_empty() {
+            return Err(Error::Schema("index name is empty".into()));
+        }
+        if columns.is_empty() {
+            return Err(Error::Schema(format!("index {name} names no column")));
+        }
+        let mut cols = Vec::new();
+        for c in columns {
+            let i = ti.schema.column_index(c)?;
+            if cols.contains(&i) {
+                return Err(Error::Schema(format!(
+                    "index {name} names column {c} twice"
+                )));
+            }
+            cols.push(i);
+        }
+        let idx = Arc::new(SecondaryIndex {
+            name: name.to_string(),
+            owner: db.id,
+            columns: cols,
+            column_names: columns.iter().map(|s| s.to_string()).collect(),
+            unique: unique == Unique::Yes,
+            pointers: db.opts.index_pointers,
+            tree: TreeIndex::new(),
+            dropped: AtomicBool::new(false),
+            predicate_read_ts: AtomicU64::new(0),
+            scan_log: Mutex::new(Vec::new()),
+            pruned_scan_pstamp: AtomicU64::new(0),
+        });
+        {
+            let mut names = db.indexes.by_name.write();
+            if names.contains_key(name) {
+                return Err(Error::Schema(format!("index {name} already exists")));
+            }
+            names.insert(name.to_string(), (Arc::clone(&idx), Arc::clone(ti)));
+        }
+        let _ddl = ti.secondary.ddl.lock();
+        // Publish: every write from now on maintains the index.
+        ti.secondary.replace(|l| {
+            let mut v = l.to_vec();
+            v.push(Arc::clone(&idx));
+            v
+        });
+        let built = backfill(db, ti, &idx);
+        if let Err(e) = built {
+            idx.dropped.store(true, SeqCst);
+            ti.secondary.replace(|l| {
+                l.iter()
+                    .filter(|i| !Arc::ptr_eq(i, &idx))
+                    .cloned()
+                    .collect()
+            });
+            db.indexes.by_name.write().remove(name);
+            return Err(e);
+        }
+        Ok(Index {
+            inner: idx,
+            table: table.clone(),
+        })
+    }
+
+    /// Looks an index up by name.
+    pub fn index(&self, name: &str) -> Result<Index> {
+        let names = self.inner.indexes.by_name.read();
+        let (idx, t) = names
+            .get(name)
+            .ok_or_else(|| Error::Schema(format!("no index named {name}")))?;
+        Ok(Index {
+            inner: Arc::clone(idx),
+            table: Table {
+                inner: Arc::clone(t),
+            },
+        })
+    }
+
+    /// Names of all secondary indexes.
+    pub fn index_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.inner.indexes.by_name.read().keys().cloned().collect();
+        v.sort();
+        v
+    }
+
+    /// Drops an index. Later scans through any handle to it fail with
+    /// `Error::Schema`; writers stop maintaining it at once.
+    pub fn drop_index(&self, name: &str) -> Result<()> {
+        let (idx, t) = self
+            .inner
+            .indexes
+            .by_name
+            .write()
+            .remove(name)
+            .ok_or_else(|| Error::Schema(format!("no index named {name}")))?;
+        idx.dropped.store(true, SeqCst);
+        let _ddl = t.secondary.ddl.lock();
+        t.secondary.replace(|l| {
+            l.iter()
+                .filter(|i| !Arc::ptr_eq(i, &idx))
+                .cloned()
+                .collect()
+        });
+        Ok(())
+    }
+}
+
+/// Fills a freshly published index from the table's committed versions.
+fn backfill(db: &DbInner, t: &TableInner, idx: &SecondaryIndex) -> Result<()> {
+    // Transactions that began before now may have written without knowing
+    // the index; wait for them. Bumping the clock makes every later begin
+    // strictly newer, so they are not waited for.
+    let published = db.clock.fetch_add(1, SeqCst) + 1;
+    let start = Instant::now();
+    while db.tids.min_begin(true) < published {
+        if start.elapsed() > BACKFILL_WAIT {
+            return Err(Error::Misuse(format!(
+                "create_index {} waited {BACKFILL_WAIT:?} for read-write transactions that began before it; finish them first",
+                idx.name
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // GC must not cut versions while we add entries for them (an entry for
+    // a version it retires would dangle, for physical pointers).
+    db.gc.paused(|| {
+        let guard = epoch::pin();
+        let mut n = 0u64;
+        t.rows.for_each_head(|tuple, head| {
+            let mut v = head;
+            while !v.is_null() {
+                // SAFETY: pinned, GC paused: chain versions stay allocated.
+                let r = unsafe { &*v };
+                // Uncommitted versions belong to transactions that began
+                // after publication and maintain their own entries.
+                if !r.is_tombstone() && r.begin.load(SeqCst) & TID_MARK == 0 {
+                    let key = idx.entry_key(idx.ident(&t.schema, r.data()), v);
+                    let _ = idx.tree.insert_sync(key, idx.value_for(tuple));
+                }
+                v = r.next();
+            }
+            n += 1;
+            if n % 4096 == 0 {
+                guard.flush();
+            }
+        });
+    });
+    if idx.unique {
+        check_unique(t, idx)?;
+    }
+    Ok(())
+}
+
+/// After a back-fill: no two rows may hold one key in their newest state
+/// (uncommitted heads count too, conservatively).
+fn check_unique(t: &TableInner, idx: &SecondaryIndex) -> Result<()> {
+    let _guard = epoch::pin();
+    let all = idx.range(&Bound::Unbounded, &Bound::Unbounded);
+    let mut i = 0;
+    while i < all.len() {
+        let ikey_len = idx.ikey_len(&all[i].0);
+        let ikey = &all[i].0[..ikey_len];
+        let mut holders: Vec<&[u8]> = Vec::new();
+        let mut j = i;
+        while j < all.len() && all[j].0.starts_with(ikey) && idx.ikey_len(&all[j].0) == ikey_len {
+            let (k, val) = &all[j];
+            let ident = idx.ident_of(k);
+            if let Some(tuple) = idx.resolve(t, k, *val) {
+                let mut v = t.rows.head(tuple);
+                let mut holds = false;
+                // The head, and below an uncommitted head the newest
+                // committed version.
+                for _ in 0..2 {
+                    // SAFETY: pinned; chain versions are alive.
+                    let Some(r) = (unsafe { v.as_ref() }) else {
+                        break;
+                    };
+                    if !r.is_tombstone() && idx.ident(&t.schema, r.data()) == ident {
+                        holds = true;
+                    }
+                    if r.begin.load(SeqCst) & TID_MARK == 0 {
+                        break;
+                    }
+                    v = r.next();
+                }
+                let pk = &ident[ikey_len..];
+                if holds && !holders.contains(&pk) {
+                    holders.push(pk);
+                }
+            }
+            j += 1;
+        }
+        if holders.len() > 1 {
+            return Err(Error::DuplicateKey {
+                table: format!("{} (unique index {})", t.schema.name, idx.name),
+                key: "two rows share an index key".into(),
+            });
+        }
+        i = j;
+    }
+    Ok(())
+}
+
+/// Checks a (possibly prefix) key against index columns `cols`.
+pub(crate) fn check_prefix(schema: &Schema, cols: &[usize], what: &str, key: &Key) -> Result<()> {
+    if key.0.len() > cols.len() {
+        return Err(Error::Schema(format!(
+            "{what} has {} columns, key has {}",
+            cols.len(),
+            key.0.len()
+        )));
+    }
+    for (v, &ci) in key.0.iter().zip(cols) {
+        schema.check_value(&schema.columns[ci], v)?;
+    }
+    Ok(())
+}
+
+/// A lower bound on byte-encoded keys from a (prefix) key: `Included(p)`
+/// starts at the first key with prefix `p`, `Excluded(p)` after the last.
+pub(crate) fn prefix_lower(b: Bound<&Key>) -> Bound<EncodedKey> {
+    let enc = |k: &Key| {
+        let mut out = Vec::new();
+        encode_values_into(&k.0, &mut out);
+        out
+    };
+    match b {
+        Bound::Unbounded => Bound::Unbounded,
+        Bound::Included(k) => Bound::Included(EncodedKey::Bytes(enc(k).into())),
+        Bound::Excluded(k) => match prefix_end(&enc(k)) {
+            Some(e) => Bound::Included(EncodedKey::Bytes(e.into())),
+            // Nothing follows every key: an empty range (all keys start
+            // with 0x01 or 0x02).
+            None => Bound::Included(EncodedKey::Bytes(vec![0xFF].into())),
+        },
+    }
+}
+
+/// An upper bound: `Included(p)` through the last key with prefix `p`,
+/// `Excluded(p)` up to the first.
+pub(crate) fn prefix_upper(b: Bound<&Key>) -> Bound<EncodedKey> {
+    let enc = |k: &Key| {
+        let mut out = Vec::new();
+        encode_values_into(&k.0, &mut out);
+        out
+    };
+    match b {
+        Bound::Unbounded => Bound::Unbounded,
+        Bound::Included(k) => match prefix_end(&enc(k)) {
+            Some(e) => Bound::Excluded(EncodedKey::Bytes(e.into())),
+            None => Bound::Unbounded,
+        },
+        Bound::Excluded(k) => Bound::Excluded(EncodedKey::Bytes(enc(k).into())),
+    }
+}
+
+/// A primary-key scan bound from a full or prefix key (a full key keeps the
+/// primary index's own encoding).
+pub(crate) fn primary_bound(
+    t: &TableInner,
+    b: Bound<&Key>,
+    lower: bool,
+) -> Result<Bound<EncodedKey>> {
+    let pk = &t.schema.primary_key;
+    if let Bound::Included(k) | Bound::Excluded(k) = b {
+        check_prefix(
+            &t.schema,
+            pk,
+            &format!("primary key of {}", t.schema.name),
+            k,
+        )?;
+    }
+    Ok(match b {
+        Bound::Unbounded => Bound::Unbounded,
+        Bound::Included(k) if k.0.len() == pk.len() => Bound::Included(t.encode(k)),
+        Bound::Excluded(k) if k.0.len() == pk.len() => Bound::Excluded(t.encode(k)),
+        // A single-Int key's only shorter prefix is the empty one.
+        Bound::Included(_) if t.int_key => Bound::Unbounded,
+        Bound::Excluded(_) if t.int_key => match lower {
+            true => Bound::Excluded(EncodedKey::U64(u64::MAX)),
+            false => Bound::Excluded(EncodedKey::U64(0)),
+        },
+        b if lower => prefix_lower(b),
+        b => prefix_upper(b),
+    })
+}
+
+/// Secondary-index figures for `Stats`: (entries, approximate bytes).
+pub(crate) fn stats(t: &TableInner) -> (u64, u64) {
+    let guard = epoch::pin();
+    t.secondary
+        .load(&guard)
+        .iter()
+        .map(|i| i.approx_bytes())
+        .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+}
+
+/// End of a GC pass: retry stale entries GC could not remove, and prune
+/// index scan records below the horizon.
+pub(crate) fn after_gc_pass(t: &TableInner, horizon: u64, prune_scans: bool) {
+    super::pointers::retry_pending(t);
+    if prune_scans {
+        let guard = epoch::pin();
+        for idx in t.secondary.load(&guard) {
+            crate::cc::predicate::prune_log(&idx.scan_log, &idx.pruned_scan_pstamp, horizon);
+        }
+    }
+}

@@ -1,0 +1,332 @@
+//! Secondary indexes under concurrency: phantom anomalies on index ranges
+//! for every protocol and pointer scheme, and concurrent writers of
+//! indexed columns against readers that compare index scans with
+//! primary-key reads of the same snapshot.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use strata::{
+    key, row, Database, Error, Index, IndexPointers, Options, Protocol, Schema, Table, Transaction,
+    Type, Unique, Value,
+};
+
+const SCHEMES: [IndexPointers; 3] = [
+    IndexPointers::LogicalTupleId,
+    IndexPointers::LogicalPrimaryKey,
+    IndexPointers::Physical,
+];
+
+fn soak() -> u64 {
+    std::env::var("STRATA_SOAK")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+}
+
+/// item(id, cat, note) with a non-unique index on cat.
+fn setup(p: Protocol, s: IndexPointers) -> (Database, Table, Index) {
+    let db = Database::open(Options::default().protocol(p).index_pointers(s)).unwrap();
+    let t = db
+        .create_table(
+            Schema::new("item")
+                .column("id", Type::Int)
+                .column("cat", Type::Int)
+                .column("note", Type::Text)
+                .primary_key(&["id"]),
+        )
+        .unwrap();
+    let mut txn = db.begin().unwrap();
+    // Two rows outside both ranges used below ([0, 10) and [10, 20)).
+    txn.insert(&t, row![1, 100, "x"]).unwrap();
+    txn.insert(&t, row![2, 200, "y"]).unwrap();
+    txn.insert(&t, row![3, 5, "in A"]).unwrap();
+    txn.commit().unwrap();
+    let idx = db.create_index("by_cat", &t, &["cat"], Unique::No).unwrap();
+    (db, t, idx)
+}
+
+fn count(txn: &mut Transaction, idx: &Index, lo: i64, hi: i64) -> Result<i64, Error> {
+    txn.index_scan(idx, key![lo]..key![hi])
+        .map(|r| r.len() as i64)
+}
+
+/// G2 on index predicates: T1 reads cat in [0, 10) and inserts a row with
+/// cat 15; T2 reads cat in [10, 20) and inserts a row with cat 5. No serial
+/// order explains both reads, so serializable protocols commit one.
+#[test]
+fn index_range_phantom_by_insert() {
+    for p in Protocol::ALL {
+        for s in SCHEMES {
+            let (db, t, idx) = setup(p, s);
+            let mut t1 = db.begin().unwrap();
+            let mut t2 = db.begin().unwrap();
+            let r1 = count(&mut t1, &idx, 0, 10)
+                .and_then(|n| t1.insert(&t, row![10, 15, n.to_string()]));
+            let r2 = count(&mut t2, &idx, 10, 20)
+                .and_then(|n| t2.insert(&t, row![11, 5, n.to_string()]));
+            let r1 = r1.and_then(|_| t1.commit());
+            let r2 = r2.and_then(|_| t2.commit());
+            let committed = r1.is_ok() as u32 + r2.is_ok() as u32;
+            if p.is_serializable() {
+                assert_eq!(committed, 1, "{p} {s:?}: {r1:?} {r2:?}");
+            } else {
+                assert_eq!(committed, 2, "{p} {s:?}: SI allows the phantom");
+            }
+        }
+    }
+}
+
+/// The same with updates that move existing rows into the other range (the
+/// index entry appears without any insert into the table).
+#[test]
+fn index_range_phantom_by_update_of_the_indexed_column() {
+    for p in Protocol::ALL {
+        for s in SCHEMES {
+            let (db, t, idx) = setup(p, s);
+            let mut t1 = db.begin().unwrap();
+            let mut t2 = db.begin().unwrap();
+            let r1 = count(&mut t1, &idx, 10, 20)
+                .and_then(|_| t1.update(&t, &key![1], &[("cat", Value::Int(5))]));
+            let r2 = count(&mut t2, &idx, 0, 10)
+                .and_then(|_| t2.update(&t, &key![2], &[("cat", Value::Int(15))]));
+            let r1 = r1.and_then(|_| t1.commit());
+            let r2 = r2.and_then(|_| t2.commit());
+            let committed = r1.is_ok() as u32 + r2.is_ok() as u32;
+            if p.is_serializable() {
+                assert_eq!(committed, 1, "{p} {s:?}: {r1:?} {r2:?}");
+            } else {
+                assert_eq!(committed, 2, "{p} {s:?}");
+            }
+        }
+    }
+}
+
+/// A row moving *out* of a scanned range is a change to a row the scanner
+/// read: T1 counts [0, 10) (row 3) and writes row 1; T2 moves row 3 out of
+/// the range and reads row 1. Write skew through an index predicate.
+#[test]
+fn index_range_write_skew_by_moving_a_row_out() {
+    for p in Protocol::ALL {
+        for s in SCHEMES {
+            let (db, t, idx) = setup(p, s);
+            let mut t1 = db.begin().unwrap();
+            let mut t2 = db.begin().unwrap();
+            let r1 = count(&mut t1, &idx, 0, 10)
+                .and_then(|n| t1.update(&t, &key![1], &[("note", Value::from(n.to_string()))]));
+            let r2 = t2
+                .get(&t, &key![1])
+                .and_then(|_| t2.update(&t, &key![3], &[("cat", Value::Int(50))]));
+            let r1 = r1.and_then(|_| t1.commit());
+            let r2 = r2.and_then(|_| t2.commit());
+            let committed = r1.is_ok() as u32 + r2.is_ok() as u32;
+            if p.is_serializable() {
+                // (SSI may abort both: each is a pivot here.)
+                assert!(committed <= 1, "{p} {s:?}: {r1:?} {r2:?}");
+                if p != Protocol::SiSsi {
+                    assert_eq!(committed, 1, "{p} {s:?}: {r1:?} {r2:?}");
+                }
+            } else {
+                assert_eq!(committed, 2, "{p} {s:?}");
+            }
+        }
+    }
+}
+
+/// An insert that commits after a serializable index scanner committed,
+/// into the scanned range, closes a cycle through a third transaction
+/// unless the scanner is accounted for (scan records on the index).
+/// U reads x; X overwrites x; R reads x and index-scans cat [100, 200)... (see
+/// anomalies.rs `late_insert_into_committed_scan_range_is_refused`).
+#[test]
+fn late_insert_into_committed_index_range_is_refused() {
+    for p in Protocol::ALL {
+        if !p.is_serializable() {
+            continue;
+        }
+        for s in SCHEMES {
+            let (db, t, idx) = setup(p, s);
+            let mut u = db.begin().unwrap();
+            let ux = u.get(&t, &key![1]);
+            let mut x = db.begin().unwrap();
+            let rx = x
+                .update(&t, &key![1], &[("note", Value::from("x2"))])
+                .and_then(|_| x.commit());
+            let mut r = db.begin().unwrap();
+            let rr = r
+                .get(&t, &key![1])
+                .and_then(|_| count(&mut r, &idx, 1000, 2000))
+                .and_then(|_| r.update(&t, &key![2], &[("note", Value::from("r"))]))
+                .and_then(|_| r.commit());
+            let ru = ux
+                .and_then(|_| u.insert(&t, row![9, 1500, "u"]))
+                .and_then(|_| u.commit());
+            let all = rx.is_ok() && rr.is_ok() && ru.is_ok();
+            assert!(!all, "{p} {s:?}: the cycle U -> X -> R -> U committed");
+        }
+    }
+}
+
+/// Within one snapshot a repeated index scan returns the same rows.
+#[test]
+fn repeated_index_scan_sees_no_phantom_rows() {
+    for p in Protocol::ALL {
+        for s in SCHEMES {
+            let (db, t, idx) = setup(p, s);
+            let mut ro = db.begin_read_only().unwrap();
+            assert_eq!(count(&mut ro, &idx, 0, 10).unwrap(), 1);
+            db.run(|x| x.insert(&t, row![20, 6, "new"])).unwrap();
+            db.run(|x| x.update(&t, &key![1], &[("cat", Value::Int(7))]))
+                .unwrap();
+            assert_eq!(count(&mut ro, &idx, 0, 10).unwrap(), 1, "{p} {s:?}");
+            let mut fresh = db.begin_read_only().unwrap();
+            assert_eq!(count(&mut fresh, &idx, 0, 10).unwrap(), 3, "{p} {s:?}");
+        }
+    }
+}
+
+/// Writers move rows between index keys (and insert and delete) while
+/// readers check, in one snapshot, that the index and the primary key agree.
+#[test]
+fn concurrent_index_scans_agree_with_primary_reads() {
+    let rounds = 20_000 * soak();
+    for s in SCHEMES {
+        for p in [Protocol::SiSsn, Protocol::Mvocc, Protocol::Mvto] {
+            let db = Database::open(Options::default().protocol(p).index_pointers(s)).unwrap();
+            let t = db
+                .create_table(
+                    Schema::new("kv")
+                        .column("k", Type::Int)
+                        .column("v", Type::Int)
+                        .column("n", Type::Int)
+                        .primary_key(&["k"]),
+                )
+                .unwrap();
+            let mut txn = db.begin().unwrap();
+            for k in 0..32 {
+                txn.insert(&t, row![k, k % 8, 0]).unwrap();
+            }
+            txn.commit().unwrap();
+            let idx = db.create_index("by_v", &t, &["v"], Unique::No).unwrap();
+            let done = AtomicBool::new(false);
+            std::thread::scope(|sc| {
+                for w in 0..2i64 {
+                    let (db, t, done) = (&db, &t, &done);
+                    sc.spawn(move || {
+                        let mut x = 12345u64 + w as u64;
+                        for i in 0..rounds as i64 {
+                            x ^= x << 13;
+                            x ^= x >> 7;
+                            x ^= x << 17;
+                            let k = (x % 40) as i64;
+                            let v = ((x >> 8) % 8) as i64;
+                            let r = db.run(|txn| match (x >> 16) % 8 {
+                                0 => match txn.insert(t, row![k, v, i]) {
+                                    Err(Error::DuplicateKey { .. }) => txn.delete(t, &key![k]),
+                                    r => r,
+                                },
+                                1 => txn.update(t, &key![k], &[("n", Value::Int(i))]),
+                                _ => txn.update(t, &key![k], &[("v", Value::Int(v))]),
+                            });
+                            assert!(matches!(r, Ok(()) | Err(Error::NotFound { .. })), "{r:?}");
+                        }
+                        done.store(true, Ordering::SeqCst);
+                    });
+                }
+                let (db, t, idx, done) = (&db, &t, &idx, &done);
+                sc.spawn(move || {
+                    let mut checks = 0;
+                    while !done.load(Ordering::SeqCst) || checks < 20 {
+                        let mut ro = db.begin_read_only().unwrap();
+                        agree(&mut ro, t, idx, p, s);
+                        drop(ro);
+                        // A read-write snapshot too (its own reads are tracked).
+                        let mut rw = db.begin().unwrap();
+                        agree(&mut rw, t, idx, p, s);
+                        let _ = rw.commit();
+                        checks += 1;
+                    }
+                });
+            });
+            db.collect_garbage();
+            db.collect_garbage();
+            let mut ro = db.begin_read_only().unwrap();
+            agree(&mut ro, &t, &idx, p, s);
+            let rows = ro.scan(&t, ..).unwrap().len() as u64;
+            drop(ro);
+            db.collect_garbage();
+            let st = db.stats();
+            // After GC only the current key of each row remains.
+            assert_eq!(st.secondary_index_entries, rows, "{p} {s:?}: {st:?}");
+        }
+    }
+}
+
+/// Index scan == primary scan filtered, in index order, in one snapshot.
+fn agree(txn: &mut Transaction, t: &Table, idx: &Index, p: Protocol, s: IndexPointers) {
+    let Ok(all) = txn.scan(t, ..) else { return };
+    let mut by_v: BTreeMap<(i64, i64), Vec<Value>> = BTreeMap::new();
+    for r in all {
+        by_v.insert((r[1].as_int().unwrap(), r[0].as_int().unwrap()), r);
+    }
+    let want: Vec<Vec<Value>> = by_v.values().cloned().collect();
+    let Ok(got) = txn.index_scan(idx, ..) else {
+        return;
+    };
+    assert_eq!(got, want, "{p} {s:?}: full index scan");
+    let Ok(got) = txn.index_scan(idx, key![2]..=key![4]) else {
+        return;
+    };
+    let want: Vec<Vec<Value>> = by_v
+        .range((2, i64::MIN)..=(4, i64::MAX))
+        .map(|(_, r)| r.clone())
+        .collect();
+    assert_eq!(got, want, "{p} {s:?}: index range");
+}
+
+/// Creating an index while writers run: afterwards the index agrees with
+/// the table in every snapshot.
+#[test]
+fn index_created_under_concurrent_writers_is_complete() {
+    for s in SCHEMES {
+        let db = Database::open(Options::default().index_pointers(s)).unwrap();
+        let t = db
+            .create_table(
+                Schema::new("kv")
+                    .column("k", Type::Int)
+                    .column("v", Type::Int)
+                    .column("n", Type::Int)
+                    .primary_key(&["k"]),
+            )
+            .unwrap();
+        let mut txn = db.begin().unwrap();
+        for k in 0..2000 {
+            txn.insert(&t, row![k, k % 50, 0]).unwrap();
+        }
+        txn.commit().unwrap();
+        let done = AtomicBool::new(false);
+        let idx = std::thread::scope(|sc| {
+            let (db2, t2, done2) = (&db, &t, &done);
+            sc.spawn(move || {
+                let mut i = 0i64;
+                while !done2.load(Ordering::SeqCst) {
+                    let k = (i * 7919) % 2100;
+                    let _ =
+                        db2.run(
+                            |x| match x.update(t2, &key![k], &[("v", Value::Int(i % 50))]) {
+                                Err(Error::NotFound { .. }) => x.insert(t2, row![k, i % 50, i]),
+                                r => r,
+                            },
+                        );
+                    i += 1;
+                }
+            });
+            let idx = db.create_index("by_v", &t, &["v"], Unique::No).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            done.store(true, Ordering::SeqCst);
+            idx
+        });
+        let mut ro = db.begin_read_only().unwrap();
+        agree(&mut ro, &t, &idx, Protocol::SiSsn, s);
+        assert!(ro.index_scan(&idx, ..).unwrap().len() >= 2000);
+    }
+}
