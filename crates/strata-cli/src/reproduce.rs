@@ -810,7 +810,13 @@ mod tests {
             assert!(!s.is_empty());
         }
         // Protocols exist on main: these run today.
-        for name in ["scalability", "contention", "heterogeneous", "non-inline"] {
+        for name in [
+            "scalability",
+            "contention",
+            "heterogeneous",
+            "non-inline",
+            "index-pointers",
+        ] {
             let f = FIGURES.iter().find(|f| f.name == name).unwrap();
             assert_eq!(status(f), "ready", "{name}");
         }
