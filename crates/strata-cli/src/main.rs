@@ -6,6 +6,7 @@ mod executor;
 mod plot;
 mod progress;
 mod reproduce;
+mod tpcc_cmd;
 mod ycsb_args;
 
 use std::process::ExitCode;
@@ -25,6 +26,7 @@ Examples:
   strata bench ycsb --protocol mvocc --read-ratio 0.5 --theta 0.9 --json
   strata bench ycsb --mix update-intensive --engine all --records 1000000
   strata bench ycsb --ro-threads 1 --no-ro-hint --series series.csv
+  strata bench tpcc --warehouses 2 --threads 2 --stock-scan
   strata reproduce --list
   strata reproduce contention --duration 1 --out results
   strata check --protocol ssi --workload predicate --clients 8 --txns 20000
@@ -63,10 +65,13 @@ enum Command {
 enum Bench {
     /// YCSB-style key-value transactions: Zipfian keys, reads and updates.
     Ycsb(YcsbArgs),
+    /// TPC-C: the five transactions, the standard mix, optional StockScan;
+    /// checks the consistency conditions after the run.
+    Tpcc(tpcc_cmd::TpccArgs),
 }
 
 /// Parses a protocol name (`mvto`, `mvocc`, `mv2pl`, `si`, `ssn`, `ssi`).
-fn parse_protocol(s: &str) -> Result<Protocol, String> {
+pub fn parse_protocol(s: &str) -> Result<Protocol, String> {
     s.parse::<Protocol>().map_err(|_| {
         let names: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
         format!("expected one of {}", names.join(", "))
@@ -201,6 +206,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Bench(Bench::Ycsb(args)) => bench::ycsb(&args),
+        Command::Bench(Bench::Tpcc(args)) => tpcc_cmd::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Protocols => {
             protocols();

@@ -397,3 +397,51 @@ fn bench_ycsb_engines_side_by_side() {
         "unknown engine",
     );
 }
+
+#[test]
+fn bench_tpcc_small_run_checks_consistency() {
+    let out = strata(&[
+        "bench",
+        "tpcc",
+        "--items",
+        "1000",
+        "--customers",
+        "30",
+        "--threads",
+        "2",
+        "--stock-scan",
+        "--duration",
+        "0.5",
+        "--warmup",
+        "0",
+        "--json",
+    ]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&text(&out.stdout)).expect("JSON");
+    assert_eq!(v["benchmark"], "tpcc");
+    let types: Vec<&str> = v["run"]["per_type"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "new-order",
+            "payment",
+            "order-status",
+            "delivery",
+            "stock-level",
+            "stock-scan"
+        ]
+    );
+    assert!(
+        v["run"]["per_type"][0]["committed"].as_u64().unwrap() > 0,
+        "{v}"
+    );
+    assert_eq!(v["consistency"]["districts_checked"], 10);
+    assert!(v["consistency"]["orders"].as_u64().unwrap() >= 300);
+    assert_usage_error(&["bench", "tpcc", "--warehouses", "0"], "--warehouses");
+    assert_usage_error(&["bench", "tpcc", "--customers", "5"], "--customers");
+}
