@@ -51,6 +51,9 @@ pub struct TpccArgs {
     /// Print one JSON object instead of the summary.
     #[arg(long)]
     pub json: bool,
+    /// Print CSV (a header and one row per transaction type) instead.
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
 }
 
 #[derive(Serialize)]
@@ -91,7 +94,7 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         duration: Duration::from_secs_f64(a.duration),
         series: false,
     };
-    let r = match tpcc::run(db, &cfg, &driver, &mut BarObserver::new(a.json)) {
+    let r = match tpcc::run(db, &cfg, &driver, &mut BarObserver::new(a.json || a.csv)) {
         Ok(r) => r,
         Err(WorkloadError::Config(m)) => return Err(UsageError(m)),
         Err(e) => {
@@ -110,6 +113,35 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
             "{}",
             serde_json::to_string(&s).expect("the summary serialises")
         );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if a.csv {
+        let mut w = csv::Writer::from_writer(std::io::stdout());
+        let _ = w.write_record([
+            "protocol",
+            "warehouses",
+            "threads",
+            "type",
+            "committed_per_s",
+            "aborted_per_s",
+            "p50_us",
+            "p99_us",
+            "p999_us",
+        ]);
+        for t in &r.run.per_type {
+            let _ = w.write_record([
+                a.protocol.name().to_string(),
+                cfg.warehouses.to_string(),
+                cfg.threads.to_string(),
+                t.name.to_string(),
+                format!("{:.1}", t.committed_per_s),
+                format!("{:.1}", t.aborted_per_s),
+                format!("{:.2}", t.latency.p50_us),
+                format!("{:.2}", t.latency.p99_us),
+                format!("{:.2}", t.latency.p999_us),
+            ]);
+        }
+        let _ = w.flush();
         return Ok(ExitCode::SUCCESS);
     }
     println!(

@@ -442,6 +442,26 @@ fn bench_tpcc_small_run_checks_consistency() {
     );
     assert_eq!(v["consistency"]["districts_checked"], 10);
     assert!(v["consistency"]["orders"].as_u64().unwrap() >= 300);
+    let csv = strata(&[
+        "bench",
+        "tpcc",
+        "--items",
+        "500",
+        "--customers",
+        "20",
+        "--threads",
+        "1",
+        "--duration",
+        "0.2",
+        "--warmup",
+        "0",
+        "--csv",
+    ]);
+    assert!(csv.status.success(), "stderr: {}", text(&csv.stderr));
+    let lines: Vec<String> = text(&csv.stdout).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 7, "{lines:?}");
+    assert!(lines[0].starts_with("protocol,warehouses,threads,type,"));
+    assert!(lines[1].starts_with("ssn,1,1,new-order,"));
     assert_usage_error(&["bench", "tpcc", "--warehouses", "0"], "--warehouses");
     assert_usage_error(&["bench", "tpcc", "--customers", "5"], "--customers");
 }
