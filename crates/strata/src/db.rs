@@ -131,6 +131,7 @@ impl Database {
         self.inner.tables.read()[id as usize]
             .dropped
             .store(true, SeqCst);
+        self.inner.indexes.forget_table(id);
         Ok(())
     }
 
@@ -296,8 +297,16 @@ impl DbInner {
             _ => {}
         }
         let prune = matches!(self.protocol, Protocol::SiSsn | Protocol::SiSsi);
-        for t in tables.iter() {
-            crate::index::secondary::after_gc_pass(t, h, prune);
+        // Stale-entry retries lock rows like a GC pass does: one at a time.
+        let secondary = || {
+            for t in tables.iter() {
+                crate::index::secondary::after_gc_pass(t, h, prune);
+            }
+        };
+        if wait {
+            self.gc.paused(secondary);
+        } else {
+            self.gc.try_exclusive(secondary);
         }
         drop(tables);
         self.counters.gc_passes.fetch_add(1, SeqCst);

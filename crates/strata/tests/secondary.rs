@@ -194,6 +194,10 @@ fn ddl_errors_are_typed() {
         ro.index_get(&again, &key!["a"]),
         Err(Error::Schema(_))
     ));
+    assert!(
+        db.index_names().is_empty(),
+        "the dropped table took its index along"
+    );
 }
 
 #[test]

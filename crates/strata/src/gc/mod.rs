@@ -133,7 +133,7 @@ impl GcQueue {
                 if g.cts > horizon {
                     break;
                 }
-                ready.push(queue.pop_front().expect("front exists").1);
+                ready.push(queue.pop_front().expect("front exists"));
             }
             next_seq = *seq;
         }
@@ -142,12 +142,19 @@ impl GcQueue {
         let mut last: Option<Arc<TableInner>> = None;
         let mut retry = Vec::new();
         let mut unlinked = Vec::new();
-        for (i, g) in ready.into_iter().enumerate() {
+        for (i, (seq, g)) in ready.into_iter().enumerate() {
             if last.as_ref().map(|t| t.id) != Some(g.table) {
                 last = table(g.table);
             }
             let Some(t) = &last else { continue };
-            match prune_row(t, &g, horizon, may_remove, &guard) {
+            let pruned = prune_row(t, &g, horizon, may_remove, &guard);
+            if !matches!(pruned, Pruned::NotYet(_)) {
+                // A later write of a row whose deletion had to wait: its cut
+                // (or unlink) retires the waiting tombstone, so that entry
+                // must go (it would point at a freed version).
+                retry.retain(|(_, r): &(u64, Garbage)| r.table != g.table || r.tuple != g.tuple);
+            }
+            match pruned {
                 Pruned::Cut(n) => freed += n,
                 Pruned::Unlinked(head) => unlinked.push(Limbo {
                     unlinked_at: 0, // set below, once every unlink is done
@@ -156,14 +163,23 @@ impl GcQueue {
                     table: g.table,
                     tuple: g.tuple,
                 }),
-                Pruned::NotYet(after) => retry.push(Garbage { cts: after, ..g }),
+                Pruned::NotYet(after) => retry.push((seq, Garbage { cts: after, ..g })),
             }
             if i % 1024 == 1023 {
                 guard.flush();
             }
         }
         if !retry.is_empty() {
-            self.push(retry.into_iter());
+            // Back to the front, with their sequence numbers: entries of a
+            // row must be processed in the order of its writes (see
+            // `Garbage`), and later writes of these rows may be queued
+            // already. (They used to go to the back, where a later write's
+            // cut could free the tombstone first: a double free under MVTO
+            // and MV2PL.)
+            let mut q = self.queue.lock();
+            for r in retry.into_iter().rev() {
+                q.0.push_front(r);
+            }
         }
         // Read the clock after the unlinks: every transaction that could
         // still reach an unlinked row began before, so its snapshot is at or
@@ -200,6 +216,12 @@ impl GcQueue {
     pub fn paused<R>(&self, f: impl FnOnce() -> R) -> R {
         let _running = self.running.lock();
         f()
+    }
+
+    /// Runs `f` exclusively with GC passes, unless one is running now.
+    pub fn try_exclusive<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+        let _running = self.running.try_lock()?;
+        Some(f())
     }
 }
 

@@ -345,9 +345,6 @@ impl Transaction {
         let tids = &db.tids;
         for (k, val) in &entries {
             let ident = si.ident_of(k);
-            if phantom_checked {
-                seen.push(Box::<[u8]>::from(ident));
-            }
             let Some(tuple) = si.resolve(ti, k, *val) else {
                 continue;
             };
@@ -376,8 +373,16 @@ impl Transaction {
             };
             // SAFETY: pinned; `v` is at or above our visible version.
             let Some(r) = (unsafe { v.as_ref() }) else {
+                // Nothing visible (an insert after our snapshot): not seen,
+                // so re-validation counts it as a phantom, as a primary scan
+                // does.
                 continue;
             };
+            if phantom_checked {
+                // We read this row, so later changes to it are the read
+                // tracking's business; only new identities are phantoms.
+                seen.push(Box::<[u8]>::from(ident));
+            }
             if r.is_tombstone() {
                 continue;
             }

@@ -257,6 +257,19 @@ pub(crate) struct IndexCatalog {
     by_name: parking_lot::RwLock<HashMap<String, (Arc<SecondaryIndex>, Arc<TableInner>)>>,
 }
 
+impl IndexCatalog {
+    /// A dropped table's indexes are dropped with it (their names free).
+    pub fn forget_table(&self, table_id: u32) {
+        self.by_name.write().retain(|_, (idx, t)| {
+            let keep = t.id != table_id;
+            if !keep {
+                idx.dropped.store(true, SeqCst);
+            }
+            keep
+        });
+    }
+}
+
 /// A handle to a secondary index; cheap to clone, like [`Table`].
 #[derive(Clone)]
 pub struct Index {
