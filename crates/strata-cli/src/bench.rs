@@ -108,6 +108,10 @@ struct Summary {
     memory: Memory,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     series: Vec<SeriesPoint>,
+    /// With --runs > 1: committed/s of every run, in run order (the rest of
+    /// the summary is the median run's).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    runs_committed_per_s: Vec<f64>,
 }
 
 /// Runs the benchmark; `Err` for invalid settings.
@@ -138,8 +142,16 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
         series: a.extra.series.is_some(),
     };
     let quiet = a.json || a.extra.csv;
-    let mut summaries = Vec::new();
-    for name in &engines {
+    if a.extra.runs == 0 || a.extra.runs > 100 {
+        return Err(UsageError(format!(
+            "--runs must be in 1..=100, got {}",
+            a.extra.runs
+        )));
+    }
+    // Rounds interleave the engines (A B C, A B C, ...), so background
+    // load drifts over all of them alike; each engine reports its median.
+    let mut runs: Vec<Vec<Summary>> = engines.iter().map(|_| Vec::new()).collect();
+    for (i, name) in (0..a.extra.runs).flat_map(|_| engines.iter().enumerate()) {
         // Open one engine at a time, and drop it before the next loads.
         let engine: Box<dyn YcsbEngine> = match name.as_str() {
             "strata" => {
@@ -162,7 +174,7 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
         };
         let extra = r.run.of_type("read-only-extra");
         let main = r.run.of_type("ycsb");
-        summaries.push(Summary {
+        runs[i].push(Summary {
             benchmark: "ycsb",
             engine: r.engine,
             protocol: if r.engine == "strata" {
@@ -201,9 +213,22 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
             read_only_extra_per_s: extra.map_or(0.0, |t| t.committed_per_s),
             memory: r.memory.clone().unwrap_or_default(),
             series: r.run.series.clone(),
+            runs_committed_per_s: Vec::new(),
         });
         drop(engine);
     }
+    let summaries: Vec<Summary> = runs
+        .into_iter()
+        .map(|mut rs| {
+            let all: Vec<f64> = rs.iter().map(|s| s.committed_per_s).collect();
+            rs.sort_by(|x, y| x.committed_per_s.total_cmp(&y.committed_per_s));
+            let mut median = rs.swap_remove(rs.len() / 2);
+            if all.len() > 1 {
+                median.runs_committed_per_s = all;
+            }
+            median
+        })
+        .collect();
     if let Some(path) = &a.extra.series {
         if let Err(e) = write_series(path, &summaries) {
             eprintln!("error: cannot write {}: {e}", path.display());
@@ -303,6 +328,12 @@ fn print_side_by_side(s: &[Summary]) {
         "p99 us",
         format!("vs {}", first.engine)
     );
+    if s[0].runs_committed_per_s.len() > 1 {
+        println!(
+            "(median of {} interleaved runs per engine)",
+            s[0].runs_committed_per_s.len()
+        );
+    }
     for x in s {
         let name = if x.engine == "strata" {
             format!("strata ({})", x.protocol)

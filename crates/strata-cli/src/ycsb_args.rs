@@ -40,6 +40,10 @@ pub struct YcsbExtra {
     /// Print CSV (a header and one row per engine) instead of the summary.
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,
+    /// Run every engine this many times, interleaved (A B, A B, ...), and
+    /// report each engine's median run.
+    #[arg(long, default_value_t = 1)]
+    pub runs: usize,
     /// Save committed transactions per second, once a second, to this CSV file.
     #[arg(long, value_name = "FILE")]
     pub series: Option<std::path::PathBuf>,
