@@ -3,7 +3,11 @@
 mod bench;
 mod check;
 mod executor;
+mod plot;
 mod progress;
+mod reproduce;
+mod tpcc_cmd;
+mod ycsb_args;
 
 use std::process::ExitCode;
 
@@ -20,6 +24,11 @@ Examples:
   strata protocols
   strata bench ycsb --protocol ssn --records 1000000 --threads 2 --duration 10
   strata bench ycsb --protocol mvocc --read-ratio 0.5 --theta 0.9 --json
+  strata bench ycsb --mix update-intensive --engine all --records 1000000
+  strata bench ycsb --ro-threads 1 --no-ro-hint --series series.csv
+  strata bench tpcc --warehouses 2 --threads 2 --stock-scan
+  strata reproduce --list
+  strata reproduce contention --duration 1 --out results
   strata check --protocol ssi --workload predicate --clients 8 --txns 20000
   strata check --protocol si --workload write-skew    # finds G2-item, exits 1
   strata check --protocol mvto --storage delta --workload register";
@@ -46,16 +55,24 @@ enum Command {
     Check(CheckArgs),
     /// List the concurrency-control protocols.
     Protocols,
+    /// Rerun a figure of the Peloton study: a parameter sweep written to
+    /// <out>/<figure>.csv and plotted to <out>/<figure>.png.
+    Reproduce(reproduce::ReproduceArgs),
+    /// Named configurations of the study's Table 1 (not implemented yet).
+    Presets,
 }
 
 #[derive(Subcommand, Debug)]
 enum Bench {
     /// YCSB-style key-value transactions: Zipfian keys, reads and updates.
     Ycsb(YcsbArgs),
+    /// TPC-C: the five transactions, the standard mix, optional StockScan;
+    /// checks the consistency conditions after the run.
+    Tpcc(tpcc_cmd::TpccArgs),
 }
 
 /// Parses a protocol name (`mvto`, `mvocc`, `mv2pl`, `si`, `ssn`, `ssi`).
-fn parse_protocol(s: &str) -> Result<Protocol, String> {
+pub fn parse_protocol(s: &str) -> Result<Protocol, String> {
     s.parse::<Protocol>().map_err(|_| {
         let names: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
         format!("expected one of {}", names.join(", "))
@@ -88,36 +105,39 @@ pub struct YcsbArgs {
     /// Zipfian skew of the keys, in [0, 1): 0 is uniform, 0.99 is very hot.
     #[arg(long, default_value_t = 0.0)]
     pub theta: f64,
-    /// Integer value columns per row (besides the key).
-    #[arg(long, default_value_t = 10)]
+    /// Integer value columns per row (besides the key): N.
+    #[arg(long, visible_alias = "attributes", default_value_t = 10)]
     pub columns: usize,
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// `strata`, or `noop`: the same driver loop (key draws, values, timing)
-    /// with no engine calls, to measure the driver's own cost.
-    #[arg(long, value_enum, default_value_t = EngineArg::Strata)]
-    pub engine: EngineArg,
+    /// `strata`; `noop` (the same driver loop with no engine calls, to
+    /// measure the driver's own cost); a peer engine (`skipdb`, `fjall`,
+    /// `redb`, `rocksdb`, `rocksdb-optimistic`); `all`; or a comma list.
+    #[arg(long, default_value = "strata")]
+    pub engine: String,
     /// Garbage collection: `txn` (transaction-level, the default) or `none`.
     #[arg(long, default_value = "txn", value_parser = parse_gc)]
     pub gc: strata::GcPolicy,
-    /// Version storage: n2o, o2n, time-travel or delta.
-    #[arg(long, default_value = "n2o", value_parser = parse_storage)]
-    pub storage: strata::VersionStorage,
     /// Run a GC pass after every this many commits on a thread.
     #[arg(long, default_value_t = strata::Options::default().gc_every_commits)]
     pub gc_every: u32,
     /// Print one JSON object instead of the summary (and no progress bars).
     #[arg(long)]
     pub json: bool,
+    /// Version storage: n2o, o2n, time-travel or delta.
+    #[arg(long, default_value = "n2o", value_parser = parse_storage)]
+    pub storage: strata::VersionStorage,
     /// `none` (in memory), `group` (write-ahead log, commit waits for the
     /// group fsync) or `async` (log flushed in the background).
     #[arg(long, value_enum, default_value_t = DurabilityArg::None)]
     pub durability: DurabilityArg,
     /// Directory of the write-ahead log (with `--durability group|async`);
-    /// emptied before the load.
+    /// emptied before each load.
     #[arg(long)]
     pub wal_dir: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub extra: ycsb_args::YcsbExtra,
 }
 
 /// `bench ycsb --durability`.
@@ -126,13 +146,6 @@ pub enum DurabilityArg {
     None,
     Group,
     Async,
-}
-
-/// What `bench ycsb` drives.
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EngineArg {
-    Strata,
-    Noop,
 }
 
 fn parse_storage(s: &str) -> Result<strata::VersionStorage, String> {
@@ -220,11 +233,16 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Bench(Bench::Ycsb(args)) => bench::ycsb(&args),
+        Command::Bench(Bench::Tpcc(args)) => tpcc_cmd::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Protocols => {
             protocols();
             Ok(ExitCode::SUCCESS)
         }
+        Command::Reproduce(args) => reproduce::run(&args),
+        Command::Presets => Err(UsageError(
+            "presets (the study's Table 1 configurations) are not implemented yet".into(),
+        )),
     };
     match result {
         Ok(code) => code,

@@ -47,3 +47,34 @@ impl Progress {
         self.bar.finish_and_clear();
     }
 }
+
+/// The driver's progress hooks, drawn with [`Progress`] bars.
+pub struct BarObserver {
+    quiet: bool,
+    bar: Option<Progress>,
+}
+
+impl BarObserver {
+    pub fn new(quiet: bool) -> Self {
+        BarObserver { quiet, bar: None }
+    }
+}
+
+impl strata_workloads::Observer for BarObserver {
+    fn start(&mut self, phase: &str, total: u64, unit: &str) {
+        if let Some(b) = self.bar.take() {
+            b.finish();
+        }
+        self.bar = Some(Progress::new(total, phase, unit, self.quiet));
+    }
+    fn set(&mut self, pos: u64) {
+        if let Some(b) = &mut self.bar {
+            b.set(pos);
+        }
+    }
+    fn finish(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish();
+        }
+    }
+}

@@ -207,6 +207,263 @@ fn bench_ycsb_noop_engine_measures_the_driver_alone() {
     assert!(v["committed"].as_u64().unwrap() > 0);
     let bad = strata(&["bench", "ycsb", "--engine", "rocks"]);
     assert!(!bad.status.success());
+    assert!(text(&bad.stderr).contains("unknown engine"));
+}
+
+fn temp_dir(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("strata-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Checks the PNG signature and that the IHDR chunk gives a sane size.
+fn assert_valid_png(path: &std::path::Path) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
+    assert_eq!(&bytes[12..16], b"IHDR");
+    let w = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
+    let h = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
+    assert!(w >= 400 && h >= 300, "{w}x{h}");
+    assert_eq!(&bytes[bytes.len() - 8..bytes.len() - 4], b"IEND");
+}
+
+#[test]
+fn reproduce_writes_csv_rows_and_a_png() {
+    let dir = temp_dir("reproduce");
+    let out = strata(&[
+        "reproduce",
+        "contention",
+        "--duration",
+        "0.05",
+        "--warmup",
+        "0",
+        "--records",
+        "200",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let csv = std::fs::read_to_string(dir.join("contention.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(
+        &header[..5],
+        ["figure", "series", "x_name", "x", "committed_per_s"]
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    // Six protocols × six skews.
+    assert_eq!(rows.len(), 36, "{csv}");
+    for p in ["MVTO", "MVOCC", "MV2PL", "SI", "SI+SSN", "SI+SSI"] {
+        let xs: Vec<&str> = rows.iter().filter(|r| r[1] == p).map(|r| r[3]).collect();
+        assert_eq!(xs, ["0", "0.5", "0.7", "0.8", "0.9", "0.99"], "{p}");
+    }
+    for r in &rows {
+        assert_eq!(r[0], "contention");
+        assert_eq!(r[2], "theta");
+        assert!(r[4].parse::<f64>().unwrap() > 0.0, "{r:?}");
+    }
+    assert_valid_png(&dir.join("contention.png"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn reproduce_list_and_unimplemented_figures() {
+    let out = strata(&["reproduce", "--list"]);
+    assert!(out.status.success());
+    let stdout = text(&out.stdout);
+    for name in [
+        "scalability",
+        "contention",
+        "heterogeneous",
+        "non-inline",
+        "tpcc",
+    ] {
+        assert!(stdout.lines().any(|l| l.starts_with(name)), "{stdout}");
+    }
+    assert!(stdout.contains("[ready]"), "{stdout}");
+    assert_usage_error(&["reproduce", "presets"], "not implemented yet");
+    assert_usage_error(&["reproduce", "memory-spaces"], "needs memory spaces");
+    assert_usage_error(&["reproduce", "fig99"], "unknown figure");
+    assert_usage_error(&["presets"], "not implemented yet");
+}
+
+#[test]
+fn bench_ycsb_mix_heterogeneous_and_series() {
+    let dir = temp_dir("series");
+    let series = dir.join("series.csv");
+    let out = strata(&[
+        "bench",
+        "ycsb",
+        "--mix",
+        "update-intensive",
+        "--records",
+        "300",
+        "--threads",
+        "1",
+        "--ro-threads",
+        "1",
+        "--ro-ops",
+        "50",
+        "--no-ro-hint",
+        "--text-attributes",
+        "2",
+        "--modify-attrs",
+        "3",
+        "--duration",
+        "1.2",
+        "--warmup",
+        "0",
+        "--series",
+        series.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&text(&out.stdout)).expect("JSON");
+    assert_eq!(v["read_ratio"], 0.2);
+    assert_eq!(v["modify_attrs"], 3);
+    assert_eq!(v["ro_hint"], false);
+    assert!(v["read_only_extra_per_s"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(
+        v["memory"]["bytes_per_row"].as_f64().unwrap() > 200.0,
+        "{v}"
+    );
+    let s = std::fs::read_to_string(&series).unwrap();
+    assert!(s.starts_with("engine,t_s,committed_per_s"), "{s}");
+    assert_eq!(s.lines().count(), 2, "one point per full second: {s}");
+    assert!(
+        s.lines().nth(1).unwrap().starts_with("strata,1.000,"),
+        "{s}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_usage_error(
+        &["bench", "ycsb", "--mix", "read-only", "--read-ratio", "0.5"],
+        "--read-ratio",
+    );
+    assert_usage_error(&["bench", "ycsb", "--mix", "write-only"], "unknown mix");
+    assert_usage_error(&["bench", "ycsb", "--modify-attrs", "11"], "--modify-attrs");
+}
+
+#[test]
+fn bench_ycsb_engines_side_by_side() {
+    let out = strata(&[
+        "bench",
+        "ycsb",
+        "--engine",
+        "strata,noop,skipdb,fjall,redb",
+        "--records",
+        "300",
+        "--threads",
+        "2",
+        "--duration",
+        "0.2",
+        "--warmup",
+        "0",
+        "--csv",
+    ]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 6, "{stdout}");
+    assert!(lines[0].starts_with("engine,protocol,"));
+    for (line, engine) in lines[1..]
+        .iter()
+        .zip(["strata", "noop", "skipdb", "fjall", "redb"])
+    {
+        assert!(line.starts_with(&format!("{engine},")), "{line}");
+        let tps: f64 = line.split(',').nth(7).unwrap().parse().unwrap();
+        assert!(tps > 0.0, "{line}");
+    }
+    let table = strata(&[
+        "bench",
+        "ycsb",
+        "--engine",
+        "strata,redb",
+        "--records",
+        "200",
+        "--duration",
+        "0.1",
+        "--warmup",
+        "0",
+    ]);
+    assert!(table.status.success(), "stderr: {}", text(&table.stderr));
+    let t = text(&table.stdout);
+    assert!(
+        t.contains("vs strata") && t.contains("redb") && t.contains("1.00x"),
+        "{t}"
+    );
+    assert_usage_error(
+        &["bench", "ycsb", "--engine", "strata,oracle"],
+        "unknown engine",
+    );
+}
+
+#[test]
+fn bench_tpcc_small_run_checks_consistency() {
+    let out = strata(&[
+        "bench",
+        "tpcc",
+        "--items",
+        "1000",
+        "--customers",
+        "30",
+        "--threads",
+        "2",
+        "--stock-scan",
+        "--duration",
+        "0.5",
+        "--warmup",
+        "0",
+        "--json",
+    ]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&text(&out.stdout)).expect("JSON");
+    assert_eq!(v["benchmark"], "tpcc");
+    let types: Vec<&str> = v["run"]["per_type"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "new-order",
+            "payment",
+            "order-status",
+            "delivery",
+            "stock-level",
+            "stock-scan"
+        ]
+    );
+    assert!(
+        v["run"]["per_type"][0]["committed"].as_u64().unwrap() > 0,
+        "{v}"
+    );
+    assert_eq!(v["consistency"]["districts_checked"], 10);
+    assert!(v["consistency"]["orders"].as_u64().unwrap() >= 300);
+    let csv = strata(&[
+        "bench",
+        "tpcc",
+        "--items",
+        "500",
+        "--customers",
+        "20",
+        "--threads",
+        "1",
+        "--duration",
+        "0.2",
+        "--warmup",
+        "0",
+        "--csv",
+    ]);
+    assert!(csv.status.success(), "stderr: {}", text(&csv.stderr));
+    let lines: Vec<String> = text(&csv.stdout).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 7, "{lines:?}");
+    assert!(lines[0].starts_with("protocol,warehouses,threads,type,"));
+    assert!(lines[1].starts_with("ssn,1,1,new-order,"));
+    assert_usage_error(&["bench", "tpcc", "--warehouses", "0"], "--warehouses");
+    assert_usage_error(&["bench", "tpcc", "--customers", "5"], "--customers");
 }
 
 #[test]

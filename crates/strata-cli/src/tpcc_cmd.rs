@@ -1,0 +1,193 @@
+//! `strata bench tpcc`: TPC-C on a fresh in-memory database, with per-type
+//! figures and the consistency conditions checked after the run.
+//!
+//! ```text
+//!   flags ──> TpccConfig ──> load (threads) ──> run mix (+ StockScan thread)
+//!         ──> per-type committed/aborted/latency ──> check conditions 1-4
+//! ```
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+use serde::Serialize;
+use strata::{Database, Options, Protocol};
+use strata_workloads::driver::DriverConfig;
+use strata_workloads::tpcc::{self, TpccConfig, TpccReport};
+use strata_workloads::WorkloadError;
+
+use crate::progress::BarObserver;
+use crate::UsageError;
+
+#[derive(Args, Debug, Clone)]
+pub struct TpccArgs {
+    /// Concurrency-control protocol.
+    #[arg(long, default_value = "ssn", value_parser = crate::parse_protocol)]
+    pub protocol: Protocol,
+    /// Warehouses (each ~100K stock rows and 30K customers at spec size).
+    #[arg(long, default_value_t = 1)]
+    pub warehouses: u32,
+    /// Terminal threads; thread i's home warehouse is i mod W + 1.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Measured run time, in seconds.
+    #[arg(long, default_value_t = 5.0)]
+    pub duration: f64,
+    /// Unmeasured warm-up time, in seconds.
+    #[arg(long, default_value_t = 1.0)]
+    pub warmup: f64,
+    /// Also run the study's StockScan query on a dedicated thread.
+    #[arg(long)]
+    pub stock_scan: bool,
+    /// Items (and stock rows per warehouse); 100000 in the specification.
+    #[arg(long, default_value_t = 100_000)]
+    pub items: u32,
+    /// Customers (and initial orders) per district; 3000 in the specification.
+    #[arg(long, default_value_t = 3_000)]
+    pub customers: u32,
+    /// Random seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print one JSON object instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Print CSV (a header and one row per transaction type) instead.
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+}
+
+#[derive(Serialize)]
+struct Summary<'a> {
+    benchmark: &'static str,
+    protocol: &'static str,
+    config: &'a TpccConfig,
+    #[serde(flatten)]
+    report: &'a TpccReport,
+}
+
+pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
+    let cfg = TpccConfig {
+        warehouses: a.warehouses,
+        items: a.items,
+        customers: a.customers,
+        threads: a.threads,
+        stock_scan: a.stock_scan,
+        seed: a.seed,
+    };
+    cfg.validate().map_err(|e| UsageError(e.to_string()))?;
+    if !(a.duration > 0.0 && a.duration.is_finite()) {
+        return Err(UsageError(format!(
+            "--duration must be a positive number of seconds, got {}",
+            a.duration
+        )));
+    }
+    if !(a.warmup >= 0.0 && a.warmup.is_finite()) {
+        return Err(UsageError(format!(
+            "--warmup must be zero or more seconds, got {}",
+            a.warmup
+        )));
+    }
+    let db = Database::open(Options::default().protocol(a.protocol))
+        .map_err(|e| UsageError(e.to_string()))?;
+    let driver = DriverConfig {
+        warmup: Duration::from_secs_f64(a.warmup),
+        duration: Duration::from_secs_f64(a.duration),
+        series: false,
+    };
+    let r = match tpcc::run(db, &cfg, &driver, &mut BarObserver::new(a.json || a.csv)) {
+        Ok(r) => r,
+        Err(WorkloadError::Config(m)) => return Err(UsageError(m)),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    if a.json {
+        let s = Summary {
+            benchmark: "tpcc",
+            protocol: a.protocol.name(),
+            config: &cfg,
+            report: &r,
+        };
+        println!(
+            "{}",
+            serde_json::to_string(&s).expect("the summary serialises")
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if a.csv {
+        let mut w = csv::Writer::from_writer(std::io::stdout());
+        let _ = w.write_record([
+            "protocol",
+            "warehouses",
+            "threads",
+            "type",
+            "committed_per_s",
+            "aborted_per_s",
+            "p50_us",
+            "p99_us",
+            "p999_us",
+        ]);
+        for t in &r.run.per_type {
+            let _ = w.write_record([
+                a.protocol.name().to_string(),
+                cfg.warehouses.to_string(),
+                cfg.threads.to_string(),
+                t.name.to_string(),
+                format!("{:.1}", t.committed_per_s),
+                format!("{:.1}", t.aborted_per_s),
+                format!("{:.2}", t.latency.p50_us),
+                format!("{:.2}", t.latency.p99_us),
+                format!("{:.2}", t.latency.p999_us),
+            ]);
+        }
+        let _ = w.flush();
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "tpcc  protocol {}  warehouses {}  threads {}{}  items {}  customers/district {}",
+        a.protocol.name(),
+        cfg.warehouses,
+        cfg.threads,
+        if cfg.stock_scan { " + StockScan" } else { "" },
+        cfg.items,
+        cfg.customers
+    );
+    println!("load      {:.2} s", r.load_s);
+    println!(
+        "{:<13} {:>12} {:>12} {:>10} {:>10}  aborts by reason",
+        "type", "committed/s", "aborted/s", "p50 us", "p99 us"
+    );
+    for t in &r.run.per_type {
+        if t.committed + t.aborted == 0 {
+            continue;
+        }
+        let reasons: Vec<String> = t
+            .aborts_by_reason
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        println!(
+            "{:<13} {:>12.0} {:>12.0} {:>10.1} {:>10.1}  {}",
+            t.name,
+            t.committed_per_s,
+            t.aborted_per_s,
+            t.latency.p50_us,
+            t.latency.p99_us,
+            reasons.join(", ")
+        );
+    }
+    println!(
+        "{:<13} {:>12.0} {:>12.0}  ({:.2}% aborted)",
+        "all",
+        r.run.committed_per_s,
+        r.run.aborted_per_s,
+        100.0 * r.run.abort_rate
+    );
+    let c = &r.consistency;
+    println!(
+        "consistency conditions 1-4 hold: {} warehouses, {} districts, {} orders, {} new orders, {} order lines",
+        c.warehouses_checked, c.districts_checked, c.orders, c.new_orders, c.order_lines
+    );
+    Ok(ExitCode::SUCCESS)
+}

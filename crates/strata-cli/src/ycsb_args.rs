@@ -1,0 +1,50 @@
+//! The `bench ycsb` flags beyond the original ones (kept in their own struct
+//! so `main.rs` only flattens it in).
+
+use clap::Args;
+
+/// Parses a mix name.
+fn parse_mix(s: &str) -> Result<strata_workloads::ycsb::Mix, String> {
+    s.parse()
+        .map_err(|e: strata_workloads::WorkloadError| e.to_string())
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct YcsbExtra {
+    /// The study's mixes: read-only, read-intensive (80% reads) or
+    /// update-intensive (20% reads); overrides --read-ratio.
+    #[arg(long, value_parser = parse_mix, conflicts_with = "read_ratio")]
+    pub mix: Option<strata_workloads::ycsb::Mix>,
+    /// Non-inline 100-byte text attributes per row (K).
+    #[arg(long, default_value_t = 0)]
+    pub text_attributes: usize,
+    /// Attributes each read looks at (0: all of them).
+    #[arg(long, default_value_t = 0)]
+    pub read_attrs: usize,
+    /// Integer attributes each update sets.
+    #[arg(long, default_value_t = 1)]
+    pub modify_attrs: usize,
+    /// Secondary indexes on the first integer attributes.
+    #[arg(long, default_value_t = 0)]
+    pub secondary_indexes: usize,
+    /// Extra threads running long read-only transactions (the heterogeneous
+    /// workload of the study's Fig. 8/9).
+    #[arg(long, default_value_t = 0)]
+    pub ro_threads: usize,
+    /// Reads per transaction of the extra read-only threads.
+    #[arg(long, default_value_t = 1000)]
+    pub ro_ops: usize,
+    /// Begin the extra threads' transactions without the READ ONLY hint.
+    #[arg(long)]
+    pub no_ro_hint: bool,
+    /// Print CSV (a header and one row per engine) instead of the summary.
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+    /// Run every engine this many times, interleaved (A B, A B, ...), and
+    /// report each engine's median run.
+    #[arg(long, default_value_t = 1)]
+    pub runs: usize,
+    /// Save committed transactions per second, once a second, to this CSV file.
+    #[arg(long, value_name = "FILE")]
+    pub series: Option<std::path::PathBuf>,
+}

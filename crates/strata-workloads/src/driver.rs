@@ -1,0 +1,394 @@
+//! The benchmark driver: closed-loop worker threads, a warm-up, a measured
+//! window, and the figures every run reports.
+//!
+//! ```text
+//!   t=0          warm-up            measure (duration)          stop
+//!    |-----------------------|-----------------------------------|
+//!    workers: loop { t0 = now; (type, outcome) = step(); record if measuring }
+//!    main:    ticks the observer; samples the commit counters once a second
+//!             (throughput-over-time series); flips the phase flag
+//! ```
+//!
+//! A worker is anything that runs one transaction per [`Worker::step`] and
+//! says which transaction type it ran and whether it committed. A
+//! transaction that loses a conflict counts as aborted, with its reason, and
+//! is not retried: the next step draws fresh input. Latency is that of
+//! committed transactions, per type and overall (`hdrhistogram`, 3
+//! significant figures). Every thread keeps its own counters; they are
+//! merged after the run, so the driver adds no shared cache line to the hot
+//! path except one per-thread counter the main thread reads once a second.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use crate::WorkloadError;
+
+/// How a transaction ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Committed,
+    /// Rolled back, with a short stable reason (a `ConflictKind` name, or
+    /// e.g. `"user-rollback"` for TPC-C's intended NewOrder rollbacks).
+    Aborted(&'static str),
+}
+
+/// One closed-loop client.
+pub trait Worker: Send {
+    /// Runs one transaction; returns its type (an index into the type names
+    /// given to [`run`]) and how it ended. `Err` stops the whole run.
+    fn step(&mut self) -> Result<(usize, Outcome), WorkloadError>;
+}
+
+/// Hooks for progress display; every method has a no-op default.
+pub trait Observer {
+    /// A phase begins: `total` steps of `unit`.
+    fn start(&mut self, _phase: &str, _total: u64, _unit: &str) {}
+    fn set(&mut self, _pos: u64) {}
+    fn finish(&mut self) {}
+}
+
+/// An observer that shows nothing.
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// Timing of a run.
+#[derive(Debug, Clone)]
+pub struct DriverConfig {
+    pub warmup: Duration,
+    pub duration: Duration,
+    /// Record committed transactions per second, once a second.
+    pub series: bool,
+}
+
+/// Latency percentiles of committed transactions, in microseconds.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Latency {
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub max_us: f64,
+    pub mean_us: f64,
+}
+
+impl Latency {
+    fn of(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return Latency::default();
+        }
+        let us = |q: f64| h.value_at_quantile(q) as f64 / 1e3;
+        Latency {
+            p50_us: us(0.5),
+            p99_us: us(0.99),
+            p999_us: us(0.999),
+            max_us: h.max() as f64 / 1e3,
+            mean_us: h.mean() / 1e3,
+        }
+    }
+}
+
+/// Figures of one transaction type.
+#[derive(Debug, Clone, Serialize)]
+pub struct TypeReport {
+    pub name: &'static str,
+    pub committed: u64,
+    pub aborted: u64,
+    pub committed_per_s: f64,
+    pub aborted_per_s: f64,
+    pub aborts_by_reason: BTreeMap<&'static str, u64>,
+    pub latency: Latency,
+}
+
+/// One point of the throughput-over-time series.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct SeriesPoint {
+    /// Seconds since the measured window began (end of the interval).
+    pub t_s: f64,
+    pub committed_per_s: f64,
+}
+
+/// What a run measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub measured_s: f64,
+    pub committed: u64,
+    pub aborted: u64,
+    pub committed_per_s: f64,
+    pub aborted_per_s: f64,
+    /// Aborted / (committed + aborted).
+    pub abort_rate: f64,
+    pub aborts_by_reason: BTreeMap<&'static str, u64>,
+    pub latency: Latency,
+    pub per_type: Vec<TypeReport>,
+    /// Empty unless [`DriverConfig::series`] was set.
+    pub series: Vec<SeriesPoint>,
+}
+
+impl Report {
+    /// The report of the type named `name`, if any.
+    pub fn of_type(&self, name: &str) -> Option<&TypeReport> {
+        self.per_type.iter().find(|t| t.name == name)
+    }
+}
+
+/// Nanoseconds from 1 ns to an hour, 3 significant figures.
+fn latency_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds")
+}
+
+/// Per-thread, per-type results of the measured window.
+struct Local {
+    committed: Vec<u64>,
+    aborts: Vec<BTreeMap<&'static str, u64>>,
+    latency: Vec<Histogram<u64>>,
+}
+
+/// A counter on its own cache line (read by the main thread for the series).
+#[repr(align(128))]
+#[derive(Default)]
+struct Padded(AtomicU64);
+
+const WARMUP: u8 = 0;
+const MEASURE: u8 = 1;
+const STOP: u8 = 2;
+
+/// Runs `workers` for the warm-up and the measured window.
+pub fn run<W: Worker>(
+    cfg: &DriverConfig,
+    types: &[&'static str],
+    workers: Vec<W>,
+    observer: &mut dyn Observer,
+) -> Result<Report, WorkloadError> {
+    if workers.is_empty() {
+        return Err(WorkloadError::Config(
+            "at least one worker thread is needed".into(),
+        ));
+    }
+    let phase = AtomicU8::new(if cfg.warmup.is_zero() {
+        MEASURE
+    } else {
+        WARMUP
+    });
+    let counters: Vec<Padded> = (0..workers.len()).map(|_| Padded::default()).collect();
+    let total = cfg.warmup + cfg.duration;
+    observer.start("run", total.as_millis() as u64, "ms");
+    let mut series = Vec::new();
+    let (locals, measured) = std::thread::scope(|s| {
+        let handles: Vec<_> = workers
+            .into_iter()
+            .zip(&counters)
+            .map(|(w, counter)| {
+                let phase = &phase;
+                s.spawn(move || work(w, types.len(), phase, &counter.0))
+            })
+            .collect();
+        let started = Instant::now();
+        let mut measure_started = started;
+        if !cfg.warmup.is_zero() {
+            tick_until(started + cfg.warmup, started, observer, &handles, |_| {});
+            measure_started = Instant::now();
+            phase.store(MEASURE, Ordering::SeqCst);
+        }
+        let end = measure_started + cfg.duration;
+        let mut next_sample = measure_started + Duration::from_secs(1);
+        let mut last_sum = 0u64;
+        let sum = |c: &[Padded]| c.iter().map(|p| p.0.load(Ordering::Relaxed)).sum::<u64>();
+        tick_until(end, started, observer, &handles, |now| {
+            if cfg.series && now >= next_sample {
+                let total = sum(&counters);
+                series.push(SeriesPoint {
+                    t_s: next_sample.duration_since(measure_started).as_secs_f64(),
+                    committed_per_s: (total - last_sum) as f64,
+                });
+                last_sum = total;
+                next_sample += Duration::from_secs(1);
+            }
+        });
+        phase.store(STOP, Ordering::SeqCst);
+        let measured = measure_started.elapsed();
+        observer.finish();
+        let locals = handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .map_err(|_| WorkloadError::Engine("a benchmark worker panicked".into()))?
+            })
+            .collect::<Result<Vec<_>, _>>();
+        (locals, measured)
+    });
+    Ok(merge(types, locals?, measured, series))
+}
+
+/// Sleeps until `until` in short ticks, updating the observer and calling
+/// `each` with the time; returns early if a worker ended (only on an error).
+fn tick_until<T>(
+    until: Instant,
+    started: Instant,
+    observer: &mut dyn Observer,
+    workers: &[std::thread::ScopedJoinHandle<'_, T>],
+    mut each: impl FnMut(Instant),
+) {
+    loop {
+        let now = Instant::now();
+        observer.set(now.duration_since(started).as_millis() as u64);
+        each(now);
+        if now >= until || workers.iter().any(|w| w.is_finished()) {
+            return;
+        }
+        std::thread::sleep((until - now).min(Duration::from_millis(20)));
+    }
+}
+
+fn work<W: Worker>(
+    mut w: W,
+    ntypes: usize,
+    phase: &AtomicU8,
+    counter: &AtomicU64,
+) -> Result<Local, WorkloadError> {
+    let mut local = Local {
+        committed: vec![0; ntypes],
+        aborts: vec![BTreeMap::new(); ntypes],
+        latency: (0..ntypes).map(|_| latency_histogram()).collect(),
+    };
+    let mut committed = 0u64;
+    loop {
+        let ph = phase.load(Ordering::Relaxed);
+        if ph == STOP {
+            break;
+        }
+        let started = Instant::now();
+        let (ty, outcome) = w.step()?;
+        if ph != MEASURE {
+            continue;
+        }
+        let ns = started.elapsed().as_nanos() as u64;
+        let ty = ty.min(ntypes - 1);
+        match outcome {
+            Outcome::Committed => {
+                local.committed[ty] += 1;
+                local.latency[ty].saturating_record(ns.max(1));
+                committed += 1;
+                // Only this thread writes the counter: a plain store suffices.
+                counter.store(committed, Ordering::Relaxed);
+            }
+            Outcome::Aborted(reason) => *local.aborts[ty].entry(reason).or_default() += 1,
+        }
+    }
+    Ok(local)
+}
+
+fn merge(
+    types: &[&'static str],
+    locals: Vec<Local>,
+    measured: Duration,
+    series: Vec<SeriesPoint>,
+) -> Report {
+    let secs = measured.as_secs_f64().max(1e-9);
+    let mut all = latency_histogram();
+    let mut per_type = Vec::with_capacity(types.len());
+    let mut aborts_by_reason = BTreeMap::new();
+    for (i, &name) in types.iter().enumerate() {
+        let mut h = latency_histogram();
+        let mut committed = 0;
+        let mut reasons: BTreeMap<&'static str, u64> = BTreeMap::new();
+        for l in &locals {
+            committed += l.committed[i];
+            h.add(&l.latency[i]).expect("same-bounds histograms merge");
+            for (&r, &n) in &l.aborts[i] {
+                *reasons.entry(r).or_default() += n;
+                *aborts_by_reason.entry(r).or_default() += n;
+            }
+        }
+        all.add(&h).expect("same-bounds histograms merge");
+        let aborted = reasons.values().sum::<u64>();
+        per_type.push(TypeReport {
+            name,
+            committed,
+            aborted,
+            committed_per_s: committed as f64 / secs,
+            aborted_per_s: aborted as f64 / secs,
+            aborts_by_reason: reasons,
+            latency: Latency::of(&h),
+        });
+    }
+    let committed: u64 = per_type.iter().map(|t| t.committed).sum();
+    let aborted: u64 = per_type.iter().map(|t| t.aborted).sum();
+    Report {
+        measured_s: secs,
+        committed,
+        aborted,
+        committed_per_s: committed as f64 / secs,
+        aborted_per_s: aborted as f64 / secs,
+        abort_rate: if committed + aborted == 0 {
+            0.0
+        } else {
+            aborted as f64 / (committed + aborted) as f64
+        },
+        aborts_by_reason,
+        latency: Latency::of(&all),
+        per_type,
+        series,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Commits type 0, aborts type 1 every third step.
+    struct Fake(u64);
+    impl Worker for Fake {
+        fn step(&mut self) -> Result<(usize, Outcome), WorkloadError> {
+            self.0 += 1;
+            std::hint::black_box(&self.0);
+            Ok(if self.0.is_multiple_of(3) {
+                (1, Outcome::Aborted("write-write"))
+            } else {
+                (0, Outcome::Committed)
+            })
+        }
+    }
+
+    #[test]
+    fn counts_commits_aborts_and_series_per_type() {
+        let cfg = DriverConfig {
+            warmup: Duration::from_millis(10),
+            duration: Duration::from_millis(1100),
+            series: true,
+        };
+        let r = run(&cfg, &["a", "b"], vec![Fake(0), Fake(0)], &mut Quiet).unwrap();
+        assert!(r.committed > 0 && r.aborted > 0);
+        // One abort per two commits, give or take the steps cut by the phase flips.
+        let ratio = r.committed as f64 / r.aborted as f64;
+        assert!((1.9..2.1).contains(&ratio), "{ratio}");
+        assert_eq!(r.of_type("a").unwrap().aborted, 0);
+        assert_eq!(r.of_type("b").unwrap().committed, 0);
+        assert_eq!(r.aborts_by_reason["write-write"], r.aborted);
+        assert_eq!(r.series.len(), 1, "{:?}", r.series);
+        assert!(r.series[0].committed_per_s > 0.0);
+        assert!(r.latency.p99_us >= r.latency.p50_us);
+    }
+
+    struct Failing;
+    impl Worker for Failing {
+        fn step(&mut self) -> Result<(usize, Outcome), WorkloadError> {
+            Err(WorkloadError::Engine("boom".into()))
+        }
+    }
+
+    #[test]
+    fn an_engine_error_ends_the_run_early() {
+        let cfg = DriverConfig {
+            warmup: Duration::ZERO,
+            duration: Duration::from_secs(30),
+            series: false,
+        };
+        let started = Instant::now();
+        let r = run(&cfg, &["a"], vec![Failing], &mut Quiet);
+        assert!(matches!(r, Err(WorkloadError::Engine(m)) if m == "boom"));
+        assert!(started.elapsed() < Duration::from_secs(20));
+    }
+}

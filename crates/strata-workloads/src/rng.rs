@@ -1,0 +1,204 @@
+//! Random numbers for the workloads: a tiny per-thread generator and
+//! YCSB's Zipfian key chooser.
+//!
+//! ```text
+//!   rank:      0    1    2    3   ...            n-1
+//!   P(rank) ∝ 1/1^θ 1/2^θ 1/3^θ 1/4^θ ...       1/n^θ      (θ = 0: uniform)
+//!              ███  ██▌  ██   █▋                  ▏
+//! ```
+//!
+//! The Zipfian generator is Gray et al.'s (SIGMOD 1994) as used by YCSB:
+//! O(n) set-up to compute zeta(n), then O(1) per draw. Rank 0 is the hottest
+//! key. It is exact for the two hottest ranks and approximate (within a few
+//! percent) elsewhere, which is what every YCSB implementation measures with.
+
+/// SplitMix64: tiny, fast and good enough for choosing keys.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed ^ 0x9e37_79b9_7f4a_7c15)
+    }
+
+    /// An independent stream for thread `i` of a run seeded with `seed`.
+    pub fn for_thread(seed: u64, i: usize) -> Self {
+        Rng::new(seed.wrapping_mul(0x1000_0000_01b3).wrapping_add(i as u64))
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Uniform in [lo, hi] (inclusive); `lo <= hi`.
+    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        debug_assert!(lo <= hi);
+        let span = hi - lo + 1;
+        if span == 0 {
+            return self.next_u64();
+        }
+        lo + ((self.next_u64() as u128 * span as u128) >> 64) as u64
+    }
+
+    /// True with probability `p`.
+    pub fn chance(&mut self, p: f64) -> bool {
+        self.next_f64() < p
+    }
+}
+
+/// YCSB's Zipfian generator over ranks `0..n`.
+#[derive(Clone, Debug)]
+pub struct Zipfian {
+    n: u64,
+    theta: f64,
+    alpha: f64,
+    zetan: f64,
+    eta: f64,
+    half_pow_theta: f64,
+}
+
+impl Zipfian {
+    /// `n >= 1` ranks, `theta` in [0, 1); 0 is uniform. Callers validate
+    /// their input first (`YcsbConfig::validate`); out-of-range values are
+    /// clamped rather than panicking.
+    pub fn new(n: u64, theta: f64) -> Self {
+        let n = n.max(1);
+        let theta = if theta.is_finite() {
+            theta.clamp(0.0, 0.999)
+        } else {
+            0.0
+        };
+        let zeta = |m: u64| (1..=m).map(|i| 1.0 / (i as f64).powf(theta)).sum::<f64>();
+        let zetan = if theta == 0.0 { n as f64 } else { zeta(n) };
+        let zeta2 = zeta(2.min(n));
+        let eta = if n > 1 {
+            (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan)
+        } else {
+            0.0
+        };
+        Zipfian {
+            n,
+            theta,
+            alpha: 1.0 / (1.0 - theta),
+            zetan,
+            eta,
+            half_pow_theta: 0.5f64.powf(theta),
+        }
+    }
+
+    /// Number of ranks.
+    pub fn n(&self) -> u64 {
+        self.n
+    }
+
+    /// Probability of rank `r` (0-based) under the exact Zipf law.
+    pub fn probability(&self, r: u64) -> f64 {
+        1.0 / ((r + 1) as f64).powf(self.theta) / self.zetan
+    }
+
+    pub fn sample(&self, rng: &mut Rng) -> u64 {
+        let u = rng.next_f64();
+        if self.theta == 0.0 {
+            return ((u * self.n as f64) as u64).min(self.n - 1);
+        }
+        let uz = u * self.zetan;
+        if uz < 1.0 {
+            return 0;
+        }
+        if uz < 1.0 + self.half_pow_theta {
+            return 1.min(self.n - 1);
+        }
+        let r = (self.n as f64 * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64;
+        r.min(self.n - 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn histogram(z: &Zipfian, draws: u32, seed: u64) -> Vec<u32> {
+        let mut rng = Rng::new(seed);
+        let mut counts = vec![0u32; z.n() as usize];
+        for _ in 0..draws {
+            counts[z.sample(&mut rng) as usize] += 1;
+        }
+        counts
+    }
+
+    #[test]
+    fn zipfian_rank_one_matches_theory_at_theta_0_9() {
+        let z = Zipfian::new(1000, 0.9);
+        let draws = 200_000;
+        let counts = histogram(&z, draws, 7);
+        // The two hottest ranks are drawn exactly by the generator.
+        for r in 0..2 {
+            let expect = z.probability(r) * draws as f64;
+            let got = counts[r as usize] as f64;
+            assert!(
+                (got - expect).abs() < 0.05 * expect,
+                "rank {r}: {got} vs {expect}"
+            );
+        }
+        // Frequencies fall with rank: the top decile holds most draws.
+        let top100: u32 = counts[..100].iter().sum();
+        let theory: f64 = (0..100).map(|r| z.probability(r)).sum::<f64>() * draws as f64;
+        assert!(
+            (top100 as f64 - theory).abs() < 0.1 * theory,
+            "top 100: {top100} vs {theory}"
+        );
+        assert!(counts[0] > 5 * counts[50]);
+    }
+
+    #[test]
+    fn zipfian_theta_zero_is_uniform() {
+        let z = Zipfian::new(10, 0.0);
+        let counts = histogram(&z, 100_000, 2);
+        assert!(
+            counts.iter().all(|&c| (9_000..11_000).contains(&c)),
+            "{counts:?}"
+        );
+    }
+
+    #[test]
+    fn zipfian_theta_0_99_is_very_skewed_and_in_range() {
+        let z = Zipfian::new(1000, 0.99);
+        let counts = histogram(&z, 100_000, 1);
+        assert_eq!(counts.iter().map(|&c| c as u64).sum::<u64>(), 100_000);
+        let top10: u32 = counts[..10].iter().sum();
+        assert!(top10 > 30_000, "top10 = {top10}");
+        assert!(counts[0] > counts[100]);
+    }
+
+    #[test]
+    fn zipfian_tiny_domains_stay_in_range() {
+        let mut rng = Rng::new(3);
+        for n in [1, 2, 3] {
+            let z = Zipfian::new(n, 0.9);
+            for _ in 0..1000 {
+                assert!(z.sample(&mut rng) < n);
+            }
+        }
+    }
+
+    #[test]
+    fn rng_range_is_inclusive_and_bounded() {
+        let mut rng = Rng::new(5);
+        let mut seen = [false; 5];
+        for _ in 0..1000 {
+            let x = rng.range(3, 7);
+            assert!((3..=7).contains(&x));
+            seen[(x - 3) as usize] = true;
+        }
+        assert!(seen.iter().all(|&s| s));
+    }
+}

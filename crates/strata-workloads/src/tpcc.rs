@@ -1,0 +1,1493 @@
+//! TPC-C (specification 5.11) on Strata, with the Peloton study's StockScan
+//! query and the consistency conditions 1-4.
+//!
+//! ```text
+//!   warehouse ─1:10─ district ─1:3000─ customer ─1:n─ history
+//!        │                │                 └─1:n─ orders ─1:5..15─ order_line
+//!        └─1:100k─ stock ─n:1─ item            └─ new_order (undelivered orders)
+//!
+//!   mix: NewOrder 45%  Payment 43%  OrderStatus 4%  Delivery 4%  StockLevel 4%
+//!   + StockScan (optional): a read-only scan of every stock row, on its own thread
+//! ```
+//!
+//! Money is kept in cents and rates (tax, discount) in basis points, as
+//! 64-bit integers. Each worker thread is a terminal bound to a home
+//! warehouse (thread i -> warehouse i mod W + 1). Secondary indexes serve
+//! Payment's and OrderStatus's lookups by customer last name
+//! (`customer_by_last`: w, d, last, first) and OrderStatus's "latest order of
+//! a customer" (`orders_by_customer`: w, d, c, o).
+//!
+//! Delivery needs the oldest undelivered order of each district. Strata's
+//! scans have no row limit, so each district keeps a *delivery hint*: the
+//! o_id after the last one a committed Delivery removed. Rows below it are
+//! gone in the latest committed state (a transaction whose snapshot still
+//! sees one would conflict deleting it), so Delivery scans a 32-order
+//! window from the hint, and the whole rest of the range only if the window
+//! is empty.
+//!
+//! A transaction that loses a conflict counts as aborted with its reason and
+//! is not retried. NewOrder's specified 1% rollbacks (an unused item id)
+//! count as aborts with reason `user-rollback`.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use strata::{Database, Error, Index, Key, Schema, Table, Transaction, Type, Unique, Value};
+
+use crate::driver::{self, DriverConfig, Observer, Outcome, Report, Worker};
+use crate::rng::Rng;
+use crate::WorkloadError;
+
+/// Districts per warehouse (fixed by the specification).
+pub const DISTRICTS: i64 = 10;
+/// Transaction types, in report order.
+pub const TYPES: [&str; 6] = [
+    "new-order",
+    "payment",
+    "order-status",
+    "delivery",
+    "stock-level",
+    "stock-scan",
+];
+const NEW_ORDER: usize = 0;
+const PAYMENT: usize = 1;
+const ORDER_STATUS: usize = 2;
+const DELIVERY: usize = 3;
+const STOCK_LEVEL: usize = 4;
+const STOCK_SCAN: usize = 5;
+
+/// Sizes and mix of a TPC-C database.
+#[derive(Debug, Clone, Serialize)]
+pub struct TpccConfig {
+    pub warehouses: u32,
+    /// Rows of `item`, and stock rows per warehouse (100,000 in the spec).
+    pub items: u32,
+    /// Customers per district, and initial orders per district (3,000).
+    pub customers: u32,
+    /// Terminal threads running the mix.
+    pub threads: usize,
+    /// Run the StockScan query on an extra thread.
+    pub stock_scan: bool,
+    pub seed: u64,
+}
+
+impl TpccConfig {
+    /// The specification's sizes.
+    pub fn spec(warehouses: u32) -> Self {
+        TpccConfig {
+            warehouses,
+            items: 100_000,
+            customers: 3_000,
+            threads: 2,
+            stock_scan: false,
+            seed: 1,
+        }
+    }
+
+    /// A small database for tests: same schema, mix and rules.
+    pub fn small(warehouses: u32) -> Self {
+        TpccConfig {
+            items: 1_000,
+            customers: 60,
+            ..TpccConfig::spec(warehouses)
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), WorkloadError> {
+        let bad = |m: String| Err(WorkloadError::Config(m));
+        if self.warehouses == 0 || self.warehouses > 10_000 {
+            return bad(format!(
+                "--warehouses must be in 1..=10000, got {}",
+                self.warehouses
+            ));
+        }
+        if self.items < 100 || self.items > 100_000 {
+            return bad(format!(
+                "--items must be in 100..=100000, got {}",
+                self.items
+            ));
+        }
+        if self.customers < 10 || self.customers > 3_000 {
+            return bad(format!(
+                "--customers must be in 10..=3000, got {}",
+                self.customers
+            ));
+        }
+        if self.threads == 0 || self.threads > 1024 {
+            return bad(format!(
+                "--threads must be in 1..=1024, got {}",
+                self.threads
+            ));
+        }
+        Ok(())
+    }
+
+    /// Orders per district delivered at load time (the first 70%).
+    fn delivered_at_load(&self) -> i64 {
+        (self.customers as i64 * 7) / 10
+    }
+}
+
+// Column positions, per table.
+mod col {
+    pub const W_NAME: usize = 1;
+    pub const W_TAX: usize = 7;
+    pub const W_YTD: usize = 8;
+    pub const D_NAME: usize = 2;
+    pub const D_TAX: usize = 8;
+    pub const D_YTD: usize = 9;
+    pub const D_NEXT_O_ID: usize = 10;
+    pub const C_ID: usize = 2;
+    pub const C_CREDIT: usize = 13;
+    pub const C_DISCOUNT: usize = 15;
+    pub const C_BALANCE: usize = 16;
+    pub const C_YTD_PAYMENT: usize = 17;
+    pub const C_PAYMENT_CNT: usize = 18;
+    pub const C_DELIVERY_CNT: usize = 19;
+    pub const C_DATA: usize = 20;
+    pub const NO_O_ID: usize = 2;
+    pub const O_ID: usize = 2;
+    pub const O_C_ID: usize = 3;
+    pub const O_CARRIER_ID: usize = 5;
+    pub const O_OL_CNT: usize = 6;
+    pub const OL_NUMBER: usize = 3;
+    pub const OL_I_ID: usize = 4;
+    pub const OL_DELIVERY_D: usize = 6;
+    pub const OL_AMOUNT: usize = 8;
+    pub const I_PRICE: usize = 3;
+    pub const S_QUANTITY: usize = 2;
+    pub const S_DIST_01: usize = 3;
+    pub const S_YTD: usize = 13;
+    pub const S_ORDER_CNT: usize = 14;
+    pub const S_REMOTE_CNT: usize = 15;
+}
+
+/// The nine tables and two secondary indexes.
+pub struct Tables {
+    pub warehouse: Table,
+    pub district: Table,
+    pub customer: Table,
+    pub history: Table,
+    pub new_order: Table,
+    pub orders: Table,
+    pub order_line: Table,
+    pub item: Table,
+    pub stock: Table,
+    pub customer_by_last: Index,
+    pub orders_by_customer: Index,
+}
+
+fn schema(name: &str, cols: &[(&str, Type)], pk: &[&str]) -> Schema {
+    cols.iter()
+        .fold(Schema::new(name), |s, (c, t)| s.column(*c, *t))
+        .primary_key(pk)
+}
+
+impl Tables {
+    fn create(db: &Database) -> Result<Tables, Error> {
+        use Type::{Int as I, Text as T};
+        let warehouse = db.create_table(schema(
+            "warehouse",
+            &[
+                ("w_id", I),
+                ("w_name", T),
+                ("w_street_1", T),
+                ("w_street_2", T),
+                ("w_city", T),
+                ("w_state", T),
+                ("w_zip", T),
+                ("w_tax", I),
+                ("w_ytd", I),
+            ],
+            &["w_id"],
+        ))?;
+        let district = db.create_table(schema(
+            "district",
+            &[
+                ("d_w_id", I),
+                ("d_id", I),
+                ("d_name", T),
+                ("d_street_1", T),
+                ("d_street_2", T),
+                ("d_city", T),
+                ("d_state", T),
+                ("d_zip", T),
+                ("d_tax", I),
+                ("d_ytd", I),
+                ("d_next_o_id", I),
+            ],
+            &["d_w_id", "d_id"],
+        ))?;
+        let customer = db.create_table(schema(
+            "customer",
+            &[
+                ("c_w_id", I),
+                ("c_d_id", I),
+                ("c_id", I),
+                ("c_first", T),
+                ("c_middle", T),
+                ("c_last", T),
+                ("c_street_1", T),
+                ("c_street_2", T),
+                ("c_city", T),
+                ("c_state", T),
+                ("c_zip", T),
+                ("c_phone", T),
+                ("c_since", I),
+                ("c_credit", T),
+                ("c_credit_lim", I),
+                ("c_discount", I),
+                ("c_balance", I),
+                ("c_ytd_payment", I),
+                ("c_payment_cnt", I),
+                ("c_delivery_cnt", I),
+                ("c_data", T),
+            ],
+            &["c_w_id", "c_d_id", "c_id"],
+        ))?;
+        let history = db.create_table(schema(
+            "history",
+            &[
+                ("h_id", I),
+                ("h_c_id", I),
+                ("h_c_d_id", I),
+                ("h_c_w_id", I),
+                ("h_d_id", I),
+                ("h_w_id", I),
+                ("h_date", I),
+                ("h_amount", I),
+                ("h_data", T),
+            ],
+            &["h_id"],
+        ))?;
+        let new_order = db.create_table(schema(
+            "new_order",
+            &[("no_w_id", I), ("no_d_id", I), ("no_o_id", I)],
+            &["no_w_id", "no_d_id", "no_o_id"],
+        ))?;
+        let orders = db.create_table(schema(
+            "orders",
+            &[
+                ("o_w_id", I),
+                ("o_d_id", I),
+                ("o_id", I),
+                ("o_c_id", I),
+                ("o_entry_d", I),
+                ("o_carrier_id", I),
+                ("o_ol_cnt", I),
+                ("o_all_local", I),
+            ],
+            &["o_w_id", "o_d_id", "o_id"],
+        ))?;
+        let order_line = db.create_table(schema(
+            "order_line",
+            &[
+                ("ol_w_id", I),
+                ("ol_d_id", I),
+                ("ol_o_id", I),
+                ("ol_number", I),
+                ("ol_i_id", I),
+                ("ol_supply_w_id", I),
+                ("ol_delivery_d", I),
+                ("ol_quantity", I),
+                ("ol_amount", I),
+                ("ol_dist_info", T),
+            ],
+            &["ol_w_id", "ol_d_id", "ol_o_id", "ol_number"],
+        ))?;
+        let item = db.create_table(schema(
+            "item",
+            &[
+                ("i_id", I),
+                ("i_im_id", I),
+                ("i_name", T),
+                ("i_price", I),
+                ("i_data", T),
+            ],
+            &["i_id"],
+        ))?;
+        let mut stock_cols: Vec<(String, Type)> = vec![
+            ("s_w_id".into(), I),
+            ("s_i_id".into(), I),
+            ("s_quantity".into(), I),
+        ];
+        stock_cols.extend((1..=10).map(|i| (format!("s_dist_{i:02}"), T)));
+        stock_cols.extend([
+            ("s_ytd".into(), I),
+            ("s_order_cnt".into(), I),
+            ("s_remote_cnt".into(), I),
+            ("s_data".into(), T),
+        ]);
+        let stock_cols: Vec<(&str, Type)> =
+            stock_cols.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+        let stock = db.create_table(schema("stock", &stock_cols, &["s_w_id", "s_i_id"]))?;
+        let customer_by_last = db.create_index(
+            "customer_by_last",
+            &customer,
+            &["c_w_id", "c_d_id", "c_last", "c_first"],
+            Unique::No,
+        )?;
+        let orders_by_customer = db.create_index(
+            "orders_by_customer",
+            &orders,
+            &["o_w_id", "o_d_id", "o_c_id", "o_id"],
+            Unique::Yes,
+        )?;
+        Ok(Tables {
+            warehouse,
+            district,
+            customer,
+            history,
+            new_order,
+            orders,
+            order_line,
+            item,
+            stock,
+            customer_by_last,
+            orders_by_customer,
+        })
+    }
+}
+
+fn int(v: i64) -> Value {
+    Value::Int(v)
+}
+fn k1(a: i64) -> Key {
+    Key(vec![int(a)])
+}
+fn k2(a: i64, b: i64) -> Key {
+    Key(vec![int(a), int(b)])
+}
+fn k3(a: i64, b: i64, c: i64) -> Key {
+    Key(vec![int(a), int(b), int(c)])
+}
+fn k4(a: i64, b: i64, c: i64, d: i64) -> Key {
+    Key(vec![int(a), int(b), int(c), int(d)])
+}
+fn get_int(row: &[Value], i: usize) -> i64 {
+    row[i].as_int().unwrap_or(0)
+}
+
+/// The spec's last-name syllables (4.3.2.3).
+const SYLLABLES: [&str; 10] = [
+    "BAR", "OUGHT", "ABLE", "PRI", "PRES", "ESE", "ANTI", "CALLY", "ATION", "EING",
+];
+
+/// Customer last name number `n` in 0..=999.
+pub fn last_name(n: u64) -> String {
+    let n = n as usize;
+    format!(
+        "{}{}{}",
+        SYLLABLES[n / 100 % 10],
+        SYLLABLES[n / 10 % 10],
+        SYLLABLES[n % 10]
+    )
+}
+
+/// NURand(A, x, y) of the specification (2.1.6) with run constant `c`.
+pub fn nurand(rng: &mut Rng, a: u64, x: u64, y: u64, c: u64) -> u64 {
+    (((rng.range(0, a) | rng.range(x, y)) + c) % (y - x + 1)) + x
+}
+
+/// Random alphanumeric strings, drawn from a pool so loading does not
+/// spend its time in the allocator (values are shared by reference count).
+struct Pool(Vec<Value>);
+
+impl Pool {
+    fn new(rng: &mut Rng, n: usize, lo: u64, hi: u64) -> Self {
+        const ALNUM: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+        Pool(
+            (0..n)
+                .map(|_| {
+                    let len = rng.range(lo, hi) as usize;
+                    let s: String = (0..len)
+                        .map(|_| ALNUM[rng.range(0, ALNUM.len() as u64 - 1) as usize] as char)
+                        .collect();
+                    Value::from(s)
+                })
+                .collect(),
+        )
+    }
+    fn pick(&self, rng: &mut Rng) -> Value {
+        self.0[rng.range(0, self.0.len() as u64 - 1) as usize].clone()
+    }
+}
+
+struct Pools {
+    short: Pool,  // names, streets, cities: 10-20
+    data: Pool,   // i_data, s_data: 26-50
+    c_data: Pool, // 300-500
+    dist: Pool,   // s_dist_xx: 24
+    h_data: Pool, // 12-24
+    state: Pool,  // 2
+    zip: Pool,    // 9
+    phone: Pool,  // 16
+}
+
+impl Pools {
+    fn new(seed: u64) -> Self {
+        let mut rng = Rng::new(seed ^ 0x5eed);
+        Pools {
+            short: Pool::new(&mut rng, 512, 10, 20),
+            data: Pool::new(&mut rng, 512, 26, 50),
+            c_data: Pool::new(&mut rng, 64, 300, 500),
+            dist: Pool::new(&mut rng, 512, 24, 24),
+            h_data: Pool::new(&mut rng, 256, 12, 24),
+            state: Pool::new(&mut rng, 64, 2, 2),
+            zip: Pool::new(&mut rng, 64, 9, 9),
+            phone: Pool::new(&mut rng, 64, 16, 16),
+        }
+    }
+}
+
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// A loaded TPC-C database.
+pub struct Tpcc {
+    pub db: Database,
+    pub t: Tables,
+    pub cfg: TpccConfig,
+    pools: Pools,
+    /// NURand run constants for C_LAST, C_ID and OL_I_ID.
+    c_last: u64,
+    c_id: u64,
+    ol_i_id: u64,
+    /// Per (warehouse, district): the o_id after the last delivered one.
+    delivery_hint: Vec<AtomicI64>,
+    /// Next history row id (history has no natural key).
+    next_history: AtomicU64,
+}
+
+/// One load job: a transaction's worth of rows.
+enum Job {
+    Items(i64, i64),
+    Warehouse(i64),
+    Stock(i64, i64, i64),
+    Customers(i64, i64),
+    Orders(i64, i64, i64, i64),
+}
+
+impl Tpcc {
+    /// Creates the tables in `db` and loads them (spec 4.3.3.1), threads
+    /// taking jobs from a queue.
+    pub fn load(
+        db: Database,
+        cfg: TpccConfig,
+        observer: &mut dyn Observer,
+    ) -> Result<Tpcc, WorkloadError> {
+        cfg.validate()?;
+        let t = Tables::create(&db)?;
+        let mut rng = Rng::new(cfg.seed);
+        let tpcc = Tpcc {
+            pools: Pools::new(cfg.seed),
+            c_last: rng.range(0, 255),
+            c_id: rng.range(0, 1023),
+            ol_i_id: rng.range(0, 8191),
+            delivery_hint: (0..cfg.warehouses as i64 * DISTRICTS)
+                .map(|_| AtomicI64::new(cfg.delivered_at_load() + 1))
+                .collect(),
+            next_history: AtomicU64::new(1),
+            db,
+            t,
+            cfg,
+        };
+        let mut jobs = Vec::new();
+        let items = tpcc.cfg.items as i64;
+        for lo in (1..=items).step_by(1000) {
+            jobs.push(Job::Items(lo, (lo + 1000).min(items + 1)));
+        }
+        let orders = tpcc.cfg.customers as i64;
+        for w in 1..=tpcc.cfg.warehouses as i64 {
+            jobs.push(Job::Warehouse(w));
+            for lo in (1..=items).step_by(1000) {
+                jobs.push(Job::Stock(w, lo, (lo + 1000).min(items + 1)));
+            }
+            for d in 1..=DISTRICTS {
+                jobs.push(Job::Customers(w, d));
+                for lo in (1..=orders).step_by(100) {
+                    jobs.push(Job::Orders(w, d, lo, (lo + 100).min(orders + 1)));
+                }
+            }
+        }
+        let next = AtomicU64::new(0);
+        let done = AtomicU64::new(0);
+        observer.start("load", jobs.len() as u64, "jobs");
+        let r = std::thread::scope(|s| {
+            let workers: Vec<_> = (0..tpcc.cfg.threads.clamp(1, jobs.len()))
+                .map(|_| {
+                    let (next, done, jobs, tpcc) = (&next, &done, &jobs, &tpcc);
+                    s.spawn(move || -> Result<(), WorkloadError> {
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                            let Some(job) = jobs.get(i) else {
+                                return Ok(());
+                            };
+                            let mut rng = Rng::new(tpcc.cfg.seed ^ (i as u64 + 1) << 20);
+                            tpcc.db.run(|txn| tpcc.load_job(txn, job, &mut rng))?;
+                            done.fetch_add(1, Ordering::Relaxed);
+                        }
+                    })
+                })
+                .collect();
+            while !workers.iter().all(|w| w.is_finished()) {
+                observer.set(done.load(Ordering::Relaxed));
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            workers.into_iter().try_for_each(|w| {
+                w.join()
+                    .map_err(|_| WorkloadError::Engine("a load worker panicked".into()))?
+            })
+        });
+        observer.finish();
+        r?;
+        Ok(tpcc)
+    }
+
+    fn load_job(&self, txn: &mut Transaction, job: &Job, rng: &mut Rng) -> Result<(), Error> {
+        let p = &self.pools;
+        let now = now_secs();
+        // 10% of item and stock data contain "ORIGINAL" (4.3.3.1).
+        let data = |rng: &mut Rng| {
+            if rng.chance(0.1) {
+                let s = p.data.pick(rng);
+                let s = s.as_text().unwrap_or_default();
+                let at = s.len().saturating_sub(8) / 2;
+                Value::from(format!(
+                    "{}ORIGINAL{}",
+                    &s[..at],
+                    &s[at + 8.min(s.len() - at)..]
+                ))
+            } else {
+                p.data.pick(rng)
+            }
+        };
+        match *job {
+            Job::Items(lo, hi) => {
+                for i in lo..hi {
+                    txn.insert(
+                        &self.t.item,
+                        vec![
+                            int(i),
+                            int(rng.range(1, 10_000) as i64),
+                            p.short.pick(rng),
+                            int(rng.range(100, 10_000) as i64),
+                            data(rng),
+                        ],
+                    )?;
+                }
+            }
+            Job::Warehouse(w) => {
+                txn.insert(
+                    &self.t.warehouse,
+                    vec![
+                        int(w),
+                        p.short.pick(rng),
+                        p.short.pick(rng),
+                        p.short.pick(rng),
+                        p.short.pick(rng),
+                        p.state.pick(rng),
+                        p.zip.pick(rng),
+                        int(rng.range(0, 2000) as i64),
+                        int(30_000_000),
+                    ],
+                )?;
+                for d in 1..=DISTRICTS {
+                    txn.insert(
+                        &self.t.district,
+                        vec![
+                            int(w),
+                            int(d),
+                            p.short.pick(rng),
+                            p.short.pick(rng),
+                            p.short.pick(rng),
+                            p.short.pick(rng),
+                            p.state.pick(rng),
+                            p.zip.pick(rng),
+                            int(rng.range(0, 2000) as i64),
+                            int(3_000_000),
+                            int(self.cfg.customers as i64 + 1),
+                        ],
+                    )?;
+                }
+            }
+            Job::Stock(w, lo, hi) => {
+                for i in lo..hi {
+                    let mut row = Vec::with_capacity(17);
+                    row.extend([int(w), int(i), int(rng.range(10, 100) as i64)]);
+                    row.extend((0..10).map(|_| p.dist.pick(rng)));
+                    row.extend([int(0), int(0), int(0), data(rng)]);
+                    txn.insert(&self.t.stock, row)?;
+                }
+            }
+            Job::Customers(w, d) => {
+                let n = self.cfg.customers as u64;
+                for c in 1..=n as i64 {
+                    // The first 1,000 (or all, when fewer) take the names in
+                    // order, so every name NURand can draw exists.
+                    let last = if (c as u64) <= n.min(1000) {
+                        last_name(c as u64 - 1)
+                    } else {
+                        last_name(nurand(rng, 255, 0, 999.min(n - 1), self.c_last))
+                    };
+                    let credit = if rng.chance(0.1) { "BC" } else { "GC" };
+                    txn.insert(
+                        &self.t.customer,
+                        vec![
+                            int(w),
+                            int(d),
+                            int(c),
+                            p.short.pick(rng),
+                            Value::from("OE"),
+                            Value::from(last),
+                            p.short.pick(rng),
+                            p.short.pick(rng),
+                            p.short.pick(rng),
+                            p.state.pick(rng),
+                            p.zip.pick(rng),
+                            p.phone.pick(rng),
+                            int(now),
+                            Value::from(credit),
+                            int(5_000_000),
+                            int(rng.range(0, 5000) as i64),
+                            int(-1000),
+                            int(1000),
+                            int(1),
+                            int(0),
+                            p.c_data.pick(rng),
+                        ],
+                    )?;
+                    let h = self.next_history.fetch_add(1, Ordering::Relaxed) as i64;
+                    txn.insert(
+                        &self.t.history,
+                        vec![
+                            int(h),
+                            int(c),
+                            int(d),
+                            int(w),
+                            int(d),
+                            int(w),
+                            int(now),
+                            int(1000),
+                            p.h_data.pick(rng),
+                        ],
+                    )?;
+                }
+            }
+            Job::Orders(w, d, lo, hi) => {
+                // o_c_id is a permutation of the customers: a fixed
+                // multiplicative permutation keeps jobs independent.
+                let n = self.cfg.customers as i64;
+                let step = coprime_step(n);
+                for o in lo..hi {
+                    let c = ((o - 1) * step) % n + 1;
+                    let delivered = o <= self.cfg.delivered_at_load();
+                    let ol_cnt = rng.range(5, 15) as i64;
+                    let carrier = if delivered {
+                        rng.range(1, 10) as i64
+                    } else {
+                        0
+                    };
+                    txn.insert(
+                        &self.t.orders,
+                        vec![
+                            int(w),
+                            int(d),
+                            int(o),
+                            int(c),
+                            int(now),
+                            int(carrier),
+                            int(ol_cnt),
+                            int(1),
+                        ],
+                    )?;
+                    for ol in 1..=ol_cnt {
+                        txn.insert(
+                            &self.t.order_line,
+                            vec![
+                                int(w),
+                                int(d),
+                                int(o),
+                                int(ol),
+                                int(rng.range(1, self.cfg.items as u64) as i64),
+                                int(w),
+                                int(if delivered { now } else { 0 }),
+                                int(5),
+                                int(if delivered {
+                                    0
+                                } else {
+                                    rng.range(1, 999_999) as i64
+                                }),
+                                p.dist.pick(rng),
+                            ],
+                        )?;
+                    }
+                    if !delivered {
+                        txn.insert(&self.t.new_order, vec![int(w), int(d), int(o)])?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn hint(&self, w: i64, d: i64) -> &AtomicI64 {
+        &self.delivery_hint[((w - 1) * DISTRICTS + (d - 1)) as usize]
+    }
+}
+
+/// A step coprime with `n`, so `o -> (o * step) mod n` is a permutation.
+fn coprime_step(n: i64) -> i64 {
+    fn gcd(a: i64, b: i64) -> i64 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    (n / 2 + 1..n + n / 2 + 2)
+        .find(|&s| gcd(s, n) == 1)
+        .unwrap_or(1)
+}
+
+/// How a transaction body ended without an engine error.
+enum Flow {
+    Commit,
+    /// NewOrder's specified rollback.
+    Rollback,
+}
+
+/// A TPC-C terminal.
+pub struct TpccWorker<'a> {
+    tpcc: &'a Tpcc,
+    rng: Rng,
+    home: i64,
+    /// Runs StockScan only.
+    scanner: bool,
+}
+
+impl<'a> TpccWorker<'a> {
+    pub fn new(tpcc: &'a Tpcc, thread: usize, scanner: bool) -> Self {
+        TpccWorker {
+            tpcc,
+            rng: Rng::for_thread(tpcc.cfg.seed, thread),
+            home: (thread as i64 % tpcc.cfg.warehouses as i64) + 1,
+            scanner,
+        }
+    }
+
+    fn other_warehouse(&mut self) -> i64 {
+        let w = self.tpcc.cfg.warehouses as u64;
+        if w == 1 {
+            return self.home;
+        }
+        let x = self.rng.range(1, w - 1) as i64;
+        if x >= self.home {
+            x + 1
+        } else {
+            x
+        }
+    }
+
+    fn customer_id(&mut self) -> i64 {
+        let n = self.tpcc.cfg.customers as u64;
+        nurand(&mut self.rng, 1023.min(n - 1), 1, n, self.tpcc.c_id) as i64
+    }
+
+    fn customer_last(&mut self) -> String {
+        let n = self.tpcc.cfg.customers as u64;
+        last_name(nurand(
+            &mut self.rng,
+            255,
+            0,
+            999.min(n - 1),
+            self.tpcc.c_last,
+        ))
+    }
+
+    /// The customer row: by last name (the middle one of those sorted by
+    /// first name, 2.5.2.2) or by id.
+    fn customer(
+        &self,
+        txn: &mut Transaction,
+        w: i64,
+        d: i64,
+        by_last: Option<&str>,
+        c_id: i64,
+    ) -> Result<Vec<Value>, Error> {
+        let t = &self.tpcc.t;
+        match by_last {
+            Some(last) => {
+                let prefix = Key(vec![int(w), int(d), Value::from(last)]);
+                let rows = txn.index_get(&t.customer_by_last, &prefix)?;
+                let n = rows.len();
+                if n == 0 {
+                    return Err(Error::NotFound {
+                        table: "customer".into(),
+                        key: format!("last name {last}"),
+                    });
+                }
+                Ok(rows.into_iter().nth((n - 1) / 2).unwrap_or_default())
+            }
+            None => txn
+                .get(&t.customer, &k3(w, d, c_id))?
+                .ok_or(Error::NotFound {
+                    table: "customer".into(),
+                    key: format!("({w}, {d}, {c_id})"),
+                }),
+        }
+    }
+
+    fn new_order(&mut self, txn: &mut Transaction) -> Result<Flow, Error> {
+        let tp = self.tpcc;
+        let t = &tp.t;
+        let w = self.home;
+        let d = self.rng.range(1, DISTRICTS as u64) as i64;
+        let c = self.customer_id();
+        let ol_cnt = self.rng.range(5, 15) as i64;
+        let rollback = self.rng.chance(0.01);
+        let items = tp.cfg.items as u64;
+        let mut lines = Vec::with_capacity(ol_cnt as usize);
+        for n in 1..=ol_cnt {
+            let i_id = if rollback && n == ol_cnt {
+                items as i64 + 1 // unused: the specified rollback
+            } else {
+                nurand(&mut self.rng, 8191.min(items - 1), 1, items, tp.ol_i_id) as i64
+            };
+            let supply = if self.rng.chance(0.01) {
+                self.other_warehouse()
+            } else {
+                w
+            };
+            lines.push((i_id, supply, self.rng.range(1, 10) as i64));
+        }
+        let w_tax = txn
+            .read_with(&t.warehouse, &k1(w), |r| get_int(r, col::W_TAX))?
+            .unwrap_or(0);
+        let (d_tax, o_id) = txn
+            .read_with(&t.district, &k2(w, d), |r| {
+                (get_int(r, col::D_TAX), get_int(r, col::D_NEXT_O_ID))
+            })?
+            .ok_or(Error::NotFound {
+                table: "district".into(),
+                key: format!("({w}, {d})"),
+            })?;
+        txn.update(&t.district, &k2(w, d), &[(col::D_NEXT_O_ID, int(o_id + 1))])?;
+        let discount = txn
+            .read_with(&t.customer, &k3(w, d, c), |r| get_int(r, col::C_DISCOUNT))?
+            .unwrap_or(0);
+        let all_local = lines.iter().all(|l| l.1 == w);
+        txn.insert(
+            &t.orders,
+            vec![
+                int(w),
+                int(d),
+                int(o_id),
+                int(c),
+                int(now_secs()),
+                int(0),
+                int(ol_cnt),
+                int(i64::from(all_local)),
+            ],
+        )?;
+        txn.insert(&t.new_order, vec![int(w), int(d), int(o_id)])?;
+        let mut total = 0i64;
+        for (n, &(i_id, supply, qty)) in lines.iter().enumerate() {
+            let Some(price) = txn.read_with(&t.item, &k1(i_id), |r| get_int(r, col::I_PRICE))?
+            else {
+                return Ok(Flow::Rollback);
+            };
+            let sk = k2(supply, i_id);
+            let stock = txn.get(&t.stock, &sk)?.ok_or(Error::NotFound {
+                table: "stock".into(),
+                key: format!("{sk}"),
+            })?;
+            let s_qty = get_int(&stock, col::S_QUANTITY);
+            let new_qty = if s_qty >= qty + 10 {
+                s_qty - qty
+            } else {
+                s_qty - qty + 91
+            };
+            txn.update(
+                &t.stock,
+                &sk,
+                &[
+                    (col::S_QUANTITY, int(new_qty)),
+                    (col::S_YTD, int(get_int(&stock, col::S_YTD) + qty)),
+                    (col::S_ORDER_CNT, int(get_int(&stock, col::S_ORDER_CNT) + 1)),
+                    (
+                        col::S_REMOTE_CNT,
+                        int(get_int(&stock, col::S_REMOTE_CNT) + i64::from(supply != w)),
+                    ),
+                ],
+            )?;
+            let amount = qty * price;
+            total += amount;
+            txn.insert(
+                &t.order_line,
+                vec![
+                    int(w),
+                    int(d),
+                    int(o_id),
+                    int(n as i64 + 1),
+                    int(i_id),
+                    int(supply),
+                    int(0),
+                    int(qty),
+                    int(amount),
+                    stock[col::S_DIST_01 + (d as usize - 1)].clone(),
+                ],
+            )?;
+        }
+        // The total the terminal would display.
+        std::hint::black_box(total * (10_000 - discount) * (10_000 + w_tax + d_tax));
+        Ok(Flow::Commit)
+    }
+
+    fn payment(&mut self, txn: &mut Transaction) -> Result<Flow, Error> {
+        let tp = self.tpcc;
+        let t = &tp.t;
+        let w = self.home;
+        let d = self.rng.range(1, DISTRICTS as u64) as i64;
+        let (c_w, c_d) = if self.rng.chance(0.85) || tp.cfg.warehouses == 1 {
+            (w, d)
+        } else {
+            (
+                self.other_warehouse(),
+                self.rng.range(1, DISTRICTS as u64) as i64,
+            )
+        };
+        let by_last = self.rng.chance(0.6).then(|| self.customer_last());
+        let c_id = self.customer_id();
+        let amount = self.rng.range(100, 500_000) as i64;
+
+        let (w_ytd, w_name) = txn
+            .read_with(&t.warehouse, &k1(w), |r| {
+                (get_int(r, col::W_YTD), r[col::W_NAME].clone())
+            })?
+            .ok_or(Error::NotFound {
+                table: "warehouse".into(),
+                key: format!("({w})"),
+            })?;
+        txn.update(&t.warehouse, &k1(w), &[(col::W_YTD, int(w_ytd + amount))])?;
+        let (d_ytd, d_name) = txn
+            .read_with(&t.district, &k2(w, d), |r| {
+                (get_int(r, col::D_YTD), r[col::D_NAME].clone())
+            })?
+            .ok_or(Error::NotFound {
+                table: "district".into(),
+                key: format!("({w}, {d})"),
+            })?;
+        txn.update(&t.district, &k2(w, d), &[(col::D_YTD, int(d_ytd + amount))])?;
+        let cust = self.customer(txn, c_w, c_d, by_last.as_deref(), c_id)?;
+        let c_id = get_int(&cust, col::C_ID);
+        let ck = k3(c_w, c_d, c_id);
+        let mut changes = vec![
+            (col::C_BALANCE, int(get_int(&cust, col::C_BALANCE) - amount)),
+            (
+                col::C_YTD_PAYMENT,
+                int(get_int(&cust, col::C_YTD_PAYMENT) + amount),
+            ),
+            (
+                col::C_PAYMENT_CNT,
+                int(get_int(&cust, col::C_PAYMENT_CNT) + 1),
+            ),
+        ];
+        if cust[col::C_CREDIT].as_text() == Some("BC") {
+            let old = cust[col::C_DATA].as_text().unwrap_or_default();
+            let mut data = format!("{c_id} {c_d} {c_w} {d} {w} {amount} | {old}");
+            let mut cut = 500.min(data.len());
+            while !data.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            data.truncate(cut);
+            changes.push((col::C_DATA, Value::from(data)));
+        }
+        txn.update(&t.customer, &ck, &changes)?;
+        let h_data = format!(
+            "{}    {}",
+            w_name.as_text().unwrap_or_default(),
+            d_name.as_text().unwrap_or_default()
+        );
+        let h = tp.next_history.fetch_add(1, Ordering::Relaxed) as i64;
+        txn.insert(
+            &t.history,
+            vec![
+                int(h),
+                int(c_id),
+                int(c_d),
+                int(c_w),
+                int(d),
+                int(w),
+                int(now_secs()),
+                int(amount),
+                Value::from(h_data),
+            ],
+        )?;
+        Ok(Flow::Commit)
+    }
+
+    fn order_status(&mut self, txn: &mut Transaction) -> Result<Flow, Error> {
+        let t = &self.tpcc.t;
+        let w = self.home;
+        let d = self.rng.range(1, DISTRICTS as u64) as i64;
+        let by_last = self.rng.chance(0.6).then(|| self.customer_last());
+        let c_id = self.customer_id();
+        let cust = self.customer(txn, w, d, by_last.as_deref(), c_id)?;
+        let c_id = get_int(&cust, col::C_ID);
+        let mut last_order = None;
+        txn.index_scan_with(
+            &t.orders_by_customer,
+            k3(w, d, c_id)..=k3(w, d, c_id),
+            |r| {
+                last_order = Some(get_int(r, col::O_ID));
+            },
+        )?;
+        if let Some(o) = last_order {
+            let mut sum = 0i64;
+            txn.scan_with(&t.order_line, k3(w, d, o)..=k3(w, d, o), |r| {
+                sum += get_int(r, col::OL_AMOUNT);
+            })?;
+            std::hint::black_box(sum);
+        }
+        Ok(Flow::Commit)
+    }
+
+    fn delivery(
+        &mut self,
+        txn: &mut Transaction,
+        delivered: &mut Vec<(i64, i64)>,
+    ) -> Result<Flow, Error> {
+        let tp = self.tpcc;
+        let t = &tp.t;
+        let w = self.home;
+        let carrier = self.rng.range(1, 10) as i64;
+        let now = now_secs();
+        for d in 1..=DISTRICTS {
+            let hint = tp.hint(w, d).load(Ordering::Relaxed);
+            let mut oldest = None;
+            let first = |oldest: &mut Option<i64>, r: &[Value]| {
+                if oldest.is_none() {
+                    *oldest = Some(get_int(r, col::NO_O_ID));
+                }
+            };
+            txn.scan_with(&t.new_order, k3(w, d, hint)..k3(w, d, hint + 32), |r| {
+                first(&mut oldest, r)
+            })?;
+            if oldest.is_none() {
+                txn.scan_with(&t.new_order, k3(w, d, hint)..=k2(w, d), |r| {
+                    first(&mut oldest, r)
+                })?;
+            }
+            let Some(o) = oldest else {
+                continue; // no undelivered order in this district
+            };
+            txn.delete(&t.new_order, &k3(w, d, o))?;
+            let c = txn
+                .read_with(&t.orders, &k3(w, d, o), |r| get_int(r, col::O_C_ID))?
+                .ok_or(Error::NotFound {
+                    table: "orders".into(),
+                    key: format!("({w}, {d}, {o})"),
+                })?;
+            txn.update(
+                &t.orders,
+                &k3(w, d, o),
+                &[(col::O_CARRIER_ID, int(carrier))],
+            )?;
+            let mut lines = Vec::new();
+            txn.scan_with(&t.order_line, k3(w, d, o)..=k3(w, d, o), |r| {
+                lines.push((get_int(r, col::OL_NUMBER), get_int(r, col::OL_AMOUNT)));
+            })?;
+            let mut total = 0;
+            for (n, amount) in lines {
+                total += amount;
+                txn.update(
+                    &t.order_line,
+                    &k4(w, d, o, n),
+                    &[(col::OL_DELIVERY_D, int(now))],
+                )?;
+            }
+            let cust = txn.get(&t.customer, &k3(w, d, c))?.ok_or(Error::NotFound {
+                table: "customer".into(),
+                key: format!("({w}, {d}, {c})"),
+            })?;
+            txn.update(
+                &t.customer,
+                &k3(w, d, c),
+                &[
+                    (col::C_BALANCE, int(get_int(&cust, col::C_BALANCE) + total)),
+                    (
+                        col::C_DELIVERY_CNT,
+                        int(get_int(&cust, col::C_DELIVERY_CNT) + 1),
+                    ),
+                ],
+            )?;
+            delivered.push((d, o));
+        }
+        Ok(Flow::Commit)
+    }
+
+    fn stock_level(&mut self, txn: &mut Transaction) -> Result<Flow, Error> {
+        let t = &self.tpcc.t;
+        let w = self.home;
+        let d = self.rng.range(1, DISTRICTS as u64) as i64;
+        let threshold = self.rng.range(10, 20) as i64;
+        let next = txn
+            .read_with(&t.district, &k2(w, d), |r| get_int(r, col::D_NEXT_O_ID))?
+            .unwrap_or(1);
+        let mut items = Vec::new();
+        txn.scan_with(&t.order_line, k3(w, d, next - 20)..k3(w, d, next), |r| {
+            items.push(get_int(r, col::OL_I_ID))
+        })?;
+        items.sort_unstable();
+        items.dedup();
+        let mut low = 0;
+        for i in items {
+            let q = txn
+                .read_with(&t.stock, &k2(w, i), |r| get_int(r, col::S_QUANTITY))?
+                .unwrap_or(i64::MAX);
+            low += i64::from(q < threshold);
+        }
+        std::hint::black_box(low);
+        Ok(Flow::Commit)
+    }
+
+    /// The study's StockScan: a long read-only pass over every stock row.
+    fn stock_scan(&mut self, txn: &mut Transaction) -> Result<Flow, Error> {
+        let mut low = 0u64;
+        txn.scan_with(&self.tpcc.t.stock, .., |r| {
+            low += u64::from(get_int(r, col::S_QUANTITY) < 15);
+        })?;
+        std::hint::black_box(low);
+        Ok(Flow::Commit)
+    }
+
+    fn pick(&mut self) -> usize {
+        if self.scanner {
+            return STOCK_SCAN;
+        }
+        match self.rng.range(1, 100) {
+            1..=45 => NEW_ORDER,
+            46..=88 => PAYMENT,
+            89..=92 => ORDER_STATUS,
+            93..=96 => DELIVERY,
+            _ => STOCK_LEVEL,
+        }
+    }
+}
+
+/// A conflict or a missing/duplicate row is an abort (with its reason);
+/// anything else stops the run.
+fn abort_reason(e: Error) -> Result<Outcome, WorkloadError> {
+    match e {
+        Error::Conflict(k) => Ok(Outcome::Aborted(k.name())),
+        Error::NotFound { .. } => Ok(Outcome::Aborted("not-found")),
+        Error::DuplicateKey { .. } => Ok(Outcome::Aborted("duplicate-key")),
+        other => Err(other.into()),
+    }
+}
+
+impl Worker for TpccWorker<'_> {
+    fn step(&mut self) -> Result<(usize, Outcome), WorkloadError> {
+        let ty = self.pick();
+        let db = &self.tpcc.db;
+        let mut txn = if ty == STOCK_SCAN {
+            db.begin_read_only()?
+        } else {
+            db.begin()?
+        };
+        let mut delivered = Vec::new();
+        let body = match ty {
+            NEW_ORDER => self.new_order(&mut txn),
+            PAYMENT => self.payment(&mut txn),
+            ORDER_STATUS => self.order_status(&mut txn),
+            DELIVERY => self.delivery(&mut txn, &mut delivered),
+            STOCK_LEVEL => self.stock_level(&mut txn),
+            _ => self.stock_scan(&mut txn),
+        };
+        let outcome = match body {
+            Ok(Flow::Commit) => match txn.commit() {
+                Ok(()) => {
+                    for (d, o) in delivered {
+                        self.tpcc
+                            .hint(self.home, d)
+                            .fetch_max(o + 1, Ordering::Relaxed);
+                    }
+                    Outcome::Committed
+                }
+                Err(e) => abort_reason(e)?,
+            },
+            Ok(Flow::Rollback) => {
+                txn.abort();
+                Outcome::Aborted("user-rollback")
+            }
+            Err(e) => {
+                drop(txn);
+                abort_reason(e)?
+            }
+        };
+        Ok((ty, outcome))
+    }
+}
+
+/// What a TPC-C run measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct TpccReport {
+    pub load_s: f64,
+    pub run: Report,
+    pub consistency: Consistency,
+}
+
+/// The consistency conditions checked after a run.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Consistency {
+    pub warehouses_checked: u64,
+    pub districts_checked: u64,
+    pub orders: u64,
+    pub new_orders: u64,
+    pub order_lines: u64,
+}
+
+impl Tpcc {
+    /// Checks consistency conditions 1-4 (spec 3.3.2.1-4) in one snapshot.
+    pub fn check_consistency(&self) -> Result<Consistency, WorkloadError> {
+        let t = &self.t;
+        let mut txn = self.db.begin_read_only()?;
+        let mut c = Consistency::default();
+        let fail = |m: String| Err(WorkloadError::Inconsistent(m));
+        for w in 1..=self.cfg.warehouses as i64 {
+            let w_ytd = txn
+                .read_with(&t.warehouse, &k1(w), |r| get_int(r, col::W_YTD))?
+                .ok_or_else(|| WorkloadError::Inconsistent(format!("warehouse {w} missing")))?;
+            let mut d_ytd_sum = 0;
+            for d in 1..=DISTRICTS {
+                let (d_ytd, next) = txn
+                    .read_with(&t.district, &k2(w, d), |r| {
+                        (get_int(r, col::D_YTD), get_int(r, col::D_NEXT_O_ID))
+                    })?
+                    .ok_or_else(|| {
+                        WorkloadError::Inconsistent(format!("district ({w}, {d}) missing"))
+                    })?;
+                d_ytd_sum += d_ytd;
+                // Condition 2: D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID).
+                let (mut max_o, mut ol_cnt_sum, mut orders) = (0, 0, 0u64);
+                txn.scan_with(&t.orders, k2(w, d)..=k2(w, d), |r| {
+                    max_o = max_o.max(get_int(r, col::O_ID));
+                    ol_cnt_sum += get_int(r, col::O_OL_CNT);
+                    orders += 1;
+                })?;
+                let (mut min_no, mut max_no, mut new_orders) = (i64::MAX, 0, 0i64);
+                txn.scan_with(&t.new_order, k2(w, d)..=k2(w, d), |r| {
+                    let o = get_int(r, col::NO_O_ID);
+                    min_no = min_no.min(o);
+                    max_no = max_no.max(o);
+                    new_orders += 1;
+                })?;
+                if next - 1 != max_o || (new_orders > 0 && max_no != max_o) {
+                    return fail(format!(
+                        "condition 2, district ({w}, {d}): d_next_o_id - 1 = {}, max(o_id) = {max_o}, max(no_o_id) = {max_no}",
+                        next - 1
+                    ));
+                }
+                // Condition 3: new-order ids are contiguous.
+                if new_orders > 0 && max_no - min_no + 1 != new_orders {
+                    return fail(format!(
+                        "condition 3, district ({w}, {d}): max(no_o_id) - min(no_o_id) + 1 = {} but {new_orders} rows",
+                        max_no - min_no + 1
+                    ));
+                }
+                // Condition 4: sum(O_OL_CNT) = number of order lines.
+                let lines = txn.scan_with(&t.order_line, k2(w, d)..=k2(w, d), |_| {})? as i64;
+                if lines != ol_cnt_sum {
+                    return fail(format!(
+                        "condition 4, district ({w}, {d}): sum(o_ol_cnt) = {ol_cnt_sum} but {lines} order lines"
+                    ));
+                }
+                c.districts_checked += 1;
+                c.orders += orders;
+                c.new_orders += new_orders as u64;
+                c.order_lines += lines as u64;
+            }
+            // Condition 1: W_YTD = sum(D_YTD).
+            if w_ytd != d_ytd_sum {
+                return fail(format!(
+                    "condition 1, warehouse {w}: w_ytd = {w_ytd} but sum(d_ytd) = {d_ytd_sum}"
+                ));
+            }
+            c.warehouses_checked += 1;
+        }
+        Ok(c)
+    }
+}
+
+/// Loads TPC-C into `db`, runs the mix (and StockScan if configured), and
+/// checks the consistency conditions.
+pub fn run(
+    db: Database,
+    cfg: &TpccConfig,
+    driver_cfg: &DriverConfig,
+    observer: &mut dyn Observer,
+) -> Result<TpccReport, WorkloadError> {
+    let started = Instant::now();
+    let tpcc = Tpcc::load(db, cfg.clone(), observer)?;
+    let load_s = started.elapsed().as_secs_f64();
+    let mut workers: Vec<TpccWorker> = (0..cfg.threads)
+        .map(|i| TpccWorker::new(&tpcc, i, false))
+        .collect();
+    if cfg.stock_scan {
+        workers.push(TpccWorker::new(&tpcc, cfg.threads, true));
+    }
+    let run = driver::run(driver_cfg, &TYPES, workers, observer)?;
+    let consistency = tpcc.check_consistency()?;
+    Ok(TpccReport {
+        load_s,
+        run,
+        consistency,
+    })
+}
+
+/// Per-type committed transactions/s, by name (for summaries).
+pub fn per_type(r: &Report) -> BTreeMap<&'static str, f64> {
+    r.per_type
+        .iter()
+        .map(|t| (t.name, t.committed_per_s))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Quiet;
+
+    #[test]
+    fn last_names_and_nurand_follow_the_spec() {
+        assert_eq!(last_name(0), "BARBARBAR");
+        assert_eq!(last_name(371), "PRICALLYOUGHT");
+        assert_eq!(last_name(999), "EINGEINGEING");
+        let mut rng = Rng::new(1);
+        let mut hits = [0u32; 1000];
+        for _ in 0..100_000 {
+            let x = nurand(&mut rng, 255, 0, 999, 123);
+            assert!(x <= 999);
+            hits[x as usize] += 1;
+        }
+        // Non-uniform: some names are far more frequent than others.
+        let max = *hits.iter().max().unwrap();
+        let min = *hits.iter().min().unwrap();
+        assert!(max > 4 * min.max(1), "{max} vs {min}");
+    }
+
+    #[test]
+    fn coprime_steps_permute() {
+        for n in [10, 60, 3000, 97] {
+            let s = coprime_step(n);
+            let mut seen: Vec<i64> = (0..n).map(|o| (o * s) % n).collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..n).collect::<Vec<_>>(), "n = {n}");
+        }
+    }
+
+    #[test]
+    fn load_is_consistent_and_sized_by_the_spec_rules() {
+        let db = Database::open(strata::Options::default()).unwrap();
+        let cfg = TpccConfig::small(2);
+        let tpcc = Tpcc::load(db, cfg.clone(), &mut Quiet).unwrap();
+        let c = tpcc.check_consistency().unwrap();
+        assert_eq!(c.warehouses_checked, 2);
+        assert_eq!(c.districts_checked, 20);
+        assert_eq!(c.orders, 2 * 10 * 60);
+        // The last 30% of each district's orders are undelivered.
+        assert_eq!(c.new_orders, 2 * 10 * 18);
+        assert!((5 * c.orders..=15 * c.orders).contains(&c.order_lines));
+        let mut txn = tpcc.db.begin_read_only().unwrap();
+        assert_eq!(txn.scan(&tpcc.t.item, ..).unwrap().len(), 1000);
+        assert_eq!(txn.scan(&tpcc.t.stock, ..).unwrap().len(), 2000);
+        // Every last name NURand can draw exists in every district.
+        for n in 0..60 {
+            let key = Key(vec![int(2), int(7), Value::from(last_name(n))]);
+            assert!(!txn
+                .index_get(&tpcc.t.customer_by_last, &key)
+                .unwrap()
+                .is_empty());
+        }
+    }
+
+    /// A short run with every transaction type keeps conditions 1-4, and a
+    /// deliberately broken database fails them.
+    #[test]
+    fn run_keeps_the_consistency_conditions() {
+        for protocol in [strata::Protocol::SiSsn, strata::Protocol::Mvocc] {
+            let db = Database::open(strata::Options::default().protocol(protocol)).unwrap();
+            let cfg = TpccConfig {
+                threads: 2,
+                stock_scan: true,
+                ..TpccConfig::small(1)
+            };
+            let d = DriverConfig {
+                warmup: Duration::ZERO,
+                duration: Duration::from_millis(1500),
+                series: false,
+            };
+            let r = run(db.clone(), &cfg, &d, &mut Quiet).unwrap();
+            for ty in TYPES {
+                let t = r.run.of_type(ty).unwrap();
+                assert!(
+                    t.committed > 0,
+                    "{protocol:?}: no {ty} committed: {:?}",
+                    r.run
+                );
+            }
+            let no = r.run.of_type("new-order").unwrap();
+            assert!(r.consistency.orders > 600, "new orders were inserted");
+            // About 1% of NewOrders roll back by specification.
+            let rb = no
+                .aborts_by_reason
+                .get("user-rollback")
+                .copied()
+                .unwrap_or(0);
+            assert!(rb as f64 <= 0.05 * (no.committed + no.aborted) as f64 + 3.0);
+            // Only Delivery may find a row gone: a concurrent Delivery removed
+            // the same new-order row (MVOCC writes the latest version).
+            for t in &r.run.per_type {
+                if t.name != "delivery" {
+                    assert!(!t.aborts_by_reason.contains_key("not-found"), "{t:?}");
+                }
+            }
+
+            // Break condition 1 and see the check fail.
+            let w = db.table("warehouse").unwrap();
+            db.run(|t| t.update(&w, &k1(1), &[(col::W_YTD, int(1))]))
+                .unwrap();
+            let tpcc_view = Tpcc {
+                db: db.clone(),
+                t: Tables {
+                    warehouse: w,
+                    district: db.table("district").unwrap(),
+                    customer: db.table("customer").unwrap(),
+                    history: db.table("history").unwrap(),
+                    new_order: db.table("new_order").unwrap(),
+                    orders: db.table("orders").unwrap(),
+                    order_line: db.table("order_line").unwrap(),
+                    item: db.table("item").unwrap(),
+                    stock: db.table("stock").unwrap(),
+                    customer_by_last: db.index("customer_by_last").unwrap(),
+                    orders_by_customer: db.index("orders_by_customer").unwrap(),
+                },
+                cfg: cfg.clone(),
+                pools: Pools::new(1),
+                c_last: 0,
+                c_id: 0,
+                ol_i_id: 0,
+                delivery_hint: Vec::new(),
+                next_history: AtomicU64::new(0),
+            };
+            let e = tpcc_view.check_consistency().unwrap_err().to_string();
+            assert!(e.contains("condition 1"), "{e}");
+        }
+    }
+}
