@@ -254,8 +254,7 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
                 let records = after.records - before.records;
                 LogSummary {
                     bytes_per_txn: (after.bytes - before.bytes) as f64 / records.max(1) as f64,
-                    txns_per_fsync: records as f64
-                        / (after.flushes - before.flushes).max(1) as f64,
+                    txns_per_fsync: records as f64 / (after.flushes - before.flushes).max(1) as f64,
                     checkpoints: after.checkpoints,
                 }
             }),
