@@ -23,7 +23,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use strata::{Database, GcPolicy, IndexPointers, Options, Protocol, VersionStorage};
+use strata::{Database, GcPolicy, IndexPointers, NonInline, Options, Protocol, VersionStorage};
 use strata_workloads::driver::DriverConfig;
 use strata_workloads::tpcc::{self, TpccConfig};
 use strata_workloads::ycsb::{self, YcsbConfig, YcsbReport};
@@ -69,6 +69,7 @@ pub enum Set {
     VersionStorage(VersionStorage),
     Gc(GcPolicy),
     IndexPointers(IndexPointers),
+    NonInline(NonInline),
     ReadRatio(f64),
     Theta(f64),
     Threads(usize),
@@ -98,6 +99,7 @@ impl Set {
             Set::VersionStorage(v) => p.opts.version_storage = v,
             Set::Gc(v) => p.opts.gc = v,
             Set::IndexPointers(v) => p.opts.index_pointers = v,
+            Set::NonInline(v) => p.opts.non_inline = v,
             Set::ReadRatio(v) => y.read_ratio = v,
             Set::Theta(v) => y.theta = v,
             Set::Threads(v) => y.threads = v,
@@ -360,10 +362,16 @@ pub const FIGURES: &[Figure] = &[
         xs: &[0.0, 1.0, 5.0, 10.0],
         xs_paper: &[0.0, 10.0, 20.0, 50.0, 100.0],
         base: &[UPDATE_INTENSIVE],
-        series: &[Series {
-            label: "shared (reference counted)",
-            settings: &[],
-        }],
+        series: &[
+            Series {
+                label: "shared (reference counted)",
+                settings: &[],
+            },
+            Series {
+                label: "copied in full",
+                settings: &[Set::NonInline(NonInline::Copy)],
+            },
+        ],
         metric: Metric::Throughput,
         needs: None,
     },
@@ -389,10 +397,16 @@ pub const FIGURES: &[Figure] = &[
         xs: &[0.0, 1.0, 5.0, 10.0],
         xs_paper: &[0.0, 10.0, 20.0, 50.0, 100.0],
         base: &[UPDATE_INTENSIVE],
-        series: &[Series {
-            label: "shared (reference counted)",
-            settings: &[],
-        }],
+        series: &[
+            Series {
+                label: "shared (reference counted)",
+                settings: &[],
+            },
+            Series {
+                label: "copied in full",
+                settings: &[Set::NonInline(NonInline::Copy)],
+            },
+        ],
         metric: Metric::BytesPerRow,
         needs: None,
     },
@@ -906,5 +920,13 @@ mod tests {
         assert_eq!(p.ycsb.read_ratio, 0.2);
         assert_eq!(p.ycsb.theta, 0.8);
         assert_eq!(p.ycsb.records, 500);
+        // Fig. 11's second series copies text attributes in full.
+        let f = FIGURES.iter().find(|f| f.name == "non-inline").unwrap();
+        let copied = base_point(f, &f.series[1], 500, 3);
+        assert_eq!(copied.opts.non_inline, NonInline::Copy);
+        assert_eq!(
+            base_point(f, &f.series[0], 500, 3).opts.non_inline,
+            NonInline::Shared
+        );
     }
 }
