@@ -57,6 +57,11 @@ pub struct ReproduceArgs {
     /// Rows loaded per point (overrides the scale's default).
     #[arg(long)]
     pub records: Option<u64>,
+    /// Worker threads of every point, for figures whose swept parameter is
+    /// not the thread count (default: the workload's, 2), e.g. the paper's
+    /// 40 or your machine's core count.
+    #[arg(long)]
+    pub threads: Option<usize>,
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -674,6 +679,9 @@ pub fn run(a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
     for s in &runnable {
         for &x in xs {
             let mut p = base_point(fig, s, records, a.seed);
+            if let Some(t) = a.threads {
+                Set::Threads(t).apply(&mut p);
+            }
             fig.axis.set(x).apply(&mut p);
             p.ycsb
                 .validate()
@@ -699,6 +707,9 @@ pub fn run(a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
         };
         for &x in xs {
             let mut p = base_point(fig, s, records, a.seed);
+            if let Some(t) = a.threads {
+                Set::Threads(t).apply(&mut p);
+            }
             fig.axis.set(x).apply(&mut p);
             eprintln!(
                 "[{}/{total}] {name}: {} {} = {x}",
@@ -717,7 +728,7 @@ pub fn run(a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
                 }
             };
             line.points.push((x, metric(fig.metric, &r)));
-            rows.push(Row::new(fig, s.label, x, &r));
+            rows.push(Row::new(fig, s.label, x, p.ycsb.threads, &r));
         }
         lines.push(line);
     }
@@ -813,10 +824,11 @@ struct Row {
     bytes_per_row: f64,
     version_bytes: u64,
     longest_chain: u64,
+    threads: usize,
 }
 
 impl Row {
-    fn new(f: &Figure, series: &'static str, x: f64, r: &YcsbReport) -> Self {
+    fn new(f: &Figure, series: &'static str, x: f64, threads: usize, r: &YcsbReport) -> Self {
         let main = r.run.of_type("ycsb");
         let m = r.memory.clone().unwrap_or_default();
         Row {
@@ -834,6 +846,7 @@ impl Row {
             bytes_per_row: m.bytes_per_row,
             version_bytes: m.version_bytes,
             longest_chain: m.longest_chain,
+            threads,
         }
     }
 }
@@ -855,6 +868,7 @@ fn write_csv(path: &Path, rows: &[Row]) -> std::io::Result<()> {
         "bytes_per_row",
         "version_bytes",
         "longest_chain",
+        "threads",
     ])?;
     for r in rows {
         w.write_record([
@@ -872,6 +886,7 @@ fn write_csv(path: &Path, rows: &[Row]) -> std::io::Result<()> {
             format!("{:.1}", r.bytes_per_row),
             r.version_bytes.to_string(),
             r.longest_chain.to_string(),
+            r.threads.to_string(),
         ])?;
     }
     w.flush()

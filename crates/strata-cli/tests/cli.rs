@@ -264,6 +264,25 @@ fn reproduce_writes_csv_rows_and_a_png() {
         assert!(r[4].parse::<f64>().unwrap() > 0.0, "{r:?}");
     }
     assert_valid_png(&dir.join("contention.png"));
+    // --threads sets every point's worker threads (the last column).
+    let out = strata(&[
+        "reproduce",
+        "footprint",
+        "--duration",
+        "0.05",
+        "--warmup",
+        "0",
+        "--records",
+        "200",
+        "--threads",
+        "3",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let csv = std::fs::read_to_string(dir.join("footprint.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().ends_with(",threads"), "{csv}");
+    assert!(csv.lines().skip(1).all(|l| l.ends_with(",3")), "{csv}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
