@@ -32,7 +32,7 @@
 
 use crate::storage::{
     self,
-    version::{Version, INF_TS},
+    version::{Version, INF_TS, TID_MARK},
 };
 use crate::table::TableInner;
 use crate::value::Key;
@@ -153,6 +153,11 @@ impl GcQueue {
         let mut unlinked = Vec::new();
         let mut deferred = self.deferred.lock();
         let regular = ready.len();
+        // Rows met after the first entry that must wait, with the position
+        // of their last entry: an earlier waiting entry of the row is
+        // superseded by a later one of this batch (its cut or unlink covers
+        // the earlier tombstone, which may be retired before a retry).
+        let mut later: HashMap<(u32, u64), usize> = HashMap::new();
         for g in ready.iter() {
             if !deferred.is_empty() {
                 // Superseded: this later write's cut covers the deferred
@@ -174,6 +179,9 @@ impl GcQueue {
                 last = table(g.table);
             }
             let Some(t) = &last else { continue };
+            if !retry.is_empty() {
+                later.insert((g.table, g.tuple), i);
+            }
             match prune_row(t, &g, horizon, may_remove, &guard) {
                 Pruned::Cut(n) => freed += n,
                 Pruned::Unlinked(head) => unlinked.push(Limbo {
@@ -183,13 +191,16 @@ impl GcQueue {
                     table: g.table,
                     tuple: g.tuple,
                 }),
-                Pruned::NotYet(after) => retry.push(Garbage { cts: after, ..g }),
+                Pruned::NotYet(after) => retry.push((i, Garbage { cts: after, ..g })),
             }
             if i % 1024 == 1023 {
                 guard.flush();
             }
         }
-        for g in retry {
+        for (i, g) in retry {
+            if later.get(&(g.table, g.tuple)).is_some_and(|&j| j > i) {
+                continue;
+            }
             deferred.insert((g.table, g.tuple), g);
         }
         drop(deferred);
@@ -255,8 +266,12 @@ enum Pruned {
     Cut(u64),
     /// The whole row was unlinked (its head returned).
     Unlinked(*mut Version),
-    /// A deleted row that cannot be unlinked yet: retry once the horizon
-    /// passes this timestamp.
+    /// A deleted row that cannot be unlinked yet: retry at every later pass
+    /// whose horizon is at least this. (Not `horizon + 1`: what blocks the
+    /// unlink, a read lock, a reader's timestamp at or below the clock, a
+    /// writer's lock, ends without the clock moving, and a database with no
+    /// more commits would keep the row forever; found by
+    /// tests/gc_waiting_deletes.rs.)
     NotYet(u64),
 }
 
@@ -274,9 +289,23 @@ fn prune_row(
     // SAFETY: `g.version` is alive until its entry is processed (see
     // `Garbage`), and we are pinned.
     let v = unsafe { &*g.version };
+    if v.is_tombstone() {
+        let newest = storage::newest(t, g.tuple);
+        // SAFETY: as above; the newest version is alive while we are pinned.
+        if newest != g.version
+            && unsafe { newest.as_ref() }
+                .is_some_and(|n| n.begin.load(Ordering::SeqCst) & TID_MARK != 0)
+        {
+            // An uncommitted write sits on the tombstone. If it aborts, the
+            // tombstone is the row's newest version again and nothing else
+            // would queue the row: keep the entry (if it commits, its own
+            // entry supersedes this one).
+            return Pruned::NotYet(horizon);
+        }
+    }
     if v.is_tombstone() && storage::newest(t, g.tuple) == g.version {
         if !may_remove(v, horizon) {
-            return Pruned::NotYet(horizon + 1);
+            return Pruned::NotYet(horizon);
         }
         // Lock it like a writer would, so no insert can resurrect the row
         // while we unlink it.
@@ -294,9 +323,14 @@ fn prune_row(
                 return Pruned::Unlinked(head);
             }
             v.txn_id.store(0, Ordering::SeqCst);
+        } else {
+            // A writer holds the tombstone. If it commits, its entry
+            // supersedes ours (see `deferred`); if it aborts, nothing else
+            // would ever queue this row again and the deleted row would stay
+            // linked for good (found by tests/gc_waiting_deletes.rs), so we
+            // retry rather than consume the entry.
+            return Pruned::NotYet(horizon);
         }
-        // A writer is overwriting the tombstone; its commit queues the row
-        // again, and we still cut below the tombstone.
     }
     Pruned::Cut(storage::prune(t, g.tuple, g.version, guard))
 }
