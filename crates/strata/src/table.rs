@@ -6,6 +6,7 @@
 
 use crate::cc::predicate::ScanRecord;
 use crate::index::key::{encode, EncodedKey};
+use crate::gc::vacuum::DirtyBlocks;
 use crate::index::primary::PrimaryIndex;
 use crate::options::{NonInline, VersionStorage};
 use crate::storage::indirection::IndirectionArray;
@@ -35,6 +36,19 @@ pub struct TableInner {
     pub storage: VersionStorage,
     /// Whether new versions share or copy unchanged text attributes.
     pub non_inline: NonInline,
+    /// Tuple-level vacuum: blocks written since the last pass.
+    pub dirty: DirtyBlocks,
+    /// Cooperative cleaning (O2N): the shared horizon and counter; None
+    /// under every other GC policy.
+    pub coop: Option<Arc<Coop>>,
+}
+
+/// What cooperating workers share: the last horizon computed (a stale
+/// one is lower, so safe) and how many versions they retired.
+#[derive(Default)]
+pub struct Coop {
+    pub horizon: AtomicU64,
+    pub reclaimed: AtomicU64,
 }
 
 impl TableInner {
@@ -53,6 +67,8 @@ impl TableInner {
             pruned_scan_pstamp: AtomicU64::new(0),
             storage: VersionStorage::AppendNewToOld,
             non_inline: NonInline::Shared,
+            dirty: DirtyBlocks::default(),
+            coop: None,
         }
     }
 
@@ -60,6 +76,12 @@ impl TableInner {
     pub fn with_storage(mut self, storage: VersionStorage, non_inline: NonInline) -> Self {
         self.storage = storage;
         self.non_inline = non_inline;
+        self
+    }
+
+    /// Turns on cooperative cleaning (before the table is shared).
+    pub fn with_coop(mut self, coop: Option<Arc<Coop>>) -> Self {
+        self.coop = coop;
         self
     }
 
