@@ -62,7 +62,9 @@ impl Database {
     pub fn open(opts: Options) -> Result<Database> {
         opts.validate()?;
         let coop = (opts.gc == GcPolicy::Cooperative).then(Default::default);
-        let vacuum_parts = (0..opts.gc_threads.max(1)).map(|_| Mutex::new(())).collect();
+        let vacuum_parts = (0..opts.gc_threads.max(1))
+            .map(|_| Mutex::new(()))
+            .collect();
         let db = Database {
             inner: Arc::new(DbInner {
                 id: NEXT_DB_ID.fetch_add(1, SeqCst),

@@ -387,6 +387,12 @@ impl Options {
         self
     }
 
+    /// `validate()`'s verdict on every protocol x storage x GC x pointer
+    /// combination (see [`crate::matrix`]).
+    pub fn validity_matrix() -> Vec<crate::matrix::MatrixCell> {
+        crate::matrix::validity_matrix()
+    }
+
     /// Refuses impossible combinations and parts not implemented yet.
     pub fn validate(&self) -> Result<()> {
         if self.max_open_transactions == 0 || self.max_open_transactions > MAX_SLOTS {

@@ -5,8 +5,8 @@
 //! ```
 
 use crate::cc::predicate::ScanRecord;
-use crate::index::key::{encode, EncodedKey};
 use crate::gc::vacuum::DirtyBlocks;
+use crate::index::key::{encode, EncodedKey};
 use crate::index::primary::PrimaryIndex;
 use crate::options::{NonInline, VersionStorage};
 use crate::storage::indirection::IndirectionArray;

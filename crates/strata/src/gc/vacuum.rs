@@ -251,7 +251,11 @@ fn vacuum_row(
 /// `horizon`), moves the slot past every obsolete version and retires them.
 /// Returns the head to walk from and the number of versions retired.
 #[inline]
-pub fn cooperate(slot: &AtomicPtr<Version>, head: *mut Version, horizon: u64) -> (*mut Version, u64) {
+pub fn cooperate(
+    slot: &AtomicPtr<Version>,
+    head: *mut Version,
+    horizon: u64,
+) -> (*mut Version, u64) {
     // SAFETY: the caller is pinned; chain versions are alive.
     let Some(h) = (unsafe { head.as_ref() }) else {
         return (head, 0);
@@ -266,7 +270,11 @@ pub fn cooperate(slot: &AtomicPtr<Version>, head: *mut Version, horizon: u64) ->
 }
 
 #[cold]
-fn cooperate_slow(slot: &AtomicPtr<Version>, head: *mut Version, horizon: u64) -> (*mut Version, u64) {
+fn cooperate_slow(
+    slot: &AtomicPtr<Version>,
+    head: *mut Version,
+    horizon: u64,
+) -> (*mut Version, u64) {
     let mut keep = head;
     loop {
         // SAFETY: pinned; chain versions are alive.

@@ -95,7 +95,8 @@ fn o2n_head(t: &TableInner, tuple: u64, head: *mut Version) -> *mut Version {
             let h = c.horizon.load(std::sync::atomic::Ordering::Relaxed);
             let (head, n) = crate::gc::vacuum::cooperate(t.rows.slot(tuple), head, h);
             if n > 0 {
-                c.reclaimed.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+                c.reclaimed
+                    .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
             }
             head
         }
