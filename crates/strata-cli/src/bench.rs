@@ -179,6 +179,7 @@ struct Summary {
     engine: &'static str,
     protocol: &'static str,
     storage: &'static str,
+    gc: &'static str,
     records: u64,
     threads: usize,
     duration_s: f64,
@@ -247,6 +248,7 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
             .protocol(a.protocol)
             .version_storage(a.storage)
             .gc(a.gc)
+            .gc_threads(a.gc_threads)
             .gc_every_commits(a.gc_every)
             .durability(durability),
     )
@@ -305,6 +307,7 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
         },
         protocol: a.protocol.name(),
         storage: a.storage.name(),
+        gc: a.gc.name(),
         records: a.records,
         threads: a.threads,
         duration_s: a.duration,
@@ -370,8 +373,8 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
 
 fn print_summary(s: &Summary) {
     println!(
-        "ycsb  engine {}  protocol {}  storage {}  records {}  threads {}  ops/txn {}  read ratio {}  theta {}  columns {}",
-        s.engine, s.protocol, s.storage, s.records, s.threads, s.ops_per_txn, s.read_ratio, s.theta, s.columns
+        "ycsb  engine {}  protocol {}  storage {}  gc {}  records {}  threads {}  ops/txn {}  read ratio {}  theta {}  columns {}",
+        s.engine, s.protocol, s.storage, s.gc, s.records, s.threads, s.ops_per_txn, s.read_ratio, s.theta, s.columns
     );
     println!(
         "load      {:.2} s ({:.0} rows/s)",

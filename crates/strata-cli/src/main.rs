@@ -3,6 +3,7 @@
 mod bench;
 mod check;
 mod executor;
+mod presets;
 mod progress;
 
 use std::process::ExitCode;
@@ -18,6 +19,9 @@ use strata::Protocol;
 const EXAMPLES: &str = "\
 Examples:
   strata protocols
+  strata presets
+  strata matrix
+  strata bench ycsb --preset hekaton --threads 2
   strata bench ycsb --protocol ssn --records 1000000 --threads 2 --duration 10
   strata bench ycsb --protocol mvocc --read-ratio 0.5 --theta 0.9 --json
   strata check --protocol ssi --workload predicate --clients 8 --txns 20000
@@ -46,6 +50,10 @@ enum Command {
     Check(CheckArgs),
     /// List the concurrency-control protocols.
     Protocols,
+    /// List the named configurations (Table 1 of the Peloton study, ERMIA).
+    Presets,
+    /// Print which protocol x storage x GC x index-pointer combinations are valid.
+    Matrix,
 }
 
 #[derive(Subcommand, Debug)]
@@ -98,9 +106,16 @@ pub struct YcsbArgs {
     /// with no engine calls, to measure the driver's own cost.
     #[arg(long, value_enum, default_value_t = EngineArg::Strata)]
     pub engine: EngineArg,
-    /// Garbage collection: `txn` (transaction-level, the default) or `none`.
+    /// Garbage collection: `txn` (transaction-level, the default), `vac`
+    /// (background vacuum), `coop` (cooperative, O2N only) or `none`.
     #[arg(long, default_value = "txn", value_parser = parse_gc)]
     pub gc: strata::GcPolicy,
+    /// Background vacuum threads (with `--gc vac`).
+    #[arg(long, default_value_t = 1)]
+    pub gc_threads: usize,
+    /// A named configuration (`strata presets`); sets protocol, storage and GC.
+    #[arg(long, value_parser = parse_preset)]
+    pub preset: Option<strata::Preset>,
     /// Version storage: n2o, o2n, time-travel or delta.
     #[arg(long, default_value = "n2o", value_parser = parse_storage)]
     pub storage: strata::VersionStorage,
@@ -141,10 +156,13 @@ fn parse_storage(s: &str) -> Result<strata::VersionStorage, String> {
 
 fn parse_gc(s: &str) -> Result<strata::GcPolicy, String> {
     match s {
-        "txn" | "transaction" => Ok(strata::GcPolicy::TransactionLevel),
-        "none" => Ok(strata::GcPolicy::None),
-        other => Err(format!("unknown GC policy {other:?}; expected txn or none")),
+        "transaction" => Ok(strata::GcPolicy::TransactionLevel),
+        other => other.parse().map_err(|e: strata::Error| e.to_string()),
     }
+}
+
+fn parse_preset(s: &str) -> Result<strata::Preset, String> {
+    s.parse().map_err(|e: strata::Error| e.to_string())
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -219,10 +237,21 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
-        Command::Bench(Bench::Ycsb(args)) => bench::ycsb(&args),
+        Command::Bench(Bench::Ycsb(mut args)) => {
+            presets::apply(&mut args);
+            bench::ycsb(&args)
+        }
         Command::Check(args) => check::run(&args),
         Command::Protocols => {
             protocols();
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Presets => {
+            presets::print_presets();
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Matrix => {
+            presets::print_matrix();
             Ok(ExitCode::SUCCESS)
         }
     };
