@@ -121,20 +121,19 @@ fn model(with_unlink: bool) {
         h.join().unwrap();
     }
     let head = c.slot.load(SeqCst);
-    let mut reachable = vec![false; N];
+    let mut reachable = [false; N];
     let mut v = head;
     while v != NIL {
         reachable[v] = true;
         v = c.next[v].load(SeqCst);
     }
-    for i in 0..N {
+    for (i, &reached) in reachable.iter().enumerate() {
         let r = c.retired[i].load(G);
         assert!(r <= 1, "version {i} retired {r} times");
         assert_eq!(
             r == 0,
-            reachable[i],
-            "version {i}: retired {r}, reachable {}",
-            reachable[i]
+            reached,
+            "version {i}: retired {r}, reachable {reached}"
         );
     }
     if with_unlink {
