@@ -61,7 +61,14 @@ impl Database {
     /// Opens an empty in-memory database, refusing invalid options.
     pub fn open(opts: Options) -> Result<Database> {
         opts.validate()?;
-        let coop = (opts.gc == GcPolicy::Cooperative).then(Default::default);
+        let gc = GcQueue::default();
+        let coop = (opts.gc == GcPolicy::Cooperative).then(|| {
+            Arc::new(Coop {
+                horizon: AtomicU64::new(0),
+                reclaimed: AtomicU64::new(0),
+                passes: Arc::clone(&gc.tuple_passes),
+            })
+        });
         let vacuum_parts = (0..opts.gc_threads.max(1))
             .map(|_| Mutex::new(()))
             .collect();
@@ -74,7 +81,7 @@ impl Database {
                 clock: CachePadded::new(AtomicU64::new(1)),
                 tables: RwLock::new(Vec::new()),
                 names: RwLock::new(HashMap::new()),
-                gc: GcQueue::default(),
+                gc,
                 horizon: AtomicU64::new(0),
                 counters: Counters::default(),
                 ssi: ssi::Registry::new(),
@@ -409,6 +416,14 @@ impl DbInner {
         let mut freed = 0;
         let mut scanned = 0;
         let mut skipped = 0;
+        let _passes = if wait {
+            self.gc.tuple_passes.read()
+        } else {
+            match self.gc.tuple_passes.try_read() {
+                Some(l) => l,
+                None => return 0,
+            }
+        };
         for i in parts {
             let _lock = if wait {
                 self.vacuum_parts[i].lock()

@@ -45,10 +45,11 @@ pub struct TableInner {
 
 /// What cooperating workers share: the last horizon computed (a stale
 /// one is lower, so safe) and how many versions they retired.
-#[derive(Default)]
 pub struct Coop {
     pub horizon: AtomicU64,
     pub reclaimed: AtomicU64,
+    /// `GcQueue::tuple_passes`: a worker cuts only while it holds it shared.
+    pub passes: Arc<parking_lot::RwLock<()>>,
 }
 
 impl TableInner {

@@ -39,7 +39,7 @@ use crate::storage::{
 use crate::table::TableInner;
 use crate::value::Key;
 use crossbeam_epoch::{self as epoch, Guard};
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use std::collections::{HashMap, VecDeque};
 use std::ptr;
 use std::sync::atomic::Ordering;
@@ -104,6 +104,10 @@ pub struct GcQueue {
     deferred: Mutex<HashMap<(u32, u64), Garbage>>,
     /// Serialises passes: one collector at a time, the others skip.
     running: Mutex<()>,
+    /// Tuple-level GC (vacuum passes, cooperating workers) holds this
+    /// shared while it cuts chains; whoever must stop every chain cut (an
+    /// index back-fill) takes it exclusively.
+    pub(crate) tuple_passes: Arc<RwLock<()>>,
 }
 
 impl GcQueue {

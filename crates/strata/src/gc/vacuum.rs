@@ -39,6 +39,7 @@ use crate::storage::indirection::MAX_TUPLES;
 use crate::storage::version::{Version, TID_MARK};
 use crate::table::TableInner;
 use crossbeam_epoch::{self as epoch, Guard};
+use parking_lot::RwLock;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 /// Tuples per dirty-block bit.
@@ -255,6 +256,7 @@ pub fn cooperate(
     slot: &AtomicPtr<Version>,
     head: *mut Version,
     horizon: u64,
+    passes: &RwLock<()>,
 ) -> (*mut Version, u64) {
     // SAFETY: the caller is pinned; chain versions are alive.
     let Some(h) = (unsafe { head.as_ref() }) else {
@@ -266,7 +268,7 @@ pub fn cooperate(
         Some(nv) if committed_at_or_below(nv, horizon) => {}
         _ => return (head, 0),
     }
-    cooperate_slow(slot, head, horizon)
+    cooperate_slow(slot, head, horizon, passes)
 }
 
 #[cold]
@@ -274,6 +276,7 @@ fn cooperate_slow(
     slot: &AtomicPtr<Version>,
     head: *mut Version,
     horizon: u64,
+    passes: &RwLock<()>,
 ) -> (*mut Version, u64) {
     let mut keep = head;
     loop {
@@ -285,6 +288,10 @@ fn cooperate_slow(
             _ => break,
         }
     }
+    // Paused (an index back-fill walks every chain): leave it for later.
+    let Some(_passes) = passes.try_read() else {
+        return (head, 0);
+    };
     // One winner per prefix: a concurrent cleaner, vacuum or unlink that
     // changed the slot first makes this fail, and nothing is retired twice.
     if slot

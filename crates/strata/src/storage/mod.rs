@@ -93,7 +93,7 @@ fn o2n_head(t: &TableInner, tuple: u64, head: *mut Version) -> *mut Version {
         None => head,
         Some(c) => {
             let h = c.horizon.load(std::sync::atomic::Ordering::Relaxed);
-            let (head, n) = crate::gc::vacuum::cooperate(t.rows.slot(tuple), head, h);
+            let (head, n) = crate::gc::vacuum::cooperate(t.rows.slot(tuple), head, h, &c.passes);
             if n > 0 {
                 c.reclaimed
                     .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
