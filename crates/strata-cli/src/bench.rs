@@ -82,6 +82,7 @@ struct Summary {
     protocol: &'static str,
     storage: &'static str,
     durability: &'static str,
+    gc: &'static str,
     records: u64,
     threads: usize,
     duration_s: f64,
@@ -196,6 +197,7 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
         .protocol(a.protocol)
         .version_storage(a.storage)
         .gc(a.gc)
+        .gc_threads(a.gc_threads)
         .gc_every_commits(a.gc_every)
         .durability(durability(a)?);
     options.validate().map_err(|e| UsageError(e.to_string()))?;
@@ -273,6 +275,11 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
             },
             storage: if r.engine == "strata" {
                 a.storage.name()
+            } else {
+                "-"
+            },
+            gc: if r.engine == "strata" {
+                a.gc.name()
             } else {
                 "-"
             },
@@ -454,8 +461,8 @@ fn print_side_by_side(s: &[Summary]) {
 
 fn print_summary(s: &Summary) {
     println!(
-        "ycsb  engine {}  protocol {}  records {}  threads {}  ops/txn {}  read ratio {}  theta {}  columns {}",
-        s.engine, s.protocol, s.records, s.threads, s.ops_per_txn, s.read_ratio, s.theta, s.columns
+        "ycsb  engine {}  protocol {}  storage {}  gc {}  records {}  threads {}  ops/txn {}  read ratio {}  theta {}  columns {}",
+        s.engine, s.protocol, s.storage, s.gc, s.records, s.threads, s.ops_per_txn, s.read_ratio, s.theta, s.columns
     );
     println!(
         "load      {:.2} s ({:.0} rows/s)",

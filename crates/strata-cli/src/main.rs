@@ -4,6 +4,7 @@ mod bench;
 mod check;
 mod executor;
 mod plot;
+mod presets;
 mod progress;
 mod reproduce;
 mod tpcc_cmd;
@@ -22,6 +23,9 @@ use strata::Protocol;
 const EXAMPLES: &str = "\
 Examples:
   strata protocols
+  strata presets
+  strata matrix
+  strata bench ycsb --preset hekaton --threads 2
   strata bench ycsb --protocol ssn --records 1000000 --threads 2 --duration 10
   strata bench ycsb --protocol mvocc --read-ratio 0.5 --theta 0.9 --json
   strata bench ycsb --mix update-intensive --engine all --records 1000000
@@ -58,8 +62,10 @@ enum Command {
     /// Rerun a figure of the Peloton study: a parameter sweep written to
     /// <out>/<figure>.csv and plotted to <out>/<figure>.png.
     Reproduce(reproduce::ReproduceArgs),
-    /// Named configurations of the study's Table 1 (not implemented yet).
+    /// List the named configurations (Table 1 of the Peloton study, ERMIA).
     Presets,
+    /// Print which protocol x storage x GC x index-pointer combinations are valid.
+    Matrix,
 }
 
 #[derive(Subcommand, Debug)]
@@ -116,9 +122,16 @@ pub struct YcsbArgs {
     /// `redb`, `rocksdb`, `rocksdb-optimistic`); `all`; or a comma list.
     #[arg(long, default_value = "strata")]
     pub engine: String,
-    /// Garbage collection: `txn` (transaction-level, the default) or `none`.
+    /// Garbage collection: `txn` (transaction-level, the default), `vac`
+    /// (background vacuum), `coop` (cooperative, O2N only) or `none`.
     #[arg(long, default_value = "txn", value_parser = parse_gc)]
     pub gc: strata::GcPolicy,
+    /// Background vacuum threads (with `--gc vac`).
+    #[arg(long, default_value_t = 1)]
+    pub gc_threads: usize,
+    /// A named configuration (`strata presets`); sets protocol, storage and GC.
+    #[arg(long, value_parser = parse_preset)]
+    pub preset: Option<strata::Preset>,
     /// Run a GC pass after every this many commits on a thread.
     #[arg(long, default_value_t = strata::Options::default().gc_every_commits)]
     pub gc_every: u32,
@@ -154,10 +167,13 @@ fn parse_storage(s: &str) -> Result<strata::VersionStorage, String> {
 
 fn parse_gc(s: &str) -> Result<strata::GcPolicy, String> {
     match s {
-        "txn" | "transaction" => Ok(strata::GcPolicy::TransactionLevel),
-        "none" => Ok(strata::GcPolicy::None),
-        other => Err(format!("unknown GC policy {other:?}; expected txn or none")),
+        "transaction" => Ok(strata::GcPolicy::TransactionLevel),
+        other => other.parse().map_err(|e: strata::Error| e.to_string()),
     }
+}
+
+fn parse_preset(s: &str) -> Result<strata::Preset, String> {
+    s.parse().map_err(|e: strata::Error| e.to_string())
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,7 +248,10 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
-        Command::Bench(Bench::Ycsb(args)) => bench::ycsb(&args),
+        Command::Bench(Bench::Ycsb(mut args)) => {
+            presets::apply(&mut args);
+            bench::ycsb(&args)
+        }
         Command::Bench(Bench::Tpcc(args)) => tpcc_cmd::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Protocols => {
@@ -240,9 +259,14 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }
         Command::Reproduce(args) => reproduce::run(&args),
-        Command::Presets => Err(UsageError(
-            "presets (the study's Table 1 configurations) are not implemented yet".into(),
-        )),
+        Command::Presets => {
+            presets::print_presets();
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Matrix => {
+            presets::print_matrix();
+            Ok(ExitCode::SUCCESS)
+        }
     };
     match result {
         Ok(code) => code,

@@ -23,7 +23,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use strata::{Database, GcPolicy, IndexPointers, NonInline, Options, Protocol, VersionStorage};
+use strata::{
+    Database, GcPolicy, IndexPointers, NonInline, Options, Preset, Protocol, VersionStorage,
+};
 use strata_workloads::driver::DriverConfig;
 use strata_workloads::tpcc::{self, TpccConfig};
 use strata_workloads::ycsb::{self, YcsbConfig, YcsbReport};
@@ -75,6 +77,8 @@ pub enum Set {
     Gc(GcPolicy),
     IndexPointers(IndexPointers),
     NonInline(NonInline),
+    /// A whole configuration of `strata presets` (replaces the options).
+    Preset(Preset),
     ReadRatio(f64),
     Theta(f64),
     Threads(usize),
@@ -105,6 +109,7 @@ impl Set {
             Set::Gc(v) => p.opts.gc = v,
             Set::IndexPointers(v) => p.opts.index_pointers = v,
             Set::NonInline(v) => p.opts.non_inline = v,
+            Set::Preset(v) => p.opts = Options::preset(v),
             Set::ReadRatio(v) => y.read_ratio = v,
             Set::Theta(v) => y.theta = v,
             Set::Threads(v) => y.threads = v,
@@ -246,6 +251,26 @@ const READ_ONLY: Set = Set::ReadRatio(1.0);
 const READ_INTENSIVE: Set = Set::ReadRatio(0.8);
 const UPDATE_INTENSIVE: Set = Set::ReadRatio(0.2);
 const THETAS: &[f64] = &[0.0, 0.5, 0.7, 0.8, 0.9, 0.99];
+
+macro_rules! preset_series {
+    ($($label:literal => $p:ident),* $(,)?) => {
+        &[$(Series { label: $label, settings: &[Set::Preset(Preset::$p)] }),*]
+    };
+}
+
+/// Table 1 of the study, plus ERMIA (`strata presets` lists what each maps to).
+const PRESET_SERIES: &[Series] = preset_series![
+    "Oracle" => Oracle,
+    "Postgres" => Postgres,
+    "MySQL" => MySql,
+    "HYRISE" => Hyrise,
+    "Hekaton" => Hekaton,
+    "MemSQL" => MemSql,
+    "HANA" => Hana,
+    "NuoDB" => NuoDb,
+    "HyPer" => HyPer,
+    "ERMIA" => Ermia,
+];
 
 const STORAGE_SERIES: &[Series] = &[
     Series {
@@ -561,10 +586,10 @@ pub const FIGURES: &[Figure] = &[
         axis: Axis::Threads,
         xs: &[1.0, 2.0],
         xs_paper: &[1.0, 2.0, 4.0, 8.0, 16.0, 24.0, 32.0, 40.0],
-        base: &[],
-        series: &[],
+        base: &[UPDATE_INTENSIVE],
+        series: PRESET_SERIES,
         metric: Metric::Throughput,
-        needs: Some("the Table 1 presets"),
+        needs: None,
     },
 ];
 
@@ -920,7 +945,11 @@ mod tests {
             assert_eq!(status(f), "ready", "{name}");
         }
         let presets = FIGURES.iter().find(|f| f.name == "presets").unwrap();
-        assert!(status(presets).contains("not implemented yet"));
+        assert_eq!(status(presets), "ready");
+        assert_eq!(presets.series.len(), Preset::ALL.len());
+        let mut p = base_point(presets, &presets.series[4], 100, 1);
+        presets.axis.set(2.0).apply(&mut p);
+        assert_eq!(p.opts, Options::preset(Preset::Hekaton));
     }
 
     #[test]

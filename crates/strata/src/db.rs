@@ -2,18 +2,19 @@
 
 use crate::cc::{predicate, ssi};
 use crate::error::{Error, Result};
-use crate::gc::GcQueue;
+use crate::gc::vacuum::{self, Partition};
+use crate::gc::{GcQueue, Limbo};
 use crate::log::record::CatalogRecord;
 use crate::log::{LogStats, RecoveryReport};
 use crate::options::{Durability, GcPolicy, Options, Protocol};
 use crate::stats::{Counters, Stats};
 use crate::storage::version::{Version, HEADER_BYTES};
-use crate::table::{Table, TableInner};
+use crate::table::{Coop, Table, TableInner};
 use crate::txn::tid::TidTable;
 use crate::txn::Transaction;
 use crate::value::Schema;
 use crossbeam_utils::CachePadded;
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::atomic::{fence, AtomicU64, Ordering::SeqCst};
@@ -45,6 +46,11 @@ pub(crate) struct DbInner {
     pub log: OnceLock<crate::log::Log>,
     /// Secondary indexes by name.
     pub indexes: crate::index::secondary::IndexCatalog,
+    /// Cooperative cleaning's shared horizon (GcPolicy::Cooperative only).
+    pub coop: Option<Arc<Coop>>,
+    /// Tuple-level GC: one lock per GC-thread partition of the blocks, so
+    /// no two passes prune the same row.
+    pub vacuum_parts: Vec<Mutex<()>>,
 }
 
 /// An in-memory MVCC database. Cheap to clone; all clones share one engine.
@@ -57,6 +63,17 @@ impl Database {
     /// Opens an empty in-memory database, refusing invalid options.
     pub fn open(opts: Options) -> Result<Database> {
         opts.validate()?;
+        let gc = GcQueue::default();
+        let coop = (opts.gc == GcPolicy::Cooperative).then(|| {
+            Arc::new(Coop {
+                horizon: AtomicU64::new(0),
+                reclaimed: AtomicU64::new(0),
+                passes: Arc::clone(&gc.tuple_passes),
+            })
+        });
+        let vacuum_parts = (0..opts.gc_threads.max(1))
+            .map(|_| Mutex::new(()))
+            .collect();
         let db = Database {
             inner: Arc::new(DbInner {
                 id: NEXT_DB_ID.fetch_add(1, SeqCst),
@@ -66,18 +83,26 @@ impl Database {
                 clock: CachePadded::new(AtomicU64::new(1)),
                 tables: RwLock::new(Vec::new()),
                 names: RwLock::new(HashMap::new()),
-                gc: GcQueue::default(),
+                gc,
                 horizon: AtomicU64::new(0),
                 counters: Counters::default(),
                 ssi: ssi::Registry::new(),
                 log: OnceLock::new(),
                 indexes: Default::default(),
+                coop,
+                vacuum_parts,
             }),
         };
-        if let (GcPolicy::TransactionLevel, Some(every)) =
-            (db.inner.opts.gc, db.inner.opts.gc_interval)
-        {
-            spawn_gc_thread(Arc::downgrade(&db.inner), every)?;
+        match (db.inner.opts.gc, db.inner.opts.gc_interval) {
+            (GcPolicy::TransactionLevel | GcPolicy::Cooperative, Some(every)) => {
+                spawn_gc_thread(Arc::downgrade(&db.inner), every, None)?;
+            }
+            (GcPolicy::Vacuum, Some(every)) => {
+                for i in 0..db.inner.vacuum_parts.len() {
+                    spawn_gc_thread(Arc::downgrade(&db.inner), every, Some(i))?;
+                }
+            }
+            _ => {}
         }
         if let Durability::Wal { dir, .. } = &db.inner.opts.durability {
             crate::log::recovery::open(&db, &dir.clone())?;
@@ -155,7 +180,8 @@ impl Database {
         let name = schema.name.clone();
         let t = Arc::new(
             TableInner::new(id, self.inner.id, schema)
-                .with_storage(self.inner.opts.version_storage, self.inner.opts.non_inline),
+                .with_storage(self.inner.opts.version_storage, self.inner.opts.non_inline)
+                .with_coop(self.inner.coop.clone()),
         );
         tables.push(Arc::clone(&t));
         names.insert(name, id);
@@ -273,21 +299,35 @@ impl Database {
             });
         }
         drop(guard);
+        if let Some(c) = &self.inner.coop {
+            st.versions_reclaimed += c.reclaimed.load(SeqCst);
+        }
         st
     }
 }
 
-/// The GC epoch thread: a pass every `every`, until the database is gone.
-/// It holds only a weak reference, so it never keeps a database alive.
-fn spawn_gc_thread(db: std::sync::Weak<DbInner>, every: Duration) -> Result<()> {
+/// A GC thread: a pass every `every`, until the database is gone. It holds
+/// only a weak reference, so it never keeps a database alive. `part`: the
+/// vacuum partition this thread owns (GcPolicy::Vacuum), else a whole pass
+/// (transaction-level epochs; COOP's dusty-corner pass).
+fn spawn_gc_thread(
+    db: std::sync::Weak<DbInner>,
+    every: Duration,
+    part: Option<usize>,
+) -> Result<()> {
     std::thread::Builder::new()
         .name("strata-gc".into())
         .spawn(move || loop {
             std::thread::sleep(every);
             match db.upgrade() {
-                Some(db) => {
-                    db.collect_garbage(false);
-                }
+                Some(db) => match part {
+                    Some(i) => {
+                        db.vacuum(Some(i), true);
+                    }
+                    None => {
+                        db.collect_garbage(false);
+                    }
+                },
                 None => return,
             }
         })
@@ -334,21 +374,133 @@ impl DbInner {
     /// One GC pass; with `wait`, waits for a pass already running instead of
     /// skipping (the explicit `Database::collect_garbage` waits).
     pub fn collect_garbage(&self, wait: bool) -> Option<u64> {
-        if self.opts.gc == GcPolicy::None {
-            return Some(0);
+        match self.opts.gc {
+            GcPolicy::None => Some(0),
+            GcPolicy::TransactionLevel => self.collect_transaction_level(wait),
+            // Every partition (waiting for, or skipping, busy ones); COOP
+            // has one partition and always scans it fully.
+            GcPolicy::Vacuum | GcPolicy::Cooperative => Some(self.vacuum(None, wait)),
         }
-        let h = self.compute_horizon();
-        self.horizon.store(h, SeqCst);
-        let tables = self.tables.read();
+    }
+
+    /// Whether GC may unlink the row whose newest version, a tombstone, is
+    /// visible at the horizon.
+    fn may_remove(&self) -> impl Fn(&Version, u64) -> bool {
         let protocol = self.protocol;
-        let may_remove = move |tomb: &Version, horizon: u64| match protocol {
+        move |tomb: &Version, horizon: u64| match protocol {
             // Readers left their timestamp on the tombstone: it guards the
             // key against older inserters until they are all gone.
             Protocol::Mvto => tomb.word_a.load(SeqCst) <= horizon,
             // Read-locked tombstones stay until the lock is released.
             Protocol::Mv2pl => tomb.word_a.load(SeqCst) == 0,
             _ => true,
+        }
+    }
+
+    /// Computes the horizon and publishes it (MVTO read-only snapshots and
+    /// cooperating workers read the published value).
+    fn refresh_horizon(&self) -> u64 {
+        let h = self.compute_horizon();
+        self.horizon.store(h, SeqCst);
+        if let Some(c) = &self.coop {
+            c.horizon.fetch_max(h, SeqCst);
+        }
+        h
+    }
+
+    /// Tuple-level GC pass (VAC, or COOP's full pass): partition `part` or
+    /// all of them. Returns versions freed.
+    pub fn vacuum(&self, part: Option<usize>, wait: bool) -> u64 {
+        let h = self.refresh_horizon();
+        let may_remove = self.may_remove();
+        let tables: Vec<Arc<TableInner>> = self.tables.read().clone();
+        let count = self.vacuum_parts.len();
+        let full = self.opts.gc == GcPolicy::Cooperative;
+        let parts = match part {
+            Some(i) => i..i + 1,
+            None => 0..count,
         };
+        let mut freed = 0;
+        let mut scanned = 0;
+        let mut skipped = 0;
+        let _passes = if wait {
+            self.gc.tuple_passes.read()
+        } else {
+            match self.gc.tuple_passes.try_read() {
+                Some(l) => l,
+                None => return 0,
+            }
+        };
+        for i in parts {
+            let _lock = if wait {
+                self.vacuum_parts[i].lock()
+            } else {
+                match self.vacuum_parts[i].try_lock() {
+                    Some(l) => l,
+                    None => continue,
+                }
+            };
+            let p = Partition {
+                index: i as u64,
+                count: count as u64,
+                full,
+            };
+            let seq = self.gc.next_seq();
+            for t in &tables {
+                if t.dropped.load(SeqCst) {
+                    continue;
+                }
+                let mut unlinked = Vec::new();
+                let r = vacuum::vacuum_table(t, p, h, &may_remove, &mut unlinked);
+                freed += r.freed;
+                scanned += r.blocks_scanned;
+                skipped += r.blocks_skipped;
+                let limbo = unlinked
+                    .into_iter()
+                    .map(|(tuple, head)| Limbo {
+                        unlinked_at: 0,
+                        seq,
+                        head,
+                        table: t.id,
+                        tuple,
+                    })
+                    .collect();
+                let guard = crossbeam_epoch::pin();
+                freed += self.gc.retire_unlinked(
+                    limbo,
+                    seq,
+                    h,
+                    &|| self.clock.load(SeqCst),
+                    &|id| tables.get(id as usize).cloned(),
+                    &guard,
+                );
+            }
+        }
+        self.prune_protocol_state(h);
+        self.counters.gc_passes.fetch_add(1, SeqCst);
+        self.counters.versions_reclaimed.fetch_add(freed, SeqCst);
+        self.counters.blocks_scanned.fetch_add(scanned, SeqCst);
+        self.counters.blocks_skipped.fetch_add(skipped, SeqCst);
+        freed
+    }
+
+    /// Scan records and SSI marks below the horizon.
+    fn prune_protocol_state(&self, h: u64) {
+        let tables = self.tables.read();
+        match self.protocol {
+            Protocol::SiSsn => tables.iter().for_each(|t| predicate::prune(t, h)),
+            Protocol::SiSsi => {
+                tables.iter().for_each(|t| predicate::prune(t, h));
+                self.ssi.prune(h);
+            }
+            _ => {}
+        }
+    }
+
+    fn collect_transaction_level(&self, wait: bool) -> Option<u64> {
+        let h = self.refresh_horizon();
+        let tables = self.tables.read();
+        let may_remove = self.may_remove();
         let freed = self.gc.collect(
             h,
             || self.clock.load(SeqCst),
@@ -382,6 +534,12 @@ impl DbInner {
         Some(freed)
     }
 
+    /// The transaction-level GC queue, when that is the policy that reads
+    /// it (tuple-level GC finds its garbage itself).
+    pub fn queue(&self) -> Option<&GcQueue> {
+        matches!(self.opts.gc, GcPolicy::TransactionLevel | GcPolicy::None).then_some(&self.gc)
+    }
+
     /// Called after each read-write commit; runs GC every few commits.
     pub fn after_commit(&self) {
         let due = COMMITS_SINCE_GC.with(|c| {
@@ -395,7 +553,17 @@ impl DbInner {
             }
         });
         if due {
-            self.collect_garbage(false);
+            match (self.opts.gc, self.opts.gc_interval) {
+                // Tuple-level GC runs in its own threads; committers only
+                // keep the horizon (COOP's) and the protocols' state fresh.
+                (GcPolicy::Cooperative, _) | (GcPolicy::Vacuum, Some(_)) => {
+                    let h = self.refresh_horizon();
+                    self.prune_protocol_state(h);
+                }
+                _ => {
+                    self.collect_garbage(false);
+                }
+            }
         }
     }
 }

@@ -39,7 +39,9 @@ mod error;
 mod gc;
 mod index;
 mod log;
+pub mod matrix;
 mod options;
+mod presets;
 mod stats;
 mod storage;
 mod table;
@@ -54,6 +56,7 @@ pub use options::{
     Durability, GcPolicy, IndexPointers, LogTuning, NonInline, Options, Protocol, SyncPolicy,
     VersionStorage,
 };
+pub use presets::{presets_markdown, Preset, PresetInfo};
 pub use stats::Stats;
 pub use table::Table;
 pub use txn::Transaction;

@@ -154,12 +154,57 @@ pub enum NonInline {
 pub enum GcPolicy {
     /// Never reclaim versions (memory grows with every update).
     None,
-    /// Transaction-level, epoch-based (implemented).
+    /// Transaction-level, epoch-based: each commit hands its overwritten
+    /// rows to GC, reclaimed once the horizon passes (every
+    /// `gc_every_commits` commits and every `gc_interval`).
     TransactionLevel,
-    /// Tuple-level background vacuuming (not implemented yet).
+    /// Tuple-level background vacuuming (VAC): `gc_threads` threads scan
+    /// the tables every `gc_interval`, skipping blocks of tuples the
+    /// dirty-block bitmap says nobody wrote (see `gc::vacuum`).
     Vacuum,
-    /// Tuple-level cooperative cleaning (not implemented yet).
+    /// Tuple-level cooperative cleaning (COOP, append-only O2N only):
+    /// workers retire the obsolete versions they pass; one thread does a
+    /// full pass for rows nobody touches every `gc_interval`.
     Cooperative,
+}
+
+impl GcPolicy {
+    pub const ALL: [GcPolicy; 4] = [
+        GcPolicy::None,
+        GcPolicy::TransactionLevel,
+        GcPolicy::Vacuum,
+        GcPolicy::Cooperative,
+    ];
+
+    /// A short stable name (`none`, `txn`, `vac`, `coop`).
+    pub fn name(self) -> &'static str {
+        match self {
+            GcPolicy::None => "none",
+            GcPolicy::TransactionLevel => "txn",
+            GcPolicy::Vacuum => "vac",
+            GcPolicy::Cooperative => "coop",
+        }
+    }
+}
+
+impl std::str::FromStr for GcPolicy {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        GcPolicy::ALL
+            .into_iter()
+            .find(|g| g.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                Error::InvalidConfig(format!(
+                    "unknown garbage collection {s:?}; expected one of none, txn, vac, coop"
+                ))
+            })
+    }
+}
+
+impl std::fmt::Display for GcPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// What index entries point at.
@@ -188,8 +233,12 @@ pub struct Options {
     /// Most transactions that may be open at once (each holds one slot of
     /// the transaction table).
     pub max_open_transactions: usize,
-    /// Transaction-level GC runs after every this many commits on a thread.
+    /// Transaction-level GC runs after every this many commits on a thread
+    /// (tuple-level GC: the shared horizon is refreshed that often).
     pub gc_every_commits: u32,
+    /// Background vacuum threads (`GcPolicy::Vacuum`); each owns every
+    /// n-th block of tuples.
+    pub gc_threads: usize,
     /// A background thread also runs a GC pass every this often (the
     /// epoch length of transaction-level GC), so an idle database gives its
     /// garbage back too; `None` disables the thread.
@@ -272,6 +321,7 @@ impl Default for Options {
             non_inline: NonInline::Shared,
             max_open_transactions: 4096,
             gc_every_commits: 16,
+            gc_threads: 1,
             gc_interval: Some(std::time::Duration::from_millis(40)),
             max_retries: 1000,
             durability: Durability::None,
@@ -318,6 +368,10 @@ impl Options {
         self.gc_every_commits = n;
         self
     }
+    pub fn gc_threads(mut self, n: usize) -> Self {
+        self.gc_threads = n;
+        self
+    }
     pub fn gc_interval(mut self, every: Option<std::time::Duration>) -> Self {
         self.gc_interval = every;
         self
@@ -333,6 +387,12 @@ impl Options {
     pub fn log_tuning(mut self, t: LogTuning) -> Self {
         self.log_tuning = t;
         self
+    }
+
+    /// `validate()`'s verdict on every protocol x storage x GC x pointer
+    /// combination (see [`crate::matrix`]).
+    pub fn validity_matrix() -> Vec<crate::matrix::MatrixCell> {
+        crate::matrix::validity_matrix()
     }
 
     /// Refuses impossible combinations and parts not implemented yet.
@@ -373,10 +433,10 @@ impl Options {
                 self.version_storage
             )));
         }
-        if !matches!(self.gc, GcPolicy::None | GcPolicy::TransactionLevel) {
+        if self.gc_threads == 0 || self.gc_threads > 64 {
             return Err(Error::InvalidConfig(format!(
-                "garbage collection {:?} is not implemented yet; use TransactionLevel or None",
-                self.gc
+                "gc_threads must be in 1..=64, got {}",
+                self.gc_threads
             )));
         }
         if let Durability::Wal { .. } = self.durability {

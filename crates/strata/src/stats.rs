@@ -22,6 +22,8 @@ pub(crate) struct Counters {
     stripes: [CachePadded<Stripe>; STRIPES],
     pub versions_reclaimed: AtomicU64,
     pub gc_passes: AtomicU64,
+    pub blocks_scanned: AtomicU64,
+    pub blocks_skipped: AtomicU64,
 }
 
 impl Counters {
@@ -53,6 +55,8 @@ impl Counters {
         }
         st.versions_reclaimed = self.versions_reclaimed.load(Relaxed);
         st.gc_passes = self.gc_passes.load(Relaxed);
+        st.gc_blocks_scanned = self.blocks_scanned.load(Relaxed);
+        st.gc_blocks_skipped = self.blocks_skipped.load(Relaxed);
     }
 }
 
@@ -97,6 +101,10 @@ pub struct Stats {
     pub versions_reclaimed: u64,
     /// Garbage collection passes run.
     pub gc_passes: u64,
+    /// Tuple-level vacuum: blocks of tuples scanned, and blocks skipped
+    /// because the dirty-block bitmap said nothing changed there.
+    pub gc_blocks_scanned: u64,
+    pub gc_blocks_skipped: u64,
     /// Transactions open right now.
     pub open_transactions: u64,
 }
@@ -121,6 +129,8 @@ impl Stats {
             longest_chain: 0,
             versions_reclaimed: 0,
             gc_passes: 0,
+            gc_blocks_scanned: 0,
+            gc_blocks_skipped: 0,
             open_transactions: 0,
         }
     }

@@ -5,6 +5,7 @@
 //! ```
 
 use crate::cc::predicate::ScanRecord;
+use crate::gc::vacuum::DirtyBlocks;
 use crate::index::key::{encode, EncodedKey};
 use crate::index::primary::PrimaryIndex;
 use crate::options::{NonInline, VersionStorage};
@@ -37,6 +38,20 @@ pub struct TableInner {
     pub non_inline: NonInline,
     /// Secondary indexes (see `index::secondary`).
     pub secondary: crate::index::secondary::TableIndexes,
+    /// Tuple-level vacuum: blocks written since the last pass.
+    pub dirty: DirtyBlocks,
+    /// Cooperative cleaning (O2N): the shared horizon and counter; None
+    /// under every other GC policy.
+    pub coop: Option<Arc<Coop>>,
+}
+
+/// What cooperating workers share: the last horizon computed (a stale
+/// one is lower, so safe) and how many versions they retired.
+pub struct Coop {
+    pub horizon: AtomicU64,
+    pub reclaimed: AtomicU64,
+    /// `GcQueue::tuple_passes`: a worker cuts only while it holds it shared.
+    pub passes: Arc<parking_lot::RwLock<()>>,
 }
 
 impl TableInner {
@@ -56,6 +71,8 @@ impl TableInner {
             storage: VersionStorage::AppendNewToOld,
             non_inline: NonInline::Shared,
             secondary: Default::default(),
+            dirty: DirtyBlocks::default(),
+            coop: None,
         }
     }
 
@@ -63,6 +80,12 @@ impl TableInner {
     pub fn with_storage(mut self, storage: VersionStorage, non_inline: NonInline) -> Self {
         self.storage = storage;
         self.non_inline = non_inline;
+        self
+    }
+
+    /// Turns on cooperative cleaning (before the table is shared).
+    pub fn with_coop(mut self, coop: Option<Arc<Coop>>) -> Self {
+        self.coop = coop;
         self
     }
 

@@ -196,7 +196,6 @@ fn unimplemented_design_choices_are_refused_with_a_clear_error() {
         Options::default()
             .version_storage(VersionStorage::TimeTravel)
             .index_pointers(IndexPointers::Physical),
-        Options::default().gc(GcPolicy::Vacuum),
         Options::default().gc(GcPolicy::Cooperative),
         Options::default()
             .index_pointers(IndexPointers::Physical)

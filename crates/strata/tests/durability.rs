@@ -5,8 +5,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use strata::{
-    key, row, Database, Durability, Error, IndexPointers, LogTuning, Options, Protocol, Schema,
-    SyncPolicy, Table, Type, Unique, Value, VersionStorage,
+    key, row, Database, Durability, Error, GcPolicy, IndexPointers, LogTuning, Options, Protocol,
+    Schema, SyncPolicy, Table, Type, Unique, Value, VersionStorage,
 };
 
 fn dir(name: &str) -> PathBuf {
@@ -171,14 +171,16 @@ fn reopen_recovers_rows_updates_deletes_and_the_catalog() {
 /// the oldest version: both must log and recover the newest values.
 #[test]
 fn every_version_storage_logs_checkpoints_and_recovers() {
-    for s in [
-        VersionStorage::AppendNewToOld,
-        VersionStorage::AppendOldToNew,
-        VersionStorage::TimeTravel,
-        VersionStorage::Delta,
-    ] {
-        let d = dir(&format!("storage-{s:?}"));
-        let o = opts(&d, SyncPolicy::GroupCommit, tuning()).version_storage(s);
+    let mut combos: Vec<(VersionStorage, GcPolicy)> = VersionStorage::ALL
+        .into_iter()
+        .flat_map(|s| [(s, GcPolicy::TransactionLevel), (s, GcPolicy::Vacuum)])
+        .collect();
+    combos.push((VersionStorage::AppendOldToNew, GcPolicy::Cooperative));
+    for (s, gc) in combos {
+        let d = dir(&format!("storage-{s:?}-{gc:?}"));
+        let o = opts(&d, SyncPolicy::GroupCommit, tuning())
+            .version_storage(s)
+            .gc(gc);
         let expect: Vec<(i64, i64)> = (0..40)
             .filter(|k| k % 7 != 3)
             .map(|k| (k, k * 3 + 2))
@@ -193,6 +195,7 @@ fn every_version_storage_logs_checkpoints_and_recovers() {
             for k in 0..20 {
                 put(&db, &t, k, k * 3 + 2);
             }
+            db.collect_garbage();
             db.checkpoint().unwrap();
             for k in 20..40 {
                 put(&db, &t, k, k * 3 + 2);

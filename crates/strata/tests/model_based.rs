@@ -190,3 +190,27 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+    /// Tuple-level GC (VAC everywhere, COOP on O2N) under every protocol.
+    #[test]
+    fn tuple_level_gc_matches_a_btreemap(
+        ops in proptest::collection::vec(op(), 1..80),
+    ) {
+        for s in VersionStorage::ALL {
+            for p in Protocol::ALL {
+                for gc in [GcPolicy::Vacuum, GcPolicy::Cooperative] {
+                    let opts = Options::default()
+                        .protocol(p)
+                        .version_storage(s)
+                        .gc(gc)
+                        .gc_every_commits(1);
+                    if opts.validate().is_ok() {
+                        run_with(opts, &ops)?;
+                    }
+                }
+            }
+        }
+    }
+}

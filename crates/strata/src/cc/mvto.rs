@@ -100,7 +100,7 @@ pub fn ghost(
     key: &Key,
     ek: &EncodedKey,
     ts: u64,
-    gc: &crate::gc::GcQueue,
+    gc: Option<&crate::gc::GcQueue>,
 ) -> Option<u64> {
     let Some(tuple) = t.rows.allocate() else {
         return t.index.get(ek);
@@ -111,16 +111,24 @@ pub fn ghost(
     unsafe {
         (*v).begin.store(0, SeqCst);
         (*v).txn_id.store(crate::gc::GC_TID, SeqCst);
+        // Our own read's timestamp, set before anyone can see the ghost:
+        // tuple-level GC (which has no entry to wait on) unlinks a ghost
+        // only once the horizon passes its read timestamp, so it cannot
+        // vanish before we finish.
+        (*v).word_a.store(ts, SeqCst);
     }
     t.rows.slot(tuple).store(v, SeqCst);
     match t.index.insert(ek, tuple) {
         Ok(()) => {
-            gc.push(std::iter::once(crate::gc::Garbage {
-                cts: ts,
-                table: t.id,
-                tuple,
-                version: v,
-            }));
+            match gc {
+                Some(gc) => gc.push(std::iter::once(crate::gc::Garbage {
+                    cts: ts,
+                    table: t.id,
+                    tuple,
+                    version: v,
+                })),
+                None => t.dirty.mark(tuple),
+            }
             // SAFETY: published, alive (GC waits for our timestamp).
             unsafe { (*v).txn_id.store(0, SeqCst) };
             Some(tuple)

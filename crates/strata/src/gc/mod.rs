@@ -30,6 +30,8 @@
 //!  horizon 81: every transaction open at 80 has ended -> retire, reuse 9
 //! ```
 
+pub mod vacuum;
+
 use crate::storage::{
     self,
     version::{Version, INF_TS, TID_MARK},
@@ -37,7 +39,7 @@ use crate::storage::{
 use crate::table::TableInner;
 use crate::value::Key;
 use crossbeam_epoch::{self as epoch, Guard};
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use std::collections::{HashMap, VecDeque};
 use std::ptr;
 use std::sync::atomic::Ordering;
@@ -75,14 +77,14 @@ pub type MayRemove<'a> = &'a dyn Fn(&Version, u64) -> bool;
 /// A row unlinked from its table, freed once every transaction that was
 /// open at `unlinked_at` has ended (its read set may point at the versions,
 /// and its tuple id may still be in use).
-struct Limbo {
-    unlinked_at: u64,
+pub(crate) struct Limbo {
+    pub(crate) unlinked_at: u64,
     /// Queue sequence number at the unlink: entries before it may point
     /// into this row.
-    seq: u64,
-    head: *mut Version,
-    table: u32,
-    tuple: u64,
+    pub(crate) seq: u64,
+    pub(crate) head: *mut Version,
+    pub(crate) table: u32,
+    pub(crate) tuple: u64,
 }
 
 // SAFETY: the versions of a limbo row are reachable from no chain and no
@@ -102,6 +104,10 @@ pub struct GcQueue {
     deferred: Mutex<HashMap<(u32, u64), Garbage>>,
     /// Serialises passes: one collector at a time, the others skip.
     running: Mutex<()>,
+    /// Tuple-level GC (vacuum passes, cooperating workers) holds this
+    /// shared while it cuts chains; whoever must stop every chain cut (an
+    /// index back-fill) takes it exclusively.
+    pub(crate) tuple_passes: Arc<RwLock<()>>,
 }
 
 impl GcQueue {
@@ -204,6 +210,26 @@ impl GcQueue {
             deferred.insert((g.table, g.tuple), g);
         }
         drop(deferred);
+        freed += self.retire_unlinked(unlinked, next_seq, horizon, &clock, &table, &guard);
+        Some(freed)
+    }
+
+    /// Puts rows just unlinked into limbo (stamped with the clock read now,
+    /// after the unlinks), and frees the limbo rows that no open
+    /// transaction and no queued entry can reach any more. Returns versions
+    /// freed. Tuple-level GC (which queues nothing) calls it with its own
+    /// unlinks.
+    pub(crate) fn retire_unlinked(
+        &self,
+        unlinked: Vec<Limbo>,
+        seq: u64,
+        horizon: u64,
+        clock: &dyn Fn() -> u64,
+        table: &dyn Fn(u32) -> Option<Arc<TableInner>>,
+        guard: &Guard,
+    ) -> u64 {
+        let mut freed = 0;
+        let mut unlinked = unlinked;
         // Read the clock after the unlinks: every transaction that could
         // still reach an unlinked row began before, so its snapshot is at or
         // below this value, and the horizon stays at or below it while that
@@ -211,6 +237,7 @@ impl GcQueue {
         let unlinked_at = clock();
         for l in &mut unlinked {
             l.unlinked_at = unlinked_at;
+            l.seq = seq;
         }
         // Entries still queued from before an unlink may point into it.
         let oldest_queued = {
@@ -223,13 +250,19 @@ impl GcQueue {
             if l.unlinked_at >= horizon || oldest_queued < l.seq {
                 return true;
             }
-            freed += storage::retire_row(l.head, &guard);
+            freed += storage::retire_row(l.head, guard);
             if let Some(t) = table(l.table) {
-                t.rows.release(l.tuple, &guard);
+                t.rows.release(l.tuple, guard);
             }
             false
         });
-        Some(freed)
+        freed
+    }
+
+    /// The queue's next sequence number (for tuple-level unlinks: no
+    /// queued entry points into their rows).
+    pub(crate) fn next_seq(&self) -> u64 {
+        self.queue.lock().1
     }
 }
 
@@ -261,7 +294,7 @@ impl Drop for GcQueue {
     }
 }
 
-enum Pruned {
+pub(crate) enum Pruned {
     /// The chain was cut; this many versions were retired.
     Cut(u64),
     /// The whole row was unlinked (its head returned).
@@ -279,7 +312,7 @@ enum Pruned {
 /// delete that every open snapshot sees, otherwise cuts the chain below
 /// the written version (its begin is `<= horizon`, so nothing older is
 /// visible to anyone). Touches the row's slot only for deletes.
-fn prune_row(
+pub(crate) fn prune_row(
     t: &TableInner,
     g: &Garbage,
     horizon: u64,

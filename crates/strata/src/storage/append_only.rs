@@ -120,7 +120,11 @@ pub fn o2n_prune(slot: &AtomicPtr<Version>, keep: *mut Version, guard: &Guard) -
     if head == keep {
         return 0;
     }
-    slot.store(keep, SeqCst);
+    // A compare-and-swap, not a store: under cooperative cleaning workers
+    // move the slot forward too, and only the one that moves it retires.
+    if slot.compare_exchange(head, keep, SeqCst, SeqCst).is_err() {
+        return 0;
+    }
     let mut n = 0;
     let mut v = head;
     while v != keep {

@@ -60,7 +60,7 @@ fn kind(s: VersionStorage) -> Kind {
 pub fn newest(t: &TableInner, tuple: u64) -> *mut Version {
     let head = t.rows.head(tuple);
     match t.storage {
-        VersionStorage::AppendOldToNew => append_only::o2n_newest(head),
+        VersionStorage::AppendOldToNew => append_only::o2n_newest(o2n_head(t, tuple, head)),
         _ => head,
     }
 }
@@ -78,8 +78,33 @@ pub fn visible(
 ) -> Result<*mut Version> {
     let head = t.rows.head(tuple);
     match t.storage {
-        VersionStorage::AppendOldToNew => append_only::o2n_visible(head, ts, me, tids, mode),
+        VersionStorage::AppendOldToNew => {
+            append_only::o2n_visible(o2n_head(t, tuple, head), ts, me, tids, mode)
+        }
         _ => visibility::visible(head, ts, me, tids, mode),
+    }
+}
+
+/// The oldest end of an O2N chain to walk from; under cooperative
+/// cleaning, after retiring the obsolete versions at that end.
+#[inline]
+fn o2n_head(t: &TableInner, tuple: u64, head: *mut Version) -> *mut Version {
+    match &t.coop {
+        None => head,
+        // Workers retire a prefix with one CAS and no index work; a table
+        // with secondary indexes leaves its chains to COOP's full pass,
+        // which prunes through `prune` and so removes the entries of the
+        // versions it retires first.
+        Some(_) if !t.secondary.load(&crossbeam_epoch::pin()).is_empty() => head,
+        Some(c) => {
+            let h = c.horizon.load(std::sync::atomic::Ordering::Relaxed);
+            let (head, n) = crate::gc::vacuum::cooperate(t.rows.slot(tuple), head, h, &c.passes);
+            if n > 0 {
+                c.reclaimed
+                    .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            }
+            head
+        }
     }
 }
 

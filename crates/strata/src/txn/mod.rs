@@ -28,7 +28,7 @@ use crate::db::DbInner;
 use crate::error::{ConflictKind, Error, Result};
 use crate::gc;
 use crate::index::key::EncodedKey;
-use crate::options::Protocol;
+use crate::options::{GcPolicy, Protocol};
 use crate::storage::indirection::MAX_TUPLES;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
 use crate::storage::{self, NewRow};
@@ -248,7 +248,7 @@ impl Transaction {
         match self.db.protocol {
             // The key gets a ghost row whose read timestamp an older inserter
             // must respect: phantom protection per key, not per table.
-            Protocol::Mvto => cc::mvto::ghost(t, key, ek, self.ts, &self.db.gc),
+            Protocol::Mvto => cc::mvto::ghost(t, key, ek, self.ts, self.db.queue()),
             Protocol::Si => None,
             _ => {
                 self.scans.push(ScanEntry::point(t, ek.clone()));
@@ -795,14 +795,27 @@ impl Transaction {
             .writes
             .iter()
             // SAFETY: our versions are alive until GC; tables outlive us.
-            .filter(|w| !w.old.is_null() || unsafe { (*w.new).is_tombstone() })
-            .map(|w| gc::Garbage {
-                cts,
-                table: unsafe { (*w.table).id },
-                tuple: w.tuple,
-                version: w.new,
-            });
-        self.db.gc.push(garbage);
+            .filter(|w| !w.old.is_null() || unsafe { (*w.new).is_tombstone() });
+        match self.db.opts.gc {
+            GcPolicy::Vacuum => {
+                // Tuple-level vacuum: only the dirty-block bit (set after
+                // our install; a pass that cleared it before sees the row
+                // next time).
+                // SAFETY: tables outlive us.
+                garbage.for_each(|w| unsafe { &*w.table }.dirty.mark(w.tuple));
+            }
+            // COOP finds garbage by walking chains; nothing to hand over.
+            GcPolicy::Cooperative => {}
+            GcPolicy::TransactionLevel | GcPolicy::None => {
+                self.db.gc.push(garbage.map(|w| gc::Garbage {
+                    cts,
+                    // SAFETY: tables outlive us.
+                    table: unsafe { (*w.table).id },
+                    tuple: w.tuple,
+                    version: w.new,
+                }))
+            }
+        }
         for w in &self.writes {
             // SAFETY: our own versions and the versions we overwrote (locked by
             // us) are alive: GC processes our entries only after we end.

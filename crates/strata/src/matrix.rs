@@ -1,0 +1,164 @@
+//! The validity matrix: which combinations of the design space Strata
+//! accepts, computed by asking [`Options::validate`] itself, so the matrix
+//! and the check can never disagree.
+//!
+//! ```text
+//!  protocol x storage x gc x pointers ──validate()──> ok | "why not"
+//!                 │
+//!                 └─ README's table = matrix_markdown() (a test compares)
+//! ```
+//!
+//! The protocol never changes a verdict (every protocol runs on every
+//! storage, GC and pointer scheme), so the printed table folds it away;
+//! [`validity_matrix`] still returns every protocol's cells.
+
+use crate::error::Error;
+use crate::options::{GcPolicy, IndexPointers, Options, Protocol, VersionStorage};
+
+/// Every index-pointer scheme, in print order.
+pub const INDEX_POINTERS: [IndexPointers; 3] = [
+    IndexPointers::LogicalTupleId,
+    IndexPointers::LogicalPrimaryKey,
+    IndexPointers::Physical,
+];
+
+/// A short name of an index-pointer scheme (`tuple-id`, `pkey`, `physical`).
+pub fn pointers_name(p: IndexPointers) -> &'static str {
+    match p {
+        IndexPointers::LogicalTupleId => "tuple-id",
+        IndexPointers::LogicalPrimaryKey => "pkey",
+        IndexPointers::Physical => "physical",
+    }
+}
+
+/// One cell: a combination and `validate()`'s verdict on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MatrixCell {
+    pub protocol: Protocol,
+    pub storage: VersionStorage,
+    pub gc: GcPolicy,
+    pub pointers: IndexPointers,
+    /// `Ok` or the `InvalidConfig` message naming the conflict.
+    pub verdict: Result<(), String>,
+}
+
+/// Every protocol x storage x GC x index-pointer combination, with
+/// `Options::validate()`'s verdict on the default options so configured.
+pub fn validity_matrix() -> Vec<MatrixCell> {
+    let mut out = Vec::new();
+    for protocol in Protocol::ALL {
+        for storage in VersionStorage::ALL {
+            for gc in GcPolicy::ALL {
+                for pointers in INDEX_POINTERS {
+                    let verdict = match Options::default()
+                        .protocol(protocol)
+                        .version_storage(storage)
+                        .gc(gc)
+                        .index_pointers(pointers)
+                        .validate()
+                    {
+                        Ok(()) => Ok(()),
+                        Err(Error::InvalidConfig(m)) => Err(m),
+                        Err(e) => Err(e.to_string()),
+                    };
+                    out.push(MatrixCell {
+                        protocol,
+                        storage,
+                        gc,
+                        pointers,
+                        verdict,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A short label for a refusal, from its message.
+fn label(msg: &str) -> &'static str {
+    if msg.contains("not implemented") {
+        "not implemented"
+    } else if msg.contains("Cooperative") {
+        "no: COOP needs O2N"
+    } else if msg.contains("Physical") {
+        "no: physical needs append-only"
+    } else {
+        "no"
+    }
+}
+
+/// The matrix as a Markdown table: storage x GC rows, index-pointer
+/// columns (the protocol changes no verdict; see the module doc).
+pub fn matrix_markdown() -> String {
+    let cells = validity_matrix();
+    let mut s = String::from("| storage | gc |");
+    for p in INDEX_POINTERS {
+        s.push_str(&format!(" {} |", pointers_name(p)));
+    }
+    s.push_str("\n|---|---|");
+    for _ in INDEX_POINTERS {
+        s.push_str("---|");
+    }
+    s.push('\n');
+    for storage in VersionStorage::ALL {
+        for gc in GcPolicy::ALL {
+            s.push_str(&format!("| {storage} | {gc} |"));
+            for pointers in INDEX_POINTERS {
+                let c = cells
+                    .iter()
+                    .find(|c| c.storage == storage && c.gc == gc && c.pointers == pointers)
+                    .expect("every combination is in the matrix");
+                match &c.verdict {
+                    Ok(()) => s.push_str(" ok |"),
+                    Err(m) => s.push_str(&format!(" {} |", label(m))),
+                }
+            }
+            s.push('\n');
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_protocol_never_changes_a_verdict() {
+        let cells = validity_matrix();
+        assert_eq!(cells.len(), 6 * 4 * 4 * 3);
+        for c in &cells {
+            let first = cells
+                .iter()
+                .find(|d| d.storage == c.storage && d.gc == c.gc && d.pointers == c.pointers)
+                .unwrap();
+            assert_eq!(c.verdict.is_ok(), first.verdict.is_ok(), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn the_known_conflicts_are_refused_and_named() {
+        let cells = validity_matrix();
+        for c in &cells {
+            if c.gc == GcPolicy::Cooperative && c.storage != VersionStorage::AppendOldToNew {
+                let m = c.verdict.as_ref().unwrap_err();
+                assert!(
+                    m.contains("Cooperative") && m.contains("AppendOldToNew"),
+                    "{m}"
+                );
+            }
+            if c.pointers == IndexPointers::Physical && !c.storage.is_append_only() {
+                assert!(c.verdict.is_err(), "{c:?}");
+            }
+            if c.pointers == IndexPointers::LogicalTupleId
+                && (c.gc != GcPolicy::Cooperative || c.storage == VersionStorage::AppendOldToNew)
+            {
+                assert!(c.verdict.is_ok(), "{c:?}");
+            }
+        }
+        let md = matrix_markdown();
+        assert!(md.contains("| n2o | coop | no: COOP needs O2N |"), "{md}");
+        assert!(md.contains("| o2n | coop | ok |"), "{md}");
+    }
+}

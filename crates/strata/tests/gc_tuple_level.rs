@@ -1,0 +1,312 @@
+//! Tuple-level garbage collection: background vacuuming (VAC) with a
+//! dirty-block bitmap and GC threads, and cooperative cleaning (COOP) on
+//! O2N chains. Figures come from `Database::stats()`, never from time.
+
+mod common;
+use common::*;
+use std::time::Duration;
+use strata::{key, row, Database, Error, GcPolicy, Options, Protocol, Value, VersionStorage};
+
+fn soak() -> u64 {
+    std::env::var("STRATA_SOAK")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+}
+
+/// Every (storage, tuple-level GC) pair that validate() accepts.
+fn combos() -> Vec<(VersionStorage, GcPolicy)> {
+    let mut v: Vec<_> = VersionStorage::ALL
+        .into_iter()
+        .map(|s| (s, GcPolicy::Vacuum))
+        .collect();
+    v.push((VersionStorage::AppendOldToNew, GcPolicy::Cooperative));
+    v
+}
+
+#[test]
+fn endless_updates_leave_memory_bounded_under_vac_and_coop() {
+    for (s, gc) in combos() {
+        for p in [Protocol::SiSsn, Protocol::Mvto, Protocol::Mv2pl] {
+            let db = Database::open(
+                Options::default()
+                    .protocol(p)
+                    .version_storage(s)
+                    .gc(gc)
+                    .gc_threads(2)
+                    .gc_interval(Some(Duration::from_millis(5))),
+            )
+            .unwrap();
+            let t = kv_table(&db);
+            let rows: Vec<(i64, i64)> = (0..500).map(|k| (k, 0)).collect();
+            load(&db, &t, &rows);
+            let updates = 40_000 * soak();
+            for i in 0..updates {
+                let k = (i % 500) as i64;
+                let mut txn = db.begin().unwrap();
+                // A read first: COOP's workers clean what they walk.
+                txn.get(&t, &key![k]).unwrap();
+                txn.update(&t, &key![k], &[("v", Value::Int(i as i64))])
+                    .unwrap();
+                txn.commit().unwrap();
+                if i % 10_000 == 9_999 {
+                    // Bounded at every point a pass has run (without one
+                    // there would be i extra versions).
+                    db.collect_garbage();
+                    let st = db.stats();
+                    assert!(st.live_versions <= 500 + 16, "{s}/{gc}/{p}: {st:?}");
+                }
+            }
+            // The background threads alone (no explicit pass) get there
+            // too: poll the stats (how soon depends on the scheduler, so
+            // this only waits, up to 20 s, and asserts no timing).
+            let reclaimed = db.stats().versions_reclaimed;
+            for i in 0..2_000i64 {
+                db.run(|x| x.update(&t, &key![i % 500], &[("v", Value::Int(-i))]))
+                    .unwrap();
+            }
+            let mut waited = 0;
+            while db.stats().versions_reclaimed < reclaimed + 1_500 && waited < 2_000 {
+                std::thread::sleep(Duration::from_millis(10));
+                waited += 1;
+            }
+            let st = db.stats();
+            assert!(
+                st.versions_reclaimed >= reclaimed + 1_500,
+                "{s}/{gc}/{p}: the GC threads reclaimed nothing by themselves: {st:?}"
+            );
+            let updates = updates + 2_000;
+            db.collect_garbage();
+            db.collect_garbage();
+            let st = db.stats();
+            assert_eq!(st.rows, 500, "{s}/{gc}/{p}");
+            assert!(st.live_versions <= 500 + 16, "{s}/{gc}/{p}: {st:?}");
+            assert!(st.longest_chain <= 3, "{s}/{gc}/{p}: {st:?}");
+            assert!(
+                st.versions_reclaimed >= updates - 516,
+                "{s}/{gc}/{p}: {st:?}"
+            );
+            assert_eq!(value(&db, &t, 499), Some(-1_999));
+        }
+    }
+}
+
+#[test]
+fn vacuum_skips_blocks_nobody_wrote() {
+    for s in VersionStorage::ALL {
+        let db = Database::open(
+            Options::default()
+                .version_storage(s)
+                .gc(GcPolicy::Vacuum)
+                .gc_interval(None)
+                .gc_every_commits(u32::MAX),
+        )
+        .unwrap();
+        let t = kv_table(&db);
+        // Four blocks of 4096 tuples (the last one partly filled).
+        let rows: Vec<(i64, i64)> = (0..3 * 4096 + 10).map(|k| (k, 0)).collect();
+        load(&db, &t, &rows);
+        db.collect_garbage();
+        let before = db.stats();
+        // Two updates of one row in the third block.
+        for i in 1..=2 {
+            let mut txn = db.begin().unwrap();
+            txn.update(&t, &key![2 * 4096 + 7], &[("v", Value::Int(i))])
+                .unwrap();
+            txn.commit().unwrap();
+        }
+        assert_eq!(db.stats().live_versions, before.live_versions + 2, "{s}");
+        db.collect_garbage();
+        let after = db.stats();
+        assert_eq!(
+            after.gc_blocks_scanned - before.gc_blocks_scanned,
+            1,
+            "{s}: {after:?}"
+        );
+        assert_eq!(
+            after.gc_blocks_skipped - before.gc_blocks_skipped,
+            3,
+            "{s}: {after:?}"
+        );
+        assert_eq!(after.live_versions, before.live_versions, "{s}");
+        assert_eq!(after.versions_reclaimed - before.versions_reclaimed, 2);
+        // Nothing written since: every block is skipped.
+        db.collect_garbage();
+        let idle = db.stats();
+        assert_eq!(idle.gc_blocks_scanned, after.gc_blocks_scanned, "{s}");
+        assert_eq!(value(&db, &t, 2 * 4096 + 7), Some(2));
+    }
+}
+
+#[test]
+fn a_block_with_garbage_above_the_horizon_stays_dirty() {
+    for (s, gc) in combos() {
+        let db = Database::open(
+            Options::default()
+                .version_storage(s)
+                .gc(gc)
+                .gc_interval(None)
+                .gc_every_commits(u32::MAX),
+        )
+        .unwrap();
+        let t = kv_table(&db);
+        load(&db, &t, &[(1, 0), (2, 0)]);
+        let mut old = db.begin_read_only().unwrap();
+        assert_eq!(
+            old.get(&t, &key![1]).unwrap().unwrap()[1],
+            Value::Int(0),
+            "{s}/{gc}"
+        );
+        for i in 1..=5 {
+            let mut txn = db.begin().unwrap();
+            txn.update(&t, &key![1], &[("v", Value::Int(i))]).unwrap();
+            txn.commit().unwrap();
+        }
+        // The old snapshot pins version 0: the pass frees only what is
+        // between, and must come back to the block later.
+        db.collect_garbage();
+        assert_eq!(
+            old.get(&t, &key![1]).unwrap().unwrap()[1],
+            Value::Int(0),
+            "{s}/{gc}"
+        );
+        assert!(db.stats().live_versions >= 3, "{s}/{gc}");
+        old.commit().unwrap();
+        db.collect_garbage();
+        let st = db.stats();
+        assert_eq!(st.live_versions, 2, "{s}/{gc}: {st:?}");
+        assert_eq!(value(&db, &t, 1), Some(5));
+    }
+}
+
+#[test]
+fn cooperating_workers_reclaim_without_any_gc_pass() {
+    for p in Protocol::ALL {
+        let db = Database::open(
+            Options::default()
+                .protocol(p)
+                .version_storage(VersionStorage::AppendOldToNew)
+                .gc(GcPolicy::Cooperative)
+                .gc_interval(None)
+                .gc_every_commits(1),
+        )
+        .unwrap();
+        let t = kv_table(&db);
+        load(&db, &t, &[(1, 0), (2, 0)]);
+        for i in 1..=300 {
+            let mut txn = db.begin().unwrap();
+            txn.update(&t, &key![1], &[("v", Value::Int(i))]).unwrap();
+            txn.commit().unwrap();
+        }
+        let st = db.stats();
+        assert_eq!(st.gc_passes, 0, "{p}: {st:?}");
+        assert!(st.versions_reclaimed >= 290, "{p}: {st:?}");
+        assert!(st.longest_chain <= 4, "{p}: {st:?}");
+        assert_eq!(value(&db, &t, 1), Some(300));
+        // Row 2, a dusty corner, was never touched: only a pass visits it.
+        let mut txn = db.begin().unwrap();
+        txn.delete(&t, &key![2]).unwrap();
+        txn.commit().unwrap();
+        db.collect_garbage();
+        db.collect_garbage();
+        assert_eq!(db.stats().rows, 1, "{p}");
+        assert_eq!(value(&db, &t, 2), None);
+    }
+}
+
+#[test]
+fn deleted_rows_are_unlinked_and_their_keys_reusable() {
+    for (s, gc) in combos() {
+        for p in Protocol::ALL {
+            let db = Database::open(
+                Options::default()
+                    .protocol(p)
+                    .version_storage(s)
+                    .gc(gc)
+                    .gc_interval(None),
+            )
+            .unwrap();
+            let t = kv_table(&db);
+            let rows: Vec<(i64, i64)> = (0..200).map(|k| (k, k)).collect();
+            load(&db, &t, &rows);
+            let mut txn = db.begin().unwrap();
+            for k in 0..200 {
+                txn.delete(&t, &key![k]).unwrap();
+            }
+            txn.commit().unwrap();
+            db.collect_garbage();
+            db.collect_garbage();
+            let st = db.stats();
+            assert_eq!(st.rows, 0, "{s}/{gc}/{p}: {st:?}");
+            assert_eq!(st.live_versions, 0, "{s}/{gc}/{p}");
+            let mut txn = db.begin().unwrap();
+            txn.insert(&t, row![7, 70, "x"]).unwrap();
+            txn.commit().unwrap();
+            assert_eq!(value(&db, &t, 7), Some(70), "{s}/{gc}/{p}");
+            assert_eq!(value(&db, &t, 8), None);
+        }
+    }
+}
+
+#[test]
+fn gc_threads_are_validated() {
+    for n in [0, 65] {
+        assert!(matches!(
+            Database::open(Options::default().gc(GcPolicy::Vacuum).gc_threads(n)),
+            Err(Error::InvalidConfig(m)) if m.contains("gc_threads")
+        ));
+    }
+    assert!(matches!(
+        Database::open(Options::default().gc(GcPolicy::Cooperative)),
+        Err(Error::InvalidConfig(m)) if m.contains("Cooperative") && m.contains("AppendOldToNew")
+    ));
+}
+
+#[test]
+fn concurrent_writers_and_several_vacuum_threads() {
+    for (s, gc) in combos() {
+        let db = Database::open(
+            Options::default()
+                .version_storage(s)
+                .gc(gc)
+                .gc_threads(3)
+                .gc_interval(Some(Duration::from_millis(2))),
+        )
+        .unwrap();
+        let t = kv_table(&db);
+        let rows: Vec<(i64, i64)> = (0..10_000).map(|k| (k, 0)).collect();
+        load(&db, &t, &rows);
+        std::thread::scope(|sc| {
+            for th in 0..3i64 {
+                let (db, t) = (db.clone(), t.clone());
+                sc.spawn(move || {
+                    for i in 0..4000i64 {
+                        let k = (i * 7919 + th * 13) % 10_000;
+                        let r = db.run(|txn| {
+                            let v = txn.get(&t, &key![k])?.map_or(0, |r| r[1].as_int().unwrap());
+                            if i % 50 == 0 {
+                                txn.delete(&t, &key![k])?;
+                                txn.insert(&t, row![k, v + 1, "x"])?;
+                            } else {
+                                txn.update(&t, &key![k], &[("v", Value::Int(v + 1))])?;
+                            }
+                            Ok(())
+                        });
+                        r.unwrap();
+                    }
+                });
+            }
+        });
+        db.collect_garbage();
+        db.collect_garbage();
+        let st = db.stats();
+        assert_eq!(st.rows, 10_000, "{s}/{gc}: {st:?}");
+        assert!(st.live_versions <= 10_000 + 16, "{s}/{gc}: {st:?}");
+        let mut sum = 0;
+        let ro = &mut db.begin_read_only().unwrap();
+        for r in ro.scan(&t, ..).unwrap() {
+            sum += r[1].as_int().unwrap();
+        }
+        assert_eq!(sum, 3 * 4000, "{s}/{gc}: every increment survives");
+    }
+}
