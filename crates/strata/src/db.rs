@@ -476,7 +476,22 @@ impl DbInner {
                 );
             }
         }
+        drop(_passes);
         self.prune_protocol_state(h);
+        // Secondary-index entries whose rows were locked during the cut:
+        // retried exclusively with every other pass, as transaction-level
+        // GC does.
+        let prune = matches!(self.protocol, Protocol::SiSsn | Protocol::SiSsi);
+        let secondary = || {
+            for t in tables.iter() {
+                crate::index::secondary::after_gc_pass(t, h, prune);
+            }
+        };
+        if wait {
+            self.gc.paused(secondary);
+        } else {
+            self.gc.try_exclusive(secondary);
+        }
         self.counters.gc_passes.fetch_add(1, SeqCst);
         self.counters.versions_reclaimed.fetch_add(freed, SeqCst);
         self.counters.blocks_scanned.fetch_add(scanned, SeqCst);

@@ -271,12 +271,16 @@ impl GcQueue {
     /// race with chain cuts).
     pub fn paused<R>(&self, f: impl FnOnce() -> R) -> R {
         let _running = self.running.lock();
+        // Tuple-level GC (vacuum passes, cooperating workers) cuts chains
+        // under `tuple_passes` shared, not under `running`.
+        let _tuple = self.tuple_passes.write();
         f()
     }
 
     /// Runs `f` exclusively with GC passes, unless one is running now.
     pub fn try_exclusive<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
         let _running = self.running.try_lock()?;
+        let _tuple = self.tuple_passes.try_write()?;
         Some(f())
     }
 }
