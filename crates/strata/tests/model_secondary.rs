@@ -6,6 +6,7 @@
 //! snapshot); GC runs after every commit, so stale-entry removal and row
 //! unlinking are exercised too.
 
+mod common;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use strata::{
@@ -63,30 +64,6 @@ fn rows_by(model: &Model, col: usize, lo: i64, hi: i64) -> Vec<Vec<Value>> {
 /// Every valid (version storage, pointer scheme) pair: physical pointers
 /// need append-only storage (N2O, O2N).
 type Cfg = (VersionStorage, IndexPointers);
-const SCHEMES: [Cfg; 10] = [
-    (
-        VersionStorage::AppendNewToOld,
-        IndexPointers::LogicalTupleId,
-    ),
-    (
-        VersionStorage::AppendNewToOld,
-        IndexPointers::LogicalPrimaryKey,
-    ),
-    (VersionStorage::AppendNewToOld, IndexPointers::Physical),
-    (
-        VersionStorage::AppendOldToNew,
-        IndexPointers::LogicalTupleId,
-    ),
-    (
-        VersionStorage::AppendOldToNew,
-        IndexPointers::LogicalPrimaryKey,
-    ),
-    (VersionStorage::AppendOldToNew, IndexPointers::Physical),
-    (VersionStorage::TimeTravel, IndexPointers::LogicalTupleId),
-    (VersionStorage::TimeTravel, IndexPointers::LogicalPrimaryKey),
-    (VersionStorage::Delta, IndexPointers::LogicalTupleId),
-    (VersionStorage::Delta, IndexPointers::LogicalPrimaryKey),
-];
 
 fn run(p: Protocol, s: Cfg, ops: &[Op]) -> Result<(), TestCaseError> {
     let db = Database::open(
@@ -275,7 +252,7 @@ proptest! {
     #[test]
     fn secondary_indexes_match_a_btreemap(ops in proptest::collection::vec(op(), 1..60)) {
         for p in Protocol::ALL {
-            for s in SCHEMES {
+            for s in common::storage_pointer_schemes() {
                 run(p, s, &ops)?;
             }
         }

@@ -1,6 +1,7 @@
 //! Secondary indexes: API, errors, visibility, uniqueness, abort and GC,
 //! for every index pointer scheme.
 
+mod common;
 use strata::{
     key, row, ConflictKind, Database, Error, GcPolicy, Index, IndexPointers, Options, Protocol,
     Schema, Table, Type, Unique, Value, VersionStorage,
@@ -9,30 +10,6 @@ use strata::{
 /// Every valid (version storage, pointer scheme) pair: physical pointers
 /// need append-only storage (N2O, O2N).
 type Cfg = (VersionStorage, IndexPointers);
-const SCHEMES: [Cfg; 10] = [
-    (
-        VersionStorage::AppendNewToOld,
-        IndexPointers::LogicalTupleId,
-    ),
-    (
-        VersionStorage::AppendNewToOld,
-        IndexPointers::LogicalPrimaryKey,
-    ),
-    (VersionStorage::AppendNewToOld, IndexPointers::Physical),
-    (
-        VersionStorage::AppendOldToNew,
-        IndexPointers::LogicalTupleId,
-    ),
-    (
-        VersionStorage::AppendOldToNew,
-        IndexPointers::LogicalPrimaryKey,
-    ),
-    (VersionStorage::AppendOldToNew, IndexPointers::Physical),
-    (VersionStorage::TimeTravel, IndexPointers::LogicalTupleId),
-    (VersionStorage::TimeTravel, IndexPointers::LogicalPrimaryKey),
-    (VersionStorage::Delta, IndexPointers::LogicalTupleId),
-    (VersionStorage::Delta, IndexPointers::LogicalPrimaryKey),
-];
 
 fn open(p: Protocol, s: Cfg) -> Database {
     Database::open(
@@ -78,7 +55,7 @@ fn load_customers(db: &Database, t: &Table) {
 
 #[test]
 fn index_on_populated_table_scans_in_key_order_with_prefix_bounds() {
-    for s in SCHEMES {
+    for s in common::storage_pointer_schemes() {
         let db = open(Protocol::SiSsn, s);
         let t = customers(&db);
         load_customers(&db, &t);
@@ -149,7 +126,7 @@ fn index_on_populated_table_scans_in_key_order_with_prefix_bounds() {
 
 #[test]
 fn primary_scan_accepts_prefix_bounds() {
-    let db = open(Protocol::SiSsn, SCHEMES[0]);
+    let db = open(Protocol::SiSsn, common::storage_pointer_schemes()[0]);
     let t = customers(&db);
     load_customers(&db, &t);
     let mut txn = db.begin().unwrap();
@@ -170,7 +147,7 @@ fn primary_scan_accepts_prefix_bounds() {
 
 #[test]
 fn ddl_errors_are_typed() {
-    let db = open(Protocol::SiSsn, SCHEMES[0]);
+    let db = open(Protocol::SiSsn, common::storage_pointer_schemes()[0]);
     let t = customers(&db);
     let schema = |r: Result<Index, Error>| matches!(r, Err(Error::Schema(_)));
     assert!(schema(db.create_index("i", &t, &["nope"], Unique::No)));
@@ -184,7 +161,7 @@ fn ddl_errors_are_typed() {
     );
     assert!(schema(db.index("missing")));
     assert!(matches!(db.drop_index("missing"), Err(Error::Schema(_))));
-    let other = open(Protocol::SiSsn, SCHEMES[0]);
+    let other = open(Protocol::SiSsn, common::storage_pointer_schemes()[0]);
     assert!(schema(other.create_index("j", &t, &["w"], Unique::No)));
     let mut txn = db.begin().unwrap();
     // Too many values, wrong type.
@@ -241,7 +218,7 @@ fn physical_pointers_need_append_only_storage() {
             other => panic!("{vs:?}: {other:?}"),
         }
     }
-    for s in SCHEMES {
+    for s in common::storage_pointer_schemes() {
         assert!(
             Database::open(Options::default().version_storage(s.0).index_pointers(s.1)).is_ok()
         );
@@ -275,7 +252,7 @@ fn emails(txn: &mut strata::Transaction, idx: &Index) -> Vec<(String, i64)> {
 #[test]
 fn unique_index_refuses_duplicates_and_leaves_the_transaction_unchanged() {
     for p in Protocol::ALL {
-        for s in SCHEMES {
+        for s in common::storage_pointer_schemes() {
             let db = open(p, s);
             let (t, idx) = accounts(&db);
             let mut txn = db.begin().unwrap();
@@ -359,7 +336,7 @@ fn unique_index_refuses_duplicates_and_leaves_the_transaction_unchanged() {
 #[test]
 fn concurrent_claims_of_one_unique_key_admit_one() {
     for p in Protocol::ALL {
-        for s in SCHEMES {
+        for s in common::storage_pointer_schemes() {
             let db = open(p, s);
             let (t, _idx) = accounts(&db);
             let mut a = db.begin().unwrap();
@@ -386,7 +363,7 @@ fn concurrent_claims_of_one_unique_key_admit_one() {
 
 #[test]
 fn unique_index_over_duplicates_is_not_created() {
-    for s in SCHEMES {
+    for s in common::storage_pointer_schemes() {
         let db = open(Protocol::SiSsn, s);
         let t = customers(&db);
         load_customers(&db, &t);
@@ -410,7 +387,7 @@ fn unique_index_over_duplicates_is_not_created() {
 #[test]
 fn old_snapshots_see_old_keys_and_moved_rows_appear_once() {
     for p in Protocol::ALL {
-        for s in SCHEMES {
+        for s in common::storage_pointer_schemes() {
             let db = open(p, s);
             let t = customers(&db);
             load_customers(&db, &t);
@@ -476,7 +453,7 @@ fn old_snapshots_see_old_keys_and_moved_rows_appear_once() {
 
 #[test]
 fn aborts_remove_the_entries_they_added() {
-    for s in SCHEMES {
+    for s in common::storage_pointer_schemes() {
         let db = open(Protocol::SiSsn, s);
         let t = customers(&db);
         load_customers(&db, &t);
@@ -527,7 +504,7 @@ fn aborts_remove_the_entries_they_added() {
 /// and the in-place ones (retired versions' values reconstructed).
 #[test]
 fn indexed_updates_leave_index_memory_bounded() {
-    for s in SCHEMES {
+    for s in common::storage_pointer_schemes() {
         for p in [Protocol::SiSsn, Protocol::Mvto, Protocol::Mv2pl] {
             let db = open(p, s);
             let t = db
@@ -617,7 +594,7 @@ fn without_gc_every_version_keeps_its_physical_entry() {
 /// the index shrinks back to one entry per row.
 #[test]
 fn gc_after_a_long_snapshot_drops_the_retired_versions_entries_on_every_storage() {
-    for s in SCHEMES {
+    for s in common::storage_pointer_schemes() {
         let db = open(Protocol::SiSsn, s);
         let t = db
             .create_table(

@@ -3,6 +3,7 @@
 //! indexed columns against readers that compare index scans with
 //! primary-key reads of the same snapshot.
 
+mod common;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use strata::{
@@ -13,30 +14,6 @@ use strata::{
 /// Every valid (version storage, pointer scheme) pair: physical pointers
 /// need append-only storage (N2O, O2N).
 type Cfg = (VersionStorage, IndexPointers);
-const SCHEMES: [Cfg; 10] = [
-    (
-        VersionStorage::AppendNewToOld,
-        IndexPointers::LogicalTupleId,
-    ),
-    (
-        VersionStorage::AppendNewToOld,
-        IndexPointers::LogicalPrimaryKey,
-    ),
-    (VersionStorage::AppendNewToOld, IndexPointers::Physical),
-    (
-        VersionStorage::AppendOldToNew,
-        IndexPointers::LogicalTupleId,
-    ),
-    (
-        VersionStorage::AppendOldToNew,
-        IndexPointers::LogicalPrimaryKey,
-    ),
-    (VersionStorage::AppendOldToNew, IndexPointers::Physical),
-    (VersionStorage::TimeTravel, IndexPointers::LogicalTupleId),
-    (VersionStorage::TimeTravel, IndexPointers::LogicalPrimaryKey),
-    (VersionStorage::Delta, IndexPointers::LogicalTupleId),
-    (VersionStorage::Delta, IndexPointers::LogicalPrimaryKey),
-];
 
 fn soak() -> u64 {
     std::env::var("STRATA_SOAK")
@@ -84,7 +61,7 @@ fn count(txn: &mut Transaction, idx: &Index, lo: i64, hi: i64) -> Result<i64, Er
 #[test]
 fn index_range_phantom_by_insert() {
     for p in Protocol::ALL {
-        for s in SCHEMES {
+        for s in common::storage_pointer_schemes() {
             let (db, t, idx) = setup(p, s);
             let mut t1 = db.begin().unwrap();
             let mut t2 = db.begin().unwrap();
@@ -109,7 +86,7 @@ fn index_range_phantom_by_insert() {
 #[test]
 fn index_range_phantom_by_update_of_the_indexed_column() {
     for p in Protocol::ALL {
-        for s in SCHEMES {
+        for s in common::storage_pointer_schemes() {
             let (db, t, idx) = setup(p, s);
             let mut t1 = db.begin().unwrap();
             let mut t2 = db.begin().unwrap();
@@ -135,7 +112,7 @@ fn index_range_phantom_by_update_of_the_indexed_column() {
 #[test]
 fn index_range_write_skew_by_moving_a_row_out() {
     for p in Protocol::ALL {
-        for s in SCHEMES {
+        for s in common::storage_pointer_schemes() {
             let (db, t, idx) = setup(p, s);
             let mut t1 = db.begin().unwrap();
             let mut t2 = db.begin().unwrap();
@@ -171,7 +148,7 @@ fn late_insert_into_committed_index_range_is_refused() {
         if !p.is_serializable() {
             continue;
         }
-        for s in SCHEMES {
+        for s in common::storage_pointer_schemes() {
             let (db, t, idx) = setup(p, s);
             let mut u = db.begin().unwrap();
             let ux = u.get(&t, &key![1]);
@@ -201,7 +178,7 @@ fn late_insert_into_committed_index_range_is_refused() {
 #[test]
 fn index_entry_of_an_insert_after_the_snapshot_is_a_phantom() {
     for p in Protocol::ALL {
-        for s in SCHEMES {
+        for s in common::storage_pointer_schemes() {
             let (db, t, idx) = setup(p, s);
             let mut t1 = db.begin().unwrap();
             let mut t2 = db.begin().unwrap();
@@ -233,7 +210,7 @@ fn index_entry_of_an_insert_after_the_snapshot_is_a_phantom() {
 #[test]
 fn repeated_index_scan_sees_no_phantom_rows() {
     for p in Protocol::ALL {
-        for s in SCHEMES {
+        for s in common::storage_pointer_schemes() {
             let (db, t, idx) = setup(p, s);
             let mut ro = db.begin_read_only().unwrap();
             assert_eq!(count(&mut ro, &idx, 0, 10).unwrap(), 1);
@@ -251,7 +228,7 @@ fn repeated_index_scan_sees_no_phantom_rows() {
 /// readers check, in one snapshot, that the index and the primary key agree.
 #[test]
 fn concurrent_index_scans_agree_with_primary_reads() {
-    for s in SCHEMES {
+    for s in common::storage_pointer_schemes() {
         // The default storage gets the long run; the others a shorter one
         // (STRATA_SOAK scales both).
         let rounds = if s.0 == VersionStorage::AppendNewToOld {
@@ -362,7 +339,7 @@ fn agree(txn: &mut Transaction, t: &Table, idx: &Index, p: Protocol, s: Cfg) {
 /// the table in every snapshot.
 #[test]
 fn index_created_under_concurrent_writers_is_complete() {
-    for s in SCHEMES {
+    for s in common::storage_pointer_schemes() {
         let db =
             Database::open(Options::default().version_storage(s.0).index_pointers(s.1)).unwrap();
         let t = db

@@ -1,7 +1,9 @@
 #![allow(dead_code)]
 //! Helpers shared by the integration tests.
 
-use strata::{row, Database, Options, Protocol, Schema, Table, Type};
+use strata::{
+    row, Database, IndexPointers, Options, Protocol, Schema, Table, Type, VersionStorage,
+};
 
 pub fn db(p: Protocol) -> Database {
     Database::open(Options::default().protocol(p)).expect("valid options")
@@ -33,4 +35,28 @@ pub fn value(db: &Database, t: &Table, k: i64) -> Option<i64> {
     ro.get(t, &strata::key![k])
         .unwrap()
         .map(|r| r[1].as_int().unwrap())
+}
+
+/// Every version storage x index-pointer pair that `Options::validate`
+/// accepts (10 today: physical pointers need append-only storage); the
+/// secondary-index tests run on each.
+pub fn storage_pointer_schemes() -> Vec<(VersionStorage, IndexPointers)> {
+    let pointers = [
+        IndexPointers::LogicalTupleId,
+        IndexPointers::LogicalPrimaryKey,
+        IndexPointers::Physical,
+    ];
+    let all: Vec<_> = VersionStorage::ALL
+        .into_iter()
+        .flat_map(|s| pointers.map(move |p| (s, p)))
+        .filter(|&(s, p)| {
+            Options::default()
+                .version_storage(s)
+                .index_pointers(p)
+                .validate()
+                .is_ok()
+        })
+        .collect();
+    assert_eq!(all.len(), 10, "storage x pointer pairs: {all:?}");
+    all
 }
