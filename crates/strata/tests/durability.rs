@@ -35,6 +35,14 @@ fn open(d: &Path) -> Database {
     Database::open(opts(d, SyncPolicy::GroupCommit, tuning())).expect("open")
 }
 
+/// The message of an `Error::Corrupt` (any other outcome fails the test).
+fn corrupt(e: Error) -> String {
+    match e {
+        Error::Corrupt(m) => m,
+        e => panic!("expected Error::Corrupt, got {e:?}"),
+    }
+}
+
 fn open_err(d: &Path) -> Error {
     Database::open(opts(d, SyncPolicy::GroupCommit, tuning())).expect_err("must refuse")
 }
@@ -488,30 +496,24 @@ fn rotated(name: &str) -> (PathBuf, LogTuning) {
 fn missing_middle_segment_is_corrupt() {
     let (d, t) = rotated("miss-mid");
     fs::remove_file(&segments(&d)[1]).unwrap();
-    match Database::open(opts(&d, SyncPolicy::GroupCommit, t)).unwrap_err() {
-        Error::Corrupt(m) => assert!(m.contains("missing"), "{m}"),
-        e => panic!("{e:?}"),
-    }
+    let m = corrupt(Database::open(opts(&d, SyncPolicy::GroupCommit, t)).unwrap_err());
+    assert!(m.contains("missing"), "{m}");
 }
 
 #[test]
 fn missing_last_segment_is_corrupt() {
     let (d, t) = rotated("miss-last");
     fs::remove_file(segments(&d).pop().unwrap()).unwrap();
-    match Database::open(opts(&d, SyncPolicy::GroupCommit, t)).unwrap_err() {
-        Error::Corrupt(m) => assert!(m.contains("sealed") && m.contains("missing"), "{m}"),
-        e => panic!("{e:?}"),
-    }
+    let m = corrupt(Database::open(opts(&d, SyncPolicy::GroupCommit, t)).unwrap_err());
+    assert!(m.contains("sealed") && m.contains("missing"), "{m}");
 }
 
 #[test]
 fn missing_first_segment_without_checkpoint_is_corrupt() {
     let (d, t) = rotated("miss-first");
     fs::remove_file(&segments(&d)[0]).unwrap();
-    match Database::open(opts(&d, SyncPolicy::GroupCommit, t)).unwrap_err() {
-        Error::Corrupt(m) => assert!(m.contains("no checkpoint"), "{m}"),
-        e => panic!("{e:?}"),
-    }
+    let m = corrupt(Database::open(opts(&d, SyncPolicy::GroupCommit, t)).unwrap_err());
+    assert!(m.contains("no checkpoint"), "{m}");
 }
 
 #[test]
@@ -562,10 +564,8 @@ fn bit_flipped_checkpoint_is_corrupt() {
     let n = data.len();
     data[n / 2] ^= 0x04;
     fs::write(&f, data).unwrap();
-    match open_err(&d) {
-        Error::Corrupt(m) => assert!(m.contains("checkpoint") && m.contains("CRC"), "{m}"),
-        e => panic!("{e:?}"),
-    }
+    let m = corrupt(open_err(&d));
+    assert!(m.contains("checkpoint") && m.contains("CRC"), "{m}");
 }
 
 #[test]
@@ -579,20 +579,16 @@ fn truncated_checkpoint_is_corrupt() {
         .unwrap()
         .set_len(len - 1)
         .unwrap();
-    match open_err(&d) {
-        Error::Corrupt(m) => assert!(m.contains("MANIFEST says"), "{m}"),
-        e => panic!("{e:?}"),
-    }
+    let m = corrupt(open_err(&d));
+    assert!(m.contains("MANIFEST says"), "{m}");
 }
 
 #[test]
 fn missing_checkpoint_is_corrupt() {
     let d = checkpointed("ckpt-missing");
     fs::remove_file(checkpoint_file(&d)).unwrap();
-    match open_err(&d) {
-        Error::Corrupt(m) => assert!(m.contains("missing"), "{m}"),
-        e => panic!("{e:?}"),
-    }
+    let m = corrupt(open_err(&d));
+    assert!(m.contains("missing"), "{m}");
 }
 
 #[test]
@@ -602,10 +598,8 @@ fn damaged_manifest_is_corrupt() {
     let mut data = fs::read(&f).unwrap();
     data[10] ^= 0x01;
     fs::write(&f, data).unwrap();
-    match open_err(&d) {
-        Error::Corrupt(m) => assert!(m.contains("MANIFEST"), "{m}"),
-        e => panic!("{e:?}"),
-    }
+    let m = corrupt(open_err(&d));
+    assert!(m.contains("MANIFEST"), "{m}");
 }
 
 #[test]
