@@ -67,6 +67,7 @@ pub fn config(a: &YcsbArgs) -> YcsbConfig {
         ro_ops: x.ro_ops,
         ro_hint: !x.no_ro_hint,
         read_only_hint: true,
+        prefetch: !x.no_prefetch,
         seed: a.seed,
     }
 }

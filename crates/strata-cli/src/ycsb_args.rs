@@ -37,6 +37,11 @@ pub struct YcsbExtra {
     /// Begin the extra threads' transactions without the READ ONLY hint.
     #[arg(long)]
     pub no_ro_hint: bool,
+    /// Do not hand each transaction's keys to Strata up front
+    /// (`Transaction::prefetch`); every access then waits for its own
+    /// cache misses. Peers get no prefetch either way.
+    #[arg(long)]
+    pub no_prefetch: bool,
     /// Print CSV (a header and one row per engine) instead of the summary.
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,

@@ -103,6 +103,9 @@ pub struct YcsbConfig {
     pub ro_hint: bool,
     /// Begin the mix's transactions as READ ONLY when the mix has no updates.
     pub read_only_hint: bool,
+    /// Hand each transaction's keys to the engine up front
+    /// (`Transaction::prefetch`), so their cache misses overlap.
+    pub prefetch: bool,
     pub seed: u64,
 }
 
@@ -123,6 +126,7 @@ impl Default for YcsbConfig {
             ro_ops: 1000,
             ro_hint: true,
             read_only_hint: true,
+            prefetch: true,
             seed: 1,
         }
     }
@@ -353,12 +357,15 @@ impl YcsbEngine for StrataYcsb {
         };
         let width = cfg.attributes + cfg.text_attributes;
         let nread = cfg.attrs_read();
-        for op in ops {
-            let key = strata::key![op.key as i64];
+        let keys: Vec<strata::Key> = ops.iter().map(|op| strata::key![op.key as i64]).collect();
+        if cfg.prefetch {
+            t.prefetch(&self.table, &keys)?;
+        }
+        for (op, key) in ops.iter().zip(&keys) {
             match op.update {
                 None => {
                     let first = op.first as usize;
-                    let r = t.read_with(&self.table, &key, |row| {
+                    let r = t.read_with(&self.table, key, |row| {
                         let mut acc = 0u64;
                         for i in 0..nread {
                             acc = acc.wrapping_add(match &row[1 + (first + i) % width] {
@@ -376,12 +383,12 @@ impl YcsbEngine for StrataYcsb {
                 Some(value) => {
                     let col = |i: usize| 1 + (op.first as usize + i) % cfg.attributes;
                     let r = if cfg.modify_attrs == 1 {
-                        t.update(&self.table, &key, &[(col(0), Value::Int(value))])
+                        t.update(&self.table, key, &[(col(0), Value::Int(value))])
                     } else {
                         let changes: Vec<(usize, Value)> = (0..cfg.modify_attrs)
                             .map(|i| (col(i), Value::Int(value.wrapping_add(i as i64))))
                             .collect();
-                        t.update(&self.table, &key, &changes)
+                        t.update(&self.table, key, &changes)
                     };
                     if let Err(e) = r {
                         return conflict_or(e);

@@ -41,6 +41,7 @@ mod index;
 mod log;
 pub mod matrix;
 mod options;
+mod prefetch;
 mod presets;
 mod stats;
 mod storage;

@@ -414,3 +414,62 @@ fn small_accessors_report_what_they_should() {
     assert!(st.bytes_per_row() > strata::VERSION_HEADER_BYTES as f64);
     assert_eq!(strata::VERSION_HEADER_BYTES, 48);
 }
+
+/// `prefetch` is only a hint: it records no read, creates no ghost, takes no
+/// lock, and a later read sees exactly what it would have seen without it.
+#[test]
+fn prefetch_records_nothing_and_checks_its_arguments() {
+    for p in Protocol::ALL {
+        let db = db(p);
+        let t = kv_table(&db);
+        load(&db, &t, &[(1, 10), (2, 20), (3, 30)]);
+        // Older than `a` (MVTO orders by begin timestamp).
+        let mut older = db.begin().unwrap();
+        let mut a = db.begin().unwrap();
+        a.prefetch(&t, &[key![1], key![2], key![99]]).unwrap();
+        // Had the prefetch read key 1, this overwrite would fail `a`'s
+        // validation (MVOCC) or close an rw edge (SSN/SSI) ...
+        let mut b = db.begin().unwrap();
+        b.update(&t, &key![1], &[("v", Value::Int(11))]).unwrap();
+        b.commit().unwrap();
+        // ... and had it read the absent key 99 (an MVTO ghost with `a`'s
+        // read timestamp), this older insert would be refused.
+        older.insert(&t, row![99, 990, "x"]).unwrap();
+        older.commit().unwrap();
+        a.update(&t, &key![3], &[("v", Value::Int(31))]).unwrap();
+        assert_eq!(a.get(&t, &key![2]).unwrap(), Some(row![2, 20, "n"]), "{p}");
+        a.commit().unwrap_or_else(|e| panic!("{p}: {e}"));
+        assert_eq!(value(&db, &t, 3), Some(31), "{p}");
+
+        // Bad arguments are refused like a read's.
+        let mut c = db.begin().unwrap();
+        assert!(
+            matches!(c.prefetch(&t, &[key!["one"]]), Err(Error::Schema(_))),
+            "{p}"
+        );
+        assert!(
+            matches!(c.prefetch(&t, &[key![1, 2]]), Err(Error::Schema(_))),
+            "{p}"
+        );
+        let other = Database::open(Options::default().protocol(p)).unwrap();
+        let foreign = kv_table(&other);
+        assert!(
+            matches!(c.prefetch(&foreign, &[key![1]]), Err(Error::Schema(_))),
+            "{p}"
+        );
+        // Byte-keyed tables have no stage to overlap; still fine.
+        let s = db
+            .create_table(
+                Schema::new("s")
+                    .column("name", Type::Text)
+                    .primary_key(&["name"]),
+            )
+            .unwrap();
+        c.prefetch(&s, &[key!["x"]]).unwrap();
+        // More keys than one batch.
+        let many: Vec<_> = (0..100).map(|k| key![k]).collect();
+        c.prefetch(&t, &many).unwrap();
+        assert_eq!(c.get(&t, &key![1]).unwrap(), Some(row![1, 11, "n"]), "{p}");
+        c.commit().unwrap();
+    }
+}

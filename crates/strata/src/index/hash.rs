@@ -98,6 +98,16 @@ impl IntHashIndex {
         &self.shards[(h >> (64 - SHARD_BITS)) as usize]
     }
 
+    /// Starts loading the entry where the probe for `key` begins (see
+    /// [`crate::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        let guard = epoch::pin();
+        let h = hash(key);
+        let t = table_ref(self.shard(h).table.load(Acquire, &guard));
+        crate::prefetch::line(&t.entries[h as usize & t.mask]);
+    }
+
     /// The tuple id of `key`, if present.
     #[inline]
     pub fn get(&self, key: u64) -> Option<u64> {
