@@ -179,7 +179,9 @@ impl GcQueue {
             .map(|(k, _)| *k)
             .collect();
         ready.extend(due.iter().filter_map(|k| deferred.remove(k)));
-        for (i, g) in ready.into_iter().enumerate() {
+        for i in 0..ready.len() {
+            prefetch_ahead(&ready, i);
+            let g = &ready[i];
             debug_assert!(i < regular || !deferred.contains_key(&(g.table, g.tuple)));
             if last.as_ref().map(|t| t.id) != Some(g.table) {
                 last = table(g.table);
@@ -188,7 +190,7 @@ impl GcQueue {
             if !retry.is_empty() {
                 later.insert((g.table, g.tuple), i);
             }
-            match prune_row(t, &g, horizon, may_remove, &guard) {
+            match prune_row(t, g, horizon, may_remove, &guard) {
                 Pruned::Cut(n) => freed += n,
                 Pruned::Unlinked(head) => unlinked.push(Limbo {
                     unlinked_at: 0, // set below, once every unlink is done
@@ -197,7 +199,7 @@ impl GcQueue {
                     table: g.table,
                     tuple: g.tuple,
                 }),
-                Pruned::NotYet(after) => retry.push((i, Garbage { cts: after, ..g })),
+                Pruned::NotYet(after) => retry.push((i, Garbage { cts: after, ..*g })),
             }
             if i % 1024 == 1023 {
                 guard.flush();
@@ -295,6 +297,24 @@ impl Drop for GcQueue {
             // from nowhere else; each row is freed once.
             unsafe { storage::free_row(l.head) };
         }
+    }
+}
+
+/// Entries ahead of the one being pruned: the version to read at
+/// `i + 2 * AHEAD`, the next older version (the first one a cut retires) at
+/// `i + AHEAD`. A pass is a walk over cold rows; issuing their misses early
+/// lets them overlap (see [`crate::prefetch`]).
+fn prefetch_ahead(ready: &[Garbage], i: usize) {
+    const AHEAD: usize = 8;
+    if let Some(g) = ready.get(i + 2 * AHEAD) {
+        crate::prefetch::line(g.version);
+    }
+    if let Some(g) = ready.get(i + AHEAD) {
+        // SAFETY: an entry's version is alive until the entry is processed
+        // (see `Garbage`): processing the earlier entries before it retires
+        // only versions older than it. Its next pointer may be retired
+        // meanwhile; a prefetch of it is harmless.
+        crate::prefetch::line(unsafe { (*g.version).next() });
     }
 }
 
