@@ -68,6 +68,7 @@ pub fn config(a: &YcsbArgs) -> YcsbConfig {
         ro_hint: !x.no_ro_hint,
         read_only_hint: true,
         prefetch: !x.no_prefetch,
+        retry_aborted: !x.no_retry,
         seed: a.seed,
     }
 }

@@ -48,6 +48,10 @@ pub struct TpccArgs {
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Count a transaction lost to a conflict and draw a new one, instead of
+    /// running it again with the same inputs until it commits.
+    #[arg(long)]
+    pub no_retry: bool,
     /// Print one JSON object instead of the summary.
     #[arg(long)]
     pub json: bool,
@@ -72,6 +76,7 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         customers: a.customers,
         threads: a.threads,
         stock_scan: a.stock_scan,
+        retry_aborted: !a.no_retry,
         seed: a.seed,
     };
     cfg.validate().map_err(|e| UsageError(e.to_string()))?;

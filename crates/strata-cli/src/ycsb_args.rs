@@ -42,6 +42,10 @@ pub struct YcsbExtra {
     /// cache misses. Peers get no prefetch either way.
     #[arg(long)]
     pub no_prefetch: bool,
+    /// Count a transaction lost to a conflict and draw a new one, instead of
+    /// running the same operations again until they commit.
+    #[arg(long)]
+    pub no_retry: bool,
     /// Print CSV (a header and one row per engine) instead of the summary.
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,

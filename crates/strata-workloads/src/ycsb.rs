@@ -106,6 +106,9 @@ pub struct YcsbConfig {
     /// Hand each transaction's keys to the engine up front
     /// (`Transaction::prefetch`), so their cache misses overlap.
     pub prefetch: bool,
+    /// Run a transaction lost to a conflict again, with the same operations,
+    /// until it commits (as CCBench and DBx1000 do); otherwise draw anew.
+    pub retry_aborted: bool,
     pub seed: u64,
 }
 
@@ -127,6 +130,7 @@ impl Default for YcsbConfig {
             ro_hint: true,
             read_only_hint: true,
             prefetch: true,
+            retry_aborted: true,
             seed: 1,
         }
     }
@@ -487,6 +491,8 @@ pub struct YcsbWorker<'a> {
     ops: Vec<Op>,
     extra_read_only: bool,
     sink: u64,
+    /// Set after a conflict: `ops` is run again, begun this way.
+    retry: Option<Begin>,
 }
 
 impl<'a> YcsbWorker<'a> {
@@ -505,6 +511,7 @@ impl<'a> YcsbWorker<'a> {
             ops: Vec::new(),
             extra_read_only,
             sink: 0,
+            retry: None,
         }
     }
 
@@ -558,10 +565,16 @@ impl<'a> YcsbWorker<'a> {
 
 impl Worker for YcsbWorker<'_> {
     fn step(&mut self) -> Result<(usize, Outcome), WorkloadError> {
-        let begin = self.draw();
+        let begin = match self.retry.take() {
+            Some(b) => b,
+            None => self.draw(),
+        };
         let out = self
             .engine
             .execute(self.cfg, &self.ops, begin, &mut self.sink)?;
+        if matches!(out, Outcome::Aborted(_)) && self.cfg.retry_aborted {
+            self.retry = Some(begin);
+        }
         std::hint::black_box(self.sink);
         Ok((usize::from(self.extra_read_only), out))
     }
@@ -735,6 +748,57 @@ mod tests {
                     }
                 );
             }
+        }
+    }
+
+    /// Aborts every other transaction and records what it was asked to run.
+    struct Flaky(std::sync::Mutex<Vec<(Begin, Vec<Op>)>>);
+    impl YcsbEngine for Flaky {
+        fn name(&self) -> &'static str {
+            "flaky"
+        }
+        fn load(&self, _: &YcsbConfig, _: u64, _: u64) -> Result<(), WorkloadError> {
+            Ok(())
+        }
+        fn execute(
+            &self,
+            _: &YcsbConfig,
+            ops: &[Op],
+            begin: Begin,
+            _: &mut u64,
+        ) -> Result<Outcome, WorkloadError> {
+            let mut seen = self.0.lock().unwrap();
+            seen.push((begin, ops.to_vec()));
+            Ok(if seen.len() % 2 == 1 {
+                Outcome::Aborted("write-write")
+            } else {
+                Outcome::Committed
+            })
+        }
+    }
+
+    #[test]
+    fn an_aborted_transaction_is_retried_with_the_same_operations() {
+        for retry in [true, false] {
+            let cfg = YcsbConfig {
+                records: 1_000_000,
+                read_ratio: 0.5,
+                retry_aborted: retry,
+                ..YcsbConfig::default()
+            };
+            let zipf = Zipfian::new(cfg.records, cfg.theta);
+            let engine = Flaky(Default::default());
+            let mut w = YcsbWorker::new(&engine, &cfg, &zipf, 0, false);
+            for _ in 0..20 {
+                w.step().unwrap();
+            }
+            let seen = engine.0.into_inner().unwrap();
+            for pair in seen.chunks(2) {
+                // Attempt 2k+1 aborted; attempt 2k+2 is its retry (or not).
+                assert_eq!(pair[0] == pair[1], retry, "retry {retry}");
+            }
+            // A committed transaction is not run again.
+            assert_ne!(seen[1], seen[2]);
         }
     }
 
