@@ -70,8 +70,9 @@ pub struct TpccConfig {
     pub threads: usize,
     /// Run the StockScan query on an extra thread.
     pub stock_scan: bool,
-    /// Run a transaction lost to a conflict again with the same inputs
-    /// until it commits (a terminal retries); otherwise draw a new one.
+    /// Run a transaction lost to a conflict again with the same inputs,
+    /// after a randomised exponential backoff ([`strata::backoff`]), until
+    /// it commits (a terminal retries); otherwise draw a new one.
     /// Rollbacks the mix asks for (NewOrder's 1%) and missing or duplicate
     /// rows are not retried.
     pub retry_aborted: bool,
@@ -778,6 +779,8 @@ pub struct TpccWorker<'a> {
     /// Set after a conflict: the type and the generator state its inputs
     /// were drawn from, to draw the same inputs again.
     retry: Option<(usize, Rng)>,
+    /// Conflicts in a row of the transaction being retried.
+    attempt: u32,
 }
 
 impl<'a> TpccWorker<'a> {
@@ -788,6 +791,7 @@ impl<'a> TpccWorker<'a> {
             home: (thread as i64 % tpcc.cfg.warehouses as i64) + 1,
             scanner,
             retry: None,
+            attempt: 0,
         }
     }
 
@@ -1206,6 +1210,7 @@ impl Worker for TpccWorker<'_> {
     fn step(&mut self) -> Result<(usize, Outcome), WorkloadError> {
         let (ty, inputs) = match self.retry.take() {
             Some((ty, rng)) => {
+                strata::backoff(self.attempt);
                 self.rng = rng.clone();
                 (ty, rng)
             }
@@ -1253,9 +1258,12 @@ impl Worker for TpccWorker<'_> {
         if let Outcome::Aborted(reason) = outcome {
             let data = ["user-rollback", "not-found", "duplicate-key"];
             if self.tpcc.cfg.retry_aborted && !data.contains(&reason) {
+                self.attempt += 1;
                 self.retry = Some((ty, inputs));
+                return Ok((ty, outcome));
             }
         }
+        self.attempt = 0;
         Ok((ty, outcome))
     }
 }

@@ -107,7 +107,8 @@ pub struct YcsbConfig {
     /// (`Transaction::prefetch`), so their cache misses overlap.
     pub prefetch: bool,
     /// Run a transaction lost to a conflict again, with the same operations,
-    /// until it commits (as CCBench and DBx1000 do); otherwise draw anew.
+    /// after a randomised exponential backoff ([`strata::backoff`]), until
+    /// it commits (as CCBench and DBx1000 do); otherwise draw anew.
     pub retry_aborted: bool,
     pub seed: u64,
 }
@@ -491,8 +492,10 @@ pub struct YcsbWorker<'a> {
     ops: Vec<Op>,
     extra_read_only: bool,
     sink: u64,
-    /// Set after a conflict: `ops` is run again, begun this way.
+    /// Set after a conflict: `ops` is run again, begun this way, after
+    /// backing off (`attempt` conflicts in a row so far).
     retry: Option<Begin>,
+    attempt: u32,
 }
 
 impl<'a> YcsbWorker<'a> {
@@ -512,6 +515,7 @@ impl<'a> YcsbWorker<'a> {
             extra_read_only,
             sink: 0,
             retry: None,
+            attempt: 0,
         }
     }
 
@@ -566,14 +570,20 @@ impl<'a> YcsbWorker<'a> {
 impl Worker for YcsbWorker<'_> {
     fn step(&mut self) -> Result<(usize, Outcome), WorkloadError> {
         let begin = match self.retry.take() {
-            Some(b) => b,
+            Some(b) => {
+                strata::backoff(self.attempt);
+                b
+            }
             None => self.draw(),
         };
         let out = self
             .engine
             .execute(self.cfg, &self.ops, begin, &mut self.sink)?;
         if matches!(out, Outcome::Aborted(_)) && self.cfg.retry_aborted {
+            self.attempt += 1;
             self.retry = Some(begin);
+        } else {
+            self.attempt = 0;
         }
         std::hint::black_box(self.sink);
         Ok((usize::from(self.extra_read_only), out))

@@ -335,7 +335,11 @@ fn spawn_gc_thread(
         .map_err(|e| Error::Io(format!("cannot start the GC thread: {e}")))
 }
 
-fn backoff(attempt: u32) {
+/// Waits before retry number `attempt` (1, 2, ...) of a transaction lost
+/// to a conflict: a random time below 2^attempt microseconds (capped at
+/// about 1 ms), yielding the CPU for the shortest waits. [`Database::run`]
+/// uses it; callers with their own retry loop can too.
+pub fn backoff(attempt: u32) {
     // Randomised so that two transactions that keep colliding drift apart.
     let cap_us = 1u64 << attempt.min(10);
     let seed = std::time::SystemTime::now()

@@ -49,7 +49,7 @@ mod table;
 mod txn;
 mod value;
 
-pub use db::Database;
+pub use db::{backoff, Database};
 pub use error::{ConflictKind, Error, Result};
 pub use index::secondary::{Index, Unique};
 pub use log::{LogStats, RecoveryReport, TornTail};
