@@ -26,7 +26,7 @@ fn deletes_waiting_for_read_locks_are_collected_once() {
 /// row, still in the index) after the final GC passes; memory stays bounded
 /// by the number of keys. Not found yet; run with `--ignored` to reproduce.
 #[test]
-#[ignore = "known MVTO liveness bug: a deleted row can stay linked (see doc comment)"]
+
 fn deletes_waiting_for_read_timestamps_are_collected_once() {
     churn_and_check(Protocol::Mvto);
 }
