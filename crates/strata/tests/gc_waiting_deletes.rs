@@ -33,6 +33,17 @@ fn deletes_waiting_for_read_timestamps_are_collected_once() {
     churn_and_check(Protocol::Mvto);
 }
 
+/// The same churn where nothing holds up an unlink but a writer's lock:
+/// every deleted row is still unlinked in the end.
+#[test]
+fn deleted_rows_are_collected_under_the_other_protocols() {
+    for p in Protocol::ALL {
+        if !matches!(p, Protocol::Mv2pl | Protocol::Mvto) {
+            churn_and_check(p);
+        }
+    }
+}
+
 fn churn_and_check(p: Protocol) {
     {
         let db = Database::open(Options::default().protocol(p)).unwrap();
