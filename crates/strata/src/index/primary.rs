@@ -240,7 +240,7 @@ mod tests {
                             let mut spins = 0u32;
                             while start.load(Ordering::SeqCst) < 2 * (r + 1) {
                                 spins += 1;
-                                if spins % 1024 == 0 {
+                                if spins.is_multiple_of(1024) {
                                     // Other tests may hold the cores.
                                     std::thread::yield_now();
                                 }
