@@ -36,16 +36,17 @@ pub enum PrimaryIndex {
 }
 
 /// Inserts `k -> tuple` unless the key is present; Err(the id present).
+///
+/// `get_or_insert_with` runs its closure before it links the new node and,
+/// when a concurrent inserter of the key links first, returns the winner's
+/// entry instead: that the closure ran does not mean we inserted. The
+/// entry's value says who won: `tuple` is a freshly allocated id, so no
+/// other entry (present or being inserted) holds it.
 fn insert_new<K: Ord + Send + 'static>(m: &SkipMap<K, u64>, k: K, tuple: u64) -> Result<(), u64> {
-    let mut inserted = false;
-    let e = m.get_or_insert_with(k, || {
-        inserted = true;
-        tuple
-    });
-    if inserted {
-        Ok(())
-    } else {
-        Err(*e.value())
+    let e = m.get_or_insert_with(k, || tuple);
+    match *e.value() {
+        v if v == tuple => Ok(()),
+        other => Err(other),
     }
 }
 
@@ -211,6 +212,70 @@ mod tests {
             ix.range(&Bound::Excluded(k(1)), &Bound::Included(k(2)), &mut out);
             assert_eq!(out, vec![20]);
             assert_eq!(ix.len(), 3);
+        }
+    }
+
+    /// Two inserters of an absent key race: exactly one may win.
+    /// `SkipMap::get_or_insert_with` calls its closure before it knows the
+    /// insert will succeed and, on a lost race, hands back the winner's
+    /// entry; taking "the closure ran" for "we inserted" let both inserters
+    /// of a key succeed: one row was committed under a key whose index
+    /// entry pointed at the other row (the hash side kept the winner), and
+    /// nobody could ever read, delete or collect it (found through
+    /// tests/gc_waiting_deletes.rs under MVTO, whose ghosts make same-key
+    /// inserts frequent).
+    #[test]
+    fn racing_inserts_of_one_key_have_exactly_one_winner() {
+        use std::sync::atomic::AtomicU64;
+        for int in [true, false] {
+            let ix = PrimaryIndex::new(int);
+            let k = |i: u64| {
+                if int {
+                    EncodedKey::U64(i)
+                } else {
+                    EncodedKey::Bytes(i.to_be_bytes().to_vec().into())
+                }
+            };
+            const ROUNDS: u64 = 10_000;
+            // A spinning start line: both inserts must search before
+            // either links its node.
+            let start = AtomicU64::new(0);
+            let wins = [AtomicU64::new(0), AtomicU64::new(0)];
+            std::thread::scope(|s| {
+                for t in 0..2u64 {
+                    let (ix, start, wins) = (&ix, &start, &wins);
+                    s.spawn(move || {
+                        for r in 0..ROUNDS {
+                            start.fetch_add(1, Ordering::SeqCst);
+                            let mut spins = 0u32;
+                            while start.load(Ordering::SeqCst) < 2 * (r + 1) {
+                                spins += 1;
+                                if spins.is_multiple_of(1024) {
+                                    // Other tests may hold the cores.
+                                    std::thread::yield_now();
+                                }
+                                std::hint::spin_loop();
+                            }
+                            // Distinct tuple ids, as two inserters allocate.
+                            match ix.insert(&k(r), 2 * r + t) {
+                                Ok(()) => wins[t as usize].fetch_add(1, Ordering::Relaxed),
+                                Err(other) => {
+                                    assert_eq!(other, 2 * r + (1 - t), "round {r}: wrong holder");
+                                    0
+                                }
+                            };
+                        }
+                    });
+                }
+            });
+            let won = wins[0].load(Ordering::Relaxed) + wins[1].load(Ordering::Relaxed);
+            assert_eq!(won, ROUNDS, "int {int}: every key has exactly one winner");
+            for r in 0..ROUNDS {
+                let holder = ix.get(&k(r)).expect("inserted");
+                let mut tree = Vec::new();
+                ix.range(&Bound::Included(k(r)), &Bound::Included(k(r)), &mut tree);
+                assert_eq!(tree, vec![holder], "hash and tree agree on key {r}");
+            }
         }
     }
 

@@ -228,10 +228,14 @@ impl Entries {
             inserted = true;
             value
         });
-        if inserted {
-            Ok(())
-        } else {
-            Err(*e.value())
+        // The closure also runs when a concurrent inserter of the key links
+        // its node first (we then get the winner's entry): a different value
+        // means we lost. (Two inserters of an equal key and value at once
+        // cannot be told apart; an entry key names one row, whose writers
+        // its lock serialises.)
+        match *e.value() {
+            v if inserted && v == value => Ok(()),
+            other => Err(other),
         }
     }
 
