@@ -202,7 +202,9 @@ impl Space {
             // space stays at `this` until it is released, which happens
             // only once no slot is in use.
             unsafe {
-                chunk.cast::<ChunkHeader>().write(ChunkHeader { space: this, slot });
+                chunk
+                    .cast::<ChunkHeader>()
+                    .write(ChunkHeader { space: this, slot });
                 c.cursor = chunk.as_ptr().add(HEADER);
                 c.end = chunk.as_ptr().add(me.increment);
             }
@@ -368,7 +370,10 @@ impl SpaceSet {
             return None;
         }
         // SAFETY: the set is alive (we hold `&self`), so its spaces are open.
-        Some((unsafe { Space::alloc(self.spaces[self.mine()], slot) }, self.shift))
+        Some((
+            unsafe { Space::alloc(self.spaces[self.mine()], slot) },
+            self.shift,
+        ))
     }
 
     /// Per-space figures.
@@ -379,7 +384,6 @@ impl SpaceSet {
         v[0].large_allocations = self.large.load(Relaxed);
         v
     }
-
 }
 
 impl Drop for SpaceSet {
@@ -453,7 +457,10 @@ mod tests {
         // SAFETY: allocated above for 72 bytes, freed once.
         unsafe { free(a, 72, sh) };
         let st = set.stats()[0];
-        assert_eq!((st.slots_in_use, st.free_slots, st.bytes_in_use), (1, 1, 80));
+        assert_eq!(
+            (st.slots_in_use, st.free_slots, st.bytes_in_use),
+            (1, 1, 80)
+        );
         // Same class (65..=80 bytes): the freed slot comes back.
         let (c, _) = alloc(&set, 80);
         assert_eq!(c, a);
@@ -469,7 +476,10 @@ mod tests {
             free(d, 96, sh);
         }
         let st = set.stats()[0];
-        assert_eq!((st.slots_in_use, st.bytes_in_use, st.allocations), (0, 0, 4));
+        assert_eq!(
+            (st.slots_in_use, st.bytes_in_use, st.allocations),
+            (0, 0, 4)
+        );
     }
 
     #[test]
@@ -484,7 +494,12 @@ mod tests {
             assert_eq!(sh, INC.trailing_zeros());
             slots.push(p);
             let st = set.stats()[0];
-            assert_eq!(st.chunks as usize, i / per_chunk + 1, "after {} slots", i + 1);
+            assert_eq!(
+                st.chunks as usize,
+                i / per_chunk + 1,
+                "after {} slots",
+                i + 1
+            );
             assert_eq!(st.bytes_reserved, st.chunks * INC as u64);
         }
         let distinct: HashSet<_> = slots.iter().map(|p| p.as_ptr() as usize).collect();
@@ -535,7 +550,10 @@ mod tests {
             .map(|h| h.join().unwrap())
             .collect();
         let st = set.stats();
-        assert!(st.iter().all(|s| s.slots_in_use == 5 && s.chunks == 1), "{st:?}");
+        assert!(
+            st.iter().all(|s| s.slots_in_use == 5 && s.chunks == 1),
+            "{st:?}"
+        );
         // This thread frees them all; each slot returns to its owner.
         let sh = INC.trailing_zeros();
         for p in got.iter().flatten() {
@@ -543,7 +561,10 @@ mod tests {
             unsafe { free(NonNull::new(*p as *mut u8).unwrap(), 48, sh) };
         }
         let st = set.stats();
-        assert!(st.iter().all(|s| s.slots_in_use == 0 && s.free_slots == 5), "{st:?}");
+        assert!(
+            st.iter().all(|s| s.slots_in_use == 0 && s.free_slots == 5),
+            "{st:?}"
+        );
         // The freeing thread's own space hands out one of its own slots,
         // not one of another space's.
         let (p, _) = alloc(&set, 48);
@@ -618,7 +639,10 @@ mod tests {
         let chunks: u64 = st.iter().map(|s| s.chunks).sum();
         let no_reuse = (4 * rounds * 72 / INC) as u64;
         if !cfg!(miri) {
-            assert!(chunks < no_reuse, "{chunks} chunks, {no_reuse} without reuse");
+            assert!(
+                chunks < no_reuse,
+                "{chunks} chunks, {no_reuse} without reuse"
+            );
         }
     }
 }

@@ -330,7 +330,11 @@ impl Version {
             if shift == 0 {
                 dealloc(v as *mut u8, l);
             } else {
-                space::free(std::ptr::NonNull::new_unchecked(v as *mut u8), l.size(), shift);
+                space::free(
+                    std::ptr::NonNull::new_unchecked(v as *mut u8),
+                    l.size(),
+                    shift,
+                );
             }
         }
     }
