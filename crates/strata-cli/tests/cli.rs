@@ -375,11 +375,11 @@ fn reproduce_memory_spaces_runs_every_series() {
         "reproduce",
         "memory-spaces",
         "--duration",
-        "0.05",
+        "0.3",
         "--warmup",
         "0",
         "--records",
-        "200",
+        "1000",
         "--out",
         dir.to_str().unwrap(),
     ]);
