@@ -347,7 +347,9 @@ impl SpaceSet {
         if n == 1 {
             return 0;
         }
-        PICK.with(|p| {
+        // `try_with`: a thread allocating while its thread-locals are torn
+        // down uses space 0.
+        PICK.try_with(|p| {
             let (set, i) = p.get();
             if set == self.id {
                 return i;
@@ -356,6 +358,7 @@ impl SpaceSet {
             p.set((self.id, i));
             i
         })
+        .unwrap_or(0)
     }
 
     /// Memory for a version of `size` bytes (align at most 16) from the
@@ -389,9 +392,9 @@ impl SpaceSet {
 impl Drop for SpaceSet {
     fn drop(&mut self) {
         for &sp in self.spaces.iter() {
-            // SAFETY: the space is alive: only `drop` closes it, and an
-            // open space is never released.
             let last = {
+                // SAFETY: the space is alive: only `drop` closes it, and an
+                // open space is never released.
                 let mut st = unsafe { &*sp }.state.lock();
                 st.closed = true;
                 st.slots_in_use == 0
@@ -442,6 +445,11 @@ mod tests {
     use std::sync::Arc;
 
     const INC: usize = MIN_INCREMENT;
+
+    /// A slot pointer sent to another thread (keeps its provenance).
+    struct Slot(NonNull<u8>);
+    // SAFETY: the slot is only used by one thread at a time (handed over).
+    unsafe impl Send for Slot {}
 
     fn alloc(set: &SpaceSet, size: usize) -> (NonNull<u8>, u32) {
         set.alloc(size).expect("fits a size class")
@@ -538,12 +546,12 @@ mod tests {
     fn each_thread_allocates_from_its_own_space_and_frees_go_home() {
         let set = Arc::new(SpaceSet::new(3, INC));
         // Three threads: one space each (round-robin on first use).
-        let got: Vec<Vec<usize>> = (0..3)
+        let got: Vec<Vec<Slot>> = (0..3)
             .map(|_| {
                 let set = Arc::clone(&set);
                 std::thread::spawn(move || {
                     (0..5)
-                        .map(|_| alloc(&set, 48).0.as_ptr() as usize)
+                        .map(|_| Slot(alloc(&set, 48).0))
                         .collect::<Vec<_>>()
                 })
             })
@@ -558,7 +566,7 @@ mod tests {
         let sh = INC.trailing_zeros();
         for p in got.iter().flatten() {
             // SAFETY: allocated above for 48 bytes, freed once.
-            unsafe { free(NonNull::new(*p as *mut u8).unwrap(), 48, sh) };
+            unsafe { free(p.0, 48, sh) };
         }
         let st = set.stats();
         assert!(
@@ -570,7 +578,7 @@ mod tests {
         let (p, _) = alloc(&set, 48);
         let mine = got
             .iter()
-            .position(|v| v.contains(&(p.as_ptr() as usize)))
+            .position(|v| v.iter().any(|q| q.0 == p))
             .expect("a reused slot");
         assert_eq!(set.stats()[mine].slots_in_use, 1);
         // SAFETY: as above.
@@ -611,9 +619,9 @@ mod tests {
                         // while ours and then retired once.
                         unsafe {
                             p.as_ptr().write_bytes(t as u8, size);
-                            let addr = p.as_ptr() as usize;
+                            let slot = Slot(p);
                             crossbeam_epoch::pin().defer_unchecked(move || {
-                                let p = NonNull::new(addr as *mut u8).unwrap();
+                                let p = { slot }.0;
                                 assert!(std::slice::from_raw_parts(p.as_ptr(), size)
                                     .iter()
                                     .all(|b| *b == t as u8));
