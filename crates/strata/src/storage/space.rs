@@ -550,9 +550,7 @@ mod tests {
             .map(|_| {
                 let set = Arc::clone(&set);
                 std::thread::spawn(move || {
-                    (0..5)
-                        .map(|_| Slot(alloc(&set, 48).0))
-                        .collect::<Vec<_>>()
+                    (0..5).map(|_| Slot(alloc(&set, 48).0)).collect::<Vec<_>>()
                 })
             })
             .map(|h| h.join().unwrap())
