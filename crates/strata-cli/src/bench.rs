@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use serde::Serialize;
-use strata::{Database, Durability, LogStats, Options, SyncPolicy};
+use strata::{Database, Durability, LogStats, MemorySpaces, Options, SyncPolicy};
 use strata_workloads::driver::{DriverConfig, Latency, SeriesPoint};
 use strata_workloads::ycsb::{self, Memory, YcsbConfig, YcsbEngine};
 use strata_workloads::{peers, WorkloadError};
@@ -202,6 +202,14 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
         .gc_threads(a.gc_threads)
         .gc_every_commits(a.gc_every)
         .durability(durability(a)?);
+    let options = match a.extra.memory_spaces {
+        None => options,
+        Some(0) => options.memory_spaces(MemorySpaces::System),
+        Some(count) => options.memory_spaces(MemorySpaces::Spaces {
+            count,
+            increment: a.extra.space_increment,
+        }),
+    };
     options.validate().map_err(|e| UsageError(e.to_string()))?;
     let driver = DriverConfig {
         warmup: Duration::from_secs_f64(a.warmup),
@@ -518,6 +526,17 @@ fn print_summary(s: &Summary) {
             "stores    storage {}  main table {} B  time-travel/delta store {} B  average chain {:.2}",
             s.storage, m.main_table_bytes, m.version_store_bytes, m.avg_chain_length
         );
+        for sp in &m.memory_spaces {
+            println!(
+                "space {:<3} {} B reserved ({} chunks)  {} B in use  {} free slots  {} allocations",
+                sp.space,
+                sp.bytes_reserved,
+                sp.chunks,
+                sp.bytes_in_use,
+                sp.free_slots,
+                sp.allocations
+            );
+        }
     }
     if let Some(l) = &s.log {
         println!(

@@ -71,7 +71,7 @@ enum Command {
 #[derive(Subcommand, Debug)]
 enum Bench {
     /// YCSB-style key-value transactions: Zipfian keys, reads and updates.
-    Ycsb(YcsbArgs),
+    Ycsb(Box<YcsbArgs>),
     /// TPC-C: the five transactions, the standard mix, optional StockScan;
     /// checks the consistency conditions after the run.
     Tpcc(tpcc_cmd::TpccArgs),

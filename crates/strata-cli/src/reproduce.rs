@@ -15,8 +15,7 @@
 //! validating each series' `Options`: a series naming a design variant the
 //! engine does not implement yet is skipped with a note, and a figure with no
 //! runnable series fails with "needs X, not implemented yet". Figures that
-//! need a dimension with no setting yet (memory spaces, Table 1 presets)
-//! name it in `needs`.
+//! need a dimension with no setting yet name it in `needs`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,7 +23,8 @@ use std::time::Duration;
 
 use clap::Args;
 use strata::{
-    Database, GcPolicy, IndexPointers, NonInline, Options, Preset, Protocol, VersionStorage,
+    Database, GcPolicy, IndexPointers, MemorySpaces, NonInline, Options, Preset, Protocol,
+    VersionStorage,
 };
 use strata_workloads::driver::DriverConfig;
 use strata_workloads::tpcc::{self, TpccConfig};
@@ -77,6 +77,7 @@ pub enum Set {
     Gc(GcPolicy),
     IndexPointers(IndexPointers),
     NonInline(NonInline),
+    MemorySpaces(MemorySpaces),
     /// A whole configuration of `strata presets` (replaces the options).
     Preset(Preset),
     ReadRatio(f64),
@@ -109,6 +110,7 @@ impl Set {
             Set::Gc(v) => p.opts.gc = v,
             Set::IndexPointers(v) => p.opts.index_pointers = v,
             Set::NonInline(v) => p.opts.non_inline = v,
+            Set::MemorySpaces(v) => p.opts.memory_spaces = v,
             Set::Preset(v) => p.opts = Options::preset(v),
             Set::ReadRatio(v) => y.read_ratio = v,
             Set::Theta(v) => y.theta = v,
@@ -519,9 +521,42 @@ pub const FIGURES: &[Figure] = &[
         xs: &[1.0, 2.0],
         xs_paper: &[1.0, 2.0, 4.0, 8.0, 16.0, 24.0, 32.0, 40.0],
         base: &[UPDATE_INTENSIVE],
-        series: &[],
+        series: &[
+            Series {
+                label: "global allocator",
+                settings: &[Set::MemorySpaces(MemorySpaces::System)],
+            },
+            Series {
+                label: "1 space",
+                settings: &[Set::MemorySpaces(MemorySpaces::Spaces {
+                    count: 1,
+                    increment: MemorySpaces::DEFAULT_INCREMENT,
+                })],
+            },
+            Series {
+                label: "2 spaces",
+                settings: &[Set::MemorySpaces(MemorySpaces::Spaces {
+                    count: 2,
+                    increment: MemorySpaces::DEFAULT_INCREMENT,
+                })],
+            },
+            Series {
+                label: "4 spaces",
+                settings: &[Set::MemorySpaces(MemorySpaces::Spaces {
+                    count: 4,
+                    increment: MemorySpaces::DEFAULT_INCREMENT,
+                })],
+            },
+            Series {
+                label: "8 spaces",
+                settings: &[Set::MemorySpaces(MemorySpaces::Spaces {
+                    count: 8,
+                    increment: MemorySpaces::DEFAULT_INCREMENT,
+                })],
+            },
+        ],
         metric: Metric::Throughput,
-        needs: Some("memory spaces (an Options dimension)"),
+        needs: None,
     },
     Figure {
         workload: Workload::Ycsb,

@@ -53,6 +53,14 @@ pub struct YcsbExtra {
     /// report each engine's median run.
     #[arg(long, default_value_t = 1)]
     pub runs: usize,
+    /// Allocate versions from N separate memory spaces (the study's
+    /// Fig. 16; thread k uses space k mod N); 0: the global allocator.
+    /// Default: the engine's default.
+    #[arg(long, value_name = "N")]
+    pub memory_spaces: Option<usize>,
+    /// Bytes each memory space grows by (a power of two, at least 4096).
+    #[arg(long, value_name = "BYTES", default_value_t = strata::MemorySpaces::DEFAULT_INCREMENT)]
+    pub space_increment: usize,
     /// Save committed transactions per second, once a second, to this CSV file.
     #[arg(long, value_name = "FILE")]
     pub series: Option<std::path::PathBuf>,

@@ -54,6 +54,64 @@ fn bench_ycsb_json_reports_commits() {
 }
 
 #[test]
+fn bench_ycsb_memory_spaces_reports_each_space() {
+    let args = |n: &'static str, json: bool| {
+        let mut a = vec![
+            "bench",
+            "ycsb",
+            "--records",
+            "300",
+            "--threads",
+            "2",
+            "--duration",
+            "0.2",
+            "--warmup",
+            "0",
+            "--read-ratio",
+            "0.2",
+            "--memory-spaces",
+            n,
+            "--space-increment",
+            "65536",
+        ];
+        if json {
+            a.push("--json");
+        }
+        a
+    };
+    let out = strata(&args("2", true));
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&text(&out.stdout)).expect("valid JSON");
+    let spaces = v["memory"]["memory_spaces"]
+        .as_array()
+        .expect("per-space figures");
+    assert_eq!(spaces.len(), 2, "{v}");
+    for (i, s) in spaces.iter().enumerate() {
+        assert_eq!(s["space"].as_u64(), Some(i as u64));
+        let chunks = s["chunks"].as_u64().unwrap();
+        assert!(chunks > 0, "{v}");
+        assert_eq!(s["bytes_reserved"].as_u64(), Some(chunks * 65536));
+        assert!(s["bytes_in_use"].as_u64().unwrap() <= chunks * 65536);
+    }
+    // The text summary has one line per space; 0 is the global allocator.
+    let out = strata(&args("2", false));
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("space ")).count(),
+        2,
+        "{stdout}"
+    );
+    let out = strata(&args("0", true));
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&text(&out.stdout)).unwrap();
+    assert!(v["memory"].get("memory_spaces").is_none(), "{v}");
+    let mut bad = args("2", true);
+    bad[15] = "5000";
+    assert_usage_error(&bad, "power of two");
+}
+
+#[test]
 fn bench_ycsb_read_only_summary() {
     let out = strata(&[
         "bench",
@@ -307,8 +365,48 @@ fn reproduce_list_and_unimplemented_figures() {
             .any(|l| l.starts_with("presets") && l.ends_with("[ready]")),
         "{stdout}"
     );
-    assert_usage_error(&["reproduce", "memory-spaces"], "needs memory spaces");
     assert_usage_error(&["reproduce", "fig99"], "unknown figure");
+}
+
+#[test]
+fn reproduce_memory_spaces_runs_every_series() {
+    let dir = temp_dir("spaces");
+    let out = strata(&[
+        "reproduce",
+        "memory-spaces",
+        "--duration",
+        "0.3",
+        "--warmup",
+        "0",
+        "--records",
+        "1000",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let csv = std::fs::read_to_string(dir.join("memory-spaces.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    // Five series (global allocator, 1/2/4/8 spaces) x threads 1, 2.
+    assert_eq!(rows.len(), 10, "{csv}");
+    for s in [
+        "global allocator",
+        "1 space",
+        "2 spaces",
+        "4 spaces",
+        "8 spaces",
+    ] {
+        let xs: Vec<&str> = rows.iter().filter(|r| r[1] == s).map(|r| r[3]).collect();
+        assert_eq!(xs, ["1", "2"], "{s}: {csv}");
+    }
+    for r in &rows {
+        assert_eq!((r[0], r[2]), ("memory-spaces", "threads"));
+        assert!(r[4].parse::<f64>().unwrap() > 0.0, "{r:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -428,6 +428,22 @@ pub struct Memory {
     pub main_table_bytes: u64,
     /// Time-travel copies or delta records.
     pub version_store_bytes: u64,
+    /// Per memory space (empty with the global allocator).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub memory_spaces: Vec<SpaceMemory>,
+}
+
+/// One memory space's figures (`strata::SpaceStats`).
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct SpaceMemory {
+    pub space: usize,
+    pub chunks: u64,
+    pub bytes_reserved: u64,
+    pub bytes_in_use: u64,
+    pub slots_in_use: u64,
+    pub free_slots: u64,
+    pub allocations: u64,
+    pub large_allocations: u64,
 }
 
 impl Memory {
@@ -444,6 +460,20 @@ impl Memory {
             versions_reclaimed: st.versions_reclaimed,
             main_table_bytes: st.main_table_bytes,
             version_store_bytes: st.version_store_bytes,
+            memory_spaces: st
+                .memory_spaces
+                .iter()
+                .map(|s| SpaceMemory {
+                    space: s.space,
+                    chunks: s.chunks,
+                    bytes_reserved: s.bytes_reserved,
+                    bytes_in_use: s.bytes_in_use,
+                    slots_in_use: s.slots_in_use,
+                    free_slots: s.free_slots,
+                    allocations: s.allocations,
+                    large_allocations: s.large_allocations,
+                })
+                .collect(),
         }
     }
 }

@@ -6,7 +6,7 @@ use crate::gc::vacuum::{self, Partition};
 use crate::gc::{GcQueue, Limbo};
 use crate::log::record::CatalogRecord;
 use crate::log::{LogStats, RecoveryReport};
-use crate::options::{Durability, GcPolicy, Options, Protocol};
+use crate::options::{Durability, GcPolicy, MemorySpaces, Options, Protocol};
 use crate::stats::{Counters, Stats};
 use crate::storage::version::{Version, HEADER_BYTES};
 use crate::table::{Coop, Table, TableInner};
@@ -51,6 +51,9 @@ pub(crate) struct DbInner {
     /// Tuple-level GC: one lock per GC-thread partition of the blocks, so
     /// no two passes prune the same row.
     pub vacuum_parts: Vec<Mutex<()>>,
+    /// Memory spaces versions are allocated from (`Options::memory_spaces`);
+    /// every table holds a clone.
+    pub spaces: Option<Arc<crate::storage::space::SpaceSet>>,
 }
 
 /// An in-memory MVCC database. Cheap to clone; all clones share one engine.
@@ -74,6 +77,12 @@ impl Database {
         let vacuum_parts = (0..opts.gc_threads.max(1))
             .map(|_| Mutex::new(()))
             .collect();
+        let spaces = match opts.memory_spaces {
+            MemorySpaces::System => None,
+            MemorySpaces::Spaces { count, increment } => Some(Arc::new(
+                crate::storage::space::SpaceSet::new(count, increment),
+            )),
+        };
         let db = Database {
             inner: Arc::new(DbInner {
                 id: NEXT_DB_ID.fetch_add(1, SeqCst),
@@ -91,6 +100,7 @@ impl Database {
                 indexes: Default::default(),
                 coop,
                 vacuum_parts,
+                spaces,
             }),
         };
         match (db.inner.opts.gc, db.inner.opts.gc_interval) {
@@ -181,7 +191,8 @@ impl Database {
         let t = Arc::new(
             TableInner::new(id, self.inner.id, schema)
                 .with_storage(self.inner.opts.version_storage, self.inner.opts.non_inline)
-                .with_coop(self.inner.coop.clone()),
+                .with_coop(self.inner.coop.clone())
+                .with_spaces(self.inner.spaces.clone()),
         );
         tables.push(Arc::clone(&t));
         names.insert(name, id);
@@ -301,6 +312,9 @@ impl Database {
         drop(guard);
         if let Some(c) = &self.inner.coop {
             st.versions_reclaimed += c.reclaimed.load(SeqCst);
+        }
+        if let Some(sp) = &self.inner.spaces {
+            st.memory_spaces = sp.stats();
         }
         st
     }

@@ -54,11 +54,12 @@ pub use error::{ConflictKind, Error, Result};
 pub use index::secondary::{Index, Unique};
 pub use log::{LogStats, RecoveryReport, TornTail};
 pub use options::{
-    Durability, GcPolicy, IndexPointers, LogTuning, NonInline, Options, Protocol, SyncPolicy,
-    VersionStorage,
+    Durability, GcPolicy, IndexPointers, LogTuning, MemorySpaces, NonInline, Options, Protocol,
+    SyncPolicy, VersionStorage,
 };
 pub use presets::{presets_markdown, Preset, PresetInfo};
 pub use stats::Stats;
+pub use storage::space::SpaceStats;
 pub use table::Table;
 pub use txn::Transaction;
 /// Bytes of tuple header per version (write lock, begin, end, chain pointer

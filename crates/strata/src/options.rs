@@ -220,6 +220,61 @@ pub enum IndexPointers {
     Physical,
 }
 
+/// Where versions are allocated (the Peloton study's Fig. 16; see
+/// `storage::space`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum MemorySpaces {
+    /// The global allocator (mimalloc in the `strata` binary).
+    #[default]
+    System,
+    /// `count` separate spaces, each growing by chunks of `increment`
+    /// bytes (a power of two, at least 4 KiB); thread k allocates from
+    /// space k mod `count`, so 1 is one shared space. Freed slots are
+    /// reused; chunks go back to the OS when the database is dropped.
+    Spaces { count: usize, increment: usize },
+}
+
+impl MemorySpaces {
+    /// The default chunk size of a space: 512 KiB.
+    pub const DEFAULT_INCREMENT: usize = 512 << 10;
+
+    /// `count` spaces of the default increment.
+    pub fn spaces(count: usize) -> Self {
+        MemorySpaces::Spaces {
+            count,
+            increment: Self::DEFAULT_INCREMENT,
+        }
+    }
+
+    /// Number of spaces (0 for the global allocator).
+    pub fn count(self) -> usize {
+        match self {
+            MemorySpaces::System => 0,
+            MemorySpaces::Spaces { count, .. } => count,
+        }
+    }
+
+    fn validate(self) -> Result<()> {
+        use crate::storage::space::{MAX_INCREMENT, MAX_SPACES, MIN_INCREMENT};
+        let MemorySpaces::Spaces { count, increment } = self else {
+            return Ok(());
+        };
+        if count == 0 || count > MAX_SPACES {
+            return Err(Error::InvalidConfig(format!(
+                "memory spaces: the count must be in 1..={MAX_SPACES}, got {count} \
+                 (use MemorySpaces::System for the global allocator)"
+            )));
+        }
+        if !increment.is_power_of_two() || !(MIN_INCREMENT..=MAX_INCREMENT).contains(&increment) {
+            return Err(Error::InvalidConfig(format!(
+                "memory spaces: the increment must be a power of two in \
+                 {MIN_INCREMENT}..={MAX_INCREMENT} bytes, got {increment}"
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// Database options; `Options::default()` is the best overall configuration
 /// (SI+SSN, append-only N2O, transaction-level GC, tuple-id indirection).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -249,6 +304,8 @@ pub struct Options {
     pub durability: Durability,
     /// Sizes and intervals of the write-ahead log (ignored without one).
     pub log_tuning: LogTuning,
+    /// Where versions are allocated: the global allocator or memory spaces.
+    pub memory_spaces: MemorySpaces,
 }
 
 /// Whether committed transactions survive a crash (see the `log` module).
@@ -326,6 +383,7 @@ impl Default for Options {
             max_retries: 1000,
             durability: Durability::None,
             log_tuning: LogTuning::default(),
+            memory_spaces: MemorySpaces::default(),
         }
     }
 }
@@ -388,6 +446,10 @@ impl Options {
         self.log_tuning = t;
         self
     }
+    pub fn memory_spaces(mut self, m: MemorySpaces) -> Self {
+        self.memory_spaces = m;
+        self
+    }
 
     /// `validate()`'s verdict on every protocol x storage x GC x pointer
     /// combination (see [`crate::matrix`]).
@@ -408,6 +470,7 @@ impl Options {
                 "gc_interval must be longer than zero (use None to turn the GC thread off)".into(),
             ));
         }
+        self.memory_spaces.validate()?;
         if self.gc_every_commits == 0 {
             return Err(Error::InvalidConfig(
                 "gc_every_commits must be at least 1".into(),

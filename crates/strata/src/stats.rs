@@ -107,6 +107,9 @@ pub struct Stats {
     pub gc_blocks_skipped: u64,
     /// Transactions open right now.
     pub open_transactions: u64,
+    /// Per memory space: chunks, bytes reserved and in use, free slots
+    /// (empty with `MemorySpaces::System`).
+    pub memory_spaces: Vec<crate::storage::space::SpaceStats>,
 }
 
 impl Stats {
@@ -132,6 +135,7 @@ impl Stats {
             gc_blocks_scanned: 0,
             gc_blocks_skipped: 0,
             open_transactions: 0,
+            memory_spaces: Vec::new(),
         }
     }
 

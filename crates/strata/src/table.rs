@@ -43,6 +43,9 @@ pub struct TableInner {
     /// Cooperative cleaning (O2N): the shared horizon and counter; None
     /// under every other GC policy.
     pub coop: Option<Arc<Coop>>,
+    /// The database's memory spaces versions are allocated from; None: the
+    /// global allocator (`Options::memory_spaces`).
+    pub spaces: Option<Arc<crate::storage::space::SpaceSet>>,
 }
 
 /// What cooperating workers share: the last horizon computed (a stale
@@ -73,6 +76,7 @@ impl TableInner {
             secondary: Default::default(),
             dirty: DirtyBlocks::default(),
             coop: None,
+            spaces: None,
         }
     }
 
@@ -80,6 +84,13 @@ impl TableInner {
     pub fn with_storage(mut self, storage: VersionStorage, non_inline: NonInline) -> Self {
         self.storage = storage;
         self.non_inline = non_inline;
+        self
+    }
+
+    /// Allocates versions from these memory spaces (before the table is
+    /// shared).
+    pub fn with_spaces(mut self, spaces: Option<Arc<crate::storage::space::SpaceSet>>) -> Self {
+        self.spaces = spaces;
         self
     }
 

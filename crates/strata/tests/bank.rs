@@ -4,7 +4,9 @@
 
 mod common;
 use std::sync::atomic::{AtomicU64, Ordering};
-use strata::{key, row, Database, Error, Options, Protocol, Schema, Type, Value, VersionStorage};
+use strata::{
+    key, row, Database, Error, MemorySpaces, Options, Protocol, Schema, Type, Value, VersionStorage,
+};
 
 const ACCOUNTS: i64 = 20;
 const INITIAL: i64 = 1_000;
@@ -26,7 +28,16 @@ fn run_bank(p: Protocol, threads: usize, transfers_per_thread: u64) {
 }
 
 fn run_bank_on(p: Protocol, storage: VersionStorage, threads: usize, transfers_per_thread: u64) {
-    let db = Database::open(Options::default().protocol(p).version_storage(storage)).unwrap();
+    run_bank_with(
+        Options::default().protocol(p).version_storage(storage),
+        threads,
+        transfers_per_thread,
+    )
+}
+
+fn run_bank_with(opts: Options, threads: usize, transfers_per_thread: u64) {
+    let p = opts.protocol;
+    let db = Database::open(opts).unwrap();
     let t = db
         .create_table(
             Schema::new("accounts")
@@ -167,3 +178,26 @@ bank_storage_test!(
     bank_storages_ssn => SiSsn,
     bank_storages_ssi => SiSsi,
 );
+
+/// Versions from memory spaces (one shared space, and one per thread, with
+/// 4 KiB chunks so that many chunks are in play), append-only and delta.
+#[test]
+fn bank_memory_spaces() {
+    for count in [1, 4] {
+        for (p, s) in [
+            (Protocol::SiSsn, VersionStorage::AppendNewToOld),
+            (Protocol::Mvto, VersionStorage::Delta),
+            (Protocol::Mv2pl, VersionStorage::TimeTravel),
+        ] {
+            eprintln!("-- {count} spaces, {p} on {s}");
+            let opts = Options::default()
+                .protocol(p)
+                .version_storage(s)
+                .memory_spaces(MemorySpaces::Spaces {
+                    count,
+                    increment: 4096,
+                });
+            run_bank_with(opts, 4, 1_000 * soak());
+        }
+    }
+}

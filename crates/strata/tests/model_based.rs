@@ -7,8 +7,8 @@
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use strata::{
-    key, row, Database, Error, GcPolicy, NonInline, Options, Protocol, Schema, Type, Value,
-    VersionStorage,
+    key, row, Database, Error, GcPolicy, MemorySpaces, NonInline, Options, Protocol, Schema, Type,
+    Value, VersionStorage,
 };
 
 #[derive(Debug, Clone)]
@@ -184,6 +184,14 @@ proptest! {
                 Options::default()
                     .version_storage(s)
                     .non_inline(NonInline::Copy)
+                    .gc_every_commits(1),
+                &ops,
+            )?;
+            // Nor allocating versions from memory spaces.
+            run_with(
+                Options::default()
+                    .version_storage(s)
+                    .memory_spaces(MemorySpaces::Spaces { count: 2, increment: 4096 })
                     .gc_every_commits(1),
                 &ops,
             )?;

@@ -10,8 +10,8 @@ use executor::StrataExecutor;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 use strata::{
-    key, row, Database, Error, GcPolicy, IndexPointers, NonInline, Options, Protocol, Schema, Type,
-    Value, VersionStorage,
+    key, row, Database, Error, GcPolicy, IndexPointers, MemorySpaces, NonInline, Options, Protocol,
+    Schema, Type, Value, VersionStorage,
 };
 use strata_verify::{check, run_workload, CheckOptions, GeneratorConfig, Workload};
 
@@ -42,12 +42,22 @@ fn verify(storage: VersionStorage, protocol: Protocol, gc: GcPolicy, workload: W
         skew: 0.99,
         seed,
     };
+    // Every other protocol allocates its versions from memory spaces.
+    let spaces = if si % 2 == 1 {
+        MemorySpaces::Spaces {
+            count: 2,
+            increment: 4096,
+        }
+    } else {
+        MemorySpaces::System
+    };
     let exec = StrataExecutor::with_options(
         Options::default()
             .protocol(protocol)
             .version_storage(storage)
             .gc(gc)
-            .gc_every_commits(4),
+            .gc_every_commits(4)
+            .memory_spaces(spaces),
     )
     .expect("open");
     let history = run_workload(&exec, &cfg, 4, n);

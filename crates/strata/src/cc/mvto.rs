@@ -106,7 +106,7 @@ pub fn ghost(
         return t.index.get(ek);
     };
     // Committed at timestamp 0 (visible to all), locked by GC's id for now.
-    let v = Version::alloc_tombstone(0, key.0.clone(), std::ptr::null_mut());
+    let v = Version::alloc_tombstone(t.spaces.as_deref(), 0, key.0.clone(), std::ptr::null_mut());
     // SAFETY: `v` is not shared yet.
     unsafe {
         (*v).begin.store(0, SeqCst);

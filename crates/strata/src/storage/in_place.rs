@@ -779,7 +779,7 @@ mod tests {
     fn a_reader_refuses_a_master_inside_a_write_section() {
         let guard = crossbeam_epoch::pin();
         let m = Master::with_row(vec![Value::Int(1), Value::from("a"), Value::Int(1)]);
-        let v = Version::alloc_in_place(1, m, std::ptr::null_mut());
+        let v = Version::alloc_in_place(None, 1, m, std::ptr::null_mut());
         // SAFETY: both ours, freed at the end.
         let r = unsafe { &*m };
         let mut sec = r.write();

@@ -23,6 +23,7 @@ pub mod append_only;
 pub mod delta;
 pub mod in_place;
 pub mod indirection;
+pub mod space;
 pub mod time_travel;
 pub mod version;
 
@@ -177,9 +178,10 @@ fn alloc_append(
     row: NewRow<'_>,
     next: *mut Version,
 ) -> *mut Version {
+    let sp = t.spaces.as_deref();
     match row {
-        NewRow::Row(r) => Version::alloc(tid, r, next),
-        NewRow::Tombstone(k) => Version::alloc_tombstone(tid, k, next),
+        NewRow::Row(r) => Version::alloc(sp, tid, r, next),
+        NewRow::Tombstone(k) => Version::alloc_tombstone(sp, tid, k, next),
         NewRow::Update(ch) => {
             // SAFETY: `base` is locked by or belongs to the writer.
             let old = unsafe { &*base }.data();
@@ -187,10 +189,10 @@ fn alloc_append(
             // Two loops rather than a per-attribute test of the mode: this is
             // the update hot path of the default configuration.
             match t.non_inline {
-                NonInline::Shared => Version::alloc_with(tid, old.len(), next, |i| {
+                NonInline::Shared => Version::alloc_with(sp, tid, old.len(), next, |i| {
                     new(i).unwrap_or_else(|| old[i].clone())
                 }),
-                NonInline::Copy => Version::alloc_with(tid, old.len(), next, |i| {
+                NonInline::Copy => Version::alloc_with(sp, tid, old.len(), next, |i| {
                     new(i).unwrap_or_else(|| append_only::carry(&old[i], NonInline::Copy))
                 }),
             }
@@ -199,10 +201,17 @@ fn alloc_append(
 }
 
 /// An in-place version (or tombstone) of the row whose master is `m`.
-fn alloc_in_place(tid: u64, m: *mut Master, row: &NewRow<'_>, next: *mut Version) -> *mut Version {
+fn alloc_in_place(
+    t: &TableInner,
+    tid: u64,
+    m: *mut Master,
+    row: &NewRow<'_>,
+    next: *mut Version,
+) -> *mut Version {
+    let sp = t.spaces.as_deref();
     match row {
-        NewRow::Tombstone(k) => Version::alloc_tombstone_in_place(tid, k.clone(), m, next),
-        _ => Version::alloc_in_place(tid, m, next),
+        NewRow::Tombstone(k) => Version::alloc_tombstone_in_place(sp, tid, k.clone(), m, next),
+        _ => Version::alloc_in_place(sp, tid, m, next),
     }
 }
 
@@ -240,7 +249,7 @@ pub fn install(
                 // Insert over an MVTO ghost: the row gets its first master.
                 m = Master::new(t.schema.columns.len());
             }
-            let v = alloc_in_place(tid, m, &row, prev);
+            let v = alloc_in_place(t, tid, m, &row, prev);
             // SAFETY: `prev` is locked by us and alive.
             let img = image(t, unsafe { &*prev }, row);
             // SAFETY: the master lives as long as its row.
@@ -275,7 +284,7 @@ pub fn replace_own(
         }
         s @ (VersionStorage::TimeTravel | VersionStorage::Delta) => {
             let m = master_of(own);
-            let v = alloc_in_place(tid, m, &row, prev);
+            let v = alloc_in_place(t, tid, m, &row, prev);
             // SAFETY: our own version is alive.
             let img = image(t, unsafe { &*own }, row);
             // SAFETY: the master lives as long as its row.
@@ -290,10 +299,10 @@ pub fn replace_own(
 /// Publishes the first version of a fresh tuple (not in the index yet).
 pub fn publish_fresh(t: &TableInner, tuple: u64, tid: u64, row: Vec<Value>) -> *mut Version {
     let v = if t.storage.is_append_only() {
-        Version::alloc(tid, row, ptr::null_mut())
+        Version::alloc(t.spaces.as_deref(), tid, row, ptr::null_mut())
     } else {
         let m = Master::with_row(row);
-        let v = Version::alloc_in_place(tid, m, ptr::null_mut());
+        let v = Version::alloc_in_place(t.spaces.as_deref(), tid, m, ptr::null_mut());
         let mut sec = unsafe { &*m }.write();
         sec.set_owner(v);
         drop(sec);

@@ -29,6 +29,7 @@
 //! committed, and at which timestamp (ERMIA's post-commit stamping).
 
 use super::in_place::{Master, Record};
+use super::space::{self, SpaceSet};
 use crate::value::Value;
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
@@ -43,7 +44,15 @@ const HAS_HEAP: u64 = 1 << 62;
 /// Set in `len` for a version of an in-place scheme (time-travel, delta):
 /// an [`InPlaceExt`] follows the values.
 const IN_PLACE: u64 = 1 << 61;
-const FLAGS: u64 = TOMBSTONE | HAS_HEAP | IN_PLACE;
+/// Bits of `len` holding log2 of the memory-space chunk size the version
+/// was allocated in (`storage::space`); 0 for the global allocator.
+const SPACE_SHIFT_AT: u32 = 56;
+const SPACE_SHIFT: u64 = 0x1f << SPACE_SHIFT_AT;
+const FLAGS: u64 = TOMBSTONE | HAS_HEAP | IN_PLACE | SPACE_SHIFT;
+const _: () = assert!(
+    (crate::storage::space::MAX_INCREMENT.trailing_zeros() as u64) < 0x1f,
+    "the chunk shift must fit its bits"
+);
 
 /// `end` of a version nobody has overwritten.
 pub const INF_TS: u64 = TID_MARK - 1;
@@ -116,9 +125,15 @@ fn layout(len: usize, ext: bool) -> (Layout, usize) {
 impl Version {
     /// A new, locked, uncommitted version created by transaction `tid`,
     /// holding `values`. Free it with [`Version::free`].
-    pub fn alloc(tid: u64, values: Vec<Value>, next: *mut Version) -> *mut Version {
+    /// `sp`: the database's memory spaces (None: the global allocator).
+    pub fn alloc(
+        sp: Option<&SpaceSet>,
+        tid: u64,
+        values: Vec<Value>,
+        next: *mut Version,
+    ) -> *mut Version {
         let mut it = values.into_iter();
-        Self::alloc_with(tid, it.len(), next, |_| {
+        Self::alloc_with(sp, tid, it.len(), next, |_| {
             it.next().expect("exactly len values")
         })
     }
@@ -126,18 +141,24 @@ impl Version {
     /// Like [`Version::alloc`], with value `i` produced by `value(i)`; an
     /// update builds its row image in place this way, with no temporary row.
     pub fn alloc_with(
+        sp: Option<&SpaceSet>,
         tid: u64,
         len: usize,
         next: *mut Version,
         value: impl FnMut(usize) -> Value,
     ) -> *mut Version {
-        Self::alloc_inner(tid, len, 0, next, value)
+        Self::alloc_inner(sp, tid, len, 0, next, value)
     }
 
     /// A version of an in-place scheme: no row image (its values are the
     /// master's until it is overwritten, then its record's).
-    pub fn alloc_in_place(tid: u64, master: *mut Master, next: *mut Version) -> *mut Version {
-        let v = Self::alloc_inner(tid, 0, IN_PLACE, next, |_| unreachable!("no values"));
+    pub fn alloc_in_place(
+        sp: Option<&SpaceSet>,
+        tid: u64,
+        master: *mut Master,
+        next: *mut Version,
+    ) -> *mut Version {
+        let v = Self::alloc_inner(sp, tid, 0, IN_PLACE, next, |_| unreachable!("no values"));
         // SAFETY: fresh allocation with an extension (IN_PLACE), unshared.
         unsafe {
             Self::ext_ptr(v).write(InPlaceExt {
@@ -150,13 +171,14 @@ impl Version {
 
     /// A tombstone of an in-place scheme, holding the key inline.
     pub fn alloc_tombstone_in_place(
+        sp: Option<&SpaceSet>,
         tid: u64,
         key: Vec<Value>,
         master: *mut Master,
         next: *mut Version,
     ) -> *mut Version {
         let mut it = key.into_iter();
-        let v = Self::alloc_inner(tid, it.len(), TOMBSTONE | IN_PLACE, next, |_| {
+        let v = Self::alloc_inner(sp, tid, it.len(), TOMBSTONE | IN_PLACE, next, |_| {
             it.next().expect("exactly len values")
         });
         // SAFETY: fresh allocation with an extension (IN_PLACE), unshared.
@@ -197,14 +219,21 @@ impl Version {
     }
 
     /// A tombstone (deleted row) holding the row's primary key.
-    pub fn alloc_tombstone(tid: u64, key: Vec<Value>, next: *mut Version) -> *mut Version {
+    pub fn alloc_tombstone(
+        sp: Option<&SpaceSet>,
+        tid: u64,
+        key: Vec<Value>,
+        next: *mut Version,
+    ) -> *mut Version {
         let mut it = key.into_iter();
-        Self::alloc_inner(tid, it.len(), TOMBSTONE, next, |_| {
+        Self::alloc_inner(sp, tid, it.len(), TOMBSTONE, next, |_| {
             it.next().expect("exactly len values")
         })
     }
 
+    #[inline]
     fn alloc_inner(
+        sp: Option<&SpaceSet>,
         tid: u64,
         len: usize,
         flags: u64,
@@ -213,16 +242,22 @@ impl Version {
     ) -> *mut Version {
         let (l, _) = layout(len, flags & IN_PLACE != 0);
         // SAFETY: the layout has non-zero size (the header); we check for
-        // allocation failure; the header is written with `write` before any
-        // reference is made. Each value slot (inside the allocation, see
-        // `layout`) is written exactly once. `value` is our own closures'
-        // clones/moves, which do not panic; if one did, the version would
-        // leak, never be read half-built (it is not shared yet).
+        // allocation failure; a space slot is at least `l.size()` bytes and
+        // 16-byte aligned (>= the layout's align of 8). The header is
+        // written with `write` before any reference is made. Each value
+        // slot (inside the allocation, see `layout`) is written exactly
+        // once. `value` is our own closures' clones/moves, which do not
+        // panic; if one did, the version would leak, never be read
+        // half-built (it is not shared yet).
         unsafe {
-            let p = alloc(l) as *mut Version;
+            let (p, shift) = match sp.and_then(|s| s.alloc(l.size())) {
+                Some((p, shift)) => (p.as_ptr() as *mut Version, shift),
+                None => (alloc(l) as *mut Version, 0),
+            };
             if p.is_null() {
                 handle_alloc_error(l);
             }
+            let flags = flags | (shift as u64) << SPACE_SHIFT_AT;
             p.write(Version {
                 txn_id: AtomicU64::new(tid),
                 begin: AtomicU64::new(TID_MARK | tid),
@@ -276,7 +311,31 @@ impl Version {
                     drop(Box::from_raw(rec));
                 }
             }
-            dealloc(v as *mut u8, layout(len, ext).0);
+            Self::release(v, layout(len, ext).0);
+        }
+    }
+
+    /// Returns the memory of `v` to its allocator (a memory space or the
+    /// global one).
+    ///
+    /// # Safety
+    /// `v` was allocated with layout `l`, its contents are dropped or moved
+    /// out, and it is released once.
+    #[inline]
+    unsafe fn release(v: *mut Version, l: Layout) {
+        // SAFETY: per the contract; the shift was stored by `alloc_inner`
+        // from the space's `alloc` of `l.size()` bytes.
+        unsafe {
+            let shift = (((*v).len & SPACE_SHIFT) >> SPACE_SHIFT_AT) as u32;
+            if shift == 0 {
+                dealloc(v as *mut u8, l);
+            } else {
+                space::free(
+                    std::ptr::NonNull::new_unchecked(v as *mut u8),
+                    l.size(),
+                    shift,
+                );
+            }
         }
     }
 
@@ -296,7 +355,7 @@ impl Version {
                 (*v).len & IN_PLACE == 0,
                 "in-place versions own no row image"
             );
-            dealloc(v as *mut u8, layout(len, false).0);
+            Self::release(v, layout(len, false).0);
             out
         }
     }
@@ -361,6 +420,7 @@ mod tests {
     fn inline_rows_own_and_release_their_values() {
         let text = Arc::new("shared".to_string());
         let v = Version::alloc(
+            None,
             7,
             vec![Value::Int(1), Value::Text(Arc::clone(&text))],
             std::ptr::null_mut(),
@@ -371,7 +431,7 @@ mod tests {
         assert!(!r.is_tombstone());
         assert_eq!(r.begin.load(Ordering::Relaxed), TID_MARK | 7);
         assert_eq!(Arc::strong_count(&text), 2);
-        let w = Version::alloc(8, r.data().to_vec(), v);
+        let w = Version::alloc(None, 8, r.data().to_vec(), v);
         assert_eq!(Arc::strong_count(&text), 3);
         // SAFETY: both are ours and freed once.
         unsafe {
@@ -382,8 +442,8 @@ mod tests {
             assert_eq!(Arc::strong_count(&text), 2);
             assert_eq!(back[1].as_text(), Some("shared"));
         }
-        let tomb = Version::alloc_tombstone(9, vec![Value::Int(4)], std::ptr::null_mut());
-        let empty = Version::alloc(9, Vec::new(), std::ptr::null_mut());
+        let tomb = Version::alloc_tombstone(None, 9, vec![Value::Int(4)], std::ptr::null_mut());
+        let empty = Version::alloc(None, 9, Vec::new(), std::ptr::null_mut());
         // SAFETY: fresh allocations, freed once.
         unsafe {
             assert!((*tomb).is_tombstone());

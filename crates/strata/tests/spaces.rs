@@ -1,0 +1,229 @@
+//! Memory spaces (`Options::memory_spaces`, the Peloton study's Fig. 16):
+//! garbage collection hands freed slots back, so endless updates keep the
+//! reserved memory bounded under every GC scheme; n threads on n spaces
+//! spread their versions over all of them; bad settings are refused.
+
+mod common;
+use common::*;
+use strata::{key, Database, Error, GcPolicy, MemorySpaces, Options, Value, VersionStorage};
+
+const INC: usize = 4096;
+
+fn spaces(count: usize) -> MemorySpaces {
+    MemorySpaces::Spaces {
+        count,
+        increment: INC,
+    }
+}
+
+fn reserved(db: &Database) -> u64 {
+    db.stats()
+        .memory_spaces
+        .iter()
+        .map(|s| s.bytes_reserved)
+        .sum()
+}
+
+/// `updates` single-row updates over 100 rows; returns bytes reserved at
+/// the end (after a last GC pass).
+fn churn(db: &Database, updates: i64) -> u64 {
+    let t = kv_table(db);
+    let rows: Vec<(i64, i64)> = (0..100).map(|k| (k, 0)).collect();
+    load(db, &t, &rows);
+    for i in 0..updates {
+        let mut txn = db.begin().unwrap();
+        txn.update(&t, &key![i % 100], &[("v", Value::Int(i))])
+            .unwrap();
+        txn.commit().unwrap();
+        if i % 500 == 499 {
+            db.collect_garbage();
+        }
+    }
+    db.collect_garbage();
+    assert_eq!(value(db, &t, 99), Some(updates - 1));
+    reserved(db)
+}
+
+#[test]
+fn gc_reuses_slots_so_reserved_memory_stays_bounded() {
+    const UPDATES: i64 = 20_000;
+    // Without GC every version keeps its slot: the yardstick.
+    let none = Database::open(
+        Options::default()
+            .gc(GcPolicy::None)
+            .memory_spaces(spaces(1)),
+    )
+    .unwrap();
+    let grown = churn(&none, UPDATES);
+    let st = none.stats();
+    assert_eq!(st.memory_spaces.len(), 1);
+    assert_eq!(st.memory_spaces[0].slots_in_use, st.live_versions);
+    assert_eq!(st.memory_spaces[0].free_slots, 0);
+    // kv versions (3 values) take 112-byte slots: ~36 per 4 KiB chunk.
+    assert!(grown >= (UPDATES as u64 / 40) * INC as u64, "{grown}");
+    for (s, gc) in [
+        (VersionStorage::AppendNewToOld, GcPolicy::TransactionLevel),
+        (VersionStorage::Delta, GcPolicy::TransactionLevel),
+        (VersionStorage::TimeTravel, GcPolicy::Vacuum),
+        (VersionStorage::AppendOldToNew, GcPolicy::Vacuum),
+        (VersionStorage::AppendOldToNew, GcPolicy::Cooperative),
+    ] {
+        let db = Database::open(
+            Options::default()
+                .version_storage(s)
+                .gc(gc)
+                .gc_every_commits(8)
+                .memory_spaces(spaces(1)),
+        )
+        .unwrap();
+        let end = churn(&db, UPDATES);
+        let st = db.stats();
+        let sp = st.memory_spaces[0];
+        assert!(
+            end * 10 < grown,
+            "{s}/{gc}: {end} bytes reserved, {grown} without GC: slots not reused"
+        );
+        assert!(sp.allocations >= UPDATES as u64, "{s}/{gc}: {sp:?}");
+        // Most allocations were served from freed slots.
+        assert!(
+            sp.allocations > 4 * (sp.bytes_reserved / 64),
+            "{s}/{gc}: {sp:?}"
+        );
+        assert!(sp.bytes_in_use <= sp.bytes_reserved, "{s}/{gc}: {sp:?}");
+        assert!(sp.slots_in_use >= st.live_versions, "{s}/{gc}: {sp:?}");
+    }
+}
+
+#[test]
+fn n_threads_on_n_spaces_spread_their_versions() {
+    const N: usize = 4;
+    let db = Database::open(
+        Options::default()
+            .gc(GcPolicy::None)
+            .memory_spaces(spaces(N)),
+    )
+    .unwrap();
+    let t = kv_table(&db);
+    std::thread::scope(|s| {
+        for th in 0..N as i64 {
+            let (db, t) = (&db, &t);
+            s.spawn(move || {
+                for i in 0..200 {
+                    let k = th * 1000 + i;
+                    load(db, t, &[(k, 0)]);
+                    db.run(|x| x.update(t, &key![k], &[("v", Value::Int(1))]))
+                        .unwrap();
+                }
+            });
+        }
+    });
+    let st = db.stats();
+    assert_eq!(st.memory_spaces.len(), N);
+    assert_eq!(st.live_versions, (N * 400) as u64);
+    // Each thread got a space of its own (round-robin on first use): every
+    // space holds exactly one thread's 400 versions.
+    for sp in &st.memory_spaces {
+        assert_eq!(sp.slots_in_use, 400, "{:?}", st.memory_spaces);
+        assert_eq!(sp.bytes_reserved, sp.chunks * INC as u64);
+        assert!(sp.chunks >= 400 / 36, "{sp:?}");
+    }
+    let total: u64 = st.memory_spaces.iter().map(|s| s.slots_in_use).sum();
+    assert_eq!(total, st.live_versions);
+}
+
+#[test]
+fn one_space_is_shared_by_every_thread() {
+    let db = Database::open(Options::default().memory_spaces(spaces(1))).unwrap();
+    let t = kv_table(&db);
+    std::thread::scope(|s| {
+        for th in 0..3i64 {
+            let (db, t) = (&db, &t);
+            s.spawn(move || load(db, t, &[(th, 0)]));
+        }
+    });
+    let st = db.stats();
+    assert_eq!(st.memory_spaces.len(), 1);
+    assert_eq!(st.memory_spaces[0].slots_in_use, 3);
+}
+
+#[test]
+fn versions_outlive_the_database_through_deferred_frees() {
+    // Versions retired to the epoch just before the database drops are
+    // freed after it; the spaces must still be there (run under Miri or
+    // ASan to see a use-after-free if they were not).
+    for _ in 0..20 {
+        let db = Database::open(
+            Options::default()
+                .gc_every_commits(1)
+                .memory_spaces(spaces(2)),
+        )
+        .unwrap();
+        let t = kv_table(&db);
+        load(&db, &t, &[(1, 0)]);
+        for i in 0..50 {
+            db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(i))]))
+                .unwrap();
+        }
+        drop(t);
+        drop(db);
+        for _ in 0..64 {
+            crossbeam_epoch::pin().flush();
+        }
+    }
+}
+
+#[test]
+fn system_allocator_reports_no_spaces() {
+    let db = Database::open(Options::default().memory_spaces(MemorySpaces::System)).unwrap();
+    let t = kv_table(&db);
+    load(&db, &t, &[(1, 0)]);
+    assert!(db.stats().memory_spaces.is_empty());
+}
+
+#[test]
+fn bad_memory_space_settings_are_refused() {
+    for (m, what) in [
+        (
+            MemorySpaces::Spaces {
+                count: 0,
+                increment: INC,
+            },
+            "count",
+        ),
+        (
+            MemorySpaces::Spaces {
+                count: 2,
+                increment: 5000,
+            },
+            "power of two",
+        ),
+        (
+            MemorySpaces::Spaces {
+                count: 2,
+                increment: 2048,
+            },
+            "power of two",
+        ),
+        (
+            MemorySpaces::Spaces {
+                count: 100_000,
+                increment: INC,
+            },
+            "count",
+        ),
+    ] {
+        match Database::open(Options::default().memory_spaces(m)) {
+            Err(Error::InvalidConfig(msg)) => {
+                assert!(msg.contains("memory spaces") && msg.contains(what), "{msg}")
+            }
+            other => panic!("{m:?}: {:?}", other.map(|_| ())),
+        }
+    }
+    assert_eq!(
+        MemorySpaces::spaces(3),
+        MemorySpaces::Spaces {
+            count: 3,
+            increment: 512 << 10
+        }
+    );
+}
