@@ -413,13 +413,19 @@ pub fn retire(v: *mut Version, guard: &Guard) {
     // free owns it exclusively by then.
     unsafe impl Send for Retired {}
     let r = Retired(v);
+    // Read now: the caller has just touched `v`; by the time the epoch
+    // lets it go, its lines are cold.
+    // SAFETY: `v` is alive until the deferred free below.
+    let len = unsafe { (*v).len_word() };
     // SAFETY: `v` came from Version::alloc, is unlinked from every chain (no
     // new reference can be made), is retired exactly once, and the closure
-    // runs only after every thread pinned now has unpinned.
+    // runs only after every thread pinned now has unpinned; `len` is its
+    // `len` word, which never changes after allocation but for HAS_HEAP,
+    // set before the version is shared.
     unsafe {
         guard.defer_unchecked(move || {
             let r = r;
-            Version::free(r.0)
+            Version::free_with(r.0, len)
         });
     }
 }

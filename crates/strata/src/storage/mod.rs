@@ -26,6 +26,7 @@ pub mod indirection;
 pub mod space;
 pub mod time_travel;
 pub mod version;
+pub mod version_cache;
 
 use crate::error::Result;
 use crate::options::{NonInline, VersionStorage};

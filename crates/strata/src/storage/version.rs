@@ -31,7 +31,7 @@
 use super::in_place::{Master, Record};
 use super::space::{self, SpaceSet};
 use crate::value::Value;
-use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
+use std::alloc::{handle_alloc_error, Layout};
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 /// Set in `begin`/`end` while they hold a transaction id, not a timestamp.
@@ -252,7 +252,7 @@ impl Version {
         unsafe {
             let (p, shift) = match sp.and_then(|s| s.alloc(l.size())) {
                 Some((p, shift)) => (p.as_ptr() as *mut Version, shift),
-                None => (alloc(l) as *mut Version, 0),
+                None => (super::version_cache::alloc_block(l) as *mut Version, 0),
             };
             if p.is_null() {
                 handle_alloc_error(l);
@@ -325,10 +325,20 @@ impl Version {
     unsafe fn release(v: *mut Version, l: Layout) {
         // SAFETY: per the contract; the shift was stored by `alloc_inner`
         // from the space's `alloc` of `l.size()` bytes.
+        unsafe { Self::release_from(v, l, (*v).len) }
+    }
+
+    /// [`Version::release`] with `v`'s `len` word already read.
+    ///
+    /// # Safety
+    /// As for [`Version::release`]; `len` is `v`'s `len` word.
+    #[inline]
+    unsafe fn release_from(v: *mut Version, l: Layout, len: u64) {
+        // SAFETY: per the contract.
         unsafe {
-            let shift = (((*v).len & SPACE_SHIFT) >> SPACE_SHIFT_AT) as u32;
+            let shift = ((len & SPACE_SHIFT) >> SPACE_SHIFT_AT) as u32;
             if shift == 0 {
-                dealloc(v as *mut u8, l);
+                super::version_cache::free_block(v as *mut u8, l);
             } else {
                 space::free(
                     std::ptr::NonNull::new_unchecked(v as *mut u8),
@@ -336,6 +346,30 @@ impl Version {
                     shift,
                 );
             }
+        }
+    }
+
+    /// The `len` word, to read while the version is still hot (when it is
+    /// retired) and hand to [`Version::free_with`] later.
+    #[inline]
+    pub fn len_word(&self) -> u64 {
+        self.len
+    }
+
+    /// [`Version::free`], given the `len` word read at retirement: a
+    /// version without text or in-place extension is released without
+    /// touching its (by then cold) memory.
+    ///
+    /// # Safety
+    /// As for [`Version::free`]; `len` is `v`'s [`Version::len_word`].
+    pub unsafe fn free_with(v: *mut Version, len: u64) {
+        // SAFETY: per the contract; without HAS_HEAP and IN_PLACE the
+        // values own nothing and there is no extension to drop.
+        unsafe {
+            if len & (HAS_HEAP | IN_PLACE) != 0 {
+                return Self::free(v);
+            }
+            Self::release_from(v, layout((len & !FLAGS) as usize, false).0, len);
         }
     }
 
