@@ -74,6 +74,14 @@ pub fn line_chart(
         .label_style((FAMILY, 15))
         .axis_desc_style((FAMILY, 17))
         .y_label_formatter(&|v| human(*v))
+        // Whole-number sweeps (threads, attributes) read better without ".0".
+        .x_label_formatter(&|v| {
+            if v.fract() == 0.0 {
+                format!("{v:.0}")
+            } else {
+                format!("{v}")
+            }
+        })
         .draw()
         .map_err(|e| err(&e))?;
     for (i, line) in lines.iter().enumerate() {
