@@ -35,17 +35,39 @@ pub enum PrimaryIndex {
     Bytes(SkipMap<Box<[u8]>, u64>),
 }
 
-/// Inserts `k -> tuple` unless the key is present; Err(the id present).
-fn insert_new<K: Ord + Send + 'static>(m: &SkipMap<K, u64>, k: K, tuple: u64) -> Result<(), u64> {
-    let mut inserted = false;
+/// Inserts `k -> value` unless the key is present; Err(the value present).
+///
+/// `get_or_insert_with` does not say who inserted. It runs the closure
+/// *before* its compare-and-swap links the new node; when that CAS loses
+/// to another inserter of the same key, it drops our node and returns the
+/// winner's entry. A flag set in the closure alone then reads "inserted"
+/// for the loser too (two fresh rows got one primary key, the second
+/// reachable only through its secondary entries: issue 4):
+///
+/// ```text
+///  A: closure (flag) ── CAS lost ──> returns B's entry   flag says "mine"
+///  B: closure (flag) ── CAS won ───> returns B's entry
+/// ```
+///
+/// So the entry counts as ours only if it also holds our value. Callers
+/// pass a value no concurrent inserter of the same key can hold: a tuple
+/// id they own (primary), or a tuple id with a key naming this very row
+/// version (secondary entries).
+pub(crate) fn insert_new<K: Ord + Send + 'static>(
+    m: &SkipMap<K, u64>,
+    k: K,
+    value: u64,
+) -> Result<(), u64> {
+    let mut ran = false;
     let e = m.get_or_insert_with(k, || {
-        inserted = true;
-        tuple
+        ran = true;
+        value
     });
-    if inserted {
+    let present = *e.value();
+    if ran && present == value {
         Ok(())
     } else {
-        Err(*e.value())
+        Err(present)
     }
 }
 
@@ -201,6 +223,51 @@ mod tests {
             ix.range(&Bound::Excluded(k(1)), &Bound::Included(k(2)), &mut out);
             assert_eq!(out, vec![20]);
             assert_eq!(ix.len(), 3);
+        }
+    }
+
+    /// Issue 4: several threads insert the same fresh keys at once, each
+    /// with its own tuple id. Exactly one insert per key may succeed, and
+    /// the key must then map to the winner's id. Deciding by a flag set in
+    /// `get_or_insert_with`'s closure let a loser that had run the closure
+    /// before losing the skip list's compare-and-swap believe it won: two
+    /// rows with one primary key, the second reachable only through
+    /// secondary-index entries.
+    #[test]
+    fn racing_inserts_of_one_key_admit_exactly_one() {
+        const THREADS: u64 = 4;
+        const KEYS: u64 = 20_000;
+        for int in [true, false] {
+            let ix = PrimaryIndex::new(int);
+            let k = |i: u64| {
+                if int {
+                    EncodedKey::U64(i)
+                } else {
+                    EncodedKey::Bytes(i.to_be_bytes().to_vec().into())
+                }
+            };
+            let wins: Vec<std::sync::atomic::AtomicU64> =
+                (0..KEYS).map(|_| Default::default()).collect();
+            let barrier = std::sync::Barrier::new(THREADS as usize);
+            std::thread::scope(|s| {
+                for t in 0..THREADS {
+                    let (ix, wins, barrier, k) = (&ix, &wins, &barrier, &k);
+                    s.spawn(move || {
+                        barrier.wait();
+                        for i in 0..KEYS {
+                            if ix.insert(&k(i), i * THREADS + t).is_ok() {
+                                wins[i as usize].fetch_add(1 << (16 * t), Ordering::SeqCst);
+                            }
+                        }
+                    });
+                }
+            });
+            for i in 0..KEYS {
+                let w = wins[i as usize].load(Ordering::SeqCst);
+                assert_eq!(w.count_ones(), 1, "key {i}: {w:#x} (int {int})");
+                let winner = u64::from(w.trailing_zeros()) / 16;
+                assert_eq!(ix.get(&k(i)), Some(i * THREADS + winner));
+            }
         }
     }
 
