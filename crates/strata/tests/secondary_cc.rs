@@ -309,6 +309,13 @@ fn concurrent_agreement(schemes: Vec<Cfg>) {
                                     r => r,
                                 },
                                 1 => txn.update(t, &key![k], &[("n", Value::Int(i))]),
+                                // Two writes of one row: the second replaces
+                                // our own version (physical entries re-keyed).
+                                2 => txn
+                                    .update(t, &key![k], &[("v", Value::Int((v + 3) % 8))])
+                                    .and_then(|()| {
+                                        txn.update(t, &key![k], &[("v", Value::Int(v))])
+                                    }),
                                 _ => txn.update(t, &key![k], &[("v", Value::Int(v))]),
                             });
                             assert!(matches!(r, Ok(()) | Err(Error::NotFound { .. })), "{r:?}");

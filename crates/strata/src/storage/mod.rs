@@ -251,7 +251,11 @@ pub fn install(
 }
 
 /// Replaces our own uncommitted version `own` (which overwrote `prev`,
-/// null for a fresh insert) by a new one; retires `own`.
+/// null for a fresh insert) by a new one, unlinking `own`. The caller
+/// retires `own` once nothing refers to it any more: physical index
+/// entries still name it until they are re-keyed, and a reader that
+/// pinned after an early retire could find `own` through one of them
+/// after it was freed.
 pub fn replace_own(
     t: &TableInner,
     tuple: u64,
@@ -283,7 +287,6 @@ pub fn replace_own(
             v
         }
     };
-    crate::gc::retire(own, guard);
     v
 }
 
