@@ -266,7 +266,7 @@ pub fn replace_own(
     guard: &Guard,
 ) -> *mut Version {
     let slot = t.rows.slot(tuple);
-    let v = match t.storage {
+    match t.storage {
         VersionStorage::AppendNewToOld => {
             let v = alloc_append(t, tid, own, row, prev);
             append_only::n2o_publish(slot, v);
@@ -286,8 +286,7 @@ pub fn replace_own(
             in_place::replace_own(kind(s), slot, unsafe { &*m }, prev, v, img, guard);
             v
         }
-    };
-    v
+    }
 }
 
 /// Publishes the first version of a fresh tuple (not in the index yet).
