@@ -269,7 +269,9 @@ impl Transaction {
 
     /// Our uncommitted version `own` of a row was replaced by `v` (whose
     /// entries `sec_on_write` added pointing at `own`): entries that point
-    /// at `own` move to `v` when `v` has their key, else go.
+    /// at `own` move to `v` when `v` has their key, else go. The caller
+    /// retires `own` only after this, so a physical entry never names a
+    /// retired version.
     pub(crate) fn sec_on_replace_own(
         &mut self,
         ti: &TableInner,
@@ -280,8 +282,8 @@ impl Transaction {
         if self.sec_writes.is_empty() {
             return;
         }
-        // SAFETY: both are ours and alive (`own` is retired, but we are
-        // pinned since before).
+        // SAFETY: both are ours and alive (`own` is unlinked from the
+        // chain but retired only after this returns).
         let nv = unsafe { &*v };
         let new: Option<Vec<Value>> =
             (!nv.is_tombstone()).then(|| storage::with_values(nv, |d| d.to_vec()));

@@ -35,18 +35,39 @@ pub enum PrimaryIndex {
     Bytes(SkipMap<Box<[u8]>, u64>),
 }
 
-/// Inserts `k -> tuple` unless the key is present; Err(the id present).
+/// Inserts `k -> value` unless the key is present; Err(the value present).
 ///
-/// `get_or_insert_with` runs its closure before it links the new node and,
-/// when a concurrent inserter of the key links first, returns the winner's
-/// entry instead: that the closure ran does not mean we inserted. The
-/// entry's value says who won: `tuple` is a freshly allocated id, so no
-/// other entry (present or being inserted) holds it.
-fn insert_new<K: Ord + Send + 'static>(m: &SkipMap<K, u64>, k: K, tuple: u64) -> Result<(), u64> {
-    let e = m.get_or_insert_with(k, || tuple);
-    match *e.value() {
-        v if v == tuple => Ok(()),
-        other => Err(other),
+/// `get_or_insert_with` does not say who inserted. It runs the closure
+/// *before* its compare-and-swap links the new node; when that CAS loses
+/// to another inserter of the same key, it drops our node and returns the
+/// winner's entry. A flag set in the closure alone then reads "inserted"
+/// for the loser too (two fresh rows got one primary key, the second
+/// reachable only through its secondary entries: issue 4):
+///
+/// ```text
+///  A: closure (flag) ── CAS lost ──> returns B's entry   flag says "mine"
+///  B: closure (flag) ── CAS won ───> returns B's entry
+/// ```
+///
+/// So the entry counts as ours only if it also holds our value. Callers
+/// pass a value no concurrent inserter of the same key can hold: a tuple
+/// id they own (primary), or a tuple id with a key naming this very row
+/// version (secondary entries).
+pub(crate) fn insert_new<K: Ord + Send + 'static>(
+    m: &SkipMap<K, u64>,
+    k: K,
+    value: u64,
+) -> Result<(), u64> {
+    let mut ran = false;
+    let e = m.get_or_insert_with(k, || {
+        ran = true;
+        value
+    });
+    let present = *e.value();
+    if ran && present == value {
+        Ok(())
+    } else {
+        Err(present)
     }
 }
 

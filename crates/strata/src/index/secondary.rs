@@ -221,22 +221,13 @@ pub(crate) struct Entries {
 }
 
 impl Entries {
-    /// Adds `key -> value` unless the key is present; `Err(existing)` then.
+    /// Adds `key -> value` unless the key is present; `Err(existing)` then
+    /// (see `primary::insert_new`: a racing inserter of the same key must
+    /// not believe it added the entry, or its abort would remove the
+    /// winner's entry, or a tuple id's entry would be tracked by the wrong
+    /// transaction).
     pub fn insert(&self, key: Box<[u8]>, value: u64) -> std::result::Result<(), u64> {
-        let mut inserted = false;
-        let e = self.map.get_or_insert_with(key, || {
-            inserted = true;
-            value
-        });
-        // The closure also runs when a concurrent inserter of the key links
-        // its node first (we then get the winner's entry): a different value
-        // means we lost. (Two inserters of an equal key and value at once
-        // cannot be told apart; an entry key names one row, whose writers
-        // its lock serialises.)
-        match *e.value() {
-            v if inserted && v == value => Ok(()),
-            other => Err(other),
-        }
+        super::primary::insert_new(&self.map, key, value)
     }
 
     /// Removes `key` if it maps to `value`.

@@ -261,7 +261,11 @@ pub fn install(
 }
 
 /// Replaces our own uncommitted version `own` (which overwrote `prev`,
-/// null for a fresh insert) by a new one; retires `own`.
+/// null for a fresh insert) by a new one, unlinking `own`. The caller
+/// retires `own` once nothing refers to it any more: physical index
+/// entries still name it until they are re-keyed, and a reader that
+/// pinned after an early retire could find `own` through one of them
+/// after it was freed.
 pub fn replace_own(
     t: &TableInner,
     tuple: u64,
@@ -272,7 +276,7 @@ pub fn replace_own(
     guard: &Guard,
 ) -> *mut Version {
     let slot = t.rows.slot(tuple);
-    let v = match t.storage {
+    match t.storage {
         VersionStorage::AppendNewToOld => {
             let v = alloc_append(t, tid, own, row, prev);
             append_only::n2o_publish(slot, v);
@@ -292,9 +296,7 @@ pub fn replace_own(
             in_place::replace_own(kind(s), slot, unsafe { &*m }, prev, v, img, guard);
             v
         }
-    };
-    crate::gc::retire(own, guard);
-    v
+    }
 }
 
 /// Publishes the first version of a fresh tuple (not in the index yet).

@@ -742,9 +742,12 @@ impl Transaction {
             .rev()
             .find(|w| w.new == own)
             .expect("own version has a write entry");
-        let v = storage::replace_own(ti, tuple, tid, own, w.old, row, &epoch::pin());
+        let guard = epoch::pin();
+        let v = storage::replace_own(ti, tuple, tid, own, w.old, row, &guard);
         w.new = v;
+        // Physical entries still name `own`: re-key them before it retires.
         self.sec_on_replace_own(ti, tuple, own, v);
+        gc::retire(own, &guard);
         Ok(())
     }
 
