@@ -635,7 +635,12 @@ fn surviving_keys(
     for &v in alive {
         // SAFETY: pinned; surviving versions are alive.
         let r = unsafe { &*v };
-        if r.is_tombstone() {
+        // An uncommitted head may be taken out of the chain (its writer
+        // replaces or undoes it) while we look: an in-place reader would
+        // then wait forever for the master to reach it. Skipping it only
+        // keeps fewer keys here; `remove_stale` decides under the row's
+        // write lock, when no uncommitted version exists.
+        if r.is_tombstone() || r.begin.load(SeqCst) & TID_MARK != 0 {
             continue;
         }
         storage::with_values(r, |d| {
