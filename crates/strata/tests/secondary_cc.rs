@@ -259,6 +259,11 @@ fn concurrent_index_scans_agree_with_primary_reads_physical() {
     );
 }
 
+/// Some writers update a row twice in one transaction (the second write
+/// replaces their own version). On time-travel and delta that once made
+/// GC spin for good: its stale-entry pre-filter read an uncommitted head
+/// through the master while its writer replaced it (`index/pointers.rs`,
+/// `surviving_keys`).
 fn concurrent_agreement(schemes: Vec<Cfg>) {
     for s in schemes {
         // The default storage gets the long run; the others a shorter one
