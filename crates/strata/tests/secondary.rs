@@ -648,15 +648,7 @@ fn without_gc_every_version_keeps_its_physical_entry() {
             .gc(GcPolicy::None),
     )
     .unwrap();
-    let t = db
-        .create_table(
-            Schema::new("kv")
-                .column("k", Type::Int)
-                .column("v", Type::Int)
-                .column("n", Type::Int)
-                .primary_key(&["k"]),
-        )
-        .unwrap();
+    let t = common::kvn_table(&db);
     db.create_index("by_v", &t, &["v"], Unique::No).unwrap();
     db.create_index("by_k", &t, &["k"], Unique::No).unwrap();
     db.run(|x| x.insert(&t, row![1, 0, 0])).unwrap();

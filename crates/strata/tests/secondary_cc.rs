@@ -281,15 +281,7 @@ fn concurrent_agreement(schemes: Vec<Cfg>) {
                     .index_pointers(s.1),
             )
             .unwrap();
-            let t = db
-                .create_table(
-                    Schema::new("kv")
-                        .column("k", Type::Int)
-                        .column("v", Type::Int)
-                        .column("n", Type::Int)
-                        .primary_key(&["k"]),
-                )
-                .unwrap();
+            let t = common::kvn_table(&db);
             let mut txn = db.begin().unwrap();
             for k in 0..32 {
                 txn.insert(&t, row![k, k % 8, 0]).unwrap();
@@ -390,15 +382,7 @@ fn racing_inserts_of_one_new_key_make_one_row() {
     for s in common::storage_pointer_schemes() {
         let db =
             Database::open(Options::default().version_storage(s.0).index_pointers(s.1)).unwrap();
-        let t = db
-            .create_table(
-                Schema::new("kv")
-                    .column("k", Type::Int)
-                    .column("v", Type::Int)
-                    .column("n", Type::Int)
-                    .primary_key(&["k"]),
-            )
-            .unwrap();
+        let t = common::kvn_table(&db);
         let idx = db.create_index("by_v", &t, &["v"], Unique::No).unwrap();
         let barrier = std::sync::Barrier::new(3);
         std::thread::scope(|sc| {
@@ -443,15 +427,7 @@ fn index_created_under_concurrent_writers_is_complete() {
     for s in common::storage_pointer_schemes() {
         let db =
             Database::open(Options::default().version_storage(s.0).index_pointers(s.1)).unwrap();
-        let t = db
-            .create_table(
-                Schema::new("kv")
-                    .column("k", Type::Int)
-                    .column("v", Type::Int)
-                    .column("n", Type::Int)
-                    .primary_key(&["k"]),
-            )
-            .unwrap();
+        let t = common::kvn_table(&db);
         let mut txn = db.begin().unwrap();
         for k in 0..2000 {
             txn.insert(&t, row![k, k % 50, 0]).unwrap();

@@ -197,6 +197,15 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicBool, Ordering};
 
+    /// Key `i` as an integer key or as a byte key.
+    fn key(int: bool, i: u64) -> EncodedKey {
+        if int {
+            EncodedKey::U64(i)
+        } else {
+            EncodedKey::Bytes(i.to_be_bytes().to_vec().into())
+        }
+    }
+
     fn full(ix: &PrimaryIndex) -> Vec<u64> {
         let mut out = Vec::new();
         ix.range(&Bound::Unbounded, &Bound::Unbounded, &mut out);
@@ -207,13 +216,7 @@ mod tests {
     fn insert_get_remove_only_the_matching_entry() {
         for int in [true, false] {
             let ix = PrimaryIndex::new(int);
-            let k = |i: u64| {
-                if int {
-                    EncodedKey::U64(i)
-                } else {
-                    EncodedKey::Bytes(i.to_be_bytes().to_vec().into())
-                }
-            };
+            let k = |i: u64| key(int, i);
             assert_eq!(ix.insert(&k(5), 50), Ok(()));
             assert_eq!(
                 ix.insert(&k(5), 51),
@@ -250,13 +253,7 @@ mod tests {
         use std::sync::atomic::AtomicU64;
         for int in [true, false] {
             let ix = PrimaryIndex::new(int);
-            let k = |i: u64| {
-                if int {
-                    EncodedKey::U64(i)
-                } else {
-                    EncodedKey::Bytes(i.to_be_bytes().to_vec().into())
-                }
-            };
+            let k = |i: u64| key(int, i);
             const ROUNDS: u64 = 10_000;
             // A spinning start line: both inserts must search before
             // either links its node.

@@ -22,6 +22,19 @@ pub fn kv_table(db: &Database) -> Table {
 }
 
 /// Inserts keys with the given values in one transaction.
+/// `kv(k INT, v INT, n INT)` with primary key k (the secondary-index tests
+/// index `v`).
+pub fn kvn_table(db: &Database) -> Table {
+    db.create_table(
+        Schema::new("kv")
+            .column("k", Type::Int)
+            .column("v", Type::Int)
+            .column("n", Type::Int)
+            .primary_key(&["k"]),
+    )
+    .expect("create kv")
+}
+
 pub fn load(db: &Database, t: &Table, rows: &[(i64, i64)]) {
     let mut txn = db.begin().unwrap();
     for &(k, v) in rows {
