@@ -7,15 +7,15 @@
 //!
 //! ```text
 //!  system     protocol   version storage   garbage collection  index
-//!  Oracle     MV2PL      delta             tuple-level (VAC)   logical
+//!  Oracle     MV2PL      delta             tuple-level (VAC)   logical (tuple id)
 //!  Postgres   MV2PL/SSI  append-only O2N   tuple-level (VAC)   physical
-//!  MySQL      MV2PL      delta             tuple-level (VAC)   logical
-//!  HYRISE     MVOCC      append-only O2N   -                   physical
+//!  MySQL      MV2PL      delta             tuple-level (VAC)   logical (pkey)
+//!  HYRISE     MVOCC      append-only N2O   -                   physical
 //!  Hekaton    MVOCC      append-only O2N   tuple-level (COOP)  physical
 //!  MemSQL     MVOCC      append-only N2O   tuple-level (VAC)   physical
-//!  SAP HANA   MV2PL      time-travel       hybrid              logical
-//!  NuoDB      MV2PL      append-only N2O   tuple-level (VAC)   logical
-//!  HyPer      MVOCC      delta             transaction-level   logical
+//!  SAP HANA   MV2PL      time-travel       hybrid              logical (tuple id)
+//!  NuoDB      MV2PL      append-only N2O   tuple-level (VAC)   logical (pkey)
+//!  HyPer      MVOCC      delta             transaction-level   logical (tuple id)
 //! ```
 //!
 //! ERMIA (Kim et al., SIGMOD 2016): SI + SSN, append-only N2O,
@@ -25,10 +25,10 @@
 //! the nearest valid configuration and says so in [`PresetInfo::notes`]
 //! (printed by `strata presets`): HANA's hybrid GC becomes
 //! transaction-level, HYRISE's unlisted GC becomes transaction-level,
-//! Postgres's MV2PL/SSI becomes SI+SSI (its serializable level), "logical"
-//! becomes tuple-id indirection (MySQL's secondary indexes hold the primary
-//! key: logical by primary key), and pointer schemes this build does not
-//! implement fall back to tuple ids.
+//! Postgres's MV2PL/SSI becomes SI+SSI (its serializable level), and
+//! pointer schemes this build does not implement fall back to tuple ids.
+//! Table 1 names the logical pointer's target: tuple id (Oracle, HANA,
+//! HyPer) or primary key (MySQL, NuoDB); the presets follow it.
 
 use crate::error::{Error, Result};
 use crate::matrix::pointers_name;
@@ -108,28 +108,27 @@ impl Preset {
         use Protocol::*;
         use VersionStorage::*;
         match self {
-            Preset::Oracle => ("Table 1: MV2PL, delta, tuple-level VAC, logical", Mv2pl, Delta, Vacuum, LogicalTupleId, vec![]),
+            Preset::Oracle => ("Table 1: MV2PL, delta, tuple-level VAC, logical (TupleId)", Mv2pl, Delta, Vacuum, LogicalTupleId, vec![]),
             Preset::Postgres => (
                 "Table 1: MV2PL/SSI, append-only O2N, tuple-level VAC, physical",
                 SiSsi, AppendOldToNew, Vacuum, Physical,
                 vec!["protocol MV2PL/SSI -> SI+SSI (Postgres's SERIALIZABLE level)"],
             ),
-            Preset::MySql => ("Table 1: MV2PL, delta, tuple-level VAC, logical", Mv2pl, Delta, Vacuum, LogicalPrimaryKey,
-                vec!["logical pointers -> by primary key (InnoDB secondary indexes hold the primary key)"]),
+            Preset::MySql => ("Table 1: MV2PL, delta, tuple-level VAC, logical (PKey)", Mv2pl, Delta, Vacuum, LogicalPrimaryKey, vec![]),
             Preset::Hyrise => (
-                "Table 1: MVOCC, append-only O2N, GC not listed, physical",
-                Mvocc, AppendOldToNew, TransactionLevel, Physical,
+                "Table 1: MVOCC, append-only N2O, GC not listed, physical",
+                Mvocc, AppendNewToOld, TransactionLevel, Physical,
                 vec!["GC not listed in Table 1 -> transaction-level"],
             ),
             Preset::Hekaton => ("Table 1: MVOCC, append-only O2N, tuple-level COOP, physical", Mvocc, AppendOldToNew, Cooperative, Physical, vec![]),
             Preset::MemSql => ("Table 1: MVOCC, append-only N2O, tuple-level VAC, physical", Mvocc, AppendNewToOld, Vacuum, Physical, vec![]),
             Preset::Hana => (
-                "Table 1: MV2PL, time-travel, hybrid GC, logical",
+                "Table 1: MV2PL, time-travel, hybrid GC, logical (TupleId)",
                 Mv2pl, TimeTravel, TransactionLevel, LogicalTupleId,
                 vec!["hybrid GC -> transaction-level (Strata has no hybrid GC)"],
             ),
-            Preset::NuoDb => ("Table 1: MV2PL, append-only N2O, tuple-level VAC, logical", Mv2pl, AppendNewToOld, Vacuum, LogicalTupleId, vec![]),
-            Preset::HyPer => ("Table 1: MVOCC, delta, transaction-level, logical", Mvocc, Delta, TransactionLevel, LogicalTupleId, vec![]),
+            Preset::NuoDb => ("Table 1: MV2PL, append-only N2O, tuple-level VAC, logical (PKey)", Mv2pl, AppendNewToOld, Vacuum, LogicalPrimaryKey, vec![]),
+            Preset::HyPer => ("Table 1: MVOCC, delta, transaction-level, logical (TupleId)", Mvocc, Delta, TransactionLevel, LogicalTupleId, vec![]),
             Preset::Ermia => ("ERMIA: SI+SSN, append-only N2O, epoch-based (transaction-level), logical tuple id (indirection array)", SiSsn, AppendNewToOld, TransactionLevel, LogicalTupleId, vec![]),
         }
     }
@@ -255,6 +254,23 @@ mod tests {
             (o.protocol, o.version_storage, o.gc),
             (Protocol::Mv2pl, VersionStorage::Delta, GcPolicy::Vacuum)
         );
+        // Table 1: HYRISE keeps its chains newest-to-oldest, NuoDB's and
+        // MySQL's logical pointers hold the primary key.
+        let hy = Options::preset(Preset::Hyrise);
+        assert_eq!(
+            (hy.protocol, hy.version_storage, hy.index_pointers),
+            (
+                Protocol::Mvocc,
+                VersionStorage::AppendNewToOld,
+                IndexPointers::Physical
+            )
+        );
+        for p in [Preset::NuoDb, Preset::MySql] {
+            let i = p.info();
+            let (_, _, _, _, ptr, _) = p.wanted();
+            assert_eq!(ptr, IndexPointers::LogicalPrimaryKey, "{p}");
+            assert!(i.paper.contains("PKey"), "{p}");
+        }
         let e = Options::preset(Preset::Ermia);
         assert_eq!(
             (e.protocol, e.version_storage, e.gc, e.index_pointers),
