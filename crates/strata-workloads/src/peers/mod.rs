@@ -48,7 +48,9 @@ pub const ALL: [&str; 5] = ["skipdb", "fjall", "redb", "rocksdb-optimistic", "ro
 /// feature when this build lacks it.
 pub fn open(name: &str, cfg: &YcsbConfig) -> Result<Box<dyn YcsbEngine>, WorkloadError> {
     let _ = cfg;
-    let missing = |feature: &str| {
+    // Unused when every peer is built in.
+    #[allow(unused)]
+    let missing = |feature: &str| -> Result<Box<dyn YcsbEngine>, WorkloadError> {
         Err(WorkloadError::NotImplemented(format!(
             "peer engine {name} in this build (rebuild with `--features {feature}`)"
         )))
