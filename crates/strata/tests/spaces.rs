@@ -9,6 +9,17 @@ use strata::{key, Database, Error, GcPolicy, MemorySpaces, Options, Value, Versi
 
 const INC: usize = 4096;
 
+/// Reserved memory is a high-water mark, and slots come back only as fast
+/// as crossbeam's epochs free what GC retired. The epoch's garbage queue is
+/// shared by the whole process: other tests of this binary flooding it
+/// slowed this one's frees enough to fail the reuse bound once in a clean
+/// CI run. So these tests run one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn spaces(count: usize) -> MemorySpaces {
     MemorySpaces::Spaces {
         count,
@@ -37,6 +48,10 @@ fn churn(db: &Database, updates: i64) -> u64 {
         txn.commit().unwrap();
         if i % 500 == 499 {
             db.collect_garbage();
+            // Hand the retired versions to the epoch and let it free them.
+            for _ in 0..4 {
+                crossbeam_epoch::pin().flush();
+            }
         }
     }
     db.collect_garbage();
@@ -46,6 +61,7 @@ fn churn(db: &Database, updates: i64) -> u64 {
 
 #[test]
 fn gc_reuses_slots_so_reserved_memory_stays_bounded() {
+    let _serial = serial();
     const UPDATES: i64 = 20_000;
     // Without GC every version keeps its slot: the yardstick.
     let none = Database::open(
@@ -96,6 +112,7 @@ fn gc_reuses_slots_so_reserved_memory_stays_bounded() {
 
 #[test]
 fn n_threads_on_n_spaces_spread_their_versions() {
+    let _serial = serial();
     const N: usize = 4;
     let db = Database::open(
         Options::default()
@@ -133,6 +150,7 @@ fn n_threads_on_n_spaces_spread_their_versions() {
 
 #[test]
 fn one_space_is_shared_by_every_thread() {
+    let _serial = serial();
     let db = Database::open(Options::default().memory_spaces(spaces(1))).unwrap();
     let t = kv_table(&db);
     std::thread::scope(|s| {
@@ -148,6 +166,7 @@ fn one_space_is_shared_by_every_thread() {
 
 #[test]
 fn versions_outlive_the_database_through_deferred_frees() {
+    let _serial = serial();
     // Versions retired to the epoch just before the database drops are
     // freed after it; the spaces must still be there (run under Miri or
     // ASan to see a use-after-free if they were not).
@@ -174,6 +193,7 @@ fn versions_outlive_the_database_through_deferred_frees() {
 
 #[test]
 fn system_allocator_reports_no_spaces() {
+    let _serial = serial();
     let db = Database::open(Options::default().memory_spaces(MemorySpaces::System)).unwrap();
     let t = kv_table(&db);
     load(&db, &t, &[(1, 0)]);
@@ -182,6 +202,7 @@ fn system_allocator_reports_no_spaces() {
 
 #[test]
 fn bad_memory_space_settings_are_refused() {
+    let _serial = serial();
     for (m, what) in [
         (
             MemorySpaces::Spaces {
