@@ -497,19 +497,8 @@ impl DbInner {
         drop(_passes);
         self.prune_protocol_state(h);
         // Secondary-index entries whose rows were locked during the cut:
-        // retried exclusively with every other pass, as transaction-level
-        // GC does.
-        let prune = matches!(self.protocol, Protocol::SiSsn | Protocol::SiSsi);
-        let secondary = || {
-            for t in tables.iter() {
-                crate::index::secondary::after_gc_pass(t, h, prune);
-            }
-        };
-        if wait {
-            self.gc.paused(secondary);
-        } else {
-            self.gc.try_exclusive(secondary);
-        }
+        // retried as transaction-level GC does.
+        self.retry_stale_entries(&tables, h, wait);
         self.counters.gc_passes.fetch_add(1, SeqCst);
         self.counters.versions_reclaimed.fetch_add(freed, SeqCst);
         self.counters.blocks_scanned.fetch_add(scanned, SeqCst);
@@ -518,6 +507,24 @@ impl DbInner {
     }
 
     /// Scan records and SSI marks below the horizon.
+    /// Retries the secondary-index entries GC could not remove because
+    /// their rows were locked. They lock rows like a GC pass does, so they
+    /// run exclusively with every other pass (waiting for one with `wait`,
+    /// else skipped while one runs).
+    fn retry_stale_entries(&self, tables: &[Arc<TableInner>], h: u64, wait: bool) {
+        let prune = matches!(self.protocol, Protocol::SiSsn | Protocol::SiSsi);
+        let secondary = || {
+            for t in tables {
+                crate::index::secondary::after_gc_pass(t, h, prune);
+            }
+        };
+        if wait {
+            self.gc.paused(secondary);
+        } else {
+            self.gc.try_exclusive(secondary);
+        }
+    }
+
     fn prune_protocol_state(&self, h: u64) {
         let tables = self.tables.read();
         match self.protocol {
@@ -549,18 +556,7 @@ impl DbInner {
             }
             _ => {}
         }
-        let prune = matches!(self.protocol, Protocol::SiSsn | Protocol::SiSsi);
-        // Stale-entry retries lock rows like a GC pass does: one at a time.
-        let secondary = || {
-            for t in tables.iter() {
-                crate::index::secondary::after_gc_pass(t, h, prune);
-            }
-        };
-        if wait {
-            self.gc.paused(secondary);
-        } else {
-            self.gc.try_exclusive(secondary);
-        }
+        self.retry_stale_entries(&tables, h, wait);
         drop(tables);
         self.counters.gc_passes.fetch_add(1, SeqCst);
         self.counters.versions_reclaimed.fetch_add(freed, SeqCst);
