@@ -245,12 +245,14 @@ impl Database {
     }
 
     /// Begins a read-write transaction (serializable unless the protocol is SI).
+    #[inline]
     pub fn begin(&self) -> Result<Transaction> {
         Transaction::begin(Arc::clone(&self.inner), false)
     }
 
     /// Begins a read-only transaction: it reads a consistent snapshot, does
     /// no concurrency-control bookkeeping and never aborts.
+    #[inline]
     pub fn begin_read_only(&self) -> Result<Transaction> {
         Transaction::begin(Arc::clone(&self.inner), true)
     }

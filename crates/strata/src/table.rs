@@ -21,6 +21,9 @@ pub struct TableInner {
     pub owner: u64,
     pub schema: Schema,
     pub int_key: bool,
+    /// Bytes of a version to prefetch ahead of a point read: the header and
+    /// the row image, up to four cache lines.
+    pub row_prefetch_bytes: usize,
     pub index: PrimaryIndex,
     pub rows: IndirectionArray,
     /// MVTO: largest timestamp of a transaction that read a key range or an
@@ -60,11 +63,15 @@ pub struct Coop {
 impl TableInner {
     pub fn new(id: u32, owner: u64, schema: Schema) -> Self {
         let int_key = schema.int_key();
+        let row_prefetch_bytes = (std::mem::size_of::<crate::storage::version::Version>()
+            + schema.columns.len() * std::mem::size_of::<crate::value::Value>())
+        .min(256);
         TableInner {
             id,
             owner,
             schema,
             int_key,
+            row_prefetch_bytes,
             index: PrimaryIndex::new(int_key),
             rows: IndirectionArray::new(),
             predicate_read_ts: AtomicU64::new(0),

@@ -118,7 +118,7 @@ pub fn ghost(
         (*v).word_a.store(ts, SeqCst);
     }
     t.rows.slot(tuple).store(v, SeqCst);
-    match t.index.insert(ek, tuple) {
+    match t.index.insert(ek, tuple, v as *const u8) {
         Ok(()) => {
             match gc {
                 Some(gc) => gc.push(std::iter::once(crate::gc::Garbage {

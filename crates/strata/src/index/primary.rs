@@ -121,6 +121,25 @@ impl PrimaryIndex {
         }
     }
 
+    /// [`PrimaryIndex::get`] plus the hinted chain head of the row (null if
+    /// none, always for byte keys; see [`super::hash`]). Prefetch the hint,
+    /// never dereference it.
+    #[inline]
+    pub fn get_hinted(&self, key: &EncodedKey) -> Option<(u64, *const u8)> {
+        match self {
+            PrimaryIndex::Int(_, h) => h.get_hinted(as_u64(key)),
+            PrimaryIndex::Bytes(t) => t.get(as_bytes(key)).map(|e| (*e.value(), std::ptr::null())),
+        }
+    }
+
+    /// Records `head` as the chain-head hint of `key` (integer keys only).
+    #[inline]
+    pub fn set_hint(&self, key: &EncodedKey, tuple: u64, head: *const u8) {
+        if let PrimaryIndex::Int(_, h) = self {
+            h.set_hint(as_u64(key), tuple, head);
+        }
+    }
+
     /// Starts loading what [`PrimaryIndex::get`] will read first: the hash
     /// entry of an integer key. Byte keys live only in the skip list, whose
     /// lookups are dependent misses with nothing to start early.
@@ -131,15 +150,15 @@ impl PrimaryIndex {
         }
     }
 
-    /// Adds `key -> tuple`; if the key is already there, returns the id it
-    /// maps to.
-    pub fn insert(&self, key: &EncodedKey, tuple: u64) -> Result<(), u64> {
+    /// Adds `key -> tuple` (with `head`, the row's chain head, as the hash
+    /// entry's hint); if the key is already there, returns the id it maps to.
+    pub fn insert(&self, key: &EncodedKey, tuple: u64, head: *const u8) -> Result<(), u64> {
         match self {
             PrimaryIndex::Int(t, h) => {
                 let k = as_u64(key);
                 insert_new(t, k, tuple)?;
                 // The tree admitted the key, so no other hash entry exists.
-                let _ = h.insert(k, tuple);
+                let _ = h.insert(k, tuple, head);
                 Ok(())
             }
             PrimaryIndex::Bytes(t) => insert_new(t, as_bytes(key).into(), tuple),
@@ -217,9 +236,9 @@ mod tests {
         for int in [true, false] {
             let ix = PrimaryIndex::new(int);
             let k = |i: u64| key(int, i);
-            assert_eq!(ix.insert(&k(5), 50), Ok(()));
+            assert_eq!(ix.insert(&k(5), 50, std::ptr::null()), Ok(()));
             assert_eq!(
-                ix.insert(&k(5), 51),
+                ix.insert(&k(5), 51, std::ptr::null()),
                 Err(50),
                 "duplicate reports the holder"
             );
@@ -229,7 +248,7 @@ mod tests {
             assert!(ix.remove(&k(5), 50));
             assert_eq!(ix.get(&k(5)), None);
             for i in [3, 1, 2] {
-                ix.insert(&k(i), i * 10).unwrap();
+                ix.insert(&k(i), i * 10, std::ptr::null()).unwrap();
             }
             assert_eq!(full(&ix), vec![10, 20, 30]);
             let mut out = Vec::new();
@@ -275,7 +294,7 @@ mod tests {
                                 std::hint::spin_loop();
                             }
                             // Distinct tuple ids, as two inserters allocate.
-                            match ix.insert(&k(r), 2 * r + t) {
+                            match ix.insert(&k(r), 2 * r + t, std::ptr::null()) {
                                 Ok(()) => wins[t as usize].fetch_add(1, Ordering::Relaxed),
                                 Err(other) => {
                                     assert_eq!(other, 2 * r + (1 - t), "round {r}: wrong holder");
@@ -303,14 +322,14 @@ mod tests {
     fn scans_never_miss_stable_keys_while_smaller_keys_churn() {
         let ix = PrimaryIndex::new(true);
         for k in 1000..1100u64 {
-            ix.insert(&EncodedKey::U64(k), k).unwrap();
+            ix.insert(&EncodedKey::U64(k), k, std::ptr::null()).unwrap();
         }
         let done = AtomicBool::new(false);
         std::thread::scope(|s| {
             s.spawn(|| {
                 for _ in 0..3_000 {
                     for k in 0..40u64 {
-                        let _ = ix.insert(&EncodedKey::U64(k), k);
+                        let _ = ix.insert(&EncodedKey::U64(k), k, std::ptr::null());
                     }
                     for k in 0..40u64 {
                         ix.remove(&EncodedKey::U64(k), k);

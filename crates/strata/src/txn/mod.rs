@@ -37,7 +37,10 @@ use crate::value::{ColumnRef, Key, Row, Value};
 use crossbeam_epoch as epoch;
 use std::ops::{Bound, RangeBounds};
 use std::ptr;
-use std::sync::atomic::{fence, Ordering::SeqCst};
+use std::sync::atomic::{
+    fence,
+    Ordering::{Release, SeqCst},
+};
 use std::sync::Arc;
 use visibility::Mode;
 
@@ -88,6 +91,7 @@ pub struct Transaction {
 unsafe impl Send for Transaction {}
 
 impl Transaction {
+    #[inline]
     pub(crate) fn begin(db: Arc<DbInner>, read_only: bool) -> Result<Transaction> {
         let protocol = db.protocol;
         let mvto = protocol == Protocol::Mvto;
@@ -115,7 +119,9 @@ impl Transaction {
         } else {
             db.clock.load(SeqCst)
         };
-        db.tids.slot(tid).begin.store(ts, SeqCst);
+        // Raising the registration from the lower bound needs no fence: a
+        // GC pass that misses it still sees the (smaller) lower bound.
+        db.tids.slot(tid).begin.store(ts, Release);
         let ssi =
             (protocol == Protocol::SiSsi && !read_only).then(|| cc::ssi::SsiTxn::new(tid, ts));
         Ok(Transaction {
@@ -227,10 +233,7 @@ impl Transaction {
         for k in keys {
             ti.schema.check_key(k)?;
         }
-        // The first line or so of each row image is read with the header.
-        let row_bytes = (std::mem::size_of::<crate::storage::version::Version>()
-            + ti.schema.columns.len() * std::mem::size_of::<Value>())
-        .min(256);
+        let row_bytes = ti.row_prefetch_bytes;
         let _guard = epoch::pin();
         const BATCH: usize = 16;
         for chunk in keys.chunks(BATCH) {
@@ -240,15 +243,21 @@ impl Transaction {
                 ti.index.prefetch(&e);
                 *ek = Some(e);
             }
-            let mut tuples = [u64::MAX; BATCH];
-            for (ek, tuple) in eks.iter().zip(tuples.iter_mut()) {
-                if let Some(id) = ek.as_ref().and_then(|e| ti.index.get(e)) {
+            // The hinted heads load alongside the slots; only rows whose
+            // hint is stale need the third stage.
+            let mut tuples = [(u64::MAX, ptr::null::<u8>()); BATCH];
+            for (ek, t) in eks.iter().zip(tuples.iter_mut()) {
+                if let Some((id, hint)) = ek.as_ref().and_then(|e| ti.index.get_hinted(e)) {
                     crate::prefetch::line(ti.rows.slot(id));
-                    *tuple = id;
+                    crate::prefetch::range(hint, row_bytes);
+                    *t = (id, hint);
                 }
             }
-            for &id in tuples.iter().filter(|&&id| id != u64::MAX) {
-                crate::prefetch::range(ti.rows.head(id), row_bytes);
+            for &(id, hint) in tuples.iter().filter(|t| t.0 != u64::MAX) {
+                let head = ti.rows.head(id) as *const u8;
+                if crate::index::hash::hint_is_stale(hint, head) {
+                    crate::prefetch::range(head, row_bytes);
+                }
             }
         }
         Ok(())
@@ -256,7 +265,7 @@ impl Transaction {
 
     /// Index lookup + protocol read. Null when the key has no visible row.
     fn lookup_read(&mut self, t: &TableInner, key: &Key, ek: &EncodedKey) -> Result<*mut Version> {
-        match t.index.get(ek) {
+        match self.hinted_lookup(t, ek) {
             Some(tuple) => {
                 let v = self.read_tuple(t, tuple)?;
                 if v.is_null()
@@ -280,6 +289,24 @@ impl Transaction {
                 Ok(ptr::null_mut())
             }
         }
+    }
+
+    /// The tuple id of `ek`, after starting to load its chain head from the
+    /// hash entry's hint, so that the indirection slot's miss and the
+    /// head's overlap (see [`crate::index::hash`]). A stale hint is
+    /// refreshed here, so the rows a workload reads keep current hints
+    /// whatever moved their heads (an update, GC, an aborted write).
+    #[inline]
+    fn hinted_lookup(&self, t: &TableInner, ek: &EncodedKey) -> Option<u64> {
+        let (tuple, hint) = t.index.get_hinted(ek)?;
+        if !hint.is_null() {
+            crate::prefetch::range(hint, t.row_prefetch_bytes);
+        }
+        let head = t.rows.head(tuple) as *const u8;
+        if t.int_key && crate::index::hash::hint_is_stale(hint, head) {
+            t.index.set_hint(ek, tuple, head);
+        }
+        Some(tuple)
     }
 
     /// Records that `ek` was read as absent. Returns a tuple to read
@@ -480,7 +507,7 @@ impl Transaction {
                 )));
             };
             let v = storage::publish_fresh(ti, tuple, self.tid, data);
-            match ti.index.insert(&ek, tuple) {
+            match ti.index.insert(&ek, tuple, v as *const u8) {
                 Ok(()) => {
                     self.writes.push(WriteEntry {
                         table: ti,
@@ -559,7 +586,7 @@ impl Transaction {
             table: ti.schema.name.clone(),
             key: key.to_string(),
         };
-        let tuple = match ti.index.get(&ek) {
+        let tuple = match self.hinted_lookup(ti, &ek) {
             Some(tuple) => tuple,
             None => match self.absent_read(ti, key, &ek) {
                 Some(tuple) => tuple,
@@ -591,7 +618,14 @@ impl Transaction {
             }
             return Err(not_found());
         }
-        self.install(ti, tuple, head, row, None)
+        self.install(ti, tuple, head, row, None)?;
+        if ti.int_key {
+            // Readers of the new head (once we commit) then find it hinted
+            // instead of refreshing the hint themselves.
+            ti.index
+                .set_hint(&ek, tuple, ti.rows.head(tuple) as *const u8);
+        }
+        Ok(())
     }
 
     /// Takes the write lock on `head` and runs the protocol's write check.
@@ -962,5 +996,74 @@ fn duplicate(t: &TableInner, key: &Key) -> Error {
     Error::DuplicateKey {
         table: t.schema.name.clone(),
         key: key.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::index::hash::hint_is_stale;
+    use crate::index::key::EncodedKey;
+    use crate::{key, Database, Options, Schema, Table, Type, Value, VersionStorage};
+
+    /// (hint, chain head) of integer key `k`.
+    fn hint_and_head(t: &Table, k: i64) -> (*const u8, *const u8) {
+        let ti = &t.inner;
+        let (tuple, hint) = ti.index.get_hinted(&ti.encode(&key![k])).unwrap();
+        (hint, ti.rows.head(tuple) as *const u8)
+    }
+
+    fn assert_current(t: &Table, k: i64, when: &str) {
+        let (hint, head) = hint_and_head(t, k);
+        assert!(!hint.is_null(), "{when}: no hint");
+        assert!(!hint_is_stale(hint, head), "{when}: stale hint");
+    }
+
+    #[test]
+    fn chain_head_hints_follow_inserts_updates_and_reads() {
+        for storage in VersionStorage::ALL {
+            let db = Database::open(Options::default().version_storage(storage)).unwrap();
+            let t = db
+                .create_table(
+                    Schema::new("t")
+                        .column("k", Type::Int)
+                        .column("v", Type::Int)
+                        .primary_key(&["k"]),
+                )
+                .unwrap();
+            let mut txn = db.begin().unwrap();
+            txn.insert(&t, vec![Value::Int(1), Value::Int(10)]).unwrap();
+            txn.commit().unwrap();
+            assert_current(&t, 1, &format!("{storage:?} after insert"));
+
+            let mut txn = db.begin().unwrap();
+            txn.update(&t, &key![1], &[("v", Value::Int(11))]).unwrap();
+            txn.commit().unwrap();
+            assert_current(&t, 1, &format!("{storage:?} after update"));
+
+            // A hint gone stale (here: pointing nowhere) is only a wasted
+            // prefetch; the read still returns the row and repairs it.
+            let ti = &t.inner;
+            let ek = ti.encode(&key![1]);
+            let tuple = ti.index.get(&ek).unwrap();
+            ti.index.set_hint(&ek, tuple, 0x40 as *const u8);
+            assert!(hint_is_stale(
+                hint_and_head(&t, 1).0,
+                hint_and_head(&t, 1).1
+            ));
+            let mut r = db.begin_read_only().unwrap();
+            assert_eq!(r.get(&t, &key![1]).unwrap().unwrap()[1], Value::Int(11));
+            r.commit().unwrap();
+            assert_current(&t, 1, &format!("{storage:?} after a read"));
+
+            // An aborted update leaves a hint to a freed version behind.
+            let mut txn = db.begin().unwrap();
+            txn.update(&t, &key![1], &[("v", Value::Int(12))]).unwrap();
+            txn.abort();
+            let mut txn = db.begin().unwrap();
+            assert_eq!(txn.get(&t, &key![1]).unwrap().unwrap()[1], Value::Int(11));
+            txn.commit().unwrap();
+            assert_current(&t, 1, &format!("{storage:?} after an abort"));
+            assert!(matches!(ek, EncodedKey::U64(_)));
+        }
     }
 }

@@ -122,7 +122,10 @@ impl ReadFilter {
             .all(|&(w, b)| self.bits[w].load(SeqCst) & b != 0)
     }
     fn clear(&self) {
-        if self.dirty.swap(false, Relaxed) {
+        // Only the occupant writes `dirty`: no swap (a locked instruction)
+        // needed.
+        if self.dirty.load(Relaxed) {
+            self.dirty.store(false, Relaxed);
             for w in &self.bits {
                 w.store(0, Relaxed);
             }
@@ -171,6 +174,14 @@ impl TidTable {
     /// Takes a free slot and returns the new transaction id, with the slot
     /// registered at snapshot `lower_bound` (which must be <= the snapshot the
     /// transaction will use).
+    ///
+    /// The slot's fields are written with Release stores, published by the
+    /// Release store of the id: a reader that sees the id sees them. The
+    /// caller issues a SeqCst fence before it reads the clock for its
+    /// snapshot (`Transaction::begin`, the checkpointer), which orders the
+    /// registration before that load against GC's scan. A SeqCst store per
+    /// field was a locked instruction each: seven of them were a third of a
+    /// cached read-only transaction.
     pub fn acquire(&self, lower_bound: u64, rw: bool) -> Option<u64> {
         let hint = SLOT_HINT.get();
         let idx = if hint < self.slots.len() && self.try_claim(hint) {
@@ -184,17 +195,20 @@ impl TidTable {
             self.high_water.fetch_max(idx + 1, SeqCst);
         }
         let s = &self.slots[idx];
-        let gen = s.generation.fetch_add(1, SeqCst) + 1;
+        // Only the slot's claimant writes `generation` (the claim's Acquire
+        // orders us after the previous claimant's writes).
+        let gen = s.generation.load(Relaxed) + 1;
+        s.generation.store(gen, Relaxed);
         let tid = (gen << SLOT_BITS) | idx as u64;
-        s.begin.store(lower_bound, SeqCst);
-        s.is_rw.store(rw, SeqCst);
-        s.state.store(ACTIVE << STATUS_SHIFT, SeqCst);
-        s.pstamp.store(0, SeqCst);
-        s.sstamp.store(u64::MAX, SeqCst);
+        s.begin.store(lower_bound, Release);
+        s.is_rw.store(rw, Release);
+        s.state.store(ACTIVE << STATUS_SHIFT, Release);
+        s.pstamp.store(0, Release);
+        s.sstamp.store(u64::MAX, Release);
         // Cleared before the id is published: a writer that reads the filter
         // under the new id never sees the previous occupant's reads.
         s.reads.clear();
-        s.tid.store(tid, SeqCst);
+        s.tid.store(tid, Release);
         Some(tid)
     }
 
@@ -209,8 +223,12 @@ impl TidTable {
     pub fn release(&self, tid: u64) {
         let idx = (tid & SLOT_MASK) as usize;
         let s = &self.slots[idx];
-        s.begin.store(u64::MAX, SeqCst);
-        s.tid.store(0, SeqCst);
+        // Release: a reader that finds the id gone (Gone) re-reads the
+        // versions, whose stamps were stored before this. Nothing this
+        // thread loads afterwards depends on these stores being seen first,
+        // so no store-load fence (SeqCst store) is needed.
+        s.begin.store(u64::MAX, Release);
+        s.tid.store(0, Release);
         s.in_use.store(false, Release);
     }
 
