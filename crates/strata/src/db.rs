@@ -287,6 +287,7 @@ impl Database {
     pub fn stats(&self) -> Stats {
         let mut st = Stats::empty();
         self.inner.counters.fill(&mut st);
+        self.inner.tids.fill_counts(&mut st);
         st.open_transactions = self.inner.tids.open_count() as u64;
         let guard = crossbeam_epoch::pin();
         for t in self.inner.tables.read().iter() {

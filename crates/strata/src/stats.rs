@@ -1,25 +1,55 @@
 //! Counters and the `Database::stats()` snapshot.
 //!
-//! Commit and abort counters are striped over cache lines (by transaction
-//! slot) so that counting does not become the contended line.
+//! Commit and abort counts live in the transaction slots ([`TxnCounts`]):
+//! only a slot's occupant writes them, so counting is a plain load and
+//! store on a line the transaction already owns, not a locked instruction
+//! on a shared one. `stats()` sums them over the slots.
 
 use crate::error::ConflictKind;
-use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-const STRIPES: usize = 16;
-
+/// One transaction slot's commit and abort counts (see the module doc).
 #[derive(Default)]
-struct Stripe {
+pub(crate) struct TxnCounts {
     commits: AtomicU64,
     read_only_commits: AtomicU64,
     aborts: [AtomicU64; 6],
     user_aborts: AtomicU64,
 }
 
+/// Adds one; only the slot's occupant calls it (no other writer exists,
+/// and readers tolerate a count that is one behind).
+fn bump(c: &AtomicU64) {
+    c.store(c.load(Relaxed) + 1, Relaxed);
+}
+
+impl TxnCounts {
+    pub fn commit(&self, read_only: bool) {
+        bump(if read_only {
+            &self.read_only_commits
+        } else {
+            &self.commits
+        });
+    }
+    pub fn conflict(&self, kind: ConflictKind) {
+        bump(&self.aborts[kind.index()]);
+    }
+    pub fn user_abort(&self) {
+        bump(&self.user_aborts);
+    }
+    pub fn add_to(&self, st: &mut Stats) {
+        st.commits += self.commits.load(Relaxed);
+        st.read_only_commits += self.read_only_commits.load(Relaxed);
+        st.user_aborts += self.user_aborts.load(Relaxed);
+        for (k, a) in self.aborts.iter().enumerate() {
+            st.aborts_by_reason[k].1 += a.load(Relaxed);
+        }
+    }
+}
+
+/// GC's counters (GC runs on any thread, so these are shared atomics).
 #[derive(Default)]
 pub(crate) struct Counters {
-    stripes: [CachePadded<Stripe>; STRIPES],
     pub versions_reclaimed: AtomicU64,
     pub gc_passes: AtomicU64,
     pub blocks_scanned: AtomicU64,
@@ -27,32 +57,7 @@ pub(crate) struct Counters {
 }
 
 impl Counters {
-    fn stripe(&self, tid: u64) -> &Stripe {
-        &self.stripes[(tid as usize) % STRIPES]
-    }
-    pub fn commit(&self, tid: u64, read_only: bool) {
-        let s = self.stripe(tid);
-        if read_only {
-            s.read_only_commits.fetch_add(1, Relaxed);
-        } else {
-            s.commits.fetch_add(1, Relaxed);
-        }
-    }
-    pub fn conflict(&self, tid: u64, kind: ConflictKind) {
-        self.stripe(tid).aborts[kind.index()].fetch_add(1, Relaxed);
-    }
-    pub fn user_abort(&self, tid: u64) {
-        self.stripe(tid).user_aborts.fetch_add(1, Relaxed);
-    }
     pub fn fill(&self, st: &mut Stats) {
-        for s in &self.stripes {
-            st.commits += s.commits.load(Relaxed);
-            st.read_only_commits += s.read_only_commits.load(Relaxed);
-            st.user_aborts += s.user_aborts.load(Relaxed);
-            for (k, a) in s.aborts.iter().enumerate() {
-                st.aborts_by_reason[k].1 += a.load(Relaxed);
-            }
-        }
         st.versions_reclaimed = self.versions_reclaimed.load(Relaxed);
         st.gc_passes = self.gc_passes.load(Relaxed);
         st.gc_blocks_scanned = self.blocks_scanned.load(Relaxed);

@@ -39,13 +39,6 @@ use crate::txn::tid::{Status, TidTable};
 use crate::txn::Transaction;
 use std::sync::atomic::Ordering::SeqCst;
 
-/// A transaction's final low watermark, stamped on the versions it
-/// overwrote (its high watermark is only needed for the test itself).
-#[derive(Default, Clone, Copy, Debug)]
-pub struct Stamps {
-    pub sstamp: u64,
-}
-
 /// Records an in-flight read of `v` (null: nothing to record) in our
 /// slot's read filter.
 pub fn on_read(tx: &mut Transaction, v: *mut Version) {
@@ -80,7 +73,6 @@ pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
     if !predicate::try_commit_records(tx) {
         return Err(ConflictKind::Validation);
     }
-    tx.ssn = Stamps { sstamp };
     let slot = tx.db.tids.slot(tx.tid);
     slot.pstamp.store(pstamp, SeqCst);
     slot.sstamp.store(sstamp, SeqCst);
@@ -195,8 +187,10 @@ fn scanner_predecessors(
 }
 
 /// After COMMITTED: publish our cstamp on what we read and our sstamp on
-/// what we overwrote.
+/// what we overwrote (our final low watermark, which `pre_commit` left in
+/// our slot; only the occupant writes it).
 pub fn post_commit(tx: &mut Transaction, cts: u64) {
+    let sstamp = tx.db.tids.slot(tx.tid).sstamp.load(SeqCst);
     for r in &tx.reads {
         // SAFETY: as in pre_commit.
         if let Some(v) = unsafe { r.version.as_ref() } {
@@ -206,7 +200,7 @@ pub fn post_commit(tx: &mut Transaction, cts: u64) {
     for w in &tx.writes {
         // SAFETY: locked by us and alive.
         if let Some(old) = unsafe { w.old.as_ref() } {
-            old.word_b.store(tx.ssn.sstamp, SeqCst);
+            old.word_b.store(sstamp, SeqCst);
         }
     }
 }

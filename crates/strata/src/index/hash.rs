@@ -173,11 +173,11 @@ impl IntHashIndex {
     /// The tuple id of `key` and the hinted address of its chain head (null
     /// when there is no hint). The hint may be stale: prefetch it, never
     /// dereference it.
+    /// `guard`: the caller's pin (pinning again costs a thread-local lookup).
     #[inline]
-    pub fn get_hinted(&self, key: u64) -> Option<(u64, *const u8)> {
-        let guard = epoch::pin();
+    pub fn get_hinted(&self, key: u64, guard: &epoch::Guard) -> Option<(u64, *const u8)> {
         let h = hash(key);
-        let t = table_ref(self.shard(h).table.load(Acquire, &guard));
+        let t = table_ref(self.shard(h).table.load(Acquire, guard));
         let (_, v) = probe(t, h, key);
         let id = id_part(v);
         if id < VALUE_BASE {
@@ -432,11 +432,11 @@ mod tests {
                 }
             }
             assert_eq!(idx.get(key), model.get(&key).map(|e| e.0));
-            assert_eq!(idx.get_hinted(key), model.get(&key).copied());
+            assert_eq!(idx.get_hinted(key, &epoch::pin()), model.get(&key).copied());
         }
         // Growth (several resizes above) kept every id and hint.
         for (k, e) in &model {
-            assert_eq!(idx.get_hinted(*k), Some(*e));
+            assert_eq!(idx.get_hinted(*k, &epoch::pin()), Some(*e));
         }
     }
 
@@ -444,10 +444,13 @@ mod tests {
     fn no_hint_reads_null_and_staleness_compares_the_stored_bits() {
         let idx = IntHashIndex::new();
         idx.insert(1, 10, std::ptr::null()).unwrap();
-        assert_eq!(idx.get_hinted(1), Some((10, std::ptr::null())));
+        assert_eq!(
+            idx.get_hinted(1, &epoch::pin()),
+            Some((10, std::ptr::null()))
+        );
         let a = 0x7f00_0000_1040 as *const u8;
         idx.set_hint(1, 10, a);
-        let (_, h) = idx.get_hinted(1).unwrap();
+        let (_, h) = idx.get_hinted(1, &epoch::pin()).unwrap();
         // The hint names the cache line, not the byte.
         assert_eq!(h as u64, 0x7f00_0000_1040 & !63);
         assert!(!hint_is_stale(h, a));
@@ -457,10 +460,13 @@ mod tests {
         // so readers do not rewrite hints back and forth.
         let far = 0x10_0000_1040u64 as *const u8;
         idx.insert(2, 20, far).unwrap();
-        let (_, h1) = idx.get_hinted(1).unwrap();
+        let (_, h1) = idx.get_hinted(1, &epoch::pin()).unwrap();
         assert_ne!(h1 as u64 >> 6, a as u64 >> 6);
         assert!(!hint_is_stale(h1, a));
-        assert_eq!(idx.get_hinted(2).unwrap().1 as u64, far as u64 & !63);
+        assert_eq!(
+            idx.get_hinted(2, &epoch::pin()).unwrap().1 as u64,
+            far as u64 & !63
+        );
     }
 
     #[test]

@@ -125,9 +125,13 @@ impl PrimaryIndex {
     /// none, always for byte keys; see [`super::hash`]). Prefetch the hint,
     /// never dereference it.
     #[inline]
-    pub fn get_hinted(&self, key: &EncodedKey) -> Option<(u64, *const u8)> {
+    pub fn get_hinted(
+        &self,
+        key: &EncodedKey,
+        guard: &crossbeam_epoch::Guard,
+    ) -> Option<(u64, *const u8)> {
         match self {
-            PrimaryIndex::Int(_, h) => h.get_hinted(as_u64(key)),
+            PrimaryIndex::Int(_, h) => h.get_hinted(as_u64(key), guard),
             PrimaryIndex::Bytes(t) => t.get(as_bytes(key)).map(|e| (*e.value(), std::ptr::null())),
         }
     }

@@ -87,6 +87,9 @@ pub struct Slot {
     generation: AtomicU64,
     /// Claimed by a transaction (CAS false -> true in `acquire`).
     in_use: AtomicBool,
+    /// Commits and aborts of the slot's occupants (written by the occupant
+    /// only; see `stats`).
+    pub counts: crate::stats::TxnCounts,
 }
 
 /// Words in a [`ReadFilter`] (1,024 bits).
@@ -158,6 +161,7 @@ impl TidTable {
                     reads: ReadFilter::default(),
                     generation: AtomicU64::new(0),
                     in_use: AtomicBool::new(false),
+                    counts: Default::default(),
                 })
             })
             .collect();
@@ -175,13 +179,14 @@ impl TidTable {
     /// registered at snapshot `lower_bound` (which must be <= the snapshot the
     /// transaction will use).
     ///
-    /// The slot's fields are written with Release stores, published by the
-    /// Release store of the id: a reader that sees the id sees them. The
-    /// caller issues a SeqCst fence before it reads the clock for its
-    /// snapshot (`Transaction::begin`, the checkpointer), which orders the
-    /// registration before that load against GC's scan. A SeqCst store per
-    /// field was a locked instruction each: seven of them were a third of a
-    /// cached read-only transaction.
+    /// The registration is a SeqCst swap, so it is ordered before the
+    /// caller's SeqCst clock load for its snapshot, against GC's
+    /// clock-load, fence, scan (`DbInner::compute_horizon`). The other
+    /// fields are Release stores published by the Release store of the id:
+    /// a reader that sees the id sees them. A SeqCst store per field was a
+    /// locked instruction each (seven were a third of a cached read-only
+    /// transaction), and the swap replaces the caller's fence (an `mfence`,
+    /// slower than a locked instruction on AMD).
     pub fn acquire(&self, lower_bound: u64, rw: bool) -> Option<u64> {
         let hint = SLOT_HINT.get();
         let idx = if hint < self.slots.len() && self.try_claim(hint) {
@@ -200,7 +205,7 @@ impl TidTable {
         let gen = s.generation.load(Relaxed) + 1;
         s.generation.store(gen, Relaxed);
         let tid = (gen << SLOT_BITS) | idx as u64;
-        s.begin.store(lower_bound, Release);
+        s.begin.swap(lower_bound, SeqCst);
         s.is_rw.store(rw, Release);
         s.state.store(ACTIVE << STATUS_SHIFT, Release);
         s.pstamp.store(0, Release);
@@ -302,6 +307,14 @@ impl TidTable {
                 Status::Precommit => backoff.snooze(),
                 other => return other,
             }
+        }
+    }
+
+    /// Adds every slot's commit and abort counts to `st`.
+    pub fn fill_counts(&self, st: &mut crate::stats::Stats) {
+        let hw = self.high_water.load(SeqCst);
+        for s in &self.slots[..hw] {
+            s.counts.add_to(st);
         }
     }
 
