@@ -5,7 +5,9 @@
 //! - `rw_get`:      begin (read-write) + one get + commit
 //! - `update`:      begin + one update of one column + commit
 //!
-//! Rows: `STRATA_BENCH_ROWS` (default 1,000,000). After the runs the bench
+//! Rows: `STRATA_BENCH_ROWS` (default 1,000,000); protocols:
+//! `STRATA_BENCH_PROTOCOLS` (comma-separated names, default all six; a
+//! criterion filter alone still loads a table per protocol). After the runs the bench
 //! prints header bytes per version and bytes per row (versions + index +
 //! indirection) from `Database::stats()`.
 //!
@@ -18,6 +20,20 @@ use criterion::{criterion_group, criterion_main, Criterion};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::hint::black_box;
 use strata::{key, Database, Options, Protocol, Schema, Table, Type, Value};
+
+fn protocols() -> Vec<Protocol> {
+    match std::env::var("STRATA_BENCH_PROTOCOLS") {
+        Ok(list) => list
+            .split(',')
+            .map(|p| {
+                p.trim()
+                    .parse()
+                    .unwrap_or_else(|e| panic!("STRATA_BENCH_PROTOCOLS: {e}"))
+            })
+            .collect(),
+        Err(_) => Protocol::ALL.to_vec(),
+    }
+}
 
 fn rows() -> i64 {
     std::env::var("STRATA_BENCH_ROWS")
@@ -70,7 +86,8 @@ impl Rng {
 
 fn bench(c: &mut Criterion) {
     let n = rows();
-    for p in Protocol::ALL {
+    let protocols = protocols();
+    for &p in &protocols {
         let (db, t, rss) = setup(p, n);
         let mut g = c.benchmark_group(p.name());
         let mut rng = Rng(0x2545_F491_4F6C_DD1D);
@@ -118,7 +135,7 @@ fn bench(c: &mut Criterion) {
             st.indirection_bytes,
             st.live_versions,
         );
-        if p == Protocol::ALL[0] {
+        if p == protocols[0] {
             // Only the first load is measured against a fresh heap; later
             // ones reuse memory the allocator kept from earlier tables.
             eprintln!(

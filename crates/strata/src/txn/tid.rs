@@ -24,14 +24,14 @@
 //!
 //! Claiming a slot touches no shared line: each thread remembers the slot
 //! it used last and claims it again with one CAS on that slot's own
-//! `in_use` flag; only when that fails (the thread has several
+//! `begin` (MAX = free), which registers the snapshot bound at once; only when that fails (the thread has several
 //! transactions open, or another thread took the slot) does it scan from
 //! slot 0 for a free one. A central free list (a mutex, as we had first)
 //! made every begin and end bounce one cache line between all cores:
 //! read-only YCSB stopped scaling at 8 threads on a 16-core machine.
 //!
 //! ```text
-//!  thread A (hint 0) ──CAS──> [0: in_use] [1: in_use] [2: free] ...
+//!  thread A (hint 0) ──CAS──> [0: begin 812] [1: begin 809] [2: MAX] ...
 //!  thread B (hint 1) ──CAS─────────────────┘
 //! ```
 
@@ -39,7 +39,7 @@ use crossbeam_utils::CachePadded;
 use std::cell::Cell;
 use std::sync::atomic::{
     AtomicBool, AtomicU64, AtomicUsize,
-    Ordering::{Acquire, Relaxed, Release, SeqCst},
+    Ordering::{Relaxed, Release, SeqCst},
 };
 
 pub const SLOT_BITS: u32 = 20;
@@ -74,7 +74,8 @@ pub enum Status {
 pub struct Slot {
     pub tid: AtomicU64,
     state: AtomicU64,
-    /// Registered snapshot (for GC and MVTO read-only snapshots); MAX when free.
+    /// Registered snapshot (for GC and MVTO read-only snapshots); MAX when
+    /// free. Claiming the slot *is* registering: a CAS from MAX (`acquire`).
     pub begin: AtomicU64,
     /// True while a read-write transaction holds the slot.
     pub is_rw: AtomicBool,
@@ -85,8 +86,6 @@ pub struct Slot {
     /// committing overwriter can find in-flight readers (see `cc::ssn`).
     pub reads: ReadFilter,
     generation: AtomicU64,
-    /// Claimed by a transaction (CAS false -> true in `acquire`).
-    in_use: AtomicBool,
     /// Commits and aborts of the slot's occupants (written by the occupant
     /// only; see `stats`).
     pub counts: crate::stats::TxnCounts,
@@ -160,7 +159,6 @@ impl TidTable {
                     sstamp: AtomicU64::new(0),
                     reads: ReadFilter::default(),
                     generation: AtomicU64::new(0),
-                    in_use: AtomicBool::new(false),
                     counts: Default::default(),
                 })
             })
@@ -179,21 +177,23 @@ impl TidTable {
     /// registered at snapshot `lower_bound` (which must be <= the snapshot the
     /// transaction will use).
     ///
-    /// The registration is a SeqCst swap, so it is ordered before the
+    /// One SeqCst CAS of `begin` from MAX (free) to `lower_bound` both
+    /// claims the slot and registers the snapshot bound, ordered before the
     /// caller's SeqCst clock load for its snapshot, against GC's
     /// clock-load, fence, scan (`DbInner::compute_horizon`). The other
     /// fields are Release stores published by the Release store of the id:
-    /// a reader that sees the id sees them. A SeqCst store per field was a
-    /// locked instruction each (seven were a third of a cached read-only
-    /// transaction), and the swap replaces the caller's fence (an `mfence`,
-    /// slower than a locked instruction on AMD).
+    /// a reader that sees the id sees them. This used to be a CAS on a
+    /// separate `in_use` flag, seven SeqCst stores (a locked instruction
+    /// each) and a fence in the caller (an `mfence`, slower than a locked
+    /// instruction on AMD): a third of a cached read-only transaction.
     pub fn acquire(&self, lower_bound: u64, rw: bool) -> Option<u64> {
+        debug_assert!(lower_bound != u64::MAX, "MAX marks a free slot");
         let hint = SLOT_HINT.get();
-        let idx = if hint < self.slots.len() && self.try_claim(hint) {
+        let idx = if hint < self.slots.len() && self.try_claim(hint, lower_bound) {
             hint
         } else {
             // From slot 0, so the used prefix (and GC's scan) stays short.
-            (0..self.slots.len()).find(|&i| self.try_claim(i))?
+            (0..self.slots.len()).find(|&i| self.try_claim(i, lower_bound))?
         };
         SLOT_HINT.set(idx);
         if self.high_water.load(SeqCst) <= idx {
@@ -205,7 +205,6 @@ impl TidTable {
         let gen = s.generation.load(Relaxed) + 1;
         s.generation.store(gen, Relaxed);
         let tid = (gen << SLOT_BITS) | idx as u64;
-        s.begin.swap(lower_bound, SeqCst);
         s.is_rw.store(rw, Release);
         s.state.store(ACTIVE << STATUS_SHIFT, Release);
         s.pstamp.store(0, Release);
@@ -217,11 +216,14 @@ impl TidTable {
         Some(tid)
     }
 
-    /// Claims slot `i` if it is free. Acquire pairs with `release`'s
-    /// Release store: the previous occupant's last writes happen before ours.
-    fn try_claim(&self, i: usize) -> bool {
-        let f = &self.slots[i].in_use;
-        !f.load(Relaxed) && f.compare_exchange(false, true, Acquire, Relaxed).is_ok()
+    /// Claims slot `i` if it is free, registering `lower_bound`. SeqCst:
+    /// the registration (see `acquire`); it also acquires `release`'s
+    /// Release store, so the previous occupant's writes happen before ours.
+    fn try_claim(&self, i: usize, lower_bound: u64) -> bool {
+        let b = &self.slots[i].begin;
+        b.load(Relaxed) == u64::MAX
+            && b.compare_exchange(u64::MAX, lower_bound, SeqCst, Relaxed)
+                .is_ok()
     }
 
     /// Frees the slot of `tid`; its versions must be stamped or unlinked.
@@ -232,9 +234,10 @@ impl TidTable {
         // versions, whose stamps were stored before this. Nothing this
         // thread loads afterwards depends on these stores being seen first,
         // so no store-load fence (SeqCst store) is needed.
-        s.begin.store(u64::MAX, Release);
+        // The id goes first: once `begin` is MAX the slot can be claimed,
+        // and the claimant's id must not be overwritten by our 0.
         s.tid.store(0, Release);
-        s.in_use.store(false, Release);
+        s.begin.store(u64::MAX, Release);
     }
 
     #[inline]
@@ -359,7 +362,7 @@ impl TidTable {
         let hw = self.high_water.load(SeqCst);
         self.slots[..hw]
             .iter()
-            .filter(|s| s.in_use.load(SeqCst))
+            .filter(|s| s.begin.load(SeqCst) != u64::MAX)
             .count()
     }
 }
