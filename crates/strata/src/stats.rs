@@ -1,9 +1,10 @@
 //! Counters and the `Database::stats()` snapshot.
 //!
-//! Commit and abort counts live in the transaction slots ([`TxnCounts`]):
-//! only a slot's occupant writes them, so counting is a plain load and
-//! store on a line the transaction already owns, not a locked instruction
-//! on a shared one. `stats()` sums them over the slots.
+//! Commit and abort counts are kept per transaction slot ([`TxnCounts`],
+//! one padded line each, beside the TID table): only a slot's occupant
+//! writes them, so counting is a plain load and store on a line no other
+//! thread writes, not a locked instruction. `stats()` sums them over the
+//! slots.
 
 use crate::error::ConflictKind;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};

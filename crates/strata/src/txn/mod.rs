@@ -183,7 +183,7 @@ impl Transaction {
     pub(crate) fn conflict(&mut self, kind: ConflictKind) -> Error {
         if self.active {
             // (Only the slot's occupant may count in it.)
-            self.db.tids.slot(self.tid).counts.conflict(kind);
+            self.db.tids.counts(self.tid).conflict(kind);
         }
         self.rollback();
         Error::Conflict(kind)
@@ -812,7 +812,7 @@ impl Transaction {
                 cc::mv2pl::release(&mut self);
             }
             // Counted while the slot is still ours (see `stats`).
-            self.db.tids.slot(self.tid).counts.commit(true);
+            self.db.tids.counts(self.tid).commit(true);
             self.finish();
             return Ok(());
         }
@@ -842,7 +842,7 @@ impl Transaction {
         let ticket = redo.map(|r| self.db.log.get().expect("prepared").append(r, cts));
         self.db.tids.set_committed(self.tid, cts);
         self.post_commit(cts);
-        self.db.tids.slot(self.tid).counts.commit(false);
+        self.db.tids.counts(self.tid).commit(false);
         self.finish();
         self.db.after_commit();
         match ticket {
@@ -934,7 +934,7 @@ impl Transaction {
     /// Rolls back. Never fails.
     pub fn abort(mut self) {
         if self.active {
-            self.db.tids.slot(self.tid).counts.user_abort();
+            self.db.tids.counts(self.tid).user_abort();
             self.rollback();
         }
     }
@@ -990,7 +990,7 @@ impl Drop for Transaction {
         if self.active && self.read_only {
             self.finish();
         } else if self.active {
-            self.db.tids.slot(self.tid).counts.user_abort();
+            self.db.tids.counts(self.tid).user_abort();
             self.rollback();
         }
     }
