@@ -23,16 +23,22 @@ use std::time::Instant;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn chase(n: usize, words: usize) {
-    // A random cyclic permutation, so every step depends on the last load.
+/// 0..n in a random order (Fisher-Yates with xorshift).
+fn shuffled(n: usize, seed: u64) -> Vec<usize> {
     let mut perm: Vec<usize> = (0..n).collect();
-    let mut x = 88172645463325252u64;
+    let mut x = seed;
     for i in (1..n).rev() {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
         perm.swap(i, (x % (i as u64 + 1)) as usize);
     }
+    perm
+}
+
+fn chase(n: usize, words: usize) {
+    // A random cyclic permutation, so every step depends on the last load.
+    let perm = shuffled(n, 88172645463325252);
     let mut mem = vec![0u64; n * words];
     for i in 0..n {
         mem[perm[i] * words] = (perm[(i + 1) % n] * words) as u64;
@@ -84,14 +90,7 @@ fn point_reads(n: usize, hinted: bool) {
     let mut table = vec![[u64::MAX, 0u64]; cap];
     // Rows are placed in a shuffled order, as versions of rows written at
     // random end up scattered over the heap.
-    let mut place: Vec<usize> = (0..n).collect();
-    let mut x = 0x2545_F491_4F6C_DD1Du64;
-    for i in (1..n).rev() {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        place.swap(i, (x % (i as u64 + 1)) as usize);
-    }
+    let place = shuffled(n, 0x2545_F491_4F6C_DD1D);
     for (k, &at) in place.iter().enumerate() {
         let mut i = mix(k as u64) as usize & (cap - 1);
         while table[i][0] != u64::MAX {
