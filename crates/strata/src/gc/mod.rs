@@ -406,26 +406,37 @@ pub fn retire_chain(mut v: *mut Version, guard: &Guard) -> u64 {
     n
 }
 
+/// Runs `free(p)` once every thread pinned now has unpinned: the one
+/// epoch-deferred free behind versions, masters and records.
+///
+/// # Safety
+/// `p` is unreachable for new readers (unlinked), it is retired exactly
+/// once, and `free` may run on any thread, which by then owns `p`.
+pub(crate) unsafe fn defer_free<T>(p: *mut T, guard: &Guard, free: impl FnOnce(*mut T)) {
+    struct Retired<T>(*mut T);
+    // SAFETY: per the contract, whichever thread runs the deferred free
+    // owns the object exclusively by then.
+    unsafe impl<T> Send for Retired<T> {}
+    let r = Retired(p);
+    // SAFETY: the closure runs only after every thread pinned now has
+    // unpinned; the caller guarantees nobody can newly reach `p`.
+    unsafe {
+        guard.defer_unchecked(move || {
+            let r = r;
+            free(r.0)
+        });
+    }
+}
+
 /// Frees one unlinked version once no pinned thread can hold it.
 pub fn retire(v: *mut Version, guard: &Guard) {
-    struct Retired(*mut Version);
-    // SAFETY: the version is unlinked; whichever thread runs the deferred
-    // free owns it exclusively by then.
-    unsafe impl Send for Retired {}
-    let r = Retired(v);
     // Read now: the caller has just touched `v`; by the time the epoch
     // lets it go, its lines are cold.
     // SAFETY: `v` is alive until the deferred free below.
     let len = unsafe { (*v).len_word() };
     // SAFETY: `v` came from Version::alloc, is unlinked from every chain (no
-    // new reference can be made), is retired exactly once, and the closure
-    // runs only after every thread pinned now has unpinned; `len` is its
+    // new reference can be made) and is retired exactly once; `len` is its
     // `len` word, which never changes after allocation but for HAS_HEAP,
     // set before the version is shared.
-    unsafe {
-        guard.defer_unchecked(move || {
-            let r = r;
-            Version::free_with(r.0, len)
-        });
-    }
+    unsafe { defer_free(v, guard, move |v| Version::free_with(v, len)) }
 }

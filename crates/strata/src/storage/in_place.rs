@@ -302,19 +302,9 @@ impl Master {
 
     /// Frees `m` once no pinned thread can hold it.
     pub fn retire(m: *mut Master, guard: &Guard) {
-        struct Retired(*mut Master);
-        // SAFETY: the master is unreachable; whichever thread runs the
-        // deferred free owns it exclusively by then.
-        unsafe impl Send for Retired {}
-        let r = Retired(m);
         // SAFETY: `m` is unlinked from every version that is still reachable
-        // (its row is gone), retired once, freed after the epoch.
-        unsafe {
-            guard.defer_unchecked(move || {
-                let r = r;
-                Master::free(r.0)
-            });
-        }
+        // (its row is gone) and retired once.
+        unsafe { crate::gc::defer_free(m, guard, |m| Master::free(m)) }
     }
 
     /// Bytes of the master: struct, cells and owned text.
@@ -618,18 +608,9 @@ pub fn retire_record(r: *mut Record, guard: &Guard) {
     if r.is_null() {
         return;
     }
-    struct Retired(*mut Record);
-    // SAFETY: unlinked from its version; owned by the deferred closure.
-    unsafe impl Send for Retired {}
-    let r = Retired(r);
     // SAFETY: the record was unlinked by a swap (no new reader can load it)
-    // and is freed once, after the epoch.
-    unsafe {
-        guard.defer_unchecked(move || {
-            let r = r;
-            drop(Box::from_raw(r.0))
-        });
-    }
+    // and is retired once; it came from Box::into_raw.
+    unsafe { crate::gc::defer_free(r, guard, |r| drop(Box::from_raw(r))) }
 }
 
 /// Which record an overwrite leaves behind.
