@@ -280,7 +280,7 @@ impl Transaction {
         ek: &EncodedKey,
         guard: &Guard,
     ) -> Result<*mut Version> {
-        match self.hinted_lookup(t, ek, guard) {
+        match self.hinted_lookup(t, ek, guard, true) {
             Some(tuple) => {
                 let v = self.read_tuple(t, tuple)?;
                 if v.is_null()
@@ -308,18 +308,28 @@ impl Transaction {
 
     /// The tuple id of `ek`, after starting to load its chain head from the
     /// hash entry's hint, so that the indirection slot's miss and the
-    /// head's overlap (see [`crate::index::hash`]). A stale hint is
-    /// refreshed here, so the rows a workload reads keep current hints
-    /// whatever moved their heads (an update, GC, an aborted write).
+    /// head's overlap (see [`crate::index::hash`]). With `refresh`, a stale
+    /// hint is rewritten here, so the rows a workload reads keep current
+    /// hints whatever moved their heads (GC, an aborted write); a writer
+    /// passes false and sets the hint to its new head after installing it.
     #[inline]
-    fn hinted_lookup(&self, t: &TableInner, ek: &EncodedKey, guard: &Guard) -> Option<u64> {
+    fn hinted_lookup(
+        &self,
+        t: &TableInner,
+        ek: &EncodedKey,
+        guard: &Guard,
+        refresh: bool,
+    ) -> Option<u64> {
         let (tuple, hint) = t.index.get_hinted(ek, guard)?;
         if !hint.is_null() {
             crate::prefetch::range(hint, t.row_prefetch_bytes);
         }
-        let head = t.rows.head(tuple) as *const u8;
-        if t.int_key && crate::index::hash::hint_is_stale(hint, head) {
-            t.index.set_hint(ek, tuple, head);
+        if refresh {
+            let head = t.rows.head(tuple) as *const u8;
+            if crate::index::hash::hint_is_stale(hint, head) {
+                // (A no-op for byte keys, which have no hints.)
+                t.index.set_hint(ek, tuple, head);
+            }
         }
         Some(tuple)
     }
@@ -601,7 +611,7 @@ impl Transaction {
             table: ti.schema.name.clone(),
             key: key.to_string(),
         };
-        let tuple = match self.hinted_lookup(ti, &ek, &guard) {
+        let tuple = match self.hinted_lookup(ti, &ek, &guard, false) {
             Some(tuple) => tuple,
             None => match self.absent_read(ti, key, &ek) {
                 Some(tuple) => tuple,
@@ -634,12 +644,10 @@ impl Transaction {
             return Err(not_found());
         }
         self.install(ti, tuple, head, row, None)?;
-        if ti.int_key {
-            // Readers of the new head (once we commit) then find it hinted
-            // instead of refreshing the hint themselves.
-            ti.index
-                .set_hint(&ek, tuple, ti.rows.head(tuple) as *const u8);
-        }
+        // Readers of the new head (once we commit) then find it hinted
+        // instead of refreshing the hint themselves (no-op for byte keys).
+        ti.index
+            .set_hint(&ek, tuple, ti.rows.head(tuple) as *const u8);
         Ok(())
     }
 
