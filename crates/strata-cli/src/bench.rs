@@ -155,6 +155,59 @@ fn durability(a: &YcsbArgs) -> Result<Durability, UsageError> {
     })
 }
 
+/// The file that marks a `--wal-dir` as made by `strata bench`.
+pub const BENCH_MARKER: &str = "STRATA-BENCH-DIR";
+
+/// Makes `dir` an empty log directory for the next run, deleting only what
+/// an earlier bench run left there.
+///
+/// A directory is ours if it did not exist, was empty, or carries
+/// [`BENCH_MARKER`] (written when we first took it). Anything else (a user's
+/// files, a real database's log) is refused before it is touched: a
+/// benchmark must never delete data it did not make. Even in our own
+/// directory only plain files are removed, never subdirectories.
+pub fn take_wal_dir(dir: &std::path::Path) -> Result<(), UsageError> {
+    let err = |what: String| UsageError(format!("--wal-dir {}: {what}", dir.display()));
+    let io = |e: std::io::Error| err(e.to_string());
+    if !dir.exists() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    } else if !dir.is_dir() {
+        return Err(err("not a directory".into()));
+    }
+    let mut entries = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(io)? {
+        let e = e.map_err(io)?;
+        entries.push((e.file_name(), e.file_type().map_err(io)?));
+    }
+    let marked = entries.iter().any(|(n, _)| n == BENCH_MARKER);
+    if !marked {
+        if let Some((name, _)) = entries.first() {
+            return Err(err(format!(
+                "not empty and not made by `strata bench` (it holds {name:?}); \
+                 give a new or empty directory: nothing in it was changed"
+            )));
+        }
+    }
+    if let Some((name, _)) = entries.iter().find(|(_, t)| !t.is_file()) {
+        return Err(err(format!(
+            "holds {name:?}, which is not a plain file; `strata bench` made this \
+             directory but will not remove what it did not write"
+        )));
+    }
+    for (name, _) in entries.iter().filter(|(n, _)| n != BENCH_MARKER) {
+        std::fs::remove_file(dir.join(name)).map_err(io)?;
+    }
+    if !marked {
+        std::fs::write(
+            dir.join(BENCH_MARKER),
+            "This directory holds a write-ahead log made by `strata bench`; \
+             each bench run empties it.\n",
+        )
+        .map_err(io)?;
+    }
+    Ok(())
+}
+
 /// Shows progress and takes the log's counters when the run (warm-up and
 /// measurement) begins, so log figures leave the load out.
 struct LogObserver {
@@ -211,6 +264,10 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
         }),
     };
     options.validate().map_err(|e| UsageError(e.to_string()))?;
+    if let Durability::Wal { dir, .. } = &options.durability {
+        // Refuse a directory we may not empty before loading anything.
+        take_wal_dir(dir)?;
+    }
     let driver = DriverConfig {
         warmup: Duration::from_secs_f64(a.warmup),
         duration: Duration::from_secs_f64(a.duration),
@@ -233,11 +290,7 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
             "strata" => {
                 if let Durability::Wal { dir, .. } = &options.durability {
                     // Every run starts from an empty database.
-                    if dir.exists() {
-                        std::fs::remove_dir_all(dir).map_err(|e| {
-                            UsageError(format!("cannot empty --wal-dir {}: {e}", dir.display()))
-                        })?;
-                    }
+                    take_wal_dir(dir)?;
                 }
                 let db = Database::open(options.clone()).map_err(|e| UsageError(e.to_string()))?;
                 strata_db = Some(db.clone());

@@ -145,8 +145,10 @@ pub struct YcsbArgs {
     /// group fsync) or `async` (log flushed in the background).
     #[arg(long, value_enum, default_value_t = DurabilityArg::None)]
     pub durability: DurabilityArg,
-    /// Directory of the write-ahead log (with `--durability group|async`);
-    /// emptied before each load.
+    /// Directory of the write-ahead log (with `--durability group|async`).
+    /// It must be new or empty: `strata bench` marks it as its own and empties
+    /// it before each load, and refuses a directory holding anything else
+    /// (your files or a real database are never deleted).
     #[arg(long)]
     pub wal_dir: Option<std::path::PathBuf>,
     #[command(flatten)]

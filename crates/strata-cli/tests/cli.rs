@@ -587,6 +587,77 @@ fn bench_tpcc_small_run_checks_consistency() {
     assert_usage_error(&["bench", "tpcc", "--customers", "5"], "--customers");
 }
 
+/// `--wal-dir` never deletes what `strata bench` did not make: a directory
+/// holding a user's files (or another database's log) is refused before
+/// anything loads, and everything in it is left as it was.
+#[test]
+fn bench_refuses_a_wal_dir_it_did_not_make_and_leaves_it_alone() {
+    let root = std::env::temp_dir().join(format!("strata-cli-waldir-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let user = root.join("user");
+    std::fs::create_dir_all(user.join("sub")).unwrap();
+    std::fs::write(user.join("important.txt"), "x\n").unwrap();
+    std::fs::write(user.join("sub").join("deep.txt"), "y\n").unwrap();
+    // Looks like a Strata database, but not one the bench made.
+    let db = root.join("db");
+    std::fs::create_dir_all(&db).unwrap();
+    std::fs::write(db.join("LOCK"), "").unwrap();
+    std::fs::write(db.join("log-00000000000000000000.seg"), "z").unwrap();
+    for dir in [&user, &db] {
+        let args = [
+            "bench",
+            "ycsb",
+            "--records",
+            "100",
+            "--duration",
+            "0.1",
+            "--warmup",
+            "0",
+            "--durability",
+            "async",
+            "--wal-dir",
+            dir.to_str().unwrap(),
+        ];
+        let out = strata(&args);
+        assert_eq!(out.status.code(), Some(2), "stderr: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("not made by `strata bench`"),
+            "stderr: {}",
+            text(&out.stderr)
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(user.join("important.txt")).unwrap(),
+        "x\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(user.join("sub").join("deep.txt")).unwrap(),
+        "y\n"
+    );
+    assert_eq!(std::fs::read_dir(&user).unwrap().count(), 2);
+    assert_eq!(
+        std::fs::read_to_string(db.join("log-00000000000000000000.seg")).unwrap(),
+        "z"
+    );
+    assert_eq!(std::fs::read_dir(&db).unwrap().count(), 2);
+    // A file where a directory should be is refused too, and kept.
+    let file = root.join("file");
+    std::fs::write(&file, "f").unwrap();
+    assert_usage_error(
+        &[
+            "bench",
+            "ycsb",
+            "--durability",
+            "async",
+            "--wal-dir",
+            file.to_str().unwrap(),
+        ],
+        "not a directory",
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "f");
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
 #[test]
 fn bench_ycsb_durable_reports_log_bytes_per_transaction() {
     let dir = std::env::temp_dir().join(format!("strata-cli-wal-{}", std::process::id()));
@@ -614,6 +685,10 @@ fn bench_ycsb_durable_reports_log_bytes_per_transaction() {
         assert!(v["committed"].as_u64().unwrap() > 0, "{v}");
         assert!(v["log"]["bytes_per_txn"].as_f64().unwrap() > 32.0, "{v}");
         assert!(dir.join("LOCK").exists());
+        assert!(
+            dir.join("STRATA-BENCH-DIR").exists(),
+            "the bench marks its directory"
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
     assert_usage_error(&["bench", "ycsb", "--durability", "group"], "--wal-dir");
