@@ -559,3 +559,105 @@ fn valid_after(data: &[u8], pos: usize, start: u64) -> bool {
     }
     false
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::record::{seal, CommitBuilder};
+    use crate::value::Value;
+
+    fn tmp_dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("strata-seg-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn record(lsn: u64, n: i64) -> Vec<u8> {
+        let mut buf = Vec::new();
+        let mut b = CommitBuilder::new(&mut buf);
+        b.put(1, &[Value::Int(n)]);
+        b.finish();
+        seal(&mut buf, lsn, n as u64);
+        buf
+    }
+
+    fn marks_of(path: &Path) -> u64 {
+        let data = fs::read(path).unwrap();
+        check_header(path, &data, 0).unwrap().0
+    }
+
+    fn scan_all(dir: &Path) -> CResult<ScanEnd> {
+        scan(&list_segments(dir).unwrap(), 0, |_| Ok(()))
+    }
+
+    /// The mark on disk lags one flush behind (never ahead of what is
+    /// durable), and a clean close brings it to the end.
+    #[test]
+    fn marks_name_the_previous_flush_and_the_end_after_close() {
+        let d = tmp_dir("marks");
+        let mut w = SegmentWriter::resume(&d, 0, 0, 1 << 20, None).unwrap();
+        let path = d.join(segment_name(0));
+        let mut ends = vec![];
+        for n in 0..3 {
+            let r = record(w.end, n);
+            w.append(&r).unwrap();
+            w.sync().unwrap();
+            ends.push(w.end);
+            let expect = if n == 0 { 0 } else { ends[n as usize - 1] };
+            assert_eq!(marks_of(&path), expect, "after flush {n}");
+        }
+        w.close().unwrap();
+        assert_eq!(marks_of(&path), w.end);
+        assert_eq!(scan_all(&d).unwrap().end, w.end);
+    }
+
+    /// A crash between creating the next segment and sealing the old one
+    /// leaves an unsealed segment followed by a header-only one: a clean
+    /// end of the log, where writing resumes.
+    #[test]
+    fn interrupted_rotation_is_a_clean_end() {
+        let d = tmp_dir("rotation");
+        let mut w = SegmentWriter::resume(&d, 0, 0, 1 << 20, None).unwrap();
+        for n in 0..4 {
+            let r = record(w.end, n);
+            w.append(&r).unwrap();
+            w.sync().unwrap();
+        }
+        let end = w.end;
+        drop(w);
+        drop(create_segment(&d, end).unwrap());
+        let s = scan_all(&d).unwrap();
+        assert!(s.torn.is_none());
+        assert_eq!((s.end, s.last_start), (end, end));
+        let mut w = SegmentWriter::resume(&d, end, end, 1 << 20, None).unwrap();
+        let r = record(w.end, 9);
+        w.append(&r).unwrap();
+        w.sync().unwrap();
+        assert_eq!(scan_all(&d).unwrap().end, end + r.len() as u64);
+    }
+
+    /// A rotation leaves the old segment sealed, with "sealed" in its
+    /// header too, so cutting off the seal is found.
+    #[test]
+    fn rotation_seals_and_records_it_in_the_header() {
+        let d = tmp_dir("sealed");
+        let mut w = SegmentWriter::resume(&d, 0, 0, 4096, None).unwrap();
+        while list_segments(&d).unwrap().len() < 2 {
+            let r = record(w.end, 1);
+            w.append(&r).unwrap();
+            w.sync().unwrap();
+        }
+        let first = d.join(segment_name(0));
+        let data = fs::read(&first).unwrap();
+        let (durable, sealed) = check_header(&first, &data, 0).unwrap();
+        assert_eq!((durable, sealed), (w.end, Some(w.end)));
+        assert!(scan_all(&d).is_ok());
+        let f = OpenOptions::new().write(true).open(&first).unwrap();
+        f.set_len(data.len() as u64 - 32).unwrap();
+        let Err(Error::Corrupt(m)) = scan_all(&d) else {
+            panic!("a cut-off seal must be corrupt")
+        };
+        assert!(m.contains("seal is missing"), "{m}");
+    }
+}
