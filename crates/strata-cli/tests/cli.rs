@@ -613,7 +613,7 @@ fn bench_ycsb_durable_reports_log_bytes_per_transaction() {
         assert_eq!(v["durability"], mode);
         assert!(v["committed"].as_u64().unwrap() > 0, "{v}");
         assert!(v["log"]["bytes_per_txn"].as_f64().unwrap() > 32.0, "{v}");
-        assert!(dir.join("LOCK").exists());
+        assert!(dir.join("log-00000000000000000000.seg").exists());
     }
     let _ = std::fs::remove_dir_all(&dir);
     assert_usage_error(&["bench", "ycsb", "--durability", "group"], "--wal-dir");
