@@ -818,6 +818,14 @@ fn invalid_log_tuning_is_refused() {
         Database::open(opts(&d, SyncPolicy::GroupCommit, t)),
         Err(Error::InvalidConfig(_))
     ));
+    let t = LogTuning {
+        async_max_unflushed_bytes: 0,
+        ..LogTuning::default()
+    };
+    assert!(matches!(
+        Database::open(opts(&d, SyncPolicy::Async, t)),
+        Err(Error::InvalidConfig(m)) if m.contains("async_max_unflushed_bytes")
+    ));
     let mem = Database::open(Options::default()).unwrap();
     assert!(mem.recovery_report().is_none() && mem.log_stats().is_none());
     assert!(matches!(mem.checkpoint(), Err(Error::InvalidConfig(_))));
