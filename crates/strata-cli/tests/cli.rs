@@ -684,7 +684,7 @@ fn bench_ycsb_durable_reports_log_bytes_per_transaction() {
         assert_eq!(v["durability"], mode);
         assert!(v["committed"].as_u64().unwrap() > 0, "{v}");
         assert!(v["log"]["bytes_per_txn"].as_f64().unwrap() > 32.0, "{v}");
-        assert!(dir.join("LOCK").exists());
+        assert!(dir.join("log-00000000000000000000.seg").exists());
         assert!(
             dir.join("STRATA-BENCH-DIR").exists(),
             "the bench marks its directory"

@@ -94,6 +94,11 @@ pub enum Error {
     /// Recovery refuses to guess rather than lose data silently.
     #[error("corrupt database files: {0}")]
     Corrupt(String),
+    /// A database file is in an on-disk format this version does not read
+    /// (written by another Strata version): says which file and format.
+    /// Nothing was changed; open it with the version that wrote it.
+    #[error("unsupported database file format: {0}")]
+    UnsupportedFormat(String),
     /// More transactions are open at once than `Options::max_open_transactions`.
     #[error("too many open transactions (limit {0}); finish some or raise Options::max_open_transactions")]
     TooManyTransactions(usize),

@@ -330,9 +330,13 @@ pub enum SyncPolicy {
     GroupCommit,
     /// `commit` returns at once; a flush (write + fsync) starts every
     /// `LogTuning::async_flush_interval`, or right after the previous one
-    /// if that took longer. A crash loses at most the commits acknowledged
-    /// in the last max(interval, one flush) plus one flush: always whole
-    /// transactions, always the newest ones.
+    /// if that took longer. A crash loses at most
+    /// `LogTuning::async_max_unflushed_bytes` of acknowledged log records
+    /// (a commit waits rather than exceed it), always whole transactions,
+    /// always the newest ones. In time that is the last max(interval, one
+    /// flush) plus one flush while the flusher thread gets a core; when it
+    /// does not (more runnable threads than cores), as long as the
+    /// scheduler keeps it waiting, but never more than the byte bound.
     Async,
 }
 
@@ -348,8 +352,14 @@ pub struct LogTuning {
     /// A background checkpoint starts after this many log bytes since the
     /// last one; `None` leaves checkpoints to `Database::checkpoint`.
     pub checkpoint_every_bytes: Option<u64>,
-    /// `SyncPolicy::Async`: the longest time a commit stays only in memory.
+    /// `SyncPolicy::Async`: how often the flusher writes and fsyncs, so
+    /// about the longest time a commit stays only in memory while the
+    /// flusher gets a core (see `SyncPolicy::Async`).
     pub async_flush_interval: std::time::Duration,
+    /// `SyncPolicy::Async`: the most bytes of acknowledged log records that
+    /// may be not yet durable, whatever the scheduling; a commit that would
+    /// exceed it waits for the flusher. Bounds what a crash can lose.
+    pub async_max_unflushed_bytes: u64,
     /// For testing a full disk: once the log files would hold more than
     /// this many bytes in total, the log write fails as if the disk were
     /// full (ENOSPC), and the database turns read-only.
@@ -363,6 +373,7 @@ impl Default for LogTuning {
             buffer_bytes: 16 << 20,
             checkpoint_every_bytes: Some(256 << 20),
             async_flush_interval: std::time::Duration::from_millis(10),
+            async_max_unflushed_bytes: 1 << 20,
             max_log_bytes: None,
         }
     }
@@ -519,6 +530,13 @@ impl Options {
             if t.async_flush_interval.is_zero() {
                 return Err(Error::InvalidConfig(
                     "log_tuning.async_flush_interval must be longer than zero".into(),
+                ));
+            }
+            if t.async_max_unflushed_bytes == 0 {
+                return Err(Error::InvalidConfig(
+                    "log_tuning.async_max_unflushed_bytes must be at least 1 \
+                     (it bounds what an Async crash may lose)"
+                        .into(),
                 ));
             }
         }

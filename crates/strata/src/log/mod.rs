@@ -7,7 +7,9 @@
 //!      │        validate OK ──> lsn = reserved.fetch_add(len)   ◄── the one
 //!      │                        copy words into the ring buffer     global op
 //!      │        COMMITTED, stamp versions, unlock
-//!      │        GroupCommit: wait durable >= lsn+len   Async: return
+//!      │        GroupCommit: wait durable >= lsn+len
+//!      │        Async: return, unless more than async_max_unflushed_bytes
+//!      │               would be acknowledged but not durable: then wait
 //!      ▼
 //!  ring buffer ──flusher thread──> log-<lsn>.seg  write + fdatasync
 //!                 (takes published records in LSN order: a prefix)
@@ -34,13 +36,23 @@
 //! Catalog changes (create/drop table) are records in the same log, taken
 //! under the catalog lock, and always wait for their fsync.
 //!
+//! **Async loss bound.** The flusher starts a flush every
+//! `async_flush_interval`, but only when the scheduler runs it: with more
+//! runnable threads than cores that can be far later (190 ms was seen), so
+//! time alone bounds nothing. What does: an Async commit returns only once
+//! the log is durable up to its end minus `async_max_unflushed_bytes`, so at
+//! any moment at most that many bytes of acknowledged records are not yet
+//! durable, however the flusher is scheduled; past half of it a commit
+//! wakes an idle flusher early, so commits rarely wait.
+//!
 //! **Failure.** If a write or fsync fails (a full disk), the flusher stops;
 //! waiting commits get `Error::Io`, and every later read-write commit and
 //! DDL is refused with `Error::Io` naming the cause
-//! (`Database::read_only_reason`). Nothing acknowledged is lost: a commit
-//! is acknowledged only after its fsync (GroupCommit). A commit that failed
-//! with `Error::Io` was already visible in memory, and may or may not be
-//! recovered after a restart.
+//! (`Database::read_only_reason`). Under GroupCommit nothing acknowledged is
+//! lost: a commit is acknowledged only after its fsync (under Async, what
+//! was acknowledged but not yet durable is lost, within the bound above). A
+//! commit that failed with `Error::Io` was already visible in memory, and
+//! may or may not be recovered after a restart.
 //!
 //! A pure in-memory database pays one predictable branch per commit
 //! (`DbInner::log` is an empty `OnceLock`).
@@ -106,6 +118,9 @@ pub struct LogStats {
     pub flushes: u64,
     /// Checkpoints completed.
     pub checkpoints: u64,
+    /// Async commits that waited because acknowledging them would have left
+    /// more than `LogTuning::async_max_unflushed_bytes` not yet durable.
+    pub async_waits: u64,
 }
 
 struct Shared {
@@ -126,6 +141,13 @@ struct Shared {
     /// besides the one reservation.
     records: AtomicU64,
     flushes: AtomicU64,
+    /// Async: the most bytes of acknowledged records that may be not yet
+    /// durable, and how often a commit waited to keep to it.
+    max_unflushed: u64,
+    async_waits: AtomicU64,
+    /// Async: the flusher is in its timed sleep (a commit past half the
+    /// bound wakes it).
+    idle: AtomicBool,
 }
 
 impl Shared {
@@ -197,6 +219,9 @@ fn flusher(sh: Arc<Shared>, mut w: SegmentWriter) {
                 continue;
             }
         } else if sh.shutdown.load(SeqCst) && sh.buf.reserved() == pos {
+            // A clean close records the final durable end in the segment,
+            // so that any later truncation of the log is detected.
+            let _ = w.close();
             return;
         }
         let mut g = sh.work_mx.lock();
@@ -213,7 +238,9 @@ fn flusher(sh: Arc<Shared>, mut w: SegmentWriter) {
             sh.interval.saturating_sub(drained_at.elapsed())
         };
         if !work && !t.is_zero() {
+            sh.idle.store(true, SeqCst);
             sh.work_cv.wait_for(&mut g, t);
+            sh.idle.store(false, SeqCst);
         }
         *g = false;
         sh.buf.flusher_sleeping.store(false, SeqCst);
@@ -243,7 +270,7 @@ pub(crate) struct Log {
     checkpoint_mx: Mutex<()>,
     last_checkpoint_lsn: AtomicU64,
     checkpoints: AtomicU64,
-    /// Held (flock) while the database is open.
+    /// The directory, held locked (flock) while the database is open.
     _lock: File,
 }
 
@@ -262,6 +289,7 @@ impl Log {
             bytes: self.sh.buf.reserved() - self.sh.start_lsn,
             flushes: self.sh.flushes.load(SeqCst),
             checkpoints: self.checkpoints.load(SeqCst),
+            async_waits: self.sh.async_waits.load(SeqCst),
         }
     }
 
@@ -331,9 +359,24 @@ impl Log {
         if !t.published {
             return Err(self.sh.read_only_error());
         }
-        match self.sh.sync {
-            SyncPolicy::GroupCommit => self.sh.wait_durable(t.end),
-            SyncPolicy::Async => Ok(()),
+        let sh = &self.sh;
+        match sh.sync {
+            SyncPolicy::GroupCommit => sh.wait_durable(t.end),
+            SyncPolicy::Async => {
+                let durable = sh.durable.load(SeqCst);
+                let unflushed = t.end.saturating_sub(durable);
+                if unflushed > sh.max_unflushed / 2 && sh.idle.load(SeqCst) {
+                    sh.wake();
+                }
+                if unflushed <= sh.max_unflushed {
+                    return Ok(());
+                }
+                // The bound holds whenever the flusher runs: every
+                // acknowledged end is within it of `durable`, which only
+                // grows.
+                sh.async_waits.fetch_add(1, SeqCst);
+                sh.wait_durable(t.end - sh.max_unflushed)
+            }
         }
     }
 
@@ -433,6 +476,9 @@ pub(crate) fn start(
         start_lsn: start,
         records: AtomicU64::new(0),
         flushes: AtomicU64::new(0),
+        max_unflushed: tuning.async_max_unflushed_bytes,
+        async_waits: AtomicU64::new(0),
+        idle: AtomicBool::new(false),
     });
     let sh2 = Arc::clone(&sh);
     let h = std::thread::Builder::new()

@@ -1,7 +1,8 @@
 //! Recovery: `Database::open` on a directory that holds a database.
 //!
 //! ```text
-//!  lock dir/LOCK (flock; another process holding it => Error::Io)
+//!  lock the directory itself (flock on its fd; held => Error::Io)
+//!  ── validate, read only ────────────────────────────────────────────
 //!  MANIFEST? ──yes──> load ckpt-B.dat (length, file CRC, block CRCs)
 //!     │               catalog first, then rows
 //!     no: the log must start at LSN 0
@@ -10,11 +11,22 @@
 //!                       update = set columns if present, delete = delete
 //!                       if present
 //!     catalog record -> create / drop table (ids must line up)
-//!  damaged last record, nothing valid after it -> torn tail: cut, report
-//!  anything else damaged, a gap, a sealed last segment -> Error::Corrupt
+//!  damaged last record past the durable-end mark, nothing valid after
+//!     it -> torn tail (reported)
+//!  anything else damaged, a gap, a sealed last segment, a log ending
+//!     below its durable-end mark -> Error::Corrupt
 //!  the log must reach the checkpoint's end LSN, else Error::Corrupt
+//!  ── only now change the directory ──────────────────────────────────
+//!  cut the torn tail (or create the first segment), remove stale
+//!  checkpoints and partial segments
 //!  clock := max(clock, largest recovered cts) + 1; start the flusher
 //! ```
+//!
+//! **A failed open changes nothing on disk**: every check runs before the
+//! first write, rename or removal, so a refused directory can be inspected,
+//! repaired (a file put back) and opened again. The lock is on the
+//! directory, not on a file in it: deleting a file cannot defeat it, and
+//! opening creates nothing.
 //!
 //! Indexes are rebuilt as a side effect: rows are re-inserted through the
 //! normal write path. Replay runs before the log is attached, so it writes
@@ -22,7 +34,7 @@
 
 use super::checkpoint::{self, remove_stale_checkpoints};
 use super::record::{corrupt, decode_payload, CatalogRecord, Payload, RedoOp};
-use super::segment::{list_segments, scan, SegmentWriter};
+use super::segment::{list_segments, remove_partial_segments, scan, SegmentWriter};
 use super::RecoveryReport;
 use crate::db::Database;
 use crate::error::{Error, Result};
@@ -39,13 +51,9 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
     let t0 = Instant::now();
     let ioe = |what: &str, e: std::io::Error| Error::Io(format!("{what} {}: {e}", dir.display()));
     fs::create_dir_all(dir).map_err(|e| ioe("cannot create", e))?;
-    let lock = File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(dir.join("LOCK"))
-        .map_err(|e| ioe("cannot open the lock file in", e))?;
+    // flock on the directory's own descriptor: a lock file could be deleted
+    // while held, letting a second process in (each then writes the log).
+    let lock = File::open(dir).map_err(|e| ioe("cannot open", e))?;
     // A database of this process that was just dropped may still be
     // finishing (a background checkpoint or GC pass held the last
     // reference), so a held lock is retried briefly before giving up.
@@ -71,7 +79,6 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
     let mut max_cts = 0;
     let begin = match &manifest {
         Some(m) => {
-            remove_stale_checkpoints(dir, &m.file);
             let s = checkpoint::load(
                 dir,
                 m,
@@ -96,10 +103,7 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
             max_cts = m.ts;
             m.begin_lsn
         }
-        None => {
-            remove_stale_checkpoints(dir, "");
-            0
-        }
+        None => 0,
     };
     let all = list_segments(dir).map_err(|e| ioe("cannot list", e))?;
     let segs = match all.iter().rposition(|s| s.0 <= begin) {
@@ -111,6 +115,9 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
                  the first segment present is {}",
                 if manifest.is_some() {
                     ", after the checkpoint"
+                } else if has_checkpoint_file(dir) {
+                    ": there is no MANIFEST, although checkpoint files are present \
+                     (was MANIFEST removed?)"
                 } else {
                     ": there is no checkpoint"
                 },
@@ -155,6 +162,8 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
         tuning.max_log_bytes,
     )
     .map_err(|e| ioe("cannot open the log in", e))?;
+    remove_stale_checkpoints(dir, manifest.as_ref().map_or("", |m| m.file.as_str()));
+    remove_partial_segments(dir);
     let inner = &db.inner;
     inner.clock.fetch_max(max_cts + 1, SeqCst);
     report.replay_from_lsn = begin;
@@ -166,6 +175,16 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
     report.max_commit_ts = max_cts;
     report.duration = t0.elapsed();
     super::start(inner, dir.to_path_buf(), lock, writer, report, begin)
+}
+
+fn has_checkpoint_file(dir: &Path) -> bool {
+    fs::read_dir(dir).is_ok_and(|rd| {
+        rd.flatten().any(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with("ckpt-") && n.ends_with(".dat"))
+        })
+    })
 }
 
 fn table_by_id(db: &Database, id: u32) -> Result<Option<Table>> {
