@@ -50,11 +50,11 @@ use std::sync::Arc;
 ///
 /// `version` stays valid until the entry is processed: entries of one row
 /// are queued in the order of its writes (a writer queues before it
-/// unlocks), the queue is processed in order (entries a later ready entry
-/// of their row supersedes are dropped unprocessed), a version is retired
-/// only by processing a later write's entry of its row, and a row unlinked from its
-/// table leaves limbo only after every entry queued before the unlink has
-/// been processed.
+/// unlocks), the queue is processed in order (an entry that a later ready
+/// entry of its row supersedes is dropped unprocessed), a version is
+/// retired only by processing a later write's entry of its row, and a row
+/// unlinked from its table leaves limbo only after every entry queued
+/// before the unlink has been processed (or dropped).
 pub struct Garbage {
     pub cts: u64,
     pub table: u32,

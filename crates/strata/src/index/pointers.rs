@@ -27,8 +27,12 @@
 //! version left in the chain has its key; GC removes it under the row's
 //! write lock (taken like a writer, with `GC_TID`), because a writer of the
 //! row that finds the entry present relies on it. If the row is locked, the
-//! removal waits in `TableIndexes::pending` for a later pass. Unlinking a
-//! deleted row removes all its entries first.
+//! removal waits in `TableIndexes::pending` (a set per row) for a later
+//! pass. Unlinking a deleted row removes all its entries first. The cost is
+//! one step per retired version, plus the kept versions (newest first, until
+//! every candidate key is found) when a retired key differs from the
+//! survivor's: chains are read with `storage::walk_images`, never from the
+//! head once per retired version (that was quadratic in a backlog).
 //!
 //! ```text
 //!  chain: v9 (k=7) -> v5 (k=7) -> v2 (k=3)    GC cuts below v5:
@@ -604,6 +608,7 @@ pub(crate) fn before_cut(t: &TableInner, tuple: u64, survivor: *mut Version, gua
         surv_vals = Some(surv.data().to_vec());
     }
     let mut stale: HashSet<Stale> = HashSet::new();
+    let mut physical = Vec::new();
     let (steps, met) = storage::walk_images(from, until, |v, img| {
         if v == survivor {
             surv_vals = img.map(<[Value]>::to_vec);
@@ -621,8 +626,7 @@ pub(crate) fn before_cut(t: &TableInner, tuple: u64, survivor: *mut Version, gua
             }
             let key = idx.entry_key(idx.ident(&t.schema, d), v);
             if idx.is_physical() {
-                // A physical entry belongs to this version alone.
-                idx.tree.remove(&key[..]);
+                physical.push((idx, key));
             } else {
                 stale.insert(Stale(Arc::clone(idx), key));
             }
@@ -630,8 +634,16 @@ pub(crate) fn before_cut(t: &TableInner, tuple: u64, survivor: *mut Version, gua
         true
     });
     t.secondary.count_gc_steps(steps);
-    // An O2N survivor no longer in the chain: `o2n_prune` retires nothing.
-    if stale.is_empty() || (o2n && !met) {
+    // An O2N survivor no longer in the chain: `o2n_prune` retires nothing
+    // (and the walk went through versions that stay).
+    if o2n && !met {
+        return;
+    }
+    for (idx, key) in physical {
+        // A physical entry belongs to its version alone.
+        idx.tree.remove(&key[..]);
+    }
+    if stale.is_empty() {
         return;
     }
     // Keys a surviving committed version still has are not stale.
