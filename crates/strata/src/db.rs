@@ -302,6 +302,7 @@ impl Database {
             let (entries, bytes) = crate::index::secondary::stats(t);
             st.secondary_index_entries += entries;
             st.secondary_index_bytes += bytes;
+            st.gc_index_steps += t.secondary.gc_steps();
             t.rows.for_each_head(|_, head| {
                 st.rows += 1;
                 // Pinned: chain versions are freed only after being unlinked

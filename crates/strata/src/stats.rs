@@ -111,6 +111,11 @@ pub struct Stats {
     /// because the dirty-block bitmap said nothing changed there.
     pub gc_blocks_scanned: u64,
     pub gc_blocks_skipped: u64,
+    /// Versions garbage collection walked to find the secondary-index
+    /// entries it must remove: each version it retires, and the versions
+    /// it keeps when a retired one had another key. Grows with
+    /// `versions_reclaimed`, not with its square (`tests/gc_secondary.rs`).
+    pub gc_index_steps: u64,
     /// Transactions open right now.
     pub open_transactions: u64,
     /// Per memory space: chunks, bytes reserved and in use, free slots
@@ -140,6 +145,7 @@ impl Stats {
             gc_passes: 0,
             gc_blocks_scanned: 0,
             gc_blocks_skipped: 0,
+            gc_index_steps: 0,
             open_transactions: 0,
             memory_spaces: Vec::new(),
         }

@@ -1,13 +1,14 @@
 //! Tuple-level GC (VAC, COOP) keeps secondary indexes right: entries of
 //! versions it cuts go (bounded entries under endless updates of an indexed
 //! column), scans agree with the primary key, and an index built while
-//! cooperating workers clean stays complete.
+//! cooperating workers clean stays complete. Under every GC policy, the
+//! index cleanup costs a bounded number of steps per version reclaimed.
 
 mod common;
 use common::*;
 use std::time::Duration;
 use strata::{
-    key, Database, GcPolicy, IndexPointers, Options, Protocol, Unique, Value, VersionStorage,
+    key, row, Database, GcPolicy, IndexPointers, Options, Protocol, Unique, Value, VersionStorage,
 };
 
 fn combos() -> Vec<(VersionStorage, GcPolicy, IndexPointers)> {
@@ -129,5 +130,66 @@ fn an_index_built_while_workers_clean_is_complete() {
             st.secondary_index_entries <= 2_000 + 8,
             "{s}/{gc}/{p:?}: {st:?}"
         );
+    }
+}
+
+/// Issue 12, item 8: a reader holds the horizon back while a few rows are
+/// written a thousand times each (the indexed column cycling, some deletes
+/// and re-inserts), with a GC pass after every commit; then the reader ends
+/// and the backlog is reclaimed. GC's index cleanup must visit each version
+/// a bounded number of times (`Stats::gc_index_steps`). It used to process
+/// the queued entries of a row one by one, each walking every newer version
+/// of the row: about N^2/2 steps for N writes (the README's soak run of
+/// `secondary_cc` never finished).
+#[test]
+fn reclaiming_a_backlog_walks_each_version_a_bounded_number_of_times() {
+    const ROWS: i64 = 4;
+    const WRITES: i64 = 1_000;
+    for (s, p) in storage_pointer_schemes() {
+        for gc in [GcPolicy::TransactionLevel, GcPolicy::Vacuum] {
+            let tag = format!("{s}/{p:?}/{gc}");
+            let db = Database::open(
+                Options::default()
+                    .version_storage(s)
+                    .index_pointers(p)
+                    .gc(gc)
+                    .gc_every_commits(1),
+            )
+            .unwrap();
+            let t = kv_table(&db);
+            let rows: Vec<(i64, i64)> = (0..ROWS).map(|k| (k, 0)).collect();
+            load(&db, &t, &rows);
+            let idx = db.create_index("by_v", &t, &["v"], Unique::No).unwrap();
+            let before = db.stats();
+            let reader = db.begin_read_only().unwrap();
+            for i in 1..=WRITES * ROWS {
+                let k = i % ROWS;
+                if i % 97 == 0 {
+                    db.run(|x| x.delete(&t, &key![k])).unwrap();
+                    db.run(|x| x.insert(&t, row![k, i, "again"])).unwrap();
+                } else {
+                    db.run(|x| x.update(&t, &key![k], &[("v", Value::Int(i))]))
+                        .unwrap();
+                }
+            }
+            drop(reader);
+            db.collect_garbage();
+            db.collect_garbage();
+            let st = db.stats();
+            let reclaimed = st.versions_reclaimed - before.versions_reclaimed;
+            let steps = st.gc_index_steps - before.gc_index_steps;
+            assert!(reclaimed >= (WRITES * ROWS) as u64, "{tag}: {st:?}");
+            // One step per retired version, plus a few per row and pass.
+            assert!(
+                steps <= 2 * reclaimed + 16 * ROWS as u64,
+                "{tag}: {steps} steps for {reclaimed} versions reclaimed"
+            );
+            assert_eq!(st.live_versions, ROWS as u64, "{tag}: {st:?}");
+            assert_eq!(st.secondary_index_entries, ROWS as u64, "{tag}: {st:?}");
+            let mut ro = db.begin_read_only().unwrap();
+            let mut got = ro.index_scan(&idx, ..).unwrap();
+            got.sort_by_key(|r| r[0].as_int().unwrap());
+            assert_eq!(got, ro.scan(&t, ..).unwrap(), "{tag}");
+        }
     }
 }

@@ -50,10 +50,11 @@ use std::sync::Arc;
 ///
 /// `version` stays valid until the entry is processed: entries of one row
 /// are queued in the order of its writes (a writer queues before it
-/// unlocks), the queue is processed in order, a version is retired only by
-/// processing a later write's entry of its row, and a row unlinked from its
-/// table leaves limbo only after every entry queued before the unlink has
-/// been processed.
+/// unlocks), the queue is processed in order (an entry that a later ready
+/// entry of its row supersedes is dropped unprocessed), a version is
+/// retired only by processing a later write's entry of its row, and a row
+/// unlinked from its table leaves limbo only after every entry queued
+/// before the unlink has been processed (or dropped).
 pub struct Garbage {
     pub cts: u64,
     pub table: u32,
@@ -152,18 +153,25 @@ impl GcQueue {
             }
             next_seq = *seq;
         }
-        let guard = epoch::pin();
-        let mut freed = 0;
-        let mut last: Option<Arc<TableInner>> = None;
-        let mut retry = Vec::new();
-        let mut unlinked = Vec::new();
+        // One cut per row: the newest ready entry of a row covers the older
+        // ones (everything below it is garbage), which are dropped. Cutting
+        // below each of them in turn would walk the row's newer versions
+        // once per entry (index cleanup), quadratic in a backlog of writes
+        // (a long reader held the horizon back, or a slow pass let entries
+        // pile up).
+        let mut newest: HashMap<(u32, u64), usize> = HashMap::with_capacity(ready.len());
+        for (i, g) in ready.iter().enumerate() {
+            newest.insert((g.table, g.tuple), i);
+        }
+        if newest.len() < ready.len() {
+            let mut i = 0;
+            ready.retain(|g| {
+                i += 1;
+                newest[&(g.table, g.tuple)] == i - 1
+            });
+        }
+        drop(newest);
         let mut deferred = self.deferred.lock();
-        let regular = ready.len();
-        // Rows met after the first entry that must wait, with the position
-        // of their last entry: an earlier waiting entry of the row is
-        // superseded by a later one of this batch (its cut or unlink covers
-        // the earlier tombstone, which may be retired before a retry).
-        let mut later: HashMap<(u32, u64), usize> = HashMap::new();
         for g in ready.iter() {
             if !deferred.is_empty() {
                 // Superseded: this later write's cut covers the deferred
@@ -171,6 +179,7 @@ impl GcQueue {
                 deferred.remove(&(g.table, g.tuple));
             }
         }
+        let regular = ready.len();
         // Deferred entries not superseded point at tombstones that are
         // still alive (only processing a later entry of the row retires one).
         let due: Vec<(u32, u64)> = deferred
@@ -179,6 +188,10 @@ impl GcQueue {
             .map(|(k, _)| *k)
             .collect();
         ready.extend(due.iter().filter_map(|k| deferred.remove(k)));
+        let guard = epoch::pin();
+        let mut freed = 0;
+        let mut last: Option<Arc<TableInner>> = None;
+        let mut unlinked = Vec::new();
         for i in 0..ready.len() {
             prefetch_ahead(&ready, i);
             let g = &ready[i];
@@ -187,9 +200,6 @@ impl GcQueue {
                 last = table(g.table);
             }
             let Some(t) = &last else { continue };
-            if !retry.is_empty() {
-                later.insert((g.table, g.tuple), i);
-            }
             match prune_row(t, g, horizon, may_remove, &guard) {
                 Pruned::Cut(n) => freed += n,
                 Pruned::Unlinked(head) => unlinked.push(Limbo {
@@ -199,17 +209,15 @@ impl GcQueue {
                     table: g.table,
                     tuple: g.tuple,
                 }),
-                Pruned::NotYet(after) => retry.push((i, Garbage { cts: after, ..*g })),
+                // The row's only entry in this batch: nothing later
+                // supersedes it.
+                Pruned::NotYet(after) => {
+                    deferred.insert((g.table, g.tuple), Garbage { cts: after, ..*g });
+                }
             }
             if i % 1024 == 1023 {
                 guard.flush();
             }
-        }
-        for (i, g) in retry {
-            if later.get(&(g.table, g.tuple)).is_some_and(|&j| j > i) {
-                continue;
-            }
-            deferred.insert((g.table, g.tuple), g);
         }
         drop(deferred);
         freed += self.retire_unlinked(unlinked, next_seq, horizon, &clock, &table, &guard);

@@ -27,8 +27,12 @@
 //! version left in the chain has its key; GC removes it under the row's
 //! write lock (taken like a writer, with `GC_TID`), because a writer of the
 //! row that finds the entry present relies on it. If the row is locked, the
-//! removal waits in `TableIndexes::pending` for a later pass. Unlinking a
-//! deleted row removes all its entries first.
+//! removal waits in `TableIndexes::pending` (a set per row) for a later
+//! pass. Unlinking a deleted row removes all its entries first. The cost is
+//! one step per retired version, plus the kept versions (newest first, until
+//! every candidate key is found) when a retired key differs from the
+//! survivor's: chains are read with `storage::walk_images`, never from the
+//! head once per retired version (that was quadratic in a backlog).
 //!
 //! ```text
 //!  chain: v9 (k=7) -> v5 (k=7) -> v2 (k=3)    GC cuts below v5:
@@ -59,7 +63,8 @@ use crate::txn::visibility::{self, Mode};
 use crate::txn::Transaction;
 use crate::value::{Key, Row, Value};
 use crossbeam_epoch::{self as epoch, Guard};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::ops::{Bound, RangeBounds};
 use std::sync::atomic::{fence, Ordering::SeqCst};
 use std::sync::Arc;
@@ -71,16 +76,6 @@ pub(crate) struct SecWrite {
     pub value: u64,
     /// The version that needed it.
     pub version: *mut Version,
-}
-
-/// An entry of an index that GC found stale.
-type StaleEntry = (Arc<SecondaryIndex>, Box<[u8]>);
-
-/// A stale logical entry GC could not remove yet.
-pub(crate) struct PendingStale {
-    pub tuple: u64,
-    pub index: Arc<SecondaryIndex>,
-    pub key: Box<[u8]>,
 }
 
 /// The secondary-index part of a predicate read.
@@ -556,6 +551,26 @@ pub(crate) fn versions_newest_first(t: &TableInner, tuple: u64) -> Vec<*mut Vers
     out
 }
 
+/// A logical entry (index, entry key) of one row that GC found stale.
+/// Equal when the index is the same object and the key the same bytes.
+#[derive(Clone)]
+pub(crate) struct Stale(Arc<SecondaryIndex>, Box<[u8]>);
+
+impl PartialEq for Stale {
+    fn eq(&self, o: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &o.0) && self.1 == o.1
+    }
+}
+
+impl Eq for Stale {}
+
+impl Hash for Stale {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        Arc::as_ptr(&self.0).hash(h);
+        self.1.hash(h);
+    }
+}
+
 /// GC is about to retire every version of `tuple` older than `survivor`
 /// (`storage::prune`, whatever the direction: the tail below it for N2O
 /// and the in-place schemes, the prefix before it for O2N): remove the
@@ -567,95 +582,114 @@ pub(crate) fn versions_newest_first(t: &TableInner, tuple: u64) -> Vec<*mut Vers
 ///  newest first: v9 (k=7)  v5 (k=7) | v2 (k=3)     survivor v5
 ///  surviving keys {7}          retired keys {3} -> (3,pk) removed
 /// ```
+///
+/// Cost: one step per retired version, plus, only when a retired key
+/// differs from the survivor's, one per surviving version (those above
+/// the horizon; the transaction-level queue cuts each row once per pass,
+/// below its newest ready entry). Counted in `Stats::gc_index_steps`.
 pub(crate) fn before_cut(t: &TableInner, tuple: u64, survivor: *mut Version, guard: &Guard) {
     let list = t.secondary.load(guard);
     if list.is_empty() {
         return;
     }
-    let all = versions_newest_first(t, tuple);
-    let Some(at) = all.iter().position(|&v| v == survivor) else {
-        return;
-    };
-    let (alive, retired) = all.split_at(at + 1);
-    if retired.is_empty() {
-        return;
-    }
     // SAFETY: the survivor is alive until its GC entry is processed.
     let surv = unsafe { &*survivor };
-    let surv_vals = (!surv.is_tombstone()).then(|| storage::with_values(surv, |d| d.to_vec()));
-    let mut stale: Vec<StaleEntry> = Vec::new();
-    for &v in retired {
-        // SAFETY: the retired part is only changed by GC (us), still linked.
-        let r = unsafe { &*v };
-        if r.is_tombstone() {
-            continue;
+    // The retired versions in chain order: O2N's prefix before the
+    // survivor; else the survivor's tail, walked from the survivor itself
+    // (the in-place schemes rebuild each image from the newer one's).
+    let o2n = t.storage == VersionStorage::AppendOldToNew;
+    let (from, until) = if o2n {
+        (t.rows.head(tuple), survivor)
+    } else {
+        (survivor, std::ptr::null_mut())
+    };
+    let mut surv_vals: Option<Vec<Value>> = None;
+    if o2n && !surv.is_tombstone() {
+        surv_vals = Some(surv.data().to_vec());
+    }
+    let mut stale: HashSet<Stale> = HashSet::new();
+    let mut physical = Vec::new();
+    let (steps, met) = storage::walk_images(from, until, |v, img| {
+        if v == survivor {
+            surv_vals = img.map(<[Value]>::to_vec);
+            return true;
         }
-        storage::with_values(r, |d| {
-            for idx in list {
-                let same_as_survivor = !idx.is_physical()
-                    && surv_vals
-                        .as_ref()
-                        .is_some_and(|s| idx.columns.iter().all(|&c| d[c] == s[c]));
-                if same_as_survivor {
-                    continue; // the survivor keeps this entry
-                }
-                let key = idx.entry_key(idx.ident(&t.schema, d), v);
-                if idx.is_physical() {
-                    // A physical entry belongs to this version alone.
-                    idx.tree.remove(&key[..]);
-                } else if !stale.iter().any(|(i, k)| Arc::ptr_eq(i, idx) && *k == key) {
-                    stale.push((Arc::clone(idx), key));
-                }
+        // Retired versions are committed: None is a tombstone.
+        let Some(d) = img else { return true };
+        for idx in list {
+            let same_as_survivor = !idx.is_physical()
+                && surv_vals
+                    .as_ref()
+                    .is_some_and(|s| idx.columns.iter().all(|&c| d[c] == s[c]));
+            if same_as_survivor {
+                continue; // the survivor keeps this entry
             }
-        });
+            let key = idx.entry_key(idx.ident(&t.schema, d), v);
+            if idx.is_physical() {
+                physical.push((idx, key));
+            } else {
+                stale.insert(Stale(Arc::clone(idx), key));
+            }
+        }
+        true
+    });
+    t.secondary.count_gc_steps(steps);
+    // An O2N survivor no longer in the chain: `o2n_prune` retires nothing
+    // (and the walk went through versions that stay).
+    if o2n && !met {
+        return;
+    }
+    for (idx, key) in physical {
+        // A physical entry belongs to its version alone.
+        idx.tree.remove(&key[..]);
     }
     if stale.is_empty() {
         return;
     }
-    // Keys a surviving version still has are not stale.
-    let first = surviving_keys(t, alive, &stale);
-    stale.retain(|(i, k)| {
-        !first
-            .iter()
-            .any(|(si, s)| *si == Arc::as_ptr(i) && s[..] == k[..])
-    });
+    // Keys a surviving committed version still has are not stale.
+    drop_kept(t, tuple, survivor, &mut stale);
     if stale.is_empty() {
         return;
     }
     remove_stale(t, tuple, stale, survivor);
 }
 
-/// The keys (for the indexes in `stale`) the versions in `alive` have.
-fn surviving_keys(
-    t: &TableInner,
-    alive: &[*mut Version],
-    stale: &[StaleEntry],
-) -> Vec<(*const SecondaryIndex, Vec<u8>)> {
-    let mut keys = Vec::new();
-    for &v in alive {
-        // SAFETY: pinned; surviving versions are alive.
-        let r = unsafe { &*v };
-        // An uncommitted head may be taken out of the chain (its writer
-        // replaces or undoes it) while we look: an in-place reader would
-        // then wait forever for the master to reach it. Skipping it only
-        // keeps fewer keys here; `remove_stale` decides under the row's
-        // write lock, when no uncommitted version exists.
-        if r.is_tombstone() || r.begin.load(SeqCst) & TID_MARK != 0 {
-            continue;
+/// Removes from `stale` the keys that a committed version from the newest
+/// down to `oldest_kept` (null: the whole chain) has.
+fn drop_kept(t: &TableInner, tuple: u64, oldest_kept: *mut Version, stale: &mut HashSet<Stale>) {
+    // The kept versions in chain order: from the survivor to the newest
+    // (O2N), or from the head down to the survivor.
+    let head = t.rows.head(tuple);
+    let (from, until) = match (t.storage, oldest_kept.is_null()) {
+        (_, true) => (head, std::ptr::null_mut()),
+        (VersionStorage::AppendOldToNew, false) => (oldest_kept, std::ptr::null_mut()),
+        // SAFETY: pinned; the survivor is alive (see `before_cut`).
+        (_, false) => (head, unsafe { (*oldest_kept).next() }),
+    };
+    let mut indexes: Vec<Arc<SecondaryIndex>> = Vec::new();
+    for s in stale.iter() {
+        if !indexes.iter().any(|i| Arc::ptr_eq(i, &s.0)) {
+            indexes.push(Arc::clone(&s.0));
         }
-        storage::with_values(r, |d| {
-            for (idx, _) in stale {
-                keys.push((Arc::as_ptr(idx), idx.ident(&t.schema, d)));
-            }
-        });
     }
-    keys
+    let (steps, _) = storage::walk_images(from, until, |_, img| {
+        // Tombstones and uncommitted versions have no image here. Skipping
+        // an uncommitted one only keeps fewer keys: `remove_stale` decides
+        // under the row's write lock, when no uncommitted version exists.
+        let Some(d) = img else { return true };
+        for idx in &indexes {
+            stale.remove(&Stale(Arc::clone(idx), idx.ident(&t.schema, d).into()));
+        }
+        // Every key found: the older kept versions cannot change that.
+        !stale.is_empty()
+    });
+    t.secondary.count_gc_steps(steps);
 }
 
 /// Removes stale logical entries of `tuple` under its write lock, or queues
 /// them for a later pass when a writer holds it. `stop` is the oldest
 /// surviving version (null: every version in the chain survives).
-fn remove_stale(t: &TableInner, tuple: u64, stale: Vec<StaleEntry>, stop: *mut Version) {
+fn remove_stale(t: &TableInner, tuple: u64, mut stale: HashSet<Stale>, stop: *mut Version) {
     let head = storage::newest(t, tuple);
     // SAFETY: pinned by the caller; heads are alive.
     let locked = unsafe { head.as_ref() }.is_some_and(|h| {
@@ -666,27 +700,20 @@ fn remove_stale(t: &TableInner, tuple: u64, stale: Vec<StaleEntry>, stop: *mut V
             })
     });
     if !locked {
-        let mut p = t.secondary.pending.lock();
-        for (index, key) in stale {
-            p.push(PendingStale { tuple, index, key });
-        }
+        // A set per row: a row that stays locked across passes does not
+        // queue the same entry again and again.
+        t.secondary
+            .pending
+            .lock()
+            .entry(tuple)
+            .or_default()
+            .extend(stale);
         return;
     }
     // Under the lock no version can be added: look again, then remove.
-    let all = versions_newest_first(t, tuple);
-    let alive = match all.iter().position(|&v| v == stop) {
-        Some(at) => &all[..=at],
-        None => &all[..],
-    };
-    let keep = surviving_keys(t, alive, &stale);
-    for (idx, key) in &stale {
-        if !keep
-            .iter()
-            .any(|(i, k)| *i == Arc::as_ptr(idx) && k[..] == key[..])
-        {
-            let value = idx.value_for(tuple);
-            idx.tree.remove_if(&key[..], value);
-        }
+    drop_kept(t, tuple, stop, &mut stale);
+    for Stale(idx, key) in &stale {
+        idx.tree.remove_if(&key[..], idx.value_for(tuple));
     }
     // SAFETY: we hold the lock on the (alive) head.
     unsafe { (*head).txn_id.store(0, SeqCst) };
@@ -698,30 +725,23 @@ pub(crate) fn on_unlink(t: &TableInner, tuple: u64) {
     let guard = epoch::pin();
     let list = t.secondary.load(&guard);
     if !list.is_empty() {
-        for v in versions_newest_first(t, tuple) {
-            // SAFETY: pinned; the locked chain is alive.
-            let r = unsafe { &*v };
-            if r.is_tombstone() {
-                continue;
-            }
-            storage::with_values(r, |d| {
+        let (steps, _) =
+            storage::walk_images(t.rows.head(tuple), std::ptr::null_mut(), |v, img| {
+                // Every version is committed (we hold the tombstone's lock).
+                let Some(d) = img else { return true };
                 for idx in list {
                     let key = idx.entry_key(idx.ident(&t.schema, d), v);
-                    let value = idx.value_for(tuple);
-                    idx.tree.remove_if(&key[..], value);
+                    idx.tree.remove_if(&key[..], idx.value_for(tuple));
                 }
+                true
             });
+        t.secondary.count_gc_steps(steps);
+    }
+    if let Some(stale) = t.secondary.pending.lock().remove(&tuple) {
+        for Stale(idx, key) in stale {
+            idx.tree.remove_if(&key[..], idx.value_for(tuple));
         }
     }
-    let mut p = t.secondary.pending.lock();
-    p.retain(|s| {
-        if s.tuple != tuple {
-            return true;
-        }
-        let value = s.index.value_for(tuple);
-        s.index.tree.remove_if(&s.key[..], value);
-        false
-    });
 }
 
 /// Retries stale entries whose rows were locked at their GC pass.
@@ -731,18 +751,16 @@ pub(crate) fn retry_pending(t: &TableInner) {
         return;
     }
     let _guard = epoch::pin();
-    let mut by_tuple: HashMap<u64, Vec<StaleEntry>> = HashMap::new();
-    for s in work {
-        by_tuple.entry(s.tuple).or_default().push((s.index, s.key));
-    }
-    for (tuple, stale) in by_tuple {
+    for (tuple, stale) in work {
         if t.rows.head(tuple).is_null() {
             // Unlinked rows drained their pending entries; an empty slot
             // here is an insert being undone: retry later.
-            let mut p = t.secondary.pending.lock();
-            for (index, key) in stale {
-                p.push(PendingStale { tuple, index, key });
-            }
+            t.secondary
+                .pending
+                .lock()
+                .entry(tuple)
+                .or_default()
+                .extend(stale);
             continue;
         }
         remove_stale(t, tuple, stale, std::ptr::null_mut());

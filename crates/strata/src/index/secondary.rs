@@ -49,9 +49,12 @@ use crate::value::{Key, Schema, Value};
 use crossbeam_epoch::{self as epoch, Atomic, Guard, Owned};
 use crossbeam_skiplist::SkipMap;
 use parking_lot::Mutex;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{
+    AtomicBool, AtomicU64,
+    Ordering::{Relaxed, SeqCst},
+};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -250,8 +253,11 @@ pub(crate) struct TableIndexes {
     /// reference-count traffic on the write path.
     list: Atomic<Vec<Arc<SecondaryIndex>>>,
     ddl: Mutex<()>,
-    /// Stale logical entries GC could not remove yet (the row was locked).
-    pub pending: Mutex<Vec<super::pointers::PendingStale>>,
+    /// Stale logical entries GC could not remove yet (the row was locked),
+    /// by tuple.
+    pub pending: Mutex<HashMap<u64, HashSet<super::pointers::Stale>>>,
+    /// Versions GC walked to find stale entries (`Stats::gc_index_steps`).
+    gc_steps: AtomicU64,
 }
 
 impl Default for TableIndexes {
@@ -259,12 +265,21 @@ impl Default for TableIndexes {
         TableIndexes {
             list: Atomic::new(Vec::new()),
             ddl: Mutex::new(()),
-            pending: Mutex::new(Vec::new()),
+            pending: Mutex::new(HashMap::new()),
+            gc_steps: AtomicU64::new(0),
         }
     }
 }
 
 impl TableIndexes {
+    pub fn count_gc_steps(&self, n: u64) {
+        self.gc_steps.fetch_add(n, Relaxed);
+    }
+
+    pub fn gc_steps(&self) -> u64 {
+        self.gc_steps.load(Relaxed)
+    }
+
     /// The current list; valid while `guard` is held.
     pub fn load<'g>(&self, guard: &'g Guard) -> &'g [Arc<SecondaryIndex>] {
         let p = self.list.load(SeqCst, guard);

@@ -156,6 +156,22 @@ impl Record {
         &self.vals
     }
 
+    /// Turns `row`, the image of the version that overwrote this record's
+    /// version, into that version's image.
+    pub fn apply_to(&self, row: &mut Vec<Value>) {
+        match &self.cols {
+            None => {
+                row.clear();
+                row.extend(self.vals.iter().cloned());
+            }
+            Some(cols) => {
+                for (&c, v) in cols.iter().zip(self.vals.iter()) {
+                    row[c as usize] = v.clone();
+                }
+            }
+        }
+    }
+
     fn apply<'a>(&'a self, over: &mut [Option<&'a Value>]) {
         match &self.cols {
             None => {

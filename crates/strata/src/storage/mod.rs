@@ -37,7 +37,7 @@ use crate::value::Value;
 use crossbeam_epoch::{self as epoch, Guard};
 use in_place::{master_of, Kind, Master};
 use std::ptr;
-use version::Version;
+use version::{Version, TID_MARK};
 
 /// What a write puts in its new version.
 pub enum NewRow<'a> {
@@ -119,6 +119,70 @@ pub fn with_values<R>(v: &Version, f: impl FnOnce(&[Value]) -> R) -> R {
         return f(v.data());
     }
     f(&in_place_values(v))
+}
+
+/// Walks a chain from `from` along the next pointers, stopping before
+/// `until` (null: at the end), and calls `f` on each version with its row
+/// image: None for a tombstone, and for an uncommitted version (its writer
+/// may replace or undo it meanwhile, and a seqlock read of a version no
+/// longer reachable from the master would wait for good). `f` returns
+/// whether to go on. Returns the number of versions visited and whether
+/// the walk stopped at `until`.
+///
+/// Every step costs one version, whatever the scheme: an in-place version
+/// below a committed one gets its newer neighbour's image with its own
+/// record applied (that record is immutable once its overwriter has
+/// committed). Reading each version alone ([`with_values`]) would walk the
+/// delta records from the master down to it again, quadratic in the length
+/// of the chain.
+///
+/// The caller is pinned and is the row's collector: nothing else unlinks
+/// the committed versions walked.
+pub fn walk_images(
+    from: *mut Version,
+    until: *mut Version,
+    mut f: impl FnMut(*mut Version, Option<&[Value]>) -> bool,
+) -> (u64, bool) {
+    // The image of the previous (newer) version, when it was a committed
+    // in-place version (then it overwrote the current one).
+    let mut row: Vec<Value> = Vec::new();
+    let mut chained = false;
+    let mut n = 0;
+    let mut v = from;
+    while !v.is_null() && v != until {
+        n += 1;
+        // SAFETY: pinned; chain versions are alive.
+        let r = unsafe { &*v };
+        if r.is_tombstone() || r.begin.load(std::sync::atomic::Ordering::SeqCst) & TID_MARK != 0 {
+            chained = false;
+            if !f(v, None) {
+                break;
+            }
+        } else if !r.is_in_place() {
+            chained = false;
+            if !f(v, Some(r.data())) {
+                break;
+            }
+        } else {
+            let rec = r.ext().map_or(ptr::null_mut(), |e| {
+                e.record.load(std::sync::atomic::Ordering::Acquire)
+            });
+            // SAFETY: pinned; records are freed with their versions, through
+            // an epoch.
+            match unsafe { rec.as_ref() } {
+                Some(rec) if chained || rec.is_full() => rec.apply_to(&mut row),
+                // The first committed version of the walk (or the first
+                // after a break): read through the master once.
+                _ => row = in_place_values(r),
+            }
+            chained = true;
+            if !f(v, Some(&row)) {
+                break;
+            }
+        }
+        v = r.next();
+    }
+    (n, v == until)
 }
 
 /// The row of in-place, non-tombstone version `v`.
