@@ -219,8 +219,8 @@ pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
         inserted.push(predicate::scanners_of(t, k, tx));
     }
     // Entries added to secondary indexes count as inserts into their ranges.
-    for (idx, k) in crate::index::pointers::added_keys(tx) {
-        inserted.push(predicate::scanners_in(&idx.scan_log, &k, tx));
+    for (idx, k, row) in crate::index::pointers::added_keys(tx) {
+        inserted.push(predicate::scanners_in(&idx.scan_log, &k, Some(row), tx));
     }
     for rec in inserted.into_iter().flatten() {
         let Some(s) = &rec.ssi else { continue };
