@@ -21,9 +21,9 @@
 //! its edges (as PostgreSQL's SSI keeps its conflict lists), and the commit
 //! check looks at them: a direction whose partners all aborted does not
 //! count (nor is it kept in the committed flags, which later markers read).
-//! Without that, of two transactions
-//! that each read what the other writes, the first to commit is refused
-//! and the second too, although the first is gone.
+//! Without that, of two transactions that each read what the other writes,
+//! the first to commit is refused and the second too, although the first
+//! is gone.
 //!
 //! ```text
 //!  T1 ──rw──> T2 ──rw──> T1     T1 commits first: refused (a pivot), aborts
