@@ -225,20 +225,37 @@ impl Database {
     }
 
     /// Drops a table. Later operations through any handle to it fail with
-    /// `Error::Schema`; its memory is released when the database is dropped.
+    /// `Error::TableDropped`, and so does the commit of a transaction that
+    /// wrote to it before the drop and had not committed when the drop began
+    /// (it is rolled back); commits already deciding are waited for, so
+    /// every commit is ordered before the drop (in memory and in the log) or
+    /// refused. Its memory is released when the database is dropped.
     pub fn drop_table(&self, name: &str) -> Result<()> {
         let mut names = self.inner.names.write();
         let id = *names
             .get(name)
             .ok_or_else(|| Error::Schema(format!("no table named {name}")))?;
+        let t = Arc::clone(&self.inner.tables.read()[id as usize]);
+        // Refuse commits that wrote to it from now on, then wait out those
+        // past their check (see `Transaction::commit`), so that their log
+        // records come before ours. Checkpoints, which read the flag, wait
+        // for the catalog lock we hold.
+        t.dropped.store(true, SeqCst);
+        self.inner.tids.wait_for_deciding();
         let logged = match self.inner.log.get() {
-            Some(log) => Some((log, log.catalog(&CatalogRecord::DropTable { id })?)),
+            Some(log) => match log.catalog(&CatalogRecord::DropTable { id }) {
+                Ok(lsn) => Some((log, lsn)),
+                Err(e) => {
+                    // The log has failed: the table stays (writes refused
+                    // meanwhile were rolled back; the log takes no commit
+                    // now anyway).
+                    t.dropped.store(false, SeqCst);
+                    return Err(e);
+                }
+            },
             None => None,
         };
         names.remove(name);
-        self.inner.tables.read()[id as usize]
-            .dropped
-            .store(true, SeqCst);
         self.inner.indexes.forget_table(id);
         drop(names);
         if let Some((log, lsn)) = logged {

@@ -78,6 +78,12 @@ pub enum Error {
     /// Unknown table or column, wrong value type, wrong arity, bad schema.
     #[error("schema error: {0}")]
     Schema(String),
+    /// The table was dropped: by the time of the call, or (for `commit`)
+    /// after the transaction wrote to it and before it committed. The
+    /// transaction has been rolled back (a commit that is not refused is
+    /// ordered before the drop).
+    #[error("table {table} was dropped")]
+    TableDropped { table: String },
     /// The options given to [`crate::Database::open`] are invalid or name a
     /// part of the design space that is not implemented yet.
     #[error("invalid configuration: {0}")]

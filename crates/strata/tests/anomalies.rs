@@ -207,6 +207,59 @@ fn write_skew_g2_item_allowed_only_under_si() {
     }
 }
 
+/// Write skew with both writes made before either commit: each reads x and
+/// y, T1 writes x, T2 writes y, then T1 and T2 commit. One refusal breaks
+/// the cycle, so the other must commit ("one commits"). SSI once refused
+/// both: T1 is a pivot (T2 -rw-> T1 -rw-> T2) and is refused; T2 then kept
+/// its in and out flags although both edges led to T1, which had aborted.
+#[test]
+fn write_skew_with_both_writes_before_commit_one_commits() {
+    for p in every_config() {
+        let (db, t) = setup(p);
+        let mut t1 = db.begin().unwrap();
+        let mut t2 = db.begin().unwrap();
+        let reads = |t1: &mut Transaction, t2: &mut Transaction| -> Result<()> {
+            for tx in [t1, t2] {
+                get(tx, &t, 1)?;
+                get(tx, &t, 2)?;
+            }
+            Ok(())
+        };
+        reads(&mut t1, &mut t2).unwrap();
+        let w1 = set(&mut t1, &t, 1, 0);
+        let w2 = set(&mut t2, &t, 2, 0);
+        let r1 = w1.and_then(|_| t1.commit());
+        let r2 = w2.and_then(|_| t2.commit());
+        let committed = r1.is_ok() as u32 + r2.is_ok() as u32;
+        if p == Protocol::Si {
+            assert_eq!(committed, 2, "SI allows write skew");
+            continue;
+        }
+        assert_eq!(committed, 1, "{p}: one commits: {r1:?} {r2:?}");
+        let (refused, winner) = match (r1, r2) {
+            (Err(e), Ok(())) => (e, 2),
+            (Ok(()), Err(e)) => (e, 1),
+            _ => unreachable!(),
+        };
+        let expected = match p {
+            // T2's read lock on x refuses T1's write; T2 then commits.
+            Protocol::Mv2pl => (ConflictKind::ReadLock, 2),
+            // T2 (younger) read x: T1 may not write it.
+            Protocol::Mvto => (ConflictKind::TimestampOrder, 2),
+            // T2's pending write sits on the y T1 read: T1's read set is
+            // not current at its commit.
+            Protocol::Mvocc => (ConflictKind::Validation, 2),
+            // T1, the first to commit, is the pivot.
+            Protocol::SiSsi => (ConflictKind::DangerousStructure, 2),
+            Protocol::SiSsn => (ConflictKind::SsnExclusion, 1),
+            Protocol::Si => unreachable!(),
+        };
+        assert_eq!((conflict::<()>(Err(refused)), winner), expected, "{p}");
+        let (x, y) = (value(&db, &t, 1).unwrap(), value(&db, &t, 2).unwrap());
+        assert_eq!((x == 0) as u32 + (y == 0) as u32, 1, "{p}: x {x} y {y}");
+    }
+}
+
 /// G2 predicate (phantom): T1 checks that range A is empty and inserts into
 /// B; T2 checks B is empty and inserts into A. Serializable protocols refuse
 /// one; SI lets both commit.

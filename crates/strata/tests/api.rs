@@ -179,7 +179,10 @@ fn catalog_errors() {
     db.drop_table("kv").unwrap();
     assert!(matches!(db.drop_table("kv"), Err(Error::Schema(_))));
     let mut txn = db.begin().unwrap();
-    assert!(matches!(txn.get(&t, &key![1]), Err(Error::Schema(_))));
+    assert!(matches!(
+        txn.get(&t, &key![1]),
+        Err(Error::TableDropped { table }) if table == "kv"
+    ));
     // A table of another database is refused.
     let other = Database::open(Options::default()).unwrap();
     let t2 = kv_table(&other);

@@ -1153,3 +1153,92 @@ fn gc_horizon_vs_registration() {
     shuttle::check_random(gc_model, 5000);
     shuttle::check_pct(gc_model, 15000, 3);
 }
+
+// ------------------------------------------- 6. drop_table vs commit
+//
+// Mirrors crates/strata/src/db.rs: `Database::drop_table` (set `dropped`,
+// `TidTable::wait_for_deciding`, then log the DropTable record) and
+// txn/mod.rs: `Transaction::commit` (announce PRECOMMIT/COMMITTING, then
+// `dropped_table_written`; refused: roll back; else validate, reserve the
+// log record, COMMITTED). The log is a counter of reserved positions. A
+// commit that is not refused must be decided, with its record reserved,
+// before the drop's record: every commit is ordered before the drop or
+// refused.
+
+struct DropModel {
+    tids: Tids,
+    dropped: shuttle::sync::atomic::AtomicBool,
+    lsn: AtomicU64,
+    // ghost: each committer's log position (0: refused), the drop's
+    committed_at: Vec<GhostU64>,
+    drop_at: GhostU64,
+}
+
+/// `TidTable::wait_for_deciding` (the backoff is a yield).
+fn wait_for_deciding(tids: &Tids) {
+    let deciding = |st: u64| st >> STATUS_SHIFT == COMMITTING;
+    for s in &tids.slots {
+        if !deciding(s.state.load(SeqCst)) {
+            continue;
+        }
+        let tid = s.tid.load(SeqCst);
+        while deciding(s.state.load(SeqCst)) && s.tid.load(SeqCst) == tid {
+            thread::yield_now();
+        }
+    }
+}
+
+fn drop_model() {
+    let m = Arc::new(DropModel {
+        tids: Tids::new(2),
+        dropped: shuttle::sync::atomic::AtomicBool::new(false),
+        lsn: AtomicU64::new(1),
+        committed_at: ghost_counts(2),
+        drop_at: GhostU64::new(0),
+    });
+    let committers: Vec<_> = (0..2)
+        .map(|i| {
+            let m = Arc::clone(&m);
+            thread::spawn(move || {
+                let tid = m.tids.acquire(1).expect("a free slot");
+                // (It wrote to the table earlier, while it still existed.)
+                m.tids.set_committing(tid, 2 + i as u64);
+                if m.dropped.load(SeqCst) {
+                    m.tids.set_aborted(tid);
+                } else {
+                    let at = m.lsn.fetch_add(1, SeqCst);
+                    m.committed_at[i].store(at, G);
+                    m.tids.set_committed(tid, 2 + i as u64);
+                }
+                m.tids.release(tid);
+            })
+        })
+        .collect();
+    let md = Arc::clone(&m);
+    let dropper = thread::spawn(move || {
+        md.dropped.store(true, SeqCst);
+        wait_for_deciding(&md.tids);
+        md.drop_at.store(md.lsn.fetch_add(1, SeqCst), G);
+    });
+    for c in committers {
+        c.join().unwrap();
+    }
+    dropper.join().unwrap();
+    let drop_at = m.drop_at.load(G);
+    for c in &m.committed_at {
+        let at = c.load(G);
+        assert!(
+            at == 0 || at < drop_at,
+            "a commit logged at {at}, after the drop at {drop_at}"
+        );
+    }
+}
+
+// Mutations tried (each made shuttle report "a commit logged ... after the
+// drop"): the dropper does not wait (`wait_for_deciding` left out); the
+// committer checks `dropped` before announcing COMMITTING.
+#[test]
+fn drop_table_orders_or_refuses_every_commit() {
+    shuttle::check_random(drop_model, 5000);
+    shuttle::check_pct(drop_model, 5000, 3);
+}

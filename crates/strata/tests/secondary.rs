@@ -192,7 +192,7 @@ fn ddl_errors_are_typed() {
     db.drop_table("customer").unwrap();
     assert!(matches!(
         ro.index_get(&again, &key!["a"]),
-        Err(Error::Schema(_))
+        Err(Error::TableDropped { .. })
     ));
     assert!(
         db.index_names().is_empty(),

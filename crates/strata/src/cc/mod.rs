@@ -18,7 +18,7 @@
 //! | MV2PL    | latest (locked)  | no other readers       | scan set                     | scan re-validation  |
 //! | SI       | snapshot         | first updater wins     | none                         | (allowed)           |
 //! | SI+SSN   | snapshot         | first updater wins     | exclusion window pi > eta    | re-validation + scan records |
-//! | SI+SSI   | snapshot         | first updater wins     | no pivot (in and out)        | re-validation + scan records |
+//! | SI+SSI   | snapshot         | first updater wins     | no pivot (in and out edges, partners not aborted) | re-validation + scan records |
 
 pub mod mv2pl;
 pub mod mvocc;

@@ -18,7 +18,10 @@
 //! scanner as its predecessor (SSN: raises its high watermark; SSI: marks the
 //! rw edge). A record is PENDING while the scanner decides; an inserter that
 //! meets a PENDING record from a scanner with a larger stamp poisons it (the
-//! scanner then aborts), so the edge is never lost either way.
+//! scanner then aborts), so the edge is never lost either way. Index-range
+//! records also list the rows the scanner read: an entry of one of those is
+//! a change to a read row, whose edge the read tracking carries (see
+//! `index::pointers`), so it neither poisons nor marks a deciding scanner.
 
 use crate::index::key::EncodedKey;
 use crate::table::TableInner;
@@ -83,6 +86,10 @@ pub struct ScanRecord {
     pub state: AtomicU8,
     /// The scanner's SSI state (for marking rw edges), if SSI.
     pub ssi: Option<Arc<super::ssi::SsiTxn>>,
+    /// Index ranges: rows (sorted tuple ids) the scanner's read tracking
+    /// accounts for (`index::pointers::accounted_rows`); empty for primary
+    /// ranges, where an insert makes a new row.
+    pub rows: Vec<u64>,
 }
 
 impl ScanRecord {
@@ -151,13 +158,25 @@ pub fn validate_scans(tx: &Transaction) -> bool {
 /// SSN/SSI, at commit before re-validation: leaves a PENDING record per scan.
 pub fn publish_pending(tx: &mut Transaction, cts: u64) {
     let ssi = tx.ssi.clone();
-    for s in &mut tx.scans {
+    let rows: Vec<Vec<u64>> = tx
+        .scans
+        .iter()
+        .map(|s| match &s.sec {
+            // SAFETY: tables outlive transactions.
+            Some(sec) => {
+                crate::index::pointers::accounted_rows(tx, unsafe { &*s.table }, &sec.read)
+            }
+            None => Vec::new(),
+        })
+        .collect();
+    for (s, rows) in tx.scans.iter_mut().zip(rows) {
         let rec = Arc::new(ScanRecord {
             lo: s.lo.clone(),
             hi: s.hi.clone(),
             cstamp: cts,
             state: AtomicU8::new(PENDING),
             ssi: ssi.clone(),
+            rows,
         });
         match &s.sec {
             Some(sec) => sec.index.scan_log.lock().push(Arc::clone(&rec)),
@@ -191,14 +210,20 @@ pub fn withdraw(tx: &mut Transaction) {
 
 /// The scan records on `t` that cover `k`, other than our own.
 pub fn scanners_of(t: &TableInner, k: &EncodedKey, me: &Transaction) -> Vec<Arc<ScanRecord>> {
-    scanners_in(&t.scan_log, k, me)
+    scanners_in(&t.scan_log, k, None, me)
 }
 
 /// The scan records in `log` (a table's or a secondary index's) that cover
-/// `k`, other than our own.
+/// `k`, other than our own. With `row` (the row of our entry `k`), a
+/// scanner still deciding that read the row is left out: it is still open,
+/// so the row it read is the row we wrote (a tuple id is reused only after
+/// its readers end), and the rw edge from it to us is one its read
+/// tracking already has. Poisoning it, or marking the edge again, only
+/// refused a scanner that saw no phantom.
 pub fn scanners_in(
     log: &Mutex<Vec<Arc<ScanRecord>>>,
     k: &EncodedKey,
+    row: Option<u64>,
     me: &Transaction,
 ) -> Vec<Arc<ScanRecord>> {
     fence(SeqCst);
@@ -207,9 +232,12 @@ pub fn scanners_in(
         .iter()
         .filter_map(|s| s.record.as_ref().map(Arc::as_ptr))
         .collect();
+    let accounted = |r: &ScanRecord| {
+        row.is_some_and(|x| r.rows.binary_search(&x).is_ok()) && r.state.load(SeqCst) == PENDING
+    };
     log.lock()
         .iter()
-        .filter(|r| r.covers(k) && !mine.contains(&Arc::as_ptr(r)))
+        .filter(|r| r.covers(k) && !mine.contains(&Arc::as_ptr(r)) && !accounted(r))
         .cloned()
         .collect()
 }

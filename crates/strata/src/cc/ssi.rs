@@ -14,8 +14,28 @@
 //! that overwrites a version carrying SIREAD marks of concurrent readers.
 //! SIREAD marks outlive their reader's commit until no concurrent
 //! transaction remains (GC prunes them below the horizon). Each
-//! transaction's flags are one atomic byte, so "mark an edge" and "commit
-//! unless a pivot" are linearisable against each other.
+//! transaction's flags (IN, OUT, COMMITTED, ...) are one atomic byte.
+//!
+//! An edge whose other end aborted is no edge: only committed transactions
+//! can form a cycle. Beside its flags a transaction keeps the partners of
+//! its edges (as PostgreSQL's SSI keeps its conflict lists), and the commit
+//! check looks at them: a direction whose partners all aborted does not
+//! count (nor is it kept in the committed flags, which later markers read).
+//! Without that, of two transactions that each read what the other writes,
+//! the first to commit is refused and the second too, although the first
+//! is gone.
+//!
+//! ```text
+//!  T1 ──rw──> T2 ──rw──> T1     T1 commits first: refused (a pivot), aborts
+//!                               T2: both its edges lead to T1 (aborted) -> commits
+//! ```
+//!
+//! Invariant: a transaction's flags change only under its `partners` lock
+//! (the other end marking an edge) or from its own thread, and its commit
+//! decides under that lock; so an edge is either in the lists the decision
+//! reads, or its marker sees COMMITTED (with the flags the decision kept)
+//! and refuses itself. A finished transaction's lists are emptied and stay
+//! empty, so two transactions' lists never keep each other alive.
 
 use super::predicate;
 use crate::error::{ConflictKind, Error, Result};
@@ -32,6 +52,9 @@ const COMMITTED: u8 = 4;
 const ABORTED: u8 = 8;
 /// Set once the transaction is in the writer map (only its owner sets it).
 const REGISTERED: u8 = 16;
+/// A write made a committed transaction a pivot: we must not commit (the
+/// edge's other end is committed, so it cannot go away).
+const DOOMED: u8 = 32;
 
 /// One transaction's SSI state, shared with the registries.
 pub struct SsiTxn {
@@ -39,6 +62,15 @@ pub struct SsiTxn {
     pub begin: u64,
     flags: AtomicU8,
     cstamp: AtomicU64,
+    /// The other ends of our edges, while we run.
+    partners: Mutex<Partners>,
+}
+
+/// Transactions with an rw edge into us (`ins`) and out of us (`outs`).
+#[derive(Default)]
+struct Partners {
+    ins: Vec<Arc<SsiTxn>>,
+    outs: Vec<Arc<SsiTxn>>,
 }
 
 impl SsiTxn {
@@ -48,7 +80,23 @@ impl SsiTxn {
             begin,
             flags: AtomicU8::new(0),
             cstamp: AtomicU64::new(u64::MAX),
+            partners: Mutex::new(Partners::default()),
         })
+    }
+    /// Records an edge to or from `partner` (`dir`: IN or OUT) and returns
+    /// our flags from before.
+    fn add_edge(&self, dir: u8, partner: &Arc<SsiTxn>) -> u8 {
+        let mut p = self.partners.lock();
+        // A finished transaction never reads its lists again.
+        if self.flags.load(SeqCst) & (COMMITTED | ABORTED) == 0 {
+            let list = if dir == IN { &mut p.ins } else { &mut p.outs };
+            // Consecutive edges with one partner (a writer overwriting many
+            // rows one reader read) are one entry.
+            if !list.last().is_some_and(|l| Arc::ptr_eq(l, partner)) {
+                list.push(Arc::clone(partner));
+            }
+        }
+        self.flags.fetch_or(dir, SeqCst)
     }
     fn finished_before(&self, ts: u64) -> bool {
         let f = self.flags.load(SeqCst);
@@ -88,9 +136,9 @@ impl Default for Registry {
 
 /// Marks reader -rw-> writer. `me_is_reader` says which end is running now.
 /// Errs if the other end is a committed pivot.
-fn mark(reader: &SsiTxn, writer: &SsiTxn, me_is_reader: bool) -> Result<()> {
-    let r = reader.flags.fetch_or(OUT, SeqCst);
-    let w = writer.flags.fetch_or(IN, SeqCst);
+fn mark(reader: &Arc<SsiTxn>, writer: &Arc<SsiTxn>, me_is_reader: bool) -> Result<()> {
+    let r = reader.add_edge(OUT, writer);
+    let w = writer.add_edge(IN, reader);
     let other_is_committed_pivot = if me_is_reader {
         w & COMMITTED != 0 && w & OUT != 0
     } else {
@@ -148,7 +196,7 @@ pub fn on_write(tx: &mut Transaction, old: &Version) {
         }
         if mark(&reader, &me, false).is_err() {
             // Remember it: the commit check will refuse us.
-            me.flags.fetch_or(IN | OUT, SeqCst);
+            me.flags.fetch_or(DOOMED, SeqCst);
         }
     }
 }
@@ -171,8 +219,8 @@ pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
         inserted.push(predicate::scanners_of(t, k, tx));
     }
     // Entries added to secondary indexes count as inserts into their ranges.
-    for (idx, k) in crate::index::pointers::added_keys(tx) {
-        inserted.push(predicate::scanners_in(&idx.scan_log, &k, tx));
+    for (idx, k, row) in crate::index::pointers::added_keys(tx) {
+        inserted.push(predicate::scanners_in(&idx.scan_log, &k, Some(row), tx));
     }
     for rec in inserted.into_iter().flatten() {
         let Some(s) = &rec.ssi else { continue };
@@ -196,21 +244,41 @@ pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
     }
     // Commit unless we are a pivot; a failed attempt withdraws the records
     // in rollback (an inserter that saw them meanwhile was only conservative).
-    let mut f = me.flags.load(SeqCst);
-    loop {
-        if f & IN != 0 && f & OUT != 0 {
-            return Err(ConflictKind::DangerousStructure);
-        }
-        match me.flags.compare_exchange(f, f | COMMITTED, SeqCst, SeqCst) {
-            Ok(_) => return Ok(()),
-            Err(now) => f = now,
-        }
+    // Under our partners lock no edge can be added to us (see the module
+    // doc), so the lists are complete for this decision.
+    let mut partners = me.partners.lock();
+    let f = me.flags.load(SeqCst);
+    if f & DOOMED != 0 {
+        return Err(ConflictKind::DangerousStructure);
     }
+    let live = |l: &[Arc<SsiTxn>]| l.iter().any(|t| t.flags.load(SeqCst) & ABORTED == 0);
+    let mut gone = 0;
+    if f & IN != 0 && !live(&partners.ins) {
+        gone |= IN;
+    }
+    if f & OUT != 0 && !live(&partners.outs) {
+        gone |= OUT;
+    }
+    if f & !gone & IN != 0 && f & !gone & OUT != 0 {
+        return Err(ConflictKind::DangerousStructure);
+    }
+    // Only our own thread changes our flags outside the lock, and it is here.
+    // A committed transaction keeps the flags of its live edges: a later
+    // marker refuses itself only if we really were half a pivot.
+    me.flags.store((f & !gone) | COMMITTED, SeqCst);
+    let finished = std::mem::take(&mut *partners);
+    drop(partners);
+    drop(finished);
+    Ok(())
 }
 
 pub fn on_abort(tx: &mut Transaction) {
     if let Some(me) = &tx.ssi {
+        let mut partners = me.partners.lock();
         me.flags.fetch_or(ABORTED, SeqCst);
+        let finished = std::mem::take(&mut *partners);
+        drop(partners);
+        drop(finished);
     }
     tx.db.ssi.writers.lock().remove(&tx.tid);
 }

@@ -44,10 +44,24 @@
 //! protocol's read tracking) and remembers the entries' identities
 //! (index key ++ primary key). Serializable protocols then treat the index
 //! range like a primary-key range: MVOCC, MV2PL, SSN and SSI re-scan it at
-//! commit (an entry not seen and not ours is a phantom), SSN and SSI leave a
-//! scan record on the index for writers that add entries later, and MVTO
-//! raises the index's predicate timestamp, which an older writer adding an
-//! entry must not be below.
+//! commit, SSN and SSI leave a scan record on the index for writers that add
+//! entries later, and MVTO raises the index's predicate timestamp, which an
+//! older writer adding an entry must not be below.
+//!
+//! A phantom is an entry not seen, not ours, *and not of a row we read*
+//! (`accounted_rows`). An update of an indexed column gives a row a new
+//! entry; if we read the row, the protocol's read tracking already orders
+//! us before that update (or refuses us), exactly as for an update through
+//! the primary key, so counting the entry again only refused transactions
+//! that saw no phantom. The same rows excuse a writer from poisoning the
+//! scan record of a scanner still deciding.
+//!
+//! ```text
+//!  T1 reads rows 1, 2; scans cat [0, 1000): entries (100,1) (200,2)
+//!  T2 sets cat 150, 160 on rows 1, 2 and commits: entries (150,1) (160,2) new
+//!  T1 commits: rows 1 and 2 were read -> no phantom (T1 before T2)
+//!  a new entry of row 4, which T1 never read, would be one
+//! ```
 
 use super::secondary::{check_prefix, prefix_lower, prefix_upper, Index, SecondaryIndex};
 use crate::cc::predicate::ScanEntry;
@@ -76,6 +90,8 @@ pub(crate) struct SecWrite {
     pub value: u64,
     /// The version that needed it.
     pub version: *mut Version,
+    /// The row it belongs to.
+    pub tuple: u64,
 }
 
 /// The secondary-index part of a predicate read.
@@ -83,6 +99,10 @@ pub(crate) struct SecScan {
     pub index: Arc<SecondaryIndex>,
     /// Identities (index key ++ primary key) of the entries seen, sorted.
     pub seen: Vec<Box<[u8]>>,
+    /// Rows (tuple ids) the scan read a visible version of, sorted: a new
+    /// entry of one of them is a change to a row we read, which the
+    /// protocol's read tracking catches, not a phantom.
+    pub read: Vec<u64>,
 }
 
 impl Transaction {
@@ -166,6 +186,7 @@ impl Transaction {
                 key,
                 value,
                 version: v,
+                tuple,
             });
             if self.db.protocol == Protocol::Mvto {
                 // Pairs with the fence in index_scan_with: either the
@@ -310,6 +331,7 @@ impl Transaction {
                     key,
                     value,
                     version: v,
+                    tuple,
                 });
             }
         }
@@ -449,10 +471,17 @@ impl Transaction {
         }
         if phantom_checked {
             seen.sort_unstable();
+            let mut rows: Vec<u64> = read
+                .iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(&tuple, _)| tuple)
+                .collect();
+            rows.sort_unstable();
             let mut s = ScanEntry::range(ti, lo, hi, Vec::new());
             s.sec = Some(Box::new(SecScan {
                 index: Arc::clone(si),
                 seen,
+                read: rows,
             }));
             self.scans.push(s);
         }
@@ -489,12 +518,48 @@ fn physically_visible(r: &Version, ts: u64, tids: &TidTable) -> bool {
     }
 }
 
+/// The rows of `t` (sorted tuple ids) whose later changes the read tracking
+/// of `tx` already catches: those `scanned` read, and under the snapshot
+/// protocols every row `tx` read a version of (any change after the
+/// snapshot is an overwrite of that version: MVOCC's read set fails, SSN
+/// and SSI see the rw edge). Not MV2PL's other reads: it reads the newest
+/// data, so a row read after a change says nothing about the scan before it
+/// (the scan's own reads hold read locks from the scan on).
+///
+/// Tuple ids cannot name another row meanwhile: a row the transaction read
+/// is not unlinked and reused while the transaction is open (see `gc`).
+pub(crate) fn accounted_rows(tx: &Transaction, t: &TableInner, scanned: &[u64]) -> Vec<u64> {
+    let mut rows = scanned.to_vec();
+    if matches!(
+        tx.db.protocol,
+        Protocol::Mvocc | Protocol::SiSsn | Protocol::SiSsi
+    ) {
+        rows.extend(
+            tx.reads
+                .iter()
+                .filter(|r| std::ptr::eq(r.table, t) && !r.version.is_null())
+                .map(|r| r.tuple),
+        );
+        rows.sort_unstable();
+        rows.dedup();
+    }
+    rows
+}
+
 /// Commit-time re-scan of an index range: false if an entry appeared that
-/// was not seen and is not ours.
+/// was not seen, is not ours, and belongs to a row we have not read.
+///
+/// An updated row gets a new entry (a new index key, or a new version with
+/// physical pointers): of a row we read, that is a change the read tracking
+/// catches, not a phantom. Counting it as one refused a transaction that
+/// read two rows and scanned their index range while another transaction
+/// updated their indexed column (read skew with a predicate, which through
+/// the primary key committed).
 pub(crate) fn validate_sec(tx: &Transaction, s: &ScanEntry, sec: &SecScan) -> bool {
     // SAFETY: tables outlive transactions.
     let t = unsafe { &*s.table };
     let idx = &sec.index;
+    let mut accounted: Option<Vec<u64>> = None;
     for (k, val) in idx.range(&s.lo, &s.hi) {
         let ident = idx.ident_of(&k);
         if sec.seen.binary_search_by(|x| (**x).cmp(ident)).is_ok() {
@@ -513,17 +578,27 @@ pub(crate) fn validate_sec(tx: &Transaction, s: &ScanEntry, sec: &SecScan) -> bo
         if t.rows.head(tuple).is_null() {
             continue; // an aborted insert being undone
         }
+        let rows = accounted.get_or_insert_with(|| accounted_rows(tx, t, &sec.read));
+        if rows.binary_search(&tuple).is_ok() {
+            continue;
+        }
         return false;
     }
     true
 }
 
 /// The entry keys this transaction added, by index, as scan records see
-/// them (for SSN/SSI inserter checks).
-pub(crate) fn added_keys(tx: &Transaction) -> Vec<(Arc<SecondaryIndex>, EncodedKey)> {
+/// them, with their rows (for SSN/SSI inserter checks).
+pub(crate) fn added_keys(tx: &Transaction) -> Vec<(Arc<SecondaryIndex>, EncodedKey, u64)> {
     tx.sec_writes
         .iter()
-        .map(|w| (Arc::clone(&w.index), EncodedKey::Bytes(w.key.clone())))
+        .map(|w| {
+            (
+                Arc::clone(&w.index),
+                EncodedKey::Bytes(w.key.clone()),
+                w.tuple,
+            )
+        })
         .collect()
 }
 
@@ -764,5 +839,55 @@ pub(crate) fn retry_pending(t: &TableInner) {
             continue;
         }
         remove_stale(t, tuple, stale, std::ptr::null_mut());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cc::predicate::{self, PENDING, POISONED};
+    use crate::{key, row, Database, Options, Protocol, Schema, Type, Unique, Value};
+    use std::sync::atomic::Ordering::SeqCst;
+
+    /// A scanner that published its scan record and is deciding, with a
+    /// later commit stamp than a writer that gives one of the scanner's
+    /// rows a new entry in the range: the writer leaves the record alone
+    /// (the scanner's read of the row carries the edge) and commits. An
+    /// entry of a row the scanner did not read still poisons it.
+    #[test]
+    fn a_deciding_scanner_is_poisoned_only_by_rows_it_did_not_read() {
+        for p in [Protocol::SiSsn, Protocol::SiSsi] {
+            for (moved, expected) in [(1, PENDING), (4, POISONED)] {
+                let db = Database::open(Options::default().protocol(p)).unwrap();
+                let t = db
+                    .create_table(
+                        Schema::new("item")
+                            .column("id", Type::Int)
+                            .column("cat", Type::Int)
+                            .primary_key(&["id"]),
+                    )
+                    .unwrap();
+                db.run(|x| {
+                    x.insert(&t, row![1, 100])?;
+                    x.insert(&t, row![4, 5000])
+                })
+                .unwrap();
+                let idx = db.create_index("by_cat", &t, &["cat"], Unique::No).unwrap();
+                let mut scanner = db.begin().unwrap();
+                assert_eq!(
+                    scanner.index_scan(&idx, key![0]..key![1000]).unwrap().len(),
+                    1
+                );
+                let mut writer = db.begin().unwrap();
+                writer
+                    .update(&t, &key![moved], &[("cat", Value::Int(150))])
+                    .unwrap();
+                // The scanner enters its commit with a stamp above any the
+                // writer can draw, and stops before deciding.
+                predicate::publish_pending(&mut scanner, u64::MAX >> 4);
+                writer.commit().unwrap();
+                let rec = scanner.scans[0].record.clone().unwrap();
+                assert_eq!(rec.state.load(SeqCst), expected, "{p}: row {moved} moved");
+            }
+        }
     }
 }

@@ -450,7 +450,9 @@ impl Database {
             )));
         }
         if ti.dropped.load(SeqCst) {
-            return Err(Error::Schema(format!("table {} was dropped", table.name())));
+            return Err(Error::TableDropped {
+                table: table.name().to_string(),
+            });
         }
         if name.is_empty() {
             return Err(Error::Schema("index name is empty".into()));
@@ -504,10 +506,9 @@ impl Database {
                 Some(log) => {
                     let names = db.names.write();
                     if ti.dropped.load(SeqCst) {
-                        return Err(Error::Schema(format!(
-                            "table {} was dropped",
-                            ti.schema.name
-                        )));
+                        return Err(Error::TableDropped {
+                            table: ti.schema.name.clone(),
+                        });
                     }
                     let lsn = log.catalog(&CatalogRecord::CreateIndex {
                         table: ti.id,

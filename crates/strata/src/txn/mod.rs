@@ -166,7 +166,9 @@ impl Transaction {
             )));
         }
         if t.inner.dropped.load(SeqCst) {
-            return Err(Error::Schema(format!("table {} was dropped", t.name())));
+            return Err(Error::TableDropped {
+                table: t.name().to_string(),
+            });
         }
         Ok(())
     }
@@ -844,6 +846,16 @@ impl Transaction {
             }
         };
         self.db.tids.set_committing(self.tid, cts);
+        // A table we wrote may have been dropped since. Checked after the
+        // commit is announced (SeqCst): a drop that set the flag before is
+        // seen here, and one that sets it later waits for our decision (and
+        // for our log record) before it logs and returns, so a commit is
+        // either ordered before the drop or refused.
+        if let Some(table) = self.dropped_table_written() {
+            self.db.tids.counts(self.tid).user_abort();
+            self.rollback();
+            return Err(Error::TableDropped { table });
+        }
         if let Err(kind) = self.validate(cts) {
             return Err(self.conflict(kind));
         }
@@ -857,6 +869,23 @@ impl Transaction {
             Some(t) => self.db.log.get().expect("prepared").finish_commit(t),
             None => Ok(()),
         }
+    }
+
+    /// The name of a table in our write set that has been dropped, if any.
+    fn dropped_table_written(&self) -> Option<String> {
+        let mut last: *const TableInner = ptr::null();
+        for w in &self.writes {
+            if w.table == last {
+                continue;
+            }
+            last = w.table;
+            // SAFETY: tables outlive transactions (dropped ones too).
+            let t = unsafe { &*w.table };
+            if t.dropped.load(SeqCst) {
+                return Some(t.schema.name.clone());
+            }
+        }
+        None
     }
 
     /// A transaction that wrote nothing read one consistent snapshot; under

@@ -303,6 +303,28 @@ impl TidTable {
         }
     }
 
+    /// Waits until every transaction that is deciding its commit now
+    /// (PRECOMMIT or COMMITTING) has decided. With a SeqCst store before
+    /// it, a Dekker pair with a committer's SeqCst announcement and later
+    /// load: either the committer loads what we stored, or we see it
+    /// deciding and wait for it (`Database::drop_table`).
+    pub fn wait_for_deciding(&self) {
+        let deciding = |st: u64| st >> STATUS_SHIFT == COMMITTING;
+        let backoff = crossbeam_utils::Backoff::new();
+        let hw = self.high_water.load(SeqCst);
+        for s in &self.slots[..hw] {
+            if !deciding(s.state.load(SeqCst)) {
+                continue;
+            }
+            // Its id (published before its state): stop when the slot
+            // has moved on to another occupant.
+            let tid = s.tid.load(SeqCst);
+            while deciding(s.state.load(SeqCst)) && s.tid.load(SeqCst) == tid {
+                backoff.snooze();
+            }
+        }
+    }
+
     /// The status of `tid`, waiting out the short PRECOMMIT window (one
     /// fetch-add long) so the caller sees a commit timestamp.
     pub fn settled_status(&self, tid: u64) -> Status {
