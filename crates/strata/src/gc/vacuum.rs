@@ -25,8 +25,10 @@
 //! end meets the obsolete versions first; when the version after the head
 //! is committed at or below the (cached) horizon, the head is garbage, and
 //! the worker moves the slot forward by compare-and-swap (one winner per
-//! prefix) and retires the prefix. Rows nobody touches again ("dusty
-//! corners") are left to a periodic full pass by one background thread.
+//! prefix) and retires the prefix (chain manipulation, so it lives in
+//! storage: `storage::append_only::cooperate`). Rows nobody touches again
+//! ("dusty corners") are left to a periodic full pass by one background
+//! thread.
 //!
 //! ```text
 //!  slot ──> v1 ──> v2 ──> v3(begin 40) ──> v4(begin 90)    horizon 50
@@ -34,13 +36,13 @@
 //! ```
 
 use super::{prune_row, Garbage, MayRemove, Pruned};
-use crate::options::VersionStorage;
+use crate::storage;
+use crate::storage::append_only::committed_at_or_below;
 use crate::storage::indirection::MAX_TUPLES;
-use crate::storage::version::{Version, TID_MARK};
+use crate::storage::version::Version;
 use crate::table::TableInner;
 use crossbeam_epoch::{self as epoch, Guard};
-use parking_lot::RwLock;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Tuples per dirty-block bit.
 pub const BLOCK_TUPLES: u64 = 4096;
@@ -151,12 +153,6 @@ struct RowResult {
     unlinked: Option<*mut Version>,
 }
 
-#[inline]
-fn committed_at_or_below(v: &Version, horizon: u64) -> bool {
-    let b = v.begin.load(Ordering::SeqCst);
-    b & TID_MARK == 0 && b <= horizon
-}
-
 /// Prunes one row below its newest committed version at or below the
 /// horizon (`keep`), or unlinks it if `keep` is its newest version and a
 /// tombstone.
@@ -172,59 +168,15 @@ fn vacuum_row(
         leftover: false,
         unlinked: None,
     };
-    let head = t.rows.head(tuple);
-    if head.is_null() {
+    let found = storage::survivor(t, tuple, |r| committed_at_or_below(r, horizon));
+    if found.keep.is_null() {
+        out.leftover = found.len > 1;
         return out;
     }
-    let mut keep = std::ptr::null_mut();
-    // Whether any version is newer than `keep` (it will be garbage later).
-    let mut newer = false;
-    let mut len = 0u64;
-    let mut v = head;
-    match t.storage {
-        VersionStorage::AppendOldToNew => {
-            // Oldest first; committed versions are in commit order and only
-            // the tail may be uncommitted: keep the last one at or below.
-            while !v.is_null() {
-                // SAFETY: pinned; chain versions are freed only after being
-                // unlinked and an epoch passing.
-                let r = unsafe { &*v };
-                len += 1;
-                if committed_at_or_below(r, horizon) {
-                    keep = v;
-                    newer = false;
-                } else {
-                    newer = true;
-                }
-                v = r.next();
-            }
-        }
-        _ => {
-            // Newest first: the first one at or below the horizon.
-            while !v.is_null() {
-                // SAFETY: as above.
-                let r = unsafe { &*v };
-                len += 1;
-                if committed_at_or_below(r, horizon) {
-                    keep = v;
-                    break;
-                }
-                newer = true;
-                v = r.next();
-            }
-        }
-    }
-    if keep.is_null() {
-        out.leftover = len > 1;
-        return out;
-    }
+    let (keep, newer) = (found.keep, found.newer);
     // SAFETY: pinned; `keep` is in the chain.
     let kv = unsafe { &*keep };
-    let older = match t.storage {
-        VersionStorage::AppendOldToNew => keep != head,
-        _ => !kv.next().is_null(),
-    };
-    if !older && !kv.is_tombstone() {
+    if !found.older && !kv.is_tombstone() {
         out.leftover = newer;
         return out;
     }
@@ -245,71 +197,4 @@ fn vacuum_row(
         Pruned::NotYet(_) => out.leftover = true,
     }
     out
-}
-
-/// COOP: called by a worker about to walk the O2N chain of `slot` from
-/// `head`. If the head is obsolete (its successor is committed at or below
-/// `horizon`), moves the slot past every obsolete version and retires them.
-/// Returns the head to walk from and the number of versions retired.
-#[inline]
-pub fn cooperate(
-    slot: &AtomicPtr<Version>,
-    head: *mut Version,
-    horizon: u64,
-    passes: &RwLock<()>,
-) -> (*mut Version, u64) {
-    // SAFETY: the caller is pinned; chain versions are alive.
-    let Some(h) = (unsafe { head.as_ref() }) else {
-        return (head, 0);
-    };
-    let n = h.next();
-    // SAFETY: as above.
-    match unsafe { n.as_ref() } {
-        Some(nv) if committed_at_or_below(nv, horizon) => {}
-        _ => return (head, 0),
-    }
-    cooperate_slow(slot, head, horizon, passes)
-}
-
-#[cold]
-fn cooperate_slow(
-    slot: &AtomicPtr<Version>,
-    head: *mut Version,
-    horizon: u64,
-    passes: &RwLock<()>,
-) -> (*mut Version, u64) {
-    let mut keep = head;
-    loop {
-        // SAFETY: pinned; chain versions are alive.
-        let n = unsafe { (*keep).next() };
-        // SAFETY: as above.
-        match unsafe { n.as_ref() } {
-            Some(nv) if committed_at_or_below(nv, horizon) => keep = n,
-            _ => break,
-        }
-    }
-    // Paused (an index back-fill walks every chain): leave it for later.
-    let Some(_passes) = passes.try_read() else {
-        return (head, 0);
-    };
-    // One winner per prefix: a concurrent cleaner, vacuum or unlink that
-    // changed the slot first makes this fail, and nothing is retired twice.
-    if slot
-        .compare_exchange(head, keep, Ordering::SeqCst, Ordering::SeqCst)
-        .is_err()
-    {
-        return (slot.load(Ordering::SeqCst), 0);
-    }
-    let guard = epoch::pin();
-    let mut n = 0;
-    let mut v = head;
-    while v != keep {
-        // SAFETY: the prefix is unlinked from the slot by our CAS; readers
-        // already in it are pinned and reach `keep` through next pointers.
-        let next = unsafe { (*v).next() };
-        super::retire(v, &guard);
-        n += 1;
-        v = next;
-    }
-    (keep, n)
 }

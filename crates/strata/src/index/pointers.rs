@@ -19,10 +19,10 @@
 //! `sec_writes` and removed again if it aborts (before its versions are
 //! retired, so a physical entry never dangles).
 //!
-//! GC. `storage::prune` calls `before_cut` for whatever versions the
-//! storage scheme retires (N2O and in-place: the tail below the survivor;
-//! O2N: the prefix before it), reading their rows through
-//! `storage::with_values`. Physical: it removes the entries of the
+//! GC calls `before_cut` just before `storage::prune` retires every
+//! version older than a survivor (N2O and in-place: the tail below it;
+//! O2N: the prefix before it; the chain iterator hides which), reading
+//! their rows through `storage::chain`. Physical: it removes the entries of the
 //! versions about to be retired. Logical: an entry is stale once no
 //! version left in the chain has its key; GC removes it under the row's
 //! write lock (taken like a writer, with `GC_TID`), because a writer of the
@@ -31,8 +31,9 @@
 //! pass. Unlinking a deleted row removes all its entries first. The cost is
 //! one step per retired version, plus the kept versions (newest first, until
 //! every candidate key is found) when a retired key differs from the
-//! survivor's: chains are read with `storage::walk_images`, never from the
-//! head once per retired version (that was quadratic in a backlog).
+//! survivor's: chains are read with `storage::chain` (one step per
+//! version, newest first), never from the head once per retired version
+//! (that was quadratic in a backlog).
 //!
 //! ```text
 //!  chain: v9 (k=7) -> v5 (k=7) -> v2 (k=3)    GC cuts below v5:
@@ -68,12 +69,12 @@ use crate::cc::predicate::ScanEntry;
 use crate::error::{ConflictKind, Error, Result};
 use crate::gc::GC_TID;
 use crate::index::key::EncodedKey;
-use crate::options::{Protocol, VersionStorage};
-use crate::storage;
+use crate::options::Protocol;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
+use crate::storage::visibility::{self, Mode};
+use crate::storage::{self, Span};
 use crate::table::TableInner;
 use crate::txn::tid::{Status, TidTable};
-use crate::txn::visibility::{self, Mode};
 use crate::txn::Transaction;
 use crate::value::{Key, Row, Value};
 use crossbeam_epoch::{self as epoch, Guard};
@@ -613,17 +614,7 @@ pub(crate) fn has_indexes(t: &TableInner) -> bool {
 /// Every version of `tuple`, newest first, whatever the chain's direction
 /// (O2N links oldest to newest). The caller is pinned.
 pub(crate) fn versions_newest_first(t: &TableInner, tuple: u64) -> Vec<*mut Version> {
-    let mut out = Vec::new();
-    let mut v = t.rows.head(tuple);
-    while !v.is_null() {
-        out.push(v);
-        // SAFETY: pinned; chain versions are alive.
-        v = unsafe { (*v).next() };
-    }
-    if t.storage == VersionStorage::AppendOldToNew {
-        out.reverse();
-    }
-    out
+    storage::versions(t, tuple, Span::ALL).collect()
 }
 
 /// A logical entry (index, entry key) of one row that GC found stale.
@@ -647,8 +638,7 @@ impl Hash for Stale {
 }
 
 /// GC is about to retire every version of `tuple` older than `survivor`
-/// (`storage::prune`, whatever the direction: the tail below it for N2O
-/// and the in-place schemes, the prefix before it for O2N): remove the
+/// (`storage::prune` with `PrunePlan::OlderThan`): remove the
 /// entries only those versions needed. Physical entries of retired
 /// versions go at once; a logical key goes (under the row's lock) when no
 /// surviving version has it. Called pinned, by the collector.
@@ -667,30 +657,21 @@ pub(crate) fn before_cut(t: &TableInner, tuple: u64, survivor: *mut Version, gua
     if list.is_empty() {
         return;
     }
-    // SAFETY: the survivor is alive until its GC entry is processed.
-    let surv = unsafe { &*survivor };
-    // The retired versions in chain order: O2N's prefix before the
-    // survivor; else the survivor's tail, walked from the survivor itself
-    // (the in-place schemes rebuild each image from the newer one's).
-    let o2n = t.storage == VersionStorage::AppendOldToNew;
-    let (from, until) = if o2n {
-        (t.rows.head(tuple), survivor)
-    } else {
-        (survivor, std::ptr::null_mut())
-    };
+    // The survivor, then the retired versions, newest first (the in-place
+    // schemes rebuild each image from the newer one's).
     let mut surv_vals: Option<Vec<Value>> = None;
-    if o2n && !surv.is_tombstone() {
-        surv_vals = Some(surv.data().to_vec());
-    }
     let mut stale: HashSet<Stale> = HashSet::new();
     let mut physical = Vec::new();
-    let (steps, met) = storage::walk_images(from, until, |v, img| {
+    let mut met = false;
+    let mut chain = storage::chain(t, tuple, Span::from(survivor));
+    while let Some((v, img)) = chain.step() {
         if v == survivor {
+            met = true;
             surv_vals = img.map(<[Value]>::to_vec);
-            return true;
+            continue;
         }
         // Retired versions are committed: None is a tombstone.
-        let Some(d) = img else { return true };
+        let Some(d) = img else { continue };
         for idx in list {
             let same_as_survivor = !idx.is_physical()
                 && surv_vals
@@ -706,12 +687,12 @@ pub(crate) fn before_cut(t: &TableInner, tuple: u64, survivor: *mut Version, gua
                 stale.insert(Stale(Arc::clone(idx), key));
             }
         }
-        true
-    });
+    }
+    let steps = chain.steps();
     t.secondary.count_gc_steps(steps);
-    // An O2N survivor no longer in the chain: `o2n_prune` retires nothing
-    // (and the walk went through versions that stay).
-    if o2n && !met {
+    // A survivor no longer in the chain (O2N: a later cut got there first):
+    // the prune retires nothing.
+    if !met {
         return;
     }
     for (idx, key) in physical {
@@ -732,33 +713,27 @@ pub(crate) fn before_cut(t: &TableInner, tuple: u64, survivor: *mut Version, gua
 /// Removes from `stale` the keys that a committed version from the newest
 /// down to `oldest_kept` (null: the whole chain) has.
 fn drop_kept(t: &TableInner, tuple: u64, oldest_kept: *mut Version, stale: &mut HashSet<Stale>) {
-    // The kept versions in chain order: from the survivor to the newest
-    // (O2N), or from the head down to the survivor.
-    let head = t.rows.head(tuple);
-    let (from, until) = match (t.storage, oldest_kept.is_null()) {
-        (_, true) => (head, std::ptr::null_mut()),
-        (VersionStorage::AppendOldToNew, false) => (oldest_kept, std::ptr::null_mut()),
-        // SAFETY: pinned; the survivor is alive (see `before_cut`).
-        (_, false) => (head, unsafe { (*oldest_kept).next() }),
-    };
     let mut indexes: Vec<Arc<SecondaryIndex>> = Vec::new();
     for s in stale.iter() {
         if !indexes.iter().any(|i| Arc::ptr_eq(i, &s.0)) {
             indexes.push(Arc::clone(&s.0));
         }
     }
-    let (steps, _) = storage::walk_images(from, until, |_, img| {
+    let mut chain = storage::chain(t, tuple, Span::down_to(oldest_kept));
+    while let Some((_, img)) = chain.step() {
         // Tombstones and uncommitted versions have no image here. Skipping
         // an uncommitted one only keeps fewer keys: `remove_stale` decides
         // under the row's write lock, when no uncommitted version exists.
-        let Some(d) = img else { return true };
+        let Some(d) = img else { continue };
         for idx in &indexes {
             stale.remove(&Stale(Arc::clone(idx), idx.ident(&t.schema, d).into()));
         }
         // Every key found: the older kept versions cannot change that.
-        !stale.is_empty()
-    });
-    t.secondary.count_gc_steps(steps);
+        if stale.is_empty() {
+            break;
+        }
+    }
+    t.secondary.count_gc_steps(chain.steps());
 }
 
 /// Removes stale logical entries of `tuple` under its write lock, or queues
@@ -800,17 +775,16 @@ pub(crate) fn on_unlink(t: &TableInner, tuple: u64) {
     let guard = epoch::pin();
     let list = t.secondary.load(&guard);
     if !list.is_empty() {
-        let (steps, _) =
-            storage::walk_images(t.rows.head(tuple), std::ptr::null_mut(), |v, img| {
-                // Every version is committed (we hold the tombstone's lock).
-                let Some(d) = img else { return true };
-                for idx in list {
-                    let key = idx.entry_key(idx.ident(&t.schema, d), v);
-                    idx.tree.remove_if(&key[..], idx.value_for(tuple));
-                }
-                true
-            });
-        t.secondary.count_gc_steps(steps);
+        let mut chain = storage::chain(t, tuple, Span::ALL);
+        while let Some((v, img)) = chain.step() {
+            // Every version is committed (we hold the tombstone's lock).
+            let Some(d) = img else { continue };
+            for idx in list {
+                let key = idx.entry_key(idx.ident(&t.schema, d), v);
+                idx.tree.remove_if(&key[..], idx.value_for(tuple));
+            }
+        }
+        t.secondary.count_gc_steps(chain.steps());
     }
     if let Some(stale) = t.secondary.pending.lock().remove(&tuple) {
         for Stale(idx, key) in stale {

@@ -21,7 +21,6 @@
 //! (unknown column, duplicate key, ...) leave it open and unchanged.
 
 pub mod tid;
-pub mod visibility;
 
 use crate::cc::{self, predicate::ScanEntry};
 use crate::db::DbInner;
@@ -31,6 +30,7 @@ use crate::index::key::EncodedKey;
 use crate::options::{GcPolicy, Protocol};
 use crate::storage::indirection::MAX_TUPLES;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
+use crate::storage::visibility::Mode;
 use crate::storage::{self, NewRow};
 use crate::table::{Table, TableInner};
 use crate::value::{ColumnRef, Key, Row, Value};
@@ -43,7 +43,6 @@ use std::sync::atomic::{
 };
 use std::sync::Arc;
 use thin_vec::ThinVec;
-use visibility::Mode;
 
 /// A row written by this transaction.
 pub(crate) struct WriteEntry {
@@ -551,7 +550,7 @@ impl Transaction {
                         storage::undo(ti, tuple, v, ptr::null_mut(), &guard);
                         ti.index.remove(&ek, tuple);
                         ti.rows.release(tuple, &guard);
-                        gc::retire(v, &guard);
+                        storage::retire(v, &guard);
                         return self.fail(e);
                     }
                     if self.db.protocol == Protocol::Mvto && !cc::mvto::insert_allowed(ti, self.ts)
@@ -725,7 +724,7 @@ impl Transaction {
             // head is marked overwritten: the row is as before the call.
             let guard = epoch::pin();
             storage::undo(ti, tuple, v, head, &guard);
-            gc::retire(v, &guard);
+            storage::retire(v, &guard);
             self.unlock_unused(head);
             return self.fail(e);
         }
@@ -806,7 +805,7 @@ impl Transaction {
         w.new = v;
         // Physical entries still name `own`: re-key them before it retires.
         self.sec_on_replace_own(ti, tuple, own, v);
-        gc::retire(own, &guard);
+        storage::retire(own, &guard);
         Ok(())
     }
 
@@ -997,7 +996,7 @@ impl Transaction {
                 }
                 t.rows.release(w.tuple, &guard);
             }
-            gc::retire(w.new, &guard);
+            storage::retire(w.new, &guard);
         }
         match self.db.protocol {
             Protocol::Mv2pl => cc::mv2pl::release(self),
