@@ -439,3 +439,209 @@ pub fn row_footprint(head: *mut Version) -> (u64, u64, u64) {
     }
     (main, store, n)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::visibility::TxnState;
+    use super::*;
+    use crossbeam_epoch as epoch;
+    use std::ptr;
+    use std::sync::atomic::Ordering::SeqCst;
+
+    /// Every version in these tests is stamped: visibility never asks.
+    struct Stamped;
+
+    impl TxnStates for Stamped {
+        fn settled(&self, _: u64) -> TxnState {
+            unreachable!("every version is stamped")
+        }
+        fn decided(&self, _: u64) -> TxnState {
+            unreachable!("every version is stamped")
+        }
+        fn running_ts(&self, _: u64) -> Option<u64> {
+            unreachable!("every version is stamped")
+        }
+    }
+
+    fn row(a: i64, b: &str, c: i64) -> Vec<Value> {
+        vec![Value::Int(a), Value::from(b), Value::Int(c)]
+    }
+
+    /// One committed version: its commit timestamp and row image (None: a
+    /// tombstone).
+    struct Written {
+        v: *mut Version,
+        ts: u64,
+        image: Option<Vec<Value>>,
+    }
+
+    /// A row written eight times, each write committed at `10 * (i + 1)`:
+    /// updates of one or two attributes, a delete and a re-insert in the
+    /// middle (so a tombstone and a delta below it are in the chain).
+    fn build(scheme: VersionStorage) -> (Store, u64, Vec<Written>) {
+        let mut s = Store::new(3);
+        s.scheme = scheme;
+        let tuple = s.rows.allocate().unwrap();
+        let commit = |v: *mut Version, ts: u64| {
+            // SAFETY: ours, alive.
+            let r = unsafe { &*v };
+            r.begin.store(ts, SeqCst);
+            r.txn_id.store(0, SeqCst);
+        };
+        let mut out = Vec::new();
+        let mut image = row(0, "t0", 100);
+        let v = publish_fresh(&s, tuple, 1, image.clone());
+        commit(v, 10);
+        out.push(Written {
+            v,
+            ts: 10,
+            image: Some(image.clone()),
+        });
+        enum W {
+            Update(Vec<(usize, Value)>),
+            Delete,
+            Insert(Vec<Value>),
+        }
+        let writes = vec![
+            W::Update(vec![(0, Value::Int(1))]),
+            W::Update(vec![(1, Value::from("t2"))]),
+            W::Update(vec![(0, Value::Int(3)), (2, Value::Int(300))]),
+            W::Delete,
+            W::Insert(row(5, "t5", 500)),
+            W::Update(vec![(1, Value::from("t6"))]),
+            W::Update(vec![(0, Value::Int(7))]),
+        ];
+        for (i, w) in writes.into_iter().enumerate() {
+            let ts = 10 * (i as u64 + 2);
+            let prev = newest(&s, tuple);
+            let tid = 2 + i as u64;
+            let (v, img) = match w {
+                W::Update(ch) => {
+                    for (c, v) in &ch {
+                        image[*c] = v.clone();
+                    }
+                    let refs: Vec<(usize, &Value)> = ch.iter().map(|(c, v)| (*c, v)).collect();
+                    let v = install(&s, tuple, tid, prev, NewRow::Update(&refs));
+                    (v, Some(image.clone()))
+                }
+                W::Delete => {
+                    let key = vec![image[0].clone()];
+                    (install(&s, tuple, tid, prev, NewRow::Tombstone(key)), None)
+                }
+                W::Insert(r) => {
+                    image = r.clone();
+                    (
+                        install(&s, tuple, tid, prev, NewRow::Row(r)),
+                        Some(image.clone()),
+                    )
+                }
+            };
+            commit(v, ts);
+            out.push(Written { v, ts, image: img });
+        }
+        (s, tuple, out)
+    }
+
+    /// Reads at every kept version's timestamp find it with its image, by
+    /// the visibility check, `with_values` (the master path) and the chain
+    /// iterator (the chained-records path).
+    fn check(tag: &str, s: &Store, tuple: u64, kept: &[&Written]) {
+        for w in kept {
+            let v = visible(s, tuple, w.ts, 0, &Stamped, Mode::Snapshot).unwrap();
+            assert_eq!(v, w.v, "{tag}: version at {}", w.ts);
+            // SAFETY: pinned by the caller; kept versions are alive.
+            let r = unsafe { &*v };
+            match &w.image {
+                None => assert!(r.is_tombstone(), "{tag}: {}", w.ts),
+                Some(img) => assert_eq!(
+                    &with_values(r, |d| d.to_vec()),
+                    img,
+                    "{tag}: image at {}",
+                    w.ts
+                ),
+            }
+        }
+        let mut c = chain(s, tuple, Span::ALL);
+        let mut seen = Vec::new();
+        while let Some((v, img)) = c.step() {
+            seen.push((v, img.map(<[Value]>::to_vec)));
+        }
+        let want: Vec<_> = kept.iter().rev().map(|w| (w.v, w.image.clone())).collect();
+        assert_eq!(seen, want, "{tag}: chain newest first");
+        assert_eq!(newest(s, tuple), kept.last().unwrap().v, "{tag}: newest");
+    }
+
+    /// `prune` with a plan of versions anywhere in the chain (the middle,
+    /// runs, around the tombstone, the oldest, all but the newest) on every
+    /// scheme: the kept versions keep their order and their images. On
+    /// delta storage this needs the removed deltas merged into the older
+    /// neighbour's; time-travel copies stand alone.
+    #[test]
+    fn pruning_any_set_of_versions_keeps_every_other_image() {
+        let plans: &[&[usize]] = &[
+            &[1, 2],
+            &[3],
+            &[4],
+            &[4, 5],
+            &[2, 4],
+            &[0],
+            &[6],
+            &[1, 3, 5],
+            &[0, 1, 2, 3, 4, 5, 6],
+        ];
+        for scheme in VersionStorage::ALL {
+            for plan in plans {
+                let tag = format!("{scheme} remove {plan:?}");
+                let guard = epoch::pin();
+                let (s, tuple, written) = build(scheme);
+                let all: Vec<&Written> = written.iter().collect();
+                check(&format!("{tag} (before)"), &s, tuple, &all);
+                let victims: Vec<*mut Version> = plan.iter().map(|&i| written[i].v).collect();
+                let n = prune(&s, tuple, PrunePlan::Versions(&victims), &guard);
+                assert_eq!(n, plan.len() as u64, "{tag}");
+                let kept: Vec<&Written> = written
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !plan.contains(i))
+                    .map(|(_, w)| w)
+                    .collect();
+                check(&tag, &s, tuple, &kept);
+                // A read between two kept versions now sees the older one
+                // (the plan said no snapshot is there).
+                for w in written.iter().filter(|w| victims.contains(&w.v)) {
+                    let older = kept.iter().rev().find(|k| k.ts < w.ts).map(|k| k.v);
+                    let got = visible(&s, tuple, w.ts, 0, &Stamped, Mode::Snapshot).unwrap();
+                    assert_eq!(got, older.unwrap_or(ptr::null_mut()), "{tag}: at {}", w.ts);
+                }
+                // Dropping the store frees the kept versions; the removed
+                // ones were retired through the epoch.
+                drop(guard);
+            }
+        }
+    }
+
+    /// The tail below a survivor (N2O, in-place) or the prefix before it
+    /// (O2N) through the same plan.
+    #[test]
+    fn pruning_older_than_a_survivor_cuts_whichever_end_holds_the_old_versions() {
+        for scheme in VersionStorage::ALL {
+            let guard = epoch::pin();
+            let (s, tuple, written) = build(scheme);
+            let n = prune(&s, tuple, PrunePlan::OlderThan(written[5].v), &guard);
+            assert_eq!(n, 5, "{scheme}");
+            let kept: Vec<&Written> = written[5..].iter().collect();
+            check(&format!("{scheme} older than 5"), &s, tuple, &kept);
+            drop(guard);
+        }
+    }
+
+    /// A plan naming the newest version is a bug the store refuses.
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "newest")]
+    fn a_plan_may_not_remove_the_newest_version() {
+        let guard = epoch::pin();
+        let (s, tuple, written) = build(VersionStorage::Delta);
+        prune(&s, tuple, PrunePlan::Versions(&[written[7].v]), &guard);
+    }
+}
