@@ -101,10 +101,12 @@ impl VersionStorage {
     /// Whether every version is a separate, immutable row image (the
     /// append-only schemes), as opposed to a master updated in place.
     pub fn is_append_only(self) -> bool {
-        matches!(
-            self,
-            VersionStorage::AppendNewToOld | VersionStorage::AppendOldToNew
-        )
+        // Exhaustive (no `matches!` with its hidden wildcard): a new scheme
+        // must say which kind it is.
+        match self {
+            VersionStorage::AppendNewToOld | VersionStorage::AppendOldToNew => true,
+            VersionStorage::TimeTravel | VersionStorage::Delta => false,
+        }
     }
 
     /// A short stable name (`n2o`, `o2n`, `time-travel`, `delta`).
