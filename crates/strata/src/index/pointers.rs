@@ -663,7 +663,7 @@ pub(crate) fn before_cut(t: &TableInner, tuple: u64, survivor: *mut Version, gua
     let mut stale: HashSet<Stale> = HashSet::new();
     let mut physical = Vec::new();
     let mut met = false;
-    let mut chain = storage::chain(t, tuple, Span::from(survivor));
+    let mut chain = storage::chain(t, tuple, Span::start_at(survivor));
     while let Some((v, img)) = chain.step() {
         if v == survivor {
             met = true;

@@ -48,7 +48,7 @@ impl Span {
     };
 
     /// `v` and everything older.
-    pub fn from(v: *mut Version) -> Span {
+    pub fn start_at(v: *mut Version) -> Span {
         Span {
             newest: v,
             oldest: ptr::null_mut(),

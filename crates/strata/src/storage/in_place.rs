@@ -32,6 +32,13 @@
 //! are retired through `crossbeam-epoch` themselves. An abort restores the
 //! master from the record (clones of the record's values), retires the
 //! record and its own values, and only then releases the write lock.
+//!
+//! Both in-place schemes are one [`VersionStore`] implementation,
+//! [`InPlace`], told by its [`Records`] parameter what an overwrite
+//! leaves behind (time-travel: a full copy; delta: the changed
+//! attributes). A prune plan that removes versions from the middle of a
+//! chain swaps in a merged record for the kept version below them first
+//! ([`merge_records`]), so every kept version still reads right.
 
 use super::append_only::carry;
 use super::chain::{self, Newest, Span, Survivor, Versions};
