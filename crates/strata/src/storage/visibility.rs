@@ -63,7 +63,6 @@ pub trait TxnStates {
 /// (null if none). `me` may be 0 for read-only transactions.
 ///
 /// The caller must be pinned (crossbeam-epoch) while it uses the chain.
-#[inline]
 pub fn visible<T: TxnStates>(
     head: *mut Version,
     ts: u64,
