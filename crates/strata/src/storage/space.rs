@@ -601,15 +601,21 @@ mod tests {
     }
 
     // Several threads allocate and retire through crossbeam-epoch, as GC
-    // does; deferred frees run on whichever thread advances the epoch.
+    // does; deferred frees run on whichever thread advances the epoch. A
+    // collector of its own: with the global one, any other test that is
+    // pinned meanwhile holds the frees back and the reuse bound below
+    // failed now and then when the unit tests ran together.
     #[test]
     fn concurrent_alloc_and_epoch_frees_stay_consistent() {
         let rounds = if cfg!(miri) { 20 } else { 2000 };
         let set = Arc::new(SpaceSet::new(2, INC));
+        let collector = crossbeam_epoch::Collector::new();
         let hs: Vec<_> = (0..4)
             .map(|t| {
                 let set = Arc::clone(&set);
+                let collector = collector.clone();
                 std::thread::spawn(move || {
+                    let handle = collector.register();
                     for i in 0..rounds {
                         let size = 16 * (1 + (t + i) % 8);
                         let (p, sh) = alloc(&set, size);
@@ -618,7 +624,7 @@ mod tests {
                         unsafe {
                             p.as_ptr().write_bytes(t as u8, size);
                             let slot = Slot(p);
-                            crossbeam_epoch::pin().defer_unchecked(move || {
+                            handle.pin().defer_unchecked(move || {
                                 let p = { slot }.0;
                                 assert!(std::slice::from_raw_parts(p.as_ptr(), size)
                                     .iter()
@@ -633,8 +639,9 @@ mod tests {
         for h in hs {
             h.join().unwrap();
         }
+        let handle = collector.register();
         for _ in 0..512 {
-            crossbeam_epoch::pin().flush();
+            handle.pin().flush();
         }
         let st = set.stats();
         let total: u64 = st.iter().map(|s| s.allocations).sum();
