@@ -1,6 +1,6 @@
 //! The database: options, catalog, clock and transaction table.
 
-use crate::cc::{predicate, ssi};
+use crate::cc::{ssi, with_cc, Cc};
 use crate::error::{Error, Result};
 use crate::gc::vacuum::{self, Partition};
 use crate::gc::{GcQueue, Limbo};
@@ -404,13 +404,8 @@ impl DbInner {
     pub fn compute_horizon(&self) -> u64 {
         let g = self.clock.load(SeqCst);
         fence(SeqCst);
-        let mut h = g.min(self.tids.min_begin(false));
-        if self.protocol == Protocol::Mvto {
-            // An MVTO writer with timestamp t may still commit versions at t,
-            // so snapshots (and the horizon) must stay below it.
-            h = h.min(self.tids.min_begin(true).saturating_sub(1));
-        }
-        h
+        let h = g.min(self.tids.min_begin(false));
+        with_cc!(self.protocol, P => P::bound_horizon(self, h))
     }
 
     /// One GC pass; with `wait`, waits for a pass already running instead of
@@ -427,16 +422,8 @@ impl DbInner {
 
     /// Whether GC may unlink the row whose newest version, a tombstone, is
     /// visible at the horizon.
-    fn may_remove(&self) -> impl Fn(&Version, u64) -> bool {
-        let protocol = self.protocol;
-        move |tomb: &Version, horizon: u64| match protocol {
-            // Readers left their timestamp on the tombstone: it guards the
-            // key against older inserters until they are all gone.
-            Protocol::Mvto => tomb.word_a.load(SeqCst) <= horizon,
-            // Read-locked tombstones stay until the lock is released.
-            Protocol::Mv2pl => tomb.word_a.load(SeqCst) == 0,
-            _ => true,
-        }
+    fn may_remove(&self) -> fn(&Version, u64) -> bool {
+        with_cc!(self.protocol, P => P::may_remove)
     }
 
     /// Computes the horizon and publishes it (MVTO read-only snapshots and
@@ -536,7 +523,7 @@ impl DbInner {
     /// run exclusively with every other pass (waiting for one with `wait`,
     /// else skipped while one runs).
     fn retry_stale_entries(&self, tables: &[Arc<TableInner>], h: u64, wait: bool) {
-        let prune = matches!(self.protocol, Protocol::SiSsn | Protocol::SiSsi);
+        let prune = with_cc!(self.protocol, P => P::SCAN_RECORDS);
         let secondary = || {
             for t in tables {
                 crate::index::secondary::after_gc_pass(t, h, prune);
@@ -551,14 +538,7 @@ impl DbInner {
 
     fn prune_protocol_state(&self, h: u64) {
         let tables = self.tables.read();
-        match self.protocol {
-            Protocol::SiSsn => tables.iter().for_each(|t| predicate::prune(t, h)),
-            Protocol::SiSsi => {
-                tables.iter().for_each(|t| predicate::prune(t, h));
-                self.ssi.prune(h);
-            }
-            _ => {}
-        }
+        with_cc!(self.protocol, P => P::prune(self, &tables, h));
     }
 
     fn collect_transaction_level(&self, wait: bool) -> Option<u64> {
@@ -572,14 +552,7 @@ impl DbInner {
             &may_remove,
             wait,
         )?;
-        match self.protocol {
-            Protocol::SiSsn => tables.iter().for_each(|t| predicate::prune(t, h)),
-            Protocol::SiSsi => {
-                tables.iter().for_each(|t| predicate::prune(t, h));
-                self.ssi.prune(h);
-            }
-            _ => {}
-        }
+        with_cc!(self.protocol, P => P::prune(self, &tables, h));
         self.retry_stale_entries(&tables, h, wait);
         drop(tables);
         self.counters.gc_passes.fetch_add(1, SeqCst);

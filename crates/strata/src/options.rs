@@ -36,7 +36,14 @@ impl Protocol {
 
     /// Whether committed histories are serializable.
     pub fn is_serializable(self) -> bool {
-        !matches!(self, Protocol::Si)
+        match self {
+            Protocol::Mvto
+            | Protocol::Mvocc
+            | Protocol::Mv2pl
+            | Protocol::SiSsn
+            | Protocol::SiSsi => true,
+            Protocol::Si => false,
+        }
     }
 
     /// A short stable name (`mvto`, `mvocc`, `mv2pl`, `si`, `ssn`, `ssi`).
@@ -101,10 +108,10 @@ impl VersionStorage {
     /// Whether every version is a separate, immutable row image (the
     /// append-only schemes), as opposed to a master updated in place.
     pub fn is_append_only(self) -> bool {
-        matches!(
-            self,
-            VersionStorage::AppendNewToOld | VersionStorage::AppendOldToNew
-        )
+        match self {
+            VersionStorage::AppendNewToOld | VersionStorage::AppendOldToNew => true,
+            VersionStorage::TimeTravel | VersionStorage::Delta => false,
+        }
     }
 
     /// A short stable name (`n2o`, `o2n`, `time-travel`, `delta`).

@@ -120,12 +120,12 @@ impl ScanRecord {
 }
 
 /// Re-runs every predicate read; false if a range gained a row.
-pub fn validate_scans(tx: &Transaction) -> bool {
+pub fn validate_scans<P: super::Cc>(tx: &Transaction) -> bool {
     let _guard = crossbeam_epoch::pin();
     let mut now = Vec::new();
     for s in &tx.scans {
         if let Some(sec) = &s.sec {
-            if !crate::index::pointers::validate_sec(tx, s, sec) {
+            if !crate::index::pointers::validate_sec::<P>(tx, s, sec) {
                 return false;
             }
             continue;
@@ -156,15 +156,15 @@ pub fn validate_scans(tx: &Transaction) -> bool {
 }
 
 /// SSN/SSI, at commit before re-validation: leaves a PENDING record per scan.
-pub fn publish_pending(tx: &mut Transaction, cts: u64) {
-    let ssi = tx.ssi.clone();
+pub fn publish_pending<P: super::Cc>(tx: &mut Transaction, cts: u64) {
+    let ssi = super::ssi::state(tx).cloned();
     let rows: Vec<Vec<u64>> = tx
         .scans
         .iter()
         .map(|s| match &s.sec {
             // SAFETY: tables outlive transactions.
             Some(sec) => {
-                crate::index::pointers::accounted_rows(tx, unsafe { &*s.table }, &sec.read)
+                crate::index::pointers::accounted_rows::<P>(tx, unsafe { &*s.table }, &sec.read)
             }
             None => Vec::new(),
         })

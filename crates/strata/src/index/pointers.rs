@@ -65,10 +65,11 @@
 
 use super::secondary::{check_prefix, prefix_lower, prefix_upper, Index, SecondaryIndex};
 use crate::cc::predicate::ScanEntry;
+use crate::cc::{with_cc, Cc};
 use crate::error::{ConflictKind, Error, Result};
 use crate::gc::GC_TID;
 use crate::index::key::EncodedKey;
-use crate::options::{Protocol, VersionStorage};
+use crate::options::VersionStorage;
 use crate::storage;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
 use crate::table::TableInner;
@@ -80,7 +81,7 @@ use crossbeam_epoch::{self as epoch, Guard};
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::ops::{Bound, RangeBounds};
-use std::sync::atomic::{fence, Ordering::SeqCst};
+use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 
 /// An entry a transaction added, to remove if it aborts.
@@ -115,7 +116,7 @@ impl Transaction {
     /// so a scan never reaches a wrong row through it. `prev` is the
     /// version the write replaces (null for a fresh insert). On error
     /// nothing was added; the caller undoes its own step.
-    pub(crate) fn sec_on_write(
+    pub(crate) fn sec_on_write<P: Cc>(
         &mut self,
         ti: &TableInner,
         tuple: u64,
@@ -147,7 +148,7 @@ impl Transaction {
                     continue;
                 }
             }
-            if let Err(e) = self.sec_add(ti, idx, tuple, v, new) {
+            if let Err(e) = self.sec_add::<P>(ti, idx, tuple, v, new) {
                 for w in self.sec_writes.drain(mark..) {
                     w.index.tree.remove_if(&w.key, w.value);
                 }
@@ -157,7 +158,7 @@ impl Transaction {
         Ok(())
     }
 
-    fn sec_add(
+    fn sec_add<P: Cc>(
         &mut self,
         ti: &TableInner,
         idx: &Arc<SecondaryIndex>,
@@ -188,18 +189,13 @@ impl Transaction {
                 version: v,
                 tuple,
             });
-            if self.db.protocol == Protocol::Mvto {
-                // Pairs with the fence in index_scan_with: either the
-                // scanner sees our entry or we see its timestamp.
-                fence(SeqCst);
-                if idx.predicate_read_ts.load(SeqCst) > self.ts {
-                    return Err(Error::Conflict(ConflictKind::TimestampOrder));
-                }
-            }
+            // A new key in the index's key space: an older transaction's
+            // scan of it may forbid it (MVTO's index predicate timestamp).
+            P::check_insert(self, &idx.predicate_read_ts).map_err(Error::Conflict)?;
         }
         if idx.unique {
             let ikey_len = idx.ikey_len(&ident);
-            self.sec_unique_check(ti, idx, &ident, ikey_len, tuple)?;
+            self.sec_unique_check::<P>(ti, idx, &ident, ikey_len, tuple)?;
         }
         Ok(())
     }
@@ -207,7 +203,7 @@ impl Transaction {
     /// After our entry for `ident` is in the unique index: refuse if another
     /// row holds the same index key in its newest state. A row locked by
     /// another writer may be taking the key right now: a conflict.
-    fn sec_unique_check(
+    fn sec_unique_check<P: Cc>(
         &mut self,
         ti: &TableInner,
         idx: &SecondaryIndex,
@@ -246,27 +242,26 @@ impl Transaction {
                     // The holder committed after our snapshot: for us the key
                     // is free, yet we cannot take it (MV2PL reads the newest
                     // state, so for it this is a plain duplicate).
-                    let kind = match self.db.protocol {
-                        Protocol::Mv2pl => None,
-                        Protocol::Mvocc => Some(ConflictKind::Validation),
-                        Protocol::Mvto => Some(ConflictKind::TimestampOrder),
-                        _ => Some(ConflictKind::WriteWrite),
-                    };
-                    if let Some(k) = kind {
+                    if let Some(k) = P::NEWER_THAN_SNAPSHOT {
                         return Err(Error::Conflict(k));
                     }
                 }
             }
-            return Err(self.sec_duplicate(ti, idx, other));
+            return Err(self.sec_duplicate::<P>(ti, idx, other));
         }
         Ok(())
     }
 
     /// A duplicate answer depends on the holder's version: read it under
     /// the protocol (a conflict there wins).
-    fn sec_duplicate(&mut self, ti: &TableInner, idx: &SecondaryIndex, holder: u64) -> Error {
+    fn sec_duplicate<P: Cc>(
+        &mut self,
+        ti: &TableInner,
+        idx: &SecondaryIndex,
+        holder: u64,
+    ) -> Error {
         if !self.is_own(storage::newest(ti, holder)) {
-            if let Err(e) = self.read_tuple(ti, holder) {
+            if let Err(e) = self.read_tuple::<P>(ti, holder) {
                 return e;
             }
         }
@@ -365,6 +360,15 @@ impl Transaction {
         &mut self,
         idx: &Index,
         range: impl RangeBounds<Key>,
+        f: impl FnMut(&[Value]),
+    ) -> Result<usize> {
+        with_cc!(self.db.protocol, P => self.index_scan_as::<P>(idx, range, f))
+    }
+
+    fn index_scan_as<P: Cc>(
+        &mut self,
+        idx: &Index,
+        range: impl RangeBounds<Key>,
         mut f: impl FnMut(&[Value]),
     ) -> Result<usize> {
         self.check_open(&idx.table)?;
@@ -389,11 +393,10 @@ impl Transaction {
         let hi = prefix_upper(range.end_bound());
         let _guard = epoch::pin();
         let rw = !self.read_only;
-        if rw && self.db.protocol == Protocol::Mvto {
-            si.predicate_read_ts.fetch_max(self.ts, SeqCst);
-            fence(SeqCst);
+        if rw {
+            P::before_scan(self, &si.predicate_read_ts);
         }
-        let phantom_checked = rw && !matches!(self.db.protocol, Protocol::Si | Protocol::Mvto);
+        let phantom_checked = rw && P::VALIDATES_SCANS;
         let entries = si.range(&lo, &hi);
         let mut read: HashMap<u64, *mut Version> = HashMap::new();
         let mut seen = Vec::new();
@@ -418,7 +421,7 @@ impl Transaction {
                 }
             } else if !rw {
                 // A snapshot read has no bookkeeping to repeat: no cache.
-                match self.read_tuple(ti, tuple) {
+                match self.read_tuple::<P>(ti, tuple) {
                     Ok(v) => v,
                     Err(e) => return self.fail(e),
                 }
@@ -426,7 +429,7 @@ impl Transaction {
                 match read.get(&tuple) {
                     Some(&v) => v,
                     None => {
-                        let v = match self.read_tuple(ti, tuple) {
+                        let v = match self.read_tuple::<P>(ti, tuple) {
                             Ok(v) => v,
                             Err(e) => return self.fail(e),
                         };
@@ -528,12 +531,9 @@ fn physically_visible(r: &Version, ts: u64, tids: &TidTable) -> bool {
 ///
 /// Tuple ids cannot name another row meanwhile: a row the transaction read
 /// is not unlinked and reused while the transaction is open (see `gc`).
-pub(crate) fn accounted_rows(tx: &Transaction, t: &TableInner, scanned: &[u64]) -> Vec<u64> {
+pub(crate) fn accounted_rows<P: Cc>(tx: &Transaction, t: &TableInner, scanned: &[u64]) -> Vec<u64> {
     let mut rows = scanned.to_vec();
-    if matches!(
-        tx.db.protocol,
-        Protocol::Mvocc | Protocol::SiSsn | Protocol::SiSsi
-    ) {
+    if P::SNAPSHOT_READS && P::VALIDATES_SCANS {
         rows.extend(
             tx.reads
                 .iter()
@@ -555,7 +555,7 @@ pub(crate) fn accounted_rows(tx: &Transaction, t: &TableInner, scanned: &[u64]) 
 /// read two rows and scanned their index range while another transaction
 /// updated their indexed column (read skew with a predicate, which through
 /// the primary key committed).
-pub(crate) fn validate_sec(tx: &Transaction, s: &ScanEntry, sec: &SecScan) -> bool {
+pub(crate) fn validate_sec<P: Cc>(tx: &Transaction, s: &ScanEntry, sec: &SecScan) -> bool {
     // SAFETY: tables outlive transactions.
     let t = unsafe { &*s.table };
     let idx = &sec.index;
@@ -578,7 +578,7 @@ pub(crate) fn validate_sec(tx: &Transaction, s: &ScanEntry, sec: &SecScan) -> bo
         if t.rows.head(tuple).is_null() {
             continue; // an aborted insert being undone
         }
-        let rows = accounted.get_or_insert_with(|| accounted_rows(tx, t, &sec.read));
+        let rows = accounted.get_or_insert_with(|| accounted_rows::<P>(tx, t, &sec.read));
         if rows.binary_search(&tuple).is_ok() {
             continue;
         }
@@ -883,7 +883,7 @@ mod tests {
                     .unwrap();
                 // The scanner enters its commit with a stamp above any the
                 // writer can draw, and stops before deciding.
-                predicate::publish_pending(&mut scanner, u64::MAX >> 4);
+                crate::cc::with_cc!(p, P => predicate::publish_pending::<P>(&mut scanner, u64::MAX >> 4));
                 writer.commit().unwrap();
                 let rec = scanner.scans[0].record.clone().unwrap();
                 assert_eq!(rec.state.load(SeqCst), expected, "{p}: row {moved} moved");
