@@ -45,6 +45,8 @@ mod prefetch;
 mod presets;
 mod stats;
 mod storage;
+#[doc(hidden)]
+pub mod sync;
 mod table;
 mod txn;
 mod value;

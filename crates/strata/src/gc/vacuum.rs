@@ -294,10 +294,20 @@ fn cooperate_slow(
     };
     // One winner per prefix: a concurrent cleaner, vacuum or unlink that
     // changed the slot first makes this fail, and nothing is retired twice.
-    if slot
-        .compare_exchange(head, keep, Ordering::SeqCst, Ordering::SeqCst)
-        .is_err()
-    {
+    // (`tests/coop_model.rs` runs this function under shuttle; the slot is
+    // storage's std atomic, so the model's scheduling point is explicit.)
+    crate::sync::point();
+    let won = if crate::sync::broken(crate::sync::Break::CoopCheckThenStore) {
+        slot.load(Ordering::SeqCst) == head && {
+            crate::sync::point();
+            slot.store(keep, Ordering::SeqCst);
+            true
+        }
+    } else {
+        slot.compare_exchange(head, keep, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    };
+    if !won {
         return (slot.load(Ordering::SeqCst), 0);
     }
     let guard = epoch::pin();
@@ -307,7 +317,7 @@ fn cooperate_slow(
         // SAFETY: the prefix is unlinked from the slot by our CAS; readers
         // already in it are pinned and reach `keep` through next pointers.
         let next = unsafe { (*v).next() };
-        super::retire(v, &guard);
+        crate::sync::retire(v, || super::retire(v, &guard));
         n += 1;
         v = next;
     }
