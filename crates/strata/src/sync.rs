@@ -140,10 +140,13 @@ pub mod model {
     pub use crate::gc::vacuum::cooperate;
     pub use crate::log::buffer::LogBuffer;
     pub use crate::log::record::{parse_header, seal, CommitBuilder};
+    pub use crate::storage::append_only::o2n_prune;
     pub use crate::storage::in_place::{install, undo, Kind, Master};
-    pub use crate::storage::version::{Version, TID_MARK};
+    pub use crate::storage::version::Version;
     pub use crate::txn::tid::{Status, TidTable};
-    pub use crate::txn::visibility::{visible, Mode};
+    pub use crossbeam_epoch::pin;
+    /// COOP's pause lock (`Coop::passes`).
+    pub type Passes = parking_lot::RwLock<()>;
 
     // Per OS thread: the test harness runs each test on its own thread,
     // and shuttle runs all of a test's simulated threads on it.

@@ -230,8 +230,8 @@ impl LogBuffer {
 mod tests {
     use super::*;
     use crate::log::record::{seal, CommitBuilder};
-    use std::sync::atomic::AtomicBool;
     use crate::value::Value;
+    use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
 
     fn rec(n: i64, pad_vals: usize) -> Vec<u8> {

@@ -334,6 +334,8 @@ impl TidTable {
 
     /// The counts of `tid`'s slot (its occupant's to write).
     #[inline]
+    // (The model build re-exports the table to its tests; not this.)
+    #[cfg_attr(strata_model, allow(private_interfaces))]
     pub fn counts(&self, tid: u64) -> &crate::stats::TxnCounts {
         &self.counts[(tid & SLOT_MASK) as usize]
     }
