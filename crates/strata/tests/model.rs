@@ -18,8 +18,9 @@
 //!   reproduces its protocol step for step, with the engine's orderings, on
 //!   a small arena of versions (indices instead of pointers) over the
 //!   engine's real `TidTable`; keep the functions cited at the top of each in
-//!   step with the engine. Their "Mutations tried" notes say which broken
-//!   orderings each model caught.
+//!   step with the engine. Each has a `*_is_caught` test that applies one
+//!   broken ordering (`Mutation`) and shows shuttle finds it; the "Mutations
+//!   tried" notes list others each model caught once.
 //!
 //! Shuttle executes sequentially consistently, so these check the
 //! interleavings of a protocol, not weak-memory effects. Bookkeeping that is
@@ -100,6 +101,36 @@ fn acquire_spin(tids: &TidTable, lower_bound: impl Fn() -> u64) -> u64 {
         }
         thread::yield_now();
     }
+}
+
+/// A broken ordering in one of the models below (their `*_is_caught`
+/// tests), like `strata::sync::Break` for the engine's own code.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mutation {
+    /// post_commit clears the lock of its new version before stamping it.
+    UnlockBeforeStamp,
+    /// MV2PL `read` does not re-check the lock after counting itself in.
+    ReadLockWithoutRecheck,
+    /// MVTO `read` loads the lock before raising read_ts.
+    LockLoadBeforeReadTs,
+    /// `compute_horizon` scans the slots before it loads the clock.
+    ScanBeforeClock,
+}
+
+std::thread_local! {
+    static MUTATION: std::cell::Cell<Option<Mutation>> = const { std::cell::Cell::new(None) };
+}
+
+fn mutated(m: Mutation) -> bool {
+    MUTATION.with(|c| c.get() == Some(m))
+}
+
+/// Whether `check` (a shuttle check of a model with `m` applied) fails.
+fn caught(m: Mutation, check: impl FnOnce() + std::panic::UnwindSafe) -> bool {
+    MUTATION.with(|c| c.set(Some(m)));
+    let r = std::panic::catch_unwind(check);
+    MUTATION.with(|c| c.set(None));
+    r.is_err()
 }
 
 /// `txn/visibility.rs::Mode`.
@@ -246,6 +277,9 @@ fn install_txn(m: &InstallModel, me: usize, tid: u64, commit: bool) -> bool {
     if commit {
         // commit: cts, then post_commit.
         let cts = m.clock.fetch_add(1, SeqCst) + 1;
+        if mutated(Mutation::UnlockBeforeStamp) {
+            v.txn_id.store(0, SeqCst);
+        }
         v.begin.store(cts, SeqCst);
         m.committed[me].store(true, G);
         v.txn_id.store(0, SeqCst);
@@ -341,7 +375,7 @@ fn install_model(plans: &'static [&'static [bool]], observer: bool) {
 // - rollback clears the old lock before restoring the head, and lock_head
 //   skips the re-check: a stale install, then the restore drops it.
 // - post_commit clears txn_id before stamping begin: "two uncommitted
-//   versions linked".
+//   versions linked" (`unlock_before_stamp_is_caught`).
 // (Dropping only the re-check passes: with the engine's orderings an
 // unlocked version is always the head; the re-check is what keeps that
 // true if either ordering above changes.)
@@ -351,6 +385,16 @@ fn install_and_write_lock() {
         || install_model(&[&[true, true], &[false, true], &[true, false]], true),
         15000,
     );
+}
+
+#[test]
+fn unlock_before_stamp_is_caught() {
+    assert!(caught(Mutation::UnlockBeforeStamp, || {
+        shuttle::check_random(
+            || install_model(&[&[true, true], &[false, true], &[true, false]], true),
+            15000,
+        )
+    }));
 }
 
 #[test]
@@ -390,7 +434,8 @@ fn mv2pl_read(m: &TwoPl, tid: u64) -> Result<usize, Conflict> {
         return Err(Conflict);
     }
     h.word_a.fetch_add(1, SeqCst);
-    if !free(h.txn_id.load(SeqCst)) || m.slot.load(SeqCst) != head {
+    let recheck = !mutated(Mutation::ReadLockWithoutRecheck);
+    if recheck && (!free(h.txn_id.load(SeqCst)) || m.slot.load(SeqCst) != head) {
         h.word_a.fetch_sub(1, SeqCst);
         return Err(Conflict);
     }
@@ -507,13 +552,22 @@ fn mv2pl_model() {
 
 // Mutations tried (each made shuttle report a violation):
 // - `read` skips the re-check of txn_id after the increment: "writer ..
-//   passed check_write .. while others hold read locks".
+//   passed check_write .. while others hold read locks", or "reader ..
+//   holds a read lock .. next to a writer"
+//   (`a_read_lock_without_the_recheck_is_caught`).
 // - the writer reads the count before its CAS on txn_id (check, then lock):
 //   same report.
 #[test]
 fn mv2pl_reader_count_vs_write_lock() {
     shuttle::check_random(mv2pl_model, 10000);
     shuttle::check_pct(mv2pl_model, 5000, 3);
+}
+
+#[test]
+fn a_read_lock_without_the_recheck_is_caught() {
+    assert!(caught(Mutation::ReadLockWithoutRecheck, || {
+        shuttle::check_random(mv2pl_model, 10000)
+    }));
 }
 
 // ------------------------------------- 3. MVTO read_ts vs writer
@@ -524,7 +578,8 @@ fn mv2pl_reader_count_vs_write_lock() {
 // txn/visibility.rs: `is_visible` (Mode::TimestampOrder: a running older
 // writer is a conflict; re-decide when it leaves ACTIVE, commit 6d59bba);
 // txn/mod.rs: `Transaction::begin` (MVTO rw: register lower bound, fence,
-// draw ts), `commit` (cts = ts), `post_commit`, `rollback`; txn/tid.rs.
+// draw ts), `commit` (cts = ts), `post_commit`, `rollback`. The TID table
+// is the engine's own.
 
 struct Mvto {
     slot: AtomicUsize,
@@ -559,8 +614,9 @@ fn mvto_read(m: &Mvto, tid: u64, ts: u64) -> Result<usize, Conflict> {
         &no_check,
     )?;
     let r = &m.arena[v];
+    let early = mutated(Mutation::LockLoadBeforeReadTs).then(|| r.txn_id.load(SeqCst));
     r.word_a.fetch_max(ts, SeqCst);
-    let locker = r.txn_id.load(SeqCst);
+    let locker = early.unwrap_or_else(|| r.txn_id.load(SeqCst));
     if locker != 0 && locker != tid {
         let is_running = |s| {
             matches!(
@@ -686,7 +742,8 @@ fn mvto_model(writer_commits: bool, reuse: bool) {
 }
 
 // Mutations tried (each made shuttle report "timestamp order broken"):
-// - `read` loads txn_id before raising read_ts (fetch_max after the load).
+// - `read` loads txn_id before raising read_ts (fetch_max after the load):
+//   `loading_the_lock_before_raising_read_ts_is_caught`.
 // - `check_write` reads read_ts before the CAS on txn_id.
 // - the pre-6d59bba `read` (load wts only while the first status() says
 //   running, treat a later Gone as finished-without-conflict and skip the
@@ -701,6 +758,13 @@ fn mvto_read_ts_vs_writer() {
 fn mvto_writer_commits_between_reader_steps() {
     shuttle::check_random(|| mvto_model(true, true), 10000);
     shuttle::check_pct(|| mvto_model(true, true), 5000, 3);
+}
+
+#[test]
+fn loading_the_lock_before_raising_read_ts_is_caught() {
+    assert!(caught(Mutation::LockLoadBeforeReadTs, || {
+        shuttle::check_random(|| mvto_model(true, false), 10000)
+    }));
 }
 
 // ------------------------- 4. commit stamping + TID-table visibility
@@ -874,6 +938,7 @@ fn release_freeing_the_slot_first_is_caught() {
 // modelled here, is the same rule seen from the chain's head),
 // `retire_chain`/`retire` (freeing is immediate here: a freed version must
 // never be dereferenced again by a reader that holds a registered snapshot).
+// The TID table (slot claim = registration, `min_begin`) is the engine's own.
 
 struct Gc {
     slot: AtomicUsize,
@@ -925,6 +990,10 @@ fn gc_update(m: &Gc, me: usize) {
 
 /// DbInner::compute_horizon.
 fn compute_horizon(m: &Gc) -> u64 {
+    if mutated(Mutation::ScanBeforeClock) {
+        let b = m.tids.min_begin(false);
+        return m.clock.load(SeqCst).min(b);
+    }
     let g = m.clock.load(SeqCst);
     fence(SeqCst);
     g.min(m.tids.min_begin(false))
@@ -1038,11 +1107,19 @@ fn gc_model() {
 // "lost its version"):
 // - `begin` takes the snapshot before registering (the reordering the fence
 //   forbids: register lower bound, fence, then read the clock).
-// - `compute_horizon` scans the slots before loading the clock.
+// - `compute_horizon` scans the slots before loading the clock
+//   (`a_horizon_scanned_before_the_clock_is_caught`).
 // Both need a reader descheduled across a whole writer + GC pass, which
 // the random scheduler practically never picks: PCT finds them.
 #[test]
 fn gc_horizon_vs_registration() {
     shuttle::check_random(gc_model, 5000);
     shuttle::check_pct(gc_model, 15000, 3);
+}
+
+#[test]
+fn a_horizon_scanned_before_the_clock_is_caught() {
+    assert!(caught(Mutation::ScanBeforeClock, || {
+        shuttle::check_pct(gc_model, 15000, 3)
+    }));
 }
