@@ -323,3 +323,48 @@ fn cooperate_slow(
     }
     (keep, n)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// O2N chain v0 -> v1 -> v2 -> v3 (oldest first), v_i committed at
+    /// i + 1.
+    fn chain() -> Vec<*mut Version> {
+        let mut next = std::ptr::null_mut();
+        let mut v = Vec::new();
+        for i in (0..4u64).rev() {
+            let x = Version::alloc(None, 1, Vec::new(), next);
+            // SAFETY: fresh, unshared.
+            unsafe {
+                (*x).begin.store(i + 1, Ordering::SeqCst);
+                (*x).txn_id.store(0, Ordering::SeqCst);
+            }
+            v.insert(0, x);
+            next = x;
+        }
+        v
+    }
+
+    /// The sequential steps of `cooperate` (its races are checked by
+    /// `tests/coop_model.rs`): it moves the slot to the newest version at or
+    /// below the horizon and retires what lies before; a cleaner whose head
+    /// is stale loses the CAS and retires nothing; a head whose successor
+    /// is above the horizon is left alone.
+    #[test]
+    fn cooperate_moves_the_slot_past_the_obsolete_prefix_once() {
+        let v = chain();
+        let slot = AtomicPtr::new(v[0]);
+        let passes = RwLock::new(());
+        let guard = epoch::pin();
+        assert_eq!(cooperate(&slot, v[0], 1, &passes), (v[0], 0));
+        assert_eq!(cooperate(&slot, v[0], 3, &passes), (v[2], 2));
+        assert_eq!(slot.load(Ordering::SeqCst), v[2]);
+        // A cleaner that loaded v0 before: the CAS fails, nothing retired.
+        assert_eq!(cooperate(&slot, v[0], 4, &passes), (v[2], 0));
+        assert_eq!(cooperate(&slot, v[2], 4, &passes), (v[3], 1));
+        drop(guard);
+        // SAFETY: v3 is the only version not retired, and unshared.
+        unsafe { Version::free(v[3]) };
+    }
+}

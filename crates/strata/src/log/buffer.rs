@@ -293,6 +293,43 @@ mod tests {
         assert_eq!(pos, buf.reserved());
     }
 
+    /// The doorbell, sequentially (its races are checked by
+    /// `tests/log_model.rs`): the flusher does not sleep when the bell rang
+    /// or, under GroupCommit, when the next record is published; asleep, it
+    /// is woken by a publisher. A broken handshake hangs here (the sleeps
+    /// are an hour long).
+    #[test]
+    fn the_flusher_does_not_sleep_through_a_bell_or_a_published_record() {
+        let buf = Arc::new(LogBuffer::new(4096, 0));
+        let failed = AtomicBool::new(false);
+        let hour = Duration::from_secs(3600);
+        let idle = AtomicBool::new(false);
+        buf.wake();
+        buf.sleep(0, true, hour, || false, &idle);
+        buf.sleep(0, false, hour, || true, &idle);
+        let publish = |n: u64| {
+            let mut r = rec(n as i64, 1);
+            let lsn = buf.reserve(r.len());
+            seal(&mut r, lsn, n);
+            assert!(buf.publish(lsn, &r, &failed));
+            lsn + r.len() as u64
+        };
+        let end = publish(1);
+        buf.sleep(0, true, hour, || false, &idle);
+        // Asleep at `end` (no record there yet) until the next publish.
+        let flusher = {
+            let buf = Arc::clone(&buf);
+            std::thread::spawn(move || {
+                buf.sleep(end, true, hour, || false, &AtomicBool::new(false));
+            })
+        };
+        while !buf.flusher_sleeping.load(SeqCst) {
+            std::thread::yield_now();
+        }
+        publish(2);
+        flusher.join().unwrap();
+    }
+
     #[test]
     fn publish_gives_up_when_the_log_failed() {
         let buf = LogBuffer::new(4096, 0);
