@@ -27,6 +27,8 @@
 //! the worker moves the slot forward by compare-and-swap (one winner per
 //! prefix) and retires the prefix. Rows nobody touches again ("dusty
 //! corners") are left to a periodic full pass by one background thread.
+//! `tests/coop_model.rs` runs `cooperate` under shuttle against another
+//! cleaner, a vacuum and an unlink.
 //!
 //! ```text
 //!  slot ──> v1 ──> v2 ──> v3(begin 40) ──> v4(begin 90)    horizon 50
@@ -298,11 +300,14 @@ fn cooperate_slow(
     // storage's std atomic, so the model's scheduling point is explicit.)
     crate::sync::point();
     let won = if crate::sync::broken(crate::sync::Break::CoopCheckThenStore) {
-        slot.load(Ordering::SeqCst) == head && {
+        // The model's broken variant: two steps another cleaner can get
+        // between (never taken outside the model build).
+        let unchanged = slot.load(Ordering::SeqCst) == head;
+        if unchanged {
             crate::sync::point();
             slot.store(keep, Ordering::SeqCst);
-            true
         }
+        unchanged
     } else {
         slot.compare_exchange(head, keep, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()

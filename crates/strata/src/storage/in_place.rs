@@ -32,6 +32,9 @@
 //! are retired through `crossbeam-epoch` themselves. An abort restores the
 //! master from the record (clones of the record's values), retires the
 //! record and its own values, and only then releases the write lock.
+//!
+//! The master's atomics come from `crate::sync`: `tests/seqlock_model.rs`
+//! runs `install`, `undo` and `Master::read` under shuttle.
 
 use super::version::Version;
 use crate::sync::atomic::{fence, AtomicU64, Ordering};

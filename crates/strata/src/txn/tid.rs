@@ -34,6 +34,10 @@
 //!  thread A (hint 0) ──CAS──> [0: begin 812] [1: begin 809] [2: MAX] ...
 //!  thread B (hint 1) ──CAS─────────────────┘
 //! ```
+//!
+//! The table's atomics, waits and thread-local hint come from `crate::sync`,
+//! so `tests/model.rs` runs this code under shuttle (slot claim and reuse,
+//! and the states readers consult while a commit stamps its versions).
 
 use crate::sync::atomic::{
     AtomicBool, AtomicU64, AtomicUsize,
