@@ -128,25 +128,15 @@ pub fn retire<T>(v: *mut T, _free: impl FnOnce()) {
 }
 
 /// What only the model build has: parking_lot-shaped locks over shuttle's,
-/// the test switches and ghost log, and the engine entry points the model
-/// tests call.
+/// and the test switches and ghost log (which the model tests reach through
+/// `crate::model`, with the engine entry points they call: this module
+/// imports nothing of the engine, so every module may import it).
 #[cfg(strata_model)]
 #[doc(hidden)]
 pub mod model {
     use std::cell::{Cell, RefCell};
     use std::ops::{Deref, DerefMut};
     use std::time::Duration;
-
-    pub use crate::gc::vacuum::cooperate;
-    pub use crate::log::buffer::LogBuffer;
-    pub use crate::log::record::{parse_header, seal, CommitBuilder};
-    pub use crate::storage::append_only::o2n_prune;
-    pub use crate::storage::in_place::{install, undo, Kind, Master};
-    pub use crate::storage::version::Version;
-    pub use crate::txn::tid::{Status, TidTable};
-    pub use crossbeam_epoch::pin;
-    /// COOP's pause lock (`Coop::passes`).
-    pub type Passes = parking_lot::RwLock<()>;
 
     // Per OS thread: the test harness runs each test on its own thread,
     // and shuttle runs all of a test's simulated threads on it.

@@ -17,8 +17,7 @@
 use shuttle::sync::Arc;
 use shuttle::thread;
 use std::sync::atomic::{AtomicPtr, AtomicU64 as Ghost, Ordering::SeqCst};
-use strata::sync::model::{cooperate, o2n_prune, pin, take_retired, with_broken, Passes, Version};
-use strata::sync::Break;
+use strata::model::{cooperate, o2n_prune, pin, take_retired, with_broken, Break, Passes, Version};
 
 const N: usize = 5;
 

@@ -21,8 +21,7 @@ use shuttle::sync::Arc;
 use shuttle::thread;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
-use strata::sync::model::{parse_header, seal, with_broken, CommitBuilder, LogBuffer};
-use strata::sync::Break;
+use strata::model::{parse_header, seal, with_broken, Break, CommitBuilder, LogBuffer};
 use strata::Value;
 
 const RING: usize = 128;

@@ -8,7 +8,7 @@
 //!   real `Database` (SI): `Transaction::commit` (PRECOMMIT, clock,
 //!   COMMITTING, COMMITTED, stamping, slot release) against readers' real
 //!   `visible`; `slot_claim_and_reuse` runs the real `TidTable`. The
-//!   `*_is_caught` tests break one step of that code (`strata::sync::Break`)
+//!   `*_is_caught` tests break one step of that code (`strata::model::Break`)
 //!   and show that shuttle finds the failure.
 //! - **Models** of protocols whose steps are on `Version`'s header words and
 //!   the indirection slot (install and write lock, MV2PL reader count, MVTO
@@ -36,8 +36,7 @@ use std::sync::atomic::{
     AtomicBool as GhostBool, AtomicU64 as GhostU64, AtomicUsize as GhostUsize,
     Ordering::SeqCst as G,
 };
-use strata::sync::model::{with_broken, Status, TidTable};
-use strata::sync::Break;
+use strata::model::{with_broken, Break, Status, TidTable};
 use strata::{key, row, Database, GcPolicy, Options, Protocol, Schema, Type, Value};
 
 use Ordering::{AcqRel, Acquire, SeqCst};
@@ -104,7 +103,7 @@ fn acquire_spin(tids: &TidTable, lower_bound: impl Fn() -> u64) -> u64 {
 }
 
 /// A broken ordering in one of the models below (their `*_is_caught`
-/// tests), like `strata::sync::Break` for the engine's own code.
+/// tests), like `strata::model::Break` for the engine's own code.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mutation {
     /// post_commit clears the lock of its new version before stamping it.

@@ -15,8 +15,7 @@
 use shuttle::sync::Arc;
 use shuttle::thread;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::SeqCst};
-use strata::sync::model::{install, pin, undo, with_broken, Kind, Master, Version};
-use strata::sync::Break;
+use strata::model::{install, pin, undo, with_broken, Break, Kind, Master, Version};
 use strata::Value;
 
 const CELLS: usize = 3;
