@@ -18,10 +18,13 @@
 //!                      storage's std atomic)
 //! ```
 //!
-//! Under the model, code built this way must run inside a shuttle test:
-//! shuttle's atomics panic outside one. That is why the model tests are a
-//! separate build (`.ci/run`, README "Tests"), and why each of these modules
-//! keeps sequential unit tests in the normal suite.
+//! Shuttle runs every ordering as SeqCst: the models check interleavings,
+//! not weak-memory reorderings (the orderings themselves are argued in the
+//! comments at each step). Under the model, code built this way must run
+//! inside a shuttle test: shuttle's atomics panic outside one. That is why
+//! the model tests are a separate build (`.ci/run`; README, "The two
+//! commands"), and why each of these modules keeps sequential unit tests in
+//! the normal suite.
 //!
 //! [`broken`] names protocol steps a model test may break on purpose (always
 //! `false`, and compiled away, outside the model build), so that each model
