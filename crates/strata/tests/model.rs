@@ -776,6 +776,10 @@ fn loading_the_lock_before_raising_read_ts_is_caught() {
 // `TidTable` (whose atomics are shuttle's in this build). With `reuse`, the
 // writer's next transaction takes its slot again at once, so readers meet
 // a stale id (Status::Gone).
+// A whole database runs under shuttle because its other locks
+// (parking_lot) are never held across a shuttle operation on this path, and
+// crossbeam-epoch's per-thread state, shared by shuttle's simulated threads
+// (one OS thread), only counts nested pins. No GC thread, no log.
 
 /// The writer's commit timestamp, or 0 if it aborted.
 fn stamp_writer(db: &Database, t: &strata::Table, commit: bool, reuse: bool) -> u64 {
