@@ -172,9 +172,81 @@ fn hand_written_lists(src: &str) -> Vec<usize> {
             found.push(line(at));
         }
     }
+    found.extend(per_variant_macros(&code));
     found.sort_unstable();
     found.dedup();
     found
+}
+
+/// Every variant as `(dimension, name)`, from the enums' `ALL`.
+fn variants() -> Vec<(&'static str, String)> {
+    use strata::{GcPolicy, IndexPointers, Protocol, VersionStorage};
+    let mut v = Vec::new();
+    v.extend(Protocol::ALL.map(|x| ("Protocol", format!("{x:?}"))));
+    v.extend(VersionStorage::ALL.map(|x| ("VersionStorage", format!("{x:?}"))));
+    v.extend(GcPolicy::ALL.map(|x| ("GcPolicy", format!("{x:?}"))));
+    v.extend(IndexPointers::ALL.map(|x| ("IndexPointers", format!("{x:?}"))));
+    v
+}
+
+/// The other form of a hand-written list: one test per variant, each made
+/// by an item-level macro call (`bank_test!(bank_mvto, Protocol::Mvto);`,
+/// `tests!([mvto => Mvto, ssn => SiSsn])`). Flags the first call of a macro
+/// whose calls (outside function bodies, without a body of their own) name
+/// two or more variants of one dimension, qualified or bare (bare `None`
+/// excepted: it is `Option`'s far more often).
+fn per_variant_macros(code: &str) -> Vec<usize> {
+    let all = variants();
+    let bytes = code.as_bytes();
+    let line = |at: usize| code[..at].matches('\n').count() + 1;
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    // macro name -> (first line, variants named)
+    let mut calls: Vec<(String, usize, Vec<(&str, String)>)> = Vec::new();
+    let mut depth = 0i32;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'{' => depth += 1,
+            b'}' => depth -= 1,
+            b'!' if depth == 0 && i > 0 && ident(bytes[i - 1]) => {
+                let start = (0..i)
+                    .rev()
+                    .take_while(|&j| ident(bytes[j]))
+                    .last()
+                    .unwrap();
+                let name = &code[start..i];
+                let open = (i + 1..bytes.len()).find(|&j| !bytes[j].is_ascii_whitespace());
+                if let Some(open) = open.filter(|&o| matches!(bytes[o], b'(' | b'[')) {
+                    if let Some(close) = closing(bytes, open) {
+                        let args = &code[open + 1..close];
+                        if name != "macro_rules" && !args.contains('{') {
+                            let named: Vec<(&str, String)> = args
+                                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                                .filter(|w| *w != "None")
+                                .filter_map(|w| all.iter().find(|(_, n)| n == w).cloned())
+                                .collect();
+                            match calls.iter_mut().find(|c| c.0 == name) {
+                                Some(c) => c.2.extend(named),
+                                None => calls.push((name.to_string(), line(start), named)),
+                            }
+                        }
+                        i = close;
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    calls
+        .into_iter()
+        .filter(|(_, _, named)| {
+            named
+                .iter()
+                .any(|(d, n)| named.iter().any(|(d2, n2)| d == d2 && n != n2))
+        })
+        .map(|(_, l, _)| l)
+        .collect()
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -241,6 +313,17 @@ fn a() {
 }
 "#;
     assert_eq!(hand_written_lists(flagged), vec![3, 4, 8, 9, 10]);
+    let per_variant = r#"
+bank_test!(bank_mvto, Protocol::Mvto);
+bank_test!(bank_mvocc, Protocol::Mvocc);
+
+protocol_tests!(ListAppend, 16, [
+    list_append_mvto => Mvto,
+    list_append_si => Si,
+]);
+fn f() {}
+"#;
+    assert_eq!(hand_written_lists(per_variant), vec![2, 5]);
     let allowed = r#"
 // for p in [Protocol::SiSsn, Protocol::Mvto] {}
 /// `[GcPolicy::Vacuum, GcPolicy::Cooperative]`
@@ -260,6 +343,14 @@ fn b() {
     }
     assert!(matches!(p, Protocol::Mvto));
     let y = [MyProtocol::Mvto, MyProtocol::Si];
+    assert_eq!(p, Protocol::Mvto);
+    assert_eq!(q, Protocol::Si);
+}
+one_test!(only_mvto, Protocol::Mvto);
+other_test!(n2o, VersionStorage::AppendNewToOld);
+proptest! {
+    #[test]
+    fn a(x in 0..1) { run(Protocol::Mvto); run(Protocol::Si); }
 }
 "#;
     assert_eq!(hand_written_lists(allowed), Vec::<usize>::new());
