@@ -14,6 +14,8 @@
 //! Not flagged: one variant (a test about that variant), `ALL`, and `match`
 //! arms (an exhaustive `match` makes the compiler ask about a new variant).
 
+mod common;
+use common::configs;
 use std::path::{Path, PathBuf};
 
 const DIMENSIONS: [&str; 4] = ["Protocol", "VersionStorage", "GcPolicy", "IndexPointers"];
@@ -354,4 +356,39 @@ proptest! {
 }
 "#;
     assert_eq!(hand_written_lists(allowed), Vec::<usize>::new());
+}
+
+/// The generator is the validity matrix: the whole product splits into the
+/// matrix's accepted and refused cells, in the same order, and a covering
+/// sample has every variant that any valid configuration has.
+#[test]
+fn the_generator_follows_the_validity_matrix() {
+    let all = configs().protocols().storages().gc_policies().pointers();
+    let key = |p, s, g, i| format!("{p:?}/{s:?}/{g:?}/{i:?}");
+    let matrix = strata::Options::validity_matrix();
+    let cells = |ok: bool| -> Vec<String> {
+        matrix
+            .iter()
+            .filter(|c| c.verdict.is_ok() == ok)
+            .map(|c| key(c.protocol, c.storage, c.gc, c.pointers))
+            .collect()
+    };
+    let got = |v: Vec<common::Config>| -> Vec<String> {
+        v.iter()
+            .map(|c| key(c.protocol, c.storage, c.gc, c.pointers))
+            .collect()
+    };
+    assert_eq!(got(all.valid()), cells(true));
+    assert_eq!(got(all.rejected()), cells(false));
+    let sample = got(all.covering());
+    for variant in variants() {
+        let in_valid = cells(true)
+            .iter()
+            .any(|c| c.split('/').any(|part| part == variant.1));
+        let in_sample = sample
+            .iter()
+            .any(|c| c.split('/').any(|part| part == variant.1));
+        assert_eq!(in_sample, in_valid, "{variant:?} in the covering sample");
+    }
+    assert!(sample.len() < cells(true).len());
 }

@@ -1,7 +1,7 @@
 //! Version storage schemes (O2N, N2O, time-travel, delta) under concurrency:
-//! the `strata-verify` checker for every storage x protocol (with
-//! transaction-level GC and with none), torn-read hunts on the in-place
-//! schemes, bounded memory under endless updates, and shared vs copied text.
+//! the `strata-verify` checker for every storage x protocol x GC policy,
+//! torn-read hunts on the in-place schemes, bounded memory under endless
+//! updates, and shared vs copied text.
 
 mod common;
 use common::{
