@@ -374,6 +374,19 @@ pub fn readers_lock(p: Protocol) -> bool {
     }
 }
 
+/// Whether a read-only snapshot taken after a commit returned sees that
+/// commit. Not MVTO's: its read-only snapshots stay below every running
+/// writer's timestamp (a writer may still commit versions at it), so they
+/// may miss commits that returned meanwhile.
+pub fn read_only_sees_every_returned_commit(p: Protocol) -> bool {
+    match p {
+        Protocol::Mvto => false,
+        Protocol::Mvocc | Protocol::Mv2pl | Protocol::Si | Protocol::SiSsn | Protocol::SiSsi => {
+            true
+        }
+    }
+}
+
 /// Whether the policy reclaims versions at all.
 pub fn reclaims(g: GcPolicy) -> bool {
     match g {
