@@ -124,13 +124,8 @@ pub fn configs() -> Configs {
 }
 
 impl Configs {
-    /// The options every configuration starts from (its four dimensions
-    /// are the fixed values of the dimensions not widened).
-    pub fn base(mut self, opts: Options) -> Self {
-        self.base = opts;
-        self
-    }
-    /// Changes the base options (`|o| o.gc_every_commits(1)`).
+    /// Changes the options every configuration starts from (`|o|
+    /// o.gc_every_commits(1)`); a dimension not widened keeps their value.
     pub fn with(mut self, f: impl FnOnce(Options) -> Options) -> Self {
         self.base = f(self.base);
         self
@@ -197,10 +192,16 @@ impl Configs {
     /// Every combination, valid or not.
     fn product(&self) -> Vec<Config> {
         let b = &self.base;
-        let protocols = self.protocols.clone().unwrap_or(vec![b.protocol]);
-        let storages = self.storages.clone().unwrap_or(vec![b.version_storage]);
-        let gcs = self.gcs.clone().unwrap_or(vec![b.gc]);
-        let pointers = self.pointers.clone().unwrap_or(vec![b.index_pointers]);
+        let protocols = self.protocols.clone().unwrap_or_else(|| vec![b.protocol]);
+        let storages = self
+            .storages
+            .clone()
+            .unwrap_or_else(|| vec![b.version_storage]);
+        let gcs = self.gcs.clone().unwrap_or_else(|| vec![b.gc]);
+        let pointers = self
+            .pointers
+            .clone()
+            .unwrap_or_else(|| vec![b.index_pointers]);
         let mut out = Vec::new();
         for &protocol in &protocols {
             for &storage in &storages {
