@@ -268,7 +268,7 @@ impl Database {
     /// Runs one garbage-collection pass now (it also runs by itself every
     /// `Options::gc_every_commits` commits). Returns versions freed.
     pub fn collect_garbage(&self) -> u64 {
-        self.inner.collect_garbage(true).unwrap_or(0)
+        self.inner.gc.collect(&*self.inner, true).unwrap_or(0)
     }
 
     /// Counters and a walk over every chain for memory figures. The walk is
@@ -332,12 +332,6 @@ pub fn backoff(attempt: u32) {
 static NEXT_DB_ID: AtomicU64 = AtomicU64::new(1);
 
 impl DbInner {
-    /// One GC pass; with `wait`, waits for a pass already running instead of
-    /// skipping (the explicit `Database::collect_garbage` waits).
-    pub fn collect_garbage(&self, wait: bool) -> Option<u64> {
-        self.gc.collect(self, wait)
-    }
-
     /// Called after each read-write commit; runs GC every few commits.
     #[inline]
     pub fn after_commit(&self) {

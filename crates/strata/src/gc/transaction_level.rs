@@ -30,6 +30,7 @@ use super::{
 };
 use crate::table::TableInner;
 use crossbeam_epoch::{self as epoch};
+use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::Ordering::SeqCst;
@@ -40,8 +41,10 @@ use std::time::Duration;
 #[derive(Default)]
 pub struct TransactionLevel {
     /// Entries with their sequence numbers, in push order, and the next
-    /// sequence number.
-    queue: Mutex<(VecDeque<(u64, Garbage)>, u64)>,
+    /// sequence number. Every commit writes it: on its own cache lines, so
+    /// that the read-mostly fields beside it (the policy, read by every
+    /// commit) stay shared.
+    queue: CachePadded<Mutex<(VecDeque<(u64, Garbage)>, u64)>>,
     /// Entries of deleted rows that could not be unlinked yet
     /// (`Pruned::NotYet`), by (table, tuple), retried each pass. They stay
     /// out of the queue: a later write of the row may be queued before a

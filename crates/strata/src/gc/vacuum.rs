@@ -1,19 +1,22 @@
-//! Tuple-level garbage collection: background vacuuming (VAC) and
-//! cooperative cleaning (COOP), Peloton §5.
+//! Tuple-level garbage collection by background vacuuming (VAC, Peloton
+//! §5), the [`Vacuum`] collector; COOP ([`super::coop`]) runs the same pass
+//! over every block, and its workers' [`cooperate`] lives here too.
 //!
-//! Transaction-level GC (the parent module) is told which rows each commit
-//! dirtied. Tuple-level GC is not: it looks at the rows themselves. A
-//! vacuum pass walks a table's tuples and, per row, finds the newest
-//! committed version at or below the horizon (`keep`): everything older is
-//! invisible to every open snapshot and is cut off (the same per-row
-//! pruning as transaction-level GC, [`super::prune_row`]), and a row whose
-//! `keep` is a tombstone is unlinked whole (index entry, slot, limbo).
+//! Transaction-level GC is told which rows each commit dirtied. Tuple-level
+//! GC is not: it looks at the rows themselves. A vacuum pass walks a
+//! table's tuples and, per row, finds the newest committed version at or
+//! below the horizon (`keep`): everything older is invisible to every open
+//! snapshot and is cut off (the same per-row pruning as transaction-level
+//! GC, [`super::prune_row`]), and a row whose `keep` is a tombstone is
+//! unlinked whole (index entry, slot, limbo).
 //!
-//! To not rescan a large, mostly cold table, writers set one bit per block
-//! of [`BLOCK_TUPLES`] tuples in a *dirty-block bitmap*; the vacuum clears a
-//! block's bit before it scans the block, skips clean blocks, and sets the
-//! bit again for a block that still holds rows with more than one version
-//! (garbage not below the horizon yet, e.g. under a long reader):
+//! To not rescan a large, mostly cold table, a commit sets one bit per
+//! block of [`BLOCK_TUPLES`] tuples in a *dirty-block bitmap* (that is all
+//! it hands over: a queue entry would point at a version a scan may free);
+//! the vacuum clears a block's bit before it scans the block, skips clean
+//! blocks, and sets the bit again for a block that still holds rows with
+//! more than one version (garbage not below the horizon yet, e.g. under a
+//! long reader):
 //!
 //! ```text
 //!  bitmap   1 0 0 1 0 ...         GC thread k of n scans blocks b with
@@ -21,14 +24,16 @@
 //!           ^vacuum       ^vacuum
 //! ```
 //!
+//! With `gc_interval`, GC thread k vacuums partition k, under that
+//! partition's lock (no two passes prune one row), and committers only
+//! refresh the horizon; without it, committers run the whole pass.
+//!
 //! COOP (append-only O2N only): a worker walking a chain from its oldest
 //! end meets the obsolete versions first; when the version after the head
 //! is committed at or below the (cached) horizon, the head is garbage, and
 //! the worker moves the slot forward by compare-and-swap (one winner per
-//! prefix) and retires the prefix. Rows nobody touches again ("dusty
-//! corners") are left to a periodic full pass by one background thread.
-//! `tests/coop_model.rs` runs `cooperate` under shuttle against another
-//! cleaner, a vacuum and an unlink.
+//! prefix) and retires the prefix. `tests/coop_model.rs` runs `cooperate`
+//! under shuttle against another cleaner, a vacuum and an unlink.
 //!
 //! ```text
 //!  slot ──> v1 ──> v2 ──> v3(begin 40) ──> v4(begin 90)    horizon 50

@@ -104,7 +104,7 @@ impl Transaction {
         debug_assert_eq!(P::PROTOCOL, db.protocol);
         // Register a lower bound first, then take the real snapshot: a GC
         // pass that misses our slot read the clock before we did (see
-        // DbInner::compute_horizon), so it cannot pass our snapshot.
+        // TidTable::snapshots), so it cannot pass our snapshot.
         let lower = P::begin_lower_bound(&db, read_only);
         let tid = db
             .tids

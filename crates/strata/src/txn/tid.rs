@@ -187,7 +187,7 @@ impl TidTable {
     /// One SeqCst CAS of `begin` from MAX (free) to `lower_bound` both
     /// claims the slot and registers the snapshot bound, ordered before the
     /// caller's SeqCst clock load for its snapshot, against GC's
-    /// clock-load, fence, scan (`DbInner::compute_horizon`). The other
+    /// clock-load, fence, scan (`TidTable::snapshots`). The other
     /// fields are Release stores published by the Release store of the id:
     /// a reader that sees the id sees them. This used to be a CAS on a
     /// separate `in_use` flag, seven SeqCst stores (a locked instruction
