@@ -363,7 +363,7 @@ fn vacuum_row(
                 v = r.next();
             }
         }
-        _ => {
+        VersionStorage::AppendNewToOld | VersionStorage::TimeTravel | VersionStorage::Delta => {
             // Newest first: the first one at or below the horizon.
             while !v.is_null() {
                 // SAFETY: as above.
@@ -386,7 +386,9 @@ fn vacuum_row(
     let kv = unsafe { &*keep };
     let older = match t.storage {
         VersionStorage::AppendOldToNew => keep != head,
-        _ => !kv.next().is_null(),
+        VersionStorage::AppendNewToOld | VersionStorage::TimeTravel | VersionStorage::Delta => {
+            !kv.next().is_null()
+        }
     };
     if !older && !kv.is_tombstone() {
         out.leftover = newer;
