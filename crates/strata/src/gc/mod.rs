@@ -4,17 +4,18 @@
 //! points, and the collector sees the engine through [`Engine`]:
 //!
 //! ```text
-//!  commit (txn) ── on_commit(cts, rows) ──┐
-//!  chain walk (storage's read path) ──────┤  TableInner::coop, the policy's
-//!     (COOP: cooperate before walking)    │  chain_walk_hook, set at create
-//!  every N commits, GC threads,           │
-//!  Database::collect_garbage ── collect ──┤
-//!                                         ▼
-//!                 Gc ── the one match on GcPolicy (`Gc::new`) ──┐
-//!                  │ none │ transaction_level │ vacuum │ coop    │
-//!                  └──────────────── Engine (db.rs) ─────────────┘
-//!                      Snapshots (TID table), tables, clock, the
-//!                      protocol's may_remove and state pruning
+//!  commit (txn) ──────────── on_commit(cts, rows) ───┐
+//!  storage's read path ───── chain_walk_hook (COOP;  │
+//!    each table carries it: TableInner::coop) ───────┤
+//!  every N commits, GC threads,                      │
+//!  Database::collect_garbage ── collect(&Snapshots) ─┤
+//!                                                    ▼
+//!    Gc: the one match on GcPolicy (Gc::new), then dispatch! to
+//!        none | transaction_level | vacuum | coop
+//!                                                    │ Engine (db.rs)
+//!                                                    ▼
+//!    Snapshots (TID table; horizon bounded by Cc::bound_horizon),
+//!    tables, clock, Cc::may_remove, Cc::prune
 //! ```
 //!
 //! A pass starts from a [`Snapshots`]: the sorted begin timestamps of every

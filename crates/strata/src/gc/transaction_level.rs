@@ -29,7 +29,7 @@ use super::{
     Snapshots,
 };
 use crate::table::TableInner;
-use crossbeam_epoch::{self as epoch};
+use crossbeam_epoch as epoch;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
