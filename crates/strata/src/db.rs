@@ -347,7 +347,7 @@ impl gc::Engine for DbInner {
     }
 
     fn snapshots(&self) -> Snapshots {
-        let s = self.tids.snapshots(&self.clock);
+        let s = self.tids.snapshots(|| self.clock.load(SeqCst));
         // The protocol may hold the horizon lower (MVTO: below every
         // running writer's timestamp).
         let h = with_cc!(self.protocol, P => P::bound_horizon(self, s.oldest()));

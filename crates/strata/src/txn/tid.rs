@@ -40,7 +40,7 @@
 //! and the states readers consult while a commit stamps its versions).
 
 use crate::sync::atomic::{
-    AtomicBool, AtomicU64, AtomicUsize,
+    fence, AtomicBool, AtomicU64, AtomicUsize,
     Ordering::{Relaxed, Release, SeqCst},
 };
 use crate::sync::{broken, Backoff, Break};
@@ -392,9 +392,12 @@ impl TidTable {
     /// the result's `oldest()` (at most that clock) stays at or below it. A
     /// registration we do see is the snapshot or a lower bound of it (raised
     /// later by a Release store), so also at or below it.
-    pub fn snapshots(&self, clock: &AtomicU64) -> crate::gc::Snapshots {
-        let g = clock.load(SeqCst);
-        std::sync::atomic::fence(SeqCst);
+    ///
+    /// `clock` reads the global clock (a SeqCst load): the database's
+    /// clock is a `std` atomic, a model's is its own.
+    pub fn snapshots(&self, clock: impl FnOnce() -> u64) -> crate::gc::Snapshots {
+        let g = clock();
+        fence(SeqCst);
         let hw = self.high_water.load(SeqCst);
         let mut begins = Vec::with_capacity(hw);
         for s in &self.slots[..hw] {
@@ -480,7 +483,7 @@ mod tests {
         // `Snapshots` existed (before the protocol's bound).
         let old_horizon = || clock.load(SeqCst).min(t.min_begin(false));
         let check = |want: &[u64]| {
-            let s = t.snapshots(&clock);
+            let s = t.snapshots(|| clock.load(SeqCst));
             assert_eq!(s.as_slice(), want);
             assert_eq!(s.oldest(), old_horizon());
             assert_eq!(s.clock(), clock.load(SeqCst));
@@ -494,15 +497,15 @@ mod tests {
         // A released slot in the middle of the used prefix.
         t.release(gone);
         check(&[55, 70, 70, 90]);
-        assert_eq!(t.snapshots(&clock).oldest(), 55);
+        assert_eq!(t.snapshots(|| clock.load(SeqCst)).oldest(), 55);
         // A registration raised to the real snapshot (as `begin` does).
         t.slot(w2).begin.store(95, Release);
         check(&[70, 70, 90, 95]);
-        assert_eq!(t.snapshots(&clock).oldest(), 70);
+        assert_eq!(t.snapshots(|| clock.load(SeqCst)).oldest(), 70);
         // The clock bounds snapshots still to come.
         clock.store(60, SeqCst);
         check(&[70, 70, 90, 95]);
-        assert_eq!(t.snapshots(&clock).oldest(), 60);
+        assert_eq!(t.snapshots(|| clock.load(SeqCst)).oldest(), 60);
         for id in [ro, w1, w2, ro2] {
             t.release(id);
         }
