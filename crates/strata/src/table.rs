@@ -56,7 +56,7 @@ pub struct TableInner {
 pub struct Coop {
     pub horizon: AtomicU64,
     pub reclaimed: AtomicU64,
-    /// `GcQueue::tuple_passes`: a worker cuts only while it holds it shared.
+    /// `gc::Common::tuple_passes`: a worker cuts only while it holds it shared.
     pub passes: Arc<parking_lot::RwLock<()>>,
 }
 

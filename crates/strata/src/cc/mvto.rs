@@ -95,7 +95,7 @@ impl Cc for Mvto {
     ) -> Option<u64> {
         // The key gets a ghost row whose read timestamp an older inserter
         // must respect: phantom protection per key, not per table.
-        ghost(t, key, ek, tx.ts, tx.db.queue())
+        ghost(t, key, ek, tx.ts, &tx.db.gc)
     }
 
     fn before_scan(tx: &Transaction, predicate_ts: &AtomicU64) {
@@ -208,14 +208,15 @@ fn insert_allowed(predicate_ts: &AtomicU64, ts: u64) -> bool {
 
 /// Makes sure the absent `key` has a ghost row and returns its tuple id
 /// (the row found instead, if another transaction inserted meanwhile).
-/// A new ghost is handed to GC (`gc_entry`) while still locked, so no
-/// writer can queue an entry for the row before it (see `gc::Garbage`).
+/// A new ghost is handed to the collector (as a write committed at `ts`)
+/// while still locked, so no writer can queue an entry for the row before
+/// it (see `gc::Garbage`).
 pub fn ghost(
     t: &TableInner,
     key: &Key,
     ek: &EncodedKey,
     ts: u64,
-    gc: Option<&crate::gc::GcQueue>,
+    gc: &crate::gc::Gc,
 ) -> Option<u64> {
     let Some(tuple) = t.rows.allocate() else {
         return t.index.get(ek);
@@ -235,15 +236,14 @@ pub fn ghost(
     t.rows.slot(tuple).store(v, SeqCst);
     match t.index.insert(ek, tuple, v as *const u8) {
         Ok(()) => {
-            match gc {
-                Some(gc) => gc.push(std::iter::once(crate::gc::Garbage {
-                    cts: ts,
-                    table: t.id,
+            gc.on_commit(
+                ts,
+                std::iter::once(crate::gc::Committed {
+                    table: t,
                     tuple,
                     version: v,
-                })),
-                None => t.dirty.mark(tuple),
-            }
+                }),
+            );
             // SAFETY: published, alive (GC waits for our timestamp).
             unsafe { (*v).txn_id.store(0, SeqCst) };
             Some(tuple)

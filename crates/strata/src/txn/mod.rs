@@ -28,7 +28,6 @@ use crate::db::DbInner;
 use crate::error::{ConflictKind, Error, Result};
 use crate::gc;
 use crate::index::key::EncodedKey;
-use crate::options::GcPolicy;
 use crate::storage::indirection::MAX_TUPLES;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
 use crate::storage::{self, NewRow};
@@ -105,7 +104,7 @@ impl Transaction {
         debug_assert_eq!(P::PROTOCOL, db.protocol);
         // Register a lower bound first, then take the real snapshot: a GC
         // pass that misses our slot read the clock before we did (see
-        // DbInner::compute_horizon), so it cannot pass our snapshot.
+        // TidTable::snapshots), so it cannot pass our snapshot.
         let lower = P::begin_lower_bound(&db, read_only);
         let tid = db
             .tids
@@ -877,34 +876,23 @@ impl Transaction {
 
     fn post_commit<P: Cc>(&mut self, cts: u64) {
         P::post_commit(self, cts);
-        // Queue GC work before unlocking: the next writer of a row must queue
-        // after us (see gc::Garbage). A delete of a row inserted by this same
-        // transaction overwrote nothing, but its tombstone still has to go.
-        let garbage = self
-            .writes
-            .iter()
-            // SAFETY: our versions are alive until GC; tables outlive us.
-            .filter(|w| !w.old.is_null() || unsafe { (*w.new).is_tombstone() });
-        match self.db.opts.gc {
-            GcPolicy::Vacuum => {
-                // Tuple-level vacuum: only the dirty-block bit (set after
-                // our install; a pass that cleared it before sees the row
-                // next time).
-                // SAFETY: tables outlive us.
-                garbage.for_each(|w| unsafe { &*w.table }.dirty.mark(w.tuple));
-            }
-            // COOP finds garbage by walking chains; nothing to hand over.
-            GcPolicy::Cooperative => {}
-            GcPolicy::TransactionLevel | GcPolicy::None => {
-                self.db.gc.push(garbage.map(|w| gc::Garbage {
-                    cts,
+        // Hand our rows to the collector before unlocking: the next writer
+        // of a row must queue after us (see gc::Garbage). A delete of a row
+        // inserted by this same transaction overwrote nothing, but its
+        // tombstone still has to go.
+        self.db.gc.on_commit(
+            cts,
+            self.writes
+                .iter()
+                // SAFETY: our versions are alive until GC; tables outlive us.
+                .filter(|w| !w.old.is_null() || unsafe { (*w.new).is_tombstone() })
+                .map(|w| gc::Committed {
                     // SAFETY: tables outlive us.
-                    table: unsafe { (*w.table).id },
+                    table: unsafe { &*w.table },
                     tuple: w.tuple,
                     version: w.new,
-                }))
-            }
-        }
+                }),
+        );
         for w in &self.writes {
             // SAFETY: our own versions and the versions we overwrote (locked by
             // us) are alive: GC processes our entries only after we end.

@@ -40,7 +40,7 @@
 //! and the states readers consult while a commit stamps its versions).
 
 use crate::sync::atomic::{
-    AtomicBool, AtomicU64, AtomicUsize,
+    fence, AtomicBool, AtomicU64, AtomicUsize,
     Ordering::{Relaxed, Release, SeqCst},
 };
 use crate::sync::{broken, Backoff, Break};
@@ -187,7 +187,7 @@ impl TidTable {
     /// One SeqCst CAS of `begin` from MAX (free) to `lower_bound` both
     /// claims the slot and registers the snapshot bound, ordered before the
     /// caller's SeqCst clock load for its snapshot, against GC's
-    /// clock-load, fence, scan (`DbInner::compute_horizon`). The other
+    /// clock-load, fence, scan (`TidTable::snapshots`). The other
     /// fields are Release stores published by the Release store of the id:
     /// a reader that sees the id sees them. This used to be a CAS on a
     /// separate `in_use` flag, seven SeqCst stores (a locked instruction
@@ -380,6 +380,35 @@ impl TidTable {
         m
     }
 
+    /// The registered snapshots, for garbage collection (the protocol may
+    /// lower their horizon further: `Snapshots::bounded`).
+    ///
+    /// The clock is read first, then a SeqCst fence, then each slot's
+    /// `begin` once; nothing is written, so `begin` never waits for us. A
+    /// transaction registers (the SeqCst CAS in `acquire`) before it loads
+    /// the clock for its snapshot. If our load of its slot misses the
+    /// registration, the registration comes later in the SeqCst order, so
+    /// does its clock load, and its snapshot is at least the clock we read:
+    /// the result's `oldest()` (at most that clock) stays at or below it. A
+    /// registration we do see is the snapshot or a lower bound of it (raised
+    /// later by a Release store), so also at or below it.
+    ///
+    /// `clock` reads the global clock (a SeqCst load): the database's
+    /// clock is a `std` atomic, a model's is its own.
+    pub fn snapshots(&self, clock: impl FnOnce() -> u64) -> crate::gc::Snapshots {
+        let g = clock();
+        fence(SeqCst);
+        let hw = self.high_water.load(SeqCst);
+        let mut begins = Vec::with_capacity(hw);
+        for s in &self.slots[..hw] {
+            let b = s.begin.load(SeqCst);
+            if b != u64::MAX {
+                begins.push(b);
+            }
+        }
+        crate::gc::Snapshots::new(g, begins)
+    }
+
     /// Transactions other than `me` whose status is COMMITTING or COMMITTED
     /// with a commit timestamp below `cts` and whose read filter may contain
     /// `addr`: calls `f(id, cts)` for each.
@@ -444,6 +473,43 @@ mod tests {
         assert_eq!(t.status(a), Status::Gone);
         assert_eq!(t.min_begin(true), u64::MAX);
         assert_eq!(t.min_begin(false), 7);
+    }
+
+    #[test]
+    fn snapshots_are_every_registered_begin_sorted_with_the_old_horizon() {
+        let t = TidTable::new(8);
+        let clock = AtomicU64::new(100);
+        // The horizon as `DbInner::compute_horizon` computed it before
+        // `Snapshots` existed (before the protocol's bound).
+        let old_horizon = || clock.load(SeqCst).min(t.min_begin(false));
+        let check = |want: &[u64]| {
+            let s = t.snapshots(|| clock.load(SeqCst));
+            assert_eq!(s.as_slice(), want);
+            assert_eq!(s.oldest(), old_horizon());
+            assert_eq!(s.clock(), clock.load(SeqCst));
+        };
+        check(&[]);
+        let ro = t.acquire(70, false).unwrap();
+        let gone = t.acquire(40, true).unwrap();
+        let w1 = t.acquire(90, true).unwrap();
+        let w2 = t.acquire(55, true).unwrap();
+        let ro2 = t.acquire(70, false).unwrap();
+        // A released slot in the middle of the used prefix.
+        t.release(gone);
+        check(&[55, 70, 70, 90]);
+        assert_eq!(t.snapshots(|| clock.load(SeqCst)).oldest(), 55);
+        // A registration raised to the real snapshot (as `begin` does).
+        t.slot(w2).begin.store(95, Release);
+        check(&[70, 70, 90, 95]);
+        assert_eq!(t.snapshots(|| clock.load(SeqCst)).oldest(), 70);
+        // The clock bounds snapshots still to come.
+        clock.store(60, SeqCst);
+        check(&[70, 70, 90, 95]);
+        assert_eq!(t.snapshots(|| clock.load(SeqCst)).oldest(), 60);
+        for id in [ro, w1, w2, ro2] {
+            t.release(id);
+        }
+        check(&[]);
     }
 
     #[test]
