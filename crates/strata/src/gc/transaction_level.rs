@@ -32,7 +32,8 @@ use crate::table::TableInner;
 use crossbeam_epoch as epoch;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 use std::time::Duration;
@@ -50,7 +51,7 @@ pub struct TransactionLevel {
     /// out of the queue: a later write of the row may be queued before a
     /// re-pushed entry and, processed first, retire the tombstone the entry
     /// points at; here the later entry drops the deferred one instead.
-    deferred: Mutex<HashMap<(u32, u64), Garbage>>,
+    deferred: Mutex<FxHashMap<(u32, u64), Garbage>>,
 }
 
 impl Collector for TransactionLevel {
@@ -150,7 +151,10 @@ impl TransactionLevel {
         // once per entry (index cleanup), quadratic in a backlog of writes
         // (a long reader held the horizon back, or a slow pass let entries
         // pile up).
-        let mut newest: HashMap<(u32, u64), usize> = HashMap::with_capacity(ready.len());
+        // (FxHash: with std's SipHash this map cost ~270 instructions per
+        // update, 9% of a single-row update transaction under callgrind.)
+        let mut newest: FxHashMap<(u32, u64), usize> =
+            FxHashMap::with_capacity_and_hasher(ready.len(), Default::default());
         for (i, g) in ready.iter().enumerate() {
             newest.insert((g.table, g.tuple), i);
         }
