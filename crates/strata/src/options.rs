@@ -227,6 +227,14 @@ pub enum IndexPointers {
     Physical,
 }
 
+impl IndexPointers {
+    pub const ALL: [IndexPointers; 3] = [
+        IndexPointers::LogicalTupleId,
+        IndexPointers::LogicalPrimaryKey,
+        IndexPointers::Physical,
+    ];
+}
+
 /// Where versions are allocated (the Peloton study's Fig. 16; see
 /// `storage::space`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -27,6 +27,8 @@
 //! the worker moves the slot forward by compare-and-swap (one winner per
 //! prefix) and retires the prefix. Rows nobody touches again ("dusty
 //! corners") are left to a periodic full pass by one background thread.
+//! `tests/coop_model.rs` runs `cooperate` under shuttle against another
+//! cleaner, a vacuum and an unlink.
 //!
 //! ```text
 //!  slot ──> v1 ──> v2 ──> v3(begin 40) ──> v4(begin 90)    horizon 50
@@ -294,10 +296,23 @@ fn cooperate_slow(
     };
     // One winner per prefix: a concurrent cleaner, vacuum or unlink that
     // changed the slot first makes this fail, and nothing is retired twice.
-    if slot
-        .compare_exchange(head, keep, Ordering::SeqCst, Ordering::SeqCst)
-        .is_err()
-    {
+    // (`tests/coop_model.rs` runs this function under shuttle; the slot is
+    // storage's std atomic, so the model's scheduling point is explicit.)
+    crate::sync::point();
+    let won = if crate::sync::broken(crate::sync::Break::CoopCheckThenStore) {
+        // The model's broken variant: two steps another cleaner can get
+        // between (never taken outside the model build).
+        let unchanged = slot.load(Ordering::SeqCst) == head;
+        if unchanged {
+            crate::sync::point();
+            slot.store(keep, Ordering::SeqCst);
+        }
+        unchanged
+    } else {
+        slot.compare_exchange(head, keep, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    };
+    if !won {
         return (slot.load(Ordering::SeqCst), 0);
     }
     let guard = epoch::pin();
@@ -307,9 +322,54 @@ fn cooperate_slow(
         // SAFETY: the prefix is unlinked from the slot by our CAS; readers
         // already in it are pinned and reach `keep` through next pointers.
         let next = unsafe { (*v).next() };
-        super::retire(v, &guard);
+        crate::sync::retire(v, || super::retire(v, &guard));
         n += 1;
         v = next;
     }
     (keep, n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// O2N chain v0 -> v1 -> v2 -> v3 (oldest first), v_i committed at
+    /// i + 1.
+    fn chain() -> Vec<*mut Version> {
+        let mut next = std::ptr::null_mut();
+        let mut v = Vec::new();
+        for i in (0..4u64).rev() {
+            let x = Version::alloc(None, 1, Vec::new(), next);
+            // SAFETY: fresh, unshared.
+            unsafe {
+                (*x).begin.store(i + 1, Ordering::SeqCst);
+                (*x).txn_id.store(0, Ordering::SeqCst);
+            }
+            v.insert(0, x);
+            next = x;
+        }
+        v
+    }
+
+    /// The sequential steps of `cooperate` (its races are checked by
+    /// `tests/coop_model.rs`): it moves the slot to the newest version at or
+    /// below the horizon and retires what lies before; a cleaner whose head
+    /// is stale loses the CAS and retires nothing; a head whose successor
+    /// is above the horizon is left alone.
+    #[test]
+    fn cooperate_moves_the_slot_past_the_obsolete_prefix_once() {
+        let v = chain();
+        let slot = AtomicPtr::new(v[0]);
+        let passes = RwLock::new(());
+        let guard = epoch::pin();
+        assert_eq!(cooperate(&slot, v[0], 1, &passes), (v[0], 0));
+        assert_eq!(cooperate(&slot, v[0], 3, &passes), (v[2], 2));
+        assert_eq!(slot.load(Ordering::SeqCst), v[2]);
+        // A cleaner that loaded v0 before: the CAS fails, nothing retired.
+        assert_eq!(cooperate(&slot, v[0], 4, &passes), (v[2], 0));
+        assert_eq!(cooperate(&slot, v[2], 4, &passes), (v[3], 1));
+        drop(guard);
+        // SAFETY: v3 is the only version not retired, and unshared.
+        unsafe { Version::free(v[3]) };
+    }
 }

@@ -377,7 +377,6 @@ pub(crate) fn retry_deferred(t: &TableInner) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::matrix::INDEX_POINTERS;
 
     /// Index code reaches the transaction only through `IndexTxn`: no file
     /// of index/ names `Transaction` outside its tests, so index/ can sit
@@ -409,7 +408,7 @@ mod tests {
     /// another's name).
     #[test]
     fn with_index_kind_picks_the_schemes_own_type() {
-        for p in INDEX_POINTERS {
+        for p in IndexPointers::ALL {
             assert_eq!(with_index_kind!(p, K => K::POINTERS), p);
         }
     }

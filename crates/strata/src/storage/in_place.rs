@@ -32,12 +32,17 @@
 //! are retired through `crossbeam-epoch` themselves. An abort restores the
 //! master from the record (clones of the record's values), retires the
 //! record and its own values, and only then releases the write lock.
+//!
+//! The master's atomics come from `crate::sync`: `tests/seqlock_model.rs`
+//! runs `install`, `undo` and `Master::read` under shuttle.
 
 use super::version::Version;
+use crate::sync::atomic::{fence, AtomicU64, Ordering};
+use crate::sync::{broken, thread::spin_loop, Break};
 use crate::value::Value;
 use crossbeam_epoch::Guard;
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
-use std::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::AtomicPtr;
 use std::sync::Arc;
 
 use Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
@@ -199,7 +204,7 @@ pub struct Master {
     /// Even: stable; odd: a writer is inside.
     seq: AtomicU64,
     /// The version whose values the cells hold (a tombstone when empty).
-    owner: AtomicPtr<Version>,
+    owner: crate::sync::atomic::AtomicPtr<Version>,
     len: usize,
 }
 
@@ -224,7 +229,7 @@ impl Master {
             }
             p.write(Master {
                 seq: AtomicU64::new(0),
-                owner: AtomicPtr::new(std::ptr::null_mut()),
+                owner: crate::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
                 len,
             });
             let cells = (p as *mut u8).add(std::mem::size_of::<Master>()) as *mut Cell;
@@ -332,7 +337,7 @@ impl Master {
         let raw = loop {
             let s1 = self.seq.load(Acquire);
             if s1 & 1 == 1 {
-                std::hint::spin_loop();
+                spin_loop();
                 continue;
             }
             let raw: Vec<Raw> = (0..self.len).map(|i| self.load(i)).collect();
@@ -410,7 +415,7 @@ impl Master {
             bits: 0,
         }; FAST_CELLS];
         let s1 = self.seq.load(Acquire);
-        if s1 & 1 == 1 || self.owner.load(Relaxed) != v {
+        if (s1 & 1 == 1 && !broken(Break::SeqlockNoRecheck)) || self.owner.load(Relaxed) != v {
             return None;
         }
         for (r, c) in raw.iter_mut().zip(self.cells().iter()) {
@@ -420,7 +425,7 @@ impl Master {
             };
         }
         fence(Acquire);
-        if self.seq.load(Relaxed) != s1 {
+        if self.seq.load(Relaxed) != s1 && !broken(Break::SeqlockNoRecheck) {
             return None;
         }
         // Validated (see read_slow); an empty cell cannot be in an owner's
@@ -443,7 +448,7 @@ impl Master {
             }
             attempt = attempt.saturating_add(1);
             debug_assert!(attempt < 100_000_000, "{STUCK}");
-            std::hint::spin_loop();
+            spin_loop();
         }
     }
 
@@ -457,7 +462,7 @@ impl Master {
     ) -> Option<Vec<Value>> {
         let n = self.len;
         let s1 = self.seq.load(Acquire);
-        if s1 & 1 == 1 {
+        if s1 & 1 == 1 && !broken(Break::SeqlockNoRecheck) {
             return None;
         }
         raw.clear();
@@ -506,7 +511,7 @@ impl Master {
         }
         // Orders the loads above before the re-check of seq.
         fence(Acquire);
-        if self.seq.load(Relaxed) != s1 || !ok {
+        if (self.seq.load(Relaxed) != s1 && !broken(Break::SeqlockNoRecheck)) || !ok {
             return None;
         }
         // Validated: no writer entered since s1, so every raw cell is one

@@ -34,13 +34,18 @@
 //!  thread A (hint 0) ──CAS──> [0: begin 812] [1: begin 809] [2: MAX] ...
 //!  thread B (hint 1) ──CAS─────────────────┘
 //! ```
+//!
+//! The table's atomics, waits and thread-local hint come from `crate::sync`,
+//! so `tests/model.rs` runs this code under shuttle (slot claim and reuse,
+//! and the states readers consult while a commit stamps its versions).
 
-use crossbeam_utils::CachePadded;
-use std::cell::Cell;
-use std::sync::atomic::{
+use crate::sync::atomic::{
     AtomicBool, AtomicU64, AtomicUsize,
     Ordering::{Relaxed, Release, SeqCst},
 };
+use crate::sync::{broken, Backoff, Break};
+use crossbeam_utils::CachePadded;
+use std::cell::Cell;
 
 pub const SLOT_BITS: u32 = 20;
 const SLOT_MASK: u64 = (1 << SLOT_BITS) - 1;
@@ -143,7 +148,7 @@ pub struct TidTable {
     high_water: AtomicUsize,
 }
 
-thread_local! {
+crate::sync::thread_local! {
     /// The slot this thread claimed last (any table: it is only a hint).
     static SLOT_HINT: Cell<usize> = const { Cell::new(usize::MAX) };
 }
@@ -190,14 +195,14 @@ impl TidTable {
     /// instruction on AMD): a third of a cached read-only transaction.
     pub fn acquire(&self, lower_bound: u64, rw: bool) -> Option<u64> {
         debug_assert!(lower_bound != u64::MAX, "MAX marks a free slot");
-        let hint = SLOT_HINT.get();
+        let hint = SLOT_HINT.with(Cell::get);
         let idx = if hint < self.slots.len() && self.try_claim(hint, lower_bound) {
             hint
         } else {
             // From slot 0, so the used prefix (and GC's scan) stays short.
             (0..self.slots.len()).find(|&i| self.try_claim(i, lower_bound))?
         };
-        SLOT_HINT.set(idx);
+        SLOT_HINT.with(|h| h.set(idx));
         if self.high_water.load(SeqCst) <= idx {
             self.high_water.fetch_max(idx + 1, SeqCst);
         }
@@ -238,6 +243,11 @@ impl TidTable {
         // so no store-load fence (SeqCst store) is needed.
         // The id goes first: once `begin` is MAX the slot can be claimed,
         // and the claimant's id must not be overwritten by our 0.
+        if broken(Break::ReleaseFreesSlotFirst) {
+            s.begin.store(u64::MAX, Release);
+            s.tid.store(0, Release);
+            return;
+        }
         s.tid.store(0, Release);
         s.begin.store(u64::MAX, Release);
     }
@@ -253,6 +263,9 @@ impl TidTable {
     /// versions and then see another one stamped (a fractured read, found
     /// by the shuttle model `commit_stamping_and_tid_visibility`).
     pub fn set_precommit(&self, tid: u64) {
+        if broken(Break::NoPrecommit) {
+            return;
+        }
         self.slot(tid)
             .state
             .store((COMMITTING << STATUS_SHIFT) | PENDING_CTS, SeqCst);
@@ -294,7 +307,7 @@ impl TidTable {
     /// Waits while `tid` is PRECOMMIT or COMMITTING and returns its final
     /// status.
     pub fn wait_decided(&self, tid: u64) -> Status {
-        let backoff = crossbeam_utils::Backoff::new();
+        let backoff = Backoff::new();
         loop {
             match self.status(tid) {
                 Status::Committing(_) | Status::Precommit => backoff.snooze(),
@@ -310,7 +323,7 @@ impl TidTable {
     /// deciding and wait for it (`Database::drop_table`).
     pub fn wait_for_deciding(&self) {
         let deciding = |st: u64| st >> STATUS_SHIFT == COMMITTING;
-        let backoff = crossbeam_utils::Backoff::new();
+        let backoff = Backoff::new();
         let hw = self.high_water.load(SeqCst);
         for s in &self.slots[..hw] {
             if !deciding(s.state.load(SeqCst)) {
@@ -328,7 +341,7 @@ impl TidTable {
     /// The status of `tid`, waiting out the short PRECOMMIT window (one
     /// fetch-add long) so the caller sees a commit timestamp.
     pub fn settled_status(&self, tid: u64) -> Status {
-        let backoff = crossbeam_utils::Backoff::new();
+        let backoff = Backoff::new();
         loop {
             match self.status(tid) {
                 Status::Precommit => backoff.snooze(),
@@ -347,6 +360,8 @@ impl TidTable {
 
     /// The counts of `tid`'s slot (its occupant's to write).
     #[inline]
+    // (The model build re-exports the table to its tests; not this.)
+    #[cfg_attr(strata_model, allow(private_interfaces))]
     pub fn counts(&self, tid: u64) -> &crate::stats::TxnCounts {
         &self.counts[(tid & SLOT_MASK) as usize]
     }
