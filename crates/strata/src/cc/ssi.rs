@@ -300,7 +300,7 @@ pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
         inserted.push(predicate::scanners_of(t, k, tx));
     }
     // Entries added to secondary indexes count as inserts into their ranges.
-    for (idx, k, row) in crate::index::pointers::added_keys(tx) {
+    for (idx, k, row) in crate::index::added_keys(&tx.sec_writes) {
         inserted.push(predicate::scanners_in(&idx.scan_log, &k, Some(row), tx));
     }
     for rec in inserted.into_iter().flatten() {

@@ -221,7 +221,7 @@ fn watermarks(tx: &Transaction, cts: u64) -> Result<(u64, u64), ConflictKind> {
     }
     // Entries we added to secondary indexes (inserts, and updates that give
     // a row a new index key) are inserts into those indexes' scanned ranges.
-    for (idx, k, row) in crate::index::pointers::added_keys(tx) {
+    for (idx, k, row) in crate::index::added_keys(&tx.sec_writes) {
         pstamp = pstamp.max(idx.pruned_scan_pstamp.load(SeqCst));
         let recs = predicate::scanners_in(&idx.scan_log, &k, Some(row), tx);
         scanner_predecessors(recs, cts, &mut pstamp)?;

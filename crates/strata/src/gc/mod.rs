@@ -443,7 +443,7 @@ pub(crate) fn prune_row(
         {
             if storage::newest(t, g.tuple) == g.version {
                 let ek = t.encode(&Key(v.data().to_vec()));
-                crate::index::pointers::on_unlink(t, g.tuple);
+                crate::index::on_unlink(t, g.tuple);
                 t.index.remove(&ek, g.tuple);
                 // The slot holds the chain's first version: the tombstone
                 // itself (N2O, in-place) or the oldest version (O2N).

@@ -425,14 +425,14 @@ pub fn undo(t: &TableInner, tuple: u64, own: *mut Version, prev: *mut Version, g
 
 /// GC: versions older than `keep` (committed, visible at the horizon) are
 /// garbage. Removes their secondary-index entries
-/// (`index::pointers::before_cut`), then retires them. Returns the number
+/// (`index::before_prune`), then retires them. Returns the number
 /// retired.
 #[inline]
 pub fn prune(t: &TableInner, tuple: u64, keep: *mut Version, guard: &Guard) -> u64 {
     // Secondary entries only the retired versions need go first (every
     // caller, the transaction-level queue or a tuple-level collector, gets
     // this by pruning here).
-    crate::index::pointers::before_cut(t, tuple, keep, guard);
+    crate::index::before_prune(t, tuple, keep, guard);
     match t.storage {
         VersionStorage::AppendOldToNew => append_only::o2n_prune(t.rows.slot(tuple), keep, guard),
         _ => {

@@ -20,6 +20,7 @@
 //! A conflict error rolls the transaction back at once; other errors
 //! (unknown column, duplicate key, ...) leave it open and unchanged.
 
+mod index_ops;
 pub mod tid;
 pub mod visibility;
 
@@ -76,8 +77,8 @@ pub struct Transaction {
     /// move of it (`db.begin()?`) became a `memcpy` call (~9 ns of a
     /// 70 ns cached read-only transaction).
     pub(crate) scans: ThinVec<ScanEntry>,
-    /// Secondary index entries this transaction added (see `index::pointers`).
-    pub(crate) sec_writes: ThinVec<crate::index::pointers::SecWrite>,
+    /// Secondary index entries this transaction added (see `crate::index`).
+    pub(crate) sec_writes: crate::index::SecWrites,
     /// The protocol's own per-transaction state (`Cc::State`).
     pub(crate) cc: TxnCc,
 }
@@ -747,7 +748,7 @@ impl Transaction {
     ) -> Result<()> {
         // SAFETY: `v` is ours and alive.
         let r = unsafe { &*v };
-        if r.is_tombstone() || !crate::index::pointers::has_indexes(ti) {
+        if r.is_tombstone() || !crate::index::has_indexes(ti) {
             return Ok(());
         }
         storage::with_values(r, |d| self.sec_on_write::<P>(ti, tuple, prev, v, d))
@@ -764,7 +765,7 @@ impl Transaction {
         own: *mut Version,
         row: NewRow<'_>,
     ) -> Result<()> {
-        if crate::index::pointers::has_indexes(ti) {
+        if crate::index::has_indexes(ti) {
             let derived;
             let new: Option<&[Value]> = match &row {
                 NewRow::Row(d) => Some(d),
@@ -893,6 +894,9 @@ impl Transaction {
                     version: w.new,
                 }),
         );
+        // Index entries are stamped before the rows unlock (a no-op for
+        // today's kinds).
+        self.sec_on_commit(cts);
         for w in &self.writes {
             // SAFETY: our own versions and the versions we overwrote (locked by
             // us) are alive: GC processes our entries only after we end.
