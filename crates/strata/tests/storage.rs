@@ -37,6 +37,7 @@ fn verify(storage: VersionStorage, protocol: Protocol, gc: GcPolicy, workload: W
         min_ops: 1,
         max_ops: 5,
         read_fraction: 0.5,
+        delete_fraction: 0.3,
         scan_fraction: 0.25,
         max_scan_width: 6,
         skew: 0.99,

@@ -154,7 +154,7 @@ impl<'h> Checker<'h> {
             let mut last_write: Vec<(Key, Elem)> = Vec::new();
             for op in &t.ops {
                 match *op {
-                    Op::Append { key, elem } => {
+                    Op::Append { key, elem } | Op::Delete { key, elem } => {
                         let nth = match appends.iter_mut().find(|(k, _)| *k == key) {
                             Some((_, c)) => {
                                 *c += 1;
@@ -187,7 +187,7 @@ impl<'h> Checker<'h> {
                 }
             }
             for op in &t.ops {
-                if let Op::Append { elem, key } = *op {
+                if let Some((key, elem)) = op.list_write() {
                     let count = appends.iter().find(|(k, _)| *k == key).map_or(0, |x| x.1);
                     if let Some(w) = self.list_writer.get_mut(&elem) {
                         if w.txn == txn {
@@ -907,10 +907,12 @@ impl<'h> Checker<'h> {
             let mut problems: Vec<String> = Vec::new();
             for op in &t.ops {
                 match op {
-                    Op::Append { key, elem } => match lists.iter_mut().find(|s| s.0 == *key) {
-                        Some(st) => st.2.push(*elem),
-                        None => lists.push((*key, None, vec![*elem])),
-                    },
+                    Op::Append { key, elem } | Op::Delete { key, elem } => {
+                        match lists.iter_mut().find(|s| s.0 == *key) {
+                            Some(st) => st.2.push(*elem),
+                            None => lists.push((*key, None, vec![*elem])),
+                        }
+                    }
                     Op::ReadList {
                         key,
                         value: Some(v),

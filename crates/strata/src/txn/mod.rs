@@ -878,9 +878,10 @@ impl Transaction {
     fn validate(&mut self, cts: u64) -> Result<(), ConflictKind> {
         match self.db.protocol {
             Protocol::Si | Protocol::Mvto => Ok(()),
-            Protocol::Mv2pl => cc::predicate::validate_scans(self)
-                .then_some(())
-                .ok_or(ConflictKind::Validation),
+            Protocol::Mv2pl => (cc::predicate::validation_skipped(self)
+                || cc::predicate::validate_scans(self))
+            .then_some(())
+            .ok_or(ConflictKind::Validation),
             Protocol::Mvocc => cc::mvocc::validate(self),
             Protocol::SiSsn => cc::ssn::pre_commit(self, cts),
             Protocol::SiSsi => cc::ssi::pre_commit(self, cts),
