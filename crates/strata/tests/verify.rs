@@ -174,6 +174,36 @@ fn predicate_workload_catches_a_missing_phantom_check() {
     }
 }
 
+/// A register write is a read-modify-write in the adapter (`get`, then
+/// `update` or `insert`), and the read is recorded before the write, so the
+/// checker knows which version each write overwrote: without it a lost
+/// update whose overwritten value nobody read, and G0 on registers, were
+/// invisible (see `lost_update_on_registers_needs_the_recorded_read` in
+/// `strata-verify`'s tests).
+#[test]
+fn register_writes_record_the_version_they_overwrite() {
+    use strata_verify::{Op, Outcome, PlannedOp, TxnExecutor};
+    for protocol in Protocol::ALL {
+        let exec = StrataExecutor::open(protocol).expect("open database");
+        let write = |value| exec.execute(0, &[PlannedOp::Write { key: 3, value }]);
+        let read = |value| Op::ReadReg {
+            key: 3,
+            value: Some(value),
+        };
+        let wrote = |value| Op::Write { key: 3, value };
+        assert_eq!(
+            write(1),
+            (vec![read(None), wrote(1)], Outcome::Committed),
+            "{protocol}"
+        );
+        assert_eq!(
+            write(2),
+            (vec![read(Some(1)), wrote(2)], Outcome::Committed),
+            "{protocol}"
+        );
+    }
+}
+
 /// Fails to compile when a protocol is added, as a reminder to list it above.
 #[allow(dead_code)]
 fn every_protocol_is_listed(p: Protocol) {
