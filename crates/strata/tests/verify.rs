@@ -204,6 +204,47 @@ fn register_writes_record_the_version_they_overwrite() {
     }
 }
 
+/// `DuplicateKey` on an insert of a key the transaction has just read as
+/// absent is an insert race only under MV2PL, which reads the newest
+/// committed data; every other protocol must answer a conflict there, so
+/// the adapter fails the run instead of counting an abort (every run above
+/// checks `failure()`). Here the race is real (MV2PL), and the adapter is
+/// told once that the protocol may race and once that it may not, which
+/// stands for a protocol that answers `DuplicateKey` wrongly.
+#[test]
+fn duplicate_key_fails_the_run_unless_the_protocol_races_on_inserts() {
+    use executor::{may_race_on_insert, Stop};
+    use strata::{key, row};
+    let racing: Vec<_> = Protocol::ALL
+        .into_iter()
+        .filter(|&p| may_race_on_insert(p))
+        .collect();
+    assert_eq!(racing, [Protocol::Mv2pl]);
+    for allowed in [true, false] {
+        let mut exec = StrataExecutor::open(Protocol::Mv2pl).expect("open database");
+        exec.insert_races_allowed = allowed;
+        let t = &exec.registers;
+        let mut t1 = exec.db.begin().unwrap();
+        assert!(t1.get(t, &key![7]).unwrap().is_none());
+        let mut t2 = exec.db.begin().unwrap();
+        t2.insert(t, row![7, 1]).unwrap();
+        t2.commit().unwrap();
+        let stop = exec.insert_absent(&mut t1, t, row![7, 2]);
+        if allowed {
+            assert_eq!(stop, Err(Stop::InsertRace));
+            assert_eq!(exec.failure(), None);
+        } else {
+            assert_eq!(stop, Err(Stop::UnexpectedDuplicate));
+            let failure = exec.failure().expect("the run must fail");
+            assert!(
+                failure.contains("mv2pl answered DuplicateKey 1 time(s)")
+                    && failure.contains("must answer a conflict"),
+                "{failure}"
+            );
+        }
+    }
+}
+
 /// Fails to compile when a protocol is added, as a reminder to list it above.
 #[allow(dead_code)]
 fn every_protocol_is_listed(p: Protocol) {
