@@ -19,7 +19,13 @@
 //! then writes `w` to the same key, `v` immediately precedes `w` (nothing can
 //! be serialized between a transaction's read and its own write). From those
 //! we draw ww and rw edges, and two transactions that both read `v` and both
-//! overwrote it are a lost update.
+//! overwrote it are a lost update. An executor whose writes are
+//! read-modify-writes should therefore record the read: blind writes hide
+//! G0 and any lost update whose overwritten value nobody else read.
+//!
+//! A delete ([`Op::Delete`]) is a list write like an append: it appends its
+//! marker, so a key's list keeps growing through deletes and re-inserts and
+//! still reveals its whole version order.
 //!
 //! Only committed transactions' reads are trusted. A transaction with an
 //! unknown outcome joins the graph as soon as a committed read observes one
