@@ -62,6 +62,9 @@ fn verify(storage: VersionStorage, protocol: Protocol, gc: GcPolicy, workload: W
     )
     .expect("open");
     let history = run_workload(&exec, &cfg, 4, n);
+    if let Some(failure) = exec.failure() {
+        panic!("{protocol} on {storage} ({gc:?}), seed {seed}: {failure}");
+    }
     let committed = history
         .txns
         .iter()
