@@ -1,15 +1,16 @@
 //! Seeded workload generators: they plan transactions, executors run them.
 //!
 //! ```text
-//!   GeneratorConfig ──► Generator ──next_txn()──► [Read k3, Append k3 ← 17, Delete k5 ← 18, Scan k0..k8]
+//!   GeneratorConfig ──► Generator ──next_txn()──► [Read k3, Append k3 ← 17, Delete k5 ← 18, Scan k0..k6]
 //!      (seed)             │                               │
 //!                         └ value counter: 1, 2, 3, …     └ executor runs it, records what it saw
 //! ```
 //!
 //! Every appended element, delete marker and written value comes from one
-//! counter per generator, so each value in a history has exactly one writer. That is the
-//! property that lets the checker work without trusting the engine: seeing a
-//! value tells it who wrote it, and a list read tells it the order of writes.
+//! counter per generator, so each value in a history has exactly one
+//! writer. That is the property that lets the checker work without trusting
+//! the engine: seeing a value tells it who wrote it, and a list read tells
+//! it the order of writes.
 //!
 //! Keys are drawn from a Zipfian distribution so that a few hot keys collect
 //! most of the contention, which is where isolation bugs show up.
