@@ -15,7 +15,7 @@ use crate::value::Schema;
 use crossbeam_utils::CachePadded;
 use parking_lot::{RwLock, RwLockReadGuard};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -24,6 +24,11 @@ pub(crate) struct DbInner {
     pub id: u64,
     pub opts: Options,
     pub protocol: Protocol,
+    /// Test-only: MVOCC and MV2PL skip re-validating predicate reads at
+    /// commit (see [`Database::skip_phantom_validation_for_testing`]).
+    /// Read once per commit, written only by tests, so it shares the
+    /// read-mostly line without cost.
+    pub skip_phantom_validation: AtomicBool,
     /// The global timestamp counter: snapshots read it, commits bump it.
     pub clock: CachePadded<AtomicU64>,
     pub tids: TidTable,
@@ -70,6 +75,7 @@ impl Database {
             inner: Arc::new(DbInner {
                 id: NEXT_DB_ID.fetch_add(1, SeqCst),
                 protocol: opts.protocol,
+                skip_phantom_validation: AtomicBool::new(false),
                 tids: TidTable::new(opts.max_open_transactions),
                 opts,
                 clock: CachePadded::new(AtomicU64::new(1)),
@@ -132,6 +138,18 @@ impl Database {
     /// The options the database was opened with.
     pub fn options(&self) -> &Options {
         &self.inner.opts
+    }
+
+    /// **Breaks serializability; for tests only.** From now on MVOCC and
+    /// MV2PL commit without re-validating range scans and reads of absent
+    /// keys (`cc::predicate::validate_scans`), so phantoms get through. The
+    /// history checker's tests use it to show that the predicate workload
+    /// catches a protocol with its phantom check missing.
+    #[doc(hidden)]
+    pub fn skip_phantom_validation_for_testing(&self) {
+        self.inner
+            .skip_phantom_validation
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Creates a table; fails on a duplicate name or an invalid schema.

@@ -150,6 +150,14 @@ pub(crate) fn accounted_rows<P: super::Cc>(
     rows
 }
 
+/// Whether MVOCC and MV2PL skip [`validate_scans`] (a test-only switch,
+/// `Database::skip_phantom_validation_for_testing`).
+pub fn validation_skipped(tx: &Transaction) -> bool {
+    tx.db
+        .skip_phantom_validation
+        .load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Re-runs every predicate read; false if a range gained a row.
 pub fn validate_scans<P: super::Cc>(tx: &Transaction) -> bool {
     let _guard = crossbeam_epoch::pin();

@@ -15,9 +15,12 @@
 //! "which is visible" depend on the direction. In an O2N chain the committed
 //! versions are in commit order and an uncommitted one can only be the
 //! tail, so visibility is a prefix: the reader takes the last visible
-//! version before the first invisible one.
+//! version before the first invisible one. The one exception is the
+//! reader's own write: MVOCC lets a transaction write over a version
+//! committed after its snapshot (validation aborts it later), so its own
+//! tail can follow a version invisible to it, and is still what it reads.
 
-use super::version::Version;
+use super::version::{Version, TID_MARK};
 use crate::error::Result;
 use crate::options::NonInline;
 use crate::txn::tid::TidTable;
@@ -61,6 +64,13 @@ pub fn o2n_visible(
         // SAFETY: as in o2n_newest.
         let r = unsafe { &*v };
         if !is_visible(r, ts, me, tids, mode)? {
+            // Our own write is the tail, whatever it follows (see the
+            // module docs).
+            let tail = o2n_newest(v);
+            // SAFETY: as in o2n_newest.
+            if me != 0 && unsafe { (*tail).begin.load(SeqCst) } == (me | TID_MARK) {
+                return Ok(tail);
+            }
             break;
         }
         seen = v;
