@@ -51,6 +51,9 @@ use strata::{
 };
 use strata_verify::{Op, Outcome, PlannedOp, TxnExecutor};
 
+/// A list register's contents.
+type List = Vec<u64>;
+
 /// Why a transaction stopped early.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Stop {
@@ -301,7 +304,7 @@ impl StrataExecutor {
                 });
                 let rows = txn.scan(&self.lists, tomb_key(lo)..tomb_key(hi))?;
                 // Per logical key in order: (key, tomb, data).
-                let mut keys: Vec<(u64, Option<Vec<u64>>, Option<Vec<u64>>)> = Vec::new();
+                let mut keys: Vec<(u64, Option<List>, Option<List>)> = Vec::new();
                 for r in &rows {
                     let pk = match r[0] {
                         Value::Int(k) => u64::try_from(k).expect("keys are non-negative"),

@@ -198,8 +198,9 @@ fn per_variant_macros(code: &str) -> Vec<usize> {
     let bytes = code.as_bytes();
     let line = |at: usize| code[..at].matches('\n').count() + 1;
     let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    // macro name -> (first line, variants named)
-    let mut calls: Vec<(String, usize, Vec<(&str, String)>)> = Vec::new();
+    // macro name -> (first line, variants named as (dimension, variant))
+    type Named<'a> = Vec<(&'a str, String)>;
+    let mut calls: Vec<(String, usize, Named)> = Vec::new();
     let mut depth = 0i32;
     let mut i = 0;
     while i < bytes.len() {

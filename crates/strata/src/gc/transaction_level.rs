@@ -38,6 +38,9 @@ use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Queued entries with their sequence numbers, and the next sequence number.
+type Queue = (VecDeque<(u64, Garbage)>, u64);
+
 /// The transaction-level collector: a queue of [`Garbage`] entries.
 #[derive(Default)]
 pub struct TransactionLevel {
@@ -45,7 +48,7 @@ pub struct TransactionLevel {
     /// sequence number. Every commit writes it: on its own cache lines, so
     /// that the read-mostly fields beside it (the policy, read by every
     /// commit) stay shared.
-    queue: CachePadded<Mutex<(VecDeque<(u64, Garbage)>, u64)>>,
+    queue: CachePadded<Mutex<Queue>>,
     /// Entries of deleted rows that could not be unlinked yet
     /// (`Pruned::NotYet`), by (table, tuple), retried each pass. They stay
     /// out of the queue: a later write of the row may be queued before a

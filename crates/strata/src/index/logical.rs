@@ -267,6 +267,7 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
         survivor: *mut Version,
         _guard: &Guard,
     ) {
+        #[allow(clippy::mutable_key_type)]
         let mut stale: HashSet<Stale> = HashSet::new();
         let cut = common::walk_retired(t, tuple, survivor, |surv, v, d| {
             for idx in list {
@@ -337,6 +338,9 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
 
 /// A logical entry (index, entry key) of one row that GC found stale.
 /// Equal when the index is the same object and the key the same bytes.
+/// (Sets of these are keyed by the index's address and immutable bytes, so
+/// the index's interior mutability cannot change a hash: hence the
+/// `clippy::mutable_key_type` allowances below.)
 #[derive(Clone)]
 pub(crate) struct Stale(Arc<SecondaryIndex>, Box<[u8]>);
 
@@ -357,6 +361,7 @@ impl Hash for Stale {
 
 /// Removes from `stale` the keys that a committed version from the newest
 /// down to `oldest_kept` (null: the whole chain) has.
+#[allow(clippy::mutable_key_type)]
 fn drop_kept(t: &TableInner, tuple: u64, oldest_kept: *mut Version, stale: &mut HashSet<Stale>) {
     // The kept versions in chain order: from the survivor to the newest
     // (O2N), or from the head down to the survivor.
@@ -390,6 +395,7 @@ fn drop_kept(t: &TableInner, tuple: u64, oldest_kept: *mut Version, stale: &mut 
 /// Removes stale entries of `tuple` under its write lock, or queues them
 /// for a later pass when a writer holds it. `stop` is the oldest surviving
 /// version (null: every version in the chain survives).
+#[allow(clippy::mutable_key_type)]
 fn remove_stale<P: Pointer>(
     t: &TableInner,
     tuple: u64,
