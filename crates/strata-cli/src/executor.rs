@@ -6,36 +6,67 @@
 //!
 //! Data model:
 //!
-//! * lists live in `lists(k INT, v TEXT)`, the list stored as the elements
-//!   joined by commas (`"3,17,42"`); an absent row is the empty list;
+//! * a list key `k` has two rows in `lists(k INT, v TEXT)`, each holding a
+//!   list as its elements joined by commas (`"3,17,42"`): the *data* row
+//!   at `2k + 1`, present while the key exists, and the *tomb* row at `2k`,
+//!   the list as it stood when the key was last deleted (with that delete's
+//!   marker at its end). A delete removes the data row and writes the tomb
+//!   (a delete of an absent key is recorded as the read it was); an append
+//!   to a deleted key re-inserts the data row, starting from the tomb.
+//!   Every list write writes the data row, so snapshot isolation orders any
+//!   two writes of one key (first updater wins). The checker's list model
+//!   (one growing list per key, a delete appending its marker) is read off
+//!   exactly: the data row if there is one, else the tomb, else the empty
+//!   list. A scan sees the tomb of a deleted key too, so it knows which
+//!   deletion it saw, while the re-insert of the data row (which only
+//!   *reads* the tomb) is a phantom for it;
 //! * registers live in `registers(k INT, v INT)`; an absent row is `nil`.
 //!
 //! An append reads the list (`get`) and then inserts the row or updates it
-//! with the element appended. A conflict from any operation, or from commit,
+//! with the element appended; a register write reads the register and then
+//! inserts or updates it, and the read is recorded ([`Op::ReadReg`] before
+//! the [`Op::Write`]) so that the checker knows which version each write
+//! overwrote. A conflict from any operation, or from commit,
 //! means the engine rolled the transaction back: it is recorded as
 //! [`Outcome::Aborted`] with the ops issued so far (the failed read without a
 //! value). Any other error is an engine or adapter bug and panics, with one
-//! exception: under MV2PL, which reads the newest data, an `insert` of a key
-//! that `get` had just reported absent can answer `DuplicateKey` when a
-//! concurrent transaction inserted and committed the key in between (the
-//! snapshot-reading protocols answer a conflict instead). The adapter then rolls the
-//! transaction back itself, records it as aborted and counts it in
-//! [`StrataExecutor::insert_races`].
+//! exception: under MV2PL, which reads the newest committed data rather than
+//! a snapshot, an `insert` of a key that `get` had just reported absent can
+//! answer `DuplicateKey` when a concurrent transaction inserted and
+//! committed the key in between. The adapter then rolls the transaction
+//! back itself, records it as aborted and counts it in
+//! [`StrataExecutor::insert_races`]. No other protocol can race there: the
+//! snapshot protocols (MVOCC, SI, SSN, SSI) answer a conflict to an insert
+//! of a key committed after their snapshot, and MVTO's read of an absent
+//! key leaves a ghost with its read timestamp, so an older inserter is
+//! refused and a younger one's row is too new to overwrite. A
+//! `DuplicateKey` from any of them would hide a wrong answer behind an
+//! ordinary abort, so it fails the run instead ([`StrataExecutor::failure`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use strata::{
     key, row, Database, Error, Options, Protocol, Schema, Table, Transaction, Type, Value,
 };
 use strata_verify::{Op, Outcome, PlannedOp, TxnExecutor};
 
+/// A list register's contents.
+type List = Vec<u64>;
+
 /// Why a transaction stopped early.
-enum Stop {
+#[derive(Debug, PartialEq, Eq)]
+pub enum Stop {
     /// The engine rolled it back (`Error::Conflict`).
     Conflict,
     /// `DuplicateKey` on an insert after `get` found no row: the key was
     /// inserted concurrently; the adapter aborts.
     InsertRace,
+    /// `DuplicateKey` where the protocol cannot race (see the module docs);
+    /// the adapter aborts and the run fails.
+    UnexpectedDuplicate,
+    /// The adapter aborts for another counted reason.
+    Abort,
 }
 
 impl From<Error> for Stop {
@@ -47,13 +78,10 @@ impl From<Error> for Stop {
     }
 }
 
-/// Inserts `row`, mapping `DuplicateKey` to [`Stop::InsertRace`].
-fn insert_absent(txn: &mut Transaction, t: &Table, row: strata::Row) -> Result<(), Stop> {
-    match txn.insert(t, row) {
-        Ok(()) => Ok(()),
-        Err(Error::DuplicateKey { .. }) => Err(Stop::InsertRace),
-        Err(e) => Err(e.into()),
-    }
+/// Whether `protocol` may answer `DuplicateKey` to an insert of a key the
+/// same transaction has just read as absent (see the module docs).
+pub fn may_race_on_insert(protocol: Protocol) -> bool {
+    protocol == Protocol::Mv2pl
 }
 
 /// Runs planned transactions against a Strata database.
@@ -67,6 +95,17 @@ pub struct StrataExecutor {
     /// Transactions aborted by the adapter after an insert race (see the
     /// module docs).
     pub insert_races: AtomicU64,
+    /// Transactions aborted by the adapter after MVOCC answered `NotFound`
+    /// to an update or delete of a row its snapshot holds (see
+    /// [`StrataExecutor::change_found`]).
+    pub vanished_rows: AtomicU64,
+    /// Whether an insert race may answer `DuplicateKey`
+    /// ([`may_race_on_insert`] of the protocol). Tests clear it on an MV2PL
+    /// database to stand for a protocol that answers `DuplicateKey` wrongly.
+    pub insert_races_allowed: bool,
+    /// The `DuplicateKey` answers the protocol must not give: how many, and
+    /// the first one.
+    unexpected_duplicates: Mutex<(u64, Option<String>)>,
     /// Yield the thread between operations, so that transactions interleave
     /// more on machines with few cores.
     pub yield_between_ops: bool,
@@ -95,13 +134,86 @@ impl StrataExecutor {
                 .primary_key(&["k"]),
         )?;
         Ok(StrataExecutor {
+            insert_races_allowed: may_race_on_insert(db.options().protocol),
             db,
             lists,
             registers,
             read_only_snapshots: false,
             insert_races: AtomicU64::new(0),
+            vanished_rows: AtomicU64::new(0),
+            unexpected_duplicates: Mutex::new((0, None)),
             yield_between_ops: true,
         })
+    }
+
+    /// Why the run failed although every transaction ran: `DuplicateKey`
+    /// answers the protocol must never give (see the module docs).
+    pub fn failure(&self) -> Option<String> {
+        let (n, first) = &*self.unexpected_duplicates.lock().expect("not poisoned");
+        first.as_ref().map(|first| {
+            let protocol = self.db.options().protocol;
+            format!(
+                "{protocol} answered DuplicateKey {n} time(s) to an insert of a key the same \
+                 transaction had just read as absent (first: {first}); only MV2PL, which reads \
+                 the newest committed data, may race there: {protocol} must answer a conflict"
+            )
+        })
+    }
+
+    /// Inserts `row`, whose key `get` has just found absent, into `t`.
+    ///
+    /// `DuplicateKey` means another transaction inserted the key in
+    /// between: an [`Stop::InsertRace`] where the protocol may race there,
+    /// else a [`Stop::UnexpectedDuplicate`] that fails the run.
+    pub fn insert_absent(
+        &self,
+        txn: &mut Transaction,
+        t: &Table,
+        row: strata::Row,
+    ) -> Result<(), Stop> {
+        match txn.insert(t, row) {
+            Ok(()) => Ok(()),
+            Err(Error::DuplicateKey { .. }) if self.insert_races_allowed => Err(Stop::InsertRace),
+            Err(e @ Error::DuplicateKey { .. }) => {
+                let mut u = self.unexpected_duplicates.lock().expect("not poisoned");
+                u.0 += 1;
+                u.1.get_or_insert_with(|| e.to_string());
+                Err(Stop::UnexpectedDuplicate)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The result of an update or delete of a row that `get` has just
+    /// returned. MVOCC answers `NotFound` when a transaction that committed
+    /// after our snapshot deleted the row (it checks nothing when it locks
+    /// the head); we would fail validation at commit anyway, so the adapter
+    /// aborts. The other protocols answer a conflict (SI, SSN and SSI:
+    /// first updater wins; MVTO: the tombstone is younger than us) or keep
+    /// the row from being deleted (MV2PL's read lock), so there `NotFound`
+    /// is a bug and panics.
+    fn change_found(&self, r: Result<(), Error>) -> Result<(), Stop> {
+        match r {
+            Err(Error::NotFound { .. }) if self.db.options().protocol == Protocol::Mvocc => {
+                self.vanished_rows.fetch_add(1, Ordering::Relaxed);
+                Err(Stop::Abort)
+            }
+            r => Ok(r?),
+        }
+    }
+
+    /// The list at logical `key`: its data row, else its tomb, else empty.
+    fn read_list(&self, txn: &mut Transaction, key: u64) -> Result<Vec<u64>, Stop> {
+        if let Some(row) = txn.get(&self.lists, &data_key(key))? {
+            return Ok(parse_list(text(&row)));
+        }
+        self.read_tomb(txn, key)
+    }
+
+    fn read_tomb(&self, txn: &mut Transaction, key: u64) -> Result<Vec<u64>, Stop> {
+        Ok(txn
+            .get(&self.lists, &tomb_key(key))?
+            .map_or_else(Vec::new, |r| parse_list(text(&r))))
     }
 
     /// Runs one planned op. `out` receives the op as issued before it runs,
@@ -111,51 +223,77 @@ impl StrataExecutor {
         match op {
             PlannedOp::Append { key, elem } => {
                 out.push(Op::Append { key, elem });
-                let k = key_of(key);
+                let k = data_key(key);
                 match txn.get(&self.lists, &k)? {
-                    None => {
-                        insert_absent(txn, &self.lists, row![k.0[0].clone(), elem.to_string()])?
-                    }
                     Some(row) => {
-                        let old = text(&row);
-                        let new = if old.is_empty() {
-                            elem.to_string()
-                        } else {
-                            format!("{old},{elem}")
-                        };
-                        txn.update(&self.lists, &k, &[("v", Value::from(new))])?
+                        let new = join(text(&row), elem);
+                        self.change_found(txn.update(&self.lists, &k, &[("v", Value::from(new))]))?
                     }
+                    None => {
+                        // (Re-)insert, continuing the list from the tomb.
+                        let tomb = self.read_tomb(txn, key)?;
+                        let new = join(&format_list(&tomb), elem);
+                        self.insert_absent(txn, &self.lists, row![int(2 * key + 1), new])?
+                    }
+                }
+            }
+            PlannedOp::Delete { key, elem } => {
+                out.push(Op::Delete { key, elem });
+                let k = data_key(key);
+                let Some(row) = txn.get(&self.lists, &k)? else {
+                    // Nothing to delete: the op was a read. (Writing the
+                    // tomb here would let a concurrent re-insert, which
+                    // writes only the data row, commit beside it under SI,
+                    // losing this marker: every list write must write the
+                    // data row.)
+                    let list = self.read_tomb(txn, key)?;
+                    *out.last_mut().expect("pushed above") = Op::ReadList {
+                        key,
+                        value: Some(list),
+                    };
+                    return Ok(());
+                };
+                self.change_found(txn.delete(&self.lists, &k))?;
+                let new = join(text(&row), elem);
+                let tk = tomb_key(key);
+                if txn.get(&self.lists, &tk)?.is_some() {
+                    self.change_found(txn.update(&self.lists, &tk, &[("v", Value::from(new))]))?
+                } else {
+                    self.insert_absent(txn, &self.lists, row![int(2 * key), new])?
                 }
             }
             PlannedOp::Read { key } => {
                 out.push(Op::ReadList { key, value: None });
-                let row = txn.get(&self.lists, &key_of(key))?;
-                let list = row.map_or_else(Vec::new, |r| parse_list(text(&r)));
+                let list = self.read_list(txn, key)?;
                 *out.last_mut().expect("pushed above") = Op::ReadList {
                     key,
                     value: Some(list),
                 };
             }
             PlannedOp::Write { key, value } => {
-                out.push(Op::Write { key, value });
+                // The read of this read-modify-write is recorded: it names
+                // the version the write overwrites.
+                out.push(Op::ReadReg { key, value: None });
                 let k = key_of(key);
+                let old = txn.get(&self.registers, &k)?;
+                *out.last_mut().expect("pushed above") = Op::ReadReg {
+                    key,
+                    value: Some(old.as_ref().map(|r| register(key, r))),
+                };
+                out.push(Op::Write { key, value });
                 let v = int(value);
-                if txn.get(&self.registers, &k)?.is_some() {
-                    txn.update(&self.registers, &k, &[("v", Value::Int(v))])?
+                if old.is_some() {
+                    self.change_found(txn.update(&self.registers, &k, &[("v", Value::Int(v))]))?
                 } else {
-                    insert_absent(txn, &self.registers, row![k.0[0].clone(), v])?
+                    self.insert_absent(txn, &self.registers, row![k.0[0].clone(), v])?
                 }
             }
             PlannedOp::ReadReg { key } => {
                 out.push(Op::ReadReg { key, value: None });
                 let row = txn.get(&self.registers, &key_of(key))?;
-                let value = row.map(|r| match r[1] {
-                    Value::Int(v) => u64::try_from(v).expect("register values are non-negative"),
-                    ref other => panic!("register k{key} holds a non-integer {other:?}"),
-                });
                 *out.last_mut().expect("pushed above") = Op::ReadReg {
                     key,
-                    value: Some(value),
+                    value: Some(row.map(|r| register(key, &r))),
                 };
             }
             PlannedOp::Scan { lo, hi } => {
@@ -164,14 +302,44 @@ impl StrataExecutor {
                     hi,
                     value: None,
                 });
-                let rows = txn.scan(&self.lists, key_of(lo)..key_of(hi))?;
-                let mut found = Vec::with_capacity(rows.len());
+                let rows = txn.scan(&self.lists, tomb_key(lo)..tomb_key(hi))?;
+                // Per logical key in order: (key, tomb, data).
+                let mut keys: Vec<(u64, Option<List>, Option<List>)> = Vec::new();
                 for r in &rows {
-                    let k = match r[0] {
+                    let pk = match r[0] {
                         Value::Int(k) => u64::try_from(k).expect("keys are non-negative"),
                         ref other => panic!("list key {other:?} is not an integer"),
                     };
-                    let list = parse_list(text(r));
+                    let k = pk / 2;
+                    if keys.last().is_none_or(|e| e.0 != k) {
+                        keys.push((k, None, None));
+                    }
+                    let e = keys.last_mut().expect("pushed above");
+                    let list = Some(parse_list(text(r)));
+                    if pk % 2 == 1 {
+                        e.2 = list;
+                    } else {
+                        e.1 = list;
+                    }
+                }
+                let mut found = Vec::with_capacity(keys.len());
+                // A data row that does not continue its tomb: the scan saw
+                // the two rows in different states. Recorded as a second
+                // read of the key, for the checker to flag.
+                let mut torn = Vec::new();
+                for (k, tomb, data) in keys {
+                    let list = match (tomb, data) {
+                        (Some(t), Some(d)) => {
+                            if !(d.len() > t.len() && d.starts_with(&t)) {
+                                torn.push(Op::ReadList {
+                                    key: k,
+                                    value: Some(t),
+                                });
+                            }
+                            d
+                        }
+                        (t, d) => d.or(t).unwrap_or_default(),
+                    };
                     if !list.is_empty() {
                         found.push((k, list));
                     }
@@ -181,6 +349,7 @@ impl StrataExecutor {
                     hi,
                     value: Some(found),
                 };
+                out.extend(torn);
             }
         }
         Ok(())
@@ -190,9 +359,12 @@ impl StrataExecutor {
 impl TxnExecutor for StrataExecutor {
     fn execute(&self, _client: usize, ops: &[PlannedOp]) -> (Vec<Op>, Outcome) {
         let read_only = self.read_only_snapshots
-            && ops
-                .iter()
-                .all(|o| !matches!(o, PlannedOp::Append { .. } | PlannedOp::Write { .. }));
+            && ops.iter().all(|o| {
+                matches!(
+                    o,
+                    PlannedOp::Read { .. } | PlannedOp::ReadReg { .. } | PlannedOp::Scan { .. }
+                )
+            });
         let begun = if read_only {
             self.db.begin_read_only()
         } else {
@@ -212,6 +384,10 @@ impl TxnExecutor for StrataExecutor {
                     txn.abort();
                     return (out, Outcome::Aborted);
                 }
+                Err(Stop::UnexpectedDuplicate | Stop::Abort) => {
+                    txn.abort();
+                    return (out, Outcome::Aborted);
+                }
             }
         }
         match txn.commit() {
@@ -228,6 +404,39 @@ fn int(v: u64) -> i64 {
 
 fn key_of(k: u64) -> strata::Key {
     key![int(k)]
+}
+
+/// The row holding list `k` while it exists (see the module docs).
+fn data_key(k: u64) -> strata::Key {
+    key![int(2 * k + 1)]
+}
+
+/// The row holding list `k` as of its last delete.
+fn tomb_key(k: u64) -> strata::Key {
+    key![int(2 * k)]
+}
+
+fn register(key: u64, row: &[Value]) -> u64 {
+    match row[1] {
+        Value::Int(v) => u64::try_from(v).expect("register values are non-negative"),
+        ref other => panic!("register k{key} holds a non-integer {other:?}"),
+    }
+}
+
+/// `list` (as stored) with `elem` appended.
+fn join(list: &str, elem: u64) -> String {
+    if list.is_empty() {
+        elem.to_string()
+    } else {
+        format!("{list},{elem}")
+    }
+}
+
+fn format_list(list: &[u64]) -> String {
+    list.iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn text(row: &[Value]) -> &str {

@@ -1,15 +1,16 @@
 //! Seeded workload generators: they plan transactions, executors run them.
 //!
 //! ```text
-//!   GeneratorConfig ──► Generator ──next_txn()──► [Read k3, Append k3 ← 17, Scan k0..k8]
+//!   GeneratorConfig ──► Generator ──next_txn()──► [Read k3, Append k3 ← 17, Delete k5 ← 18, Scan k0..k6]
 //!      (seed)             │                               │
 //!                         └ value counter: 1, 2, 3, …     └ executor runs it, records what it saw
 //! ```
 //!
-//! Every appended element and written value comes from one counter per
-//! generator, so each value in a history has exactly one writer. That is the
-//! property that lets the checker work without trusting the engine: seeing a
-//! value tells it who wrote it, and a list read tells it the order of writes.
+//! Every appended element, delete marker and written value comes from one
+//! counter per generator, so each value in a history has exactly one
+//! writer. That is the property that lets the checker work without trusting
+//! the engine: seeing a value tells it who wrote it, and a list read tells
+//! it the order of writes.
 //!
 //! Keys are drawn from a Zipfian distribution so that a few hot keys collect
 //! most of the contention, which is where isolation bugs show up.
@@ -24,6 +25,9 @@ use crate::history::{Elem, Key};
 pub enum PlannedOp {
     /// Append `elem` to the list at `key` (observed as [`crate::Op::Append`]).
     Append { key: Key, elem: Elem },
+    /// Delete the row at `key`, appending the marker `elem` to its list
+    /// (observed as [`crate::Op::Delete`]).
+    Delete { key: Key, elem: Elem },
     /// Read the list at `key` (observed as [`crate::Op::ReadList`]).
     Read { key: Key },
     /// Overwrite the register at `key` (observed as [`crate::Op::Write`]).
@@ -41,12 +45,13 @@ pub enum PlannedOp {
 /// Which kind of transactions to generate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Workload {
-    /// Reads and appends on lists: the most informative workload, since list
-    /// reads reveal the full version order.
+    /// Reads, appends and deletes on lists: the most informative workload,
+    /// since list reads reveal the full version order.
     ListAppend,
     /// Reads and blind writes on registers.
     Register,
-    /// List appends mixed with range scans over the same keys (phantoms).
+    /// List appends and deletes mixed with range scans over the same keys:
+    /// deletes and re-inserts keep changing the scanned ranges (phantoms).
     Predicate,
     /// Keys come in pairs `(2p, 2p+1)`; each transaction reads both keys of a
     /// pair and appends to one of them. Snapshot isolation lets two such
@@ -66,9 +71,15 @@ pub struct GeneratorConfig {
     pub max_ops: usize,
     /// Probability that an operation is a read (given that it is not a scan).
     pub read_fraction: f64,
+    /// Probability that a list write is a delete rather than an append
+    /// ([`Workload::ListAppend`] and [`Workload::Predicate`]). Deleted keys
+    /// are re-inserted by later appends, so scanned ranges keep gaining
+    /// rows: without deletes every key exists after a few hundred
+    /// transactions and a missing phantom check can no longer show.
+    pub delete_fraction: f64,
     /// Probability that an operation is a scan ([`Workload::Predicate`] only).
     pub scan_fraction: f64,
-    /// Widest scan range, in keys.
+    /// Widest scan range, in keys (scans are `1..=max_scan_width` wide).
     pub max_scan_width: u64,
     /// Zipfian theta in `0.0..1.0`: 0 is uniform, 0.99 is very skewed.
     pub skew: f64,
@@ -83,8 +94,9 @@ impl Default for GeneratorConfig {
             min_ops: 1,
             max_ops: 4,
             read_fraction: 0.5,
-            scan_fraction: 0.2,
-            max_scan_width: 4,
+            delete_fraction: 0.3,
+            scan_fraction: 0.4,
+            max_scan_width: 6,
             skew: 0.5,
             seed: 0,
         }
@@ -237,7 +249,11 @@ impl Generator {
             PlannedOp::Read { key }
         } else {
             let elem = self.fresh();
-            PlannedOp::Append { key, elem }
+            if self.rng.random_bool(self.cfg.delete_fraction) {
+                PlannedOp::Delete { key, elem }
+            } else {
+                PlannedOp::Append { key, elem }
+            }
         }
     }
 
@@ -319,7 +335,9 @@ mod tests {
             let mut seen = HashSet::new();
             for op in a.iter().flatten() {
                 match *op {
-                    PlannedOp::Append { key, elem: v } | PlannedOp::Write { key, value: v } => {
+                    PlannedOp::Append { key, elem: v }
+                    | PlannedOp::Delete { key, elem: v }
+                    | PlannedOp::Write { key, value: v } => {
                         assert!(seen.insert(v), "value {v} reused");
                         assert!(key < cfg.keys);
                     }
@@ -350,10 +368,30 @@ mod tests {
     }
 
     #[test]
-    fn predicate_workload_mixes_scans_and_appends() {
+    fn predicate_workload_mixes_scans_appends_and_deletes() {
         let g = Generator::new(GeneratorConfig::for_workload(Workload::Predicate));
         let ops: Vec<_> = g.take(300).flatten().collect();
         assert!(ops.iter().any(|o| matches!(o, PlannedOp::Scan { .. })));
         assert!(ops.iter().any(|o| matches!(o, PlannedOp::Append { .. })));
+        assert!(ops.iter().any(|o| matches!(o, PlannedOp::Delete { .. })));
+    }
+
+    #[test]
+    fn scans_are_at_most_max_scan_width_wide() {
+        for width in [1, 3, 9] {
+            let cfg = GeneratorConfig {
+                max_scan_width: width,
+                ..GeneratorConfig::for_workload(Workload::Predicate)
+            };
+            let widths: HashSet<u64> = Generator::new(cfg)
+                .take(2000)
+                .flatten()
+                .filter_map(|o| match o {
+                    PlannedOp::Scan { lo, hi } => Some(hi - lo),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(widths, (1..=width).collect(), "max_scan_width {width}");
+        }
     }
 }

@@ -38,6 +38,11 @@ pub type Elem = u64;
 pub enum Op {
     /// Appends a unique `elem` to the list stored at `key`.
     Append { key: Key, elem: Elem },
+    /// Deletes the row at `key`. In the list model a delete appends a
+    /// unique *marker* `elem`, so the key keeps one growing list whose order
+    /// still says who came after whom: a deleted key reads as its list
+    /// ending in the marker, and a later append re-inserts the row.
+    Delete { key: Key, elem: Elem },
     /// Reads the whole list at `key`. An absent key reads as `Some(vec![])`.
     ReadList { key: Key, value: Option<Vec<Elem>> },
     /// Overwrites the register at `key` with a unique `value`.
@@ -59,7 +64,19 @@ pub enum Op {
 impl Op {
     /// Whether this operation changes the database.
     pub fn is_write(&self) -> bool {
-        matches!(self, Op::Append { .. } | Op::Write { .. })
+        matches!(
+            self,
+            Op::Append { .. } | Op::Delete { .. } | Op::Write { .. }
+        )
+    }
+
+    /// The key and element a list write adds: an append's element or a
+    /// delete's marker.
+    pub fn list_write(&self) -> Option<(Key, Elem)> {
+        match *self {
+            Op::Append { key, elem } | Op::Delete { key, elem } => Some((key, elem)),
+            _ => None,
+        }
     }
 }
 
@@ -106,6 +123,7 @@ impl fmt::Display for Op {
         let full = f.alternate();
         match self {
             Op::Append { key, elem } => write!(f, "append(k{key}, {elem})"),
+            Op::Delete { key, elem } => write!(f, "delete(k{key}, {elem})"),
             Op::ReadList { key, value: None } => write!(f, "read(k{key}) = ?"),
             Op::ReadList {
                 key,

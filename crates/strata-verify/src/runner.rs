@@ -84,6 +84,11 @@ impl Data {
                 self.lists.entry(key).or_default().push(elem);
                 Op::Append { key, elem }
             }
+            // The list model of a delete: the marker ends the key's list.
+            PlannedOp::Delete { key, elem } => {
+                self.lists.entry(key).or_default().push(elem);
+                Op::Delete { key, elem }
+            }
             PlannedOp::Read { key } => Op::ReadList {
                 key,
                 value: Some(self.lists.get(&key).cloned().unwrap_or_default()),
@@ -189,6 +194,10 @@ impl TxnExecutor for SnapshotExecutor {
                     own_lists.entry(key).or_default().push(elem);
                     Op::Append { key, elem }
                 }
+                PlannedOp::Delete { key, elem } => {
+                    own_lists.entry(key).or_default().push(elem);
+                    Op::Delete { key, elem }
+                }
                 PlannedOp::Read { key } => Op::ReadList {
                     key,
                     value: Some(list_at(key, &own_lists)),
@@ -293,7 +302,7 @@ impl TxnExecutor for DirtyExecutor {
         let mut data = self.data.lock();
         for op in &observed {
             match *op {
-                Op::Append { key, elem } => {
+                Op::Append { key, elem } | Op::Delete { key, elem } => {
                     if let Some(l) = data.lists.get_mut(&key) {
                         l.retain(|&e| e != elem);
                     }

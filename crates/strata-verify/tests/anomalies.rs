@@ -152,6 +152,53 @@ fn g_single_lost_update_on_registers() {
     assert!(rep.violates_snapshot_isolation());
 }
 
+/// A lost update whose overwritten value nobody else reads. Recorded with
+/// blind writes (as the Strata adapter once recorded its read-modify-write
+/// register writes), nothing orders the two writes and the history passes;
+/// with the read of each read-modify-write recorded, both writers are seen
+/// to overwrite the initial state.
+#[test]
+fn lost_update_on_registers_needs_the_recorded_read() {
+    let blind = concurrent(vec![
+        c(1, vec![w(1, 1)]),
+        c(2, vec![w(1, 2)]),
+        c(3, vec![rr(1, Some(2))]),
+    ]);
+    let rep = chk(&blind);
+    assert!(rep.is_valid(), "{rep}");
+    let read_modify_write = concurrent(vec![
+        c(1, vec![rr(1, None), w(1, 1)]),
+        c(2, vec![rr(1, None), w(1, 2)]),
+        c(3, vec![rr(1, Some(2))]),
+    ]);
+    let rep = chk(&read_modify_write);
+    assert!(rep.has(GSingle), "{rep}");
+    assert!(rep.to_string().contains("lost update on key 1"), "{rep}");
+    assert!(rep.violates_snapshot_isolation());
+}
+
+/// G0 (dirty writes) on registers: T1 and T2 both write keys 1 and 2, in
+/// opposite orders. Only the reads of the read-modify-writes say which write
+/// came first on each key.
+#[test]
+fn g0_on_registers_needs_the_recorded_reads() {
+    let blind = concurrent(vec![
+        c(1, vec![w(1, 1), w(2, 11)]),
+        c(2, vec![w(1, 2), w(2, 22)]),
+        c(3, vec![rr(1, Some(2)), rr(2, Some(11))]),
+    ]);
+    let rep = chk(&blind);
+    assert!(rep.is_valid(), "{rep}");
+    let read_modify_write = concurrent(vec![
+        c(1, vec![rr(1, None), w(1, 1), rr(2, Some(22)), w(2, 11)]),
+        c(2, vec![rr(1, Some(1)), w(1, 2), rr(2, None), w(2, 22)]),
+        c(3, vec![rr(1, Some(2)), rr(2, Some(11))]),
+    ]);
+    let rep = chk(&read_modify_write);
+    assert!(rep.has(G0), "{rep}");
+    assert!(rep.violates_read_committed());
+}
+
 #[test]
 fn g2_item_write_skew() {
     let h = concurrent(vec![

@@ -1,24 +1,21 @@
 //! The database: options, catalog, clock and transaction table.
 
-use crate::cc::{predicate, ssi};
+use crate::cc::{ssi, with_cc, Cc};
 use crate::error::{Error, Result};
-use crate::gc::vacuum::{self, Partition};
-use crate::gc::{GcQueue, Limbo};
+use crate::gc::{self, Gc, Snapshots};
 use crate::log::record::CatalogRecord;
 use crate::log::{LogStats, RecoveryReport};
-use crate::options::{Durability, GcPolicy, MemorySpaces, Options, Protocol};
-use crate::stats::{Counters, Stats};
+use crate::options::{Durability, MemorySpaces, Options, Protocol};
+use crate::stats::Stats;
 use crate::storage::version::{Version, HEADER_BYTES};
-use crate::storage::Coop;
 use crate::table::{Table, TableInner};
 use crate::txn::tid::TidTable;
 use crate::txn::Transaction;
 use crate::value::Schema;
 use crossbeam_utils::CachePadded;
-use parking_lot::{Mutex, RwLock};
-use std::cell::Cell;
+use parking_lot::{RwLock, RwLockReadGuard};
 use std::collections::HashMap;
-use std::sync::atomic::{fence, AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -27,6 +24,11 @@ pub(crate) struct DbInner {
     pub id: u64,
     pub opts: Options,
     pub protocol: Protocol,
+    /// Test-only: MVOCC and MV2PL skip re-validating predicate reads at
+    /// commit (see [`Database::skip_phantom_validation_for_testing`]).
+    /// Read once per commit, written only by tests, so it shares the
+    /// read-mostly line without cost.
+    pub skip_phantom_validation: AtomicBool,
     /// The global timestamp counter: snapshots read it, commits bump it.
     pub clock: CachePadded<AtomicU64>,
     pub tids: TidTable,
@@ -35,14 +37,11 @@ pub(crate) struct DbInner {
     /// database.
     pub tables: RwLock<Vec<Arc<TableInner>>>,
     pub names: RwLock<HashMap<String, u32>>,
-    pub gc: GcQueue,
+    /// The garbage collector `Options::gc` names (see `gc`).
+    pub gc: Gc,
     /// Last garbage-collection horizon computed (a safe lower bound for new
     /// MVTO read-only snapshots while they register).
     pub horizon: AtomicU64,
-    /// GC's counters, written by every pass: on their own cache lines, so
-    /// they do not invalidate the read-mostly fields around them (sharing a
-    /// line with them cost 20% of a 16-thread update mix).
-    pub counters: CachePadded<Counters>,
     /// SSI: SIREAD marks and writer states.
     pub ssi: ssi::Registry,
     /// The write-ahead log; empty for an in-memory database (and while
@@ -50,11 +49,6 @@ pub(crate) struct DbInner {
     pub log: OnceLock<crate::log::Log>,
     /// Secondary indexes by name.
     pub indexes: crate::index::secondary::IndexCatalog,
-    /// Cooperative cleaning's shared horizon (GcPolicy::Cooperative only).
-    pub coop: Option<Arc<Coop>>,
-    /// Tuple-level GC: one lock per GC-thread partition of the blocks, so
-    /// no two passes prune the same row.
-    pub vacuum_parts: Vec<Mutex<()>>,
     /// Memory spaces versions are allocated from (`Options::memory_spaces`);
     /// every table holds a clone.
     pub spaces: Option<Arc<crate::storage::space::SpaceSet>>,
@@ -70,17 +64,7 @@ impl Database {
     /// Opens an empty in-memory database, refusing invalid options.
     pub fn open(opts: Options) -> Result<Database> {
         opts.validate()?;
-        let gc = GcQueue::default();
-        let coop = (opts.gc == GcPolicy::Cooperative).then(|| {
-            Arc::new(Coop {
-                horizon: AtomicU64::new(0),
-                reclaimed: AtomicU64::new(0),
-                passes: Arc::clone(&gc.tuple_passes),
-            })
-        });
-        let vacuum_parts = (0..opts.gc_threads.max(1))
-            .map(|_| Mutex::new(()))
-            .collect();
+        let gc = Gc::new(&opts);
         let spaces = match opts.memory_spaces {
             MemorySpaces::System => None,
             MemorySpaces::Spaces { count, increment } => Some(Arc::new(
@@ -91,6 +75,7 @@ impl Database {
             inner: Arc::new(DbInner {
                 id: NEXT_DB_ID.fetch_add(1, SeqCst),
                 protocol: opts.protocol,
+                skip_phantom_validation: AtomicBool::new(false),
                 tids: TidTable::new(opts.max_open_transactions),
                 opts,
                 clock: CachePadded::new(AtomicU64::new(1)),
@@ -98,26 +83,15 @@ impl Database {
                 names: RwLock::new(HashMap::new()),
                 gc,
                 horizon: AtomicU64::new(0),
-                counters: CachePadded::new(Counters::default()),
                 ssi: ssi::Registry::new(),
                 log: OnceLock::new(),
                 indexes: Default::default(),
-                coop,
-                vacuum_parts,
                 spaces,
             }),
         };
-        match (db.inner.opts.gc, db.inner.opts.gc_interval) {
-            (GcPolicy::TransactionLevel | GcPolicy::Cooperative, Some(every)) => {
-                spawn_gc_thread(Arc::downgrade(&db.inner), every, None)?;
-            }
-            (GcPolicy::Vacuum, Some(every)) => {
-                for i in 0..db.inner.vacuum_parts.len() {
-                    spawn_gc_thread(Arc::downgrade(&db.inner), every, Some(i))?;
-                }
-            }
-            _ => {}
-        }
+        db.inner
+            .gc
+            .start(&Arc::downgrade(&db.inner), db.inner.opts.gc_interval)?;
         if let Durability::Wal { dir, .. } = &db.inner.opts.durability {
             crate::log::recovery::open(&db, &dir.clone())?;
         }
@@ -166,6 +140,18 @@ impl Database {
         &self.inner.opts
     }
 
+    /// **Breaks serializability; for tests only.** From now on MVOCC and
+    /// MV2PL commit without re-validating range scans and reads of absent
+    /// keys (`cc::predicate::validate_scans`), so phantoms get through. The
+    /// history checker's tests use it to show that the predicate workload
+    /// catches a protocol with its phantom check missing.
+    #[doc(hidden)]
+    pub fn skip_phantom_validation_for_testing(&self) {
+        self.inner
+            .skip_phantom_validation
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Creates a table; fails on a duplicate name or an invalid schema.
     pub fn create_table(&self, schema: Schema) -> Result<Table> {
         let schema = schema.validate()?;
@@ -195,7 +181,7 @@ impl Database {
         let t = Arc::new(
             TableInner::new(id, self.inner.id, schema)
                 .with_storage(self.inner.opts.version_storage, self.inner.opts.non_inline)
-                .with_coop(self.inner.coop.clone())
+                .with_coop(self.inner.gc.chain_walk_hook())
                 .with_spaces(self.inner.spaces.clone()),
         );
         tables.push(Arc::clone(&t));
@@ -300,14 +286,14 @@ impl Database {
     /// Runs one garbage-collection pass now (it also runs by itself every
     /// `Options::gc_every_commits` commits). Returns versions freed.
     pub fn collect_garbage(&self) -> u64 {
-        self.inner.collect_garbage(true).unwrap_or(0)
+        self.inner.gc.collect(&*self.inner, true).unwrap_or(0)
     }
 
     /// Counters and a walk over every chain for memory figures. The walk is
     /// O(rows); call it between runs, not in a hot loop.
     pub fn stats(&self) -> Stats {
         let mut st = Stats::empty();
-        self.inner.counters.fill(&mut st);
+        self.inner.gc.fill_stats(&mut st);
         self.inner.tids.fill_counts(&mut st);
         st.open_transactions = self.inner.tids.open_count() as u64;
         let guard = crossbeam_epoch::pin();
@@ -335,43 +321,11 @@ impl Database {
             });
         }
         drop(guard);
-        if let Some(c) = &self.inner.coop {
-            st.versions_reclaimed += c.reclaimed.load(SeqCst);
-        }
         if let Some(sp) = &self.inner.spaces {
             st.memory_spaces = sp.stats();
         }
         st
     }
-}
-
-/// A GC thread: a pass every `every`, until the database is gone. It holds
-/// only a weak reference, so it never keeps a database alive. `part`: the
-/// vacuum partition this thread owns (GcPolicy::Vacuum), else a whole pass
-/// (transaction-level epochs; COOP's dusty-corner pass).
-fn spawn_gc_thread(
-    db: std::sync::Weak<DbInner>,
-    every: Duration,
-    part: Option<usize>,
-) -> Result<()> {
-    std::thread::Builder::new()
-        .name("strata-gc".into())
-        .spawn(move || loop {
-            std::thread::sleep(every);
-            match db.upgrade() {
-                Some(db) => match part {
-                    Some(i) => {
-                        db.vacuum(Some(i), true);
-                    }
-                    None => {
-                        db.collect_garbage(false);
-                    }
-                },
-                None => return,
-            }
-        })
-        .map(drop)
-        .map_err(|e| Error::Io(format!("cannot start the GC thread: {e}")))
 }
 
 /// Waits before retry number `attempt` (1, 2, ...) of a transaction lost
@@ -395,230 +349,51 @@ pub fn backoff(attempt: u32) {
 
 static NEXT_DB_ID: AtomicU64 = AtomicU64::new(1);
 
-thread_local! {
-    static COMMITS_SINCE_GC: Cell<u32> = const { Cell::new(0) };
+impl DbInner {
+    /// Called after each read-write commit; runs GC every few commits.
+    #[inline]
+    pub fn after_commit(&self) {
+        self.gc.after_commit(self);
+    }
 }
 
-impl DbInner {
-    /// The garbage-collection horizon: no open transaction can see a version
-    /// that a committed version at or below this timestamp overwrote.
-    pub fn compute_horizon(&self) -> u64 {
-        let g = self.clock.load(SeqCst);
-        fence(SeqCst);
-        let mut h = g.min(self.tids.min_begin(false));
-        if self.protocol == Protocol::Mvto {
-            // An MVTO writer with timestamp t may still commit versions at t,
-            // so snapshots (and the horizon) must stay below it.
-            h = h.min(self.tids.min_begin(true).saturating_sub(1));
-        }
-        h
+/// What the collector needs from the database: the snapshots, the tables,
+/// the clock, and the protocol's say on GC (its `Cc` hooks).
+impl gc::Engine for DbInner {
+    fn collector(&self) -> &Gc {
+        &self.gc
     }
 
-    /// One GC pass; with `wait`, waits for a pass already running instead of
-    /// skipping (the explicit `Database::collect_garbage` waits).
-    pub fn collect_garbage(&self, wait: bool) -> Option<u64> {
-        match self.opts.gc {
-            GcPolicy::None => Some(0),
-            GcPolicy::TransactionLevel => self.collect_transaction_level(wait),
-            // Every partition (waiting for, or skipping, busy ones); COOP
-            // has one partition and always scans it fully.
-            GcPolicy::Vacuum | GcPolicy::Cooperative => Some(self.vacuum(None, wait)),
-        }
+    fn snapshots(&self) -> Snapshots {
+        let s = self.tids.snapshots(|| self.clock.load(SeqCst));
+        // The protocol may hold the horizon lower (MVTO: below every
+        // running writer's timestamp).
+        let h = with_cc!(self.protocol, P => P::bound_horizon(self, s.oldest()));
+        s.bounded(h)
     }
 
-    /// Whether GC may unlink the row whose newest version, a tombstone, is
-    /// visible at the horizon.
-    fn may_remove(&self) -> impl Fn(&Version, u64) -> bool {
-        let protocol = self.protocol;
-        move |tomb: &Version, horizon: u64| match protocol {
-            // Readers left their timestamp on the tombstone: it guards the
-            // key against older inserters until they are all gone.
-            Protocol::Mvto => tomb.word_a.load(SeqCst) <= horizon,
-            // Read-locked tombstones stay until the lock is released.
-            Protocol::Mv2pl => tomb.word_a.load(SeqCst) == 0,
-            _ => true,
-        }
+    fn publish_horizon(&self, horizon: u64) {
+        self.horizon.store(horizon, SeqCst);
     }
 
-    /// Computes the horizon and publishes it (MVTO read-only snapshots and
-    /// cooperating workers read the published value).
-    fn refresh_horizon(&self) -> u64 {
-        let h = self.compute_horizon();
-        self.horizon.store(h, SeqCst);
-        if let Some(c) = &self.coop {
-            c.horizon.fetch_max(h, SeqCst);
-        }
-        h
+    fn clock(&self) -> u64 {
+        self.clock.load(SeqCst)
     }
 
-    /// Tuple-level GC pass (VAC, or COOP's full pass): partition `part` or
-    /// all of them. Returns versions freed.
-    pub fn vacuum(&self, part: Option<usize>, wait: bool) -> u64 {
-        let h = self.refresh_horizon();
-        let may_remove = self.may_remove();
-        let tables: Vec<Arc<TableInner>> = self.tables.read().clone();
-        let count = self.vacuum_parts.len();
-        let full = self.opts.gc == GcPolicy::Cooperative;
-        let parts = match part {
-            Some(i) => i..i + 1,
-            None => 0..count,
-        };
-        let mut freed = 0;
-        let mut scanned = 0;
-        let mut skipped = 0;
-        let _passes = if wait {
-            self.gc.tuple_passes.read()
-        } else {
-            match self.gc.tuple_passes.try_read() {
-                Some(l) => l,
-                None => return 0,
-            }
-        };
-        for i in parts {
-            let _lock = if wait {
-                self.vacuum_parts[i].lock()
-            } else {
-                match self.vacuum_parts[i].try_lock() {
-                    Some(l) => l,
-                    None => continue,
-                }
-            };
-            let p = Partition {
-                index: i as u64,
-                count: count as u64,
-                full,
-            };
-            let seq = self.gc.next_seq();
-            for t in &tables {
-                if t.dropped.load(SeqCst) {
-                    continue;
-                }
-                let mut unlinked = Vec::new();
-                let r = vacuum::vacuum_table(t, p, h, &may_remove, &mut unlinked);
-                freed += r.freed;
-                scanned += r.blocks_scanned;
-                skipped += r.blocks_skipped;
-                let limbo = unlinked
-                    .into_iter()
-                    .map(|(tuple, head)| Limbo {
-                        unlinked_at: 0,
-                        seq,
-                        head,
-                        table: t.id,
-                        tuple,
-                    })
-                    .collect();
-                let guard = crossbeam_epoch::pin();
-                freed += self.gc.retire_unlinked(
-                    limbo,
-                    seq,
-                    h,
-                    &|| self.clock.load(SeqCst),
-                    &|id| tables.get(id as usize).cloned(),
-                    &guard,
-                );
-            }
-        }
-        drop(_passes);
-        self.prune_protocol_state(h);
-        // Secondary-index entries whose rows were locked during the cut:
-        // retried as transaction-level GC does.
-        self.retry_stale_entries(&tables, h, wait);
-        self.counters.gc_passes.fetch_add(1, SeqCst);
-        self.counters.versions_reclaimed.fetch_add(freed, SeqCst);
-        self.counters.blocks_scanned.fetch_add(scanned, SeqCst);
-        self.counters.blocks_skipped.fetch_add(skipped, SeqCst);
-        freed
+    fn tables(&self) -> RwLockReadGuard<'_, Vec<Arc<TableInner>>> {
+        self.tables.read()
     }
 
-    /// Scan records and SSI marks below the horizon.
-    /// Retries the secondary-index entries GC could not remove because
-    /// their rows were locked. They lock rows like a GC pass does, so they
-    /// run exclusively with every other pass (waiting for one with `wait`,
-    /// else skipped while one runs).
-    fn retry_stale_entries(&self, tables: &[Arc<TableInner>], h: u64, wait: bool) {
-        let prune = matches!(self.protocol, Protocol::SiSsn | Protocol::SiSsi);
-        let secondary = || {
-            for t in tables {
-                crate::index::secondary::after_gc_pass(t, h, prune);
-            }
-        };
-        if wait {
-            self.gc.paused(secondary);
-        } else {
-            self.gc.try_exclusive(secondary);
-        }
+    fn may_remove(&self) -> fn(&Version, u64) -> bool {
+        with_cc!(self.protocol, P => P::may_remove)
     }
 
-    fn prune_protocol_state(&self, h: u64) {
-        let tables = self.tables.read();
-        match self.protocol {
-            Protocol::SiSsn => tables.iter().for_each(|t| predicate::prune(t, h)),
-            Protocol::SiSsi => {
-                tables.iter().for_each(|t| predicate::prune(t, h));
-                self.ssi.prune(h);
-            }
-            _ => {}
-        }
+    fn prune_protocol_state(&self, tables: &[Arc<TableInner>], h: u64) {
+        with_cc!(self.protocol, P => P::prune(self, tables, h));
     }
 
-    fn collect_transaction_level(&self, wait: bool) -> Option<u64> {
-        let h = self.refresh_horizon();
-        let tables = self.tables.read();
-        let may_remove = self.may_remove();
-        let freed = self.gc.collect(
-            h,
-            || self.clock.load(SeqCst),
-            |id| tables.get(id as usize).cloned(),
-            &may_remove,
-            wait,
-        )?;
-        match self.protocol {
-            Protocol::SiSsn => tables.iter().for_each(|t| predicate::prune(t, h)),
-            Protocol::SiSsi => {
-                tables.iter().for_each(|t| predicate::prune(t, h));
-                self.ssi.prune(h);
-            }
-            _ => {}
-        }
-        self.retry_stale_entries(&tables, h, wait);
-        drop(tables);
-        self.counters.gc_passes.fetch_add(1, SeqCst);
-        self.counters.versions_reclaimed.fetch_add(freed, SeqCst);
-        Some(freed)
-    }
-
-    /// The transaction-level GC queue, when that is the policy that reads
-    /// it (tuple-level GC finds its garbage itself).
-    pub fn queue(&self) -> Option<&GcQueue> {
-        matches!(self.opts.gc, GcPolicy::TransactionLevel | GcPolicy::None).then_some(&self.gc)
-    }
-
-    /// Called after each read-write commit; runs GC every few commits.
-    pub fn after_commit(&self) {
-        let due = COMMITS_SINCE_GC.with(|c| {
-            let n = c.get() + 1;
-            if n >= self.opts.gc_every_commits {
-                c.set(0);
-                true
-            } else {
-                c.set(n);
-                false
-            }
-        });
-        if due {
-            match (self.opts.gc, self.opts.gc_interval) {
-                // Tuple-level GC runs in its own threads; committers only
-                // keep the horizon (COOP's) and the protocols' state fresh.
-                (GcPolicy::Cooperative, _) | (GcPolicy::Vacuum, Some(_)) => {
-                    let h = self.refresh_horizon();
-                    self.prune_protocol_state(h);
-                }
-                _ => {
-                    self.collect_garbage(false);
-                }
-            }
-        }
+    fn index_gc_prunes_scans(&self) -> bool {
+        with_cc!(self.protocol, P => P::SCAN_RECORDS)
     }
 }
 

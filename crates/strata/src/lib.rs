@@ -45,6 +45,8 @@ mod prefetch;
 mod presets;
 mod stats;
 mod storage;
+#[doc(hidden)]
+pub mod sync;
 mod table;
 mod txn;
 mod value;
@@ -67,3 +69,23 @@ pub use txn::Transaction;
 pub const VERSION_HEADER_BYTES: usize = storage::version::HEADER_BYTES;
 
 pub use value::{Column, ColumnRef, Key, Row, Schema, Type, Value};
+
+/// The engine pieces the shuttle model tests (`tests/*model.rs`) call, and
+/// their switches; only in the model build (see `sync`).
+#[cfg(strata_model)]
+#[doc(hidden)]
+pub mod model {
+    pub use crate::log::buffer::LogBuffer;
+    pub use crate::log::record::{parse_header, seal, CommitBuilder};
+    pub use crate::storage::append_only::{cooperate, o2n_prune};
+    pub use crate::storage::delta::Deltas;
+    pub use crate::storage::in_place::{install, undo, Master, Records};
+    pub use crate::storage::time_travel::FullCopies;
+    pub use crate::storage::version::Version;
+    pub use crate::sync::model::{take_retired, with_broken};
+    pub use crate::sync::Break;
+    pub use crate::txn::tid::{Status, TidTable};
+    pub use crossbeam_epoch::pin;
+    /// COOP's pause lock (`Coop::passes`).
+    pub type Passes = parking_lot::RwLock<()>;
+}

@@ -36,7 +36,14 @@ impl Protocol {
 
     /// Whether committed histories are serializable.
     pub fn is_serializable(self) -> bool {
-        !matches!(self, Protocol::Si)
+        match self {
+            Protocol::Mvto
+            | Protocol::Mvocc
+            | Protocol::Mv2pl
+            | Protocol::SiSsn
+            | Protocol::SiSsi => true,
+            Protocol::Si => false,
+        }
     }
 
     /// A short stable name (`mvto`, `mvocc`, `mv2pl`, `si`, `ssn`, `ssi`).
@@ -220,6 +227,14 @@ pub enum IndexPointers {
     /// Secondary entries point at versions; every new version enters every
     /// secondary index. Needs append-only version storage.
     Physical,
+}
+
+impl IndexPointers {
+    pub const ALL: [IndexPointers; 3] = [
+        IndexPointers::LogicalTupleId,
+        IndexPointers::LogicalPrimaryKey,
+        IndexPointers::Physical,
+    ];
 }
 
 /// Where versions are allocated (the Peloton study's Fig. 16; see

@@ -22,13 +22,14 @@ thread_local! {
 /// Every protocol under every storage scheme; `db` below opens the scheme
 /// of the current pair (the name is printed, so a failure names it).
 fn every_config() -> impl Iterator<Item = Protocol> {
-    VersionStorage::ALL
+    common::configs()
+        .storages()
+        .protocols()
         .into_iter()
-        .flat_map(|s| Protocol::ALL.into_iter().map(move |p| (s, p)))
-        .map(|(s, p)| {
-            STORAGE.with(|c| c.set(s));
-            eprintln!("-- {p} on {s}");
-            p
+        .map(|c| {
+            STORAGE.with(|cell| cell.set(c.storage));
+            eprintln!("-- {c}");
+            c.protocol
         })
 }
 

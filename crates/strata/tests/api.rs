@@ -6,7 +6,7 @@ use strata::{key, row, ConflictKind, Database, Error, Options, Protocol, Schema,
 
 #[test]
 fn insert_get_update_delete_roundtrip() {
-    for p in Protocol::ALL {
+    for p in protocols() {
         let db = db(p);
         let t = kv_table(&db);
         let mut txn = db.begin().unwrap();
@@ -47,7 +47,7 @@ fn insert_get_update_delete_roundtrip() {
 
 #[test]
 fn scan_returns_visible_rows_in_key_order() {
-    for p in Protocol::ALL {
+    for p in protocols() {
         let db = db(p);
         let t = kv_table(&db);
         load(&db, &t, &[(5, 50), (1, 10), (3, 30), (-2, -20), (9, 90)]);
@@ -191,23 +191,23 @@ fn catalog_errors() {
 
 #[test]
 fn unimplemented_design_choices_are_refused_with_a_clear_error() {
-    use strata::{GcPolicy, IndexPointers, VersionStorage};
-    for o in [
-        Options::default()
-            .version_storage(VersionStorage::Delta)
-            .gc(GcPolicy::Cooperative),
-        Options::default()
-            .version_storage(VersionStorage::TimeTravel)
-            .index_pointers(IndexPointers::Physical),
-        Options::default().gc(GcPolicy::Cooperative),
-        Options::default()
-            .index_pointers(IndexPointers::Physical)
-            .version_storage(VersionStorage::Delta),
-        Options::default().max_open_transactions(0),
-    ] {
+    // Every combination the validity matrix refuses (COOP off O2N,
+    // physical pointers on an in-place scheme, ...), and a bad count.
+    let refused = configs()
+        .storages()
+        .gc_policies()
+        .pointers()
+        .rejected()
+        .into_iter()
+        .map(|c| (c.to_string(), c.opts))
+        .chain([(
+            "max_open_transactions 0".to_string(),
+            Options::default().max_open_transactions(0),
+        )]);
+    for (what, o) in refused {
         match Database::open(o) {
-            Err(Error::InvalidConfig(msg)) => assert!(!msg.is_empty()),
-            other => panic!("expected InvalidConfig, got {other:?}"),
+            Err(Error::InvalidConfig(msg)) => assert!(!msg.is_empty(), "{what}"),
+            other => panic!("{what}: expected InvalidConfig, got {other:?}"),
         }
     }
     assert!("nope".parse::<Protocol>().is_err());
@@ -216,7 +216,7 @@ fn unimplemented_design_choices_are_refused_with_a_clear_error() {
 
 #[test]
 fn abort_and_drop_undo_everything() {
-    for p in Protocol::ALL {
+    for p in protocols() {
         let db = db(p);
         let t = kv_table(&db);
         load(&db, &t, &[(1, 10), (2, 20)]);
@@ -347,7 +347,7 @@ fn text_is_shared_between_versions_not_copied() {
 
 #[test]
 fn inverted_and_empty_ranges_return_nothing() {
-    for p in Protocol::ALL {
+    for p in protocols() {
         let db = db(p);
         let t = kv_table(&db);
         load(&db, &t, &[(1, 1), (5, 5), (9, 9)]);
@@ -422,7 +422,7 @@ fn small_accessors_report_what_they_should() {
 /// lock, and a later read sees exactly what it would have seen without it.
 #[test]
 fn prefetch_records_nothing_and_checks_its_arguments() {
-    for p in Protocol::ALL {
+    for p in protocols() {
         let db = db(p);
         let t = kv_table(&db);
         load(&db, &t, &[(1, 10), (2, 20), (3, 30)]);

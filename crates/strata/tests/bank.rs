@@ -3,10 +3,9 @@
 //! every other version storage scheme (smaller runs).
 
 mod common;
+use common::*;
 use std::sync::atomic::{AtomicU64, Ordering};
-use strata::{
-    key, row, Database, Error, MemorySpaces, Options, Protocol, Schema, Type, Value, VersionStorage,
-};
+use strata::{key, row, Error, MemorySpaces, Schema, Type, Value};
 
 const ACCOUNTS: i64 = 20;
 const INITIAL: i64 = 1_000;
@@ -18,26 +17,8 @@ fn soak() -> u64 {
         .unwrap_or(1)
 }
 
-fn run_bank(p: Protocol, threads: usize, transfers_per_thread: u64) {
-    run_bank_on(
-        p,
-        VersionStorage::AppendNewToOld,
-        threads,
-        transfers_per_thread,
-    )
-}
-
-fn run_bank_on(p: Protocol, storage: VersionStorage, threads: usize, transfers_per_thread: u64) {
-    run_bank_with(
-        Options::default().protocol(p).version_storage(storage),
-        threads,
-        transfers_per_thread,
-    )
-}
-
-fn run_bank_with(opts: Options, threads: usize, transfers_per_thread: u64) {
-    let p = opts.protocol;
-    let db = Database::open(opts).unwrap();
+fn run_bank(c: &Config, threads: usize, transfers_per_thread: u64) {
+    let db = c.open();
     let t = db
         .create_table(
             Schema::new("accounts")
@@ -79,7 +60,7 @@ fn run_bank_with(opts: Options, threads: usize, transfers_per_thread: u64) {
                             done.fetch_add(1, Ordering::Relaxed);
                         }
                         Err(Error::Conflict(_)) => {} // gave up after max_retries
-                        Err(e) => panic!("{p}: unexpected error {e}"),
+                        Err(e) => panic!("{c}: unexpected error {e}"),
                     }
                 }
             });
@@ -106,7 +87,7 @@ fn run_bank_with(opts: Options, threads: usize, transfers_per_thread: u64) {
                         Err(_) => continue,
                     }
                 };
-                assert_eq!(sum, ACCOUNTS * INITIAL, "{p}: audit saw a broken total");
+                assert_eq!(sum, ACCOUNTS * INITIAL, "{c}: audit saw a broken total");
                 audits.fetch_add(1, Ordering::Relaxed);
             }
         });
@@ -118,86 +99,62 @@ fn run_bank_with(opts: Options, threads: usize, transfers_per_thread: u64) {
         .iter()
         .map(|r| r[1].as_int().unwrap())
         .sum();
-    assert_eq!(total, ACCOUNTS * INITIAL, "{p}");
+    assert_eq!(total, ACCOUNTS * INITIAL, "{c}");
     let st = db.stats();
     let committed = done.load(Ordering::Relaxed);
     assert!(
         committed >= threads as u64 * transfers_per_thread * 9 / 10,
-        "{p}: only {committed} transfers committed"
+        "{c}: only {committed} transfers committed"
     );
-    assert!(st.commits >= committed, "{p}");
+    assert!(st.commits >= committed, "{c}");
     assert!(audits.load(Ordering::Relaxed) > 0);
-    assert_eq!(st.open_transactions, 1, "{p}: only our reader is open");
+    assert_eq!(st.open_transactions, 1, "{c}: only our reader is open");
     eprintln!(
-        "{p}: {committed} transfers, {} commits, {} aborts, {} audits",
+        "{c}: {committed} transfers, {} commits, {} aborts, {} audits",
         st.commits,
         st.aborts(),
         audits.load(Ordering::Relaxed)
     );
 }
 
-macro_rules! bank_test {
-    ($name:ident, $p:expr) => {
-        #[test]
-        fn $name() {
-            // 4 threads x 2,500 = 10,000 transfers per protocol.
-            run_bank($p, 4, 2_500 * soak());
-        }
-    };
+/// Every protocol on the default storage: 4 threads x 2,500 = 10,000
+/// transfers each.
+#[test]
+fn bank_every_protocol() {
+    for c in configs().protocols() {
+        eprintln!("-- {c}");
+        run_bank(&c, 4, 2_500 * soak());
+    }
 }
 
-bank_test!(bank_mvto, Protocol::Mvto);
-bank_test!(bank_mvocc, Protocol::Mvocc);
-bank_test!(bank_mv2pl, Protocol::Mv2pl);
-bank_test!(bank_si, Protocol::Si);
-bank_test!(bank_ssn, Protocol::SiSsn);
-bank_test!(bank_ssi, Protocol::SiSsi);
-
-/// Every protocol on O2N, time-travel and delta: 4 threads x 1,000 transfers.
-macro_rules! bank_storage_test {
-    ($($name:ident => $p:ident),* $(,)?) => {$(
-        #[test]
-        fn $name() {
-            for s in [
-                VersionStorage::AppendOldToNew,
-                VersionStorage::TimeTravel,
-                VersionStorage::Delta,
-            ] {
-                eprintln!("-- {s}");
-                run_bank_on(Protocol::$p, s, 4, 1_000 * soak());
-            }
-        }
-    )*};
+/// Every protocol on every other storage scheme: 4 threads x 1,000
+/// transfers each.
+#[test]
+fn bank_every_protocol_on_the_other_storages() {
+    for c in configs()
+        .protocols()
+        .storages_where(|s| s != default_storage())
+    {
+        eprintln!("-- {c}");
+        run_bank(&c, 4, 1_000 * soak());
+    }
 }
-
-bank_storage_test!(
-    bank_storages_mvto => Mvto,
-    bank_storages_mvocc => Mvocc,
-    bank_storages_mv2pl => Mv2pl,
-    bank_storages_si => Si,
-    bank_storages_ssn => SiSsn,
-    bank_storages_ssi => SiSsi,
-);
 
 /// Versions from memory spaces (one shared space, and one per thread, with
-/// 4 KiB chunks so that many chunks are in play), append-only and delta.
+/// 4 KiB chunks so that many chunks are in play), on a sample of protocol x
+/// storage pairs that has every protocol and every storage scheme.
 #[test]
 fn bank_memory_spaces() {
     for count in [1, 4] {
-        for (p, s) in [
-            (Protocol::SiSsn, VersionStorage::AppendNewToOld),
-            (Protocol::Mvto, VersionStorage::Delta),
-            (Protocol::Mv2pl, VersionStorage::TimeTravel),
-        ] {
-            eprintln!("-- {count} spaces, {p} on {s}");
-            let opts = Options::default()
-                .protocol(p)
-                .version_storage(s)
-                .memory_spaces(MemorySpaces::Spaces {
-                    count,
-                    increment: 4096,
-                });
-            run_bank_with(opts, 4, 1_000 * soak());
+        let sample = configs().protocols().storages().with(|o| {
+            o.memory_spaces(MemorySpaces::Spaces {
+                count,
+                increment: 4096,
+            })
+        });
+        for c in sample.covering() {
+            eprintln!("-- {count} spaces, {c}");
+            run_bank(&c, 4, 1_000 * soak());
         }
     }
 }

@@ -3,12 +3,14 @@
 //! Async loss bound, the directory lock. Crash tests (SIGKILL) are in
 //! `crash.rs`.
 
+mod common;
+use common::{configs, protocols, reclaims, storage_pointer_schemes};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use strata::{
-    key, row, Database, Durability, Error, GcPolicy, IndexPointers, LogTuning, Options, Protocol,
-    Schema, SyncPolicy, Table, Type, Unique, Value, VersionStorage,
+    key, row, Database, Durability, Error, LogTuning, Options, Schema, SyncPolicy, Table, Type,
+    Unique, Value,
 };
 
 fn dir(name: &str) -> PathBuf {
@@ -155,7 +157,7 @@ fn ten_commits(name: &str) -> PathBuf {
 
 #[test]
 fn reopen_recovers_rows_updates_deletes_and_the_catalog() {
-    for p in Protocol::ALL {
+    for p in protocols() {
         let d = dir(&format!("reopen-{p}"));
         let o = opts(&d, SyncPolicy::GroupCommit, tuning()).protocol(p);
         {
@@ -228,12 +230,10 @@ fn reopen_recovers_rows_updates_deletes_and_the_catalog() {
 /// the oldest version: both must log and recover the newest values.
 #[test]
 fn every_version_storage_logs_checkpoints_and_recovers() {
-    let mut combos: Vec<(VersionStorage, GcPolicy)> = VersionStorage::ALL
-        .into_iter()
-        .flat_map(|s| [(s, GcPolicy::TransactionLevel), (s, GcPolicy::Vacuum)])
-        .collect();
-    combos.push((VersionStorage::AppendOldToNew, GcPolicy::Cooperative));
-    for (s, gc) in combos {
+    // Every storage under every policy that reclaims (GC moves what the
+    // checkpoint walks).
+    for c in configs().storages().gc_where(reclaims) {
+        let (s, gc) = (c.storage, c.gc);
         let d = dir(&format!("storage-{s:?}-{gc:?}"));
         let o = opts(&d, SyncPolicy::GroupCommit, tuning())
             .version_storage(s)
@@ -288,17 +288,7 @@ fn every_version_storage_logs_checkpoints_and_recovers() {
 /// reopen carries the recovered definitions on.
 #[test]
 fn reopen_keeps_secondary_indexes_and_index_scans_agree() {
-    let configs = [
-        (VersionStorage::AppendNewToOld, IndexPointers::Physical),
-        (
-            VersionStorage::AppendOldToNew,
-            IndexPointers::LogicalTupleId,
-        ),
-        (VersionStorage::AppendOldToNew, IndexPointers::Physical),
-        (VersionStorage::TimeTravel, IndexPointers::LogicalPrimaryKey),
-        (VersionStorage::Delta, IndexPointers::LogicalTupleId),
-    ];
-    for (s, p) in configs {
+    for (s, p) in storage_pointer_schemes() {
         let d = dir(&format!("sec-{s:?}-{p:?}"));
         let o = opts(&d, SyncPolicy::GroupCommit, tuning())
             .version_storage(s)
@@ -837,7 +827,7 @@ fn invalid_log_tuning_is_refused() {
 /// rebuild exactly the final state, under every protocol.
 #[test]
 fn checkpoints_during_concurrent_updates_recover_the_exact_final_state() {
-    for p in Protocol::ALL {
+    for p in protocols() {
         let d = dir(&format!("ckpt-concurrent-{p}"));
         let t = LogTuning {
             segment_bytes: 8192,

@@ -14,13 +14,13 @@ fn soak() -> u64 {
 
 #[test]
 fn a_million_updates_on_1000_rows_leave_memory_bounded() {
-    for p in [Protocol::SiSsn, Protocol::Mvto, Protocol::Mv2pl] {
+    for p in protocols_where(stresses_gc) {
         let db = Database::open(Options::default().protocol(p)).unwrap();
         let t = kv_table(&db);
         let rows: Vec<(i64, i64)> = (0..1000).map(|k| (k, 0)).collect();
         load(&db, &t, &rows);
         let base = db.stats();
-        let updates = if p == Protocol::SiSsn {
+        let updates = if p == default_protocol() {
             1_000_000
         } else {
             200_000
@@ -83,7 +83,7 @@ fn no_gc_keeps_every_version() {
 
 #[test]
 fn gc_never_frees_what_an_open_snapshot_reads() {
-    for p in strata::Protocol::ALL {
+    for p in protocols() {
         let db = Database::open(Options::default().protocol(p).gc_every_commits(1)).unwrap();
         let t = kv_table(&db);
         load(&db, &t, &[(1, 0), (2, 0)]);
@@ -125,7 +125,7 @@ fn gc_never_frees_what_an_open_snapshot_reads() {
 
 #[test]
 fn deleted_rows_and_their_index_entries_are_reclaimed() {
-    for p in Protocol::ALL {
+    for p in protocols() {
         let db = Database::open(Options::default().protocol(p).gc_every_commits(64)).unwrap();
         let t = kv_table(&db);
         load(&db, &t, &[(-1, 7)]);
@@ -166,7 +166,7 @@ fn deleted_rows_and_their_index_entries_are_reclaimed() {
 
 #[test]
 fn a_deleted_row_stays_readable_for_an_older_snapshot() {
-    for p in Protocol::ALL {
+    for p in protocols() {
         let db = Database::open(Options::default().protocol(p).gc_every_commits(1)).unwrap();
         let t = kv_table(&db);
         load(&db, &t, &[(1, 10), (2, 20)]);
@@ -274,41 +274,39 @@ fn stats_can_run_while_rows_are_being_inserted() {
 /// later write of the row supersedes the retried entry. Every storage.
 #[test]
 fn deferred_tombstones_are_retried_or_superseded() {
-    use strata::VersionStorage;
-    for s in VersionStorage::ALL {
-        for p in [Protocol::Mvto, Protocol::Mv2pl] {
-            let db = Database::open(
-                Options::default()
-                    .protocol(p)
-                    .version_storage(s)
-                    .gc_interval(None)
-                    .gc_every_commits(1_000_000),
-            )
-            .unwrap();
-            let t = common::kv_table(&db);
-            common::load(&db, &t, &[(1, 10), (2, 20)]);
-            let mut x = db.begin().unwrap();
-            x.delete(&t, &key![1]).unwrap();
-            x.delete(&t, &key![2]).unwrap();
-            x.commit().unwrap();
-            // A reader leaves its mark on both tombstones and stays open.
-            let mut r = db.begin().unwrap();
-            assert_eq!(r.get(&t, &key![1]).unwrap(), None);
-            assert_eq!(r.get(&t, &key![2]).unwrap(), None);
+    for c in configs().storages().protocols_where(readers_hold_back_gc) {
+        let (s, p) = (c.storage, c.protocol);
+        let db = Database::open(
+            Options::default()
+                .protocol(p)
+                .version_storage(s)
+                .gc_interval(None)
+                .gc_every_commits(1_000_000),
+        )
+        .unwrap();
+        let t = common::kv_table(&db);
+        common::load(&db, &t, &[(1, 10), (2, 20)]);
+        let mut x = db.begin().unwrap();
+        x.delete(&t, &key![1]).unwrap();
+        x.delete(&t, &key![2]).unwrap();
+        x.commit().unwrap();
+        // A reader leaves its mark on both tombstones and stays open.
+        let mut r = db.begin().unwrap();
+        assert_eq!(r.get(&t, &key![1]).unwrap(), None);
+        assert_eq!(r.get(&t, &key![2]).unwrap(), None);
+        db.collect_garbage();
+        assert_eq!(db.stats().rows, 2, "{s} {p}: unlinked under a reader");
+        drop(r);
+        // Key 2 is written again (superseding its deferred entry).
+        let mut w = db.begin().unwrap();
+        w.insert(&t, strata::row![2, 22, "again"]).unwrap();
+        w.commit().unwrap();
+        for _ in 0..3 {
             db.collect_garbage();
-            assert_eq!(db.stats().rows, 2, "{s} {p}: unlinked under a reader");
-            drop(r);
-            // Key 2 is written again (superseding its deferred entry).
-            let mut w = db.begin().unwrap();
-            w.insert(&t, strata::row![2, 22, "again"]).unwrap();
-            w.commit().unwrap();
-            for _ in 0..3 {
-                db.collect_garbage();
-            }
-            let st = db.stats();
-            assert_eq!(st.rows, 1, "{s} {p}: {st:?}");
-            assert_eq!(common::value(&db, &t, 2), Some(22), "{s} {p}");
-            assert_eq!(common::value(&db, &t, 1), None, "{s} {p}");
         }
+        let st = db.stats();
+        assert_eq!(st.rows, 1, "{s} {p}: {st:?}");
+        assert_eq!(common::value(&db, &t, 2), Some(22), "{s} {p}");
+        assert_eq!(common::value(&db, &t, 1), None, "{s} {p}");
     }
 }

@@ -7,36 +7,23 @@
 mod common;
 use common::*;
 use std::time::Duration;
-use strata::{
-    key, row, Database, GcPolicy, IndexPointers, Options, Protocol, Unique, Value, VersionStorage,
-};
+use strata::{key, row, Database, GcPolicy, IndexPointers, Options, Unique, Value, VersionStorage};
 
+/// Every storage x pointer scheme under every tuple-level policy.
 fn combos() -> Vec<(VersionStorage, GcPolicy, IndexPointers)> {
-    let mut v = Vec::new();
-    for s in VersionStorage::ALL {
-        for p in [
-            IndexPointers::LogicalTupleId,
-            IndexPointers::LogicalPrimaryKey,
-            IndexPointers::Physical,
-        ] {
-            for gc in [GcPolicy::Vacuum, GcPolicy::Cooperative] {
-                let o = Options::default()
-                    .version_storage(s)
-                    .gc(gc)
-                    .index_pointers(p);
-                if o.validate().is_ok() {
-                    v.push((s, gc, p));
-                }
-            }
-        }
-    }
-    v
+    configs()
+        .storages()
+        .pointers()
+        .gc_where(is_tuple_level)
+        .into_iter()
+        .map(|c| (c.storage, c.gc, c.pointers))
+        .collect()
 }
 
 #[test]
 fn endless_updates_of_an_indexed_column_leave_entries_bounded() {
     for (s, gc, p) in combos() {
-        for proto in [Protocol::SiSsn, Protocol::Mv2pl] {
+        for proto in protocols_where(stresses_gc) {
             let db = Database::open(
                 Options::default()
                     .protocol(proto)
@@ -80,6 +67,14 @@ fn endless_updates_of_an_indexed_column_leave_entries_bounded() {
     }
 }
 
+struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 #[test]
 fn an_index_built_while_workers_clean_is_complete() {
     for (s, gc, p) in combos() {
@@ -96,6 +91,10 @@ fn an_index_built_while_workers_clean_is_complete() {
         load(&db, &t, &rows);
         let stop = std::sync::atomic::AtomicBool::new(false);
         std::thread::scope(|sc| {
+            // Stops the writer however this closure ends: a failed
+            // assertion or unwrap below must fail the test, not leave the
+            // scope waiting for the writer forever.
+            let _stop = StopOnDrop(&stop);
             let (db2, t2, stop) = (db.clone(), t.clone(), &stop);
             sc.spawn(move || {
                 let mut i = 0i64;
@@ -145,51 +144,48 @@ fn an_index_built_while_workers_clean_is_complete() {
 fn reclaiming_a_backlog_walks_each_version_a_bounded_number_of_times() {
     const ROWS: i64 = 4;
     const WRITES: i64 = 1_000;
-    for (s, p) in storage_pointer_schemes() {
-        for gc in [GcPolicy::TransactionLevel, GcPolicy::Vacuum] {
-            let tag = format!("{s}/{p:?}/{gc}");
-            let db = Database::open(
-                Options::default()
-                    .version_storage(s)
-                    .index_pointers(p)
-                    .gc(gc)
-                    .gc_every_commits(1),
-            )
-            .unwrap();
-            let t = kv_table(&db);
-            let rows: Vec<(i64, i64)> = (0..ROWS).map(|k| (k, 0)).collect();
-            load(&db, &t, &rows);
-            let idx = db.create_index("by_v", &t, &["v"], Unique::No).unwrap();
-            let before = db.stats();
-            let reader = db.begin_read_only().unwrap();
-            for i in 1..=WRITES * ROWS {
-                let k = i % ROWS;
-                if i % 97 == 0 {
-                    db.run(|x| x.delete(&t, &key![k])).unwrap();
-                    db.run(|x| x.insert(&t, row![k, i, "again"])).unwrap();
-                } else {
-                    db.run(|x| x.update(&t, &key![k], &[("v", Value::Int(i))]))
-                        .unwrap();
-                }
+    // Every policy that reclaims, on every storage x pointer scheme.
+    for c in configs()
+        .storages()
+        .pointers()
+        .gc_where(reclaims)
+        .with(|o| o.gc_every_commits(1))
+    {
+        let tag = c.to_string();
+        let db = c.open();
+        let t = kv_table(&db);
+        let rows: Vec<(i64, i64)> = (0..ROWS).map(|k| (k, 0)).collect();
+        load(&db, &t, &rows);
+        let idx = db.create_index("by_v", &t, &["v"], Unique::No).unwrap();
+        let before = db.stats();
+        let reader = db.begin_read_only().unwrap();
+        for i in 1..=WRITES * ROWS {
+            let k = i % ROWS;
+            if i % 97 == 0 {
+                db.run(|x| x.delete(&t, &key![k])).unwrap();
+                db.run(|x| x.insert(&t, row![k, i, "again"])).unwrap();
+            } else {
+                db.run(|x| x.update(&t, &key![k], &[("v", Value::Int(i))]))
+                    .unwrap();
             }
-            drop(reader);
-            db.collect_garbage();
-            db.collect_garbage();
-            let st = db.stats();
-            let reclaimed = st.versions_reclaimed - before.versions_reclaimed;
-            let steps = st.gc_index_steps - before.gc_index_steps;
-            assert!(reclaimed >= (WRITES * ROWS) as u64, "{tag}: {st:?}");
-            // One step per retired version, plus a few per row and pass.
-            assert!(
-                steps <= 2 * reclaimed + 16 * ROWS as u64,
-                "{tag}: {steps} steps for {reclaimed} versions reclaimed"
-            );
-            assert_eq!(st.live_versions, ROWS as u64, "{tag}: {st:?}");
-            assert_eq!(st.secondary_index_entries, ROWS as u64, "{tag}: {st:?}");
-            let mut ro = db.begin_read_only().unwrap();
-            let mut got = ro.index_scan(&idx, ..).unwrap();
-            got.sort_by_key(|r| r[0].as_int().unwrap());
-            assert_eq!(got, ro.scan(&t, ..).unwrap(), "{tag}");
         }
+        drop(reader);
+        db.collect_garbage();
+        db.collect_garbage();
+        let st = db.stats();
+        let reclaimed = st.versions_reclaimed - before.versions_reclaimed;
+        let steps = st.gc_index_steps - before.gc_index_steps;
+        assert!(reclaimed >= (WRITES * ROWS) as u64, "{tag}: {st:?}");
+        // One step per retired version, plus a few per row and pass.
+        assert!(
+            steps <= 2 * reclaimed + 16 * ROWS as u64,
+            "{tag}: {steps} steps for {reclaimed} versions reclaimed"
+        );
+        assert_eq!(st.live_versions, ROWS as u64, "{tag}: {st:?}");
+        assert_eq!(st.secondary_index_entries, ROWS as u64, "{tag}: {st:?}");
+        let mut ro = db.begin_read_only().unwrap();
+        let mut got = ro.index_scan(&idx, ..).unwrap();
+        got.sort_by_key(|r| r[0].as_int().unwrap());
+        assert_eq!(got, ro.scan(&t, ..).unwrap(), "{tag}");
     }
 }

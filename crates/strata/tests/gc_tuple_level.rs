@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 use std::time::Duration;
-use strata::{key, row, Database, Error, GcPolicy, Options, Protocol, Value, VersionStorage};
+use strata::{key, row, Database, Error, GcPolicy, Options, Value, VersionStorage};
 
 fn soak() -> u64 {
     std::env::var("STRATA_SOAK")
@@ -16,18 +16,18 @@ fn soak() -> u64 {
 
 /// Every (storage, tuple-level GC) pair that validate() accepts.
 fn combos() -> Vec<(VersionStorage, GcPolicy)> {
-    let mut v: Vec<_> = VersionStorage::ALL
+    configs()
+        .storages()
+        .gc_where(is_tuple_level)
         .into_iter()
-        .map(|s| (s, GcPolicy::Vacuum))
-        .collect();
-    v.push((VersionStorage::AppendOldToNew, GcPolicy::Cooperative));
-    v
+        .map(|c| (c.storage, c.gc))
+        .collect()
 }
 
 #[test]
 fn endless_updates_leave_memory_bounded_under_vac_and_coop() {
     for (s, gc) in combos() {
-        for p in [Protocol::SiSsn, Protocol::Mvto, Protocol::Mv2pl] {
+        for p in protocols_where(stresses_gc) {
             let db = Database::open(
                 Options::default()
                     .protocol(p)
@@ -93,15 +93,12 @@ fn endless_updates_leave_memory_bounded_under_vac_and_coop() {
 
 #[test]
 fn vacuum_skips_blocks_nobody_wrote() {
-    for s in VersionStorage::ALL {
-        let db = Database::open(
-            Options::default()
-                .version_storage(s)
-                .gc(GcPolicy::Vacuum)
-                .gc_interval(None)
-                .gc_every_commits(u32::MAX),
-        )
-        .unwrap();
+    for c in configs()
+        .storages()
+        .gc(GcPolicy::Vacuum)
+        .with(|o| o.gc_interval(None).gc_every_commits(u32::MAX))
+    {
+        let (s, db) = (c.storage, c.open());
         let t = kv_table(&db);
         // Four blocks of 4096 tuples (the last one partly filled).
         let rows: Vec<(i64, i64)> = (0..3 * 4096 + 10).map(|k| (k, 0)).collect();
@@ -181,16 +178,14 @@ fn a_block_with_garbage_above_the_horizon_stays_dirty() {
 
 #[test]
 fn cooperating_workers_reclaim_without_any_gc_pass() {
-    for p in Protocol::ALL {
-        let db = Database::open(
-            Options::default()
-                .protocol(p)
-                .version_storage(VersionStorage::AppendOldToNew)
-                .gc(GcPolicy::Cooperative)
-                .gc_interval(None)
-                .gc_every_commits(1),
-        )
-        .unwrap();
+    // Every protocol on every storage COOP runs on.
+    for c in configs()
+        .protocols()
+        .storages()
+        .gc(GcPolicy::Cooperative)
+        .with(|o| o.gc_interval(None).gc_every_commits(1))
+    {
+        let (p, db) = (&c, c.open());
         let t = kv_table(&db);
         load(&db, &t, &[(1, 0), (2, 0)]);
         for i in 1..=300 {
@@ -217,7 +212,7 @@ fn cooperating_workers_reclaim_without_any_gc_pass() {
 #[test]
 fn deleted_rows_are_unlinked_and_their_keys_reusable() {
     for (s, gc) in combos() {
-        for p in Protocol::ALL {
+        for p in protocols() {
             let db = Database::open(
                 Options::default()
                     .protocol(p)

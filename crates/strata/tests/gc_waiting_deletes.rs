@@ -13,6 +13,8 @@
 //! which nobody could see, delete or collect (see
 //! tests/concurrent_inserts.rs and `index::primary`).
 
+mod common;
+use common::{protocols_where, readers_hold_back_gc};
 use std::sync::atomic::{AtomicBool, Ordering};
 use strata::{key, row, Database, Error, Options, Protocol, Schema, Type, Value};
 
@@ -23,24 +25,21 @@ fn soak() -> u64 {
         .unwrap_or(1)
 }
 
+/// The protocols whose readers' marks (MVTO: read timestamps, MV2PL: read
+/// locks) make an unlink wait.
 #[test]
-fn deletes_waiting_for_read_locks_are_collected_once() {
-    churn_and_check(Protocol::Mv2pl);
-}
-
-#[test]
-fn deletes_waiting_for_read_timestamps_are_collected_once() {
-    churn_and_check(Protocol::Mvto);
+fn deletes_waiting_for_readers_marks_are_collected_once() {
+    for p in protocols_where(readers_hold_back_gc) {
+        churn_and_check(p);
+    }
 }
 
 /// The same churn where nothing holds up an unlink but a writer's lock:
 /// every deleted row is still unlinked in the end.
 #[test]
 fn deleted_rows_are_collected_under_the_other_protocols() {
-    for p in Protocol::ALL {
-        if !matches!(p, Protocol::Mv2pl | Protocol::Mvto) {
-            churn_and_check(p);
-        }
+    for p in protocols_where(|p| !readers_hold_back_gc(p)) {
+        churn_and_check(p);
     }
 }
 

@@ -1,141 +1,120 @@
-//! Shuttle model of the central log buffer (`log/buffer.rs`) and the
-//! flusher's sleep/wake handshake (`log/mod.rs::flusher`).
+//! Shuttle model check of the central log buffer and the flusher's
+//! sleep/wake handshake, on the engine's own code (`log/buffer.rs`:
+//! `LogBuffer::{reserve, publish, drain, sleep, wake}`).
 //!
-//! Like `model.rs`, this is a *model*: it reproduces the protocol step for
-//! step on shuttle atomics (a 4-word ring, records of 1 or 2 words) and
-//! explores schedules; it checks interleavings, not weak-memory effects.
-//! Keep it in step with `LogBuffer::{reserve, publish, ready, drain}` and
-//! the flusher loop.
+//! Built with `--cfg strata_model` (see `src/sync.rs`), so the ring's
+//! atomics and the doorbell's lock and condition variable are shuttle's,
+//! and a timed sleep waits untimed: a lost wake-up deadlocks the model
+//! instead of being hidden by the flusher's 5 ms backstop. Two writers
+//! publish three sealed commit records (48 to 56 bytes) through a 128-byte
+//! ring, so the last waits for room; a flusher runs the loop of
+//! `log/mod.rs::flusher` without the file I/O (drain; after records, look
+//! again; else sleep as GroupCommit does).
 //!
-//! Invariants: the flusher takes every record whole, exactly once, in LSN
-//! order (a prefix of the log), never reads a record before it is published,
-//! and never sleeps through a published record for ever (no lost wake-up:
-//! the model's flusher sleeps without a timeout).
+//! Invariants: the flusher takes every record whole (byte for byte),
+//! exactly once, in LSN order (a prefix of the log), and never
+//! sleeps through a published record for ever. `*_is_caught` break one
+//! step each and show the model fails.
+#![cfg(strata_model)]
 
-use shuttle::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
-use shuttle::sync::{Arc, Condvar, Mutex};
+use shuttle::sync::Arc;
 use shuttle::thread;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+use strata::model::{parse_header, seal, with_broken, Break, CommitBuilder, LogBuffer};
+use strata::Value;
 
-const WORDS: u64 = 4;
+const RING: usize = 128;
 
-struct Ring {
-    words: Vec<AtomicU64>,
-    reserved: AtomicU64,
-    released: AtomicU64,
-    sleeping: AtomicBool,
-    wake: Mutex<bool>,
-    cv: Condvar,
+/// A commit record (unsealed) whose row has `vals` integers.
+fn record(vals: usize) -> Vec<u8> {
+    let mut buf = Vec::new();
+    let mut b = CommitBuilder::new(&mut buf);
+    b.put(1, &vec![Value::Int(7); vals]);
+    b.finish();
+    buf
 }
 
-impl Ring {
-    fn word(&self, w: u64) -> &AtomicU64 {
-        &self.words[(w % WORDS) as usize]
+/// The three records: (commit timestamp = id, values, writer). Writer 0
+/// publishes 1 then 3.
+const RECS: [(u64, usize, usize); 3] = [(1, 1, 0), (2, 0, 1), (3, 1, 0)];
+
+/// Checks the records in `out[from..]` (which start at LSN `from`): each
+/// whole (byte for byte the record its writer sealed) and in LSN order;
+/// returns their ids.
+fn check(out: &[u8], from: usize) -> Vec<u64> {
+    let mut ids = Vec::new();
+    let mut off = from;
+    while off < out.len() {
+        let h = parse_header(&out[off..]).expect("a record taken before its header was published");
+        assert_eq!(h.lsn, off as u64, "records out of LSN order");
+        let (_, vals, _) = RECS.iter().find(|r| r.0 == h.cts).expect("a known record");
+        let mut want = record(*vals);
+        seal(&mut want, h.lsn, h.cts);
+        assert_eq!(
+            out.get(off..off + want.len()),
+            Some(&want[..]),
+            "record {} taken before it was whole",
+            h.cts
+        );
+        ids.push(h.cts);
+        off += h.total;
     }
-    /// `Shared::wake`.
-    fn wake(&self) {
-        let mut g = self.wake.lock().unwrap();
-        *g = true;
-        self.cv.notify_one();
-    }
-    /// `LogBuffer::publish` for a record of `len` words whose first word
-    /// encodes (writer id, length) and whose other words carry the id.
-    fn publish(&self, id: u64, len: u64) {
-        let lsn = self.reserved.fetch_add(len, SeqCst);
-        while lsn + len > self.released.load(SeqCst) + WORDS {
-            self.wake();
-            thread::yield_now();
-        }
-        for i in 1..len {
-            self.word(lsn + i).store(id, SeqCst);
-        }
-        self.word(lsn).store(id << 8 | len, SeqCst);
-        if self.sleeping.load(SeqCst) {
-            self.wake();
-        }
-    }
-    /// `LogBuffer::drain`: (records taken as (id, len), new position).
-    fn drain(&self, from: u64, out: &mut Vec<(u64, u64)>) -> u64 {
-        let mut pos = from;
-        loop {
-            let first = self.word(pos).load(SeqCst);
-            if first == 0 {
-                break;
-            }
-            let (id, len) = (first >> 8, first & 0xff);
-            self.word(pos).store(0, SeqCst);
-            for i in 1..len {
-                let w = self.word(pos + i);
-                assert_eq!(w.load(SeqCst), id, "a word of record {id} is missing");
-                w.store(0, SeqCst);
-            }
-            out.push((id, len));
-            pos += len;
-        }
-        self.released.store(pos, SeqCst);
-        pos
-    }
+    ids
 }
 
 fn model() {
-    let ring = Arc::new(Ring {
-        words: (0..WORDS).map(|_| AtomicU64::new(0)).collect(),
-        reserved: AtomicU64::new(0),
-        released: AtomicU64::new(0),
-        sleeping: AtomicBool::new(false),
-        wake: Mutex::new(false),
-        cv: Condvar::new(),
-    });
-    // Three records over two writers: 2 + 1 + 2 words through a 4-word ring,
-    // so the last one waits for room.
-    let recs: [(u64, u64, u64); 3] = [(1, 2, 0), (2, 1, 1), (3, 2, 0)];
-    let total: u64 = recs.iter().map(|r| r.1).sum();
+    let buf = Arc::new(LogBuffer::new(RING, 0));
+    let total: u64 = RECS.iter().map(|r| record(r.1).len() as u64).sum();
+    assert!(total > RING as u64, "the last record must wait for room");
     let writers: Vec<_> = (0..2)
         .map(|w| {
-            let ring = Arc::clone(&ring);
+            let buf = Arc::clone(&buf);
             thread::spawn(move || {
-                for &(id, len, who) in &recs {
+                let failed = AtomicBool::new(false);
+                for &(id, vals, who) in &RECS {
                     if who == w {
-                        ring.publish(id, len);
+                        let mut r = record(vals);
+                        let lsn = buf.reserve(r.len());
+                        seal(&mut r, lsn, id);
+                        assert!(buf.publish(lsn, &r, &failed));
                     }
                 }
             })
         })
         .collect();
     let flusher = {
-        let ring = Arc::clone(&ring);
+        let buf = Arc::clone(&buf);
         thread::spawn(move || {
+            let idle = AtomicBool::new(false);
             let mut pos = 0;
             let mut out = Vec::new();
-            while pos < total {
-                let before = out.len();
-                pos = ring.drain(pos, &mut out);
-                if out.len() > before {
+            let mut ids = Vec::new();
+            loop {
+                let start = out.len();
+                let (next, n) = buf.drain(pos, &mut out);
+                pos = next;
+                ids.extend(check(&out, start));
+                if n > 0 {
                     continue;
                 }
-                // The flusher's sleep: flag, re-check, wait (no timeout here,
-                // so a lost wake-up deadlocks the model).
-                let mut g = ring.wake.lock().unwrap();
-                ring.sleeping.store(true, SeqCst);
-                while !*g && ring.word(pos).load(SeqCst) == 0 {
-                    g = ring.cv.wait(g).unwrap();
+                if pos == total {
+                    return ids;
                 }
-                *g = false;
-                ring.sleeping.store(false, SeqCst);
+                buf.sleep(pos, true, Duration::from_millis(5), || false, &idle);
             }
-            out
         })
     };
     for w in writers {
         w.join().unwrap();
     }
-    let out = flusher.join().unwrap();
-    let mut ids: Vec<u64> = out.iter().map(|r| r.0).collect();
-    assert_eq!(out.iter().map(|r| r.1).sum::<u64>(), total);
-    ids.sort();
-    assert_eq!(ids, vec![1, 2, 3], "every record exactly once");
-    // Writer 0 publishes 1 before 3: LSN order keeps that.
-    let p1 = out.iter().position(|r| r.0 == 1).unwrap();
-    let p3 = out.iter().position(|r| r.0 == 3).unwrap();
+    let ids = flusher.join().unwrap();
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(sorted, vec![1, 2, 3], "every record exactly once");
+    // Writer 0 reserved 1 before 3: LSN order keeps that.
+    let p1 = ids.iter().position(|&i| i == 1).unwrap();
+    let p3 = ids.iter().position(|&i| i == 3).unwrap();
     assert!(p1 < p3);
 }
 
@@ -147,4 +126,20 @@ fn log_buffer_takes_every_record_whole_once_in_order_without_lost_wakeups() {
 #[test]
 fn log_buffer_model_pct() {
     shuttle::check_pct(model, 3000, 3);
+}
+
+#[test]
+fn publishing_the_first_word_first_is_caught() {
+    let r = with_broken(Break::PublishFirstWordFirst, || {
+        std::panic::catch_unwind(|| shuttle::check_random(model, 3000))
+    });
+    assert!(r.is_err(), "the model must find a record taken in part");
+}
+
+#[test]
+fn a_flusher_that_checks_before_raising_its_flag_is_caught() {
+    let r = with_broken(Break::FlusherChecksBeforeFlag, || {
+        std::panic::catch_unwind(|| shuttle::check_random(model, 3000))
+    });
+    assert!(r.is_err(), "the model must find the lost wake-up");
 }

@@ -1,20 +1,33 @@
 //! Shuttle model checks of the engine's lock-free protocols.
 //!
-//! Shuttle controls scheduling only at its own primitives, so these are
-//! *models*: each one reproduces, step for step and with the engine's memory
-//! orderings, one protocol of the engine on a small arena of versions (indices
-//! instead of pointers), explores random schedules, and asserts the invariant
-//! the protocol exists for. Shuttle executes sequentially consistently, so a
-//! model checks the interleavings of the protocol, not weak-memory effects;
-//! the engine uses SeqCst on every step these models mirror.
+//! Built with `--cfg strata_model` (see `src/sync.rs`: the engine's TID
+//! table, master seqlock, log buffer and COOP CAS then run on shuttle's
+//! atomics); `.ci/run` runs this file that way. Two kinds of check live here:
 //!
-//! Bookkeeping that is not part of the protocol ("ghost" state: which versions
-//! are committed or freed, what each thread saw) uses `std` atomics, which are
-//! not scheduling points: a ghost update right after a shuttle operation
-//! happens atomically with it.
+//! - **The engine's own code.** `commit_stamping_and_tid_visibility` runs a
+//!   real `Database` (SI): `Transaction::commit` (PRECOMMIT, clock,
+//!   COMMITTING, COMMITTED, stamping, slot release) against readers' real
+//!   `visible`; `slot_claim_and_reuse` runs the real `TidTable`. The
+//!   `*_is_caught` tests break one step of that code (`strata::model::Break`)
+//!   and show that shuttle finds the failure.
+//! - **Models** of protocols whose steps are on `Version`'s header words and
+//!   the indirection slot (install and write lock, MV2PL reader count, MVTO
+//!   read timestamp, GC horizon vs registration): those atomics belong to
+//!   `storage/version.rs` and `storage/indirection.rs`, which are not built
+//!   on `crate::sync`, so their steps would not be scheduling points. Each
+//!   reproduces its protocol step for step, with the engine's orderings, on
+//!   a small arena of versions (indices instead of pointers) over the
+//!   engine's real `TidTable`; keep the functions cited at the top of each in
+//!   step with the engine. Each has a `*_is_caught` test that applies one
+//!   broken ordering (`Mutation`) and shows shuttle finds it; the "Mutations
+//!   tried" notes list others each model caught once.
 //!
-//! If a model and the engine drift apart, the model is wrong: keep the
-//! functions cited at the top of each model in step with it.
+//! Shuttle executes sequentially consistently, so these check the
+//! interleavings of a protocol, not weak-memory effects. Bookkeeping that is
+//! not part of a protocol ("ghost" state) uses `std` atomics, which are not
+//! scheduling points: a ghost update right after a shuttle operation happens
+//! atomically with it.
+#![cfg(strata_model)]
 
 use shuttle::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
 use shuttle::sync::{Arc, Mutex};
@@ -23,6 +36,8 @@ use std::sync::atomic::{
     AtomicBool as GhostBool, AtomicU64 as GhostU64, AtomicUsize as GhostUsize,
     Ordering::SeqCst as G,
 };
+use strata::model::{with_broken, Break, Status, TidTable};
+use strata::{key, row, Database, GcPolicy, Options, Protocol, Schema, Type, Value};
 
 use Ordering::{AcqRel, Acquire, SeqCst};
 
@@ -76,146 +91,45 @@ fn ghost_counts(n: usize) -> Vec<GhostU64> {
     (0..n).map(|_| GhostU64::new(0)).collect()
 }
 
-// The transaction table, `txn/tid.rs` (slots, generations, the free list;
-// the SSN words and `is_rw` are left out: no model reads them).
-
-const SLOT_BITS: u32 = 20;
-const SLOT_MASK: u64 = (1 << SLOT_BITS) - 1;
-const STATUS_SHIFT: u32 = 62;
-const CTS_MASK: u64 = (1 << STATUS_SHIFT) - 1;
-const ACTIVE: u64 = 0;
-const COMMITTING: u64 = 1;
-const COMMITTED: u64 = 2;
-const ABORTED: u64 = 3;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Status {
-    Active,
-    Committing(u64),
-    Committed(u64),
-    Aborted,
-    Gone,
+/// `TidTable::acquire`, retried until a slot is free (a model thread that
+/// needs a slot another thread still holds).
+fn acquire_spin(tids: &TidTable, lower_bound: impl Fn() -> u64) -> u64 {
+    loop {
+        if let Some(tid) = tids.acquire(lower_bound(), true) {
+            return tid;
+        }
+        thread::yield_now();
+    }
 }
 
-struct Slot {
-    tid: AtomicU64,
-    state: AtomicU64,
-    begin: AtomicU64,
-    generation: AtomicU64,
+/// A broken ordering in one of the models below (their `*_is_caught`
+/// tests), like `strata::model::Break` for the engine's own code.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mutation {
+    /// post_commit clears the lock of its new version before stamping it.
+    UnlockBeforeStamp,
+    /// MV2PL `read` does not re-check the lock after counting itself in.
+    ReadLockWithoutRecheck,
+    /// MVTO `read` loads the lock before raising read_ts.
+    LockLoadBeforeReadTs,
+    /// `compute_horizon` scans the slots before it loads the clock.
+    ScanBeforeClock,
 }
 
-struct Tids {
-    slots: Vec<Slot>,
+std::thread_local! {
+    static MUTATION: std::cell::Cell<Option<Mutation>> = const { std::cell::Cell::new(None) };
 }
 
-impl Tids {
-    /// `TidTable::new`.
-    fn new(capacity: usize) -> Tids {
-        Tids {
-            slots: (0..capacity)
-                .map(|_| Slot {
-                    tid: AtomicU64::new(0),
-                    state: AtomicU64::new(ABORTED << STATUS_SHIFT),
-                    begin: AtomicU64::new(u64::MAX),
-                    generation: AtomicU64::new(0),
-                })
-                .collect(),
-        }
-    }
+fn mutated(m: Mutation) -> bool {
+    MUTATION.with(|c| c.get() == Some(m))
+}
 
-    /// `TidTable::acquire`: claiming a slot is a CAS of its `begin` from
-    /// MAX (free) to the snapshot bound, which registers it at once.
-    fn acquire(&self, lower_bound: u64) -> Option<u64> {
-        let idx = (0..self.slots.len()).find(|&i| {
-            let b = &self.slots[i].begin;
-            b.load(SeqCst) == u64::MAX
-                && b.compare_exchange(u64::MAX, lower_bound, SeqCst, SeqCst)
-                    .is_ok()
-        })?;
-        let s = &self.slots[idx];
-        let gen = s.generation.load(SeqCst) + 1;
-        s.generation.store(gen, SeqCst);
-        let tid = (gen << SLOT_BITS) | idx as u64;
-        s.state.store(ACTIVE << STATUS_SHIFT, SeqCst);
-        s.tid.store(tid, SeqCst);
-        Some(tid)
-    }
-
-    /// `acquire`, retried until a slot is free (a model thread that needs
-    /// a slot another thread still holds).
-    fn acquire_spin(&self, lower_bound: impl Fn() -> u64) -> u64 {
-        loop {
-            if let Some(tid) = self.acquire(lower_bound()) {
-                return tid;
-            }
-            thread::yield_now();
-        }
-    }
-
-    /// `TidTable::release`.
-    fn release(&self, tid: u64) {
-        let idx = (tid & SLOT_MASK) as usize;
-        let s = &self.slots[idx];
-        // The id first: once `begin` is MAX the slot can be claimed.
-        s.tid.store(0, SeqCst);
-        s.begin.store(u64::MAX, SeqCst);
-    }
-
-    fn slot(&self, tid: u64) -> &Slot {
-        &self.slots[(tid & SLOT_MASK) as usize]
-    }
-
-    fn set_committing(&self, tid: u64, cts: u64) {
-        self.slot(tid)
-            .state
-            .store((COMMITTING << STATUS_SHIFT) | cts, SeqCst);
-    }
-    fn set_committed(&self, tid: u64, cts: u64) {
-        self.slot(tid)
-            .state
-            .store((COMMITTED << STATUS_SHIFT) | cts, SeqCst);
-    }
-    fn set_aborted(&self, tid: u64) {
-        self.slot(tid).state.store(ABORTED << STATUS_SHIFT, SeqCst);
-    }
-
-    /// `TidTable::status`.
-    fn status(&self, tid: u64) -> Status {
-        let s = self.slot(tid);
-        if s.tid.load(SeqCst) != tid {
-            return Status::Gone;
-        }
-        let st = s.state.load(SeqCst);
-        if s.tid.load(SeqCst) != tid {
-            return Status::Gone;
-        }
-        let cts = st & CTS_MASK;
-        match st >> STATUS_SHIFT {
-            ACTIVE => Status::Active,
-            COMMITTING => Status::Committing(cts),
-            COMMITTED => Status::Committed(cts),
-            _ => Status::Aborted,
-        }
-    }
-
-    /// `TidTable::wait_decided` (the backoff is a yield).
-    fn wait_decided(&self, tid: u64) -> Status {
-        loop {
-            match self.status(tid) {
-                Status::Committing(_) => thread::yield_now(),
-                other => return other,
-            }
-        }
-    }
-
-    /// `TidTable::min_begin(false)`.
-    fn min_begin(&self) -> u64 {
-        let mut m = u64::MAX;
-        for s in &self.slots {
-            m = m.min(s.begin.load(SeqCst));
-        }
-        m
-    }
+/// Whether `check` (a shuttle check of a model with `m` applied) fails.
+fn caught(m: Mutation, check: impl FnOnce() + std::panic::UnwindSafe) -> bool {
+    MUTATION.with(|c| c.set(Some(m)));
+    let r = std::panic::catch_unwind(check);
+    MUTATION.with(|c| c.set(None));
+    r.is_err()
 }
 
 /// `txn/visibility.rs::Mode`.
@@ -229,14 +143,15 @@ enum Mode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Conflict;
 
-/// `txn/visibility.rs::visible`. `deref` is called on every version the
-/// walk dereferences (the GC model asserts it is not freed).
+/// `txn/visibility.rs::visible` over the arena (the engine's own runs in
+/// `stamp_model`). `deref` is called on every version the walk dereferences
+/// (the GC model asserts it is not freed).
 fn visible(
     arena: &[Version],
     head: usize,
     ts: u64,
     me: u64,
-    tids: &Tids,
+    tids: &TidTable,
     mode: Mode,
     deref: &dyn Fn(usize),
 ) -> Result<usize, Conflict> {
@@ -253,7 +168,13 @@ fn visible(
 }
 
 /// `txn/visibility.rs::is_visible`.
-fn is_visible(r: &Version, ts: u64, me: u64, tids: &Tids, mode: Mode) -> Result<bool, Conflict> {
+fn is_visible(
+    r: &Version,
+    ts: u64,
+    me: u64,
+    tids: &TidTable,
+    mode: Mode,
+) -> Result<bool, Conflict> {
     let b = r.begin.load(SeqCst);
     if b & TID_MARK == 0 {
         return Ok(b <= ts);
@@ -262,7 +183,8 @@ fn is_visible(r: &Version, ts: u64, me: u64, tids: &Tids, mode: Mode) -> Result<
     if creator == me {
         return Ok(true);
     }
-    Ok(match tids.status(creator) {
+    Ok(match tids.settled_status(creator) {
+        Status::Precommit => unreachable!("settled_status waits PRECOMMIT out"),
         Status::Active => {
             if mode == Mode::TimestampOrder {
                 let wts = tids.slot(creator).begin.load(SeqCst);
@@ -282,10 +204,7 @@ fn is_visible(r: &Version, ts: u64, me: u64, tids: &Tids, mode: Mode) -> Result<
                 false
             } else {
                 match tids.wait_decided(creator) {
-                    // The engine returns `true`: without a pending state
-                    // (see `stamp_model`) a decided COMMITTING(c <= ts) is
-                    // COMMITTED(c); `c <= ts` is the same answer there.
-                    Status::Committed(c) => c <= ts,
+                    Status::Committed(_) => true,
                     Status::Gone => stamped_at_or_before(r, ts),
                     _ => false,
                 }
@@ -357,6 +276,9 @@ fn install_txn(m: &InstallModel, me: usize, tid: u64, commit: bool) -> bool {
     if commit {
         // commit: cts, then post_commit.
         let cts = m.clock.fetch_add(1, SeqCst) + 1;
+        if mutated(Mutation::UnlockBeforeStamp) {
+            v.txn_id.store(0, SeqCst);
+        }
         v.begin.store(cts, SeqCst);
         m.committed[me].store(true, G);
         v.txn_id.store(0, SeqCst);
@@ -452,7 +374,7 @@ fn install_model(plans: &'static [&'static [bool]], observer: bool) {
 // - rollback clears the old lock before restoring the head, and lock_head
 //   skips the re-check: a stale install, then the restore drops it.
 // - post_commit clears txn_id before stamping begin: "two uncommitted
-//   versions linked".
+//   versions linked" (`unlock_before_stamp_is_caught`).
 // (Dropping only the re-check passes: with the engine's orderings an
 // unlocked version is always the head; the re-check is what keeps that
 // true if either ordering above changes.)
@@ -462,6 +384,16 @@ fn install_and_write_lock() {
         || install_model(&[&[true, true], &[false, true], &[true, false]], true),
         15000,
     );
+}
+
+#[test]
+fn unlock_before_stamp_is_caught() {
+    assert!(caught(Mutation::UnlockBeforeStamp, || {
+        shuttle::check_random(
+            || install_model(&[&[true, true], &[false, true], &[true, false]], true),
+            15000,
+        )
+    }));
 }
 
 #[test]
@@ -501,7 +433,8 @@ fn mv2pl_read(m: &TwoPl, tid: u64) -> Result<usize, Conflict> {
         return Err(Conflict);
     }
     h.word_a.fetch_add(1, SeqCst);
-    if !free(h.txn_id.load(SeqCst)) || m.slot.load(SeqCst) != head {
+    let recheck = !mutated(Mutation::ReadLockWithoutRecheck);
+    if recheck && (!free(h.txn_id.load(SeqCst)) || m.slot.load(SeqCst) != head) {
         h.word_a.fetch_sub(1, SeqCst);
         return Err(Conflict);
     }
@@ -618,13 +551,22 @@ fn mv2pl_model() {
 
 // Mutations tried (each made shuttle report a violation):
 // - `read` skips the re-check of txn_id after the increment: "writer ..
-//   passed check_write .. while others hold read locks".
+//   passed check_write .. while others hold read locks", or "reader ..
+//   holds a read lock .. next to a writer"
+//   (`a_read_lock_without_the_recheck_is_caught`).
 // - the writer reads the count before its CAS on txn_id (check, then lock):
 //   same report.
 #[test]
 fn mv2pl_reader_count_vs_write_lock() {
     shuttle::check_random(mv2pl_model, 10000);
     shuttle::check_pct(mv2pl_model, 5000, 3);
+}
+
+#[test]
+fn a_read_lock_without_the_recheck_is_caught() {
+    assert!(caught(Mutation::ReadLockWithoutRecheck, || {
+        shuttle::check_random(mv2pl_model, 10000)
+    }));
 }
 
 // ------------------------------------- 3. MVTO read_ts vs writer
@@ -635,12 +577,13 @@ fn mv2pl_reader_count_vs_write_lock() {
 // txn/visibility.rs: `is_visible` (Mode::TimestampOrder: a running older
 // writer is a conflict; re-decide when it leaves ACTIVE, commit 6d59bba);
 // txn/mod.rs: `Transaction::begin` (MVTO rw: register lower bound, fence,
-// draw ts), `commit` (cts = ts), `post_commit`, `rollback`; txn/tid.rs.
+// draw ts), `commit` (cts = ts), `post_commit`, `rollback`. The TID table
+// is the engine's own.
 
 struct Mvto {
     slot: AtomicUsize,
     arena: Vec<Version>,
-    tids: Tids,
+    tids: TidTable,
     clock: AtomicU64,
     // ghost
     writer_committed: GhostBool,
@@ -650,7 +593,7 @@ struct Mvto {
 
 /// `Transaction::begin` for an MVTO read-write transaction.
 fn mvto_begin(m: &Mvto) -> (u64, u64) {
-    let tid = m.tids.acquire_spin(|| m.clock.load(SeqCst));
+    let tid = acquire_spin(&m.tids, || m.clock.load(SeqCst));
     fence(SeqCst);
     let ts = m.clock.fetch_add(1, SeqCst) + 1;
     m.tids.slot(tid).begin.store(ts, SeqCst);
@@ -670,15 +613,25 @@ fn mvto_read(m: &Mvto, tid: u64, ts: u64) -> Result<usize, Conflict> {
         &no_check,
     )?;
     let r = &m.arena[v];
+    let early = mutated(Mutation::LockLoadBeforeReadTs).then(|| r.txn_id.load(SeqCst));
     r.word_a.fetch_max(ts, SeqCst);
-    let locker = r.txn_id.load(SeqCst);
+    let locker = early.unwrap_or_else(|| r.txn_id.load(SeqCst));
     if locker != 0 && locker != tid {
-        let wts = tids.slot(locker).begin.load(SeqCst);
-        let running = matches!(tids.status(locker), Status::Active | Status::Committing(_));
-        if running && wts < ts {
-            return Err(Conflict);
+        let is_running = |s| {
+            matches!(
+                s,
+                Status::Active | Status::Precommit | Status::Committing(_)
+            )
+        };
+        let mut still_running = false;
+        if is_running(tids.status(locker)) {
+            let wts = tids.slot(locker).begin.load(SeqCst);
+            still_running = is_running(tids.status(locker));
+            if still_running && wts < ts {
+                return Err(Conflict);
+            }
         }
-        if !running
+        if !still_running
             && visible(
                 &m.arena,
                 m.slot.load(Acquire),
@@ -744,7 +697,7 @@ fn mvto_model(writer_commits: bool, reuse: bool) {
     let m = Arc::new(Mvto {
         slot: AtomicUsize::new(0),
         arena: vec![Version::committed(1, NIL), Version::committed(0, NIL)],
-        tids: Tids::new(2),
+        tids: TidTable::new(2),
         clock: AtomicU64::new(1),
         writer_committed: GhostBool::new(false),
         reader_got: GhostUsize::new(usize::MAX),
@@ -788,7 +741,8 @@ fn mvto_model(writer_commits: bool, reuse: bool) {
 }
 
 // Mutations tried (each made shuttle report "timestamp order broken"):
-// - `read` loads txn_id before raising read_ts (fetch_max after the load).
+// - `read` loads txn_id before raising read_ts (fetch_max after the load):
+//   `loading_the_lock_before_raising_read_ts_is_caught`.
 // - `check_write` reads read_ts before the CAS on txn_id.
 // - the pre-6d59bba `read` (load wts only while the first status() says
 //   running, treat a later Gone as finished-without-conflict and skip the
@@ -805,105 +759,96 @@ fn mvto_writer_commits_between_reader_steps() {
     shuttle::check_pct(|| mvto_model(true, true), 5000, 3);
 }
 
-// ------------------------- 4. commit stamping + TID-table visibility
-
-// Mirrors crates/strata/src/txn/mod.rs: `Transaction::commit` (set_precommit,
-// cts = clock.fetch_add + 1, set_committing, set_committed), `post_commit` (stamp
-// begin, unlock, old end), `finish` (release the slot), `rollback`;
-// txn/tid.rs: `acquire`, `release`, `status`, `wait_decided`;
-// txn/visibility.rs: `visible`, `is_visible` (Mode::Snapshot),
-// `stamped_at_or_before`.
-
-struct Stamp {
-    /// Rows A and B.
-    slots: [AtomicUsize; 2],
-    arena: Vec<Version>,
-    tids: Tids,
-    clock: AtomicU64,
-    // ghost
-    cts: GhostU64,
+#[test]
+fn loading_the_lock_before_raising_read_ts_is_caught() {
+    assert!(caught(Mutation::LockLoadBeforeReadTs, || {
+        shuttle::check_random(|| mvto_model(true, false), 10000)
+    }));
 }
 
-/// COMMITTING with no timestamp yet: readers wait for the decision.
-const PENDING_CTS: u64 = 0;
+// ------------------------- 4. commit stamping + TID-table visibility
 
-/// `pending`: announce COMMITTING (PRECOMMIT in the engine, `TidTable::
-/// set_precommit`) before drawing the commit timestamp, as the engine does.
-fn stamp_model(commit: bool, reuse: bool, pending: bool) {
-    // 0, 1: committed a0, b0; 2, 3: the writer's a1, b1.
-    let m = Arc::new(Stamp {
-        slots: [AtomicUsize::new(2), AtomicUsize::new(3)],
-        arena: vec![
-            Version::committed(1, NIL),
-            Version::committed(1, NIL),
-            Version::committed(0, 0),
-            Version::committed(0, 1),
-        ],
-        tids: Tids::new(2),
-        clock: AtomicU64::new(1),
-        cts: GhostU64::new(0),
-    });
-    let wtid = m.tids.acquire(1).unwrap();
-    m.tids.slot(wtid).begin.store(1, SeqCst);
-    for (new, old) in [(2, 0), (3, 1)] {
-        m.arena[new].txn_id.store(wtid, SeqCst);
-        m.arena[new].begin.store(TID_MARK | wtid, SeqCst);
-        m.arena[old].txn_id.store(wtid, SeqCst);
-        m.arena[old].end.store(TID_MARK | wtid, SeqCst);
+// The engine's own code: a `Database` (SI, no GC) whose writer updates rows
+// A and B in one transaction, commits (`Transaction::commit`: PRECOMMIT,
+// cts = clock + 1, COMMITTING, COMMITTED, `post_commit` stamps, `finish`
+// frees the slot) or aborts (`rollback`), while read-only transactions read
+// A and B in either order through `txn/visibility.rs::visible` and the
+// `TidTable` (whose atomics are shuttle's in this build). With `reuse`, the
+// writer's next transaction takes its slot again at once, so readers meet
+// a stale id (Status::Gone).
+// A whole database runs under shuttle because its other locks
+// (parking_lot) are never held across a shuttle operation on this path, and
+// crossbeam-epoch's per-thread state, shared by shuttle's simulated threads
+// (one OS thread), only counts nested pins. No GC thread, no log.
+
+/// The writer's commit timestamp, or 0 if it aborted.
+fn stamp_writer(db: &Database, t: &strata::Table, commit: bool, reuse: bool) -> u64 {
+    let mut x = db.begin().unwrap();
+    for k in 0..2 {
+        x.update(t, &key![k], &[("v", Value::Int(1))]).unwrap();
     }
-    let mw = Arc::clone(&m);
-    let writer = thread::spawn(move || {
-        let m = &*mw;
-        if commit {
-            if pending {
-                m.tids.set_committing(wtid, PENDING_CTS);
-            }
-            let cts = m.clock.fetch_add(1, SeqCst) + 1;
-            m.tids.set_committing(wtid, cts);
-            m.cts.store(cts, G);
-            m.tids.set_committed(wtid, cts);
-            for (new, old) in [(2, 0), (3, 1)] {
-                m.arena[new].begin.store(cts, SeqCst);
-                m.arena[new].txn_id.store(0, SeqCst);
-                m.arena[old].end.store(cts, SeqCst);
-            }
-        } else {
-            for (row, (_new, old)) in [(2, 0), (3, 1)].into_iter().enumerate().rev() {
-                m.slots[row].store(old, SeqCst);
-                m.arena[old].end.store(INF_TS, SeqCst);
-                m.arena[old].txn_id.store(0, SeqCst);
-            }
-            m.tids.set_aborted(wtid);
+    let cts = if commit {
+        x.commit().unwrap();
+        // Nothing else draws a commit timestamp meanwhile: the clock is ours.
+        db.begin_read_only().unwrap().snapshot_ts()
+    } else {
+        x.abort();
+        0
+    };
+    if reuse {
+        let mut y = db.begin().unwrap();
+        y.update(t, &key![2], &[("v", Value::Int(1))]).unwrap();
+        y.commit().unwrap();
+    }
+    cts
+}
+
+fn stamp_model(commit: bool, reuse: bool) {
+    let db = Database::open(
+        Options::default()
+            .protocol(Protocol::Si)
+            .gc(GcPolicy::None)
+            .gc_interval(None)
+            .max_open_transactions(4),
+    )
+    .unwrap();
+    let t = db
+        .create_table(
+            Schema::new("t")
+                .column("k", Type::Int)
+                .column("v", Type::Int)
+                .primary_key(&["k"]),
+        )
+        .unwrap();
+    db.run(|x| {
+        for k in 0..3 {
+            x.insert(&t, row![k, 0])?;
         }
-        m.tids.release(wtid);
-        if reuse {
-            // The next transaction in the same slot commits (nothing written).
-            let tid = m.tids.acquire_spin(|| m.clock.load(SeqCst));
-            let cts = m.clock.fetch_add(1, SeqCst) + 1;
-            m.tids.set_committing(tid, cts);
-            m.tids.set_committed(tid, cts);
-            m.tids.release(tid);
-        }
-    });
-    let readers: Vec<_> = [[0usize, 1], [1, 0]]
+        Ok(())
+    })
+    .unwrap();
+    let writer = {
+        let (db, t) = (db.clone(), t.clone());
+        thread::spawn(move || stamp_writer(&db, &t, commit, reuse))
+    };
+    let readers: Vec<_> = [[0i64, 1], [1, 0]]
         .into_iter()
         .map(|order| {
-            let m = Arc::clone(&m);
+            let (db, t) = (db.clone(), t.clone());
             thread::spawn(move || {
-                let s = m.clock.load(SeqCst);
+                let mut x = db.begin_read_only().unwrap();
+                let s = x.snapshot_ts();
                 let mut saw = [false; 2];
-                for row in order {
-                    let head = m.slots[row].load(Acquire);
-                    let v =
-                        visible(&m.arena, head, s, 0, &m.tids, Mode::Snapshot, &no_check).unwrap();
-                    saw[row] = v == row + 2;
+                for k in order {
+                    let r = x.get(&t, &key![k]).unwrap().expect("the row exists");
+                    saw[k as usize] = r[1] == Value::Int(1);
                 }
+                x.commit().unwrap();
                 (s, saw)
             })
         })
         .collect();
-    writer.join().unwrap();
-    let cts = m.cts.load(G);
+    let cts = writer.join().unwrap();
     for r in readers {
         let (s, saw) = r.join().unwrap();
         let expect = commit && cts <= s;
@@ -916,42 +861,49 @@ fn stamp_model(commit: bool, reuse: bool, pending: bool) {
     }
 }
 
-// The engine's protocol (PRECOMMIT — COMMITTING with a pending timestamp —
+// The engine announces PRECOMMIT (COMMITTING with a pending timestamp)
 // before the fetch_add; a reader that meets it waits and then compares the
-// timestamp): snapshot consistency holds, with and without slot reuse, for
-// commit and abort. This model found the engine's original order (fetch_add
-// before announcing) to allow a fractured read: a snapshot taken between the
-// two found the writer ACTIVE, skipped its version of row A, then saw its
-// stamped version of row B (`pending = false` reproduces it).
-// Mutations tried (each made shuttle report a "fractured read"):
-// - `pending = false` (the original engine order).
-// - `status` without the second tid load: a reader takes the next
-//   occupant's state for the writer's (with `reuse`; found by PCT only).
-// - `is_visible` treats COMMITTING(c <= s) as invisible instead of waiting.
-// - post_commit releases the slot before stamping begin.
+// timestamp. This model (then a copy of the engine) found the original
+// order (fetch_add before announcing) to allow a fractured read: a snapshot
+// taken between the two found the writer ACTIVE, skipped its version of row
+// A, then saw its stamped version of row B. `Break::NoPrecommit` puts that
+// order back: `no_precommit_is_caught`.
+// Mutations tried on the earlier copy (each made shuttle report a
+// "fractured read"): `status` without the second tid load (with `reuse`;
+// found by PCT only); `is_visible` treating COMMITTING(c <= s) as
+// invisible instead of waiting; post_commit releasing the slot before
+// stamping begin.
 #[test]
 fn commit_stamping_and_tid_visibility() {
-    shuttle::check_random(|| stamp_model(true, true, true), 5000);
-    shuttle::check_pct(|| stamp_model(true, true, true), 10000, 3);
-    shuttle::check_random(|| stamp_model(true, false, true), 2500);
-    shuttle::check_pct(|| stamp_model(false, true, true), 2500, 3);
+    shuttle::check_random(|| stamp_model(true, true), 2000);
+    shuttle::check_pct(|| stamp_model(true, true), 3000, 3);
+    shuttle::check_random(|| stamp_model(true, false), 1000);
+    shuttle::check_pct(|| stamp_model(false, true), 1000, 3);
 }
 
-// `TidTable::acquire` / `release` under slot reuse: two threads take turns
-// on one slot. The releaser clears the id before `begin` (which frees the
-// slot); the other order let a claimant's new id be overwritten by the
-// releaser's 0, so its own transaction read as Gone (checked: that
-// mutation fails this model).
+#[test]
+fn no_precommit_is_caught() {
+    let r = with_broken(Break::NoPrecommit, || {
+        std::panic::catch_unwind(|| shuttle::check_random(|| stamp_model(true, false), 5000))
+    });
+    assert!(r.is_err(), "the model must find the fractured read");
+}
+
+// The engine's `TidTable::acquire` / `release` under slot reuse: two
+// threads take turns on one slot. The releaser clears the id before `begin`
+// (which frees the slot); the other order lets a claimant's new id be
+// overwritten by the releaser's 0, so its own transaction reads as Gone:
+// `release_freeing_the_slot_first_is_caught`.
 fn slot_reuse_model() {
-    let tids = Arc::new(Tids::new(1));
+    let tids = Arc::new(TidTable::new(1));
     let threads: Vec<_> = (0..2)
         .map(|_| {
             let tids = Arc::clone(&tids);
             thread::spawn(move || {
                 for _ in 0..3 {
-                    let tid = tids.acquire_spin(|| 1);
+                    let tid = acquire_spin(&tids, || 1);
                     assert_eq!(tids.status(tid), Status::Active, "own id lost");
-                    assert_eq!(tids.min_begin(), 1, "claim registered nothing");
+                    assert_eq!(tids.min_begin(false), 1, "claim registered nothing");
                     tids.release(tid);
                 }
             })
@@ -960,13 +912,22 @@ fn slot_reuse_model() {
     for t in threads {
         t.join().unwrap();
     }
-    assert_eq!(tids.min_begin(), u64::MAX);
+    assert_eq!(tids.min_begin(false), u64::MAX);
 }
 
 #[test]
 fn slot_claim_and_reuse() {
     shuttle::check_random(slot_reuse_model, 5000);
     shuttle::check_pct(slot_reuse_model, 5000, 3);
+}
+
+#[test]
+fn release_freeing_the_slot_first_is_caught() {
+    // PCT: about one schedule in 200 shows it (random: one in 700).
+    let r = with_broken(Break::ReleaseFreesSlotFirst, || {
+        std::panic::catch_unwind(|| shuttle::check_pct(slot_reuse_model, 5000, 3))
+    });
+    assert!(r.is_err(), "the model must find the lost id");
 }
 
 // ------------------------------------- 5. GC horizon vs registration
@@ -981,11 +942,12 @@ fn slot_claim_and_reuse() {
 // modelled here, is the same rule seen from the chain's head),
 // `retire_chain`/`retire` (freeing is immediate here: a freed version must
 // never be dereferenced again by a reader that holds a registered snapshot).
+// The TID table (slot claim = registration, `min_begin`) is the engine's own.
 
 struct Gc {
     slot: AtomicUsize,
     arena: Vec<Version>,
-    tids: Tids,
+    tids: TidTable,
     clock: AtomicU64,
     /// Commit timestamps of overwriters (GcQueue).
     queue: Mutex<Vec<u64>>,
@@ -999,7 +961,7 @@ struct Gc {
 fn gc_begin(m: &Gc) -> (u64, u64) {
     let lower = m.clock.load(SeqCst);
     // (The claim's SeqCst CAS registered `lower`: no fence.)
-    let tid = m.tids.acquire(lower).expect("a free slot");
+    let tid = m.tids.acquire(lower, true).expect("a free slot");
     let ts = m.clock.load(SeqCst);
     m.tids.slot(tid).begin.store(ts, SeqCst);
     (tid, ts)
@@ -1032,9 +994,13 @@ fn gc_update(m: &Gc, me: usize) {
 
 /// DbInner::compute_horizon.
 fn compute_horizon(m: &Gc) -> u64 {
+    if mutated(Mutation::ScanBeforeClock) {
+        let b = m.tids.min_begin(false);
+        return m.clock.load(SeqCst).min(b);
+    }
     let g = m.clock.load(SeqCst);
     fence(SeqCst);
-    g.min(m.tids.min_begin())
+    g.min(m.tids.min_begin(false))
 }
 
 /// DbInner::collect_garbage -> GcQueue::collect -> prune_chain.
@@ -1077,7 +1043,7 @@ fn gc_model() {
             Version::committed(0, NIL),
             Version::committed(0, NIL),
         ],
-        tids: Tids::new(3),
+        tids: TidTable::new(3),
         clock: AtomicU64::new(1),
         queue: Mutex::new(Vec::new()),
         freed: ghost_flags(3),
@@ -1145,7 +1111,8 @@ fn gc_model() {
 // "lost its version"):
 // - `begin` takes the snapshot before registering (the reordering the fence
 //   forbids: register lower bound, fence, then read the clock).
-// - `compute_horizon` scans the slots before loading the clock.
+// - `compute_horizon` scans the slots before loading the clock
+//   (`a_horizon_scanned_before_the_clock_is_caught`).
 // Both need a reader descheduled across a whole writer + GC pass, which
 // the random scheduler practically never picks: PCT finds them.
 #[test]
@@ -1154,43 +1121,37 @@ fn gc_horizon_vs_registration() {
     shuttle::check_pct(gc_model, 15000, 3);
 }
 
-// ------------------------------------------- 6. drop_table vs commit
+#[test]
+fn a_horizon_scanned_before_the_clock_is_caught() {
+    // One schedule in ~1,500 shows it (PCT; random practically never).
+    assert!(caught(Mutation::ScanBeforeClock, || {
+        shuttle::check_pct(gc_model, 30000, 3)
+    }));
+}
+
+// ------------------------------------------- drop_table vs commit
 //
-// Mirrors crates/strata/src/db.rs: `Database::drop_table` (set `dropped`,
-// `TidTable::wait_for_deciding`, then log the DropTable record) and
-// txn/mod.rs: `Transaction::commit` (announce PRECOMMIT/COMMITTING, then
-// `dropped_table_written`; refused: roll back; else validate, reserve the
-// log record, COMMITTED). The log is a counter of reserved positions. A
-// commit that is not refused must be decided, with its record reserved,
-// before the drop's record: every commit is ordered before the drop or
-// refused.
+// The engine's `TidTable` (`set_committing`, `wait_for_deciding`, ...)
+// under the protocol of `db.rs::Database::drop_table` (set `dropped`, wait
+// for every deciding commit, then log the DropTable record) and
+// `txn/mod.rs::Transaction::commit_as` (announce COMMITTING, then check
+// `dropped_table_written`; refused: roll back; else reserve the log record,
+// COMMITTED). The log is a counter of reserved positions. A commit that is
+// not refused must be decided, with its record reserved, before the drop's
+// record: every commit is ordered before the drop or refused.
 
 struct DropModel {
-    tids: Tids,
+    tids: TidTable,
     dropped: shuttle::sync::atomic::AtomicBool,
     lsn: AtomicU64,
-    // ghost: each committer's log position (0: refused), the drop's
+    /// Ghost: each committer's log position (0: refused).
     committed_at: Vec<GhostU64>,
     drop_at: GhostU64,
 }
 
-/// `TidTable::wait_for_deciding` (the backoff is a yield).
-fn wait_for_deciding(tids: &Tids) {
-    let deciding = |st: u64| st >> STATUS_SHIFT == COMMITTING;
-    for s in &tids.slots {
-        if !deciding(s.state.load(SeqCst)) {
-            continue;
-        }
-        let tid = s.tid.load(SeqCst);
-        while deciding(s.state.load(SeqCst)) && s.tid.load(SeqCst) == tid {
-            thread::yield_now();
-        }
-    }
-}
-
-fn drop_model() {
+fn drop_model(dropper_waits: bool) {
     let m = Arc::new(DropModel {
-        tids: Tids::new(2),
+        tids: TidTable::new(2),
         dropped: shuttle::sync::atomic::AtomicBool::new(false),
         lsn: AtomicU64::new(1),
         committed_at: ghost_counts(2),
@@ -1200,7 +1161,7 @@ fn drop_model() {
         .map(|i| {
             let m = Arc::clone(&m);
             thread::spawn(move || {
-                let tid = m.tids.acquire(1).expect("a free slot");
+                let tid = acquire_spin(&m.tids, || 1);
                 // (It wrote to the table earlier, while it still existed.)
                 m.tids.set_committing(tid, 2 + i as u64);
                 if m.dropped.load(SeqCst) {
@@ -1217,7 +1178,9 @@ fn drop_model() {
     let md = Arc::clone(&m);
     let dropper = thread::spawn(move || {
         md.dropped.store(true, SeqCst);
-        wait_for_deciding(&md.tids);
+        if dropper_waits {
+            md.tids.wait_for_deciding();
+        }
         md.drop_at.store(md.lsn.fetch_add(1, SeqCst), G);
     });
     for c in committers {
@@ -1234,11 +1197,23 @@ fn drop_model() {
     }
 }
 
-// Mutations tried (each made shuttle report "a commit logged ... after the
-// drop"): the dropper does not wait (`wait_for_deciding` left out); the
-// committer checks `dropped` before announcing COMMITTING.
 #[test]
 fn drop_table_orders_or_refuses_every_commit() {
-    shuttle::check_random(drop_model, 5000);
-    shuttle::check_pct(drop_model, 5000, 3);
+    shuttle::check_random(|| drop_model(true), 5000);
+    shuttle::check_pct(|| drop_model(true), 5000, 3);
+}
+
+#[test]
+fn a_drop_that_does_not_wait_for_deciding_commits_is_caught() {
+    let r = std::panic::catch_unwind(|| shuttle::check_pct(|| drop_model(false), 5000, 3));
+    let msg = r.err().map(|e| {
+        e.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default()
+    });
+    assert!(
+        msg.as_deref().is_some_and(|m| m.contains("after the drop")),
+        "shuttle must find a commit logged after the drop: {msg:?}"
+    );
 }

@@ -4,11 +4,13 @@
 //! tuple-id reuse are exercised too), and again for every version storage
 //! scheme with transaction-level GC and with no GC.
 
+mod common;
+use common::{configs, is_tuple_level, protocols, storages};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use strata::{
     key, row, Database, Error, GcPolicy, MemorySpaces, NonInline, Options, Protocol, Schema, Type,
-    Value, VersionStorage,
+    Value,
 };
 
 #[derive(Debug, Clone)]
@@ -156,7 +158,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
     #[test]
     fn every_protocol_matches_a_btreemap(ops in proptest::collection::vec(op(), 1..80)) {
-        for p in Protocol::ALL {
+        for p in protocols() {
             run(p, &ops)?;
         }
     }
@@ -168,16 +170,16 @@ proptest! {
     fn every_storage_and_protocol_matches_a_btreemap(
         ops in proptest::collection::vec(op(), 1..80),
     ) {
-        for s in VersionStorage::ALL {
-            for p in Protocol::ALL {
-                for gc in [GcPolicy::TransactionLevel, GcPolicy::None] {
-                    let opts = Options::default()
-                        .protocol(p)
-                        .version_storage(s)
-                        .gc(gc)
-                        .gc_every_commits(1);
-                    run_with(opts, &ops)?;
-                }
+        for s in storages() {
+            // Transaction-level GC and none (tuple-level GC has its own,
+            // shorter test below).
+            for c in configs()
+                .protocols()
+                .storage(s)
+                .gc_where(|g| !is_tuple_level(g))
+                .with(|o| o.gc_every_commits(1))
+            {
+                run_with(c.opts, &ops)?;
             }
             // Copying text in full must not change any answer.
             run_with(
@@ -206,19 +208,13 @@ proptest! {
     fn tuple_level_gc_matches_a_btreemap(
         ops in proptest::collection::vec(op(), 1..80),
     ) {
-        for s in VersionStorage::ALL {
-            for p in Protocol::ALL {
-                for gc in [GcPolicy::Vacuum, GcPolicy::Cooperative] {
-                    let opts = Options::default()
-                        .protocol(p)
-                        .version_storage(s)
-                        .gc(gc)
-                        .gc_every_commits(1);
-                    if opts.validate().is_ok() {
-                        run_with(opts, &ops)?;
-                    }
-                }
-            }
+        for c in configs()
+            .storages()
+            .protocols()
+            .gc_where(is_tuple_level)
+            .with(|o| o.gc_every_commits(1))
+        {
+            run_with(c.opts, &ops)?;
         }
     }
 }

@@ -251,7 +251,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
     #[test]
     fn secondary_indexes_match_a_btreemap(ops in proptest::collection::vec(op(), 1..60)) {
-        for p in Protocol::ALL {
+        for p in common::protocols() {
             for s in common::storage_pointer_schemes() {
                 run(p, s, &ops)?;
             }

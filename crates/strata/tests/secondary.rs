@@ -202,7 +202,7 @@ fn ddl_errors_are_typed() {
 
 #[test]
 fn physical_pointers_need_append_only_storage() {
-    for vs in [VersionStorage::TimeTravel, VersionStorage::Delta] {
+    for vs in common::storages_where(|s| !s.is_append_only()) {
         let r = Database::open(
             Options::default()
                 .index_pointers(IndexPointers::Physical)
@@ -251,7 +251,7 @@ fn emails(txn: &mut strata::Transaction, idx: &Index) -> Vec<(String, i64)> {
 
 #[test]
 fn unique_index_refuses_duplicates_and_leaves_the_transaction_unchanged() {
-    for p in Protocol::ALL {
+    for p in common::protocols() {
         for s in common::storage_pointer_schemes() {
             let db = open(p, s);
             let (t, idx) = accounts(&db);
@@ -335,7 +335,7 @@ fn unique_index_refuses_duplicates_and_leaves_the_transaction_unchanged() {
 
 #[test]
 fn concurrent_claims_of_one_unique_key_admit_one() {
-    for p in Protocol::ALL {
+    for p in common::protocols() {
         for s in common::storage_pointer_schemes() {
             let db = open(p, s);
             let (t, _idx) = accounts(&db);
@@ -386,7 +386,7 @@ fn unique_index_over_duplicates_is_not_created() {
 
 #[test]
 fn old_snapshots_see_old_keys_and_moved_rows_appear_once() {
-    for p in Protocol::ALL {
+    for p in common::protocols() {
         for s in common::storage_pointer_schemes() {
             let db = open(p, s);
             let t = customers(&db);
@@ -473,7 +473,7 @@ fn an_overwriter_in_flight_committed_or_aborted_never_shows_a_row_twice() {
             assert_eq!(got.len(), n, "{what}: {last}");
         }
     }
-    for p in Protocol::ALL {
+    for p in common::protocols() {
         for s in common::storage_pointer_schemes() {
             let db = open(p, s);
             let t = customers(&db);
@@ -586,7 +586,7 @@ fn aborts_remove_the_entries_they_added() {
 #[test]
 fn indexed_updates_leave_index_memory_bounded() {
     for s in common::storage_pointer_schemes() {
-        for p in [Protocol::SiSsn, Protocol::Mvto, Protocol::Mv2pl] {
+        for p in common::protocols_where(common::stresses_gc) {
             let db = open(p, s);
             let t = db
                 .create_table(

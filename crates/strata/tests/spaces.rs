@@ -5,7 +5,7 @@
 
 mod common;
 use common::*;
-use strata::{key, Database, Error, GcPolicy, MemorySpaces, Options, Value, VersionStorage};
+use strata::{key, Database, Error, GcPolicy, MemorySpaces, Options, Value};
 
 const INC: usize = 4096;
 
@@ -77,21 +77,13 @@ fn gc_reuses_slots_so_reserved_memory_stays_bounded() {
     assert_eq!(st.memory_spaces[0].free_slots, 0);
     // kv versions (3 values) take 112-byte slots: ~36 per 4 KiB chunk.
     assert!(grown >= (UPDATES as u64 / 40) * INC as u64, "{grown}");
-    for (s, gc) in [
-        (VersionStorage::AppendNewToOld, GcPolicy::TransactionLevel),
-        (VersionStorage::Delta, GcPolicy::TransactionLevel),
-        (VersionStorage::TimeTravel, GcPolicy::Vacuum),
-        (VersionStorage::AppendOldToNew, GcPolicy::Vacuum),
-        (VersionStorage::AppendOldToNew, GcPolicy::Cooperative),
-    ] {
-        let db = Database::open(
-            Options::default()
-                .version_storage(s)
-                .gc(gc)
-                .gc_every_commits(8)
-                .memory_spaces(spaces(1)),
-        )
-        .unwrap();
+    // Every storage under every policy that reclaims.
+    for c in configs()
+        .storages()
+        .gc_where(reclaims)
+        .with(|o| o.gc_every_commits(8).memory_spaces(spaces(1)))
+    {
+        let (s, gc, db) = (c.storage, c.gc, c.open());
         let end = churn(&db, UPDATES);
         let st = db.stats();
         let sp = st.memory_spaces[0];

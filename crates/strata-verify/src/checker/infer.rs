@@ -19,7 +19,13 @@
 //! then writes `w` to the same key, `v` immediately precedes `w` (nothing can
 //! be serialized between a transaction's read and its own write). From those
 //! we draw ww and rw edges, and two transactions that both read `v` and both
-//! overwrote it are a lost update.
+//! overwrote it are a lost update. An executor whose writes are
+//! read-modify-writes should therefore record the read: blind writes hide
+//! G0 and any lost update whose overwritten value nobody else read.
+//!
+//! A delete ([`Op::Delete`]) is a list write like an append: it appends its
+//! marker, so a key's list keeps growing through deletes and re-inserts and
+//! still reveals its whole version order.
 //!
 //! Only committed transactions' reads are trusted. A transaction with an
 //! unknown outcome joins the graph as soon as a committed read observes one
@@ -154,7 +160,7 @@ impl<'h> Checker<'h> {
             let mut last_write: Vec<(Key, Elem)> = Vec::new();
             for op in &t.ops {
                 match *op {
-                    Op::Append { key, elem } => {
+                    Op::Append { key, elem } | Op::Delete { key, elem } => {
                         let nth = match appends.iter_mut().find(|(k, _)| *k == key) {
                             Some((_, c)) => {
                                 *c += 1;
@@ -187,7 +193,7 @@ impl<'h> Checker<'h> {
                 }
             }
             for op in &t.ops {
-                if let Op::Append { elem, key } = *op {
+                if let Some((key, elem)) = op.list_write() {
                     let count = appends.iter().find(|(k, _)| *k == key).map_or(0, |x| x.1);
                     if let Some(w) = self.list_writer.get_mut(&elem) {
                         if w.txn == txn {
@@ -907,10 +913,12 @@ impl<'h> Checker<'h> {
             let mut problems: Vec<String> = Vec::new();
             for op in &t.ops {
                 match op {
-                    Op::Append { key, elem } => match lists.iter_mut().find(|s| s.0 == *key) {
-                        Some(st) => st.2.push(*elem),
-                        None => lists.push((*key, None, vec![*elem])),
-                    },
+                    Op::Append { key, elem } | Op::Delete { key, elem } => {
+                        match lists.iter_mut().find(|s| s.0 == *key) {
+                            Some(st) => st.2.push(*elem),
+                            None => lists.push((*key, None, vec![*elem])),
+                        }
+                    }
                     Op::ReadList {
                         key,
                         value: Some(v),

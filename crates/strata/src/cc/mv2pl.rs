@@ -13,11 +13,77 @@
 //! aborts the scanner), which is sufficient because the serial order is the
 //! commit order.
 
+use super::{predicate, Cc, TxnCc};
 use crate::error::{ConflictKind, Error, Result};
+use crate::options::Protocol;
 use crate::storage::{self, version::Version};
 use crate::table::TableInner;
 use crate::txn::{ReadEntry, Transaction};
-use std::sync::atomic::Ordering::SeqCst;
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+
+/// Multi-version two-phase locking, no-wait.
+pub(crate) struct Mv2pl;
+
+/// The version's reader count: read locks held on it (MV2PL's use of the
+/// header's first protocol word).
+#[inline]
+pub(crate) fn readers(v: &Version) -> &AtomicU64 {
+    &v.cc_words[0]
+}
+
+impl Cc for Mv2pl {
+    const PROTOCOL: Protocol = Protocol::Mv2pl;
+    const SNAPSHOT_READS: bool = false;
+    const VALIDATES_SCANS: bool = true;
+    const SCAN_RECORDS: bool = false;
+    const READ_ONLY_COMMIT_UNCHECKED: bool = false;
+    // It reads the newest state: a newer holder is a plain duplicate.
+    const NEWER_THAN_SNAPSHOT: Option<ConflictKind> = None;
+    type State = ();
+
+    fn new_state(_tid: u64, _ts: u64, _read_only: bool) -> TxnCc {
+        TxnCc::Mv2pl(())
+    }
+
+    fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Version> {
+        read(tx, t, tuple)
+    }
+
+    fn check_write(tx: &Transaction, head: &Version) -> Result<()> {
+        check_write(tx, head as *const Version as *mut Version)
+    }
+
+    fn note_read(
+        _tx: &mut Transaction,
+        _t: &TableInner,
+        _tuple: u64,
+        _v: *mut Version,
+    ) -> Result<()> {
+        // The write lock we hold on the head covers the read.
+        Ok(())
+    }
+
+    /// It reads the newest data rather than a snapshot, so a range it
+    /// scanned twice may differ: its scans are validated even then.
+    fn read_only_commit_is_safe(tx: &Transaction) -> bool {
+        tx.scans.is_empty()
+    }
+
+    fn validate(tx: &mut Transaction, _cts: u64) -> Result<(), ConflictKind> {
+        (predicate::validation_skipped(tx) || predicate::validate_scans::<Self>(tx))
+            .then_some(())
+            .ok_or(ConflictKind::Validation)
+    }
+
+    fn release(tx: &mut Transaction) {
+        release(tx);
+    }
+
+    fn may_remove(tomb: &Version, _horizon: u64) -> bool {
+        // Read-locked tombstones stay until the lock is released.
+        readers(tomb).load(SeqCst) == 0
+    }
+}
 
 pub fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Version> {
     let head = storage::newest(t, tuple);
@@ -30,9 +96,9 @@ pub fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Ver
     if !free(h.txn_id.load(SeqCst)) {
         return Err(Error::Conflict(ConflictKind::ReadLock));
     }
-    h.word_a.fetch_add(1, SeqCst);
+    readers(h).fetch_add(1, SeqCst);
     if !free(h.txn_id.load(SeqCst)) || storage::newest(t, tuple) != head {
-        h.word_a.fetch_sub(1, SeqCst);
+        readers(h).fetch_sub(1, SeqCst);
         return Err(Error::Conflict(ConflictKind::ReadLock));
     }
     tx.reads.push(ReadEntry {
@@ -47,7 +113,7 @@ pub fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Ver
 pub fn check_write(tx: &Transaction, head: *mut Version) -> Result<()> {
     let mine = tx.reads.iter().filter(|r| r.version == head).count() as u64;
     // SAFETY: locked by us and alive.
-    if unsafe { (*head).word_a.load(SeqCst) } != mine {
+    if readers(unsafe { &*head }).load(SeqCst) != mine {
         return Err(Error::Conflict(ConflictKind::ReadLock));
     }
     Ok(())
@@ -59,7 +125,7 @@ pub fn release(tx: &mut Transaction) {
         // SAFETY: a read-locked version cannot be superseded by anyone but us,
         // so it is still linked (and alive) until we release it.
         if let Some(v) = unsafe { r.version.as_ref() } {
-            v.word_a.fetch_sub(1, SeqCst);
+            readers(v).fetch_sub(1, SeqCst);
         }
     }
 }

@@ -1,8 +1,8 @@
 //! MVTO: multi-version timestamp ordering.
 //!
 //! Each transaction draws a unique timestamp at begin; the serial order is
-//! timestamp order. A read of version `v` raises `v.read_ts` (header word
-//! `word_a`); a writer may replace the head only if no younger transaction
+//! timestamp order. A read of version `v` raises `v.read_ts` (the header's
+//! first protocol word, [`read_ts`]); a writer may replace the head only if no younger transaction
 //! read it and the head itself is not younger:
 //!
 //! ```text
@@ -22,8 +22,11 @@
 //! misses a phantom. (An earlier version used the table timestamp for absent
 //! keys too, and starved inserts under contention.)
 
+use super::{Cc, TxnCc};
+use crate::db::DbInner;
 use crate::error::{ConflictKind, Error, Result};
 use crate::index::key::EncodedKey;
+use crate::options::Protocol;
 use crate::storage;
 use crate::storage::version::Version;
 use crate::storage::visibility::Mode;
@@ -31,7 +34,116 @@ use crate::table::TableInner;
 use crate::txn::tid::Status;
 use crate::txn::Transaction;
 use crate::value::Key;
-use std::sync::atomic::{fence, Ordering::SeqCst};
+use std::sync::atomic::{fence, AtomicU64, Ordering::SeqCst};
+
+/// Multi-version timestamp ordering.
+pub(crate) struct Mvto;
+
+/// The version's read timestamp: the largest timestamp of a transaction
+/// that read it (MVTO's use of the header's first protocol word).
+#[inline]
+pub(crate) fn read_ts(v: &Version) -> &AtomicU64 {
+    &v.cc_words[0]
+}
+
+impl Cc for Mvto {
+    const PROTOCOL: Protocol = Protocol::Mvto;
+    const SNAPSHOT_READS: bool = false;
+    // Phantoms are caught by ghosts and predicate timestamps instead.
+    const VALIDATES_SCANS: bool = false;
+    const SCAN_RECORDS: bool = false;
+    const READ_ONLY_COMMIT_UNCHECKED: bool = true;
+    const NEWER_THAN_SNAPSHOT: Option<ConflictKind> = Some(ConflictKind::TimestampOrder);
+    type State = ();
+
+    fn new_state(_tid: u64, _ts: u64, _read_only: bool) -> TxnCc {
+        TxnCc::Mvto(())
+    }
+
+    fn begin_lower_bound(db: &DbInner, read_only: bool) -> u64 {
+        if read_only {
+            // A read-only snapshot ends up below every running writer's
+            // timestamp, possibly below the clock: register the last
+            // published horizon, which is at or below it.
+            db.horizon.load(SeqCst)
+        } else {
+            db.clock.load(SeqCst)
+        }
+    }
+
+    fn begin_ts(db: &DbInner, read_only: bool, lower: u64) -> u64 {
+        if !read_only {
+            // A unique timestamp: the serial order is timestamp order.
+            return db.clock.fetch_add(1, SeqCst) + 1;
+        }
+        // Below every running writer's timestamp, so nothing we could see
+        // is still being written.
+        let g = db.clock.load(SeqCst);
+        fence(SeqCst);
+        g.min(db.tids.min_begin(true).saturating_sub(1)).max(lower)
+    }
+
+    fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Version> {
+        read(tx, t, tuple)
+    }
+
+    fn absent_read(
+        tx: &mut Transaction,
+        t: &TableInner,
+        key: &Key,
+        ek: &EncodedKey,
+    ) -> Option<u64> {
+        // The key gets a ghost row whose read timestamp an older inserter
+        // must respect: phantom protection per key, not per table.
+        ghost(t, key, ek, tx.ts, &tx.db.gc)
+    }
+
+    fn before_scan(tx: &Transaction, predicate_ts: &AtomicU64) {
+        predicate_read(predicate_ts, tx.ts);
+    }
+
+    fn check_insert(tx: &Transaction, predicate_ts: &AtomicU64) -> Result<(), ConflictKind> {
+        if insert_allowed(predicate_ts, tx.ts) {
+            Ok(())
+        } else {
+            Err(ConflictKind::TimestampOrder)
+        }
+    }
+
+    fn check_write(tx: &Transaction, head: &Version) -> Result<()> {
+        check_write(tx, head)
+    }
+
+    fn note_read(
+        tx: &mut Transaction,
+        _t: &TableInner,
+        _tuple: u64,
+        v: *mut Version,
+    ) -> Result<()> {
+        // We hold the write lock, so no writer is between us and `v`.
+        // SAFETY: the caller is pinned; `v` is the locked head.
+        read_ts(unsafe { &*v }).fetch_max(tx.ts, SeqCst);
+        Ok(())
+    }
+
+    fn commit_ts(tx: &Transaction) -> u64 {
+        // Serialised at its begin timestamp; no PRECOMMIT window either:
+        // snapshots stay below every running writer's timestamp.
+        tx.ts
+    }
+
+    fn bound_horizon(db: &DbInner, h: u64) -> u64 {
+        // A writer with timestamp t may still commit versions at t, so
+        // snapshots (and the horizon) must stay below it.
+        h.min(db.tids.min_begin(true).saturating_sub(1))
+    }
+
+    fn may_remove(tomb: &Version, horizon: u64) -> bool {
+        // Readers left their timestamp on the tombstone: it guards the key
+        // against older inserters until they are all gone.
+        read_ts(tomb).load(SeqCst) <= horizon
+    }
+}
 
 pub fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Version> {
     let tids = &tx.db.tids;
@@ -41,7 +153,7 @@ pub fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Ver
     }
     // SAFETY: the caller is pinned and `v` is visible to our registered ts.
     let r = unsafe { &*v };
-    r.word_a.fetch_max(tx.ts, SeqCst);
+    read_ts(r).fetch_max(tx.ts, SeqCst);
     let locker = r.txn_id.load(SeqCst);
     if locker != 0 && locker != tx.tid {
         // An older writer may have checked read_ts before we raised it; its
@@ -73,34 +185,38 @@ pub fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Ver
 
 /// The write rule, for the locked head `h`.
 pub fn check_write(tx: &Transaction, h: &Version) -> Result<()> {
-    if h.begin.load(SeqCst) > tx.ts || h.word_a.load(SeqCst) > tx.ts {
+    if h.begin.load(SeqCst) > tx.ts || read_ts(h).load(SeqCst) > tx.ts {
         return Err(Error::Conflict(ConflictKind::TimestampOrder));
     }
     Ok(())
 }
 
-/// Publishes a predicate read (range scan or absent key) at `ts`.
-pub fn predicate_read(t: &TableInner, ts: u64) {
-    t.predicate_read_ts.fetch_max(ts, SeqCst);
+/// Publishes a range scan at `ts` on a table's or index's predicate
+/// timestamp.
+fn predicate_read(predicate_ts: &AtomicU64, ts: u64) {
+    predicate_ts.fetch_max(ts, SeqCst);
+    // Pairs with the fence in `insert_allowed`: either the inserter sees
+    // our timestamp or our scan sees its key.
     fence(SeqCst);
 }
 
 /// Whether a new key (already in the index) may be inserted at `ts`.
-pub fn insert_allowed(t: &TableInner, ts: u64) -> bool {
+fn insert_allowed(predicate_ts: &AtomicU64, ts: u64) -> bool {
     fence(SeqCst);
-    t.predicate_read_ts.load(SeqCst) <= ts
+    predicate_ts.load(SeqCst) <= ts
 }
 
 /// Makes sure the absent `key` has a ghost row and returns its tuple id
 /// (the row found instead, if another transaction inserted meanwhile).
-/// A new ghost is handed to GC (`gc_entry`) while still locked, so no
-/// writer can queue an entry for the row before it (see `gc::Garbage`).
+/// A new ghost is handed to the collector (as a write committed at `ts`)
+/// while still locked, so no writer can queue an entry for the row before
+/// it (see `gc::Garbage`).
 pub fn ghost(
     t: &TableInner,
     key: &Key,
     ek: &EncodedKey,
     ts: u64,
-    gc: Option<&crate::gc::GcQueue>,
+    gc: &crate::gc::Gc,
 ) -> Option<u64> {
     let Some(tuple) = t.rows.allocate() else {
         return t.index.get(ek);
@@ -115,20 +231,19 @@ pub fn ghost(
         // tuple-level GC (which has no entry to wait on) unlinks a ghost
         // only once the horizon passes its read timestamp, so it cannot
         // vanish before we finish.
-        (*v).word_a.store(ts, SeqCst);
+        read_ts(&*v).store(ts, SeqCst);
     }
     t.rows.slot(tuple).store(v, SeqCst);
     match t.index.insert(ek, tuple, v as *const u8) {
         Ok(()) => {
-            match gc {
-                Some(gc) => gc.push(std::iter::once(crate::gc::Garbage {
-                    cts: ts,
-                    table: t.id,
+            gc.on_commit(
+                ts,
+                std::iter::once(crate::gc::Committed {
+                    table: t,
                     tuple,
                     version: v,
-                })),
-                None => t.dirty.mark(tuple),
-            }
+                }),
+            );
             // SAFETY: published, alive (GC waits for our timestamp).
             unsafe { (*v).txn_id.store(0, SeqCst) };
             Some(tuple)

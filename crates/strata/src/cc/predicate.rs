@@ -21,7 +21,7 @@
 //! scanner then aborts), so the edge is never lost either way. Index-range
 //! records also list the rows the scanner read: an entry of one of those is
 //! a change to a read row, whose edge the read tracking carries (see
-//! `index::pointers`), so it neither poisons nor marks a deciding scanner.
+//! [`accounted_rows`]), so it neither poisons nor marks a deciding scanner.
 
 use crate::index::key::EncodedKey;
 use crate::table::TableInner;
@@ -41,8 +41,8 @@ pub(crate) struct ScanEntry {
     /// The record published for later inserters (SSN, SSI).
     pub record: Option<Arc<ScanRecord>>,
     /// Set for a secondary-index range: the bounds are over that index's
-    /// entry keys (see `index::pointers`).
-    pub sec: Option<Box<crate::index::pointers::SecScan>>,
+    /// entry keys (see `crate::index`).
+    pub sec: Option<Box<crate::index::SecScan>>,
 }
 
 impl ScanEntry {
@@ -87,7 +87,7 @@ pub struct ScanRecord {
     /// The scanner's SSI state (for marking rw edges), if SSI.
     pub ssi: Option<Arc<super::ssi::SsiTxn>>,
     /// Index ranges: rows (sorted tuple ids) the scanner's read tracking
-    /// accounts for (`index::pointers::accounted_rows`); empty for primary
+    /// accounts for ([`accounted_rows`]); empty for primary
     /// ranges, where an insert makes a new row.
     pub rows: Vec<u64>,
 }
@@ -119,19 +119,59 @@ impl ScanRecord {
     }
 }
 
+/// The rows of `t` (sorted tuple ids) whose later changes the read tracking
+/// of `tx` already catches: those `scanned` read, and under the snapshot
+/// protocols every row `tx` read a version of (any change after the
+/// snapshot is an overwrite of that version: MVOCC's read set fails, SSN
+/// and SSI see the rw edge). Not MV2PL's other reads: it reads the newest
+/// data, so a row read after a change says nothing about the scan before it
+/// (the scan's own reads hold read locks from the scan on).
+///
+/// An index-range entry of one of these rows is no phantom (see
+/// `index::common`). Tuple ids cannot name another row meanwhile: a row
+/// the transaction read is not unlinked and reused while the transaction is
+/// open (see `gc`).
+pub(crate) fn accounted_rows<P: super::Cc>(
+    tx: &Transaction,
+    t: &TableInner,
+    scanned: &[u64],
+) -> Vec<u64> {
+    let mut rows = scanned.to_vec();
+    if P::SNAPSHOT_READS && P::VALIDATES_SCANS {
+        rows.extend(
+            tx.reads
+                .iter()
+                .filter(|r| std::ptr::eq(r.table, t) && !r.version.is_null())
+                .map(|r| r.tuple),
+        );
+        rows.sort_unstable();
+        rows.dedup();
+    }
+    rows
+}
+
+/// Whether MVOCC and MV2PL skip [`validate_scans`] (a test-only switch,
+/// `Database::skip_phantom_validation_for_testing`).
+pub fn validation_skipped(tx: &Transaction) -> bool {
+    tx.db
+        .skip_phantom_validation
+        .load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Re-runs every predicate read; false if a range gained a row.
-pub fn validate_scans(tx: &Transaction) -> bool {
+pub fn validate_scans<P: super::Cc>(tx: &Transaction) -> bool {
     let _guard = crossbeam_epoch::pin();
     let mut now = Vec::new();
     for s in &tx.scans {
+        // SAFETY: tables outlive transactions.
+        let t = unsafe { &*s.table };
         if let Some(sec) = &s.sec {
-            if !crate::index::pointers::validate_sec(tx, s, sec) {
+            let accounted = || accounted_rows::<P>(tx, t, &sec.read);
+            if !crate::index::validate(t, sec, &s.lo, &s.hi, &tx.sec_writes, accounted) {
                 return false;
             }
             continue;
         }
-        // SAFETY: tables outlive transactions.
-        let t = unsafe { &*s.table };
         now.clear();
         t.index.range(&s.lo, &s.hi, &mut now);
         let mut seen = s.seen.clone();
@@ -156,16 +196,14 @@ pub fn validate_scans(tx: &Transaction) -> bool {
 }
 
 /// SSN/SSI, at commit before re-validation: leaves a PENDING record per scan.
-pub fn publish_pending(tx: &mut Transaction, cts: u64) {
-    let ssi = tx.ssi.clone();
+pub fn publish_pending<P: super::Cc>(tx: &mut Transaction, cts: u64) {
+    let ssi = super::ssi::state(tx).cloned();
     let rows: Vec<Vec<u64>> = tx
         .scans
         .iter()
         .map(|s| match &s.sec {
             // SAFETY: tables outlive transactions.
-            Some(sec) => {
-                crate::index::pointers::accounted_rows(tx, unsafe { &*s.table }, &sec.read)
-            }
+            Some(sec) => accounted_rows::<P>(tx, unsafe { &*s.table }, &sec.read),
             None => Vec::new(),
         })
         .collect();

@@ -10,7 +10,8 @@
 //! ```
 //!
 //! rw edges are found from both ends: a reader that meets a newer version
-//! (the overwriter is recorded in the old version's `word_a`), and a writer
+//! (the overwriter is recorded in the old version's [`overwriter`] word),
+//! and a writer
 //! that overwrites a version carrying SIREAD marks of concurrent readers.
 //! SIREAD marks outlive their reader's commit until no concurrent
 //! transaction remains (GC prunes them below the horizon). Each
@@ -37,14 +38,94 @@
 //! and refuses itself. A finished transaction's lists are emptied and stay
 //! empty, so two transactions' lists never keep each other alive.
 
-use super::predicate;
+use super::{predicate, si, Cc, TxnCc};
+use crate::db::DbInner;
 use crate::error::{ConflictKind, Error, Result};
+use crate::options::Protocol;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
+use crate::table::TableInner;
 use crate::txn::Transaction;
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::SeqCst};
 use std::sync::Arc;
+
+/// Snapshot isolation plus Cahill's serializable SI.
+pub(crate) struct SiSsi;
+
+/// The id of the transaction that overwrote the version (SSI's use of the
+/// header's first protocol word), so a reader of the old version finds its
+/// concurrent overwriter.
+#[inline]
+pub(crate) fn overwriter(v: &Version) -> &AtomicU64 {
+    &v.cc_words[0]
+}
+
+/// A transaction's SSI state (read-only transactions have none).
+#[inline]
+pub(crate) fn state(tx: &Transaction) -> Option<&Arc<SsiTxn>> {
+    if let TxnCc::SiSsi(s) = &tx.cc {
+        s.as_ref()
+    } else {
+        None
+    }
+}
+
+fn me(tx: &Transaction) -> Arc<SsiTxn> {
+    Arc::clone(state(tx).expect("SSI transaction has state"))
+}
+
+impl Cc for SiSsi {
+    const PROTOCOL: Protocol = Protocol::SiSsi;
+    const SNAPSHOT_READS: bool = true;
+    const VALIDATES_SCANS: bool = true;
+    const SCAN_RECORDS: bool = true;
+    // A reader can close a cycle between writers (the read-only anomaly).
+    const READ_ONLY_COMMIT_UNCHECKED: bool = false;
+    const NEWER_THAN_SNAPSHOT: Option<ConflictKind> = Some(ConflictKind::WriteWrite);
+    /// The conflict flags and edge partners, shared with the registry.
+    type State = Option<Arc<SsiTxn>>;
+
+    fn new_state(tid: u64, ts: u64, read_only: bool) -> TxnCc {
+        TxnCc::SiSsi((!read_only).then(|| SsiTxn::new(tid, ts)))
+    }
+
+    fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Version> {
+        tx.snapshot_read::<Self>(t, tuple)
+    }
+
+    fn on_read(tx: &mut Transaction, v: *mut Version) -> Result<()> {
+        on_read(tx, v)
+    }
+
+    fn check_write(tx: &Transaction, head: &Version) -> Result<()> {
+        si::first_updater_wins(tx, head)
+    }
+
+    fn note_read(tx: &mut Transaction, t: &TableInner, tuple: u64, v: *mut Version) -> Result<()> {
+        tx.record_read::<Self>(t, tuple, v)
+    }
+
+    fn on_overwrite(tx: &mut Transaction, old: &Version) {
+        on_write(tx, old);
+    }
+
+    fn validate(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
+        pre_commit(tx, cts)
+    }
+
+    fn on_abort(tx: &mut Transaction) {
+        on_abort(tx);
+        if !tx.scans.is_empty() {
+            predicate::withdraw(tx);
+        }
+    }
+
+    fn prune(db: &DbInner, tables: &[Arc<TableInner>], horizon: u64) {
+        tables.iter().for_each(|t| predicate::prune(t, horizon));
+        db.ssi.prune(horizon);
+    }
+}
 
 const IN: u8 = 1;
 const OUT: u8 = 2;
@@ -156,7 +237,7 @@ pub fn on_read(tx: &mut Transaction, v: *mut Version) -> Result<()> {
     let Some(r) = (unsafe { v.as_ref() }) else {
         return Ok(());
     };
-    let me = Arc::clone(tx.ssi.as_ref().expect("SSI transaction has state"));
+    let me = me(tx);
     tx.db.ssi.sireads.add(v as usize, Arc::clone(&me));
     let e = r.end.load(SeqCst);
     if e == INF_TS || (e & TID_MARK != 0 && e & !TID_MARK == tx.tid) {
@@ -169,7 +250,7 @@ pub fn on_read(tx: &mut Transaction, v: *mut Version) -> Result<()> {
         .ssi
         .writers
         .lock()
-        .get(&r.word_a.load(SeqCst))
+        .get(&overwriter(r).load(SeqCst))
         .cloned();
     if let Some(w) = writer {
         if w.flags.load(SeqCst) & ABORTED == 0 {
@@ -182,13 +263,13 @@ pub fn on_read(tx: &mut Transaction, v: *mut Version) -> Result<()> {
 /// We are overwriting `old`: record us as its overwriter and mark edges
 /// from its concurrent readers.
 pub fn on_write(tx: &mut Transaction, old: &Version) {
-    let me = Arc::clone(tx.ssi.as_ref().expect("SSI transaction has state"));
+    let me = me(tx);
     // The first overwrite registers us (an earlier insert of a new key does
     // not overwrite anything and so does not).
     if me.flags.fetch_or(REGISTERED, SeqCst) & REGISTERED == 0 {
         tx.db.ssi.writers.lock().insert(tx.tid, Arc::clone(&me));
     }
-    old.word_a.store(tx.tid, SeqCst);
+    overwriter(old).store(tx.tid, SeqCst);
     let key = old as *const Version as usize;
     for reader in tx.db.ssi.sireads.get(key) {
         if reader.tid == tx.tid || reader.finished_before(me.begin) {
@@ -203,11 +284,11 @@ pub fn on_write(tx: &mut Transaction, old: &Version) {
 
 pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
     let _guard = crossbeam_epoch::pin();
-    let me = Arc::clone(tx.ssi.as_ref().expect("SSI transaction has state"));
+    let me = me(tx);
     me.cstamp.store(cts, SeqCst);
     if !tx.scans.is_empty() {
-        predicate::publish_pending(tx, cts);
-        if !predicate::validate_scans(tx) {
+        predicate::publish_pending::<SiSsi>(tx, cts);
+        if !predicate::validate_scans::<SiSsi>(tx) {
             return Err(ConflictKind::Validation);
         }
     }
@@ -219,7 +300,7 @@ pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
         inserted.push(predicate::scanners_of(t, k, tx));
     }
     // Entries added to secondary indexes count as inserts into their ranges.
-    for (idx, k, row) in crate::index::pointers::added_keys(tx) {
+    for (idx, k, row) in crate::index::added_keys(&tx.sec_writes) {
         inserted.push(predicate::scanners_in(&idx.scan_log, &k, Some(row), tx));
     }
     for rec in inserted.into_iter().flatten() {
@@ -273,7 +354,7 @@ pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
 }
 
 pub fn on_abort(tx: &mut Transaction) {
-    if let Some(me) = &tx.ssi {
+    if let Some(me) = state(tx) {
         let mut partners = me.partners.lock();
         me.flags.fetch_or(ABORTED, SeqCst);
         let finished = std::mem::take(&mut *partners);

@@ -9,8 +9,9 @@
 //!  commit only if  pi(T) > eta(T)         (the "exclusion window" is empty)
 //! ```
 //!
-//! Stamps live on versions: `word_a` = pstamp (largest cstamp of a
-//! committed reader), `word_b` = sstamp (the overwriter's pi). Predecessors
+//! Stamps live on versions: [`pstamp`] (largest cstamp of a committed
+//! reader) and [`sstamp`] (the overwriter's pi), the header's two protocol
+//! words. Predecessors
 //! come from the versions T overwrote (their creators and readers) and read
 //! (their creators); successors from versions T read that someone overwrote.
 //!
@@ -32,12 +33,82 @@
 //! decision it needs — so waits cannot form a cycle; those with a larger
 //! cstamp account for the edge themselves when they commit.
 
-use super::predicate;
-use crate::error::ConflictKind;
+use super::{predicate, si, Cc, TxnCc};
+use crate::db::DbInner;
+use crate::error::{ConflictKind, Result};
+use crate::options::Protocol;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
+use crate::table::TableInner;
 use crate::txn::tid::{Status, TidTable};
 use crate::txn::Transaction;
-use std::sync::atomic::Ordering::SeqCst;
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::Arc;
+
+/// Snapshot isolation plus the Serial Safety Net.
+pub(crate) struct SiSsn;
+
+/// The version's pstamp: the largest commit stamp of a committed reader.
+#[inline]
+pub(crate) fn pstamp(v: &Version) -> &AtomicU64 {
+    &v.cc_words[0]
+}
+
+/// The version's sstamp: its overwriter's low watermark (pi); INF_TS
+/// until an overwriter commits.
+#[inline]
+pub(crate) fn sstamp(v: &Version) -> &AtomicU64 {
+    &v.cc_words[1]
+}
+
+impl Cc for SiSsn {
+    const PROTOCOL: Protocol = Protocol::SiSsn;
+    const SNAPSHOT_READS: bool = true;
+    const VALIDATES_SCANS: bool = true;
+    const SCAN_RECORDS: bool = true;
+    // A reader can close a cycle between writers (the read-only anomaly).
+    const READ_ONLY_COMMIT_UNCHECKED: bool = false;
+    const NEWER_THAN_SNAPSHOT: Option<ConflictKind> = Some(ConflictKind::WriteWrite);
+    type State = ();
+
+    fn new_state(_tid: u64, _ts: u64, _read_only: bool) -> TxnCc {
+        TxnCc::SiSsn(())
+    }
+
+    fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Version> {
+        tx.snapshot_read::<Self>(t, tuple)
+    }
+
+    fn on_read(tx: &mut Transaction, v: *mut Version) -> Result<()> {
+        on_read(tx, v);
+        Ok(())
+    }
+
+    fn check_write(tx: &Transaction, head: &Version) -> Result<()> {
+        si::first_updater_wins(tx, head)
+    }
+
+    fn note_read(tx: &mut Transaction, t: &TableInner, tuple: u64, v: *mut Version) -> Result<()> {
+        tx.record_read::<Self>(t, tuple, v)
+    }
+
+    fn validate(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
+        pre_commit(tx, cts)
+    }
+
+    fn post_commit(tx: &mut Transaction, cts: u64) {
+        post_commit(tx, cts);
+    }
+
+    fn on_abort(tx: &mut Transaction) {
+        if !tx.scans.is_empty() {
+            predicate::withdraw(tx);
+        }
+    }
+
+    fn prune(_db: &DbInner, tables: &[Arc<TableInner>], horizon: u64) {
+        tables.iter().for_each(|t| predicate::prune(t, horizon));
+    }
+}
 
 /// Records an in-flight read of `v` (null: nothing to record) in our
 /// slot's read filter.
@@ -64,8 +135,8 @@ fn creator_cstamp(v: &Version, tids: &TidTable) -> u64 {
 pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
     let _guard = crossbeam_epoch::pin();
     if !tx.scans.is_empty() {
-        predicate::publish_pending(tx, cts);
-        if !predicate::validate_scans(tx) {
+        predicate::publish_pending::<SiSsn>(tx, cts);
+        if !predicate::validate_scans::<SiSsn>(tx) {
             return Err(ConflictKind::Validation);
         }
     }
@@ -116,10 +187,10 @@ fn watermarks(tx: &Transaction, cts: u64) -> Result<(u64, u64), ConflictKind> {
             }
             // The overwriter has finished: its stamps are on the version.
             if v.end.load(SeqCst) & TID_MARK == 0 && v.end.load(SeqCst) != INF_TS {
-                sstamp = sstamp.min(v.word_b.load(SeqCst));
+                sstamp = sstamp.min(self::sstamp(v).load(SeqCst));
             }
         } else {
-            sstamp = sstamp.min(v.word_b.load(SeqCst));
+            sstamp = sstamp.min(self::sstamp(v).load(SeqCst));
         }
     }
 
@@ -137,7 +208,7 @@ fn watermarks(tx: &Transaction, cts: u64) -> Result<(u64, u64), ConflictKind> {
                 });
                 // Readers that finished published their cstamp here before
                 // freeing their slot.
-                pstamp = pstamp.max(old.word_a.load(SeqCst));
+                pstamp = pstamp.max(self::pstamp(old).load(SeqCst));
             }
             None => {
                 // SAFETY: tables outlive transactions.
@@ -150,7 +221,7 @@ fn watermarks(tx: &Transaction, cts: u64) -> Result<(u64, u64), ConflictKind> {
     }
     // Entries we added to secondary indexes (inserts, and updates that give
     // a row a new index key) are inserts into those indexes' scanned ranges.
-    for (idx, k, row) in crate::index::pointers::added_keys(tx) {
+    for (idx, k, row) in crate::index::added_keys(&tx.sec_writes) {
         pstamp = pstamp.max(idx.pruned_scan_pstamp.load(SeqCst));
         let recs = predicate::scanners_in(&idx.scan_log, &k, Some(row), tx);
         scanner_predecessors(recs, cts, &mut pstamp)?;
@@ -194,13 +265,13 @@ pub fn post_commit(tx: &mut Transaction, cts: u64) {
     for r in &tx.reads {
         // SAFETY: as in pre_commit.
         if let Some(v) = unsafe { r.version.as_ref() } {
-            v.word_a.fetch_max(cts, SeqCst);
+            self::pstamp(v).fetch_max(cts, SeqCst);
         }
     }
     for w in &tx.writes {
         // SAFETY: locked by us and alive.
         if let Some(old) = unsafe { w.old.as_ref() } {
-            old.word_b.store(sstamp, SeqCst);
+            self::sstamp(old).store(sstamp, SeqCst);
         }
     }
 }

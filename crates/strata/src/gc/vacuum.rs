@@ -1,25 +1,32 @@
-//! Tuple-level garbage collection: background vacuuming (VAC) and
-//! cooperative cleaning (COOP), Peloton §5.
+//! Tuple-level garbage collection by background vacuuming (VAC, Peloton
+//! §5), the [`Vacuum`] collector; COOP ([`super::coop`]) runs the same pass
+//! over every block, and its workers' [`cooperate`] lives here too.
 //!
-//! Transaction-level GC (the parent module) is told which rows each commit
-//! dirtied. Tuple-level GC is not: it looks at the rows themselves. A
-//! vacuum pass walks a table's tuples and, per row, finds the newest
-//! committed version at or below the horizon (`keep`): everything older is
-//! invisible to every open snapshot and is cut off (the same per-row
-//! pruning as transaction-level GC, [`super::prune_row`]), and a row whose
-//! `keep` is a tombstone is unlinked whole (index entry, slot, limbo).
+//! Transaction-level GC is told which rows each commit dirtied. Tuple-level
+//! GC is not: it looks at the rows themselves. A vacuum pass walks a
+//! table's tuples and, per row, finds the newest committed version at or
+//! below the horizon (`keep`): everything older is invisible to every open
+//! snapshot and is cut off (the same per-row pruning as transaction-level
+//! GC, [`super::prune_row`]), and a row whose `keep` is a tombstone is
+//! unlinked whole (index entry, slot, limbo).
 //!
-//! To not rescan a large, mostly cold table, writers set one bit per block
-//! of [`BLOCK_TUPLES`] tuples in a *dirty-block bitmap*; the vacuum clears a
-//! block's bit before it scans the block, skips clean blocks, and sets the
-//! bit again for a block that still holds rows with more than one version
-//! (garbage not below the horizon yet, e.g. under a long reader):
+//! To not rescan a large, mostly cold table, a commit sets one bit per
+//! block of [`BLOCK_TUPLES`] tuples in a *dirty-block bitmap* (that is all
+//! it hands over: a queue entry would point at a version a scan may free);
+//! the vacuum clears a block's bit before it scans the block, skips clean
+//! blocks, and sets the bit again for a block that still holds rows with
+//! more than one version (garbage not below the horizon yet, e.g. under a
+//! long reader):
 //!
 //! ```text
 //!  bitmap   1 0 0 1 0 ...         GC thread k of n scans blocks b with
 //!  blocks  [0 ][1 ][2 ][3 ][4 ]   b % n == k whose bit is set
 //!           ^vacuum       ^vacuum
 //! ```
+//!
+//! With `gc_interval`, GC thread k vacuums partition k, under that
+//! partition's lock (no two passes prune one row), and committers only
+//! refresh the horizon; without it, committers run the whole pass.
 //!
 //! COOP (append-only O2N only): a worker walking a chain from its oldest
 //! end meets the obsolete versions first; when the version after the head
@@ -28,21 +35,29 @@
 //! prefix) and retires the prefix (chain manipulation, so it lives in
 //! storage: `storage::append_only::cooperate`). Rows nobody touches again
 //! ("dusty corners") are left to a periodic full pass by one background
-//! thread.
+//! thread. `tests/coop_model.rs` runs `cooperate` under shuttle against
+//! another cleaner, a vacuum and an unlink.
 //!
 //! ```text
 //!  slot ──> v1 ──> v2 ──> v3(begin 40) ──> v4(begin 90)    horizon 50
 //!  slot ─────────────────> v3 ──> v4       v1, v2 retired by the reader
 //! ```
 
-use super::{prune_row, Garbage, MayRemove, Pruned};
+use super::limbo::Unlinked;
+use super::{
+    finish_pass, prune_row, refresh, Collector, Committed, Common, Engine, Garbage, MayRemove,
+    Pruned, Snapshots,
+};
 use crate::storage;
 use crate::storage::append_only::committed_at_or_below;
 use crate::storage::indirection::MAX_TUPLES;
 use crate::storage::version::Version;
 use crate::table::TableInner;
 use crossbeam_epoch::{self as epoch, Guard};
+use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// Tuples per dirty-block bit.
 pub const BLOCK_TUPLES: u64 = 4096;
@@ -101,6 +116,157 @@ pub struct Partition {
     pub count: u64,
     /// Scan every block, dirty or not (COOP's dusty-corner pass).
     pub full: bool,
+}
+
+/// The VAC collector (and the pass COOP runs over every block).
+pub struct Vacuum {
+    /// One lock per GC-thread partition of the blocks, so no two passes
+    /// prune the same row.
+    parts: Vec<Mutex<()>>,
+    /// Scan every block, dirty or not (COOP's dusty-corner pass).
+    full: bool,
+    /// Whether GC threads run the passes (`gc_interval`); otherwise
+    /// committers do.
+    background: bool,
+}
+
+impl Vacuum {
+    pub fn new(threads: usize, full: bool, background: bool) -> Vacuum {
+        Vacuum {
+            parts: (0..threads.max(1)).map(|_| Mutex::new(())).collect(),
+            full,
+            background,
+        }
+    }
+
+    /// Vacuums partition `part`, or all of them, below the horizon.
+    /// Partitions another pass holds are waited for (`wait`) or skipped.
+    /// Returns versions freed.
+    pub(crate) fn vacuum<E: Engine>(
+        &self,
+        common: &Common,
+        snaps: &Snapshots,
+        engine: &E,
+        part: Option<usize>,
+        wait: bool,
+    ) -> u64 {
+        let h = snaps.oldest();
+        let may_remove = engine.may_remove();
+        let tables: Vec<Arc<TableInner>> = engine.tables().clone();
+        let count = self.parts.len();
+        let parts = match part {
+            Some(i) => i..i + 1,
+            None => 0..count,
+        };
+        let mut freed = 0;
+        let mut scanned = 0;
+        let mut skipped = 0;
+        let _passes = if wait {
+            common.tuple_passes.read()
+        } else {
+            match common.tuple_passes.try_read() {
+                Some(l) => l,
+                None => return 0,
+            }
+        };
+        for i in parts {
+            let _lock = if wait {
+                self.parts[i].lock()
+            } else {
+                match self.parts[i].try_lock() {
+                    Some(l) => l,
+                    None => continue,
+                }
+            };
+            let p = Partition {
+                index: i as u64,
+                count: count as u64,
+                full: self.full,
+            };
+            for t in &tables {
+                if t.dropped.load(Ordering::SeqCst) {
+                    continue;
+                }
+                let mut unlinked = Vec::new();
+                let r = vacuum_table(t, p, h, &may_remove, &mut unlinked);
+                freed += r.freed;
+                scanned += r.blocks_scanned;
+                skipped += r.blocks_skipped;
+                let limbo = unlinked
+                    .into_iter()
+                    .map(|(tuple, head)| Unlinked::new(t.id, tuple, head))
+                    .collect();
+                let guard = epoch::pin();
+                // Nothing is queued under tuple-level GC: no entry can
+                // point into an unlinked row.
+                freed += common.limbo.retire(
+                    limbo,
+                    0,
+                    &|| u64::MAX,
+                    h,
+                    &|| engine.clock(),
+                    &|id| tables.get(id as usize).cloned(),
+                    &guard,
+                );
+            }
+        }
+        drop(_passes);
+        // Secondary-index entries whose rows were locked during the cut:
+        // retried as transaction-level GC does.
+        finish_pass(common, engine, &tables, h, wait);
+        let c = &common.counters;
+        c.gc_passes.fetch_add(1, Ordering::SeqCst);
+        c.versions_reclaimed.fetch_add(freed, Ordering::SeqCst);
+        c.blocks_scanned.fetch_add(scanned, Ordering::SeqCst);
+        c.blocks_skipped.fetch_add(skipped, Ordering::SeqCst);
+        freed
+    }
+
+    /// Between passes, committers keep the horizon and the protocols'
+    /// state fresh.
+    pub(crate) fn refresh_only<C: Collector, E: Engine>(c: &C, engine: &E) {
+        let h = refresh(c, engine).oldest();
+        engine.prune_protocol_state(&engine.tables(), h);
+    }
+}
+
+impl Collector for Vacuum {
+    /// Only the dirty-block bit (set after the install; a pass that
+    /// cleared it before sees the row next time). Queue entries would
+    /// point at versions a scan may free.
+    #[inline]
+    fn on_commit<'a>(&self, _cts: u64, rows: impl Iterator<Item = Committed<'a>>) {
+        rows.for_each(|r| r.table.dirty.mark(r.tuple));
+    }
+
+    /// Every partition (waiting for, or skipping, busy ones).
+    fn collect<E: Engine>(
+        &self,
+        common: &Common,
+        snaps: &Snapshots,
+        engine: &E,
+        wait: bool,
+    ) -> Option<u64> {
+        Some(self.vacuum(common, snaps, engine, None, wait))
+    }
+
+    fn every_few_commits<E: Engine>(&self, common: &Common, engine: &E) {
+        if self.background {
+            Vacuum::refresh_only(self, engine);
+        } else {
+            self.pass(common, engine, false);
+        }
+    }
+
+    /// One thread per partition.
+    fn background_threads(&self, every: Option<Duration>) -> usize {
+        every.map_or(0, |_| self.parts.len())
+    }
+
+    fn background<E: Engine>(&self, common: &Common, engine: &E, thread: usize) {
+        let snaps = refresh(self, engine);
+        self.vacuum(common, &snaps, engine, Some(thread), true);
+    }
 }
 
 /// Vacuums the blocks of `t` in `part`. Rows that become unlinked (deleted)

@@ -14,36 +14,34 @@
 //!  Physical:           (1,2,"BAR") (7) 0x7f..a0         ──> tuple 42; the version is the address
 //! ```
 //!
-//! Entries are *multi-version*: the index is never the judge of visibility.
-//! A row keeps one entry per distinct index key among the versions still in
+//! This module holds what every kind shares: the index's definition, its
+//! entries (a skip list; a kind decides what an entry's key and value
+//! hold, see `logical` and `physical`), the per-table list writers read,
+//! the catalog and the DDL. Today's kinds keep entries *multi-version*: a
+//! row keeps one entry per distinct index key among the versions still in
 //! its chain (logical pointers), or one entry per version (physical
 //! pointers), so an old snapshot still finds a row under the key it had
-//! then. A reader resolves an entry to the row, reads the version visible
-//! to it, and keeps the row only if that version's own index key and
-//! primary key are the entry's: a row whose indexed column changed shows up
-//! once, under its current key, and never under a stale one. Stale entries
-//! are removed by GC when it cuts the last version that had the key (see
-//! `pointers`).
+//! then; a reader resolves an entry and asks storage which version it sees.
 //!
 //! Uniqueness is a property of the newest state: adding a key to a unique
 //! index inserts the entry first and then looks at the other entries of the
 //! same key (two concurrent claimers see each other's entries). See
-//! `pointers::Transaction::sec_add`.
+//! `common::unique_check`.
 //!
 //! Creating an index on a populated table publishes it to writers, waits
 //! until every read-write transaction that began before is finished (they
 //! may have written without knowing the index), then, with GC paused,
 //! back-fills entries for every committed version and re-checks
-//! uniqueness. Writers keep running meanwhile and maintain the index
+//! uniqueness (the kind's `backfill` and `check_unique`). Writers keep running meanwhile and maintain the index
 //! themselves.
 
 use crate::cc::predicate::ScanRecord;
 use crate::db::{Database, DbInner};
 use crate::error::{Error, Result};
 use crate::index::key::{encode_values_into, prefix_end, skip_values, EncodedKey};
+use crate::index::{with_index_kind, SecondaryIndexKind};
 use crate::log::record::CatalogRecord;
 use crate::options::IndexPointers;
-use crate::storage::version::{Version, TID_MARK};
 use crate::table::{Table, TableInner};
 use crate::value::{Key, Schema, Value};
 use crossbeam_epoch::{self as epoch, Atomic, Guard, Owned};
@@ -55,7 +53,7 @@ use std::sync::atomic::{
     AtomicBool, AtomicU64,
     Ordering::{Relaxed, SeqCst},
 };
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Whether a secondary index refuses two rows with the same key.
@@ -87,14 +85,7 @@ pub(crate) struct SecondaryIndex {
     pub pruned_scan_pstamp: AtomicU64,
 }
 
-/// Bytes appended to a physical entry's key: the version's address.
-const ADDR_BYTES: usize = 8;
-
 impl SecondaryIndex {
-    pub fn is_physical(&self) -> bool {
-        self.pointers == IndexPointers::Physical
-    }
-
     /// `enc(index key) ++ enc(primary key)` of a (non-tombstone) row.
     pub fn ident(&self, schema: &Schema, row: &[Value]) -> Vec<u8> {
         let mut out = Vec::with_capacity((self.columns.len() + schema.primary_key.len()) * 9);
@@ -108,63 +99,9 @@ impl SecondaryIndex {
         encode_values_into(schema.primary_key.iter().map(|&c| &row[c]), out);
     }
 
-    /// The entry key for version `v` with identity `ident`.
-    pub fn entry_key(&self, mut ident: Vec<u8>, v: *mut Version) -> Box<[u8]> {
-        if self.is_physical() {
-            ident.extend_from_slice(&(v as usize as u64).to_be_bytes());
-        }
-        ident.into_boxed_slice()
-    }
-
-    /// The entry's value for a row in `tuple`.
-    pub fn value_for(&self, tuple: u64) -> u64 {
-        match self.pointers {
-            IndexPointers::LogicalPrimaryKey => u64::MAX,
-            IndexPointers::LogicalTupleId | IndexPointers::Physical => tuple,
-        }
-    }
-
-    /// The entry key without the physical suffix.
-    pub fn ident_of<'a>(&self, key: &'a [u8]) -> &'a [u8] {
-        if self.is_physical() {
-            &key[..key.len().saturating_sub(ADDR_BYTES)]
-        } else {
-            key
-        }
-    }
-
     /// Length of the index-key part of an entry key.
     pub fn ikey_len(&self, key: &[u8]) -> usize {
         skip_values(key, self.columns.len())
-    }
-
-    /// The version a physical entry points at.
-    pub fn version_of(&self, key: &[u8]) -> *mut Version {
-        let mut a = [0u8; ADDR_BYTES];
-        a.copy_from_slice(&key[key.len() - ADDR_BYTES..]);
-        u64::from_be_bytes(a) as usize as *mut Version
-    }
-
-    /// The primary key stored in an entry, as the primary index encodes it.
-    pub fn primary_key_of(&self, t: &TableInner, key: &[u8]) -> EncodedKey {
-        let ident = self.ident_of(key);
-        let pk = &ident[self.ikey_len(ident)..];
-        if t.int_key && pk.len() == 9 {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(&pk[1..]);
-            EncodedKey::U64(u64::from_be_bytes(b))
-        } else {
-            EncodedKey::Bytes(pk.into())
-        }
-    }
-
-    /// The tuple an entry leads to (LogicalPrimaryKey: through the primary
-    /// index; None if the key is gone).
-    pub fn resolve(&self, t: &TableInner, key: &[u8], value: u64) -> Option<u64> {
-        match self.pointers {
-            IndexPointers::LogicalPrimaryKey => t.index.get(&self.primary_key_of(t, key)),
-            IndexPointers::LogicalTupleId | IndexPointers::Physical => Some(value),
-        }
     }
 
     /// Entries with keys in the (byte) bounds, in key order.
@@ -199,7 +136,8 @@ impl SecondaryIndex {
         self.range(&Bound::Included(EncodedKey::Bytes(ikey.into())), &hi)
     }
 
-    fn approx_bytes(&self) -> (u64, u64) {
+    /// (entries, approximate bytes): the skip list's size.
+    pub(crate) fn approx_bytes(&self) -> (u64, u64) {
         let mut n = 0u64;
         let mut bytes = 0u64;
         for e in self.tree.map.iter() {
@@ -253,9 +191,14 @@ pub(crate) struct TableIndexes {
     /// reference-count traffic on the write path.
     list: Atomic<Vec<Arc<SecondaryIndex>>>,
     ddl: Mutex<()>,
+    /// The kind of the table's indexes (`Options::index_pointers`, one per
+    /// database), set before its first index is published: the per-table
+    /// seam operations (writes, GC) dispatch on it. Unset: the table never
+    /// had an index.
+    kind: OnceLock<IndexPointers>,
     /// Stale logical entries GC could not remove yet (the row was locked),
     /// by tuple.
-    pub pending: Mutex<HashMap<u64, HashSet<super::pointers::Stale>>>,
+    pub pending: Mutex<HashMap<u64, HashSet<super::logical::Stale>>>,
     /// Versions GC walked to find stale entries (`Stats::gc_index_steps`).
     gc_steps: AtomicU64,
 }
@@ -265,6 +208,7 @@ impl Default for TableIndexes {
         TableIndexes {
             list: Atomic::new(Vec::new()),
             ddl: Mutex::new(()),
+            kind: OnceLock::new(),
             pending: Mutex::new(HashMap::new()),
             gc_steps: AtomicU64::new(0),
         }
@@ -272,6 +216,19 @@ impl Default for TableIndexes {
 }
 
 impl TableIndexes {
+    /// The kind of the table's indexes; None if it never had one.
+    #[inline]
+    pub fn kind(&self) -> Option<IndexPointers> {
+        self.kind.get().copied()
+    }
+
+    /// Records the kind of an index about to be published (every index of
+    /// a database has the database's).
+    fn set_kind(&self, kind: IndexPointers) {
+        let set = *self.kind.get_or_init(|| kind);
+        debug_assert_eq!(set, kind, "one index kind per table");
+    }
+
     pub fn count_gc_steps(&self, n: u64) {
         self.gc_steps.fetch_add(n, Relaxed);
     }
@@ -507,6 +464,7 @@ impl Database {
             names.insert(name.to_string(), (Arc::clone(&idx), Arc::clone(ti)));
         }
         let _ddl = ti.secondary.ddl.lock();
+        ti.secondary.set_kind(idx.pointers);
         // Publish: every write from now on maintains the index.
         ti.secondary.replace(&ti.indexed, |l| {
             let mut v = l.to_vec();
@@ -640,82 +598,10 @@ fn backfill(db: &DbInner, t: &TableInner, idx: &SecondaryIndex) -> Result<()> {
     }
     // GC must not cut versions while we add entries for them (an entry for
     // a version it retires would dangle, for physical pointers).
-    db.gc.paused(|| {
-        let guard = epoch::pin();
-        let mut n = 0u64;
-        t.rows.for_each_head(|tuple, head| {
-            let mut v = head;
-            while !v.is_null() {
-                // SAFETY: pinned, GC paused: chain versions stay allocated.
-                let r = unsafe { &*v };
-                // Uncommitted versions belong to transactions that began
-                // after publication and maintain their own entries.
-                if !r.is_tombstone() && r.begin.load(SeqCst) & TID_MARK == 0 {
-                    let ident = crate::storage::with_values(r, |d| idx.ident(&t.schema, d));
-                    let key = idx.entry_key(ident, v);
-                    let _ = idx.tree.insert(key, idx.value_for(tuple));
-                }
-                v = r.next();
-            }
-            n += 1;
-            if n.is_multiple_of(4096) {
-                guard.flush();
-            }
-        });
-    });
+    db.gc
+        .paused(|| with_index_kind!(idx.pointers, K => K::backfill(t, idx)));
     if idx.unique {
-        check_unique(t, idx)?;
-    }
-    Ok(())
-}
-
-/// After a back-fill: no two rows may hold one key in their newest state
-/// (uncommitted heads count too, conservatively).
-fn check_unique(t: &TableInner, idx: &SecondaryIndex) -> Result<()> {
-    let _guard = epoch::pin();
-    let all = idx.range(&Bound::Unbounded, &Bound::Unbounded);
-    let mut i = 0;
-    while i < all.len() {
-        let ikey_len = idx.ikey_len(&all[i].0);
-        let ikey = &all[i].0[..ikey_len];
-        let mut holders: Vec<&[u8]> = Vec::new();
-        let mut j = i;
-        while j < all.len() && all[j].0.starts_with(ikey) && idx.ikey_len(&all[j].0) == ikey_len {
-            let (k, val) = &all[j];
-            let ident = idx.ident_of(k);
-            if let Some(tuple) = idx.resolve(t, k, *val) {
-                let mut holds = false;
-                // The newest version, and below an uncommitted one the
-                // newest committed version.
-                for v in super::pointers::versions_newest_first(t, tuple)
-                    .into_iter()
-                    .take(2)
-                {
-                    // SAFETY: pinned; chain versions are alive.
-                    let r = unsafe { &*v };
-                    if !r.is_tombstone()
-                        && crate::storage::with_values(r, |d| idx.ident(&t.schema, d)) == ident
-                    {
-                        holds = true;
-                    }
-                    if r.begin.load(SeqCst) & TID_MARK == 0 {
-                        break;
-                    }
-                }
-                let pk = &ident[ikey_len..];
-                if holds && !holders.contains(&pk) {
-                    holders.push(pk);
-                }
-            }
-            j += 1;
-        }
-        if holders.len() > 1 {
-            return Err(Error::DuplicateKey {
-                table: format!("{} (unique index {})", t.schema.name, idx.name),
-                key: "two rows share an index key".into(),
-            });
-        }
-        i = j;
+        with_index_kind!(idx.pointers, K => K::check_unique(t, idx))?;
     }
     Ok(())
 }
@@ -810,14 +696,14 @@ pub(crate) fn stats(t: &TableInner) -> (u64, u64) {
     t.secondary
         .load(&guard)
         .iter()
-        .map(|i| i.approx_bytes())
+        .map(|i| with_index_kind!(i.pointers, K => K::stats(i)))
         .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
 }
 
 /// End of a GC pass: retry stale entries GC could not remove, and prune
 /// index scan records below the horizon.
 pub(crate) fn after_gc_pass(t: &TableInner, horizon: u64, prune_scans: bool) {
-    super::pointers::retry_pending(t);
+    super::retry_deferred(t);
     if prune_scans {
         let guard = epoch::pin();
         for idx in t.secondary.load(&guard) {

@@ -23,12 +23,23 @@
 //!
 //! All accesses are atomic word loads and stores (plain moves on x86), so
 //! the ring needs no `unsafe`.
+//!
+//! The buffer also holds the flusher's doorbell. The flusher sleeps only
+//! after raising `flusher_sleeping` and then re-checking the next record
+//! (under the doorbell's lock); a publisher stores its record and then
+//! checks the flag. Whichever goes second sees the other's step: either the
+//! flusher finds the record, or the publisher rings the bell, whose lock
+//! the flusher holds until it waits. No wake-up is lost.
+//!
+//! Its atomics and locks come from `crate::sync`: `tests/log_model.rs` runs
+//! `reserve`, `publish`, `drain` and the doorbell under shuttle.
 
-use crossbeam_utils::CachePadded;
-use std::sync::atomic::{
+use crate::sync::atomic::{
     fence, AtomicBool, AtomicU64,
     Ordering::{Acquire, Relaxed, Release, SeqCst},
 };
+use crate::sync::{broken, thread, Break, Condvar, Mutex};
+use crossbeam_utils::CachePadded;
 use std::time::Duration;
 
 pub struct LogBuffer {
@@ -41,7 +52,12 @@ pub struct LogBuffer {
     released: CachePadded<AtomicU64>,
     /// Set by the flusher just before it sleeps; a publisher that sees it
     /// wakes the flusher (see `publish`).
-    pub flusher_sleeping: AtomicBool,
+    flusher_sleeping: AtomicBool,
+    /// The doorbell: rung (true) by `wake`, cleared by the flusher when it
+    /// looks for work; its lock is held from the flusher's last check until
+    /// it waits.
+    bell: Mutex<bool>,
+    bell_cv: Condvar,
 }
 
 impl LogBuffer {
@@ -56,6 +72,8 @@ impl LogBuffer {
             reserved: CachePadded::new(AtomicU64::new(start_lsn)),
             released: CachePadded::new(AtomicU64::new(start_lsn)),
             flusher_sleeping: AtomicBool::new(false),
+            bell: Mutex::new(false),
+            bell_cv: Condvar::new(),
         }
     }
 
@@ -80,23 +98,24 @@ impl LogBuffer {
     }
 
     /// Copies the sealed record `rec` into its reserved place `lsn`. Waits
-    /// for room; gives up (returns false) if `failed` turns true meanwhile,
-    /// because then the flusher will never free the room.
-    pub fn publish(&self, lsn: u64, rec: &[u8], failed: &AtomicBool, wake: impl Fn()) -> bool {
+    /// for room (ringing the flusher's bell); gives up (returns false) if
+    /// `failed` turns true meanwhile, because then the flusher will never
+    /// free the room.
+    pub fn publish(&self, lsn: u64, rec: &[u8], failed: &std::sync::atomic::AtomicBool) -> bool {
         let end = lsn + rec.len() as u64;
         let mut spins = 0u32;
         while end > self.released.load(Acquire) + self.cap_bytes {
             if failed.load(SeqCst) {
                 return false;
             }
-            wake();
+            self.wake();
             spins += 1;
             if spins < 64 {
-                std::hint::spin_loop();
+                thread::spin_loop();
             } else if spins < 256 {
-                std::thread::yield_now();
+                thread::yield_now();
             } else {
-                std::thread::sleep(Duration::from_micros(50));
+                thread::sleep(Duration::from_micros(50));
             }
         }
         let mut chunks = rec.chunks_exact(8);
@@ -108,6 +127,9 @@ impl LogBuffer {
                 .unwrap(),
         );
         debug_assert_ne!(first, 0, "a record's first word carries its magic");
+        if broken(Break::PublishFirstWordFirst) {
+            self.word(lsn).store(first, Release);
+        }
         for (i, c) in chunks.enumerate() {
             let w = u64::from_le_bytes(c.try_into().unwrap());
             self.word(lsn + 8 * (i as u64 + 1)).store(w, Relaxed);
@@ -119,14 +141,53 @@ impl LogBuffer {
         // record before sleeping, or we see it sleeping and wake it.
         fence(SeqCst);
         if self.flusher_sleeping.load(SeqCst) {
-            wake();
+            self.wake();
         }
         true
     }
 
+    /// Rings the flusher's bell: it looks for work now, or as soon as it
+    /// next would sleep.
+    pub fn wake(&self) {
+        let mut g = self.bell.lock();
+        *g = true;
+        self.bell_cv.notify_one();
+    }
+
+    /// Flusher: sleeps for up to `t` unless the bell rang since it last
+    /// slept or `more()` says there is other work; under GroupCommit
+    /// (`group`) also unless the record at `pos` is published, and a
+    /// publisher that finishes one meanwhile wakes it. `idle` is true while
+    /// it sleeps.
+    pub fn sleep(
+        &self,
+        pos: u64,
+        group: bool,
+        t: Duration,
+        more: impl Fn() -> bool,
+        idle: &std::sync::atomic::AtomicBool,
+    ) {
+        let mut g = self.bell.lock();
+        let flag_late = broken(Break::FlusherChecksBeforeFlag);
+        if group && !flag_late {
+            self.flusher_sleeping.store(true, SeqCst);
+        }
+        let work = *g || more() || (group && self.ready(pos));
+        if group && flag_late {
+            self.flusher_sleeping.store(true, SeqCst);
+        }
+        if !work && !t.is_zero() {
+            idle.store(true, SeqCst);
+            self.bell_cv.wait_for(&mut g, t);
+            idle.store(false, SeqCst);
+        }
+        *g = false;
+        self.flusher_sleeping.store(false, SeqCst);
+    }
+
     /// Flusher: whether the record at `lsn` is published (called after
     /// setting `flusher_sleeping`, so no wake-up is lost).
-    pub fn ready(&self, lsn: u64) -> bool {
+    fn ready(&self, lsn: u64) -> bool {
         fence(SeqCst);
         self.word(lsn).load(Acquire) != 0
     }
@@ -170,6 +231,7 @@ mod tests {
     use super::*;
     use crate::log::record::{seal, CommitBuilder};
     use crate::value::Value;
+    use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
 
     fn rec(n: i64, pad_vals: usize) -> Vec<u8> {
@@ -199,7 +261,7 @@ mod tests {
                         let mut r = rec(id, 1 + (i % 7));
                         let lsn = buf.reserve(r.len());
                         seal(&mut r, lsn, id as u64);
-                        assert!(buf.publish(lsn, &r, &failed, || {}));
+                        assert!(buf.publish(lsn, &r, &failed));
                     }
                 })
             })
@@ -231,6 +293,43 @@ mod tests {
         assert_eq!(pos, buf.reserved());
     }
 
+    /// The doorbell, sequentially (its races are checked by
+    /// `tests/log_model.rs`): the flusher does not sleep when the bell rang
+    /// or, under GroupCommit, when the next record is published; asleep, it
+    /// is woken by a publisher. A broken handshake hangs here (the sleeps
+    /// are an hour long).
+    #[test]
+    fn the_flusher_does_not_sleep_through_a_bell_or_a_published_record() {
+        let buf = Arc::new(LogBuffer::new(4096, 0));
+        let failed = AtomicBool::new(false);
+        let hour = Duration::from_secs(3600);
+        let idle = AtomicBool::new(false);
+        buf.wake();
+        buf.sleep(0, true, hour, || false, &idle);
+        buf.sleep(0, false, hour, || true, &idle);
+        let publish = |n: u64| {
+            let mut r = rec(n as i64, 1);
+            let lsn = buf.reserve(r.len());
+            seal(&mut r, lsn, n);
+            assert!(buf.publish(lsn, &r, &failed));
+            lsn + r.len() as u64
+        };
+        let end = publish(1);
+        buf.sleep(0, true, hour, || false, &idle);
+        // Asleep at `end` (no record there yet) until the next publish.
+        let flusher = {
+            let buf = Arc::clone(&buf);
+            std::thread::spawn(move || {
+                buf.sleep(end, true, hour, || false, &AtomicBool::new(false));
+            })
+        };
+        while !buf.flusher_sleeping.load(SeqCst) {
+            std::thread::yield_now();
+        }
+        publish(2);
+        flusher.join().unwrap();
+    }
+
     #[test]
     fn publish_gives_up_when_the_log_failed() {
         let buf = LogBuffer::new(4096, 0);
@@ -246,11 +345,11 @@ mod tests {
             lsn = buf.reserve(r.len());
             let mut rr = r.clone();
             seal(&mut rr, lsn, 1);
-            assert!(buf.publish(lsn, &rr, &failed, || {}));
+            assert!(buf.publish(lsn, &rr, &failed));
             lsn += r.len() as u64;
         }
         let next = buf.reserve(r.len());
         failed.store(true, SeqCst);
-        assert!(!buf.publish(next, &r, &failed, || {}));
+        assert!(!buf.publish(next, &r, &failed));
     }
 }

@@ -132,8 +132,6 @@ struct Shared {
     durable: AtomicU64,
     durable_mx: Mutex<()>,
     durable_cv: Condvar,
-    work_mx: Mutex<bool>,
-    work_cv: Condvar,
     shutdown: AtomicBool,
     /// LSN the log had when the database was opened.
     start_lsn: u64,
@@ -152,9 +150,7 @@ struct Shared {
 
 impl Shared {
     fn wake(&self) {
-        let mut g = self.work_mx.lock();
-        *g = true;
-        self.work_cv.notify_one();
+        self.buf.wake();
     }
 
     fn fail(&self, why: String) {
@@ -224,12 +220,7 @@ fn flusher(sh: Arc<Shared>, mut w: SegmentWriter) {
             let _ = w.close();
             return;
         }
-        let mut g = sh.work_mx.lock();
         let group = sh.sync == SyncPolicy::GroupCommit;
-        if group {
-            sh.buf.flusher_sleeping.store(true, SeqCst);
-        }
-        let work = *g || sh.shutdown.load(SeqCst) || (group && sh.buf.ready(pos));
         // Async: drains start every `interval` (or back to back when a
         // write and fsync takes longer), which is what bounds the loss.
         let t = if group {
@@ -237,13 +228,10 @@ fn flusher(sh: Arc<Shared>, mut w: SegmentWriter) {
         } else {
             sh.interval.saturating_sub(drained_at.elapsed())
         };
-        if !work && !t.is_zero() {
-            sh.idle.store(true, SeqCst);
-            sh.work_cv.wait_for(&mut g, t);
-            sh.idle.store(false, SeqCst);
-        }
-        *g = false;
-        sh.buf.flusher_sleeping.store(false, SeqCst);
+        // The sleep/wake handshake (see `buffer`); GroupCommit publishers
+        // wake us, the timeout is only a backstop.
+        sh.buf
+            .sleep(pos, group, t, || sh.shutdown.load(SeqCst), &sh.idle);
     }
 }
 
@@ -347,7 +335,7 @@ impl Log {
         let lsn = self.sh.buf.reserve(buf.len());
         record::seal(buf, lsn, cts);
         let sh = &self.sh;
-        let published = sh.buf.publish(lsn, buf, &sh.failed, || sh.wake());
+        let published = sh.buf.publish(lsn, buf, &sh.failed);
         Ticket {
             end: lsn + buf.len() as u64,
             published,
@@ -470,8 +458,6 @@ pub(crate) fn start(
         durable: AtomicU64::new(start),
         durable_mx: Mutex::new(()),
         durable_cv: Condvar::new(),
-        work_mx: Mutex::new(false),
-        work_cv: Condvar::new(),
         shutdown: AtomicBool::new(false),
         start_lsn: start,
         records: AtomicU64::new(0),

@@ -15,7 +15,10 @@
 //! "which is visible" depend on the direction. In an O2N chain the committed
 //! versions are in commit order and an uncommitted one can only be the
 //! tail, so visibility is a prefix: the reader takes the last visible
-//! version before the first invisible one.
+//! version before the first invisible one. The one exception is the
+//! reader's own write: MVOCC lets a transaction write over a version
+//! committed after its snapshot (validation aborts it later), so its own
+//! tail can follow a version invisible to it, and is still what it reads.
 //!
 //! The invariant each order owns: every version is immutable once
 //! published, and the newest version is the slot's (N2O) or the chain's
@@ -38,7 +41,7 @@ use super::version::{Version, TID_MARK};
 use super::visibility::{self, is_visible, Mode, TxnStates};
 use super::{NewRow, PrunePlan, Store, VersionStore};
 use crate::error::Result;
-use crate::options::NonInline;
+use crate::options::{NonInline, VersionStorage};
 use crate::value::Value;
 use crossbeam_epoch::{self as epoch, Guard};
 use parking_lot::RwLock;
@@ -53,6 +56,8 @@ pub struct N2O;
 pub struct O2N;
 
 impl VersionStore for N2O {
+    const SCHEME: VersionStorage = VersionStorage::AppendNewToOld;
+
     #[inline]
     fn newest(s: &Store, tuple: u64) -> *mut Version {
         s.rows.head(tuple)
@@ -131,6 +136,8 @@ impl VersionStore for N2O {
 }
 
 impl VersionStore for O2N {
+    const SCHEME: VersionStorage = VersionStorage::AppendOldToNew;
+
     #[inline]
     fn newest(s: &Store, tuple: u64) -> *mut Version {
         o2n_newest(oldest(s, tuple))
@@ -323,6 +330,13 @@ fn o2n_visible<T: TxnStates>(
         // SAFETY: as in o2n_newest.
         let r = unsafe { &*v };
         if !is_visible(r, ts, me, tids, mode)? {
+            // Our own write is the tail, whatever it follows (see the
+            // module docs).
+            let tail = o2n_newest(v);
+            // SAFETY: as in o2n_newest.
+            if me != 0 && unsafe { (*tail).begin.load(SeqCst) } == (me | TID_MARK) {
+                return Ok(tail);
+            }
             break;
         }
         seen = v;
@@ -363,7 +377,7 @@ fn o2n_unlink_tail(slot: &AtomicPtr<Version>, prev: *mut Version) {
 /// O2N GC: everything older than `keep` is garbage. Moves the slot forward
 /// to `keep` and retires the prefix; does nothing when `keep` is no longer
 /// in the chain (a later entry of the row was processed first).
-fn o2n_prune(slot: &AtomicPtr<Version>, keep: *mut Version, guard: &Guard) -> u64 {
+pub fn o2n_prune(slot: &AtomicPtr<Version>, keep: *mut Version, guard: &Guard) -> u64 {
     let head = slot.load(SeqCst);
     let mut v = head;
     while v != keep {
@@ -450,7 +464,22 @@ fn cooperate_slow(
     };
     // One winner per prefix: a concurrent cleaner, vacuum or unlink that
     // changed the slot first makes this fail, and nothing is retired twice.
-    if slot.compare_exchange(head, keep, SeqCst, SeqCst).is_err() {
+    // (`tests/coop_model.rs` runs this function under shuttle; the slot is
+    // storage's std atomic, so the model's scheduling point is explicit.)
+    crate::sync::point();
+    let won = if crate::sync::broken(crate::sync::Break::CoopCheckThenStore) {
+        // The model's broken variant: two steps another cleaner can get
+        // between (never taken outside the model build).
+        let unchanged = slot.load(SeqCst) == head;
+        if unchanged {
+            crate::sync::point();
+            slot.store(keep, SeqCst);
+        }
+        unchanged
+    } else {
+        slot.compare_exchange(head, keep, SeqCst, SeqCst).is_ok()
+    };
+    if !won {
         return (slot.load(SeqCst), 0);
     }
     let guard = epoch::pin();
@@ -460,9 +489,54 @@ fn cooperate_slow(
         // SAFETY: the prefix is unlinked from the slot by our CAS; readers
         // already in it are pinned and reach `keep` through next pointers.
         let next = unsafe { (*v).next() };
-        retire(v, &guard);
+        crate::sync::retire(v, || retire(v, &guard));
         n += 1;
         v = next;
     }
     (keep, n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// O2N chain v0 -> v1 -> v2 -> v3 (oldest first), v_i committed at
+    /// i + 1.
+    fn chain() -> Vec<*mut Version> {
+        let mut next = std::ptr::null_mut();
+        let mut v = Vec::new();
+        for i in (0..4u64).rev() {
+            let x = Version::alloc(None, 1, Vec::new(), next);
+            // SAFETY: fresh, unshared.
+            unsafe {
+                (*x).begin.store(i + 1, SeqCst);
+                (*x).txn_id.store(0, SeqCst);
+            }
+            v.insert(0, x);
+            next = x;
+        }
+        v
+    }
+
+    /// The sequential steps of `cooperate` (its races are checked by
+    /// `tests/coop_model.rs`): it moves the slot to the newest version at or
+    /// below the horizon and retires what lies before; a cleaner whose head
+    /// is stale loses the CAS and retires nothing; a head whose successor
+    /// is above the horizon is left alone.
+    #[test]
+    fn cooperate_moves_the_slot_past_the_obsolete_prefix_once() {
+        let v = chain();
+        let slot = AtomicPtr::new(v[0]);
+        let passes = RwLock::new(());
+        let guard = epoch::pin();
+        assert_eq!(cooperate(&slot, v[0], 1, &passes), (v[0], 0));
+        assert_eq!(cooperate(&slot, v[0], 3, &passes), (v[2], 2));
+        assert_eq!(slot.load(SeqCst), v[2]);
+        // A cleaner that loaded v0 before: the CAS fails, nothing retired.
+        assert_eq!(cooperate(&slot, v[0], 4, &passes), (v[2], 0));
+        assert_eq!(cooperate(&slot, v[2], 4, &passes), (v[3], 1));
+        drop(guard);
+        // SAFETY: v3 is the only version not retired, and unshared.
+        unsafe { Version::free(v[3]) };
+    }
 }

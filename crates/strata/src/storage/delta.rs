@@ -28,6 +28,7 @@
 //! ```
 
 use super::in_place::{InPlace, Record, Records, WriteSection};
+use crate::options::VersionStorage;
 use crate::value::Value;
 
 /// Delta storage: in-place master, deltas backwards.
@@ -37,6 +38,8 @@ pub type Delta = InPlace<Deltas>;
 pub struct Deltas;
 
 impl Records for Deltas {
+    const SCHEME: VersionStorage = VersionStorage::Delta;
+
     #[inline]
     fn displace(sec: &mut WriteSection<'_>, image: Option<&[Value]>) -> Record {
         match image {

@@ -39,6 +39,9 @@
 //! attributes). A prune plan that removes versions from the middle of a
 //! chain swaps in a merged record for the kept version below them first
 //! ([`merge_records`]), so every kept version still reads right.
+//!
+//! The master's atomics come from `crate::sync`: `tests/seqlock_model.rs`
+//! runs `install`, `undo` and `Master::read` under shuttle.
 
 use super::append_only::carry;
 use super::chain::{self, Newest, Span, Survivor, Versions};
@@ -47,14 +50,16 @@ use super::version::Version;
 use super::visibility::{self, Mode, TxnStates};
 use super::{NewRow, PrunePlan, Store, VersionStore};
 use crate::error::Result;
-use crate::options::NonInline;
+use crate::options::{NonInline, VersionStorage};
+use crate::sync::atomic::{fence, AtomicU64, Ordering};
+use crate::sync::{broken, thread::spin_loop, Break};
 use crate::value::Value;
 use crossbeam_epoch::{self as epoch, Guard};
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::ptr;
-use std::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::AtomicPtr;
 use std::sync::Arc;
 
 use Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
@@ -216,7 +221,7 @@ pub struct Master {
     /// Even: stable; odd: a writer is inside.
     seq: AtomicU64,
     /// The version whose values the cells hold (a tombstone when empty).
-    owner: AtomicPtr<Version>,
+    owner: crate::sync::atomic::AtomicPtr<Version>,
     len: usize,
 }
 
@@ -241,7 +246,7 @@ impl Master {
             }
             p.write(Master {
                 seq: AtomicU64::new(0),
-                owner: AtomicPtr::new(std::ptr::null_mut()),
+                owner: crate::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
                 len,
             });
             let cells = (p as *mut u8).add(std::mem::size_of::<Master>()) as *mut Cell;
@@ -349,7 +354,7 @@ impl Master {
         let raw = loop {
             let s1 = self.seq.load(Acquire);
             if s1 & 1 == 1 {
-                std::hint::spin_loop();
+                spin_loop();
                 continue;
             }
             let raw: Vec<Raw> = (0..self.len).map(|i| self.load(i)).collect();
@@ -427,7 +432,7 @@ impl Master {
             bits: 0,
         }; FAST_CELLS];
         let s1 = self.seq.load(Acquire);
-        if s1 & 1 == 1 || self.owner.load(Relaxed) != v {
+        if (s1 & 1 == 1 && !broken(Break::SeqlockNoRecheck)) || self.owner.load(Relaxed) != v {
             return None;
         }
         for (r, c) in raw.iter_mut().zip(self.cells().iter()) {
@@ -437,7 +442,7 @@ impl Master {
             };
         }
         fence(Acquire);
-        if self.seq.load(Relaxed) != s1 {
+        if self.seq.load(Relaxed) != s1 && !broken(Break::SeqlockNoRecheck) {
             return None;
         }
         // Validated (see read_slow); an empty cell cannot be in an owner's
@@ -460,7 +465,7 @@ impl Master {
             }
             attempt = attempt.saturating_add(1);
             debug_assert!(attempt < 100_000_000, "{STUCK}");
-            std::hint::spin_loop();
+            spin_loop();
         }
     }
 
@@ -474,7 +479,7 @@ impl Master {
     ) -> Option<Vec<Value>> {
         let n = self.len;
         let s1 = self.seq.load(Acquire);
-        if s1 & 1 == 1 {
+        if s1 & 1 == 1 && !broken(Break::SeqlockNoRecheck) {
             return None;
         }
         raw.clear();
@@ -523,7 +528,7 @@ impl Master {
         }
         // Orders the loads above before the re-check of seq.
         fence(Acquire);
-        if self.seq.load(Relaxed) != s1 || !ok {
+        if (self.seq.load(Relaxed) != s1 && !broken(Break::SeqlockNoRecheck)) || !ok {
             return None;
         }
         // Validated: no writer entered since s1, so every raw cell is one
@@ -729,8 +734,9 @@ fn restore(sec: &mut WriteSection<'_>, prev: *mut Version, guard: &Guard) {
     retire_record(rec, guard);
 }
 
-/// Publishes `new` over the locked `prev` (see [`overwrite`]).
-fn publish<R: Records>(
+/// Publishes `new` over the locked `prev` (see [`overwrite`]). (Also the
+/// entry point of `tests/seqlock_model.rs`.)
+pub fn install<R: Records>(
     slot: &AtomicPtr<Version>,
     m: &Master,
     prev: *mut Version,
@@ -747,7 +753,7 @@ fn publish<R: Records>(
 
 /// Replaces our own uncommitted `own` (which overwrote `prev`) by `new`:
 /// restore, then overwrite again, in one write section.
-fn republish<R: Records>(
+fn reinstall<R: Records>(
     slot: &AtomicPtr<Version>,
     m: &Master,
     prev: *mut Version,
@@ -765,7 +771,7 @@ fn republish<R: Records>(
 
 /// Rolls the master back to `prev` (null: a fresh insert) and points the
 /// slot at it again.
-fn roll_back(slot: &AtomicPtr<Version>, m: &Master, prev: *mut Version, guard: &Guard) {
+pub fn undo(slot: &AtomicPtr<Version>, m: &Master, prev: *mut Version, guard: &Guard) {
     let mut sec = m.write();
     restore(&mut sec, prev, guard);
     sec.set_owner(prev);
@@ -776,6 +782,8 @@ fn roll_back(slot: &AtomicPtr<Version>, m: &Master, prev: *mut Version, guard: &
 /// What an in-place scheme records for an overwritten version: the one
 /// thing time-travel and delta storage do differently.
 pub trait Records {
+    /// The scheme these records make.
+    const SCHEME: VersionStorage;
     /// Inside a write section, before the new image `image` (None: a
     /// delete) is written: moves out of the cells what the overwritten
     /// version's record keeps.
@@ -787,6 +795,7 @@ pub trait Records {
 pub struct InPlace<R>(PhantomData<R>);
 
 impl<R: Records> VersionStore for InPlace<R> {
+    const SCHEME: VersionStorage = R::SCHEME;
     #[inline]
     fn newest(s: &Store, tuple: u64) -> *mut Version {
         s.rows.head(tuple)
@@ -821,7 +830,7 @@ impl<R: Records> VersionStore for InPlace<R> {
         // SAFETY: `prev` is locked by us and alive.
         let img = image(s, unsafe { &*prev }, row);
         // SAFETY: the master lives as long as its row.
-        publish::<R>(
+        install::<R>(
             s.rows.slot(tuple),
             unsafe { &*m },
             prev,
@@ -846,14 +855,14 @@ impl<R: Records> VersionStore for InPlace<R> {
         // SAFETY: our own version is alive.
         let img = image(s, unsafe { &*own }, row);
         // SAFETY: the master lives as long as its row.
-        republish::<R>(s.rows.slot(tuple), unsafe { &*m }, prev, v, img, guard);
+        reinstall::<R>(s.rows.slot(tuple), unsafe { &*m }, prev, v, img, guard);
         v
     }
 
     fn undo(s: &Store, tuple: u64, own: *mut Version, prev: *mut Version, guard: &Guard) {
         let m = master_of(own);
         // SAFETY: the master lives as long as its row.
-        roll_back(s.rows.slot(tuple), unsafe { &*m }, prev, guard);
+        undo(s.rows.slot(tuple), unsafe { &*m }, prev, guard);
         if master_of(prev) != m {
             // The master was made by this write (a fresh insert, or an
             // insert over a ghost): nothing reachable refers to it now.

@@ -170,6 +170,9 @@ pub enum PrunePlan<'a> {
 /// write lock; `prune` comes from the row's only collector, after it told
 /// the secondary indexes which versions go.
 pub trait VersionStore {
+    /// The option value this scheme implements.
+    const SCHEME: VersionStorage;
+
     /// The newest version of `tuple` (committed or not); null if none.
     fn newest(s: &Store, tuple: u64) -> *mut Version;
 
@@ -229,25 +232,29 @@ pub trait VersionStore {
 }
 
 /// The one place a scheme is chosen: runs `$body` with `$S` naming the
-/// [`VersionStore`] of `$store`'s scheme. Exhaustive, so a new scheme is
+/// [`VersionStore`] of `$scheme`. Exhaustive, so a new scheme is
 /// a compile error here until it has an arm.
 macro_rules! dispatch {
-    ($store:expr, $S:ident => $body:expr) => {
-        match $store.scheme {
+    ($scheme:expr, $S:ident => $body:expr) => {
+        match $scheme {
             VersionStorage::AppendNewToOld => {
                 type $S = append_only::N2O;
+                debug_assert_eq!($S::SCHEME, VersionStorage::AppendNewToOld);
                 $body
             }
             VersionStorage::AppendOldToNew => {
                 type $S = append_only::O2N;
+                debug_assert_eq!($S::SCHEME, VersionStorage::AppendOldToNew);
                 $body
             }
             VersionStorage::TimeTravel => {
                 type $S = time_travel::TimeTravel;
+                debug_assert_eq!($S::SCHEME, VersionStorage::TimeTravel);
                 $body
             }
             VersionStorage::Delta => {
                 type $S = delta::Delta;
+                debug_assert_eq!($S::SCHEME, VersionStorage::Delta);
                 $body
             }
         }
@@ -257,7 +264,7 @@ macro_rules! dispatch {
 /// The newest version of `tuple` (committed or not); null if none.
 #[inline]
 pub fn newest(s: &Store, tuple: u64) -> *mut Version {
-    dispatch!(s, S => S::newest(s, tuple))
+    dispatch!(s.scheme, S => S::newest(s, tuple))
 }
 
 /// The version of `tuple` visible at `ts` to transaction `me` (0: a
@@ -271,7 +278,7 @@ pub fn visible<T: TxnStates>(
     tids: &T,
     mode: Mode,
 ) -> Result<*mut Version> {
-    dispatch!(s, S => S::visible(s, tuple, ts, me, tids, mode))
+    dispatch!(s.scheme, S => S::visible(s, tuple, ts, me, tids, mode))
 }
 
 /// Calls `f` on the row image of `v` (for a tombstone: the primary key).
@@ -289,7 +296,7 @@ pub fn with_values<R>(v: &Version, f: impl FnOnce(&[Value]) -> R) -> R {
 /// direction. The caller is pinned.
 #[inline]
 pub fn versions(s: &Store, tuple: u64, span: Span) -> Versions {
-    dispatch!(s, S => S::versions(s, tuple, span))
+    dispatch!(s.scheme, S => S::versions(s, tuple, span))
 }
 
 /// The versions of `tuple` in `span`, newest first, with their row images
@@ -304,7 +311,7 @@ pub fn chain(s: &Store, tuple: u64, span: Span) -> Chain {
 /// pinned.
 #[inline]
 pub fn survivor(s: &Store, tuple: u64, keep: impl FnMut(&Version) -> bool) -> Survivor {
-    dispatch!(s, S => S::survivor(s, tuple, keep))
+    dispatch!(s.scheme, S => S::survivor(s, tuple, keep))
 }
 
 /// Publishes a new version by transaction `tid` over the newest version
@@ -323,7 +330,7 @@ pub fn install(
     prev: *mut Version,
     row: NewRow<'_>,
 ) -> *mut Version {
-    dispatch!(s, S => S::install(s, tuple, tid, prev, row))
+    dispatch!(s.scheme, S => S::install(s, tuple, tid, prev, row))
 }
 
 /// Replaces our own uncommitted version `own` (which overwrote `prev`,
@@ -341,12 +348,12 @@ pub fn replace_own(
     row: NewRow<'_>,
     guard: &Guard,
 ) -> *mut Version {
-    dispatch!(s, S => S::replace_own(s, tuple, tid, own, prev, row, guard))
+    dispatch!(s.scheme, S => S::replace_own(s, tuple, tid, own, prev, row, guard))
 }
 
 /// Publishes the first version of a fresh tuple (not in the index yet).
 pub fn publish_fresh(s: &Store, tuple: u64, tid: u64, row: Vec<Value>) -> *mut Version {
-    dispatch!(s, S => S::publish_fresh(s, tuple, tid, row))
+    dispatch!(s.scheme, S => S::publish_fresh(s, tuple, tid, row))
 }
 
 /// Takes back a fresh version that was never reachable (its key lost the
@@ -356,14 +363,14 @@ pub fn publish_fresh(s: &Store, tuple: u64, tid: u64, row: Vec<Value>) -> *mut V
 /// `v` came from [`publish_fresh`] and no index ever held its tuple id.
 pub unsafe fn unpublish_fresh(s: &Store, tuple: u64, v: *mut Version) -> Vec<Value> {
     // SAFETY: per the contract.
-    dispatch!(s, S => unsafe { S::unpublish_fresh(s, tuple, v) })
+    dispatch!(s.scheme, S => unsafe { S::unpublish_fresh(s, tuple, v) })
 }
 
 /// Undoes our write `own` over `prev` (null: `own` was a fresh insert):
 /// the row is exactly as before it when this returns. The caller still
 /// holds `prev`'s lock and retires `own`.
 pub fn undo(s: &Store, tuple: u64, own: *mut Version, prev: *mut Version, guard: &Guard) {
-    dispatch!(s, S => S::undo(s, tuple, own, prev, guard))
+    dispatch!(s.scheme, S => S::undo(s, tuple, own, prev, guard))
 }
 
 /// GC: removes the versions of `tuple` that `plan` names and retires them
@@ -373,7 +380,7 @@ pub fn undo(s: &Store, tuple: u64, own: *mut Version, prev: *mut Version, guard:
 /// (`index::pointers::before_cut`).
 #[inline]
 pub fn prune(s: &Store, tuple: u64, plan: PrunePlan<'_>, guard: &Guard) -> u64 {
-    dispatch!(s, S => S::prune(s, tuple, plan, guard))
+    dispatch!(s.scheme, S => S::prune(s, tuple, plan, guard))
 }
 
 // A whole row (unlinked, torn down or measured) needs no scheme: its
@@ -632,6 +639,16 @@ mod tests {
             assert_eq!(n, 5, "{scheme}");
             let kept: Vec<&Written> = written[5..].iter().collect();
             check(&format!("{scheme} older than 5"), &s, tuple, &kept);
+        }
+    }
+
+    /// Every arm of `dispatch!` names the type that implements its own
+    /// scheme (a swapped arm would run one scheme's code under another's
+    /// name).
+    #[test]
+    fn dispatch_picks_the_schemes_own_type() {
+        for scheme in VersionStorage::ALL {
+            assert_eq!(dispatch!(scheme, S => S::SCHEME), scheme);
         }
     }
 

@@ -21,6 +21,7 @@
 //! needs no repair of the others.
 
 use super::in_place::{InPlace, Record, Records, WriteSection};
+use crate::options::VersionStorage;
 use crate::value::Value;
 
 /// Time-travel storage: in-place master, full copies.
@@ -30,6 +31,8 @@ pub type TimeTravel = InPlace<FullCopies>;
 pub struct FullCopies;
 
 impl Records for FullCopies {
+    const SCHEME: VersionStorage = VersionStorage::TimeTravel;
+
     #[inline]
     fn displace(sec: &mut WriteSection<'_>, _image: Option<&[Value]>) -> Record {
         copy_out(sec)

@@ -6,7 +6,7 @@
 //!
 //! ```text
 //!  indirection[tuple] ──> v3 ──next──> v2 ──next──> v1 ──> null
-//!                         [txn_id | begin | end | next | word_a | word_b] + row
+//!                         [txn_id | begin | end | next | cc_words[2]] + row
 //! ```
 //!
 //! A version of an in-place scheme (time-travel, delta) has no row image:
@@ -62,7 +62,7 @@ pub const INF_TS: u64 = TID_MARK - 1;
 /// than a separately boxed row:
 ///
 /// ```text
-///  [txn_id|begin|end|next|word_a|word_b] [len] [Value; len]
+///  [txn_id|begin|end|next|cc_words[2]] [len] [Value; len]
 ///   <------------- 48 bytes ------------> 8 B   16 B each
 /// ```
 #[repr(C)]
@@ -75,10 +75,11 @@ pub struct Version {
     pub end: AtomicU64,
     /// The next older version.
     pub next: AtomicPtr<Version>,
-    /// MVTO `read_ts` | MV2PL reader count | SSN `pstamp` (max reader cstamp).
-    pub word_a: AtomicU64,
-    /// SSN `sstamp` (the overwriter's successor low watermark).
-    pub word_b: AtomicU64,
+    /// Two words owned by the concurrency-control protocol; each protocol
+    /// names them in its own module: `cc::mvto::read_ts`,
+    /// `cc::mv2pl::readers`, `cc::ssn::pstamp` / `cc::ssn::sstamp`,
+    /// `cc::ssi::overwriter`. Start as `[0, INF_TS]`.
+    pub(crate) cc_words: [AtomicU64; 2],
     /// Number of values that follow, with [`TOMBSTONE`] set for a deleted
     /// row (whose values are then its primary key, so GC can find its index
     /// entry).
@@ -263,8 +264,7 @@ impl Version {
                 begin: AtomicU64::new(TID_MARK | tid),
                 end: AtomicU64::new(INF_TS),
                 next: AtomicPtr::new(next),
-                word_a: AtomicU64::new(0),
-                word_b: AtomicU64::new(INF_TS),
+                cc_words: [AtomicU64::new(0), AtomicU64::new(INF_TS)],
                 len: len as u64 | (flags & !HAS_HEAP),
             });
             let dst = Self::values_ptr(p);

@@ -20,14 +20,14 @@
 //! A conflict error rolls the transaction back at once; other errors
 //! (unknown column, duplicate key, ...) leave it open and unchanged.
 
+mod index_ops;
 pub mod tid;
 
-use crate::cc::{self, predicate::ScanEntry};
+use crate::cc::{predicate::ScanEntry, with_cc, Cc, TxnCc};
 use crate::db::DbInner;
 use crate::error::{ConflictKind, Error, Result};
 use crate::gc;
 use crate::index::key::EncodedKey;
-use crate::options::{GcPolicy, Protocol};
 use crate::storage::indirection::MAX_TUPLES;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
 use crate::storage::visibility::Mode;
@@ -37,10 +37,7 @@ use crate::value::{ColumnRef, Key, Row, Value};
 use crossbeam_epoch::{self as epoch, Guard};
 use std::ops::{Bound, RangeBounds};
 use std::ptr;
-use std::sync::atomic::{
-    fence,
-    Ordering::{Release, SeqCst},
-};
+use std::sync::atomic::Ordering::{Release, SeqCst};
 use std::sync::Arc;
 use thin_vec::ThinVec;
 
@@ -79,10 +76,10 @@ pub struct Transaction {
     /// move of it (`db.begin()?`) became a `memcpy` call (~9 ns of a
     /// 70 ns cached read-only transaction).
     pub(crate) scans: ThinVec<ScanEntry>,
-    /// Secondary index entries this transaction added (see `index::pointers`).
-    pub(crate) sec_writes: ThinVec<crate::index::pointers::SecWrite>,
-    /// SSI: this transaction's conflict flags, shared with the registry.
-    pub(crate) ssi: Option<Arc<cc::ssi::SsiTxn>>,
+    /// Secondary index entries this transaction added (see `crate::index`).
+    pub(crate) sec_writes: crate::index::SecWrites,
+    /// The protocol's own per-transaction state (`Cc::State`).
+    pub(crate) cc: TxnCc,
 }
 
 // Moves of a transaction stay inline copies (see `scans`).
@@ -99,37 +96,26 @@ unsafe impl Send for Transaction {}
 impl Transaction {
     #[inline]
     pub(crate) fn begin(db: Arc<DbInner>, read_only: bool) -> Result<Transaction> {
-        let protocol = db.protocol;
-        let mvto = protocol == Protocol::Mvto;
+        with_cc!(db.protocol, P => Self::begin_as::<P>(db, read_only))
+    }
+
+    #[inline]
+    fn begin_as<P: Cc>(db: Arc<DbInner>, read_only: bool) -> Result<Transaction> {
+        debug_assert_eq!(P::PROTOCOL, db.protocol);
         // Register a lower bound first, then take the real snapshot: a GC
         // pass that misses our slot read the clock before we did (see
-        // DbInner::compute_horizon), so it cannot pass our snapshot.
-        let lower = if mvto && read_only {
-            db.horizon.load(SeqCst)
-        } else {
-            db.clock.load(SeqCst)
-        };
+        // TidTable::snapshots), so it cannot pass our snapshot.
+        let lower = P::begin_lower_bound(&db, read_only);
         let tid = db
             .tids
             .acquire(lower, !read_only)
             .ok_or(Error::TooManyTransactions(db.tids.capacity()))?;
         // (`acquire` registered `lower` with a SeqCst swap: no fence here.)
-        let ts = if mvto && !read_only {
-            db.clock.fetch_add(1, SeqCst) + 1
-        } else if mvto {
-            // Below every running writer's timestamp, so nothing we could see
-            // is still being written.
-            let g = db.clock.load(SeqCst);
-            fence(SeqCst);
-            g.min(db.tids.min_begin(true).saturating_sub(1)).max(lower)
-        } else {
-            db.clock.load(SeqCst)
-        };
+        let ts = P::begin_ts(&db, read_only, lower);
         // Raising the registration from the lower bound needs no fence: a
         // GC pass that misses it still sees the (smaller) lower bound.
         db.tids.slot(tid).begin.store(ts, Release);
-        let ssi =
-            (protocol == Protocol::SiSsi && !read_only).then(|| cc::ssi::SsiTxn::new(tid, ts));
+        let cc = P::new_state(tid, ts, read_only);
         Ok(Transaction {
             db,
             tid,
@@ -140,7 +126,7 @@ impl Transaction {
             reads: Vec::new(),
             scans: ThinVec::new(),
             sec_writes: ThinVec::new(),
-            ssi,
+            cc,
         })
     }
 
@@ -212,11 +198,21 @@ impl Transaction {
         key: &Key,
         f: impl FnOnce(&[Value]) -> R,
     ) -> Result<Option<R>> {
+        with_cc!(self.db.protocol, P => self.read_with_as::<P, R>(t, key, f))
+    }
+
+    #[inline]
+    fn read_with_as<P: Cc, R>(
+        &mut self,
+        t: &Table,
+        key: &Key,
+        f: impl FnOnce(&[Value]) -> R,
+    ) -> Result<Option<R>> {
         self.check_open(t)?;
         t.inner.schema.check_key(key)?;
         let ek = t.inner.encode(key);
         let guard = epoch::pin();
-        let v = match self.lookup_read(&t.inner, key, &ek, &guard) {
+        let v = match self.lookup_read::<P>(&t.inner, key, &ek, &guard) {
             Ok(v) => v,
             Err(e) => return self.fail(e),
         };
@@ -274,7 +270,7 @@ impl Transaction {
     }
 
     /// Index lookup + protocol read. Null when the key has no visible row.
-    fn lookup_read(
+    fn lookup_read<P: Cc>(
         &mut self,
         t: &TableInner,
         key: &Key,
@@ -283,11 +279,8 @@ impl Transaction {
     ) -> Result<*mut Version> {
         match self.hinted_lookup(t, ek, guard, true) {
             Some(tuple) => {
-                let v = self.read_tuple(t, tuple)?;
-                if v.is_null()
-                    && !self.read_only
-                    && matches!(self.db.protocol, Protocol::SiSsn | Protocol::SiSsi)
-                {
+                let v = self.read_tuple::<P>(t, tuple)?;
+                if v.is_null() && !self.read_only && P::SCAN_RECORDS {
                     // The key exists but no version is visible to us (an
                     // insert after our snapshot): reading it as absent is an
                     // rw-antidependency to the inserter, which only the
@@ -299,8 +292,8 @@ impl Transaction {
             None => {
                 // An absent key is a predicate read: a later insert of it must
                 // not be serialised before us.
-                if let Some(tuple) = self.absent_read(t, key, ek) {
-                    return self.read_tuple(t, tuple);
+                if let Some(tuple) = self.absent_read::<P>(t, key, ek) {
+                    return self.read_tuple::<P>(t, tuple);
                 }
                 Ok(ptr::null_mut())
             }
@@ -337,40 +330,36 @@ impl Transaction {
 
     /// Records that `ek` was read as absent. Returns a tuple to read
     /// instead: under MVTO the key's ghost row (or a row inserted meanwhile).
-    fn absent_read(&mut self, t: &TableInner, key: &Key, ek: &EncodedKey) -> Option<u64> {
+    fn absent_read<P: Cc>(&mut self, t: &TableInner, key: &Key, ek: &EncodedKey) -> Option<u64> {
         if self.read_only {
             return None;
         }
-        match self.db.protocol {
-            // The key gets a ghost row whose read timestamp an older inserter
-            // must respect: phantom protection per key, not per table.
-            Protocol::Mvto => cc::mvto::ghost(t, key, ek, self.ts, self.db.queue()),
-            Protocol::Si => None,
-            _ => {
-                self.scans.push(ScanEntry::point(t, ek.clone()));
-                None
-            }
-        }
+        P::absent_read(self, t, key, ek)
     }
 
     /// Reads tuple `tuple` under the protocol. Null: nothing visible.
-    pub(crate) fn read_tuple(&mut self, t: &TableInner, tuple: u64) -> Result<*mut Version> {
-        let tids = &self.db.tids;
+    #[inline]
+    pub(crate) fn read_tuple<P: Cc>(&mut self, t: &TableInner, tuple: u64) -> Result<*mut Version> {
         if self.read_only {
-            return storage::visible(t, tuple, self.ts, 0, tids, Mode::Snapshot);
+            return storage::visible(t, tuple, self.ts, 0, &self.db.tids, Mode::Snapshot);
         }
-        match self.db.protocol {
-            Protocol::Si => storage::visible(t, tuple, self.ts, self.tid, tids, Mode::Snapshot),
-            Protocol::Mvto => cc::mvto::read(self, t, tuple),
-            Protocol::Mv2pl => cc::mv2pl::read(self, t, tuple),
-            Protocol::Mvocc | Protocol::SiSsn | Protocol::SiSsi => {
-                let v = storage::visible(t, tuple, self.ts, self.tid, tids, Mode::Snapshot)?;
-                if !self.is_own(v) {
-                    self.record_read(t, tuple, v)?;
-                }
-                Ok(v)
-            }
+        P::read(self, t, tuple)
+    }
+
+    /// A read of the version our snapshot sees, recorded in the read set
+    /// (MVOCC, SSN, SSI: `Cc::read` of the snapshot protocols that track
+    /// reads).
+    #[inline]
+    pub(crate) fn snapshot_read<P: Cc>(
+        &mut self,
+        t: &TableInner,
+        tuple: u64,
+    ) -> Result<*mut Version> {
+        let v = storage::visible(t, tuple, self.ts, self.tid, &self.db.tids, Mode::Snapshot)?;
+        if !self.is_own(v) {
+            self.record_read::<P>(t, tuple, v)?;
         }
+        Ok(v)
     }
 
     /// The read bookkeeping of MVOCC, SSN and SSI for version `v` (null:
@@ -378,16 +367,20 @@ impl Transaction {
     /// SIREAD mark, and for a deleted row a point predicate read of its key
     /// (if GC unlinks the row, a later insert of the key makes a new tuple,
     /// seen only by the predicate machinery).
-    fn record_read(&mut self, t: &TableInner, tuple: u64, v: *mut Version) -> Result<()> {
+    pub(crate) fn record_read<P: Cc>(
+        &mut self,
+        t: &TableInner,
+        tuple: u64,
+        v: *mut Version,
+    ) -> Result<()> {
         self.reads.push(ReadEntry {
             table: t,
             tuple,
             version: v,
         });
-        match self.db.protocol {
-            Protocol::SiSsn => cc::ssn::on_read(self, v),
-            Protocol::SiSsi => cc::ssi::on_read(self, v)?,
-            _ => return Ok(()),
+        P::on_read(self, v)?;
+        if !P::SCAN_RECORDS {
+            return Ok(());
         }
         // SAFETY: pinned by the caller; `v` is visible to us or locked by us.
         if let Some(r) = unsafe { v.as_ref() }.filter(|r| r.is_tombstone()) {
@@ -429,6 +422,15 @@ impl Transaction {
         &mut self,
         t: &Table,
         range: impl RangeBounds<Key>,
+        f: impl FnMut(&[Value]),
+    ) -> Result<usize> {
+        with_cc!(self.db.protocol, P => self.scan_with_as::<P>(t, range, f))
+    }
+
+    fn scan_with_as<P: Cc>(
+        &mut self,
+        t: &Table,
+        range: impl RangeBounds<Key>,
         mut f: impl FnMut(&[Value]),
     ) -> Result<usize> {
         self.check_open(t)?;
@@ -437,17 +439,16 @@ impl Transaction {
         let lo = crate::index::secondary::primary_bound(ti, range.start_bound(), true)?;
         let hi = crate::index::secondary::primary_bound(ti, range.end_bound(), false)?;
         let _guard = epoch::pin();
-        let phantom_checked =
-            !self.read_only && !matches!(self.db.protocol, Protocol::Si | Protocol::Mvto);
-        if !self.read_only && self.db.protocol == Protocol::Mvto {
-            cc::mvto::predicate_read(ti, self.ts);
+        let phantom_checked = !self.read_only && P::VALIDATES_SCANS;
+        if !self.read_only {
+            P::before_scan(self, &ti.predicate_read_ts);
         }
         let mut tuples = Vec::new();
         ti.index.range(&lo, &hi, &mut tuples);
         let mut seen = Vec::new();
         let mut n = 0;
         for tuple in tuples {
-            let v = match self.read_tuple(ti, tuple) {
+            let v = match self.read_tuple::<P>(ti, tuple) {
                 Ok(v) => v,
                 Err(e) => return self.fail(e),
             };
@@ -474,6 +475,10 @@ impl Transaction {
 
     /// Inserts a row; `Error::DuplicateKey` if its key exists for us.
     pub fn insert(&mut self, t: &Table, row: Row) -> Result<()> {
+        with_cc!(self.db.protocol, P => self.insert_as::<P>(t, row))
+    }
+
+    fn insert_as<P: Cc>(&mut self, t: &Table, row: Row) -> Result<()> {
         self.check_writable(t)?;
         let ti: &TableInner = &t.inner;
         ti.schema.check_row(&row)?;
@@ -494,35 +499,39 @@ impl Transaction {
                     if !h.is_tombstone() {
                         return Err(duplicate(ti, &key));
                     }
-                    if let Err(e) = self.replace_own(ti, tuple, head, NewRow::Row(data)) {
+                    if let Err(e) = self.replace_own::<P>(ti, tuple, head, NewRow::Row(data)) {
                         return self.fail(e);
                     }
                     return Ok(());
                 }
-                if let Err(e) = self.lock_head(ti, tuple, head) {
+                if let Err(e) = self.lock_head::<P>(ti, tuple, head) {
                     return self.fail(e);
                 }
                 if !h.is_tombstone() {
                     self.unlock_unused(head);
-                    if self.db.protocol == Protocol::Mvocc && h.begin.load(SeqCst) > self.ts {
-                        // The row is newer than our snapshot: for us the key
-                        // is free, yet we cannot insert it. That is a
-                        // conflict, not a duplicate.
-                        return Err(self.conflict(ConflictKind::Validation));
+                    if h.begin.load(SeqCst) > self.ts {
+                        if let Some(kind) = P::NEWER_THAN_SNAPSHOT {
+                            // The row is newer than our snapshot: for us the
+                            // key is free, yet we cannot insert it. That is a
+                            // conflict, not a duplicate (MVOCC; the other
+                            // snapshot protocols' write checks refused
+                            // already).
+                            return Err(self.conflict(kind));
+                        }
                     }
-                    if let Err(e) = self.note_read(ti, tuple, head) {
+                    if let Err(e) = self.note_read::<P>(ti, tuple, head) {
                         return self.fail(e);
                     }
                     return Err(duplicate(ti, &key));
                 }
                 // (On an error the install was undone and the lock released.)
-                self.install(ti, tuple, head, NewRow::Row(data), None)?;
+                self.install::<P>(ti, tuple, head, NewRow::Row(data), None)?;
                 // The key may have had no row at all when a younger scan
                 // passed (the tombstone can be a ghost made later), so an
                 // insert over a tombstone answers to the table's predicate
                 // timestamp too.
-                if self.db.protocol == Protocol::Mvto && !cc::mvto::insert_allowed(ti, self.ts) {
-                    return Err(self.conflict(ConflictKind::TimestampOrder));
+                if let Err(kind) = P::check_insert(self, &ti.predicate_read_ts) {
+                    return Err(self.conflict(kind));
                 }
                 return Ok(());
             }
@@ -542,7 +551,7 @@ impl Transaction {
                         old: ptr::null_mut(),
                         index_key: Some(ek.clone()),
                     });
-                    if let Err(e) = self.sec_after_install(ti, tuple, ptr::null_mut(), v) {
+                    if let Err(e) = self.sec_after_install::<P>(ti, tuple, ptr::null_mut(), v) {
                         // Undo the insert as rollback would (secondary
                         // entries are gone already).
                         self.writes.pop();
@@ -553,9 +562,8 @@ impl Transaction {
                         storage::retire(v, &guard);
                         return self.fail(e);
                     }
-                    if self.db.protocol == Protocol::Mvto && !cc::mvto::insert_allowed(ti, self.ts)
-                    {
-                        return Err(self.conflict(ConflictKind::TimestampOrder));
+                    if let Err(kind) = P::check_insert(self, &ti.predicate_read_ts) {
+                        return Err(self.conflict(kind));
                     }
                     return Ok(());
                 }
@@ -606,6 +614,11 @@ impl Transaction {
     /// Writes a new version derived from the current one.
     #[inline]
     fn modify(&mut self, ti: &TableInner, key: &Key, row: NewRow<'_>) -> Result<()> {
+        with_cc!(self.db.protocol, P => self.modify_as::<P>(ti, key, row))
+    }
+
+    #[inline]
+    fn modify_as<P: Cc>(&mut self, ti: &TableInner, key: &Key, row: NewRow<'_>) -> Result<()> {
         let ek = ti.encode(key);
         let guard = epoch::pin();
         let not_found = || Error::NotFound {
@@ -614,7 +627,7 @@ impl Transaction {
         };
         let tuple = match self.hinted_lookup(ti, &ek, &guard, false) {
             Some(tuple) => tuple,
-            None => match self.absent_read(ti, key, &ek) {
+            None => match self.absent_read::<P>(ti, key, &ek) {
                 Some(tuple) => tuple,
                 None => return Err(not_found()),
             },
@@ -629,22 +642,22 @@ impl Transaction {
             if h.is_tombstone() {
                 return Err(not_found());
             }
-            if let Err(e) = self.replace_own(ti, tuple, head, row) {
+            if let Err(e) = self.replace_own::<P>(ti, tuple, head, row) {
                 return self.fail(e);
             }
             return Ok(());
         }
-        if let Err(e) = self.lock_head(ti, tuple, head) {
+        if let Err(e) = self.lock_head::<P>(ti, tuple, head) {
             return self.fail(e);
         }
         if h.is_tombstone() {
             self.unlock_unused(head);
-            if let Err(e) = self.note_read(ti, tuple, head) {
+            if let Err(e) = self.note_read::<P>(ti, tuple, head) {
                 return self.fail(e);
             }
             return Err(not_found());
         }
-        self.install(ti, tuple, head, row, None)?;
+        self.install::<P>(ti, tuple, head, row, None)?;
         // Readers of the new head (once we commit) then find it hinted
         // instead of refreshing the hint themselves (no-op for byte keys).
         ti.index
@@ -653,7 +666,7 @@ impl Transaction {
     }
 
     /// Takes the write lock on `head` and runs the protocol's write check.
-    fn lock_head(&mut self, ti: &TableInner, tuple: u64, head: *mut Version) -> Result<()> {
+    fn lock_head<P: Cc>(&mut self, ti: &TableInner, tuple: u64, head: *mut Version) -> Result<()> {
         // SAFETY: pinned; heads are alive.
         let h = unsafe { &*head };
         if h.txn_id
@@ -667,19 +680,7 @@ impl Transaction {
             h.txn_id.store(0, SeqCst);
             return Err(Error::Conflict(ConflictKind::WriteWrite));
         }
-        let check = match self.db.protocol {
-            Protocol::Si | Protocol::SiSsn | Protocol::SiSsi => {
-                // First updater wins: the head must be in our snapshot.
-                if h.begin.load(SeqCst) > self.ts {
-                    Err(Error::Conflict(ConflictKind::WriteWrite))
-                } else {
-                    Ok(())
-                }
-            }
-            Protocol::Mvto => cc::mvto::check_write(self, h),
-            Protocol::Mv2pl => cc::mv2pl::check_write(self, head),
-            Protocol::Mvocc => Ok(()),
-        };
+        let check = P::check_write(self, h);
         if check.is_err() {
             h.txn_id.store(0, SeqCst);
         }
@@ -694,23 +695,14 @@ impl Transaction {
 
     /// Records a read made on the write path (a duplicate-key or not-found
     /// answer depends on the version seen).
-    fn note_read(&mut self, ti: &TableInner, tuple: u64, v: *mut Version) -> Result<()> {
-        match self.db.protocol {
-            Protocol::Mvto => {
-                // We hold the write lock, so no writer is between us and `v`.
-                // SAFETY: pinned; `v` is the locked head.
-                unsafe { (*v).word_a.fetch_max(self.ts, SeqCst) };
-                Ok(())
-            }
-            Protocol::Mvocc | Protocol::SiSsn | Protocol::SiSsi => self.record_read(ti, tuple, v),
-            Protocol::Si | Protocol::Mv2pl => Ok(()),
-        }
+    fn note_read<P: Cc>(&mut self, ti: &TableInner, tuple: u64, v: *mut Version) -> Result<()> {
+        P::note_read(self, ti, tuple, v)
     }
 
     /// Writes a new version over the locked `head` (the version store
     /// decides where it goes).
     #[inline]
-    fn install(
+    fn install<P: Cc>(
         &mut self,
         ti: &TableInner,
         tuple: u64,
@@ -719,7 +711,7 @@ impl Transaction {
         index_key: Option<EncodedKey>,
     ) -> Result<()> {
         let v = storage::install(ti, tuple, self.tid, head, row);
-        if let Err(e) = self.sec_after_install(ti, tuple, head, v) {
+        if let Err(e) = self.sec_after_install::<P>(ti, tuple, head, v) {
             // Take the version back out, as an abort would, before the
             // head is marked overwritten: the row is as before the call.
             let guard = epoch::pin();
@@ -732,9 +724,7 @@ impl Transaction {
         // it before we commit.
         let h = unsafe { &*head };
         h.end.store(TID_MARK | self.tid, SeqCst);
-        if self.db.protocol == Protocol::SiSsi {
-            cc::ssi::on_write(self, h);
-        }
+        P::on_overwrite(self, h);
         self.writes.push(WriteEntry {
             table: ti,
             tuple,
@@ -748,7 +738,7 @@ impl Transaction {
     /// Secondary-index maintenance for version `v` just installed over
     /// `prev` (null: a fresh insert), under the row's lock.
     #[inline]
-    fn sec_after_install(
+    fn sec_after_install<P: Cc>(
         &mut self,
         ti: &TableInner,
         tuple: u64,
@@ -757,24 +747,24 @@ impl Transaction {
     ) -> Result<()> {
         // SAFETY: `v` is ours and alive.
         let r = unsafe { &*v };
-        if r.is_tombstone() || !crate::index::pointers::has_indexes(ti) {
+        if r.is_tombstone() || !crate::index::has_indexes(ti) {
             return Ok(());
         }
-        storage::with_values(r, |d| self.sec_on_write(ti, tuple, prev, v, d))
+        storage::with_values(r, |d| self.sec_on_write::<P>(ti, tuple, prev, v, d))
     }
 
     /// Replaces our own uncommitted version of a row. Secondary indexes
     /// are maintained first (their physical entries point at `own` until
     /// `sec_on_replace_own` re-keys them): on a unique violation nothing
     /// changed.
-    fn replace_own(
+    fn replace_own<P: Cc>(
         &mut self,
         ti: &TableInner,
         tuple: u64,
         own: *mut Version,
         row: NewRow<'_>,
     ) -> Result<()> {
-        if crate::index::pointers::has_indexes(ti) {
+        if crate::index::has_indexes(ti) {
             let derived;
             let new: Option<&[Value]> = match &row {
                 NewRow::Row(d) => Some(d),
@@ -790,7 +780,7 @@ impl Transaction {
                 }
             };
             if let Some(new) = new {
-                self.sec_on_write(ti, tuple, own, own, new)?;
+                self.sec_on_write::<P>(ti, tuple, own, own, new)?;
             }
         }
         let tid = self.tid;
@@ -812,14 +802,17 @@ impl Transaction {
     // ------------------------------------------------------- commit / abort
 
     /// Commits. On `Err(Conflict)` the transaction has been rolled back.
-    pub fn commit(mut self) -> Result<()> {
+    pub fn commit(self) -> Result<()> {
+        with_cc!(self.db.protocol, P => self.commit_as::<P>())
+    }
+
+    #[inline]
+    fn commit_as<P: Cc>(mut self) -> Result<()> {
         if !self.active {
             return Err(Error::Misuse("the transaction has already finished".into()));
         }
-        if self.read_only || (self.writes.is_empty() && self.read_only_commit_is_safe()) {
-            if self.db.protocol == Protocol::Mv2pl {
-                cc::mv2pl::release(&mut self);
-            }
+        if self.read_only || (self.writes.is_empty() && P::read_only_commit_is_safe(&self)) {
+            P::release(&mut self);
             // Counted while the slot is still ours (see `stats`).
             self.db.tids.counts(self.tid).commit(true);
             self.finish();
@@ -837,13 +830,7 @@ impl Transaction {
             Some(Ok(r)) => Some(r),
             None => None,
         };
-        let cts = match self.db.protocol {
-            Protocol::Mvto => self.ts,
-            _ => {
-                self.db.tids.set_precommit(self.tid);
-                self.db.clock.fetch_add(1, SeqCst) + 1
-            }
-        };
+        let cts = P::commit_ts(&self);
         self.db.tids.set_committing(self.tid, cts);
         // A table we wrote may have been dropped since. Checked after the
         // commit is announced (SeqCst): a drop that set the flag before is
@@ -855,12 +842,12 @@ impl Transaction {
             self.rollback();
             return Err(Error::TableDropped { table });
         }
-        if let Err(kind) = self.validate(cts) {
+        if let Err(kind) = P::validate(&mut self, cts) {
             return Err(self.conflict(kind));
         }
         let ticket = redo.map(|r| self.db.log.get().expect("prepared").append(r, cts));
         self.db.tids.set_committed(self.tid, cts);
-        self.post_commit(cts);
+        self.post_commit::<P>(cts);
         self.db.tids.counts(self.tid).commit(false);
         self.finish();
         self.db.after_commit();
@@ -887,67 +874,28 @@ impl Transaction {
         None
     }
 
-    /// A transaction that wrote nothing read one consistent snapshot; under
-    /// protocols whose serial order is the commit order (2PL, OCC, TO) that
-    /// is already serializable. SSN and SSI must still check it: a reader
-    /// can close a cycle between writers (the read-only anomaly).
-    ///
-    /// MV2PL reads the newest data rather than a snapshot, so a range it
-    /// scanned twice may differ: its scans are validated even then.
-    fn read_only_commit_is_safe(&self) -> bool {
-        match self.db.protocol {
-            Protocol::Mvto | Protocol::Mvocc | Protocol::Si => true,
-            Protocol::Mv2pl => self.scans.is_empty(),
-            Protocol::SiSsn | Protocol::SiSsi => false,
-        }
-    }
-
-    /// The protocol's commit-time check, after the commit timestamp is drawn.
-    fn validate(&mut self, cts: u64) -> Result<(), ConflictKind> {
-        match self.db.protocol {
-            Protocol::Si | Protocol::Mvto => Ok(()),
-            Protocol::Mv2pl => cc::predicate::validate_scans(self)
-                .then_some(())
-                .ok_or(ConflictKind::Validation),
-            Protocol::Mvocc => cc::mvocc::validate(self),
-            Protocol::SiSsn => cc::ssn::pre_commit(self, cts),
-            Protocol::SiSsi => cc::ssi::pre_commit(self, cts),
-        }
-    }
-
-    fn post_commit(&mut self, cts: u64) {
-        let protocol = self.db.protocol;
-        if protocol == Protocol::SiSsn {
-            cc::ssn::post_commit(self, cts);
-        }
-        // Queue GC work before unlocking: the next writer of a row must queue
-        // after us (see gc::Garbage). A delete of a row inserted by this same
-        // transaction overwrote nothing, but its tombstone still has to go.
-        let garbage = self
-            .writes
-            .iter()
-            // SAFETY: our versions are alive until GC; tables outlive us.
-            .filter(|w| !w.old.is_null() || unsafe { (*w.new).is_tombstone() });
-        match self.db.opts.gc {
-            GcPolicy::Vacuum => {
-                // Tuple-level vacuum: only the dirty-block bit (set after
-                // our install; a pass that cleared it before sees the row
-                // next time).
-                // SAFETY: tables outlive us.
-                garbage.for_each(|w| unsafe { &*w.table }.dirty.mark(w.tuple));
-            }
-            // COOP finds garbage by walking chains; nothing to hand over.
-            GcPolicy::Cooperative => {}
-            GcPolicy::TransactionLevel | GcPolicy::None => {
-                self.db.gc.push(garbage.map(|w| gc::Garbage {
-                    cts,
+    fn post_commit<P: Cc>(&mut self, cts: u64) {
+        P::post_commit(self, cts);
+        // Hand our rows to the collector before unlocking: the next writer
+        // of a row must queue after us (see gc::Garbage). A delete of a row
+        // inserted by this same transaction overwrote nothing, but its
+        // tombstone still has to go.
+        self.db.gc.on_commit(
+            cts,
+            self.writes
+                .iter()
+                // SAFETY: our versions are alive until GC; tables outlive us.
+                .filter(|w| !w.old.is_null() || unsafe { (*w.new).is_tombstone() })
+                .map(|w| gc::Committed {
                     // SAFETY: tables outlive us.
-                    table: unsafe { (*w.table).id },
+                    table: unsafe { &*w.table },
                     tuple: w.tuple,
                     version: w.new,
-                }))
-            }
-        }
+                }),
+        );
+        // Index entries are stamped before the rows unlock (a no-op for
+        // today's kinds).
+        self.sec_on_commit(cts);
         for w in &self.writes {
             // SAFETY: our own versions and the versions we overwrote (locked by
             // us) are alive: GC processes our entries only after we end.
@@ -962,9 +910,7 @@ impl Transaction {
         }
         // Scan records (SSN/SSI) were marked committed in validation and
         // SSI's marks stay in its registry; only MV2PL has locks to drop.
-        if protocol == Protocol::Mv2pl {
-            cc::mv2pl::release(self);
-        }
+        P::release(self);
     }
 
     /// Rolls back. Never fails.
@@ -977,6 +923,10 @@ impl Transaction {
 
     /// Undoes every write, then protocol state, then frees the slot.
     pub(crate) fn rollback(&mut self) {
+        with_cc!(self.db.protocol, P => self.rollback_as::<P>())
+    }
+
+    fn rollback_as<P: Cc>(&mut self) {
         if !self.active {
             return;
         }
@@ -998,14 +948,8 @@ impl Transaction {
             }
             storage::retire(w.new, &guard);
         }
-        match self.db.protocol {
-            Protocol::Mv2pl => cc::mv2pl::release(self),
-            Protocol::SiSsi => cc::ssi::on_abort(self),
-            _ => {}
-        }
-        if !self.scans.is_empty() && matches!(self.db.protocol, Protocol::SiSsn | Protocol::SiSsi) {
-            cc::predicate::withdraw(self);
-        }
+        P::release(self);
+        P::on_abort(self);
         self.db.tids.set_aborted(self.tid);
         self.finish();
     }

@@ -34,14 +34,19 @@
 //!  thread A (hint 0) ──CAS──> [0: begin 812] [1: begin 809] [2: MAX] ...
 //!  thread B (hint 1) ──CAS─────────────────┘
 //! ```
+//!
+//! The table's atomics, waits and thread-local hint come from `crate::sync`,
+//! so `tests/model.rs` runs this code under shuttle (slot claim and reuse,
+//! and the states readers consult while a commit stamps its versions).
 
 use crate::storage::visibility::{TxnState, TxnStates};
-use crossbeam_utils::CachePadded;
-use std::cell::Cell;
-use std::sync::atomic::{
-    AtomicBool, AtomicU64, AtomicUsize,
+use crate::sync::atomic::{
+    fence, AtomicBool, AtomicU64, AtomicUsize,
     Ordering::{Relaxed, Release, SeqCst},
 };
+use crate::sync::{broken, Backoff, Break};
+use crossbeam_utils::CachePadded;
+use std::cell::Cell;
 
 pub const SLOT_BITS: u32 = 20;
 const SLOT_MASK: u64 = (1 << SLOT_BITS) - 1;
@@ -144,7 +149,7 @@ pub struct TidTable {
     high_water: AtomicUsize,
 }
 
-thread_local! {
+crate::sync::thread_local! {
     /// The slot this thread claimed last (any table: it is only a hint).
     static SLOT_HINT: Cell<usize> = const { Cell::new(usize::MAX) };
 }
@@ -183,7 +188,7 @@ impl TidTable {
     /// One SeqCst CAS of `begin` from MAX (free) to `lower_bound` both
     /// claims the slot and registers the snapshot bound, ordered before the
     /// caller's SeqCst clock load for its snapshot, against GC's
-    /// clock-load, fence, scan (`DbInner::compute_horizon`). The other
+    /// clock-load, fence, scan (`TidTable::snapshots`). The other
     /// fields are Release stores published by the Release store of the id:
     /// a reader that sees the id sees them. This used to be a CAS on a
     /// separate `in_use` flag, seven SeqCst stores (a locked instruction
@@ -191,14 +196,14 @@ impl TidTable {
     /// instruction on AMD): a third of a cached read-only transaction.
     pub fn acquire(&self, lower_bound: u64, rw: bool) -> Option<u64> {
         debug_assert!(lower_bound != u64::MAX, "MAX marks a free slot");
-        let hint = SLOT_HINT.get();
+        let hint = SLOT_HINT.with(Cell::get);
         let idx = if hint < self.slots.len() && self.try_claim(hint, lower_bound) {
             hint
         } else {
             // From slot 0, so the used prefix (and GC's scan) stays short.
             (0..self.slots.len()).find(|&i| self.try_claim(i, lower_bound))?
         };
-        SLOT_HINT.set(idx);
+        SLOT_HINT.with(|h| h.set(idx));
         if self.high_water.load(SeqCst) <= idx {
             self.high_water.fetch_max(idx + 1, SeqCst);
         }
@@ -239,6 +244,11 @@ impl TidTable {
         // so no store-load fence (SeqCst store) is needed.
         // The id goes first: once `begin` is MAX the slot can be claimed,
         // and the claimant's id must not be overwritten by our 0.
+        if broken(Break::ReleaseFreesSlotFirst) {
+            s.begin.store(u64::MAX, Release);
+            s.tid.store(0, Release);
+            return;
+        }
         s.tid.store(0, Release);
         s.begin.store(u64::MAX, Release);
     }
@@ -254,6 +264,9 @@ impl TidTable {
     /// versions and then see another one stamped (a fractured read, found
     /// by the shuttle model `commit_stamping_and_tid_visibility`).
     pub fn set_precommit(&self, tid: u64) {
+        if broken(Break::NoPrecommit) {
+            return;
+        }
         self.slot(tid)
             .state
             .store((COMMITTING << STATUS_SHIFT) | PENDING_CTS, SeqCst);
@@ -295,7 +308,7 @@ impl TidTable {
     /// Waits while `tid` is PRECOMMIT or COMMITTING and returns its final
     /// status.
     pub fn wait_decided(&self, tid: u64) -> Status {
-        let backoff = crossbeam_utils::Backoff::new();
+        let backoff = Backoff::new();
         loop {
             match self.status(tid) {
                 Status::Committing(_) | Status::Precommit => backoff.snooze(),
@@ -311,7 +324,7 @@ impl TidTable {
     /// deciding and wait for it (`Database::drop_table`).
     pub fn wait_for_deciding(&self) {
         let deciding = |st: u64| st >> STATUS_SHIFT == COMMITTING;
-        let backoff = crossbeam_utils::Backoff::new();
+        let backoff = Backoff::new();
         let hw = self.high_water.load(SeqCst);
         for s in &self.slots[..hw] {
             if !deciding(s.state.load(SeqCst)) {
@@ -329,7 +342,7 @@ impl TidTable {
     /// The status of `tid`, waiting out the short PRECOMMIT window (one
     /// fetch-add long) so the caller sees a commit timestamp.
     pub fn settled_status(&self, tid: u64) -> Status {
-        let backoff = crossbeam_utils::Backoff::new();
+        let backoff = Backoff::new();
         loop {
             match self.status(tid) {
                 Status::Precommit => backoff.snooze(),
@@ -348,6 +361,8 @@ impl TidTable {
 
     /// The counts of `tid`'s slot (its occupant's to write).
     #[inline]
+    // (The model build re-exports the table to its tests; not this.)
+    #[cfg_attr(strata_model, allow(private_interfaces))]
     pub fn counts(&self, tid: u64) -> &crate::stats::TxnCounts {
         &self.counts[(tid & SLOT_MASK) as usize]
     }
@@ -364,6 +379,35 @@ impl TidTable {
             m = m.min(s.begin.load(SeqCst));
         }
         m
+    }
+
+    /// The registered snapshots, for garbage collection (the protocol may
+    /// lower their horizon further: `Snapshots::bounded`).
+    ///
+    /// The clock is read first, then a SeqCst fence, then each slot's
+    /// `begin` once; nothing is written, so `begin` never waits for us. A
+    /// transaction registers (the SeqCst CAS in `acquire`) before it loads
+    /// the clock for its snapshot. If our load of its slot misses the
+    /// registration, the registration comes later in the SeqCst order, so
+    /// does its clock load, and its snapshot is at least the clock we read:
+    /// the result's `oldest()` (at most that clock) stays at or below it. A
+    /// registration we do see is the snapshot or a lower bound of it (raised
+    /// later by a Release store), so also at or below it.
+    ///
+    /// `clock` reads the global clock (a SeqCst load): the database's
+    /// clock is a `std` atomic, a model's is its own.
+    pub fn snapshots(&self, clock: impl FnOnce() -> u64) -> crate::gc::Snapshots {
+        let g = clock();
+        fence(SeqCst);
+        let hw = self.high_water.load(SeqCst);
+        let mut begins = Vec::with_capacity(hw);
+        for s in &self.slots[..hw] {
+            let b = s.begin.load(SeqCst);
+            if b != u64::MAX {
+                begins.push(b);
+            }
+        }
+        crate::gc::Snapshots::new(g, begins)
     }
 
     /// Transactions other than `me` whose status is COMMITTING or COMMITTED
@@ -464,6 +508,43 @@ mod tests {
         assert_eq!(t.status(a), Status::Gone);
         assert_eq!(t.min_begin(true), u64::MAX);
         assert_eq!(t.min_begin(false), 7);
+    }
+
+    #[test]
+    fn snapshots_are_every_registered_begin_sorted_with_the_old_horizon() {
+        let t = TidTable::new(8);
+        let clock = AtomicU64::new(100);
+        // The horizon as `DbInner::compute_horizon` computed it before
+        // `Snapshots` existed (before the protocol's bound).
+        let old_horizon = || clock.load(SeqCst).min(t.min_begin(false));
+        let check = |want: &[u64]| {
+            let s = t.snapshots(|| clock.load(SeqCst));
+            assert_eq!(s.as_slice(), want);
+            assert_eq!(s.oldest(), old_horizon());
+            assert_eq!(s.clock(), clock.load(SeqCst));
+        };
+        check(&[]);
+        let ro = t.acquire(70, false).unwrap();
+        let gone = t.acquire(40, true).unwrap();
+        let w1 = t.acquire(90, true).unwrap();
+        let w2 = t.acquire(55, true).unwrap();
+        let ro2 = t.acquire(70, false).unwrap();
+        // A released slot in the middle of the used prefix.
+        t.release(gone);
+        check(&[55, 70, 70, 90]);
+        assert_eq!(t.snapshots(|| clock.load(SeqCst)).oldest(), 55);
+        // A registration raised to the real snapshot (as `begin` does).
+        t.slot(w2).begin.store(95, Release);
+        check(&[70, 70, 90, 95]);
+        assert_eq!(t.snapshots(|| clock.load(SeqCst)).oldest(), 70);
+        // The clock bounds snapshots still to come.
+        clock.store(60, SeqCst);
+        check(&[70, 70, 90, 95]);
+        assert_eq!(t.snapshots(|| clock.load(SeqCst)).oldest(), 60);
+        for id in [ro, w1, w2, ro2] {
+            t.release(id);
+        }
+        check(&[]);
     }
 
     #[test]

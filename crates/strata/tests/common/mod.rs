@@ -1,8 +1,22 @@
 #![allow(dead_code)]
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests, and the configuration
+//! generator: the one place a test gets the protocols, version storage
+//! schemes, GC policies and index-pointer schemes it runs over.
+//!
+//! Every list starts from the enums' `ALL` and keeps what
+//! `Options::validate` accepts (the validity matrix), so a variant added to
+//! an enum and the matrix reaches every test over its dimension with no
+//! test edit. A test that runs over a subset for a reason names the reason
+//! as a predicate defined here (`readers_hold_back_gc`, `is_tuple_level`,
+//! ...) and filters the generated list with it; it never writes the list.
+//! The predicates are exhaustive matches, so a new variant must be placed
+//! on one side of each (here, once). `tests/config_lists.rs` fails if a
+//! literal list of variants comes back in a test.
 
+use std::collections::HashSet;
+use std::fmt;
 use strata::{
-    row, Database, IndexPointers, Options, Protocol, Schema, Table, Type, VersionStorage,
+    row, Database, GcPolicy, IndexPointers, Options, Protocol, Schema, Table, Type, VersionStorage,
 };
 
 pub fn db(p: Protocol) -> Database {
@@ -21,7 +35,6 @@ pub fn kv_table(db: &Database) -> Table {
     .expect("create kv")
 }
 
-/// Inserts keys with the given values in one transaction.
 /// `kv(k INT, v INT, n INT)` with primary key k (the secondary-index tests
 /// index `v`).
 pub fn kvn_table(db: &Database) -> Table {
@@ -35,6 +48,7 @@ pub fn kvn_table(db: &Database) -> Table {
     .expect("create kv")
 }
 
+/// Inserts keys with the given values in one transaction.
 pub fn load(db: &Database, t: &Table, rows: &[(i64, i64)]) {
     let mut txn = db.begin().unwrap();
     for &(k, v) in rows {
@@ -50,26 +64,343 @@ pub fn value(db: &Database, t: &Table, k: i64) -> Option<i64> {
         .map(|r| r[1].as_int().unwrap())
 }
 
+// ------------------------------------------------ configuration generator
+
+/// One point of the design space: the four dimensions and the options
+/// that select them (the generator's base options otherwise).
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub protocol: Protocol,
+    pub storage: VersionStorage,
+    pub gc: GcPolicy,
+    pub pointers: IndexPointers,
+    pub opts: Options,
+}
+
+impl Config {
+    pub fn open(&self) -> Database {
+        Database::open(self.opts.clone()).unwrap_or_else(|e| panic!("{self}: {e}"))
+    }
+}
+
+/// `protocol/storage/gc/pointers` with the options' short names, for
+/// assertion messages.
+impl fmt::Display for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}/{}/{}/{}",
+            self.protocol,
+            self.storage,
+            self.gc,
+            strata::matrix::pointers_name(self.pointers)
+        )
+    }
+}
+
+/// Which configurations to generate: each dimension either stays at the
+/// base options' value or runs over a filtered `ALL`. Iterating yields the
+/// product, in `ALL` order, less what `Options::validate` refuses.
+#[derive(Clone)]
+pub struct Configs {
+    base: Options,
+    protocols: Option<Vec<Protocol>>,
+    storages: Option<Vec<VersionStorage>>,
+    gcs: Option<Vec<GcPolicy>>,
+    pointers: Option<Vec<IndexPointers>>,
+}
+
+/// The default options' configuration; widen it dimension by dimension:
+/// `configs().protocols().storages()` is every valid protocol x storage
+/// pair with the default GC and pointers.
+pub fn configs() -> Configs {
+    Configs {
+        base: Options::default(),
+        protocols: None,
+        storages: None,
+        gcs: None,
+        pointers: None,
+    }
+}
+
+impl Configs {
+    /// Changes the options every configuration starts from (`|o|
+    /// o.gc_every_commits(1)`); a dimension not widened keeps their value.
+    pub fn with(mut self, f: impl FnOnce(Options) -> Options) -> Self {
+        self.base = f(self.base);
+        self
+    }
+
+    pub fn protocols(self) -> Self {
+        self.protocols_where(|_| true)
+    }
+    pub fn protocols_where(mut self, keep: impl Fn(Protocol) -> bool) -> Self {
+        self.protocols = Some(Protocol::ALL.into_iter().filter(|&p| keep(p)).collect());
+        self
+    }
+    pub fn protocol(mut self, p: Protocol) -> Self {
+        self.protocols = Some(vec![p]);
+        self
+    }
+
+    pub fn storages(self) -> Self {
+        self.storages_where(|_| true)
+    }
+    pub fn storages_where(mut self, keep: impl Fn(VersionStorage) -> bool) -> Self {
+        self.storages = Some(
+            VersionStorage::ALL
+                .into_iter()
+                .filter(|&s| keep(s))
+                .collect(),
+        );
+        self
+    }
+    pub fn storage(mut self, s: VersionStorage) -> Self {
+        self.storages = Some(vec![s]);
+        self
+    }
+
+    pub fn gc_policies(self) -> Self {
+        self.gc_where(|_| true)
+    }
+    pub fn gc_where(mut self, keep: impl Fn(GcPolicy) -> bool) -> Self {
+        self.gcs = Some(GcPolicy::ALL.into_iter().filter(|&g| keep(g)).collect());
+        self
+    }
+    pub fn gc(mut self, g: GcPolicy) -> Self {
+        self.gcs = Some(vec![g]);
+        self
+    }
+
+    pub fn pointers(self) -> Self {
+        self.pointers_where(|_| true)
+    }
+    pub fn pointers_where(mut self, keep: impl Fn(IndexPointers) -> bool) -> Self {
+        self.pointers = Some(
+            IndexPointers::ALL
+                .into_iter()
+                .filter(|&p| keep(p))
+                .collect(),
+        );
+        self
+    }
+    pub fn pointer(mut self, p: IndexPointers) -> Self {
+        self.pointers = Some(vec![p]);
+        self
+    }
+
+    /// Every combination, valid or not.
+    fn product(&self) -> Vec<Config> {
+        let b = &self.base;
+        let protocols = self.protocols.clone().unwrap_or_else(|| vec![b.protocol]);
+        let storages = self
+            .storages
+            .clone()
+            .unwrap_or_else(|| vec![b.version_storage]);
+        let gcs = self.gcs.clone().unwrap_or_else(|| vec![b.gc]);
+        let pointers = self
+            .pointers
+            .clone()
+            .unwrap_or_else(|| vec![b.index_pointers]);
+        let mut out = Vec::new();
+        for &protocol in &protocols {
+            for &storage in &storages {
+                for &gc in &gcs {
+                    for &ptr in &pointers {
+                        out.push(Config {
+                            protocol,
+                            storage,
+                            gc,
+                            pointers: ptr,
+                            opts: b
+                                .clone()
+                                .protocol(protocol)
+                                .version_storage(storage)
+                                .gc(gc)
+                                .index_pointers(ptr),
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The combinations `Options::validate` accepts. Panics when there is
+    /// none (a test over nothing would pass without checking anything).
+    pub fn valid(&self) -> Vec<Config> {
+        let v: Vec<Config> = self
+            .product()
+            .into_iter()
+            .filter(|c| c.opts.validate().is_ok())
+            .collect();
+        assert!(
+            !v.is_empty(),
+            "no valid configuration among {:?}",
+            self.product()
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+        );
+        v
+    }
+
+    /// The combinations `Options::validate` refuses (their `opts` do not
+    /// open).
+    pub fn rejected(&self) -> Vec<Config> {
+        self.product()
+            .into_iter()
+            .filter(|c| c.opts.validate().is_err())
+            .collect()
+    }
+
+    /// A sample of the valid combinations in which every variant of every
+    /// dimension that appears in a valid combination appears at least
+    /// once: for tests too costly to run on the whole product. Greedy: each
+    /// pick is the first combination (in `ALL` order) covering the most
+    /// variants not yet covered.
+    pub fn covering(&self) -> Vec<Config> {
+        fn marks(c: &Config) -> [String; 4] {
+            [
+                format!("p{:?}", c.protocol),
+                format!("s{:?}", c.storage),
+                format!("g{:?}", c.gc),
+                format!("i{:?}", c.pointers),
+            ]
+        }
+        let gain = |c: &Config, missing: &HashSet<String>| {
+            marks(c).iter().filter(|m| missing.contains(*m)).count()
+        };
+        let valid = self.valid();
+        let mut missing: HashSet<String> = valid.iter().flat_map(marks).collect();
+        let mut out = Vec::new();
+        while !missing.is_empty() {
+            let most = valid.iter().map(|c| gain(c, &missing)).max().unwrap();
+            let best = valid.iter().find(|c| gain(c, &missing) == most).unwrap();
+            for m in marks(best) {
+                missing.remove(&m);
+            }
+            out.push(best.clone());
+        }
+        out
+    }
+}
+
+impl IntoIterator for Configs {
+    type Item = Config;
+    type IntoIter = std::vec::IntoIter<Config>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.valid().into_iter()
+    }
+}
+
+/// Every protocol (valid with the default options).
+pub fn protocols() -> impl Iterator<Item = Protocol> {
+    protocols_where(|_| true)
+}
+
+/// The protocols (valid with the default options) that `keep` keeps.
+pub fn protocols_where(keep: impl Fn(Protocol) -> bool) -> impl Iterator<Item = Protocol> {
+    configs()
+        .protocols_where(keep)
+        .into_iter()
+        .map(|c| c.protocol)
+}
+
+/// Every version storage scheme (valid with the default options).
+pub fn storages() -> impl Iterator<Item = VersionStorage> {
+    storages_where(|_| true)
+}
+
+/// The storage schemes (valid with the default options) that `keep` keeps.
+pub fn storages_where(
+    keep: impl Fn(VersionStorage) -> bool,
+) -> impl Iterator<Item = VersionStorage> {
+    configs()
+        .storages_where(keep)
+        .into_iter()
+        .map(|c| c.storage)
+}
+
 /// Every version storage x index-pointer pair that `Options::validate`
-/// accepts (10 today: physical pointers need append-only storage); the
+/// accepts (physical pointers need append-only storage); the
 /// secondary-index tests run on each.
 pub fn storage_pointer_schemes() -> Vec<(VersionStorage, IndexPointers)> {
-    let pointers = [
-        IndexPointers::LogicalTupleId,
-        IndexPointers::LogicalPrimaryKey,
-        IndexPointers::Physical,
-    ];
-    let all: Vec<_> = VersionStorage::ALL
+    configs()
+        .storages()
+        .pointers()
         .into_iter()
-        .flat_map(|s| pointers.map(move |p| (s, p)))
-        .filter(|&(s, p)| {
-            Options::default()
-                .version_storage(s)
-                .index_pointers(p)
-                .validate()
-                .is_ok()
-        })
-        .collect();
-    assert_eq!(all.len(), 10, "storage x pointer pairs: {all:?}");
-    all
+        .map(|c| (c.storage, c.pointers))
+        .collect()
+}
+
+// -------------------------------------------- reasons for running a subset
+
+pub fn default_protocol() -> Protocol {
+    Options::default().protocol
+}
+
+pub fn default_storage() -> VersionStorage {
+    Options::default().version_storage
+}
+
+pub fn default_gc() -> GcPolicy {
+    Options::default().gc
+}
+
+/// Whether a reader's mark on a version can keep GC from unlinking it:
+/// MVTO's read timestamp (until the horizon passes it), MV2PL's read lock
+/// (until released). See `may_remove` in `db.rs`.
+pub fn readers_hold_back_gc(p: Protocol) -> bool {
+    match p {
+        Protocol::Mvto | Protocol::Mv2pl => true,
+        Protocol::Mvocc | Protocol::Si | Protocol::SiSsn | Protocol::SiSsi => false,
+    }
+}
+
+/// The protocols a long GC run is worth its time on: the default one and
+/// those whose readers can hold GC back.
+pub fn stresses_gc(p: Protocol) -> bool {
+    p == default_protocol() || readers_hold_back_gc(p)
+}
+
+/// Whether readers lock what they read, so that no writer changes it while
+/// they read (MV2PL's reader count).
+pub fn readers_lock(p: Protocol) -> bool {
+    match p {
+        Protocol::Mv2pl => true,
+        Protocol::Mvto | Protocol::Mvocc | Protocol::Si | Protocol::SiSsn | Protocol::SiSsi => {
+            false
+        }
+    }
+}
+
+/// Whether a read-only snapshot taken after a commit returned sees that
+/// commit. Not MVTO's: its read-only snapshots stay below every running
+/// writer's timestamp (a writer may still commit versions at it), so they
+/// may miss commits that returned meanwhile.
+pub fn read_only_sees_every_returned_commit(p: Protocol) -> bool {
+    match p {
+        Protocol::Mvto => false,
+        Protocol::Mvocc | Protocol::Mv2pl | Protocol::Si | Protocol::SiSsn | Protocol::SiSsi => {
+            true
+        }
+    }
+}
+
+/// Whether the policy reclaims versions at all.
+pub fn reclaims(g: GcPolicy) -> bool {
+    match g {
+        GcPolicy::None => false,
+        GcPolicy::TransactionLevel | GcPolicy::Vacuum | GcPolicy::Cooperative => true,
+    }
+}
+
+/// Whether the policy collects tuple by tuple (VAC's background passes,
+/// COOP's workers) rather than by committed transaction, or not at all.
+pub fn is_tuple_level(g: GcPolicy) -> bool {
+    match g {
+        GcPolicy::Vacuum | GcPolicy::Cooperative => true,
+        GcPolicy::None | GcPolicy::TransactionLevel => false,
+    }
 }

@@ -1,0 +1,553 @@
+//! What today's index kinds share: an entry leads to a row, and storage
+//! answers which version of it a reader sees.
+//!
+//! An entry's key is `enc(index key) ++ enc(primary key)`, its *identity*,
+//! plus whatever the kind appends (physical: the version's address); its
+//! value names the row (see [`EntryScheme`]). Entries are added under the
+//! row's write lock, inserted before a unique check looks at the other
+//! entries of the same index key (two concurrent claimers see each
+//! other's), and listed in the transaction's [`SecWrites`] so that an
+//! abort removes them before the versions they serve are retired.
+//!
+//! Phantoms. An index scan of a read-write transaction reads every row with
+//! an entry in the range (so any later change to those rows is caught by the
+//! protocol's read tracking) and remembers the entries' identities. The
+//! serializable protocols then treat the index range like a primary-key
+//! range: MVOCC, MV2PL, SSN and SSI re-scan it at commit ([`validate`]),
+//! SSN and SSI leave a scan record on the index for writers that add
+//! entries later, and MVTO raises the index's predicate timestamp, which an
+//! older writer adding an entry must not be below.
+//!
+//! A phantom is an entry not seen, not ours, *and not of a row we read*
+//! (`cc::predicate::accounted_rows`). An update of an indexed column gives
+//! a row a new entry; if we read the row, the protocol's read tracking
+//! already orders us before that update (or refuses us), exactly as for an
+//! update through the primary key, so counting the entry again only
+//! refused transactions that saw no phantom. The same rows excuse a writer
+//! from poisoning the scan record of a scanner still deciding.
+//!
+//! ```text
+//!  T1 reads rows 1, 2; scans cat [0, 1000): entries (100,1) (200,2)
+//!  T2 sets cat 150, 160 on rows 1, 2 and commits: entries (150,1) (160,2) new
+//!  T1 commits: rows 1 and 2 were read -> no phantom (T1 before T2)
+//!  a new entry of row 4, which T1 never read, would be one
+//! ```
+
+use super::secondary::SecondaryIndex;
+use super::{IndexTxn, ScanMode};
+use crate::error::{ConflictKind, Error, Result};
+use crate::gc::GC_TID;
+use crate::index::key::EncodedKey;
+use crate::storage::version::{Version, TID_MARK};
+use crate::storage::{self, Span};
+use crate::table::TableInner;
+use crate::value::{Key, Value};
+use crossbeam_epoch as epoch;
+use std::collections::HashMap;
+use std::ops::Bound;
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::Arc;
+use thin_vec::ThinVec;
+
+/// An entry a transaction added, to remove if it aborts.
+pub(crate) struct SecWrite {
+    pub index: Arc<SecondaryIndex>,
+    pub key: Box<[u8]>,
+    pub value: u64,
+    /// The version that needed it.
+    pub version: *mut Version,
+    /// The row it belongs to.
+    pub tuple: u64,
+}
+
+/// The entries a transaction added. A one-word `ThinVec`: most
+/// transactions add none (see `Transaction::scans`).
+pub(crate) type SecWrites = ThinVec<SecWrite>;
+
+/// The secondary-index part of a predicate read.
+pub(crate) struct SecScan {
+    pub index: Arc<SecondaryIndex>,
+    /// Identities (index key ++ primary key) of the entries seen, sorted.
+    pub seen: Vec<Box<[u8]>>,
+    /// Rows (tuple ids) the scan read a visible version of, sorted: a new
+    /// entry of one of them is a change to a row we read, which the
+    /// protocol's read tracking catches, not a phantom.
+    pub read: Vec<u64>,
+}
+
+/// How a kind whose entries lead to rows lays them out.
+pub(crate) trait EntryScheme {
+    /// An insert found our entry key present with another value: whether
+    /// ours replaces it (tuple ids: a dead row with the same primary key
+    /// left it and GC has not removed it yet).
+    const REPLACES_OTHER_VALUE: bool;
+
+    /// The entry key for version `v` with identity `ident`.
+    fn entry_key(ident: Vec<u8>, v: *mut Version) -> Box<[u8]>;
+    /// The identity part of an entry key.
+    fn ident_of(key: &[u8]) -> &[u8];
+    /// The entry's value for a row in `tuple`.
+    fn value_for(tuple: u64) -> u64;
+    /// The tuple an entry leads to (None: the row is gone).
+    fn resolve(t: &TableInner, idx: &SecondaryIndex, key: &[u8], value: u64) -> Option<u64>;
+}
+
+// ------------------------------------------------------------------ writes
+
+/// Adds entries for version `v` of `tuple` with row `new` to every live
+/// index in `list`, and checks unique indexes. With `old` (the row the
+/// write replaces; logical pointers), an index whose columns the write
+/// leaves alone is skipped: the row has that entry already. On error the
+/// entries added here are removed again.
+pub(super) fn add_entries<K: EntryScheme, C: IndexTxn>(
+    cx: &mut C,
+    t: &TableInner,
+    list: &[Arc<SecondaryIndex>],
+    tuple: u64,
+    v: *mut Version,
+    new: &[Value],
+    old: Option<&[Value]>,
+) -> Result<()> {
+    let mark = cx.sec_writes().len();
+    for idx in list {
+        if idx.dropped.load(SeqCst) {
+            continue;
+        }
+        if let Some(o) = old {
+            if idx.columns.iter().all(|&c| o[c] == new[c]) {
+                continue;
+            }
+        }
+        if let Err(e) = add_entry::<K, C>(cx, t, idx, tuple, v, new) {
+            for w in cx.sec_writes().drain(mark..) {
+                w.index.tree.remove_if(&w.key, w.value);
+            }
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+fn add_entry<K: EntryScheme, C: IndexTxn>(
+    cx: &mut C,
+    t: &TableInner,
+    idx: &Arc<SecondaryIndex>,
+    tuple: u64,
+    v: *mut Version,
+    new: &[Value],
+) -> Result<()> {
+    let ident = idx.ident(&t.schema, new);
+    let key = K::entry_key(ident.clone(), v);
+    let value = K::value_for(tuple);
+    let added = loop {
+        match idx.tree.insert(key.clone(), value) {
+            Ok(()) => break true,
+            // The row already has this key (logical pointers), or the
+            // kind's rule lets ours replace another row's dead entry.
+            Err(o) if o != value && K::REPLACES_OTHER_VALUE => {
+                idx.tree.remove_if(&key, o);
+            }
+            Err(_) => break false,
+        }
+    };
+    if added {
+        cx.sec_writes().push(SecWrite {
+            index: Arc::clone(idx),
+            key,
+            value,
+            version: v,
+            tuple,
+        });
+        // A new key in the index's key space: an older transaction's
+        // scan of it may forbid it (MVTO's index predicate timestamp).
+        cx.check_insert(&idx.predicate_read_ts)
+            .map_err(Error::Conflict)?;
+    }
+    if idx.unique {
+        let ikey_len = idx.ikey_len(&ident);
+        unique_check::<K, C>(cx, t, idx, &ident, ikey_len, tuple)?;
+    }
+    Ok(())
+}
+
+/// After our entry for `ident` is in the unique index: refuse if another
+/// row holds the same index key in its newest state. A row locked by
+/// another writer may be taking the key right now: a conflict.
+fn unique_check<K: EntryScheme, C: IndexTxn>(
+    cx: &mut C,
+    t: &TableInner,
+    idx: &SecondaryIndex,
+    ident: &[u8],
+    ikey_len: usize,
+    tuple: u64,
+) -> Result<()> {
+    let ikey = &ident[..ikey_len];
+    let my_pk = &ident[ikey_len..];
+    let (tid, ts) = (cx.tid(), cx.snapshot_ts());
+    for (k, val) in idx.with_ikey(ikey) {
+        let kid = K::ident_of(&k);
+        if &kid[ikey_len..] == my_pk {
+            continue; // our own row
+        }
+        let Some(other) = K::resolve(t, idx, &k, val) else {
+            continue;
+        };
+        if other == tuple {
+            continue;
+        }
+        let head = storage::newest(t, other);
+        // SAFETY: pinned by the caller; heads are alive.
+        let Some(h) = (unsafe { head.as_ref() }) else {
+            continue;
+        };
+        let locker = h.txn_id.load(SeqCst);
+        if locker != 0 && locker != GC_TID && locker != tid {
+            return Err(Error::Conflict(ConflictKind::WriteWrite));
+        }
+        if h.is_tombstone() || storage::with_values(h, |d| idx.ident(&t.schema, d)) != kid {
+            continue; // stale entry, or a reused tuple
+        }
+        if locker != tid {
+            let b = h.begin.load(SeqCst);
+            if b & TID_MARK == 0 && b > ts {
+                // The holder committed after our snapshot: for us the key
+                // is free, yet we cannot take it (MV2PL reads the newest
+                // state, so for it this is a plain duplicate).
+                if let Some(k) = C::NEWER_THAN_SNAPSHOT {
+                    return Err(Error::Conflict(k));
+                }
+            }
+        }
+        return Err(duplicate(cx, t, idx, other));
+    }
+    Ok(())
+}
+
+/// A duplicate answer depends on the holder's version: read it under
+/// the protocol (a conflict there wins).
+fn duplicate<C: IndexTxn>(cx: &mut C, t: &TableInner, idx: &SecondaryIndex, holder: u64) -> Error {
+    if !cx.is_own(storage::newest(t, holder)) {
+        if let Err(e) = cx.read_row(t, holder) {
+            return e;
+        }
+    }
+    // SAFETY: pinned by the caller.
+    let key = match unsafe { storage::newest(t, holder).as_ref() } {
+        Some(h) if !h.is_tombstone() => storage::with_values(h, |d| {
+            Key(idx.columns.iter().map(|&c| d[c].clone()).collect()).to_string()
+        }),
+        _ => "?".into(),
+    };
+    Error::DuplicateKey {
+        table: format!("{} (unique index {})", t.schema.name, idx.name),
+        key,
+    }
+}
+
+/// Undoes an entry a transaction added.
+pub(super) fn remove_added(w: &SecWrite) {
+    w.index.tree.remove_if(&w.key, w.value);
+}
+
+// ------------------------------------------------------------------- reads
+
+/// A scan's reads of the rows its entries lead to, and what it saw.
+pub(super) struct ScanReads {
+    mode: ScanMode,
+    /// Read-write: each row is read once per scan (its bookkeeping is not
+    /// repeated), null when nothing was visible.
+    read: HashMap<u64, *mut Version>,
+    seen: Vec<Box<[u8]>>,
+}
+
+impl ScanReads {
+    pub fn new(mode: ScanMode) -> Self {
+        ScanReads {
+            mode,
+            read: HashMap::new(),
+            seen: Vec::new(),
+        }
+    }
+
+    /// The version of `tuple` the scanning transaction sees (null: none).
+    #[inline]
+    pub fn read<C: IndexTxn>(
+        &mut self,
+        cx: &mut C,
+        t: &TableInner,
+        tuple: u64,
+    ) -> Result<*mut Version> {
+        if !self.mode.rw {
+            // A snapshot read has no bookkeeping to repeat: no cache.
+            return cx.read_row(t, tuple);
+        }
+        if let Some(&v) = self.read.get(&tuple) {
+            return Ok(v);
+        }
+        let v = cx.read_row(t, tuple)?;
+        self.read.insert(tuple, v);
+        Ok(v)
+    }
+
+    /// The entry with identity `ident` led to a visible version.
+    #[inline]
+    pub fn saw(&mut self, ident: &[u8]) {
+        if self.mode.record {
+            // We read this row, so later changes to it are the read
+            // tracking's business; only new identities are phantoms.
+            self.seen.push(Box::<[u8]>::from(ident));
+        }
+    }
+
+    /// What the commit re-validates, if the mode records.
+    pub fn finish(self, idx: &Arc<SecondaryIndex>) -> Option<SecScan> {
+        if !self.mode.record {
+            return None;
+        }
+        let mut seen = self.seen;
+        seen.sort_unstable();
+        let mut rows: Vec<u64> = self
+            .read
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(&tuple, _)| tuple)
+            .collect();
+        rows.sort_unstable();
+        Some(SecScan {
+            index: Arc::clone(idx),
+            seen,
+            read: rows,
+        })
+    }
+}
+
+/// Commit-time re-scan of an index range: false if an entry appeared that
+/// was not seen, is not ours, and belongs to a row we have not read.
+///
+/// An updated row gets a new entry (a new index key, or a new version with
+/// physical pointers): of a row we read, that is a change the read tracking
+/// catches, not a phantom. Counting it as one refused a transaction that
+/// read two rows and scanned their index range while another transaction
+/// updated their indexed column (read skew with a predicate, which through
+/// the primary key committed).
+pub(super) fn validate<K: EntryScheme>(
+    t: &TableInner,
+    sec: &SecScan,
+    lo: &Bound<EncodedKey>,
+    hi: &Bound<EncodedKey>,
+    own: &[SecWrite],
+    accounted: impl FnOnce() -> Vec<u64>,
+) -> bool {
+    let idx = &sec.index;
+    let mut accounted = Some(accounted);
+    let mut rows: Option<Vec<u64>> = None;
+    for (k, val) in idx.range(lo, hi) {
+        let ident = K::ident_of(&k);
+        if sec.seen.binary_search_by(|x| (**x).cmp(ident)).is_ok() {
+            continue;
+        }
+        if own.iter().any(|w| Arc::ptr_eq(&w.index, idx) && w.key == k) {
+            continue;
+        }
+        let Some(tuple) = K::resolve(t, idx, &k, val) else {
+            continue;
+        };
+        if t.rows.head(tuple).is_null() {
+            continue; // an aborted insert being undone
+        }
+        let rows = rows.get_or_insert_with(|| accounted.take().expect("computed once")());
+        if rows.binary_search(&tuple).is_ok() {
+            continue;
+        }
+        return false;
+    }
+    true
+}
+
+// ---------------------------------------------------------------------- GC
+
+/// Walks the versions `storage::prune` retires when it keeps `survivor`
+/// (`PrunePlan::OlderThan`: N2O and the in-place schemes, the tail below
+/// it; O2N, the prefix before it), calling `f(survivor's row, version, its
+/// row)` for each retired non-tombstone version (retired versions are
+/// committed). Chains are read with `storage::chain`, newest first from
+/// the survivor whatever the direction: one step per version, counted in
+/// `Stats::gc_index_steps`. Returns false if the survivor is no longer in
+/// the chain (O2N: a later cut got there first), when the prune retires
+/// nothing.
+pub(super) fn walk_retired(
+    t: &TableInner,
+    tuple: u64,
+    survivor: *mut Version,
+    mut f: impl FnMut(Option<&[Value]>, *mut Version, &[Value]),
+) -> bool {
+    let mut surv_vals: Option<Vec<Value>> = None;
+    let mut met = false;
+    let mut chain = storage::chain(t, tuple, Span::start_at(survivor));
+    while let Some((v, img)) = chain.step() {
+        if v == survivor {
+            met = true;
+            surv_vals = img.map(<[Value]>::to_vec);
+            continue;
+        }
+        // Retired versions are committed: None is a tombstone.
+        if let Some(d) = img {
+            f(surv_vals.as_deref(), v, d);
+        }
+    }
+    t.secondary.count_gc_steps(chain.steps());
+    met
+}
+
+/// Removes every entry of the versions of `tuple` (all committed: GC holds
+/// the row's tombstone lock) from the indexes in `list`.
+pub(super) fn remove_row_entries<K: EntryScheme>(
+    t: &TableInner,
+    list: &[Arc<SecondaryIndex>],
+    tuple: u64,
+) {
+    if list.is_empty() {
+        return;
+    }
+    let mut chain = storage::chain(t, tuple, Span::ALL);
+    while let Some((v, img)) = chain.step() {
+        let Some(d) = img else { continue };
+        for idx in list {
+            let key = K::entry_key(idx.ident(&t.schema, d), v);
+            idx.tree.remove_if(&key[..], K::value_for(tuple));
+        }
+    }
+    t.secondary.count_gc_steps(chain.steps());
+}
+
+/// Every version of `tuple`, newest first, whatever the chain's direction
+/// (O2N links oldest to newest). The caller is pinned.
+pub(super) fn versions_newest_first(t: &TableInner, tuple: u64) -> Vec<*mut Version> {
+    storage::versions(t, tuple, Span::ALL).collect()
+}
+
+// --------------------------------------------------------------------- DDL
+
+/// Adds an entry for every committed version of `t` to `idx` (GC paused:
+/// chain versions stay allocated). Uncommitted versions belong to
+/// transactions that began after the index was published and maintain
+/// their own entries.
+pub(super) fn backfill<K: EntryScheme>(t: &TableInner, idx: &SecondaryIndex) {
+    let guard = epoch::pin();
+    let mut n = 0u64;
+    t.rows.for_each_head(|tuple, head| {
+        let mut v = head;
+        while !v.is_null() {
+            // SAFETY: pinned, GC paused: chain versions stay allocated.
+            let r = unsafe { &*v };
+            if !r.is_tombstone() && r.begin.load(SeqCst) & TID_MARK == 0 {
+                let ident = storage::with_values(r, |d| idx.ident(&t.schema, d));
+                let key = K::entry_key(ident, v);
+                let _ = idx.tree.insert(key, K::value_for(tuple));
+            }
+            v = r.next();
+        }
+        n += 1;
+        if n.is_multiple_of(4096) {
+            guard.flush();
+        }
+    });
+}
+
+/// No two rows may hold one key of `idx` in their newest state
+/// (uncommitted heads count too, conservatively).
+pub(super) fn check_unique<K: EntryScheme>(t: &TableInner, idx: &SecondaryIndex) -> Result<()> {
+    let _guard = epoch::pin();
+    let all = idx.range(&Bound::Unbounded, &Bound::Unbounded);
+    let mut i = 0;
+    while i < all.len() {
+        let ikey_len = idx.ikey_len(&all[i].0);
+        let ikey = &all[i].0[..ikey_len];
+        let mut holders: Vec<&[u8]> = Vec::new();
+        let mut j = i;
+        while j < all.len() && all[j].0.starts_with(ikey) && idx.ikey_len(&all[j].0) == ikey_len {
+            let (k, val) = &all[j];
+            let ident = K::ident_of(k);
+            if let Some(tuple) = K::resolve(t, idx, k, *val) {
+                let mut holds = false;
+                // The newest version, and below an uncommitted one the
+                // newest committed version.
+                for v in versions_newest_first(t, tuple).into_iter().take(2) {
+                    // SAFETY: pinned; chain versions are alive.
+                    let r = unsafe { &*v };
+                    if !r.is_tombstone()
+                        && storage::with_values(r, |d| idx.ident(&t.schema, d)) == ident
+                    {
+                        holds = true;
+                    }
+                    if r.begin.load(SeqCst) & TID_MARK == 0 {
+                        break;
+                    }
+                }
+                let pk = &ident[ikey_len..];
+                if holds && !holders.contains(&pk) {
+                    holders.push(pk);
+                }
+            }
+            j += 1;
+        }
+        if holders.len() > 1 {
+            return Err(Error::DuplicateKey {
+                table: format!("{} (unique index {})", t.schema.name, idx.name),
+                key: "two rows share an index key".into(),
+            });
+        }
+        i = j;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cc::predicate::{self, PENDING, POISONED};
+    use crate::{key, row, Database, Options, Protocol, Schema, Type, Unique, Value};
+    use std::sync::atomic::Ordering::SeqCst;
+
+    /// A scanner that published its scan record and is deciding, with a
+    /// later commit stamp than a writer that gives one of the scanner's
+    /// rows a new entry in the range: the writer leaves the record alone
+    /// (the scanner's read of the row carries the edge) and commits. An
+    /// entry of a row the scanner did not read still poisons it.
+    #[test]
+    fn a_deciding_scanner_is_poisoned_only_by_rows_it_did_not_read() {
+        for p in [Protocol::SiSsn, Protocol::SiSsi] {
+            for (moved, expected) in [(1, PENDING), (4, POISONED)] {
+                let db = Database::open(Options::default().protocol(p)).unwrap();
+                let t = db
+                    .create_table(
+                        Schema::new("item")
+                            .column("id", Type::Int)
+                            .column("cat", Type::Int)
+                            .primary_key(&["id"]),
+                    )
+                    .unwrap();
+                db.run(|x| {
+                    x.insert(&t, row![1, 100])?;
+                    x.insert(&t, row![4, 5000])
+                })
+                .unwrap();
+                let idx = db.create_index("by_cat", &t, &["cat"], Unique::No).unwrap();
+                let mut scanner = db.begin().unwrap();
+                assert_eq!(
+                    scanner.index_scan(&idx, key![0]..key![1000]).unwrap().len(),
+                    1
+                );
+                let mut writer = db.begin().unwrap();
+                writer
+                    .update(&t, &key![moved], &[("cat", Value::Int(150))])
+                    .unwrap();
+                // The scanner enters its commit with a stamp above any the
+                // writer can draw, and stops before deciding.
+                crate::cc::with_cc!(p, P => predicate::publish_pending::<P>(&mut scanner, u64::MAX >> 4));
+                writer.commit().unwrap();
+                let rec = scanner.scans[0].record.clone().unwrap();
+                assert_eq!(rec.state.load(SeqCst), expected, "{p}: row {moved} moved");
+            }
+        }
+    }
+}

@@ -1,0 +1,426 @@
+//! Logical pointers (Peloton study §6): a secondary entry names the row,
+//! not a version, and the reader walks the row's chain to the version it
+//! sees.
+//!
+//! ```text
+//!  TupleId     entry ──> tuple id ──> indirection[tuple] ──> head ──> ... visible
+//!  PrimaryKey  entry ──> primary key ──> primary index ──> tuple id ──> head ...
+//! ```
+//!
+//! The two schemes differ only in the entry's value and how it resolves
+//! ([`Pointer`]); everything else is [`Logical`].
+//!
+//! Invariant: a row has one entry per distinct index key among the versions
+//! in its chain, so an old snapshot still finds the row under the key it
+//! had then. Entries never decide visibility: a reader resolves the entry
+//! to the row, reads the version visible to it, and keeps the row only if
+//! that version's own index key and primary key are the entry's, so a row
+//! whose indexed column changed shows up once, under its current key.
+//!
+//! Writes. A write adds an entry only when the new version's index key is
+//! new for the row: an update of a non-indexed column touches no secondary
+//! index.
+//!
+//! GC. An entry is stale once no version left in the chain has its key.
+//! `before_prune` collects the keys of the versions `storage::prune` is
+//! about to retire that the survivor does not share, drops those a kept
+//! version still has, and removes the rest under the row's write lock
+//! (taken like a writer, with `GC_TID`), because a writer of the row that
+//! finds the entry present relies on it. If the row is locked, the removal
+//! waits in `TableIndexes::pending` (a set per row) for a later pass
+//! (`retry_deferred`). Unlinking a deleted row removes all its entries
+//! first. The cost is one step per retired version, plus the kept versions
+//! (newest first, until every candidate key is found) when a retired key
+//! differs from the survivor's: chains are read with `storage::chain`,
+//! never from the head once per retired version (that was quadratic in a
+//! backlog).
+//!
+//! ```text
+//!  chain: v9 (k=7) -> v5 (k=7) -> v2 (k=3)    GC cuts below v5:
+//!  entries: (3,pk) (7,pk)                      (3,pk) is stale -> removed
+//! ```
+
+use super::common::{self, EntryScheme, ScanReads, SecScan, SecWrite, SecWrites};
+use super::secondary::SecondaryIndex;
+use super::{IndexTxn, ScanMode, SecondaryIndexKind};
+use crate::error::Result;
+use crate::gc::GC_TID;
+use crate::index::key::EncodedKey;
+use crate::options::IndexPointers;
+use crate::storage::version::Version;
+use crate::storage::{self, Span};
+use crate::table::TableInner;
+use crate::value::Value;
+use crossbeam_epoch::{self as epoch, Guard};
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+use std::marker::PhantomData;
+use std::ops::Bound;
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::Arc;
+
+/// What a logical entry's value holds, and how it leads to the row.
+pub(crate) trait Pointer {
+    const POINTERS: IndexPointers;
+    /// See [`EntryScheme::REPLACES_OTHER_VALUE`].
+    const REPLACES_OTHER_VALUE: bool;
+    /// The entry's value for a row in `tuple`.
+    fn value_for(tuple: u64) -> u64;
+    /// The tuple an entry leads to (None if the row is gone).
+    fn resolve(t: &TableInner, idx: &SecondaryIndex, key: &[u8], value: u64) -> Option<u64>;
+}
+
+/// The entry holds the tuple id: one hop to the row.
+pub(crate) struct TupleId;
+
+impl Pointer for TupleId {
+    const POINTERS: IndexPointers = IndexPointers::LogicalTupleId;
+    // A tuple id names one row: a dead row with our primary key may have
+    // left an entry GC has not removed yet; ours replaces it.
+    const REPLACES_OTHER_VALUE: bool = true;
+    #[inline]
+    fn value_for(tuple: u64) -> u64 {
+        tuple
+    }
+    #[inline]
+    fn resolve(_: &TableInner, _: &SecondaryIndex, _: &[u8], value: u64) -> Option<u64> {
+        Some(value)
+    }
+}
+
+/// The entry holds nothing but its key: the primary key at the key's end
+/// is looked up in the primary index.
+pub(crate) struct PrimaryKey;
+
+impl Pointer for PrimaryKey {
+    const POINTERS: IndexPointers = IndexPointers::LogicalPrimaryKey;
+    // Every entry has the same value: another value never exists.
+    const REPLACES_OTHER_VALUE: bool = false;
+    #[inline]
+    fn value_for(_: u64) -> u64 {
+        u64::MAX
+    }
+    #[inline]
+    fn resolve(t: &TableInner, idx: &SecondaryIndex, key: &[u8], _: u64) -> Option<u64> {
+        t.index.get(&primary_key_of(t, idx, key))
+    }
+}
+
+/// The primary key stored in entry key `key`, as the primary index encodes
+/// it.
+fn primary_key_of(t: &TableInner, idx: &SecondaryIndex, key: &[u8]) -> EncodedKey {
+    let pk = &key[idx.ikey_len(key)..];
+    if t.int_key && pk.len() == 9 {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&pk[1..]);
+        EncodedKey::U64(u64::from_be_bytes(b))
+    } else {
+        EncodedKey::Bytes(pk.into())
+    }
+}
+
+/// A logical index kind, over its pointer.
+pub(crate) struct Logical<P>(PhantomData<P>);
+
+impl<P: Pointer> EntryScheme for Logical<P> {
+    const REPLACES_OTHER_VALUE: bool = P::REPLACES_OTHER_VALUE;
+    #[inline]
+    fn entry_key(ident: Vec<u8>, _: *mut Version) -> Box<[u8]> {
+        ident.into_boxed_slice()
+    }
+    #[inline]
+    fn ident_of(key: &[u8]) -> &[u8] {
+        key
+    }
+    #[inline]
+    fn value_for(tuple: u64) -> u64 {
+        P::value_for(tuple)
+    }
+    #[inline]
+    fn resolve(t: &TableInner, idx: &SecondaryIndex, key: &[u8], value: u64) -> Option<u64> {
+        P::resolve(t, idx, key, value)
+    }
+}
+
+impl<P: Pointer> SecondaryIndexKind for Logical<P> {
+    const POINTERS: IndexPointers = P::POINTERS;
+
+    fn on_write<C: IndexTxn>(
+        cx: &mut C,
+        t: &TableInner,
+        list: &[Arc<SecondaryIndex>],
+        tuple: u64,
+        prev: *mut Version,
+        v: *mut Version,
+        new: &[Value],
+    ) -> Result<()> {
+        // An update that leaves an index's columns alone: the row has the
+        // entry already.
+        // SAFETY: `prev` is the locked head or our own version: alive.
+        let old: Option<Vec<Value>> = match unsafe { prev.as_ref() } {
+            Some(p) if !p.is_tombstone() => Some(storage::with_values(p, |d| d.to_vec())),
+            _ => None,
+        };
+        common::add_entries::<Self, C>(cx, t, list, tuple, v, new, old.as_deref())
+    }
+
+    fn on_replace_own(
+        writes: &mut SecWrites,
+        t: &TableInner,
+        _tuple: u64,
+        own: *mut Version,
+        v: *mut Version,
+    ) {
+        // SAFETY: both are ours and alive (`own` is unlinked from the
+        // chain but retired only after this returns).
+        let nv = unsafe { &*v };
+        let new: Option<Vec<Value>> =
+            (!nv.is_tombstone()).then(|| storage::with_values(nv, |d| d.to_vec()));
+        writes.retain_mut(|w| {
+            if w.version != own {
+                return true;
+            }
+            // An entry names the row: one whose key `v` has stays (and now
+            // serves `v`), any other goes.
+            let keeps = new
+                .as_ref()
+                .is_some_and(|n| w.index.ident(&t.schema, n)[..] == *w.key);
+            if keeps {
+                w.version = v;
+                return true;
+            }
+            w.index.tree.remove_if(&w.key, w.value);
+            false
+        });
+    }
+
+    fn on_abort(w: &SecWrite) {
+        common::remove_added(w);
+    }
+
+    fn scan<C: IndexTxn>(
+        cx: &mut C,
+        t: &TableInner,
+        idx: &Arc<SecondaryIndex>,
+        lo: &Bound<EncodedKey>,
+        hi: &Bound<EncodedKey>,
+        mode: ScanMode,
+        mut f: impl FnMut(&[Value]),
+    ) -> Result<(usize, Option<SecScan>)> {
+        let mut reads = ScanReads::new(mode);
+        let mut buf = Vec::new();
+        let mut n = 0;
+        for (k, val) in &idx.range(lo, hi) {
+            let Some(tuple) = P::resolve(t, idx, k, *val) else {
+                continue;
+            };
+            let v = reads.read(cx, t, tuple)?;
+            // SAFETY: pinned; `v` is at or above our visible version.
+            let Some(r) = (unsafe { v.as_ref() }) else {
+                // Nothing visible (an insert after our snapshot): not seen,
+                // so re-validation counts it as a phantom, as a primary scan
+                // does.
+                continue;
+            };
+            reads.saw(k);
+            if r.is_tombstone() {
+                continue;
+            }
+            let hit = storage::with_values(r, |d| {
+                buf.clear();
+                idx.ident_into(&t.schema, d, &mut buf);
+                if buf[..] != **k {
+                    return false; // a stale key of this row
+                }
+                f(d);
+                true
+            });
+            n += usize::from(hit);
+        }
+        Ok((n, reads.finish(idx)))
+    }
+
+    fn validate(
+        t: &TableInner,
+        sec: &SecScan,
+        lo: &Bound<EncodedKey>,
+        hi: &Bound<EncodedKey>,
+        own: &[SecWrite],
+        accounted: impl FnOnce() -> Vec<u64>,
+    ) -> bool {
+        common::validate::<Self>(t, sec, lo, hi, own, accounted)
+    }
+
+    /// ```text
+    ///  newest first: v9 (k=7)  v5 (k=7) | v2 (k=3)     survivor v5
+    ///  surviving keys {7}          retired keys {3} -> (3,pk) removed
+    /// ```
+    ///
+    /// Cost: one step per retired version, plus, only when a retired key
+    /// differs from the survivor's, one per surviving version (those above
+    /// the horizon; the transaction-level queue cuts each row once per
+    /// pass, below its newest ready entry).
+    fn before_prune(
+        t: &TableInner,
+        list: &[Arc<SecondaryIndex>],
+        tuple: u64,
+        survivor: *mut Version,
+        _guard: &Guard,
+    ) {
+        #[allow(clippy::mutable_key_type)]
+        let mut stale: HashSet<Stale> = HashSet::new();
+        let cut = common::walk_retired(t, tuple, survivor, |surv, v, d| {
+            for idx in list {
+                let same_as_survivor =
+                    surv.is_some_and(|s| idx.columns.iter().all(|&c| d[c] == s[c]));
+                if same_as_survivor {
+                    continue; // the survivor keeps this entry
+                }
+                let key = Self::entry_key(idx.ident(&t.schema, d), v);
+                stale.insert(Stale(Arc::clone(idx), key));
+            }
+        });
+        if !cut || stale.is_empty() {
+            return;
+        }
+        // Keys a surviving committed version still has are not stale.
+        drop_kept(t, tuple, survivor, &mut stale);
+        if stale.is_empty() {
+            return;
+        }
+        remove_stale::<P>(t, tuple, stale, survivor);
+    }
+
+    fn on_unlink(t: &TableInner, list: &[Arc<SecondaryIndex>], tuple: u64) {
+        common::remove_row_entries::<Self>(t, list, tuple);
+        if let Some(stale) = t.secondary.pending.lock().remove(&tuple) {
+            for Stale(idx, key) in stale {
+                idx.tree.remove_if(&key[..], P::value_for(tuple));
+            }
+        }
+    }
+
+    /// Retries stale entries whose rows were locked at their GC pass.
+    fn retry_deferred(t: &TableInner) {
+        let work = std::mem::take(&mut *t.secondary.pending.lock());
+        if work.is_empty() {
+            return;
+        }
+        let _guard = epoch::pin();
+        for (tuple, stale) in work {
+            if t.rows.head(tuple).is_null() {
+                // Unlinked rows drained their pending entries; an empty slot
+                // here is an insert being undone: retry later.
+                t.secondary
+                    .pending
+                    .lock()
+                    .entry(tuple)
+                    .or_default()
+                    .extend(stale);
+                continue;
+            }
+            remove_stale::<P>(t, tuple, stale, std::ptr::null_mut());
+        }
+    }
+
+    fn backfill(t: &TableInner, idx: &SecondaryIndex) {
+        common::backfill::<Self>(t, idx);
+    }
+
+    fn check_unique(t: &TableInner, idx: &SecondaryIndex) -> Result<()> {
+        common::check_unique::<Self>(t, idx)
+    }
+
+    fn stats(idx: &SecondaryIndex) -> (u64, u64) {
+        idx.approx_bytes()
+    }
+}
+
+/// A logical entry (index, entry key) of one row that GC found stale.
+/// Equal when the index is the same object and the key the same bytes.
+/// (Sets of these are keyed by the index's address and immutable bytes, so
+/// the index's interior mutability cannot change a hash: hence the
+/// `clippy::mutable_key_type` allowances below.)
+#[derive(Clone)]
+pub(crate) struct Stale(Arc<SecondaryIndex>, Box<[u8]>);
+
+impl PartialEq for Stale {
+    fn eq(&self, o: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &o.0) && self.1 == o.1
+    }
+}
+
+impl Eq for Stale {}
+
+impl Hash for Stale {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        Arc::as_ptr(&self.0).hash(h);
+        self.1.hash(h);
+    }
+}
+
+/// Removes from `stale` the keys that a committed version from the newest
+/// down to `oldest_kept` (null: the whole chain) has.
+#[allow(clippy::mutable_key_type)]
+fn drop_kept(t: &TableInner, tuple: u64, oldest_kept: *mut Version, stale: &mut HashSet<Stale>) {
+    let mut indexes: Vec<Arc<SecondaryIndex>> = Vec::new();
+    for s in stale.iter() {
+        if !indexes.iter().any(|i| Arc::ptr_eq(i, &s.0)) {
+            indexes.push(Arc::clone(&s.0));
+        }
+    }
+    let mut chain = storage::chain(t, tuple, Span::down_to(oldest_kept));
+    while let Some((_, img)) = chain.step() {
+        // Tombstones and uncommitted versions have no image here. Skipping
+        // an uncommitted one only keeps fewer keys: `remove_stale` decides
+        // under the row's write lock, when no uncommitted version exists.
+        let Some(d) = img else { continue };
+        for idx in &indexes {
+            stale.remove(&Stale(Arc::clone(idx), idx.ident(&t.schema, d).into()));
+        }
+        // Every key found: the older kept versions cannot change that.
+        if stale.is_empty() {
+            break;
+        }
+    }
+    t.secondary.count_gc_steps(chain.steps());
+}
+
+/// Removes stale entries of `tuple` under its write lock, or queues them
+/// for a later pass when a writer holds it. `stop` is the oldest surviving
+/// version (null: every version in the chain survives).
+#[allow(clippy::mutable_key_type)]
+fn remove_stale<P: Pointer>(
+    t: &TableInner,
+    tuple: u64,
+    mut stale: HashSet<Stale>,
+    stop: *mut Version,
+) {
+    let head = storage::newest(t, tuple);
+    // SAFETY: pinned by the caller; heads are alive.
+    let locked = unsafe { head.as_ref() }.is_some_and(|h| {
+        h.txn_id.compare_exchange(0, GC_TID, SeqCst, SeqCst).is_ok()
+            && (storage::newest(t, tuple) == head || {
+                h.txn_id.store(0, SeqCst);
+                false
+            })
+    });
+    if !locked {
+        // A set per row: a row that stays locked across passes does not
+        // queue the same entry again and again.
+        t.secondary
+            .pending
+            .lock()
+            .entry(tuple)
+            .or_default()
+            .extend(stale);
+        return;
+    }
+    // Under the lock no version can be added: look again, then remove.
+    drop_kept(t, tuple, stop, &mut stale);
+    for Stale(idx, key) in &stale {
+        idx.tree.remove_if(&key[..], P::value_for(tuple));
+    }
+    // SAFETY: we hold the lock on the (alive) head.
+    unsafe { (*head).txn_id.store(0, SeqCst) };
+}

@@ -1,0 +1,259 @@
+//! Physical pointers (Peloton study §6): a secondary entry names one
+//! version.
+//!
+//! ```text
+//!  entry key = enc(index key) ++ enc(pk) ++ version address    value = tuple id
+//!  entry ──> version (readers check that version's visibility alone)
+//! ```
+//!
+//! Invariant: one entry per version still in the chain, naming it, and an
+//! entry is removed before its version is retired (abort: `on_abort` runs
+//! before the transaction's versions retire; replacing our own version:
+//! `on_replace_own` re-keys its entries before it retires; GC:
+//! `before_prune` and `on_unlink` remove them before `storage::prune` or
+//! the unlink), so an entry never dangles. Every new version, of any
+//! update of any column, inserts an entry into every secondary index.
+//!
+//! This kind decides visibility itself for read-only snapshots: a
+//! read-only scan accepts an entry's version only if it is the one the
+//! chain walk would pick (created at or before the snapshot, not
+//! overwritten at or before it), without walking the chain. A read-write
+//! scan reads the row through the protocol (for its read tracking) and
+//! keeps the entry only if it names the version read.
+//!
+//! Needs append-only storage (`Options::validate`): an in-place master has
+//! no per-version address.
+
+use super::common::{self, EntryScheme, ScanReads, SecScan, SecWrite, SecWrites};
+use super::secondary::SecondaryIndex;
+use super::{IndexTxn, ScanMode, SecondaryIndexKind};
+use crate::error::Result;
+use crate::index::key::EncodedKey;
+use crate::options::IndexPointers;
+use crate::storage;
+use crate::storage::version::{Version, INF_TS, TID_MARK};
+use crate::storage::visibility::{self, Mode};
+use crate::table::TableInner;
+use crate::txn::tid::{Status, TidTable};
+use crate::value::Value;
+use crossbeam_epoch::Guard;
+use std::ops::Bound;
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::Arc;
+
+/// Bytes appended to a physical entry's key: the version's address.
+const ADDR_BYTES: usize = 8;
+
+/// The physical index kind.
+pub(crate) struct Physical;
+
+/// The version a physical entry points at.
+fn version_of(key: &[u8]) -> *mut Version {
+    let mut a = [0u8; ADDR_BYTES];
+    a.copy_from_slice(&key[key.len() - ADDR_BYTES..]);
+    u64::from_be_bytes(a) as usize as *mut Version
+}
+
+impl EntryScheme for Physical {
+    // Our key names our version: another value is never a dead row's.
+    const REPLACES_OTHER_VALUE: bool = false;
+    #[inline]
+    fn entry_key(mut ident: Vec<u8>, v: *mut Version) -> Box<[u8]> {
+        ident.extend_from_slice(&(v as usize as u64).to_be_bytes());
+        ident.into_boxed_slice()
+    }
+    #[inline]
+    fn ident_of(key: &[u8]) -> &[u8] {
+        &key[..key.len().saturating_sub(ADDR_BYTES)]
+    }
+    #[inline]
+    fn value_for(tuple: u64) -> u64 {
+        tuple
+    }
+    #[inline]
+    fn resolve(_: &TableInner, _: &SecondaryIndex, _: &[u8], value: u64) -> Option<u64> {
+        Some(value)
+    }
+}
+
+impl SecondaryIndexKind for Physical {
+    const POINTERS: IndexPointers = IndexPointers::Physical;
+
+    fn on_write<C: IndexTxn>(
+        cx: &mut C,
+        t: &TableInner,
+        list: &[Arc<SecondaryIndex>],
+        tuple: u64,
+        _prev: *mut Version,
+        v: *mut Version,
+        new: &[Value],
+    ) -> Result<()> {
+        // Every version needs its own entries, whatever the write changed.
+        common::add_entries::<Self, C>(cx, t, list, tuple, v, new, None)
+    }
+
+    fn on_replace_own(
+        writes: &mut SecWrites,
+        t: &TableInner,
+        tuple: u64,
+        own: *mut Version,
+        v: *mut Version,
+    ) {
+        // SAFETY: both are ours and alive (`own` is unlinked from the
+        // chain but retired only after this returns).
+        let nv = unsafe { &*v };
+        let new: Option<Vec<Value>> =
+            (!nv.is_tombstone()).then(|| storage::with_values(nv, |d| d.to_vec()));
+        let mut moved = Vec::new();
+        writes.retain_mut(|w| {
+            if w.version != own {
+                return true;
+            }
+            let ident = Self::ident_of(&w.key);
+            let keeps = new
+                .as_ref()
+                .is_some_and(|n| w.index.ident(&t.schema, n)[..] == *ident);
+            if keeps {
+                // The entry names its version: re-key it to `v`.
+                moved.push((Arc::clone(&w.index), Self::entry_key(ident.to_vec(), v)));
+            }
+            w.index.tree.remove_if(&w.key, w.value);
+            false
+        });
+        for (index, key) in moved {
+            let value = Self::value_for(tuple);
+            if index.tree.insert(key.clone(), value).is_ok() {
+                writes.push(SecWrite {
+                    index,
+                    key,
+                    value,
+                    version: v,
+                    tuple,
+                });
+            }
+        }
+    }
+
+    fn on_abort(w: &SecWrite) {
+        common::remove_added(w);
+    }
+
+    fn scan<C: IndexTxn>(
+        cx: &mut C,
+        t: &TableInner,
+        idx: &Arc<SecondaryIndex>,
+        lo: &Bound<EncodedKey>,
+        hi: &Bound<EncodedKey>,
+        mode: ScanMode,
+        mut f: impl FnMut(&[Value]),
+    ) -> Result<(usize, Option<SecScan>)> {
+        let mut reads = ScanReads::new(mode);
+        let mut n = 0;
+        for (k, val) in &idx.range(lo, hi) {
+            let tuple = *val;
+            let named = version_of(k);
+            let v = if mode.rw {
+                reads.read(cx, t, tuple)?
+            } else {
+                // SAFETY: the entry was in the index after we pinned, and a
+                // version is retired only after its entries are removed.
+                if !physically_visible(unsafe { &*named }, cx.snapshot_ts(), cx.tids()) {
+                    continue;
+                }
+                named
+            };
+            // SAFETY: pinned; `v` is at or above our visible version.
+            let Some(r) = (unsafe { v.as_ref() }) else {
+                // Nothing visible (an insert after our snapshot): not seen,
+                // so re-validation counts it as a phantom, as a primary scan
+                // does.
+                continue;
+            };
+            reads.saw(Self::ident_of(k));
+            if r.is_tombstone() || v != named {
+                continue; // a deleted row, or another version's entry
+            }
+            storage::with_values(r, &mut f);
+            n += 1;
+        }
+        Ok((n, reads.finish(idx)))
+    }
+
+    fn validate(
+        t: &TableInner,
+        sec: &SecScan,
+        lo: &Bound<EncodedKey>,
+        hi: &Bound<EncodedKey>,
+        own: &[SecWrite],
+        accounted: impl FnOnce() -> Vec<u64>,
+    ) -> bool {
+        common::validate::<Self>(t, sec, lo, hi, own, accounted)
+    }
+
+    fn before_prune(
+        t: &TableInner,
+        list: &[Arc<SecondaryIndex>],
+        tuple: u64,
+        survivor: *mut Version,
+        _guard: &Guard,
+    ) {
+        let mut retired = Vec::new();
+        let cut = common::walk_retired(t, tuple, survivor, |_, v, d| {
+            for idx in list {
+                retired.push((idx, Self::entry_key(idx.ident(&t.schema, d), v)));
+            }
+        });
+        if !cut {
+            return;
+        }
+        for (idx, key) in retired {
+            // A physical entry belongs to its version alone.
+            idx.tree.remove(&key[..]);
+        }
+    }
+
+    fn on_unlink(t: &TableInner, list: &[Arc<SecondaryIndex>], tuple: u64) {
+        common::remove_row_entries::<Self>(t, list, tuple);
+    }
+
+    fn backfill(t: &TableInner, idx: &SecondaryIndex) {
+        common::backfill::<Self>(t, idx);
+    }
+
+    fn check_unique(t: &TableInner, idx: &SecondaryIndex) -> Result<()> {
+        common::check_unique::<Self>(t, idx)
+    }
+
+    fn stats(idx: &SecondaryIndex) -> (u64, u64) {
+        idx.approx_bytes()
+    }
+}
+
+/// Whether version `r` itself is the version a read-only snapshot at `ts`
+/// sees: created at or before `ts` and not overwritten at or before `ts`.
+fn physically_visible(r: &Version, ts: u64, tids: &TidTable) -> bool {
+    if !visibility::is_visible(r, ts, 0, tids, Mode::Snapshot).unwrap_or(false) {
+        return false;
+    }
+    let e = r.end.load(SeqCst);
+    if e == INF_TS {
+        return true;
+    }
+    if e & TID_MARK == 0 {
+        return e > ts;
+    }
+    let stamped_after = || {
+        let e = r.end.load(SeqCst);
+        e & TID_MARK != 0 || e > ts
+    };
+    match tids.settled_status(e & !TID_MARK) {
+        Status::Committed(c) => c > ts,
+        Status::Committing(c) if c <= ts => match tids.wait_decided(e & !TID_MARK) {
+            Status::Committed(_) => false,
+            Status::Gone => stamped_after(),
+            _ => true,
+        },
+        Status::Gone => stamped_after(),
+        _ => true,
+    }
+}

@@ -1,0 +1,237 @@
+//! The atomics, locks and waiting hints of the engine's lock-free protocols,
+//! switchable to the model checker's.
+//!
+//! Normal builds re-export `std`, `parking_lot` and `crossbeam-utils`: the
+//! code that uses this module compiles exactly as if it named those crates.
+//! Built with `RUSTFLAGS="--cfg strata_model"` (the loom/shuttle
+//! convention; a cfg, not a Cargo feature, so that no feature unification
+//! can switch a normal build), the same names are shuttle's: every load,
+//! store and CAS becomes a scheduling point that shuttle controls, and the
+//! shuttle tests in `tests/*model.rs` run the engine's own functions
+//! instead of copies of them:
+//!
+//! ```text
+//!  txn/tid.rs          slot claim/release, states, registered snapshots
+//!  storage/in_place.rs the master's seqlock (write section, readers)
+//!  log/buffer.rs       reserve/publish/drain and the flusher's doorbell
+//!  storage/append_only.rs  COOP's slot CAS (`point` before it: the slot
+//!                      is storage's std atomic)
+//! ```
+//!
+//! Shuttle runs every ordering as SeqCst: the models check interleavings,
+//! not weak-memory reorderings (the orderings themselves are argued in the
+//! comments at each step). Under the model, code built this way must run
+//! inside a shuttle test: shuttle's atomics panic outside one. That is why
+//! the model tests are a separate build (`.ci/run`; README, "The two
+//! commands"), and why each of these modules keeps sequential unit tests in
+//! the normal suite.
+//!
+//! [`broken`] names protocol steps a model test may break on purpose (always
+//! `false`, and compiled away, outside the model build), so that each model
+//! shows it can fail.
+
+#[cfg(not(strata_model))]
+pub mod atomic {
+    pub use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+}
+
+#[cfg(strata_model)]
+pub mod atomic {
+    pub use shuttle::sync::atomic::{
+        fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering,
+    };
+}
+
+#[cfg(not(strata_model))]
+pub use crossbeam_utils::Backoff;
+#[cfg(not(strata_model))]
+pub use parking_lot::{Condvar, Mutex};
+#[cfg(not(strata_model))]
+pub use std::thread_local;
+
+#[cfg(strata_model)]
+pub use model::{Backoff, Condvar, Mutex};
+#[cfg(strata_model)]
+pub use shuttle::thread_local;
+
+/// Spinning and sleeping while another thread finishes a step. Under the
+/// model each is a yield to shuttle's scheduler, so that a waiting thread
+/// lets the one it waits for run (PCT would otherwise keep running it).
+pub mod thread {
+    #[cfg(not(strata_model))]
+    pub use std::{hint::spin_loop, thread::sleep, thread::yield_now};
+
+    #[cfg(strata_model)]
+    pub use shuttle::thread::{sleep, yield_now};
+
+    #[cfg(strata_model)]
+    pub fn spin_loop() {
+        shuttle::thread::yield_now();
+    }
+}
+
+/// A scheduling point under the model, nothing otherwise: placed before a
+/// protocol step on an atomic this module does not own (a `std` atomic of
+/// another module), so that shuttle can run another thread just before it.
+#[cfg(not(strata_model))]
+#[inline(always)]
+pub fn point() {}
+
+#[cfg(strata_model)]
+pub fn point() {
+    // A shuttle atomic operation is a context switch (and nothing else
+    // here: the atomic is private).
+    shuttle::sync::atomic::AtomicBool::new(false).load(atomic::Ordering::SeqCst);
+}
+
+/// Protocol steps that a model test can break on purpose, one at a time,
+/// to show that its model catches the broken ordering.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Break {
+    /// `TidTable::release` frees `begin` before it clears the id.
+    ReleaseFreesSlotFirst,
+    /// `TidTable::set_precommit` announces nothing: the commit timestamp is
+    /// drawn while the transaction still reads as ACTIVE.
+    NoPrecommit,
+    /// Master readers accept a snapshot without checking `seq`.
+    SeqlockNoRecheck,
+    /// `LogBuffer::publish` stores a record's first word before the others.
+    PublishFirstWordFirst,
+    /// The flusher checks for work before it raises `flusher_sleeping`.
+    FlusherChecksBeforeFlag,
+    /// COOP moves the slot by a load, a compare and a store, not a CAS.
+    CoopCheckThenStore,
+}
+
+/// Whether the model test broke step `b` (never, outside the model build).
+#[cfg(not(strata_model))]
+#[inline(always)]
+pub fn broken(_b: Break) -> bool {
+    false
+}
+
+#[cfg(strata_model)]
+pub fn broken(b: Break) -> bool {
+    model::BROKEN.with(|c| c.get() == Some(b))
+}
+
+/// Retires `v` by calling `free`. Under the model the pointer is logged for
+/// the test's ghost bookkeeping instead, and never freed: a broken variant
+/// may retire it twice, which the test must see as a failed assertion, not
+/// as a double free.
+#[cfg(not(strata_model))]
+#[inline(always)]
+pub fn retire<T>(_v: *mut T, free: impl FnOnce()) {
+    free()
+}
+
+#[cfg(strata_model)]
+pub fn retire<T>(v: *mut T, _free: impl FnOnce()) {
+    model::RETIRED.with(|r| r.borrow_mut().push(v as usize));
+}
+
+/// What only the model build has: parking_lot-shaped locks over shuttle's,
+/// and the test switches and ghost log (which the model tests reach through
+/// `crate::model`, with the engine entry points they call: this module
+/// imports nothing of the engine, so every module may import it).
+#[cfg(strata_model)]
+#[doc(hidden)]
+pub mod model {
+    use std::cell::{Cell, RefCell};
+    use std::ops::{Deref, DerefMut};
+    use std::time::Duration;
+
+    // Per OS thread: the test harness runs each test on its own thread,
+    // and shuttle runs all of a test's simulated threads on it.
+    std::thread_local! {
+        pub(super) static BROKEN: Cell<Option<super::Break>> = const { Cell::new(None) };
+        pub(super) static RETIRED: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// Runs `f` (a whole shuttle check) with step `b` broken.
+    pub fn with_broken<R>(b: super::Break, f: impl FnOnce() -> R) -> R {
+        struct Reset;
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                BROKEN.with(|c| c.set(None));
+            }
+        }
+        BROKEN.with(|c| c.set(Some(b)));
+        let _reset = Reset;
+        f()
+    }
+
+    /// Takes the log of pointers passed to [`super::retire`] so far.
+    pub fn take_retired() -> Vec<usize> {
+        RETIRED.with(|r| std::mem::take(&mut *r.borrow_mut()))
+    }
+
+    /// `parking_lot::Mutex`'s interface over shuttle's.
+    #[derive(Default)]
+    pub struct Mutex<T>(shuttle::sync::Mutex<T>);
+
+    pub struct MutexGuard<'a, T>(Option<shuttle::sync::MutexGuard<'a, T>>);
+
+    impl<T> Mutex<T> {
+        pub fn new(t: T) -> Self {
+            Mutex(shuttle::sync::Mutex::new(t))
+        }
+        pub fn lock(&self) -> MutexGuard<'_, T> {
+            MutexGuard(Some(self.0.lock().expect("poisoned")))
+        }
+    }
+
+    impl<T> Deref for MutexGuard<'_, T> {
+        type Target = T;
+        fn deref(&self) -> &T {
+            self.0.as_ref().expect("held")
+        }
+    }
+
+    impl<T> DerefMut for MutexGuard<'_, T> {
+        fn deref_mut(&mut self) -> &mut T {
+            self.0.as_mut().expect("held")
+        }
+    }
+
+    /// `parking_lot::Condvar`'s interface over shuttle's. A timed wait
+    /// waits untimed: shuttle does not model time, and a model that relied
+    /// on a timeout would hide a lost wake-up (it deadlocks instead).
+    #[derive(Default)]
+    pub struct Condvar(shuttle::sync::Condvar);
+
+    impl Condvar {
+        pub fn new() -> Self {
+            Condvar(shuttle::sync::Condvar::new())
+        }
+        pub fn notify_one(&self) {
+            self.0.notify_one();
+        }
+        pub fn notify_all(&self) {
+            self.0.notify_all();
+        }
+        pub fn wait<T>(&self, g: &mut MutexGuard<'_, T>) {
+            let inner = g.0.take().expect("held");
+            g.0 = Some(self.0.wait(inner).expect("poisoned"));
+        }
+        pub fn wait_for<T>(&self, g: &mut MutexGuard<'_, T>, _t: Duration) {
+            self.wait(g)
+        }
+    }
+
+    /// `crossbeam_utils::Backoff`'s interface: every step yields.
+    #[derive(Default)]
+    pub struct Backoff;
+
+    impl Backoff {
+        pub fn new() -> Self {
+            Backoff
+        }
+        pub fn spin(&self) {
+            shuttle::thread::yield_now();
+        }
+        pub fn snooze(&self) {
+            shuttle::thread::yield_now();
+        }
+    }
+}

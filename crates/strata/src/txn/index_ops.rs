@@ -1,0 +1,194 @@
+//! The transaction's side of secondary indexes: public index scans, and
+//! the write path's calls into the index seam (`crate::index`).
+//!
+//! Index code never sees a `Transaction`: it gets an [`IndexTxn`], here a
+//! transaction viewed through its protocol `P` ([`Through`]), whose
+//! methods forward to the transaction and to `P`'s hooks (monomorphised,
+//! as everywhere in the transaction code).
+
+use super::Transaction;
+use crate::cc::{with_cc, Cc};
+use crate::error::{ConflictKind, Error, Result};
+use crate::index::secondary::{check_prefix, prefix_lower, prefix_upper, Index, SecondaryIndex};
+use crate::index::{self, IndexTxn, ScanMode, SecWrites};
+use crate::storage::version::Version;
+use crate::table::TableInner;
+use crate::txn::tid::TidTable;
+use crate::value::{Key, Row, Value};
+use crossbeam_epoch as epoch;
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::Arc;
+
+/// A transaction as index code sees it, under protocol `P`.
+pub(crate) struct Through<'a, P> {
+    tx: &'a mut Transaction,
+    _p: PhantomData<P>,
+}
+
+impl<'a, P: Cc> Through<'a, P> {
+    #[inline]
+    pub(crate) fn new(tx: &'a mut Transaction) -> Self {
+        Through {
+            tx,
+            _p: PhantomData,
+        }
+    }
+}
+
+impl<P: Cc> IndexTxn for Through<'_, P> {
+    const NEWER_THAN_SNAPSHOT: Option<ConflictKind> = P::NEWER_THAN_SNAPSHOT;
+
+    #[inline]
+    fn tid(&self) -> u64 {
+        self.tx.tid
+    }
+    #[inline]
+    fn snapshot_ts(&self) -> u64 {
+        self.tx.ts
+    }
+    #[inline]
+    fn tids(&self) -> &TidTable {
+        &self.tx.db.tids
+    }
+    #[inline]
+    fn is_own(&self, v: *mut Version) -> bool {
+        self.tx.is_own(v)
+    }
+    #[inline]
+    fn sec_writes(&mut self) -> &mut SecWrites {
+        &mut self.tx.sec_writes
+    }
+    #[inline]
+    fn read_row(&mut self, t: &TableInner, tuple: u64) -> Result<*mut Version> {
+        self.tx.read_tuple::<P>(t, tuple)
+    }
+    #[inline]
+    fn check_insert(&self, predicate_ts: &AtomicU64) -> Result<(), ConflictKind> {
+        P::check_insert(&*self.tx, predicate_ts)
+    }
+}
+
+impl Transaction {
+    /// Adds the secondary entries a new version of `tuple` with row `new`
+    /// needs, and checks unique indexes. Called while we hold the row's
+    /// write lock. `v` is the version the entries serve: the new version
+    /// once installed, or (when our own uncommitted version is replaced)
+    /// that version `prev`, whose entries [`Transaction::sec_on_replace_own`]
+    /// then moves to the replacement — invisible to everyone else, so a
+    /// scan never reaches a wrong row through it. `prev` is the version the
+    /// write replaces (null for a fresh insert). On error nothing was
+    /// added; the caller undoes its own step.
+    #[inline]
+    pub(crate) fn sec_on_write<P: Cc>(
+        &mut self,
+        ti: &TableInner,
+        tuple: u64,
+        prev: *mut Version,
+        v: *mut Version,
+        new: &[Value],
+    ) -> Result<()> {
+        index::on_write(&mut Through::<P>::new(self), ti, tuple, prev, v, new)
+    }
+
+    /// Our uncommitted version `own` of a row was replaced by `v`: its
+    /// entries move to `v` or go. The caller retires `own` only after this,
+    /// so a physical entry never names a retired version.
+    #[inline]
+    pub(crate) fn sec_on_replace_own(
+        &mut self,
+        ti: &TableInner,
+        tuple: u64,
+        own: *mut Version,
+        v: *mut Version,
+    ) {
+        index::on_replace_own(&mut self.sec_writes, ti, tuple, own, v);
+    }
+
+    /// Commit at `cts` (COMMITTED, versions being stamped).
+    #[inline]
+    pub(crate) fn sec_on_commit(&self, cts: u64) {
+        index::on_commit(&self.sec_writes, cts);
+    }
+
+    /// Abort: removes every entry we added (before our versions retire).
+    #[inline]
+    pub(crate) fn sec_rollback(&mut self) {
+        index::on_abort(&mut self.sec_writes);
+    }
+
+    /// Rows visible to this transaction whose index key lies in `range`, in
+    /// index-key order (ties by primary key). Bounds may be a prefix of the
+    /// index columns: `Included(p)` as a lower bound starts at the first key
+    /// beginning with `p`, as an upper bound ends after the last.
+    pub fn index_scan(&mut self, idx: &Index, range: impl RangeBounds<Key>) -> Result<Vec<Row>> {
+        let mut out = Vec::new();
+        self.index_scan_with(idx, range, |r| out.push(r.to_vec()))?;
+        Ok(out)
+    }
+
+    /// Rows whose index key equals `key` (a full or prefix key).
+    pub fn index_get(&mut self, idx: &Index, key: &Key) -> Result<Vec<Row>> {
+        self.index_scan(idx, (Bound::Included(key), Bound::Included(key)))
+    }
+
+    /// Like [`Transaction::index_scan`], calling `f` on each row without
+    /// copying it. Returns the number of rows.
+    pub fn index_scan_with(
+        &mut self,
+        idx: &Index,
+        range: impl RangeBounds<Key>,
+        f: impl FnMut(&[Value]),
+    ) -> Result<usize> {
+        with_cc!(self.db.protocol, P => self.index_scan_as::<P>(idx, range, f))
+    }
+
+    fn index_scan_as<P: Cc>(
+        &mut self,
+        idx: &Index,
+        range: impl RangeBounds<Key>,
+        f: impl FnMut(&[Value]),
+    ) -> Result<usize> {
+        self.check_open(&idx.table)?;
+        let si: &Arc<SecondaryIndex> = &idx.inner;
+        if si.owner != self.db.id {
+            return Err(Error::Schema(format!(
+                "index {} belongs to another database",
+                si.name
+            )));
+        }
+        if si.dropped.load(SeqCst) {
+            return Err(Error::Schema(format!("index {} was dropped", si.name)));
+        }
+        let ti: &TableInner = &idx.table.inner;
+        let what = format!("index {}", si.name);
+        for b in [range.start_bound(), range.end_bound()] {
+            if let Bound::Included(k) | Bound::Excluded(k) = b {
+                check_prefix(&ti.schema, &si.columns, &what, k)?;
+            }
+        }
+        let lo = prefix_lower(range.start_bound());
+        let hi = prefix_upper(range.end_bound());
+        let _guard = epoch::pin();
+        let rw = !self.read_only;
+        if rw {
+            P::before_scan(self, &si.predicate_read_ts);
+        }
+        let mode = ScanMode {
+            rw,
+            record: rw && P::VALIDATES_SCANS,
+        };
+        let scanned = index::scan(&mut Through::<P>::new(self), ti, si, &lo, &hi, mode, f);
+        let (n, sec) = match scanned {
+            Ok(r) => r,
+            Err(e) => return self.fail(e),
+        };
+        if let Some(sec) = sec {
+            let mut s = crate::cc::predicate::ScanEntry::range(ti, lo, hi, Vec::new());
+            s.sec = Some(Box::new(sec));
+            self.scans.push(s);
+        }
+        Ok(n)
+    }
+}

@@ -1,0 +1,150 @@
+//! The design-dimension seams stay seams: no wildcard arm (`_ =>`) and no
+//! `matches!` on a design-dimension enum anywhere in the engine.
+//!
+//! A variant added to `Protocol`, `VersionStorage`, `GcPolicy` or
+//! `IndexPointers` must make the compiler point at every place that decides
+//! on that dimension; a `_ =>` arm (or `matches!`, which hides one) would
+//! silently give the new variant some other variant's behaviour. Clippy's
+//! `wildcard_enum_match_arm` cannot be scoped to four enums, so this test
+//! reads the engine's sources instead (comments stripped).
+
+use std::path::{Path, PathBuf};
+
+const ENUMS: [&str; 4] = [
+    "Protocol::",
+    "VersionStorage::",
+    "GcPolicy::",
+    "IndexPointers::",
+];
+
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            sources(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+fn strip_comments(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.find("//") {
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The body of the `{...}` block starting at byte `open` (which is `{`).
+fn block(text: &str, open: usize) -> &str {
+    let mut depth = 0;
+    for (i, c) in text[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return &text[open + 1..open + i];
+                }
+            }
+            _ => {}
+        }
+    }
+    &text[open + 1..]
+}
+
+/// The arms' patterns at the top level of a match body: the text before
+/// each `=>` at nesting depth 0.
+fn arm_patterns(body: &str) -> Vec<String> {
+    let mut pats = Vec::new();
+    let (mut depth, mut start) = (0i32, 0usize);
+    let b = body.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'{' | b'(' | b'[' => depth += 1,
+            b'}' | b')' | b']' => {
+                depth -= 1;
+                if depth == 0 && b[i] == b'}' {
+                    start = i + 1; // a block arm ended
+                }
+            }
+            b',' if depth == 0 => start = i + 1,
+            b'=' if depth == 0 && b.get(i + 1) == Some(&b'>') => {
+                pats.push(body[start..i].trim().to_string());
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    pats
+}
+
+/// Violations in one file's text: (line, what).
+fn violations(text: &str) -> Vec<(usize, String)> {
+    let text = strip_comments(text);
+    let line_of = |pos: usize| text[..pos].matches('\n').count() + 1;
+    let mut out = Vec::new();
+    for (pos, _) in text.match_indices("match ") {
+        let Some(open) = text[pos..].find('{').map(|o| pos + o) else {
+            continue;
+        };
+        let pats = arm_patterns(block(&text, open));
+        let on_enum = pats.iter().any(|p| ENUMS.iter().any(|e| p.contains(e)));
+        if on_enum {
+            for p in &pats {
+                let bare = p.split(" if ").next().unwrap_or(p).trim();
+                if bare == "_" || bare.split('|').any(|alt| alt.trim() == "_") {
+                    out.push((line_of(pos), format!("wildcard arm `{p} =>`")));
+                }
+            }
+        }
+    }
+    for (pos, _) in text.match_indices("matches!(") {
+        let args = &text[pos..text[pos..].find(')').map_or(text.len(), |e| pos + e)];
+        if ENUMS.iter().any(|e| args.contains(e)) {
+            out.push((line_of(pos), format!("`{args})` hides a wildcard arm")));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_wildcard_arm_on_a_design_dimension_enum() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    assert!(files.len() > 20, "found the engine's sources");
+    let mut found = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (line, what) in violations(&text) {
+            found.push(format!("{}:{line}: {what}", f.display()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "decide on a design dimension with an exhaustive match (see docs/EXTENDING.md):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The check itself catches what it is for (and passes what it must).
+#[test]
+fn the_check_finds_wildcards_and_matches_macros() {
+    let bad = "fn f(p: Protocol) -> u8 {\n    match p {\n        Protocol::Mvto => 1,\n        _ => 2,\n    }\n}\n";
+    assert_eq!(violations(bad).len(), 1, "{:?}", violations(bad));
+    let tuple = "match (o.gc, x) {\n (GcPolicy::Vacuum, Some(e)) => { go(e) }\n _ => {}\n}";
+    assert_eq!(violations(tuple).len(), 1);
+    let guarded =
+        "match s { VersionStorage::Delta => 1, _ if x => 2, VersionStorage::TimeTravel => 3 }";
+    assert_eq!(violations(guarded).len(), 1);
+    let hidden = "if matches!(self.db.protocol, Protocol::SiSsn | Protocol::SiSsi) {}";
+    assert_eq!(violations(hidden).len(), 1);
+    let fine = "match p {\n Protocol::Mvto => 1,\n Protocol::Si | Protocol::SiSsn => 2,\n}\nmatch n { 0 => 1, _ => 2 }\n// _ => in a comment: Protocol::Mvto\n";
+    assert!(violations(fine).is_empty(), "{:?}", violations(fine));
+}
