@@ -377,7 +377,7 @@ pub fn undo(s: &Store, tuple: u64, own: *mut Version, prev: *mut Version, guard:
 /// (freed once every thread pinned now has unpinned). Returns the number
 /// retired. The caller is the row's collector and has already removed the
 /// secondary-index entries only those versions needed
-/// (`index::pointers::before_cut`).
+/// (`index::before_prune`).
 #[inline]
 pub fn prune(s: &Store, tuple: u64, plan: PrunePlan<'_>, guard: &Guard) -> u64 {
     dispatch!(s.scheme, S => S::prune(s, tuple, plan, guard))
