@@ -58,12 +58,9 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Slots are multiples of this many bytes.
 pub const GRANULE: usize = 16;
-/// Smallest accepted increment.
-pub const MIN_INCREMENT: usize = 4 << 10;
-/// Largest accepted increment (its log2 must fit the version's 5 bits).
-pub const MAX_INCREMENT: usize = 1 << 30;
-/// Most spaces accepted.
-pub const MAX_SPACES: usize = 1024;
+// The bounds `Options::validate` checks (defined with the options, which
+// sit below storage).
+pub use crate::options::{MAX_INCREMENT, MAX_SPACES, MIN_INCREMENT};
 /// Largest size class, whatever the increment.
 const MAX_CLASS_BYTES: usize = 8 << 10;
 /// The chunk header, padded to a granule so slots stay 16-byte aligned.
