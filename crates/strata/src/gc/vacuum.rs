@@ -1,6 +1,7 @@
 //! Tuple-level garbage collection by background vacuuming (VAC, Peloton
 //! §5), the [`Vacuum`] collector; COOP ([`super::coop`]) runs the same pass
-//! over every block, and its workers' [`cooperate`] lives here too.
+//! over every block (its workers' `cooperate` is chain manipulation and
+//! lives in storage: `storage::append_only::cooperate`).
 //!
 //! Transaction-level GC is told which rows each commit dirtied. Tuple-level
 //! GC is not: it looks at the rows themselves. A vacuum pass walks a
@@ -32,11 +33,8 @@
 //! end meets the obsolete versions first; when the version after the head
 //! is committed at or below the (cached) horizon, the head is garbage, and
 //! the worker moves the slot forward by compare-and-swap (one winner per
-//! prefix) and retires the prefix (chain manipulation, so it lives in
-//! storage: `storage::append_only::cooperate`). Rows nobody touches again
-//! ("dusty corners") are left to a periodic full pass by one background
-//! thread. `tests/coop_model.rs` runs `cooperate` under shuttle against
-//! another cleaner, a vacuum and an unlink.
+//! prefix) and retires the prefix. `tests/coop_model.rs` runs `cooperate`
+//! under shuttle against another cleaner, a vacuum and an unlink.
 //!
 //! ```text
 //!  slot ──> v1 ──> v2 ──> v3(begin 40) ──> v4(begin 90)    horizon 50
