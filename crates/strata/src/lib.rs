@@ -75,11 +75,12 @@ pub use value::{Column, ColumnRef, Key, Row, Schema, Type, Value};
 #[cfg(strata_model)]
 #[doc(hidden)]
 pub mod model {
-    pub use crate::gc::vacuum::cooperate;
     pub use crate::log::buffer::LogBuffer;
     pub use crate::log::record::{parse_header, seal, CommitBuilder};
-    pub use crate::storage::append_only::o2n_prune;
-    pub use crate::storage::in_place::{install, undo, Kind, Master};
+    pub use crate::storage::append_only::{cooperate, o2n_prune};
+    pub use crate::storage::delta::Deltas;
+    pub use crate::storage::in_place::{install, undo, Master, Records};
+    pub use crate::storage::time_travel::FullCopies;
     pub use crate::storage::version::Version;
     pub use crate::sync::model::{take_retired, with_broken};
     pub use crate::sync::Break;

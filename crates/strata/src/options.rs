@@ -108,6 +108,8 @@ impl VersionStorage {
     /// Whether every version is a separate, immutable row image (the
     /// append-only schemes), as opposed to a master updated in place.
     pub fn is_append_only(self) -> bool {
+        // Exhaustive (no `matches!` with its hidden wildcard): a new scheme
+        // must say which kind it is.
         match self {
             VersionStorage::AppendNewToOld | VersionStorage::AppendOldToNew => true,
             VersionStorage::TimeTravel | VersionStorage::Delta => false,
@@ -270,7 +272,6 @@ impl MemorySpaces {
     }
 
     fn validate(self) -> Result<()> {
-        use crate::storage::space::{MAX_INCREMENT, MAX_SPACES, MIN_INCREMENT};
         let MemorySpaces::Spaces { count, increment } = self else {
             return Ok(());
         };
@@ -289,6 +290,14 @@ impl MemorySpaces {
         Ok(())
     }
 }
+
+/// Smallest accepted memory-space increment.
+pub const MIN_INCREMENT: usize = 4 << 10;
+/// Largest accepted memory-space increment (its log2 must fit the
+/// version's 5 bits, `storage::version`).
+pub const MAX_INCREMENT: usize = 1 << 30;
+/// Most memory spaces accepted.
+pub const MAX_SPACES: usize = 1024;
 
 /// Database options; `Options::default()` is the best overall configuration
 /// (SI+SSN, append-only N2O, transaction-level GC, tuple-id indirection).

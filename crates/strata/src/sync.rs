@@ -14,8 +14,8 @@
 //!  txn/tid.rs          slot claim/release, states, registered snapshots
 //!  storage/in_place.rs the master's seqlock (write section, readers)
 //!  log/buffer.rs       reserve/publish/drain and the flusher's doorbell
-//!  gc/vacuum.rs        COOP's slot CAS (`point` before it: the slot is
-//!                      storage's std atomic)
+//!  storage/append_only.rs  COOP's slot CAS (`point` before it: the slot
+//!                      is storage's std atomic)
 //! ```
 //!
 //! Shuttle runs every ordering as SeqCst: the models check interleavings,

@@ -1,15 +1,18 @@
-//! A table: schema, primary index and indirection array.
+//! A table: schema, primary index, secondary indexes and version store.
 //!
 //! ```text
-//!   key ──PrimaryIndex──> tuple id ──IndirectionArray──> version chain
+//!   key ──PrimaryIndex──> tuple id ──Store (indirection array)──> version chain
 //! ```
+//!
+//! The table dereferences to its [`Store`]: storage functions take the
+//! store, and a caller holding the table passes it as is.
 
 use crate::cc::predicate::ScanRecord;
 use crate::gc::vacuum::DirtyBlocks;
 use crate::index::key::{encode, EncodedKey};
 use crate::index::primary::PrimaryIndex;
 use crate::options::{NonInline, VersionStorage};
-use crate::storage::indirection::IndirectionArray;
+use crate::storage::{Coop, Store};
 use crate::value::{Key, Schema};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -25,7 +28,8 @@ pub struct TableInner {
     /// the row image, up to four cache lines.
     pub row_prefetch_bytes: usize,
     pub index: PrimaryIndex,
-    pub rows: IndirectionArray,
+    /// Tuple slots and versions (`t.rows`, `t.scheme`, ... through `Deref`).
+    pub store: Store,
     /// MVTO: largest timestamp of a transaction that read a key range or an
     /// absent key here; an insert below it would be a phantom for that reader.
     pub predicate_read_ts: AtomicU64,
@@ -35,34 +39,25 @@ pub struct TableInner {
     pub scan_log: Mutex<Vec<Arc<ScanRecord>>>,
     /// SSN: largest commit stamp among pruned scan records.
     pub pruned_scan_pstamp: AtomicU64,
-    /// Where this table's versions live (`Options::version_storage`).
-    pub storage: VersionStorage,
-    /// Whether new versions share or copy unchanged text attributes.
-    pub non_inline: NonInline,
     /// Secondary indexes (see `index::secondary`).
     pub secondary: crate::index::secondary::TableIndexes,
     /// Tuple-level vacuum: blocks written since the last pass.
     pub dirty: DirtyBlocks,
-    /// Cooperative cleaning (O2N): the shared horizon and counter; None
-    /// under every other GC policy.
-    pub coop: Option<Arc<Coop>>,
-    /// The database's memory spaces versions are allocated from; None: the
-    /// global allocator (`Options::memory_spaces`).
-    pub spaces: Option<Arc<crate::storage::space::SpaceSet>>,
 }
 
-/// What cooperating workers share: the last horizon computed (a stale
-/// one is lower, so safe) and how many versions they retired.
-pub struct Coop {
-    pub horizon: AtomicU64,
-    pub reclaimed: AtomicU64,
-    /// `gc::Common::tuple_passes`: a worker cuts only while it holds it shared.
-    pub passes: Arc<parking_lot::RwLock<()>>,
+impl std::ops::Deref for TableInner {
+    type Target = Store;
+
+    #[inline]
+    fn deref(&self) -> &Store {
+        &self.store
+    }
 }
 
 impl TableInner {
     pub fn new(id: u32, owner: u64, schema: Schema) -> Self {
         let int_key = schema.int_key();
+        let columns = schema.columns.len();
         let row_prefetch_bytes = (std::mem::size_of::<crate::storage::version::Version>()
             + schema.columns.len() * std::mem::size_of::<crate::value::Value>())
         .min(256);
@@ -73,37 +68,33 @@ impl TableInner {
             int_key,
             row_prefetch_bytes,
             index: PrimaryIndex::new(int_key),
-            rows: IndirectionArray::new(),
+            store: Store::new(columns),
             predicate_read_ts: AtomicU64::new(0),
             dropped: AtomicBool::new(false),
             scan_log: Mutex::new(Vec::new()),
             pruned_scan_pstamp: AtomicU64::new(0),
-            storage: VersionStorage::AppendNewToOld,
-            non_inline: NonInline::Shared,
             secondary: Default::default(),
             dirty: DirtyBlocks::default(),
-            coop: None,
-            spaces: None,
         }
     }
 
     /// Sets the version storage scheme (before the table is shared).
     pub fn with_storage(mut self, storage: VersionStorage, non_inline: NonInline) -> Self {
-        self.storage = storage;
-        self.non_inline = non_inline;
+        self.store.scheme = storage;
+        self.store.non_inline = non_inline;
         self
     }
 
     /// Allocates versions from these memory spaces (before the table is
     /// shared).
     pub fn with_spaces(mut self, spaces: Option<Arc<crate::storage::space::SpaceSet>>) -> Self {
-        self.spaces = spaces;
+        self.store.spaces = spaces;
         self
     }
 
     /// Turns on cooperative cleaning (before the table is shared).
     pub fn with_coop(mut self, coop: Option<Arc<Coop>>) -> Self {
-        self.coop = coop;
+        self.store.coop = coop;
         self
     }
 

@@ -1,5 +1,5 @@
 //! Shuttle model check of cooperative cleaning on the engine's own code:
-//! `gc/vacuum.rs::cooperate` (find the obsolete prefix of an O2N chain,
+//! `storage/append_only.rs::cooperate` (find the obsolete prefix of an O2N chain,
 //! move the slot past it by CAS, retire it) racing another cleaner, a
 //! vacuum's `storage/append_only.rs::o2n_prune`, and a deleted row's unlink
 //! (`gc::prune_row`: `slot.swap(null)`, then the whole chain from what the

@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 use std::time::Duration;
-use strata::{key, row, Database, Error, GcPolicy, Options, Value, VersionStorage};
+use strata::{key, row, Database, Error, GcPolicy, Options, Unique, Value, VersionStorage};
 
 fn soak() -> u64 {
     std::env::var("STRATA_SOAK")
@@ -206,6 +206,61 @@ fn cooperating_workers_reclaim_without_any_gc_pass() {
         db.collect_garbage();
         assert_eq!(db.stats().rows, 1, "{p}");
         assert_eq!(value(&db, &t, 2), None);
+    }
+}
+
+/// COOP's workers cut a chain with one CAS and no index work, so they
+/// leave the chains of a table with a secondary index to the full pass,
+/// which removes the entries of what it prunes first (storage's
+/// `Store::indexed`, kept by the index DDL). Were they to cut those chains
+/// too, the entries of the versions they retired would stay behind
+/// (pointing at freed versions, with physical pointers). Once the last
+/// index is dropped they cooperate again.
+#[test]
+fn cooperating_workers_leave_indexed_tables_to_the_full_pass() {
+    for c in configs()
+        .storages()
+        .gc(GcPolicy::Cooperative)
+        .pointers()
+        .with(|o| o.gc_interval(None).gc_every_commits(1))
+    {
+        let db = c.open();
+        let t = kv_table(&db);
+        load(&db, &t, &[(1, 0), (2, 0)]);
+        let idx = db.create_index("by_v", &t, &["v"], Unique::No).unwrap();
+        let update = |i: i64| {
+            db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(i))]))
+                .unwrap();
+            // A reader walks the chain from its oldest end.
+            assert_eq!(value(&db, &t, 1), Some(i));
+        };
+        for i in 1..=100 {
+            update(i);
+        }
+        let st = db.stats();
+        assert_eq!(st.gc_passes, 0, "{c}: {st:?}");
+        assert_eq!(
+            st.versions_reclaimed, 0,
+            "{c}: workers cut an indexed chain"
+        );
+        db.collect_garbage();
+        db.collect_garbage();
+        let st = db.stats();
+        assert!(st.versions_reclaimed >= 99, "{c}: {st:?}");
+        assert_eq!(st.secondary_index_entries, 2, "{c}: {st:?}");
+        let mut ro = db.begin_read_only().unwrap();
+        let mut got = ro.index_scan(&idx, ..).unwrap();
+        got.sort_by_key(|r| r[0].as_int().unwrap());
+        assert_eq!(got, ro.scan(&t, ..).unwrap(), "{c}");
+        drop(ro);
+        db.drop_index("by_v").unwrap();
+        let before = db.stats().versions_reclaimed;
+        for i in 101..=150 {
+            update(i);
+        }
+        let st = db.stats();
+        assert_eq!(st.gc_passes, 2, "{c}: {st:?}");
+        assert!(st.versions_reclaimed >= before + 45, "{c}: {st:?}");
     }
 }
 

@@ -132,7 +132,7 @@ fn caught(m: Mutation, check: impl FnOnce() + std::panic::UnwindSafe) -> bool {
     r.is_err()
 }
 
-/// `txn/visibility.rs::Mode`.
+/// `storage/visibility.rs::Mode`.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
     Snapshot,
@@ -143,7 +143,7 @@ enum Mode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Conflict;
 
-/// `txn/visibility.rs::visible` over the arena (the engine's own runs in
+/// `storage/visibility.rs::visible` over the arena (the engine's own runs in
 /// `stamp_model`). `deref` is called on every version the walk dereferences
 /// (the GC model asserts it is not freed).
 fn visible(
@@ -167,7 +167,7 @@ fn visible(
     Ok(NIL)
 }
 
-/// `txn/visibility.rs::is_visible`.
+/// `storage/visibility.rs::is_visible`.
 fn is_visible(
     r: &Version,
     ts: u64,
@@ -214,7 +214,7 @@ fn is_visible(
     })
 }
 
-/// `txn/visibility.rs::stamped_at_or_before`.
+/// `storage/visibility.rs::stamped_at_or_before`.
 fn stamped_at_or_before(r: &Version, ts: u64) -> bool {
     let b = r.begin.load(SeqCst);
     b & TID_MARK == 0 && b <= ts
@@ -293,7 +293,7 @@ fn install_txn(m: &InstallModel, me: usize, tid: u64, commit: bool) -> bool {
         assert_eq!(prev, me, "rollback of {tid} overwrote version {prev}");
         h.end.store(INF_TS, SeqCst);
         h.txn_id.store(0, SeqCst);
-        // gc::retire(new)
+        // storage::retire(new)
         m.freed[me].store(true, G);
         false
     }
@@ -574,7 +574,7 @@ fn a_read_lock_without_the_recheck_is_caught() {
 // Mirrors crates/strata/src/cc/mvto.rs: `read` (visible in TimestampOrder
 // mode, fetch_max read_ts, load the lock, ask the locker's state) and
 // `check_write` (after lock_head's CAS: begin and read_ts <= ts);
-// txn/visibility.rs: `is_visible` (Mode::TimestampOrder: a running older
+// storage/visibility.rs: `is_visible` (Mode::TimestampOrder: a running older
 // writer is a conflict; re-decide when it leaves ACTIVE, commit 6d59bba);
 // txn/mod.rs: `Transaction::begin` (MVTO rw: register lower bound, fence,
 // draw ts), `commit` (cts = ts), `post_commit`, `rollback`. The TID table
@@ -772,7 +772,7 @@ fn loading_the_lock_before_raising_read_ts_is_caught() {
 // A and B in one transaction, commits (`Transaction::commit`: PRECOMMIT,
 // cts = clock + 1, COMMITTING, COMMITTED, `post_commit` stamps, `finish`
 // frees the slot) or aborts (`rollback`), while read-only transactions read
-// A and B in either order through `txn/visibility.rs::visible` and the
+// A and B in either order through `storage/visibility.rs::visible` and the
 // `TidTable` (whose atomics are shuttle's in this build). With `reuse`, the
 // writer's next transaction takes its slot again at once, so readers meet
 // a stale id (Status::Gone).

@@ -15,7 +15,9 @@
 use shuttle::sync::Arc;
 use shuttle::thread;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::SeqCst};
-use strata::model::{install, pin, undo, with_broken, Break, Kind, Master, Version};
+use strata::model::{
+    install, pin, undo, with_broken, Break, Deltas, FullCopies, Master, Records, Version,
+};
 use strata::Value;
 
 const CELLS: usize = 3;
@@ -40,7 +42,8 @@ fn image(n: usize) -> Vec<Value> {
     vec![Value::Int(n as i64); CELLS]
 }
 
-fn model(kind: Kind) {
+/// `R`: time-travel's full copies or delta's changed attributes.
+fn model<R: Records>() {
     let master = Master::with_row(image(1));
     let mut versions = vec![std::ptr::null_mut(); 5];
     versions[1] = Version::alloc_in_place(None, 1, master, std::ptr::null_mut());
@@ -65,11 +68,11 @@ fn model(kind: Kind) {
             // SAFETY: the master lives until the end of the model.
             let m = unsafe { &*row.master };
             let v = &row.versions;
-            install(kind, &row.slot, m, v[1], v[2], Some(image(2)), &guard);
+            install::<R>(&row.slot, m, v[1], v[2], Some(image(2)), &guard);
             row.committed.store(2, SeqCst);
-            install(kind, &row.slot, m, v[2], v[3], Some(image(3)), &guard);
+            install::<R>(&row.slot, m, v[2], v[3], Some(image(3)), &guard);
             undo(&row.slot, m, v[2], &guard);
-            install(kind, &row.slot, m, v[2], v[4], Some(image(4)), &guard);
+            install::<R>(&row.slot, m, v[2], v[4], Some(image(4)), &guard);
             row.committed.store(4, SeqCst);
         })
     };
@@ -108,15 +111,15 @@ fn model(kind: Kind) {
 
 #[test]
 fn seqlock_readers_never_accept_a_torn_row() {
-    shuttle::check_random(|| model(Kind::TimeTravel), 3000);
-    shuttle::check_pct(|| model(Kind::TimeTravel), 3000, 3);
-    shuttle::check_random(|| model(Kind::Delta), 2000);
+    shuttle::check_random(|| model::<FullCopies>(), 3000);
+    shuttle::check_pct(|| model::<FullCopies>(), 3000, 3);
+    shuttle::check_random(|| model::<Deltas>(), 2000);
 }
 
 #[test]
 fn a_reader_without_the_recheck_is_caught() {
     let r = with_broken(Break::SeqlockNoRecheck, || {
-        std::panic::catch_unwind(|| shuttle::check_random(|| model(Kind::TimeTravel), 3000))
+        std::panic::catch_unwind(|| shuttle::check_random(|| model::<FullCopies>(), 3000))
     });
     assert!(r.is_err(), "the model must be able to find a torn read");
 }

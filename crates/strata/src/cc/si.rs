@@ -16,9 +16,9 @@
 use super::{Cc, TxnCc};
 use crate::error::{ConflictKind, Error, Result};
 use crate::options::Protocol;
+use crate::storage::visibility::Mode;
 use crate::storage::{self, version::Version};
 use crate::table::TableInner;
-use crate::txn::visibility::Mode;
 use crate::txn::Transaction;
 use std::sync::atomic::Ordering::SeqCst;
 

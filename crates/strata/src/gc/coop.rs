@@ -2,7 +2,7 @@
 //!
 //! Commits hand over nothing. A worker about to walk an O2N chain from its
 //! oldest end meets the obsolete versions first: storage's read path runs
-//! [`super::vacuum::cooperate`] with the horizon this collector caches in
+//! `storage::append_only::cooperate` with the horizon this collector caches in
 //! the table's hook ([`Coop`], handed to every table at creation), which
 //! moves the slot past the obsolete prefix by compare-and-swap and retires
 //! it. Rows nobody touches again ("dusty corners") are left to a full
@@ -21,7 +21,7 @@
 use super::vacuum::Vacuum;
 use super::{Collector, Committed, Common, Engine, Snapshots};
 use crate::stats::Stats;
-use crate::table::Coop;
+use crate::storage::Coop;
 use parking_lot::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;

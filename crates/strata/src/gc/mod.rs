@@ -51,11 +51,13 @@ pub use snapshots::Snapshots;
 use crate::error::{Error, Result};
 use crate::options::{GcPolicy, Options};
 use crate::stats::{Counters, Stats};
+use crate::storage::Coop;
 use crate::storage::{
     self,
     version::{Version, INF_TS, TID_MARK},
+    PrunePlan,
 };
-use crate::table::{Coop, TableInner};
+use crate::table::TableInner;
 use crate::value::Key;
 use crossbeam_epoch::Guard;
 use crossbeam_utils::CachePadded;
@@ -463,56 +465,16 @@ pub(crate) fn prune_row(
             return Pruned::NotYet(horizon);
         }
     }
-    Pruned::Cut(storage::prune(t, g.tuple, g.version, guard))
-}
-
-/// Defers the destruction of every version from `v` down.
-pub fn retire_chain(mut v: *mut Version, guard: &Guard) -> u64 {
-    let mut n = 0;
-    while !v.is_null() {
-        // SAFETY: the tail was unlinked by our swap, so only readers that were
-        // already pinned can reach it; they stay safe until the epoch moves on.
-        let next = unsafe { (*v).next() };
-        retire(v, guard);
-        v = next;
-        n += 1;
-    }
-    n
-}
-
-/// Runs `free(p)` once every thread pinned now has unpinned: the one
-/// epoch-deferred free behind versions, masters and records.
-///
-/// # Safety
-/// `p` is unreachable for new readers (unlinked), it is retired exactly
-/// once, and `free` may run on any thread, which by then owns `p`.
-pub(crate) unsafe fn defer_free<T>(p: *mut T, guard: &Guard, free: impl FnOnce(*mut T)) {
-    struct Retired<T>(*mut T);
-    // SAFETY: per the contract, whichever thread runs the deferred free
-    // owns the object exclusively by then.
-    unsafe impl<T> Send for Retired<T> {}
-    let r = Retired(p);
-    // SAFETY: the closure runs only after every thread pinned now has
-    // unpinned; the caller guarantees nobody can newly reach `p`.
-    unsafe {
-        guard.defer_unchecked(move || {
-            let r = r;
-            free(r.0)
-        });
-    }
-}
-
-/// Frees one unlinked version once no pinned thread can hold it.
-pub fn retire(v: *mut Version, guard: &Guard) {
-    // Read now: the caller has just touched `v`; by the time the epoch
-    // lets it go, its lines are cold.
-    // SAFETY: `v` is alive until the deferred free below.
-    let len = unsafe { (*v).len_word() };
-    // SAFETY: `v` came from Version::alloc, is unlinked from every chain (no
-    // new reference can be made) and is retired exactly once; `len` is its
-    // `len` word, which never changes after allocation but for HAS_HEAP,
-    // set before the version is shared.
-    unsafe { defer_free(v, guard, move |v| Version::free_with(v, len)) }
+    // Secondary entries only the retired versions need go first (every
+    // caller, the transaction-level queue or a tuple-level collector, gets
+    // this by pruning here).
+    crate::index::before_prune(t, g.tuple, g.version, guard);
+    Pruned::Cut(storage::prune(
+        t,
+        g.tuple,
+        PrunePlan::OlderThan(g.version),
+        guard,
+    ))
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Tuple-level garbage collection by background vacuuming (VAC, Peloton
 //! §5), the [`Vacuum`] collector; COOP ([`super::coop`]) runs the same pass
-//! over every block, and its workers' [`cooperate`] lives here too.
+//! over every block (its workers' `cooperate` is chain manipulation and
+//! lives in storage: `storage::append_only::cooperate`).
 //!
 //! Transaction-level GC is told which rows each commit dirtied. Tuple-level
 //! GC is not: it looks at the rows themselves. A vacuum pass walks a
@@ -45,13 +46,14 @@ use super::{
     finish_pass, prune_row, refresh, Collector, Committed, Common, Engine, Garbage, MayRemove,
     Pruned, Snapshots,
 };
-use crate::options::VersionStorage;
+use crate::storage;
+use crate::storage::append_only::committed_at_or_below;
 use crate::storage::indirection::MAX_TUPLES;
-use crate::storage::version::{Version, TID_MARK};
+use crate::storage::version::Version;
 use crate::table::TableInner;
 use crossbeam_epoch::{self as epoch, Guard};
-use parking_lot::{Mutex, RwLock};
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -315,12 +317,6 @@ struct RowResult {
     unlinked: Option<*mut Version>,
 }
 
-#[inline]
-fn committed_at_or_below(v: &Version, horizon: u64) -> bool {
-    let b = v.begin.load(Ordering::SeqCst);
-    b & TID_MARK == 0 && b <= horizon
-}
-
 /// Prunes one row below its newest committed version at or below the
 /// horizon (`keep`), or unlinks it if `keep` is its newest version and a
 /// tombstone.
@@ -336,61 +332,15 @@ fn vacuum_row(
         leftover: false,
         unlinked: None,
     };
-    let head = t.rows.head(tuple);
-    if head.is_null() {
+    let found = storage::survivor(t, tuple, |r| committed_at_or_below(r, horizon));
+    if found.keep.is_null() {
+        out.leftover = found.len > 1;
         return out;
     }
-    let mut keep = std::ptr::null_mut();
-    // Whether any version is newer than `keep` (it will be garbage later).
-    let mut newer = false;
-    let mut len = 0u64;
-    let mut v = head;
-    match t.storage {
-        VersionStorage::AppendOldToNew => {
-            // Oldest first; committed versions are in commit order and only
-            // the tail may be uncommitted: keep the last one at or below.
-            while !v.is_null() {
-                // SAFETY: pinned; chain versions are freed only after being
-                // unlinked and an epoch passing.
-                let r = unsafe { &*v };
-                len += 1;
-                if committed_at_or_below(r, horizon) {
-                    keep = v;
-                    newer = false;
-                } else {
-                    newer = true;
-                }
-                v = r.next();
-            }
-        }
-        VersionStorage::AppendNewToOld | VersionStorage::TimeTravel | VersionStorage::Delta => {
-            // Newest first: the first one at or below the horizon.
-            while !v.is_null() {
-                // SAFETY: as above.
-                let r = unsafe { &*v };
-                len += 1;
-                if committed_at_or_below(r, horizon) {
-                    keep = v;
-                    break;
-                }
-                newer = true;
-                v = r.next();
-            }
-        }
-    }
-    if keep.is_null() {
-        out.leftover = len > 1;
-        return out;
-    }
+    let (keep, newer) = (found.keep, found.newer);
     // SAFETY: pinned; `keep` is in the chain.
     let kv = unsafe { &*keep };
-    let older = match t.storage {
-        VersionStorage::AppendOldToNew => keep != head,
-        VersionStorage::AppendNewToOld | VersionStorage::TimeTravel | VersionStorage::Delta => {
-            !kv.next().is_null()
-        }
-    };
-    if !older && !kv.is_tombstone() {
+    if !found.older && !kv.is_tombstone() {
         out.leftover = newer;
         return out;
     }
@@ -411,129 +361,4 @@ fn vacuum_row(
         Pruned::NotYet(_) => out.leftover = true,
     }
     out
-}
-
-/// COOP: called by a worker about to walk the O2N chain of `slot` from
-/// `head`. If the head is obsolete (its successor is committed at or below
-/// `horizon`), moves the slot past every obsolete version and retires them.
-/// Returns the head to walk from and the number of versions retired.
-#[inline]
-pub fn cooperate(
-    slot: &AtomicPtr<Version>,
-    head: *mut Version,
-    horizon: u64,
-    passes: &RwLock<()>,
-) -> (*mut Version, u64) {
-    // SAFETY: the caller is pinned; chain versions are alive.
-    let Some(h) = (unsafe { head.as_ref() }) else {
-        return (head, 0);
-    };
-    let n = h.next();
-    // SAFETY: as above.
-    match unsafe { n.as_ref() } {
-        Some(nv) if committed_at_or_below(nv, horizon) => {}
-        _ => return (head, 0),
-    }
-    cooperate_slow(slot, head, horizon, passes)
-}
-
-#[cold]
-fn cooperate_slow(
-    slot: &AtomicPtr<Version>,
-    head: *mut Version,
-    horizon: u64,
-    passes: &RwLock<()>,
-) -> (*mut Version, u64) {
-    let mut keep = head;
-    loop {
-        // SAFETY: pinned; chain versions are alive.
-        let n = unsafe { (*keep).next() };
-        // SAFETY: as above.
-        match unsafe { n.as_ref() } {
-            Some(nv) if committed_at_or_below(nv, horizon) => keep = n,
-            _ => break,
-        }
-    }
-    // Paused (an index back-fill walks every chain): leave it for later.
-    let Some(_passes) = passes.try_read() else {
-        return (head, 0);
-    };
-    // One winner per prefix: a concurrent cleaner, vacuum or unlink that
-    // changed the slot first makes this fail, and nothing is retired twice.
-    // (`tests/coop_model.rs` runs this function under shuttle; the slot is
-    // storage's std atomic, so the model's scheduling point is explicit.)
-    crate::sync::point();
-    let won = if crate::sync::broken(crate::sync::Break::CoopCheckThenStore) {
-        // The model's broken variant: two steps another cleaner can get
-        // between (never taken outside the model build).
-        let unchanged = slot.load(Ordering::SeqCst) == head;
-        if unchanged {
-            crate::sync::point();
-            slot.store(keep, Ordering::SeqCst);
-        }
-        unchanged
-    } else {
-        slot.compare_exchange(head, keep, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-    };
-    if !won {
-        return (slot.load(Ordering::SeqCst), 0);
-    }
-    let guard = epoch::pin();
-    let mut n = 0;
-    let mut v = head;
-    while v != keep {
-        // SAFETY: the prefix is unlinked from the slot by our CAS; readers
-        // already in it are pinned and reach `keep` through next pointers.
-        let next = unsafe { (*v).next() };
-        crate::sync::retire(v, || super::retire(v, &guard));
-        n += 1;
-        v = next;
-    }
-    (keep, n)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// O2N chain v0 -> v1 -> v2 -> v3 (oldest first), v_i committed at
-    /// i + 1.
-    fn chain() -> Vec<*mut Version> {
-        let mut next = std::ptr::null_mut();
-        let mut v = Vec::new();
-        for i in (0..4u64).rev() {
-            let x = Version::alloc(None, 1, Vec::new(), next);
-            // SAFETY: fresh, unshared.
-            unsafe {
-                (*x).begin.store(i + 1, Ordering::SeqCst);
-                (*x).txn_id.store(0, Ordering::SeqCst);
-            }
-            v.insert(0, x);
-            next = x;
-        }
-        v
-    }
-
-    /// The sequential steps of `cooperate` (its races are checked by
-    /// `tests/coop_model.rs`): it moves the slot to the newest version at or
-    /// below the horizon and retires what lies before; a cleaner whose head
-    /// is stale loses the CAS and retires nothing; a head whose successor
-    /// is above the horizon is left alone.
-    #[test]
-    fn cooperate_moves_the_slot_past_the_obsolete_prefix_once() {
-        let v = chain();
-        let slot = AtomicPtr::new(v[0]);
-        let passes = RwLock::new(());
-        let guard = epoch::pin();
-        assert_eq!(cooperate(&slot, v[0], 1, &passes), (v[0], 0));
-        assert_eq!(cooperate(&slot, v[0], 3, &passes), (v[2], 2));
-        assert_eq!(slot.load(Ordering::SeqCst), v[2]);
-        // A cleaner that loaded v0 before: the CAS fails, nothing retired.
-        assert_eq!(cooperate(&slot, v[0], 4, &passes), (v[2], 0));
-        assert_eq!(cooperate(&slot, v[2], 4, &passes), (v[3], 1));
-        drop(guard);
-        // SAFETY: v3 is the only version not retired, and unshared.
-        unsafe { Version::free(v[3]) };
-    }
 }

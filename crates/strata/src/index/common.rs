@@ -38,9 +38,8 @@ use super::{IndexTxn, ScanMode};
 use crate::error::{ConflictKind, Error, Result};
 use crate::gc::GC_TID;
 use crate::index::key::EncodedKey;
-use crate::options::VersionStorage;
-use crate::storage;
 use crate::storage::version::{Version, TID_MARK};
+use crate::storage::{self, Span};
 use crate::table::TableInner;
 use crate::value::{Key, Value};
 use crossbeam_epoch as epoch;
@@ -368,47 +367,36 @@ pub(super) fn validate<K: EntryScheme>(
 // ---------------------------------------------------------------------- GC
 
 /// Walks the versions `storage::prune` retires when it keeps `survivor`
-/// (N2O and the in-place schemes: the tail below it; O2N: the prefix
-/// before it), calling `f(survivor's row, version, its row)` for each
-/// retired non-tombstone version (retired versions are committed). Chains
-/// are read with `storage::walk_images`: one step per version, counted in
+/// (`PrunePlan::OlderThan`: N2O and the in-place schemes, the tail below
+/// it; O2N, the prefix before it), calling `f(survivor's row, version, its
+/// row)` for each retired non-tombstone version (retired versions are
+/// committed). Chains are read with `storage::chain`, newest first from
+/// the survivor whatever the direction: one step per version, counted in
 /// `Stats::gc_index_steps`. Returns false if the survivor is no longer in
 /// the chain (O2N: a later cut got there first), when the prune retires
-/// nothing and the walk went through versions that stay.
+/// nothing.
 pub(super) fn walk_retired(
     t: &TableInner,
     tuple: u64,
     survivor: *mut Version,
     mut f: impl FnMut(Option<&[Value]>, *mut Version, &[Value]),
 ) -> bool {
-    // SAFETY: the survivor is alive until its GC entry is processed.
-    let surv = unsafe { &*survivor };
-    // The retired versions in chain order: O2N's prefix before the
-    // survivor; else the survivor's tail, walked from the survivor itself
-    // (the in-place schemes rebuild each image from the newer one's).
-    let o2n = t.storage == VersionStorage::AppendOldToNew;
-    let (from, until) = if o2n {
-        (t.rows.head(tuple), survivor)
-    } else {
-        (survivor, std::ptr::null_mut())
-    };
     let mut surv_vals: Option<Vec<Value>> = None;
-    if o2n && !surv.is_tombstone() {
-        surv_vals = Some(surv.data().to_vec());
-    }
-    let (steps, met) = storage::walk_images(from, until, |v, img| {
+    let mut met = false;
+    let mut chain = storage::chain(t, tuple, Span::start_at(survivor));
+    while let Some((v, img)) = chain.step() {
         if v == survivor {
+            met = true;
             surv_vals = img.map(<[Value]>::to_vec);
-            return true;
+            continue;
         }
         // Retired versions are committed: None is a tombstone.
         if let Some(d) = img {
             f(surv_vals.as_deref(), v, d);
         }
-        true
-    });
-    t.secondary.count_gc_steps(steps);
-    !o2n || met
+    }
+    t.secondary.count_gc_steps(chain.steps());
+    met
 }
 
 /// Removes every entry of the versions of `tuple` (all committed: GC holds
@@ -421,31 +409,21 @@ pub(super) fn remove_row_entries<K: EntryScheme>(
     if list.is_empty() {
         return;
     }
-    let (steps, _) = storage::walk_images(t.rows.head(tuple), std::ptr::null_mut(), |v, img| {
-        let Some(d) = img else { return true };
+    let mut chain = storage::chain(t, tuple, Span::ALL);
+    while let Some((v, img)) = chain.step() {
+        let Some(d) = img else { continue };
         for idx in list {
             let key = K::entry_key(idx.ident(&t.schema, d), v);
             idx.tree.remove_if(&key[..], K::value_for(tuple));
         }
-        true
-    });
-    t.secondary.count_gc_steps(steps);
+    }
+    t.secondary.count_gc_steps(chain.steps());
 }
 
 /// Every version of `tuple`, newest first, whatever the chain's direction
 /// (O2N links oldest to newest). The caller is pinned.
 pub(super) fn versions_newest_first(t: &TableInner, tuple: u64) -> Vec<*mut Version> {
-    let mut out = Vec::new();
-    let mut v = t.rows.head(tuple);
-    while !v.is_null() {
-        out.push(v);
-        // SAFETY: pinned; chain versions are alive.
-        v = unsafe { (*v).next() };
-    }
-    if t.storage == VersionStorage::AppendOldToNew {
-        out.reverse();
-    }
-    out
+    storage::versions(t, tuple, Span::ALL).collect()
 }
 
 // --------------------------------------------------------------------- DDL

@@ -31,7 +31,7 @@
 //! (`retry_deferred`). Unlinking a deleted row removes all its entries
 //! first. The cost is one step per retired version, plus the kept versions
 //! (newest first, until every candidate key is found) when a retired key
-//! differs from the survivor's: chains are read with `storage::walk_images`,
+//! differs from the survivor's: chains are read with `storage::chain`,
 //! never from the head once per retired version (that was quadratic in a
 //! backlog).
 //!
@@ -46,9 +46,9 @@ use super::{IndexTxn, ScanMode, SecondaryIndexKind};
 use crate::error::Result;
 use crate::gc::GC_TID;
 use crate::index::key::EncodedKey;
-use crate::options::{IndexPointers, VersionStorage};
-use crate::storage;
+use crate::options::IndexPointers;
 use crate::storage::version::Version;
+use crate::storage::{self, Span};
 use crate::table::TableInner;
 use crate::value::Value;
 use crossbeam_epoch::{self as epoch, Guard};
@@ -363,33 +363,27 @@ impl Hash for Stale {
 /// down to `oldest_kept` (null: the whole chain) has.
 #[allow(clippy::mutable_key_type)]
 fn drop_kept(t: &TableInner, tuple: u64, oldest_kept: *mut Version, stale: &mut HashSet<Stale>) {
-    // The kept versions in chain order: from the survivor to the newest
-    // (O2N), or from the head down to the survivor.
-    let head = t.rows.head(tuple);
-    let (from, until) = match (t.storage, oldest_kept.is_null()) {
-        (_, true) => (head, std::ptr::null_mut()),
-        (VersionStorage::AppendOldToNew, false) => (oldest_kept, std::ptr::null_mut()),
-        // SAFETY: pinned; the survivor is alive (see `before_prune`).
-        (_, false) => (head, unsafe { (*oldest_kept).next() }),
-    };
     let mut indexes: Vec<Arc<SecondaryIndex>> = Vec::new();
     for s in stale.iter() {
         if !indexes.iter().any(|i| Arc::ptr_eq(i, &s.0)) {
             indexes.push(Arc::clone(&s.0));
         }
     }
-    let (steps, _) = storage::walk_images(from, until, |_, img| {
+    let mut chain = storage::chain(t, tuple, Span::down_to(oldest_kept));
+    while let Some((_, img)) = chain.step() {
         // Tombstones and uncommitted versions have no image here. Skipping
         // an uncommitted one only keeps fewer keys: `remove_stale` decides
         // under the row's write lock, when no uncommitted version exists.
-        let Some(d) = img else { return true };
+        let Some(d) = img else { continue };
         for idx in &indexes {
             stale.remove(&Stale(Arc::clone(idx), idx.ident(&t.schema, d).into()));
         }
         // Every key found: the older kept versions cannot change that.
-        !stale.is_empty()
-    });
-    t.secondary.count_gc_steps(steps);
+        if stale.is_empty() {
+            break;
+        }
+    }
+    t.secondary.count_gc_steps(chain.steps());
 }
 
 /// Removes stale entries of `tuple` under its write lock, or queues them

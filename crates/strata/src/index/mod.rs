@@ -13,7 +13,7 @@
 //!                    ─ on_abort          ├─ with_index_kind!(pointers, K => K::..)
 //!  txn (index_scan)  ─ scan(range, snap) │          ├─> logical::Logical<PrimaryKey>
 //!  cc  (commit)      ─ validate          │          └─> physical::Physical
-//!  gc / storage      ─ before_prune      │
+//!  gc (prune_row)    ─ before_prune      │
 //!                    ─ on_unlink         │
 //!                    ─ retry_deferred ───┘
 //!  DDL (create_index) backfill, check_unique; Stats: stats

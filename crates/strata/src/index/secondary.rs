@@ -246,10 +246,25 @@ impl TableIndexes {
         unsafe { p.deref() }.as_slice()
     }
 
-    fn replace(&self, f: impl FnOnce(&[Arc<SecondaryIndex>]) -> Vec<Arc<SecondaryIndex>>) {
+    /// `indexed` is the table's `Store::indexed`: true from before a list
+    /// with an index is published until after an empty one is, so storage
+    /// never cuts a chain without index work while an entry may name one of
+    /// its versions.
+    fn replace(
+        &self,
+        indexed: &AtomicBool,
+        f: impl FnOnce(&[Arc<SecondaryIndex>]) -> Vec<Arc<SecondaryIndex>>,
+    ) {
         let guard = epoch::pin();
         let new = f(self.load(&guard));
+        let empty = new.is_empty();
+        if !empty {
+            indexed.store(true, SeqCst);
+        }
         let old = self.list.swap(Owned::new(new), SeqCst, &guard);
+        if empty {
+            indexed.store(false, SeqCst);
+        }
         // SAFETY: `old` is unreachable from `list` now; pinned readers may
         // still use it and it is freed after they unpin, once.
         unsafe { guard.defer_destroy(old) };
@@ -451,7 +466,7 @@ impl Database {
         let _ddl = ti.secondary.ddl.lock();
         ti.secondary.set_kind(idx.pointers);
         // Publish: every write from now on maintains the index.
-        ti.secondary.replace(|l| {
+        ti.secondary.replace(&ti.indexed, |l| {
             let mut v = l.to_vec();
             v.push(Arc::clone(&idx));
             v
@@ -485,7 +500,7 @@ impl Database {
             Ok(l) => l,
             Err(e) => {
                 idx.dropped.store(true, SeqCst);
-                ti.secondary.replace(|l| {
+                ti.secondary.replace(&ti.indexed, |l| {
                     l.iter()
                         .filter(|i| !Arc::ptr_eq(i, &idx))
                         .cloned()
@@ -551,7 +566,7 @@ impl Database {
         drop(names);
         idx.dropped.store(true, SeqCst);
         let _ddl = t.secondary.ddl.lock();
-        t.secondary.replace(|l| {
+        t.secondary.replace(&t.indexed, |l| {
             l.iter()
                 .filter(|i| !Arc::ptr_eq(i, &idx))
                 .cloned()

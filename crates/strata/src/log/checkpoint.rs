@@ -34,7 +34,7 @@ use super::segment::{list_segments, sync_dir};
 use crate::db::DbInner;
 use crate::error::{Error, Result};
 use crate::storage;
-use crate::txn::visibility::Mode;
+use crate::storage::visibility::Mode;
 use crate::value::Value;
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};

@@ -19,21 +19,287 @@
 //! reader's own write: MVOCC lets a transaction write over a version
 //! committed after its snapshot (validation aborts it later), so its own
 //! tail can follow a version invisible to it, and is still what it reads.
+//!
+//! The invariant each order owns: every version is immutable once
+//! published, and the newest version is the slot's (N2O) or the chain's
+//! last (O2N). Pruning unlinks versions and needs no other repair.
+//!
+//! COOP (cooperative cleaning, O2N only): a worker walking a chain from
+//! its oldest end meets the obsolete versions first; when the version after
+//! the head is committed at or below the (cached) horizon, the head is
+//! garbage, and the worker moves the slot forward by compare-and-swap (one
+//! winner per prefix) and retires the prefix ([`cooperate`]).
+//!
+//! ```text
+//!  slot ──> v1 ──> v2 ──> v3(begin 40) ──> v4(begin 90)    horizon 50
+//!  slot ─────────────────> v3 ──> v4       v1, v2 retired by the reader
+//! ```
 
+use super::chain::{self, Newest, Span, Survivor, Versions};
+use super::reclaim::{retire, retire_chain};
 use super::version::{Version, TID_MARK};
+use super::visibility::{self, is_visible, Mode, TxnStates};
+use super::{NewRow, PrunePlan, Store, VersionStore};
 use crate::error::Result;
-use crate::options::NonInline;
-use crate::txn::tid::TidTable;
-use crate::txn::visibility::{is_visible, Mode};
+use crate::options::{NonInline, VersionStorage};
 use crate::value::Value;
-use crossbeam_epoch::Guard;
+use crossbeam_epoch::{self as epoch, Guard};
+use parking_lot::RwLock;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, Ordering::SeqCst};
+use std::sync::atomic::{AtomicPtr, Ordering, Ordering::SeqCst};
 use std::sync::Arc;
+
+/// Append-only, newest to oldest.
+pub struct N2O;
+
+/// Append-only, oldest to newest.
+pub struct O2N;
+
+impl VersionStore for N2O {
+    const SCHEME: VersionStorage = VersionStorage::AppendNewToOld;
+
+    #[inline]
+    fn newest(s: &Store, tuple: u64) -> *mut Version {
+        s.rows.head(tuple)
+    }
+
+    #[inline]
+    fn visible<T: TxnStates>(
+        s: &Store,
+        tuple: u64,
+        ts: u64,
+        me: u64,
+        tids: &T,
+        mode: Mode,
+    ) -> Result<*mut Version> {
+        visibility::visible(s.rows.head(tuple), ts, me, tids, mode)
+    }
+
+    #[inline]
+    fn install(
+        s: &Store,
+        tuple: u64,
+        tid: u64,
+        prev: *mut Version,
+        row: NewRow<'_>,
+    ) -> *mut Version {
+        let v = alloc(s, tid, prev, row, prev);
+        s.rows.slot(tuple).store(v, SeqCst);
+        v
+    }
+
+    fn replace_own(
+        s: &Store,
+        tuple: u64,
+        tid: u64,
+        own: *mut Version,
+        prev: *mut Version,
+        row: NewRow<'_>,
+        _guard: &Guard,
+    ) -> *mut Version {
+        let v = alloc(s, tid, own, row, prev);
+        s.rows.slot(tuple).store(v, SeqCst);
+        v
+    }
+
+    fn undo(s: &Store, tuple: u64, _own: *mut Version, prev: *mut Version, _guard: &Guard) {
+        s.rows.slot(tuple).store(prev, SeqCst);
+    }
+
+    fn publish_fresh(s: &Store, tuple: u64, tid: u64, row: Vec<Value>) -> *mut Version {
+        publish_fresh(s, tuple, tid, row)
+    }
+
+    unsafe fn unpublish_fresh(s: &Store, tuple: u64, v: *mut Version) -> Vec<Value> {
+        // SAFETY: per the contract.
+        unsafe { unpublish_fresh(s, tuple, v) }
+    }
+
+    #[inline]
+    fn versions(s: &Store, tuple: u64, span: Span) -> Versions {
+        Versions::newest_first(s.rows.head(tuple), span)
+    }
+
+    #[inline]
+    fn survivor(s: &Store, tuple: u64, keep: impl FnMut(&Version) -> bool) -> Survivor {
+        chain::survivor_newest_first(s.rows.head(tuple), keep)
+    }
+
+    fn prune(s: &Store, tuple: u64, plan: PrunePlan<'_>, guard: &Guard) -> u64 {
+        match plan {
+            PrunePlan::OlderThan(keep) => cut_below(keep, guard),
+            PrunePlan::Versions(victims) => {
+                chain::remove(s.rows.slot(tuple), victims, Newest::First, |_, _| {}, guard)
+            }
+        }
+    }
+}
+
+impl VersionStore for O2N {
+    const SCHEME: VersionStorage = VersionStorage::AppendOldToNew;
+
+    #[inline]
+    fn newest(s: &Store, tuple: u64) -> *mut Version {
+        o2n_newest(oldest(s, tuple))
+    }
+
+    #[inline]
+    fn visible<T: TxnStates>(
+        s: &Store,
+        tuple: u64,
+        ts: u64,
+        me: u64,
+        tids: &T,
+        mode: Mode,
+    ) -> Result<*mut Version> {
+        o2n_visible(oldest(s, tuple), ts, me, tids, mode)
+    }
+
+    #[inline]
+    fn install(
+        s: &Store,
+        tuple: u64,
+        tid: u64,
+        prev: *mut Version,
+        row: NewRow<'_>,
+    ) -> *mut Version {
+        let v = alloc(s, tid, prev, row, ptr::null_mut());
+        o2n_publish(s.rows.slot(tuple), prev, v);
+        v
+    }
+
+    fn replace_own(
+        s: &Store,
+        tuple: u64,
+        tid: u64,
+        own: *mut Version,
+        prev: *mut Version,
+        row: NewRow<'_>,
+        _guard: &Guard,
+    ) -> *mut Version {
+        let v = alloc(s, tid, own, row, ptr::null_mut());
+        o2n_publish(s.rows.slot(tuple), prev, v);
+        v
+    }
+
+    fn undo(s: &Store, tuple: u64, _own: *mut Version, prev: *mut Version, _guard: &Guard) {
+        o2n_unlink_tail(s.rows.slot(tuple), prev);
+    }
+
+    fn publish_fresh(s: &Store, tuple: u64, tid: u64, row: Vec<Value>) -> *mut Version {
+        publish_fresh(s, tuple, tid, row)
+    }
+
+    unsafe fn unpublish_fresh(s: &Store, tuple: u64, v: *mut Version) -> Vec<Value> {
+        // SAFETY: per the contract.
+        unsafe { unpublish_fresh(s, tuple, v) }
+    }
+
+    fn versions(s: &Store, tuple: u64, span: Span) -> Versions {
+        Versions::oldest_first(s.rows.head(tuple), span)
+    }
+
+    #[inline]
+    fn survivor(s: &Store, tuple: u64, keep: impl FnMut(&Version) -> bool) -> Survivor {
+        chain::survivor_oldest_first(s.rows.head(tuple), keep)
+    }
+
+    fn prune(s: &Store, tuple: u64, plan: PrunePlan<'_>, guard: &Guard) -> u64 {
+        match plan {
+            PrunePlan::OlderThan(keep) => o2n_prune(s.rows.slot(tuple), keep, guard),
+            PrunePlan::Versions(victims) => {
+                debug_assert!(
+                    s.coop.is_none(),
+                    "cooperating workers move O2N slots: a plan could retire twice"
+                );
+                chain::remove(s.rows.slot(tuple), victims, Newest::Last, |_, _| {}, guard)
+            }
+        }
+    }
+}
+
+/// A newest-first chain's cut: everything older than `keep` (committed,
+/// alive until its collector is done) is unlinked and retired.
+#[inline]
+pub(crate) fn cut_below(keep: *mut Version, guard: &Guard) -> u64 {
+    // SAFETY: `keep` is alive until its GC entry is processed.
+    let tail = unsafe { &*keep }
+        .next
+        .swap(ptr::null_mut(), Ordering::AcqRel);
+    retire_chain(tail, guard)
+}
+
+/// The oldest end of an O2N chain to walk from; under cooperative
+/// cleaning, after retiring the obsolete versions at that end.
+#[inline]
+fn oldest(s: &Store, tuple: u64) -> *mut Version {
+    let head = s.rows.head(tuple);
+    match &s.coop {
+        None => head,
+        // Workers retire a prefix with one CAS and no index work; a table
+        // with secondary indexes leaves its chains to COOP's full pass,
+        // which removes the entries of the versions it prunes first.
+        Some(_) if s.indexed.load(SeqCst) => head,
+        Some(c) => {
+            let h = c.horizon.load(Ordering::Relaxed);
+            let (head, n) = cooperate(s.rows.slot(tuple), head, h, &c.passes);
+            if n > 0 {
+                c.reclaimed.fetch_add(n, Ordering::Relaxed);
+            }
+            head
+        }
+    }
+}
+
+/// A fresh tuple's first version.
+fn publish_fresh(s: &Store, tuple: u64, tid: u64, row: Vec<Value>) -> *mut Version {
+    let v = Version::alloc(s.spaces.as_deref(), tid, row, ptr::null_mut());
+    s.rows.slot(tuple).store(v, SeqCst);
+    v
+}
+
+/// # Safety
+/// As for [`super::unpublish_fresh`].
+unsafe fn unpublish_fresh(s: &Store, tuple: u64, v: *mut Version) -> Vec<Value> {
+    s.rows.slot(tuple).store(ptr::null_mut(), SeqCst);
+    // SAFETY: per the contract nobody else saw `v`.
+    unsafe { Version::into_values(v) }
+}
+
+/// An append-only version for `row`, derived from `base` when an update.
+#[inline]
+fn alloc(
+    s: &Store,
+    tid: u64,
+    base: *mut Version,
+    row: NewRow<'_>,
+    next: *mut Version,
+) -> *mut Version {
+    let sp = s.spaces.as_deref();
+    match row {
+        NewRow::Row(r) => Version::alloc(sp, tid, r, next),
+        NewRow::Tombstone(k) => Version::alloc_tombstone(sp, tid, k, next),
+        NewRow::Update(ch) => {
+            // SAFETY: `base` is locked by or belongs to the writer.
+            let old = unsafe { &*base }.data();
+            let new = |i: usize| ch.iter().find(|(c, _)| *c == i).map(|(_, v)| (*v).clone());
+            // Two loops rather than a per-attribute test of the mode: this is
+            // the update hot path of the default configuration.
+            match s.non_inline {
+                NonInline::Shared => Version::alloc_with(sp, tid, old.len(), next, |i| {
+                    new(i).unwrap_or_else(|| old[i].clone())
+                }),
+                NonInline::Copy => Version::alloc_with(sp, tid, old.len(), next, |i| {
+                    new(i).unwrap_or_else(|| carry(&old[i], NonInline::Copy))
+                }),
+            }
+        }
+    }
+}
 
 /// The newest version of an O2N chain starting at `oldest`.
 #[inline]
-pub fn o2n_newest(oldest: *mut Version) -> *mut Version {
+fn o2n_newest(oldest: *mut Version) -> *mut Version {
     let mut v = oldest;
     loop {
         // SAFETY: the caller is pinned; versions are freed only after being
@@ -51,11 +317,11 @@ pub fn o2n_newest(oldest: *mut Version) -> *mut Version {
 }
 
 /// The version of the O2N chain from `oldest` visible at `ts` to `me`.
-pub fn o2n_visible(
+fn o2n_visible<T: TxnStates>(
     oldest: *mut Version,
     ts: u64,
     me: u64,
-    tids: &TidTable,
+    tids: &T,
     mode: Mode,
 ) -> Result<*mut Version> {
     let mut seen = ptr::null_mut();
@@ -88,15 +354,9 @@ pub fn carry(v: &Value, mode: NonInline) -> Value {
     }
 }
 
-/// N2O: links `v` (whose `next` is already the old head) as the new head.
-#[inline]
-pub fn n2o_publish(slot: &AtomicPtr<Version>, v: *mut Version) {
-    slot.store(v, SeqCst);
-}
-
 /// O2N: appends `v` after the tail `prev` (null: `v` is the first version).
 #[inline]
-pub fn o2n_publish(slot: &AtomicPtr<Version>, prev: *mut Version, v: *mut Version) {
+fn o2n_publish(slot: &AtomicPtr<Version>, prev: *mut Version, v: *mut Version) {
     // SAFETY: `prev` is locked by the caller and alive.
     match unsafe { prev.as_ref() } {
         Some(p) => p.next.store(v, SeqCst),
@@ -106,7 +366,7 @@ pub fn o2n_publish(slot: &AtomicPtr<Version>, prev: *mut Version, v: *mut Versio
 
 /// O2N: unlinks the tail that followed `prev` (null: the row's only version).
 #[inline]
-pub fn o2n_unlink_tail(slot: &AtomicPtr<Version>, prev: *mut Version) {
+fn o2n_unlink_tail(slot: &AtomicPtr<Version>, prev: *mut Version) {
     // SAFETY: `prev` is locked by the caller and alive.
     match unsafe { prev.as_ref() } {
         Some(p) => p.next.store(ptr::null_mut(), SeqCst),
@@ -141,9 +401,142 @@ pub fn o2n_prune(slot: &AtomicPtr<Version>, keep: *mut Version, guard: &Guard) -
         // SAFETY: the prefix is unlinked from the slot; readers already in it
         // are pinned and still reach `keep` through its next pointers.
         let next = unsafe { (*v).next() };
-        crate::gc::retire(v, guard);
+        retire(v, guard);
         n += 1;
         v = next;
     }
     n
+}
+
+/// Whether `v` was committed at or before `horizon` (no snapshot still
+/// open can need anything older below it).
+#[inline]
+pub fn committed_at_or_below(v: &Version, horizon: u64) -> bool {
+    let b = v.begin.load(SeqCst);
+    b & TID_MARK == 0 && b <= horizon
+}
+
+/// COOP: called by a worker about to walk the O2N chain of `slot` from
+/// `head`. If the head is obsolete (its successor is committed at or below
+/// `horizon`), moves the slot past every obsolete version and retires them.
+/// Returns the head to walk from and the number of versions retired.
+/// `passes` is held shared while cutting (exclusive: cuts are paused).
+#[inline]
+pub fn cooperate(
+    slot: &AtomicPtr<Version>,
+    head: *mut Version,
+    horizon: u64,
+    passes: &RwLock<()>,
+) -> (*mut Version, u64) {
+    // SAFETY: the caller is pinned; chain versions are alive.
+    let Some(h) = (unsafe { head.as_ref() }) else {
+        return (head, 0);
+    };
+    let n = h.next();
+    // SAFETY: as above.
+    match unsafe { n.as_ref() } {
+        Some(nv) if committed_at_or_below(nv, horizon) => {}
+        _ => return (head, 0),
+    }
+    cooperate_slow(slot, head, horizon, passes)
+}
+
+#[cold]
+fn cooperate_slow(
+    slot: &AtomicPtr<Version>,
+    head: *mut Version,
+    horizon: u64,
+    passes: &RwLock<()>,
+) -> (*mut Version, u64) {
+    let mut keep = head;
+    loop {
+        // SAFETY: pinned; chain versions are alive.
+        let n = unsafe { (*keep).next() };
+        // SAFETY: as above.
+        match unsafe { n.as_ref() } {
+            Some(nv) if committed_at_or_below(nv, horizon) => keep = n,
+            _ => break,
+        }
+    }
+    // Paused (an index back-fill walks every chain): leave it for later.
+    let Some(_passes) = passes.try_read() else {
+        return (head, 0);
+    };
+    // One winner per prefix: a concurrent cleaner, vacuum or unlink that
+    // changed the slot first makes this fail, and nothing is retired twice.
+    // (`tests/coop_model.rs` runs this function under shuttle; the slot is
+    // storage's std atomic, so the model's scheduling point is explicit.)
+    crate::sync::point();
+    let won = if crate::sync::broken(crate::sync::Break::CoopCheckThenStore) {
+        // The model's broken variant: two steps another cleaner can get
+        // between (never taken outside the model build).
+        let unchanged = slot.load(SeqCst) == head;
+        if unchanged {
+            crate::sync::point();
+            slot.store(keep, SeqCst);
+        }
+        unchanged
+    } else {
+        slot.compare_exchange(head, keep, SeqCst, SeqCst).is_ok()
+    };
+    if !won {
+        return (slot.load(SeqCst), 0);
+    }
+    let guard = epoch::pin();
+    let mut n = 0;
+    let mut v = head;
+    while v != keep {
+        // SAFETY: the prefix is unlinked from the slot by our CAS; readers
+        // already in it are pinned and reach `keep` through next pointers.
+        let next = unsafe { (*v).next() };
+        crate::sync::retire(v, || retire(v, &guard));
+        n += 1;
+        v = next;
+    }
+    (keep, n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// O2N chain v0 -> v1 -> v2 -> v3 (oldest first), v_i committed at
+    /// i + 1.
+    fn chain() -> Vec<*mut Version> {
+        let mut next = std::ptr::null_mut();
+        let mut v = Vec::new();
+        for i in (0..4u64).rev() {
+            let x = Version::alloc(None, 1, Vec::new(), next);
+            // SAFETY: fresh, unshared.
+            unsafe {
+                (*x).begin.store(i + 1, SeqCst);
+                (*x).txn_id.store(0, SeqCst);
+            }
+            v.insert(0, x);
+            next = x;
+        }
+        v
+    }
+
+    /// The sequential steps of `cooperate` (its races are checked by
+    /// `tests/coop_model.rs`): it moves the slot to the newest version at or
+    /// below the horizon and retires what lies before; a cleaner whose head
+    /// is stale loses the CAS and retires nothing; a head whose successor
+    /// is above the horizon is left alone.
+    #[test]
+    fn cooperate_moves_the_slot_past_the_obsolete_prefix_once() {
+        let v = chain();
+        let slot = AtomicPtr::new(v[0]);
+        let passes = RwLock::new(());
+        let guard = epoch::pin();
+        assert_eq!(cooperate(&slot, v[0], 1, &passes), (v[0], 0));
+        assert_eq!(cooperate(&slot, v[0], 3, &passes), (v[2], 2));
+        assert_eq!(slot.load(SeqCst), v[2]);
+        // A cleaner that loaded v0 before: the CAS fails, nothing retired.
+        assert_eq!(cooperate(&slot, v[0], 4, &passes), (v[2], 0));
+        assert_eq!(cooperate(&slot, v[2], 4, &passes), (v[3], 1));
+        drop(guard);
+        // SAFETY: v3 is the only version not retired, and unshared.
+        unsafe { Version::free(v[3]) };
+    }
 }

@@ -16,9 +16,39 @@
 //! [`super::in_place`]), so it never mixes a master state with deltas of
 //! another. A delete moves the whole row into the delta (a full record),
 //! like time-travel does.
+//!
+//! The invariant it owns: a delta record turns the image of the version
+//! that overwrote its version into its version's image. Removing a version
+//! from the middle of a chain therefore merges its delta into its older
+//! neighbour's (see `in_place::merge_records`):
+//!
+//! ```text
+//!  v3 ─> v2 {b: 2} ─> v1 {a: 1, b: 1}     remove v2:
+//!  v3 ─> v1 {a: 1, b: 1}                  ({b: 2} then {a: 1, b: 1})
+//! ```
 
-use super::in_place::{Record, WriteSection};
+use super::in_place::{InPlace, Record, Records, WriteSection};
+use crate::options::VersionStorage;
 use crate::value::Value;
+
+/// Delta storage: in-place master, deltas backwards.
+pub type Delta = InPlace<Deltas>;
+
+/// The old values of the modified attributes per overwritten version.
+pub struct Deltas;
+
+impl Records for Deltas {
+    const SCHEME: VersionStorage = VersionStorage::Delta;
+
+    #[inline]
+    fn displace(sec: &mut WriteSection<'_>, image: Option<&[Value]>) -> Record {
+        match image {
+            Some(img) => diff_out(sec, img),
+            // A delete keeps the whole row.
+            None => super::time_travel::copy_out(sec),
+        }
+    }
+}
 
 /// Moves out the cells that the new image changes; their old values are the
 /// delta.

@@ -33,15 +33,32 @@
 //! master from the record (clones of the record's values), retires the
 //! record and its own values, and only then releases the write lock.
 //!
+//! Both in-place schemes are one [`VersionStore`] implementation,
+//! [`InPlace`], told by its [`Records`] parameter what an overwrite
+//! leaves behind (time-travel: a full copy; delta: the changed
+//! attributes). A prune plan that removes versions from the middle of a
+//! chain swaps in a merged record for the kept version below them first
+//! ([`merge_records`]), so every kept version still reads right.
+//!
 //! The master's atomics come from `crate::sync`: `tests/seqlock_model.rs`
 //! runs `install`, `undo` and `Master::read` under shuttle.
 
+use super::append_only::carry;
+use super::chain::{self, Newest, Span, Survivor, Versions};
+use super::reclaim::defer_free;
 use super::version::Version;
+use super::visibility::{self, Mode, TxnStates};
+use super::{NewRow, PrunePlan, Store, VersionStore};
+use crate::error::Result;
+use crate::options::{NonInline, VersionStorage};
 use crate::sync::atomic::{fence, AtomicU64, Ordering};
 use crate::sync::{broken, thread::spin_loop, Break};
 use crate::value::Value;
-use crossbeam_epoch::Guard;
+use crossbeam_epoch::{self as epoch, Guard};
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
+use std::collections::BTreeMap;
+use std::marker::PhantomData;
+use std::ptr;
 use std::sync::atomic::AtomicPtr;
 use std::sync::Arc;
 
@@ -325,7 +342,7 @@ impl Master {
     pub fn retire(m: *mut Master, guard: &Guard) {
         // SAFETY: `m` is unlinked from every version that is still reachable
         // (its row is gone) and retired once.
-        unsafe { crate::gc::defer_free(m, guard, |m| Master::free(m)) }
+        unsafe { defer_free(m, guard, |m| Master::free(m)) }
     }
 
     /// Bytes of the master: struct, cells and owned text.
@@ -563,6 +580,11 @@ pub struct WriteSection<'a> {
 }
 
 impl WriteSection<'_> {
+    /// Cells in the row.
+    pub fn width(&self) -> usize {
+        self.m.len()
+    }
+
     pub fn is_empty(&self, i: usize) -> bool {
         self.m.load(i).tag == EMPTY
     }
@@ -631,14 +653,7 @@ pub fn retire_record(r: *mut Record, guard: &Guard) {
     }
     // SAFETY: the record was unlinked by a swap (no new reader can load it)
     // and is retired once; it came from Box::into_raw.
-    unsafe { crate::gc::defer_free(r, guard, |r| drop(Box::from_raw(r))) }
-}
-
-/// Which record an overwrite leaves behind.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Kind {
-    TimeTravel,
-    Delta,
+    unsafe { defer_free(r, guard, |r| drop(Box::from_raw(r))) }
 }
 
 /// The master of in-place version `v` (null for an MVTO ghost or a
@@ -655,20 +670,15 @@ pub fn master_of(v: *mut Version) -> *mut Master {
 /// overwrites `prev` (locked by the caller; null or a tombstone when the
 /// row is absent). Moves `prev`'s values into its record and the new values
 /// into the cells.
-fn overwrite(
+fn overwrite<R: Records>(
     sec: &mut WriteSection<'_>,
-    kind: Kind,
     prev: *mut Version,
     image: Option<Vec<Value>>,
 ) {
     // SAFETY: `prev` is locked by the caller and alive.
     let live = unsafe { prev.as_ref() }.filter(|p| !p.is_tombstone() && p.is_in_place());
     if let Some(p) = live {
-        let n = sec.m.len();
-        let rec = match (kind, &image) {
-            (Kind::TimeTravel, _) | (Kind::Delta, None) => super::time_travel::copy_out(sec, n),
-            (Kind::Delta, Some(img)) => super::delta::diff_out(sec, img),
-        };
+        let rec = R::displace(sec, image.as_deref());
         let old = p
             .ext()
             .expect("in-place version")
@@ -724,9 +734,9 @@ fn restore(sec: &mut WriteSection<'_>, prev: *mut Version, guard: &Guard) {
     retire_record(rec, guard);
 }
 
-/// Publishes `new` over the locked `prev` (see [`overwrite`]).
-pub fn install(
-    kind: Kind,
+/// Publishes `new` over the locked `prev` (see [`overwrite`]). (Also the
+/// entry point of `tests/seqlock_model.rs`.)
+pub fn install<R: Records>(
     slot: &AtomicPtr<Version>,
     m: &Master,
     prev: *mut Version,
@@ -735,7 +745,7 @@ pub fn install(
     guard: &Guard,
 ) {
     let mut sec = m.write();
-    overwrite(&mut sec, kind, prev, image);
+    overwrite::<R>(&mut sec, prev, image);
     sec.set_owner(new);
     slot.store(new, SeqCst);
     sec.finish(guard);
@@ -743,9 +753,7 @@ pub fn install(
 
 /// Replaces our own uncommitted `own` (which overwrote `prev`) by `new`:
 /// restore, then overwrite again, in one write section.
-#[allow(clippy::too_many_arguments)]
-pub fn replace_own(
-    kind: Kind,
+fn reinstall<R: Records>(
     slot: &AtomicPtr<Version>,
     m: &Master,
     prev: *mut Version,
@@ -755,7 +763,7 @@ pub fn replace_own(
 ) {
     let mut sec = m.write();
     restore(&mut sec, prev, guard);
-    overwrite(&mut sec, kind, prev, image);
+    overwrite::<R>(&mut sec, prev, image);
     sec.set_owner(new);
     slot.store(new, SeqCst);
     sec.finish(guard);
@@ -769,6 +777,272 @@ pub fn undo(slot: &AtomicPtr<Version>, m: &Master, prev: *mut Version, guard: &G
     sec.set_owner(prev);
     slot.store(prev, SeqCst);
     sec.finish(guard);
+}
+
+/// What an in-place scheme records for an overwritten version: the one
+/// thing time-travel and delta storage do differently.
+pub trait Records {
+    /// The scheme these records make.
+    const SCHEME: VersionStorage;
+    /// Inside a write section, before the new image `image` (None: a
+    /// delete) is written: moves out of the cells what the overwritten
+    /// version's record keeps.
+    fn displace(sec: &mut WriteSection<'_>, image: Option<&[Value]>) -> Record;
+}
+
+/// An in-place scheme, by how it records old values (see
+/// [`super::time_travel`] and [`super::delta`]).
+pub struct InPlace<R>(PhantomData<R>);
+
+impl<R: Records> VersionStore for InPlace<R> {
+    const SCHEME: VersionStorage = R::SCHEME;
+    #[inline]
+    fn newest(s: &Store, tuple: u64) -> *mut Version {
+        s.rows.head(tuple)
+    }
+
+    #[inline]
+    fn visible<T: TxnStates>(
+        s: &Store,
+        tuple: u64,
+        ts: u64,
+        me: u64,
+        tids: &T,
+        mode: Mode,
+    ) -> Result<*mut Version> {
+        visibility::visible(s.rows.head(tuple), ts, me, tids, mode)
+    }
+
+    #[inline]
+    fn install(
+        s: &Store,
+        tuple: u64,
+        tid: u64,
+        prev: *mut Version,
+        row: NewRow<'_>,
+    ) -> *mut Version {
+        let mut m = master_of(prev);
+        if m.is_null() {
+            // Insert over an MVTO ghost: the row gets its first master.
+            m = Master::new(s.columns);
+        }
+        let v = alloc_version(s, tid, m, &row, prev);
+        // SAFETY: `prev` is locked by us and alive.
+        let img = image(s, unsafe { &*prev }, row);
+        // SAFETY: the master lives as long as its row.
+        install::<R>(
+            s.rows.slot(tuple),
+            unsafe { &*m },
+            prev,
+            v,
+            img,
+            &epoch::pin(),
+        );
+        v
+    }
+
+    fn replace_own(
+        s: &Store,
+        tuple: u64,
+        tid: u64,
+        own: *mut Version,
+        prev: *mut Version,
+        row: NewRow<'_>,
+        guard: &Guard,
+    ) -> *mut Version {
+        let m = master_of(own);
+        let v = alloc_version(s, tid, m, &row, prev);
+        // SAFETY: our own version is alive.
+        let img = image(s, unsafe { &*own }, row);
+        // SAFETY: the master lives as long as its row.
+        reinstall::<R>(s.rows.slot(tuple), unsafe { &*m }, prev, v, img, guard);
+        v
+    }
+
+    fn undo(s: &Store, tuple: u64, own: *mut Version, prev: *mut Version, guard: &Guard) {
+        let m = master_of(own);
+        // SAFETY: the master lives as long as its row.
+        undo(s.rows.slot(tuple), unsafe { &*m }, prev, guard);
+        if master_of(prev) != m {
+            // The master was made by this write (a fresh insert, or an
+            // insert over a ghost): nothing reachable refers to it now.
+            Master::retire(m, guard);
+        }
+    }
+
+    fn publish_fresh(s: &Store, tuple: u64, tid: u64, row: Vec<Value>) -> *mut Version {
+        let m = Master::with_row(row);
+        let v = Version::alloc_in_place(s.spaces.as_deref(), tid, m, ptr::null_mut());
+        // SAFETY: fresh, unshared.
+        let mut sec = unsafe { &*m }.write();
+        sec.set_owner(v);
+        drop(sec);
+        s.rows.slot(tuple).store(v, SeqCst);
+        v
+    }
+
+    unsafe fn unpublish_fresh(s: &Store, tuple: u64, v: *mut Version) -> Vec<Value> {
+        s.rows.slot(tuple).store(ptr::null_mut(), SeqCst);
+        // SAFETY: per the contract nobody else saw `v` or its master.
+        unsafe {
+            let m = master_of(v);
+            Version::free(v);
+            Master::into_values(m)
+        }
+    }
+
+    #[inline]
+    fn versions(s: &Store, tuple: u64, span: Span) -> Versions {
+        Versions::newest_first(s.rows.head(tuple), span)
+    }
+
+    #[inline]
+    fn survivor(s: &Store, tuple: u64, keep: impl FnMut(&Version) -> bool) -> Survivor {
+        chain::survivor_newest_first(s.rows.head(tuple), keep)
+    }
+
+    fn prune(s: &Store, tuple: u64, plan: PrunePlan<'_>, guard: &Guard) -> u64 {
+        match plan {
+            // The tail's records go with their versions; the survivor's own
+            // record is relative to its newer neighbour, which stays.
+            PrunePlan::OlderThan(keep) => super::append_only::cut_below(keep, guard),
+            PrunePlan::Versions(victims) => chain::remove(
+                s.rows.slot(tuple),
+                victims,
+                Newest::First,
+                |run, kept| merge_records(run, kept, guard),
+                guard,
+            ),
+        }
+    }
+}
+
+/// Before `run` (newest first) leaves the chain above `kept`: makes
+/// `kept`'s record relative to the version that will be its newer
+/// neighbour. Its delta was taken against the run's oldest version, whose
+/// image is the run's records applied to that neighbour's, so the new
+/// record is the run's records followed by `kept`'s own, merged; a full
+/// record (time-travel, a delete's, one below a tombstone) stands alone
+/// and needs nothing.
+///
+/// ```text
+///  v9 ─> v5 {b:5} ─> v2 {a:2}    remove v5:   v9 ─> v2 {a:2, b:5}
+/// ```
+///
+/// The merged record is swapped in before the run is unlinked: a reader
+/// that reaches `kept` without the run finds it; one inside the run
+/// applies the run's records and then the merged one, which sets every
+/// attribute to the same values again.
+fn merge_records(run: &[*mut Version], kept: *mut Version, guard: &Guard) {
+    // SAFETY: pinned; `kept` and the run are alive (the caller is the
+    // row's collector).
+    let Some(k) = (unsafe { kept.as_ref() }) else {
+        return; // the run ends the chain: nothing below needs it
+    };
+    if k.is_tombstone() {
+        return; // no image, no record; the version below has a full one
+    }
+    let ext = k.ext().expect("in-place version");
+    let own = ext.record.load(Acquire);
+    // SAFETY: records are freed through an epoch; we are pinned.
+    debug_assert!(!own.is_null(), "a version below another has a record");
+    let Some(own_rec) = (unsafe { own.as_ref() }) else {
+        return;
+    };
+    if own_rec.is_full() {
+        return;
+    }
+    // SAFETY: as above; a tombstone in the run has no record (the version
+    // below it has a full one, which then starts the merge).
+    let recs: Vec<&Record> = run
+        .iter()
+        .filter_map(|&v| unsafe { (*v).ext()?.record.load(Acquire).as_ref() })
+        .collect();
+    let merged = match recs.iter().rposition(|r| r.is_full()) {
+        Some(i) => {
+            let mut row = recs[i].full_values().to_vec();
+            for r in &recs[i + 1..] {
+                r.apply_to(&mut row);
+            }
+            own_rec.apply_to(&mut row);
+            Record::full(row)
+        }
+        None => {
+            let mut cells: BTreeMap<u32, Value> = BTreeMap::new();
+            for r in recs.iter().chain(std::iter::once(&own_rec)) {
+                let cols = r.cols.as_deref().expect("a delta record");
+                for (&c, v) in cols.iter().zip(r.vals.iter()) {
+                    cells.insert(c, v.clone());
+                }
+            }
+            let (cols, vals) = cells.into_iter().unzip();
+            Record::delta(cols, vals)
+        }
+    };
+    let old = ext.record.swap(Box::into_raw(Box::new(merged)), AcqRel);
+    retire_record(old, guard);
+}
+
+/// The row of in-place, non-tombstone version `v`. The caller is pinned.
+pub fn values_of(v: &Version) -> Vec<Value> {
+    let ext = v.ext().expect("in-place version");
+    // An overwritten version with a full copy needs no master: the copy is
+    // immutable (time-travel, or a delete's delta).
+    // SAFETY: pinned by the caller; records are freed through an epoch.
+    if let Some(r) = unsafe { ext.record.load(Acquire).as_ref() } {
+        if r.is_full() {
+            return r.full_values().to_vec();
+        }
+    }
+    // SAFETY: a live in-place version's master lives as long as its row.
+    let m = unsafe { &*ext.master };
+    m.read(v as *const Version as *mut Version)
+}
+
+/// The new image a write puts in the master, derived from `base` (its
+/// writer's current row) for an update; None for a delete.
+fn image(s: &Store, base: &Version, row: NewRow<'_>) -> Option<Vec<Value>> {
+    match row {
+        NewRow::Row(r) => Some(r),
+        NewRow::Tombstone(_) => None,
+        NewRow::Update(ch) => {
+            let mut r = writer_row(base);
+            if s.non_inline == NonInline::Copy {
+                for v in r.iter_mut() {
+                    *v = carry(v, NonInline::Copy);
+                }
+            }
+            for (c, v) in ch {
+                r[*c] = (*v).clone();
+            }
+            Some(r)
+        }
+    }
+}
+
+/// The current row of `base` for its writer (who holds the row's lock or
+/// created `base`), to derive an update from.
+fn writer_row(base: &Version) -> Vec<Value> {
+    if !base.is_in_place() || base.is_tombstone() {
+        return base.data().to_vec();
+    }
+    // SAFETY: the writer holds the row's lock: the master is stable.
+    unsafe { &*master_of(base as *const _ as *mut _) }.writer_values()
+}
+
+/// An in-place version (or tombstone) of the row whose master is `m`.
+fn alloc_version(
+    s: &Store,
+    tid: u64,
+    m: *mut Master,
+    row: &NewRow<'_>,
+    next: *mut Version,
+) -> *mut Version {
+    let sp = s.spaces.as_deref();
+    match row {
+        NewRow::Tombstone(k) => Version::alloc_tombstone_in_place(sp, tid, k.clone(), m, next),
+        _ => Version::alloc_in_place(sp, tid, m, next),
+    }
 }
 
 #[cfg(test)]

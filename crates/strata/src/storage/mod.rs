@@ -1,5 +1,5 @@
 //! Version storage: tuple headers, version chains, the indirection array,
-//! and one module per storage scheme behind one `match` per operation.
+//! and one module per storage scheme behind one interface.
 //!
 //! A version store decides *where* versions live and how a chain is walked;
 //! the protocols (`cc`) decide whether a transaction may read, write and
@@ -17,27 +17,114 @@
 //!                                         older: master + deltas backwards
 //! ```
 //!
-//! See [`append_only`], [`time_travel`], [`delta`] and [`in_place`].
+//! # The seam
+//!
+//! Each scheme implements [`VersionStore`]; the functions below keep one
+//! name per operation for the whole engine and pick the scheme's
+//! implementation in one exhaustive `match` (`dispatch!`), each arm a
+//! monomorphized call, so a read or a write costs what a direct call
+//! would. Adding a scheme is one module and one arm there.
+//!
+//! ```text
+//!  txn, cc, gc, index, log ──> storage::{newest, visible, install, replace_own,
+//!                                       undo, publish_fresh, unpublish_fresh,
+//!                                       versions, chain, survivor, prune}
+//!                                   │ dispatch!(store.scheme)
+//!        ┌─────────────┬────────────┴─────┬─────────────────────┐
+//!        ▼             ▼                  ▼                     ▼
+//!   append_only::N2O  append_only::O2N  time_travel::TimeTravel delta::Delta
+//!                                     (= in_place::InPlace<FullCopies | Deltas>)
+//! ```
+//!
+//! Each scheme owns one invariant: the chain's order and where the newest
+//! version is (N2O: at the slot; O2N: at the end), and that every kept
+//! version's row image stays right whatever a prune removes (append-only
+//! images are immutable; time-travel copies stand alone; a delta is merged
+//! into its older neighbour's when its version leaves the middle of a
+//! chain).
+//!
+//! Storage depends on nothing above it. It knows a transaction only through
+//! [`visibility::TxnStates`] (the transaction table implements it), a
+//! table only through its [`Store`], and secondary indexes only through
+//! [`Store::indexed`]: whoever prunes tells the indexes first, and frees
+//! go through [`reclaim`].
+//!
+//! See [`append_only`], [`time_travel`], [`delta`], [`in_place`] and
+//! [`chain`].
 
 pub mod append_only;
+pub mod chain;
 pub mod delta;
 pub mod in_place;
 pub mod indirection;
+pub mod reclaim;
 pub mod space;
 pub mod time_travel;
 pub mod version;
 pub mod version_cache;
+pub mod visibility;
+
+pub use chain::{Chain, Span, Survivor, Versions};
+pub use reclaim::{retire, retire_chain};
 
 use crate::error::Result;
 use crate::options::{NonInline, VersionStorage};
-use crate::table::TableInner;
-use crate::txn::tid::TidTable;
-use crate::txn::visibility::{self, Mode};
 use crate::value::Value;
-use crossbeam_epoch::{self as epoch, Guard};
-use in_place::{master_of, Kind, Master};
-use std::ptr;
-use version::{Version, TID_MARK};
+use crossbeam_epoch::Guard;
+use in_place::{master_of, Master};
+use indirection::IndirectionArray;
+use parking_lot::RwLock;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::Arc;
+use version::Version;
+use visibility::{Mode, TxnStates};
+
+/// One table's version store: its tuple slots and how its versions are
+/// kept. The table owns it (and dereferences to it).
+pub struct Store {
+    /// Where the versions live (`Options::version_storage`).
+    pub scheme: VersionStorage,
+    /// Whether new versions share or copy unchanged text attributes.
+    pub non_inline: NonInline,
+    /// Attributes per row (the cells of a new master).
+    pub columns: usize,
+    pub rows: IndirectionArray,
+    /// The database's memory spaces versions are allocated from; None: the
+    /// global allocator (`Options::memory_spaces`).
+    pub spaces: Option<Arc<space::SpaceSet>>,
+    /// Cooperative cleaning (O2N): the shared horizon and counter; None
+    /// under every other GC policy.
+    pub coop: Option<Arc<Coop>>,
+    /// Whether secondary-index entries may name this table's versions (set
+    /// before an index is published, cleared after the last one is gone):
+    /// cutting a chain then needs index work first, which COOP's workers
+    /// do not do, so they leave such chains to the full pass.
+    pub indexed: AtomicBool,
+}
+
+impl Store {
+    /// An empty N2O store for rows of `columns` attributes.
+    pub fn new(columns: usize) -> Store {
+        Store {
+            scheme: VersionStorage::AppendNewToOld,
+            non_inline: NonInline::Shared,
+            columns,
+            rows: IndirectionArray::new(),
+            spaces: None,
+            coop: None,
+            indexed: AtomicBool::new(false),
+        }
+    }
+}
+
+/// What cooperating workers share: the last horizon computed (a stale
+/// one is lower, so safe) and how many versions they retired.
+pub struct Coop {
+    pub horizon: AtomicU64,
+    pub reclaimed: AtomicU64,
+    /// `GcQueue::tuple_passes`: a worker cuts only while it holds it shared.
+    pub passes: Arc<RwLock<()>>,
+}
 
 /// What a write puts in its new version.
 pub enum NewRow<'a> {
@@ -49,65 +136,149 @@ pub enum NewRow<'a> {
     Tombstone(Vec<Value>),
 }
 
-#[inline]
-fn kind(s: VersionStorage) -> Kind {
-    match s {
-        VersionStorage::Delta => Kind::Delta,
-        _ => Kind::TimeTravel,
-    }
+/// Which versions of one chain [`prune`] removes. Whatever the plan, the
+/// kept versions keep their order and their row images.
+#[derive(Clone, Copy, Debug)]
+pub enum PrunePlan<'a> {
+    /// Every version older than this committed one: the tail below it
+    /// (N2O, in-place) or the prefix before it (O2N). Nothing when it is no
+    /// longer in the chain (O2N: a later cut got there first).
+    OlderThan(*mut Version),
+    /// Exactly these committed versions, wherever they are (a dead zone
+    /// in the middle of a chain, a prefix, a tail, any mix). Never the
+    /// newest version nor the newest committed one (a writer may overwrite
+    /// it or undo back to it); such a plan is a bug (a debug build panics,
+    /// a release build keeps those versions). Not for an O2N table under
+    /// cooperative cleaning, whose workers move the slot themselves.
+    #[cfg_attr(
+        not(test),
+        allow(
+            dead_code,
+            reason = "for collectors that prune from every live snapshot (vDriver)"
+        )
+    )]
+    Versions(&'a [*mut Version]),
+}
+
+/// One version storage scheme. Implementations are types without data:
+/// the state is the table's [`Store`]; every function is called through
+/// the facade below with the scheme picked once.
+///
+/// The callers' side of the contract, for every scheme: the caller is
+/// pinned (`crossbeam-epoch`) while it holds version pointers; writes
+/// (`install`, `replace_own`, `undo`) come from the holder of the row's
+/// write lock; `prune` comes from the row's only collector, after it told
+/// the secondary indexes which versions go.
+pub trait VersionStore {
+    /// The option value this scheme implements.
+    const SCHEME: VersionStorage;
+
+    /// The newest version of `tuple` (committed or not); null if none.
+    fn newest(s: &Store, tuple: u64) -> *mut Version;
+
+    /// The version of `tuple` visible at `ts` to transaction `me` (0: a
+    /// read-only snapshot); null if none.
+    fn visible<T: TxnStates>(
+        s: &Store,
+        tuple: u64,
+        ts: u64,
+        me: u64,
+        tids: &T,
+        mode: Mode,
+    ) -> Result<*mut Version>;
+
+    /// Publishes a new version by transaction `tid` over the newest version
+    /// `prev`, which `tid` has locked (a tombstone when `row` is an insert).
+    fn install(
+        s: &Store,
+        tuple: u64,
+        tid: u64,
+        prev: *mut Version,
+        row: NewRow<'_>,
+    ) -> *mut Version;
+
+    /// Replaces our own uncommitted version `own` (which overwrote `prev`,
+    /// null for a fresh insert) by a new one, unlinking `own`.
+    fn replace_own(
+        s: &Store,
+        tuple: u64,
+        tid: u64,
+        own: *mut Version,
+        prev: *mut Version,
+        row: NewRow<'_>,
+        guard: &Guard,
+    ) -> *mut Version;
+
+    /// Undoes our write `own` over `prev` (null: a fresh insert).
+    fn undo(s: &Store, tuple: u64, own: *mut Version, prev: *mut Version, guard: &Guard);
+
+    /// Publishes the first version of a fresh tuple.
+    fn publish_fresh(s: &Store, tuple: u64, tid: u64, row: Vec<Value>) -> *mut Version;
+
+    /// Takes back a fresh version that was never reachable.
+    ///
+    /// # Safety
+    /// As for [`unpublish_fresh`].
+    unsafe fn unpublish_fresh(s: &Store, tuple: u64, v: *mut Version) -> Vec<Value>;
+
+    /// The versions of `span`, newest first.
+    fn versions(s: &Store, tuple: u64, span: Span) -> Versions;
+
+    /// The newest version `keep` accepts, and what lies on either side.
+    fn survivor(s: &Store, tuple: u64, keep: impl FnMut(&Version) -> bool) -> Survivor;
+
+    /// Removes what `plan` says; returns the number of versions retired.
+    fn prune(s: &Store, tuple: u64, plan: PrunePlan<'_>, guard: &Guard) -> u64;
+}
+
+/// The one place a scheme is chosen: runs `$body` with `$S` naming the
+/// [`VersionStore`] of `$scheme`. Exhaustive, so a new scheme is
+/// a compile error here until it has an arm.
+macro_rules! dispatch {
+    ($scheme:expr, $S:ident => $body:expr) => {
+        match $scheme {
+            VersionStorage::AppendNewToOld => {
+                type $S = append_only::N2O;
+                debug_assert_eq!($S::SCHEME, VersionStorage::AppendNewToOld);
+                $body
+            }
+            VersionStorage::AppendOldToNew => {
+                type $S = append_only::O2N;
+                debug_assert_eq!($S::SCHEME, VersionStorage::AppendOldToNew);
+                $body
+            }
+            VersionStorage::TimeTravel => {
+                type $S = time_travel::TimeTravel;
+                debug_assert_eq!($S::SCHEME, VersionStorage::TimeTravel);
+                $body
+            }
+            VersionStorage::Delta => {
+                type $S = delta::Delta;
+                debug_assert_eq!($S::SCHEME, VersionStorage::Delta);
+                $body
+            }
+        }
+    };
 }
 
 /// The newest version of `tuple` (committed or not); null if none.
 #[inline]
-pub fn newest(t: &TableInner, tuple: u64) -> *mut Version {
-    let head = t.rows.head(tuple);
-    match t.storage {
-        VersionStorage::AppendOldToNew => append_only::o2n_newest(o2n_head(t, tuple, head)),
-        _ => head,
-    }
+pub fn newest(s: &Store, tuple: u64) -> *mut Version {
+    dispatch!(s.scheme, S => S::newest(s, tuple))
 }
 
 /// The version of `tuple` visible at `ts` to transaction `me` (0: a
 /// read-only snapshot); null if none. The caller is pinned.
 #[inline]
-pub fn visible(
-    t: &TableInner,
+pub fn visible<T: TxnStates>(
+    s: &Store,
     tuple: u64,
     ts: u64,
     me: u64,
-    tids: &TidTable,
+    tids: &T,
     mode: Mode,
 ) -> Result<*mut Version> {
-    let head = t.rows.head(tuple);
-    match t.storage {
-        VersionStorage::AppendOldToNew => {
-            append_only::o2n_visible(o2n_head(t, tuple, head), ts, me, tids, mode)
-        }
-        _ => visibility::visible(head, ts, me, tids, mode),
-    }
-}
-
-/// The oldest end of an O2N chain to walk from; under cooperative
-/// cleaning, after retiring the obsolete versions at that end.
-#[inline]
-fn o2n_head(t: &TableInner, tuple: u64, head: *mut Version) -> *mut Version {
-    match &t.coop {
-        None => head,
-        // Workers retire a prefix with one CAS and no index work; a table
-        // with secondary indexes leaves its chains to COOP's full pass,
-        // which prunes through `prune` and so removes the entries of the
-        // versions it retires first.
-        Some(_) if !t.secondary.load(&crossbeam_epoch::pin()).is_empty() => head,
-        Some(c) => {
-            let h = c.horizon.load(std::sync::atomic::Ordering::Relaxed);
-            let (head, n) = crate::gc::vacuum::cooperate(t.rows.slot(tuple), head, h, &c.passes);
-            if n > 0 {
-                c.reclaimed
-                    .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
-            }
-            head
-        }
-    }
+    dispatch!(s.scheme, S => S::visible(s, tuple, ts, me, tids, mode))
 }
 
 /// Calls `f` on the row image of `v` (for a tombstone: the primary key).
@@ -118,166 +289,29 @@ pub fn with_values<R>(v: &Version, f: impl FnOnce(&[Value]) -> R) -> R {
     if !v.is_in_place() || v.is_tombstone() {
         return f(v.data());
     }
-    f(&in_place_values(v))
+    f(&in_place::values_of(v))
 }
 
-/// Walks a chain from `from` along the next pointers, stopping before
-/// `until` (null: at the end), and calls `f` on each version with its row
-/// image: None for a tombstone, and for an uncommitted version (its writer
-/// may replace or undo it meanwhile, and a seqlock read of a version no
-/// longer reachable from the master would wait for good). `f` returns
-/// whether to go on. Returns the number of versions visited and whether
-/// the walk stopped at `until`.
-///
-/// Every step costs one version, whatever the scheme: an in-place version
-/// below a committed one gets its newer neighbour's image with its own
-/// record applied (that record is immutable once its overwriter has
-/// committed). Reading each version alone ([`with_values`]) would walk the
-/// delta records from the master down to it again, quadratic in the length
-/// of the chain.
-///
-/// The caller is pinned and is the row's collector: nothing else unlinks
-/// the committed versions walked.
-pub fn walk_images(
-    from: *mut Version,
-    until: *mut Version,
-    mut f: impl FnMut(*mut Version, Option<&[Value]>) -> bool,
-) -> (u64, bool) {
-    // The image of the previous (newer) version, when it was a committed
-    // in-place version (then it overwrote the current one).
-    let mut row: Vec<Value> = Vec::new();
-    let mut chained = false;
-    let mut n = 0;
-    let mut v = from;
-    while !v.is_null() && v != until {
-        n += 1;
-        // SAFETY: pinned; chain versions are alive.
-        let r = unsafe { &*v };
-        if r.is_tombstone() || r.begin.load(std::sync::atomic::Ordering::SeqCst) & TID_MARK != 0 {
-            chained = false;
-            if !f(v, None) {
-                break;
-            }
-        } else if !r.is_in_place() {
-            chained = false;
-            if !f(v, Some(r.data())) {
-                break;
-            }
-        } else {
-            let rec = r.ext().map_or(ptr::null_mut(), |e| {
-                e.record.load(std::sync::atomic::Ordering::Acquire)
-            });
-            // SAFETY: pinned; records are freed with their versions, through
-            // an epoch.
-            match unsafe { rec.as_ref() } {
-                Some(rec) if chained || rec.is_full() => rec.apply_to(&mut row),
-                // The first committed version of the walk (or the first
-                // after a break): read through the master once.
-                _ => row = in_place_values(r),
-            }
-            chained = true;
-            if !f(v, Some(&row)) {
-                break;
-            }
-        }
-        v = r.next();
-    }
-    (n, v == until)
-}
-
-/// The row of in-place, non-tombstone version `v`.
-fn in_place_values(v: &Version) -> Vec<Value> {
-    let ext = v.ext().expect("in-place version");
-    // An overwritten version with a full copy needs no master: the copy is
-    // immutable (time-travel, or a delete's delta).
-    // SAFETY: pinned by the caller; records are freed through an epoch.
-    if let Some(r) = unsafe {
-        ext.record
-            .load(std::sync::atomic::Ordering::Acquire)
-            .as_ref()
-    } {
-        if r.is_full() {
-            return r.full_values().to_vec();
-        }
-    }
-    // SAFETY: a live in-place version's master lives as long as its row.
-    let m = unsafe { &*ext.master };
-    m.read(v as *const Version as *mut Version)
-}
-
-/// The current row of `base` for its writer (who holds the row's lock or
-/// created `base`), to derive an update from.
-fn writer_row(base: &Version) -> Vec<Value> {
-    if !base.is_in_place() || base.is_tombstone() {
-        return base.data().to_vec();
-    }
-    // SAFETY: the writer holds the row's lock: the master is stable.
-    unsafe { &*master_of(base as *const _ as *mut _) }.writer_values()
-}
-
-fn image(t: &TableInner, base: &Version, row: NewRow<'_>) -> Option<Vec<Value>> {
-    match row {
-        NewRow::Row(r) => Some(r),
-        NewRow::Tombstone(_) => None,
-        NewRow::Update(ch) => {
-            let mut r = writer_row(base);
-            if t.non_inline == NonInline::Copy {
-                for v in r.iter_mut() {
-                    *v = append_only::carry(v, NonInline::Copy);
-                }
-            }
-            for (c, v) in ch {
-                r[*c] = (*v).clone();
-            }
-            Some(r)
-        }
-    }
-}
-
-/// An append-only version for `row`, derived from `base` when an update.
+/// The versions of `tuple` in `span`, newest first, whatever the chain's
+/// direction. The caller is pinned.
 #[inline]
-fn alloc_append(
-    t: &TableInner,
-    tid: u64,
-    base: *mut Version,
-    row: NewRow<'_>,
-    next: *mut Version,
-) -> *mut Version {
-    let sp = t.spaces.as_deref();
-    match row {
-        NewRow::Row(r) => Version::alloc(sp, tid, r, next),
-        NewRow::Tombstone(k) => Version::alloc_tombstone(sp, tid, k, next),
-        NewRow::Update(ch) => {
-            // SAFETY: `base` is locked by or belongs to the writer.
-            let old = unsafe { &*base }.data();
-            let new = |i: usize| ch.iter().find(|(c, _)| *c == i).map(|(_, v)| (*v).clone());
-            // Two loops rather than a per-attribute test of the mode: this is
-            // the update hot path of the default configuration.
-            match t.non_inline {
-                NonInline::Shared => Version::alloc_with(sp, tid, old.len(), next, |i| {
-                    new(i).unwrap_or_else(|| old[i].clone())
-                }),
-                NonInline::Copy => Version::alloc_with(sp, tid, old.len(), next, |i| {
-                    new(i).unwrap_or_else(|| append_only::carry(&old[i], NonInline::Copy))
-                }),
-            }
-        }
-    }
+pub fn versions(s: &Store, tuple: u64, span: Span) -> Versions {
+    dispatch!(s.scheme, S => S::versions(s, tuple, span))
 }
 
-/// An in-place version (or tombstone) of the row whose master is `m`.
-fn alloc_in_place(
-    t: &TableInner,
-    tid: u64,
-    m: *mut Master,
-    row: &NewRow<'_>,
-    next: *mut Version,
-) -> *mut Version {
-    let sp = t.spaces.as_deref();
-    match row {
-        NewRow::Tombstone(k) => Version::alloc_tombstone_in_place(sp, tid, k.clone(), m, next),
-        _ => Version::alloc_in_place(sp, tid, m, next),
-    }
+/// The versions of `tuple` in `span`, newest first, with their row images
+/// (see [`Chain`]). The caller is pinned and is the row's collector or
+/// holds its write lock.
+pub fn chain(s: &Store, tuple: u64, span: Span) -> Chain {
+    Chain::new(versions(s, tuple, span))
+}
+
+/// The newest version of `tuple` that `keep` accepts, and whether versions
+/// exist above and below it (GC: the survivor at a horizon). The caller is
+/// pinned.
+#[inline]
+pub fn survivor(s: &Store, tuple: u64, keep: impl FnMut(&Version) -> bool) -> Survivor {
+    dispatch!(s.scheme, S => S::survivor(s, tuple, keep))
 }
 
 /// Publishes a new version by transaction `tid` over the newest version
@@ -290,38 +324,13 @@ fn alloc_in_place(
 /// about 10% of an update's instructions with mimalloc).
 #[inline]
 pub fn install(
-    t: &TableInner,
+    s: &Store,
     tuple: u64,
     tid: u64,
     prev: *mut Version,
     row: NewRow<'_>,
 ) -> *mut Version {
-    let slot = t.rows.slot(tuple);
-    match t.storage {
-        VersionStorage::AppendNewToOld => {
-            let v = alloc_append(t, tid, prev, row, prev);
-            append_only::n2o_publish(slot, v);
-            v
-        }
-        VersionStorage::AppendOldToNew => {
-            let v = alloc_append(t, tid, prev, row, ptr::null_mut());
-            append_only::o2n_publish(slot, prev, v);
-            v
-        }
-        s @ (VersionStorage::TimeTravel | VersionStorage::Delta) => {
-            let mut m = master_of(prev);
-            if m.is_null() {
-                // Insert over an MVTO ghost: the row gets its first master.
-                m = Master::new(t.schema.columns.len());
-            }
-            let v = alloc_in_place(t, tid, m, &row, prev);
-            // SAFETY: `prev` is locked by us and alive.
-            let img = image(t, unsafe { &*prev }, row);
-            // SAFETY: the master lives as long as its row.
-            in_place::install(kind(s), slot, unsafe { &*m }, prev, v, img, &epoch::pin());
-            v
-        }
-    }
+    dispatch!(s.scheme, S => S::install(s, tuple, tid, prev, row))
 }
 
 /// Replaces our own uncommitted version `own` (which overwrote `prev`,
@@ -331,7 +340,7 @@ pub fn install(
 /// pinned after an early retire could find `own` through one of them
 /// after it was freed.
 pub fn replace_own(
-    t: &TableInner,
+    s: &Store,
     tuple: u64,
     tid: u64,
     own: *mut Version,
@@ -339,46 +348,12 @@ pub fn replace_own(
     row: NewRow<'_>,
     guard: &Guard,
 ) -> *mut Version {
-    let slot = t.rows.slot(tuple);
-    match t.storage {
-        VersionStorage::AppendNewToOld => {
-            let v = alloc_append(t, tid, own, row, prev);
-            append_only::n2o_publish(slot, v);
-            v
-        }
-        VersionStorage::AppendOldToNew => {
-            let v = alloc_append(t, tid, own, row, ptr::null_mut());
-            append_only::o2n_publish(slot, prev, v);
-            v
-        }
-        s @ (VersionStorage::TimeTravel | VersionStorage::Delta) => {
-            let m = master_of(own);
-            let v = alloc_in_place(t, tid, m, &row, prev);
-            // SAFETY: our own version is alive.
-            let img = image(t, unsafe { &*own }, row);
-            // SAFETY: the master lives as long as its row.
-            in_place::replace_own(kind(s), slot, unsafe { &*m }, prev, v, img, guard);
-            v
-        }
-    }
+    dispatch!(s.scheme, S => S::replace_own(s, tuple, tid, own, prev, row, guard))
 }
 
 /// Publishes the first version of a fresh tuple (not in the index yet).
-pub fn publish_fresh(t: &TableInner, tuple: u64, tid: u64, row: Vec<Value>) -> *mut Version {
-    let v = if t.storage.is_append_only() {
-        Version::alloc(t.spaces.as_deref(), tid, row, ptr::null_mut())
-    } else {
-        let m = Master::with_row(row);
-        let v = Version::alloc_in_place(t.spaces.as_deref(), tid, m, ptr::null_mut());
-        let mut sec = unsafe { &*m }.write();
-        sec.set_owner(v);
-        drop(sec);
-        v
-    };
-    t.rows
-        .slot(tuple)
-        .store(v, std::sync::atomic::Ordering::SeqCst);
-    v
+pub fn publish_fresh(s: &Store, tuple: u64, tid: u64, row: Vec<Value>) -> *mut Version {
+    dispatch!(s.scheme, S => S::publish_fresh(s, tuple, tid, row))
 }
 
 /// Takes back a fresh version that was never reachable (its key lost the
@@ -386,70 +361,36 @@ pub fn publish_fresh(t: &TableInner, tuple: u64, tid: u64, row: Vec<Value>) -> *
 ///
 /// # Safety
 /// `v` came from [`publish_fresh`] and no index ever held its tuple id.
-pub unsafe fn unpublish_fresh(t: &TableInner, tuple: u64, v: *mut Version) -> Vec<Value> {
-    t.rows
-        .slot(tuple)
-        .store(ptr::null_mut(), std::sync::atomic::Ordering::SeqCst);
-    // SAFETY: per the contract nobody else saw `v` or its master.
-    unsafe {
-        let m = master_of(v);
-        if m.is_null() {
-            Version::into_values(v)
-        } else {
-            Version::free(v);
-            Master::into_values(m)
-        }
-    }
+pub unsafe fn unpublish_fresh(s: &Store, tuple: u64, v: *mut Version) -> Vec<Value> {
+    // SAFETY: per the contract.
+    dispatch!(s.scheme, S => unsafe { S::unpublish_fresh(s, tuple, v) })
 }
 
 /// Undoes our write `own` over `prev` (null: `own` was a fresh insert):
 /// the row is exactly as before it when this returns. The caller still
 /// holds `prev`'s lock and retires `own`.
-pub fn undo(t: &TableInner, tuple: u64, own: *mut Version, prev: *mut Version, guard: &Guard) {
-    let slot = t.rows.slot(tuple);
-    match t.storage {
-        VersionStorage::AppendNewToOld => append_only::n2o_publish(slot, prev),
-        VersionStorage::AppendOldToNew => append_only::o2n_unlink_tail(slot, prev),
-        VersionStorage::TimeTravel | VersionStorage::Delta => {
-            let m = master_of(own);
-            // SAFETY: the master lives as long as its row.
-            in_place::undo(slot, unsafe { &*m }, prev, guard);
-            if master_of(prev) != m {
-                // The master was made by this write (a fresh insert, or an
-                // insert over a ghost): nothing reachable refers to it now.
-                Master::retire(m, guard);
-            }
-        }
-    }
+pub fn undo(s: &Store, tuple: u64, own: *mut Version, prev: *mut Version, guard: &Guard) {
+    dispatch!(s.scheme, S => S::undo(s, tuple, own, prev, guard))
 }
 
-/// GC: versions older than `keep` (committed, visible at the horizon) are
-/// garbage. Removes their secondary-index entries
-/// (`index::before_prune`), then retires them. Returns the number
-/// retired.
+/// GC: removes the versions of `tuple` that `plan` names and retires them
+/// (freed once every thread pinned now has unpinned). Returns the number
+/// retired. The caller is the row's collector and has already removed the
+/// secondary-index entries only those versions needed
+/// (`index::before_prune`).
 #[inline]
-pub fn prune(t: &TableInner, tuple: u64, keep: *mut Version, guard: &Guard) -> u64 {
-    // Secondary entries only the retired versions need go first (every
-    // caller, the transaction-level queue or a tuple-level collector, gets
-    // this by pruning here).
-    crate::index::before_prune(t, tuple, keep, guard);
-    match t.storage {
-        VersionStorage::AppendOldToNew => append_only::o2n_prune(t.rows.slot(tuple), keep, guard),
-        _ => {
-            // SAFETY: `keep` is alive until its GC entry is processed.
-            let tail = unsafe { &*keep }
-                .next
-                .swap(ptr::null_mut(), std::sync::atomic::Ordering::AcqRel);
-            crate::gc::retire_chain(tail, guard)
-        }
-    }
+pub fn prune(s: &Store, tuple: u64, plan: PrunePlan<'_>, guard: &Guard) -> u64 {
+    dispatch!(s.scheme, S => S::prune(s, tuple, plan, guard))
 }
+
+// A whole row (unlinked, torn down or measured) needs no scheme: its
+// versions' headers say whether a master hangs off it.
 
 /// Retires a whole row unlinked from its table (its slot's chain from
 /// `head`, and its master). Returns versions retired.
 pub fn retire_row(head: *mut Version, guard: &Guard) -> u64 {
     let m = master_of(head);
-    let n = crate::gc::retire_chain(head, guard);
+    let n = retire_chain(head, guard);
     if !m.is_null() {
         Master::retire(m, guard);
     }
@@ -504,4 +445,224 @@ pub fn row_footprint(head: *mut Version) -> (u64, u64, u64) {
         main += unsafe { &*m }.footprint() as u64;
     }
     (main, store, n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::visibility::TxnState;
+    use super::*;
+    use crossbeam_epoch as epoch;
+    use std::ptr;
+    use std::sync::atomic::Ordering::SeqCst;
+
+    /// Every version in these tests is stamped: visibility never asks.
+    struct Stamped;
+
+    impl TxnStates for Stamped {
+        fn settled(&self, _: u64) -> TxnState {
+            unreachable!("every version is stamped")
+        }
+        fn decided(&self, _: u64) -> TxnState {
+            unreachable!("every version is stamped")
+        }
+        fn running_ts(&self, _: u64) -> Option<u64> {
+            unreachable!("every version is stamped")
+        }
+    }
+
+    fn row(a: i64, b: &str, c: i64) -> Vec<Value> {
+        vec![Value::Int(a), Value::from(b), Value::Int(c)]
+    }
+
+    /// One committed version: its commit timestamp and row image (None: a
+    /// tombstone).
+    struct Written {
+        v: *mut Version,
+        ts: u64,
+        image: Option<Vec<Value>>,
+    }
+
+    /// A row written eight times, each write committed at `10 * (i + 1)`:
+    /// updates of one or two attributes, a delete and a re-insert in the
+    /// middle (so a tombstone and a delta below it are in the chain).
+    fn build(scheme: VersionStorage) -> (Store, u64, Vec<Written>) {
+        let mut s = Store::new(3);
+        s.scheme = scheme;
+        let tuple = s.rows.allocate().unwrap();
+        let commit = |v: *mut Version, ts: u64| {
+            // SAFETY: ours, alive.
+            let r = unsafe { &*v };
+            r.begin.store(ts, SeqCst);
+            r.txn_id.store(0, SeqCst);
+        };
+        let mut out = Vec::new();
+        let mut image = row(0, "t0", 100);
+        let v = publish_fresh(&s, tuple, 1, image.clone());
+        commit(v, 10);
+        out.push(Written {
+            v,
+            ts: 10,
+            image: Some(image.clone()),
+        });
+        enum W {
+            Update(Vec<(usize, Value)>),
+            Delete,
+            Insert(Vec<Value>),
+        }
+        let writes = vec![
+            W::Update(vec![(0, Value::Int(1))]),
+            W::Update(vec![(1, Value::from("t2"))]),
+            W::Update(vec![(0, Value::Int(3)), (2, Value::Int(300))]),
+            W::Delete,
+            W::Insert(row(5, "t5", 500)),
+            W::Update(vec![(1, Value::from("t6"))]),
+            W::Update(vec![(0, Value::Int(7))]),
+        ];
+        for (i, w) in writes.into_iter().enumerate() {
+            let ts = 10 * (i as u64 + 2);
+            let prev = newest(&s, tuple);
+            let tid = 2 + i as u64;
+            let (v, img) = match w {
+                W::Update(ch) => {
+                    for (c, v) in &ch {
+                        image[*c] = v.clone();
+                    }
+                    let refs: Vec<(usize, &Value)> = ch.iter().map(|(c, v)| (*c, v)).collect();
+                    let v = install(&s, tuple, tid, prev, NewRow::Update(&refs));
+                    (v, Some(image.clone()))
+                }
+                W::Delete => {
+                    let key = vec![image[0].clone()];
+                    (install(&s, tuple, tid, prev, NewRow::Tombstone(key)), None)
+                }
+                W::Insert(r) => {
+                    image = r.clone();
+                    (
+                        install(&s, tuple, tid, prev, NewRow::Row(r)),
+                        Some(image.clone()),
+                    )
+                }
+            };
+            commit(v, ts);
+            out.push(Written { v, ts, image: img });
+        }
+        (s, tuple, out)
+    }
+
+    /// Reads at every kept version's timestamp find it with its image, by
+    /// the visibility check, `with_values` (the master path) and the chain
+    /// iterator (the chained-records path).
+    fn check(tag: &str, s: &Store, tuple: u64, kept: &[&Written]) {
+        for w in kept {
+            let v = visible(s, tuple, w.ts, 0, &Stamped, Mode::Snapshot).unwrap();
+            assert_eq!(v, w.v, "{tag}: version at {}", w.ts);
+            // SAFETY: kept versions live as long as the store (nothing else
+            // touches the row).
+            let r = unsafe { &*v };
+            match &w.image {
+                None => assert!(r.is_tombstone(), "{tag}: {}", w.ts),
+                Some(img) => assert_eq!(
+                    &with_values(r, |d| d.to_vec()),
+                    img,
+                    "{tag}: image at {}",
+                    w.ts
+                ),
+            }
+        }
+        let mut c = chain(s, tuple, Span::ALL);
+        let mut seen = Vec::new();
+        while let Some((v, img)) = c.step() {
+            seen.push((v, img.map(<[Value]>::to_vec)));
+        }
+        let want: Vec<_> = kept.iter().rev().map(|w| (w.v, w.image.clone())).collect();
+        assert_eq!(seen, want, "{tag}: chain newest first");
+        assert_eq!(newest(s, tuple), kept.last().unwrap().v, "{tag}: newest");
+    }
+
+    /// `prune` with a plan of versions anywhere in the chain (the middle,
+    /// runs, around the tombstone, the oldest, all but the newest) on every
+    /// scheme: the kept versions keep their order and their images. On
+    /// delta storage this needs the removed deltas merged into the older
+    /// neighbour's; time-travel copies stand alone.
+    #[test]
+    fn pruning_any_set_of_versions_keeps_every_other_image() {
+        let plans: &[&[usize]] = &[
+            &[1, 2],
+            &[3],
+            &[4],
+            &[4, 5],
+            &[2, 4],
+            &[0],
+            &[6],
+            &[1, 3, 5],
+            &[0, 1, 2, 3, 4, 5, 6],
+        ];
+        for scheme in VersionStorage::ALL {
+            for plan in plans {
+                let tag = format!("{scheme} remove {plan:?}");
+                let (s, tuple, written) = build(scheme);
+                let all: Vec<&Written> = written.iter().collect();
+                check(&format!("{tag} (before)"), &s, tuple, &all);
+                let victims: Vec<*mut Version> = plan.iter().map(|&i| written[i].v).collect();
+                // Pinned only while pruning: nothing else touches this row,
+                // so the kept versions stay alive without a pin, and a test
+                // that holds the epoch back would slow other tests' frees.
+                let n = prune(&s, tuple, PrunePlan::Versions(&victims), &epoch::pin());
+                assert_eq!(n, plan.len() as u64, "{tag}");
+                let kept: Vec<&Written> = written
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !plan.contains(i))
+                    .map(|(_, w)| w)
+                    .collect();
+                check(&tag, &s, tuple, &kept);
+                // A read between two kept versions now sees the older one
+                // (the plan said no snapshot is there).
+                for w in written.iter().filter(|w| victims.contains(&w.v)) {
+                    let older = kept.iter().rev().find(|k| k.ts < w.ts).map(|k| k.v);
+                    let got = visible(&s, tuple, w.ts, 0, &Stamped, Mode::Snapshot).unwrap();
+                    assert_eq!(got, older.unwrap_or(ptr::null_mut()), "{tag}: at {}", w.ts);
+                }
+                // Dropping the store frees the kept versions; the removed
+                // ones were retired through the epoch.
+            }
+        }
+    }
+
+    /// The tail below a survivor (N2O, in-place) or the prefix before it
+    /// (O2N) through the same plan.
+    #[test]
+    fn pruning_older_than_a_survivor_cuts_whichever_end_holds_the_old_versions() {
+        for scheme in VersionStorage::ALL {
+            let (s, tuple, written) = build(scheme);
+            let n = prune(&s, tuple, PrunePlan::OlderThan(written[5].v), &epoch::pin());
+            assert_eq!(n, 5, "{scheme}");
+            let kept: Vec<&Written> = written[5..].iter().collect();
+            check(&format!("{scheme} older than 5"), &s, tuple, &kept);
+        }
+    }
+
+    /// Every arm of `dispatch!` names the type that implements its own
+    /// scheme (a swapped arm would run one scheme's code under another's
+    /// name).
+    #[test]
+    fn dispatch_picks_the_schemes_own_type() {
+        for scheme in VersionStorage::ALL {
+            assert_eq!(dispatch!(scheme, S => S::SCHEME), scheme);
+        }
+    }
+
+    /// A plan naming the newest version is a bug the store refuses.
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "newest")]
+    fn a_plan_may_not_remove_the_newest_version() {
+        let (s, tuple, written) = build(VersionStorage::Delta);
+        prune(
+            &s,
+            tuple,
+            PrunePlan::Versions(&[written[7].v]),
+            &epoch::pin(),
+        );
+    }
 }

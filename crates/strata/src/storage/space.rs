@@ -58,12 +58,9 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Slots are multiples of this many bytes.
 pub const GRANULE: usize = 16;
-/// Smallest accepted increment.
-pub const MIN_INCREMENT: usize = 4 << 10;
-/// Largest accepted increment (its log2 must fit the version's 5 bits).
-pub const MAX_INCREMENT: usize = 1 << 30;
-/// Most spaces accepted.
-pub const MAX_SPACES: usize = 1024;
+// The bounds `Options::validate` checks (defined with the options, which
+// sit below storage).
+pub use crate::options::{MAX_INCREMENT, MAX_SPACES, MIN_INCREMENT};
 /// Largest size class, whatever the increment.
 const MAX_CLASS_BYTES: usize = 8 << 10;
 /// The chunk header, padded to a granule so slots stay 16-byte aligned.
@@ -601,15 +598,21 @@ mod tests {
     }
 
     // Several threads allocate and retire through crossbeam-epoch, as GC
-    // does; deferred frees run on whichever thread advances the epoch.
+    // does; deferred frees run on whichever thread advances the epoch. A
+    // collector of its own: with the global one, any other test that is
+    // pinned meanwhile holds the frees back and the reuse bound below
+    // failed now and then when the unit tests ran together.
     #[test]
     fn concurrent_alloc_and_epoch_frees_stay_consistent() {
         let rounds = if cfg!(miri) { 20 } else { 2000 };
         let set = Arc::new(SpaceSet::new(2, INC));
+        let collector = crossbeam_epoch::Collector::new();
         let hs: Vec<_> = (0..4)
             .map(|t| {
                 let set = Arc::clone(&set);
+                let collector = collector.clone();
                 std::thread::spawn(move || {
+                    let handle = collector.register();
                     for i in 0..rounds {
                         let size = 16 * (1 + (t + i) % 8);
                         let (p, sh) = alloc(&set, size);
@@ -618,7 +621,7 @@ mod tests {
                         unsafe {
                             p.as_ptr().write_bytes(t as u8, size);
                             let slot = Slot(p);
-                            crossbeam_epoch::pin().defer_unchecked(move || {
+                            handle.pin().defer_unchecked(move || {
                                 let p = { slot }.0;
                                 assert!(std::slice::from_raw_parts(p.as_ptr(), size)
                                     .iter()
@@ -633,8 +636,9 @@ mod tests {
         for h in hs {
             h.join().unwrap();
         }
+        let handle = collector.register();
         for _ in 0..512 {
-            crossbeam_epoch::pin().flush();
+            handle.pin().flush();
         }
         let st = set.stats();
         let total: u64 = st.iter().map(|s| s.allocations).sum();

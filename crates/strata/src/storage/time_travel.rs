@@ -15,14 +15,35 @@
 //! under its seqlock (see [`super::in_place`]). Unchanged text attributes
 //! are shared between the master and the copy by reference count, or
 //! copied in full with `NonInline::Copy`.
+//!
+//! The invariant it owns: every overwritten version's record is a full,
+//! immutable copy, so each old version stands alone; pruning any of them
+//! needs no repair of the others.
 
-use super::in_place::{Record, WriteSection};
+use super::in_place::{InPlace, Record, Records, WriteSection};
+use crate::options::VersionStorage;
+use crate::value::Value;
+
+/// Time-travel storage: in-place master, full copies.
+pub type TimeTravel = InPlace<FullCopies>;
+
+/// A full copy of the old row per overwritten version.
+pub struct FullCopies;
+
+impl Records for FullCopies {
+    const SCHEME: VersionStorage = VersionStorage::TimeTravel;
+
+    #[inline]
+    fn displace(sec: &mut WriteSection<'_>, _image: Option<&[Value]>) -> Record {
+        copy_out(sec)
+    }
+}
 
 /// Moves every cell of the master into a full copy (the new values are
 /// written afterwards from the writer's full image).
-pub(crate) fn copy_out(sec: &mut WriteSection<'_>, n: usize) -> Record {
+pub(crate) fn copy_out(sec: &mut WriteSection<'_>) -> Record {
     Record::full(
-        (0..n)
+        (0..sec.width())
             .map(|i| sec.take(i).expect("an overwritten row has every cell"))
             .collect(),
     )

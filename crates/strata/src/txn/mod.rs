@@ -22,7 +22,6 @@
 
 mod index_ops;
 pub mod tid;
-pub mod visibility;
 
 use crate::cc::{predicate::ScanEntry, with_cc, Cc, TxnCc};
 use crate::db::DbInner;
@@ -31,6 +30,7 @@ use crate::gc;
 use crate::index::key::EncodedKey;
 use crate::storage::indirection::MAX_TUPLES;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
+use crate::storage::visibility::Mode;
 use crate::storage::{self, NewRow};
 use crate::table::{Table, TableInner};
 use crate::value::{ColumnRef, Key, Row, Value};
@@ -40,7 +40,6 @@ use std::ptr;
 use std::sync::atomic::Ordering::{Release, SeqCst};
 use std::sync::Arc;
 use thin_vec::ThinVec;
-use visibility::Mode;
 
 /// A row written by this transaction.
 pub(crate) struct WriteEntry {
@@ -560,7 +559,7 @@ impl Transaction {
                         storage::undo(ti, tuple, v, ptr::null_mut(), &guard);
                         ti.index.remove(&ek, tuple);
                         ti.rows.release(tuple, &guard);
-                        gc::retire(v, &guard);
+                        storage::retire(v, &guard);
                         return self.fail(e);
                     }
                     if let Err(kind) = P::check_insert(self, &ti.predicate_read_ts) {
@@ -717,7 +716,7 @@ impl Transaction {
             // head is marked overwritten: the row is as before the call.
             let guard = epoch::pin();
             storage::undo(ti, tuple, v, head, &guard);
-            gc::retire(v, &guard);
+            storage::retire(v, &guard);
             self.unlock_unused(head);
             return self.fail(e);
         }
@@ -796,7 +795,7 @@ impl Transaction {
         w.new = v;
         // Physical entries still name `own`: re-key them before it retires.
         self.sec_on_replace_own(ti, tuple, own, v);
-        gc::retire(own, &guard);
+        storage::retire(own, &guard);
         Ok(())
     }
 
@@ -947,7 +946,7 @@ impl Transaction {
                 }
                 t.rows.release(w.tuple, &guard);
             }
-            gc::retire(w.new, &guard);
+            storage::retire(w.new, &guard);
         }
         P::release(self);
         P::on_abort(self);

@@ -39,6 +39,7 @@
 //! so `tests/model.rs` runs this code under shuttle (slot claim and reuse,
 //! and the states readers consult while a commit stamps its versions).
 
+use crate::storage::visibility::{TxnState, TxnStates};
 use crate::sync::atomic::{
     fence, AtomicBool, AtomicU64, AtomicUsize,
     Ordering::{Relaxed, Release, SeqCst},
@@ -438,6 +439,40 @@ impl TidTable {
             .iter()
             .filter(|s| s.begin.load(SeqCst) != u64::MAX)
             .count()
+    }
+}
+
+/// What storage's visibility check asks about the creator of a version.
+impl TxnStates for TidTable {
+    #[inline]
+    fn settled(&self, id: u64) -> TxnState {
+        txn_state(self.settled_status(id))
+    }
+
+    #[inline]
+    fn decided(&self, id: u64) -> TxnState {
+        txn_state(self.wait_decided(id))
+    }
+
+    #[inline]
+    fn running_ts(&self, id: u64) -> Option<u64> {
+        let ts = self.slot(id).begin.load(SeqCst);
+        // Read after the timestamp: still ACTIVE means the timestamp was
+        // this transaction's, not a later occupant's of the slot.
+        (self.status(id) == Status::Active).then_some(ts)
+    }
+}
+
+/// `settled_status` and `wait_decided` never return PRECOMMIT.
+#[inline]
+fn txn_state(s: Status) -> TxnState {
+    match s {
+        Status::Active => TxnState::Active,
+        Status::Precommit => unreachable!("PRECOMMIT is waited out"),
+        Status::Committing(c) => TxnState::Committing(c),
+        Status::Committed(c) => TxnState::Committed(c),
+        Status::Aborted => TxnState::Aborted,
+        Status::Gone => TxnState::Gone,
     }
 }
 

@@ -13,10 +13,14 @@
 //! transaction table; a creator that has its commit timestamp but no decision
 //! yet (COMMITTING, `cts <= snapshot`) is waited for, because either answer
 //! could be the right one.
+//!
+//! Storage knows nothing of transactions but what [`TxnStates`] answers for
+//! an id: the transaction table (`txn::tid`) implements it, and every
+//! function here is generic over it, so the table's lookups are inlined as
+//! if this module called them by name.
 
-use super::tid::{Status, TidTable};
+use super::version::{Version, TID_MARK};
 use crate::error::{ConflictKind, Error, Result};
-use crate::storage::version::{Version, TID_MARK};
 use std::sync::atomic::Ordering::SeqCst;
 
 /// How to treat versions of running writers.
@@ -29,15 +33,41 @@ pub enum Mode {
     TimestampOrder,
 }
 
+/// The state of the transaction behind a `TID_MARK | id` word, as far as
+/// visibility cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxnState {
+    Active,
+    /// Has its commit timestamp; the decision is not made yet.
+    Committing(u64),
+    Committed(u64),
+    Aborted,
+    /// The transaction has ended and its id is no longer known: re-read the
+    /// version, which is stamped (committed) or unlinked (aborted) by now.
+    Gone,
+}
+
+/// What visibility needs from the transaction table.
+pub trait TxnStates {
+    /// The state of `id` once it has its commit timestamp if it is about to
+    /// draw one (waits that short step out).
+    fn settled(&self, id: u64) -> TxnState;
+    /// The state of `id` once it has decided (never `Committing`).
+    fn decided(&self, id: u64) -> TxnState;
+    /// MVTO: the timestamp of `id` while it is running; None once it has
+    /// moved on (then its state is asked again).
+    fn running_ts(&self, id: u64) -> Option<u64>;
+}
+
 /// The version of `head`'s chain visible at `ts` to transaction `me`
 /// (null if none). `me` may be 0 for read-only transactions.
 ///
 /// The caller must be pinned (crossbeam-epoch) while it uses the chain.
-pub fn visible(
+pub fn visible<T: TxnStates>(
     head: *mut Version,
     ts: u64,
     me: u64,
-    tids: &TidTable,
+    tids: &T,
     mode: Mode,
 ) -> Result<*mut Version> {
     let mut v = head;
@@ -55,7 +85,13 @@ pub fn visible(
 
 /// Whether version `r` itself is visible at `ts` to `me`.
 #[inline]
-pub fn is_visible(r: &Version, ts: u64, me: u64, tids: &TidTable, mode: Mode) -> Result<bool> {
+pub fn is_visible<T: TxnStates>(
+    r: &Version,
+    ts: u64,
+    me: u64,
+    tids: &T,
+    mode: Mode,
+) -> Result<bool> {
     let b = r.begin.load(SeqCst);
     if b & TID_MARK == 0 {
         return Ok(b <= ts);
@@ -64,37 +100,36 @@ pub fn is_visible(r: &Version, ts: u64, me: u64, tids: &TidTable, mode: Mode) ->
     if creator == me {
         return Ok(true);
     }
-    Ok(match tids.settled_status(creator) {
-        Status::Precommit => unreachable!("settled_status waits PRECOMMIT out"),
-        Status::Active => {
+    Ok(match tids.settled(creator) {
+        TxnState::Active => {
             if mode == Mode::TimestampOrder {
                 // An MVTO writer's timestamp is its registered begin.
-                let wts = tids.slot(creator).begin.load(SeqCst);
-                if tids.status(creator) != Status::Active {
-                    // It moved on (or its slot was reused, making `wts`
-                    // someone else's): decide again from its new state.
+                let Some(wts) = tids.running_ts(creator) else {
+                    // It moved on (or its slot was reused, making its
+                    // timestamp someone else's): decide again from its new
+                    // state.
                     return is_visible(r, ts, me, tids, mode);
-                }
+                };
                 if wts < ts {
                     return Err(Error::Conflict(ConflictKind::TimestampOrder));
                 }
             }
             false
         }
-        Status::Aborted => false,
-        Status::Committed(c) => c <= ts,
-        Status::Committing(c) => {
+        TxnState::Aborted => false,
+        TxnState::Committed(c) => c <= ts,
+        TxnState::Committing(c) => {
             if c > ts {
                 false
             } else {
-                match tids.wait_decided(creator) {
-                    Status::Committed(_) => true,
-                    Status::Gone => stamped_at_or_before(r, ts),
+                match tids.decided(creator) {
+                    TxnState::Committed(_) => true,
+                    TxnState::Gone => stamped_at_or_before(r, ts),
                     _ => false,
                 }
             }
         }
-        Status::Gone => stamped_at_or_before(r, ts),
+        TxnState::Gone => stamped_at_or_before(r, ts),
     })
 }
 
