@@ -10,7 +10,9 @@
 //!
 //! The array is two-level so it grows without moving: a fixed directory of
 //! segment pointers, each segment allocated (once, by CAS) on first use.
-//! Reads are two dependent loads and never lock.
+//! Reads are two dependent loads and never lock. An id is counted in the
+//! high-water mark only once its segment exists, so a pass over
+//! `0..capacity_used` (vacuum) may read every slot it names.
 
 use super::version::Version;
 use parking_lot::Mutex;
