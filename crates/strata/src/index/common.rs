@@ -469,21 +469,14 @@ pub(super) fn check_unique<K: EntryScheme>(t: &TableInner, idx: &SecondaryIndex)
             let (k, val) = &all[j];
             let ident = K::ident_of(k);
             if let Some(tuple) = K::resolve(t, idx, k, *val) {
-                let mut holds = false;
-                // The newest version, and below an uncommitted one the
-                // newest committed version.
-                for v in versions_newest_first(t, tuple).into_iter().take(2) {
-                    // SAFETY: pinned; chain versions are alive.
-                    let r = unsafe { &*v };
-                    if !r.is_tombstone()
-                        && storage::with_values(r, |d| idx.ident(&t.schema, d)) == ident
-                    {
-                        holds = true;
+                // A version that left the row after we listed it: the row
+                // changed, look at it again.
+                let holds = loop {
+                    let chain = versions_newest_first(t, tuple);
+                    if let Some(h) = newest_state_holds(t, idx, &chain, ident) {
+                        break h;
                     }
-                    if r.begin.load(SeqCst) & TID_MARK == 0 {
-                        break;
-                    }
-                }
+                };
                 let pk = &ident[ikey_len..];
                 if holds && !holders.contains(&pk) {
                     holders.push(pk);
@@ -500,6 +493,40 @@ pub(super) fn check_unique<K: EntryScheme>(t: &TableInner, idx: &SecondaryIndex)
         i = j;
     }
     Ok(())
+}
+
+/// Whether a row, its versions `chain` (newest first, as listed a moment
+/// ago), holds entry `ident` in its newest state: its newest version, and
+/// below an uncommitted one the newest committed version. None when one of
+/// them has left the row since (cut by GC, undone or replaced by its
+/// writer) and could not be read.
+///
+/// Nothing but the epoch pin holds these versions: the check runs with GC
+/// going (it cuts below the newest committed version once the horizon
+/// passes a newer one) and takes no snapshot, and the head may be
+/// uncommitted. An in-place version gone from its row cannot be rebuilt
+/// from the master, and reading it with `storage::with_values` waited on
+/// the seqlock for good (the "seqlock reader cannot reach its version"
+/// assertion under load, in tests/gc_secondary.rs).
+fn newest_state_holds(
+    t: &TableInner,
+    idx: &SecondaryIndex,
+    chain: &[*mut Version],
+    ident: &[u8],
+) -> Option<bool> {
+    let mut holds = false;
+    for &v in chain.iter().take(2) {
+        // SAFETY: pinned by the caller; listed versions are freed only
+        // through an epoch.
+        let r = unsafe { &*v };
+        if !r.is_tombstone() {
+            holds |= storage::try_with_values(r, |d| idx.ident(&t.schema, d)[..] == *ident)?;
+        }
+        if r.begin.load(SeqCst) & TID_MARK == 0 {
+            break;
+        }
+    }
+    Some(holds)
 }
 
 #[cfg(test)]
@@ -548,6 +575,80 @@ mod tests {
                 let rec = scanner.scans[0].record.clone().unwrap();
                 assert_eq!(rec.state.load(SeqCst), expected, "{p}: row {moved} moved");
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod unique_check_tests {
+    use super::*;
+    use crate::index::with_index_kind;
+    use crate::{key, row, Database, Options, Schema, Type, Unique, VersionStorage};
+
+    /// The unique check after a back-fill lists a row's versions and then
+    /// reads them holding only an epoch pin. A version that leaves the row
+    /// in between (its writer undoes it; GC cuts it once newer versions
+    /// commit) is reported, not waited for: under the in-place schemes the
+    /// master can no longer rebuild it, and reading it through
+    /// `storage::with_values` spun on the seqlock until the "cannot reach
+    /// its version" assertion (tests/gc_secondary.rs, under load).
+    #[test]
+    fn a_listed_version_that_left_its_row_is_reported_not_waited_for() {
+        // The in-place schemes, whose masters cannot rebuild a version gone
+        // from its row.
+        for s in VersionStorage::ALL
+            .into_iter()
+            .filter(|s| !s.is_append_only())
+        {
+            let db =
+                Database::open(Options::default().version_storage(s).gc_interval(None)).unwrap();
+            let t = db
+                .create_table(
+                    Schema::new("kv")
+                        .column("k", Type::Int)
+                        .column("v", Type::Int)
+                        .primary_key(&["k"]),
+                )
+                .unwrap();
+            db.run(|x| x.insert(&t, row![1, 10])).unwrap();
+            let idx = db.create_index("by_v", &t, &["v"], Unique::Yes).unwrap();
+            let (ti, si) = (&*t.inner, &*idx.inner);
+            let tuple = ti.index.get(&ti.encode(&key![1])).unwrap();
+            let ident = si.ident(&ti.schema, &[Value::Int(1), Value::Int(10)]);
+            let _pin = epoch::pin();
+
+            // Listed with an uncommitted head, which its writer then undoes.
+            let mut w = db.begin().unwrap();
+            w.update(&t, &key![1], &[("v", Value::Int(20))]).unwrap();
+            let chain = versions_newest_first(ti, tuple);
+            assert_eq!(chain.len(), 2, "{s}");
+            assert_eq!(
+                newest_state_holds(ti, si, &chain, &ident),
+                Some(true),
+                "{s}"
+            );
+            w.abort();
+            assert_eq!(newest_state_holds(ti, si, &chain, &ident), None, "{s}");
+
+            // Listed committed, then cut by GC below two newer versions. A
+            // time-travel version keeps its full copy (readable while
+            // pinned); a delta version needs the master.
+            let chain = versions_newest_first(ti, tuple);
+            assert_eq!(chain.len(), 1, "{s}");
+            for _ in 0..2 {
+                db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(10))]))
+                    .unwrap();
+            }
+            db.collect_garbage();
+            assert_eq!(versions_newest_first(ti, tuple).len(), 1, "{s}: cut");
+            let expected = if s == VersionStorage::Delta {
+                None
+            } else {
+                Some(true)
+            };
+            assert_eq!(newest_state_holds(ti, si, &chain, &ident), expected, "{s}");
+            // The whole check, over the row as it is now.
+            with_index_kind!(si.pointers, K => check_unique::<K>(ti, si)).unwrap();
         }
     }
 }

@@ -33,7 +33,9 @@
 //! may have written without knowing the index), then, with GC paused,
 //! back-fills entries for every committed version and re-checks
 //! uniqueness (the kind's `backfill` and `check_unique`). Writers keep running meanwhile and maintain the index
-//! themselves.
+//! themselves. The re-check runs with GC going and holds no snapshot, so a
+//! version it listed may leave its row before it is read (see
+//! `common::newest_state_holds`).
 
 use crate::cc::predicate::ScanRecord;
 use crate::db::{Database, DbInner};

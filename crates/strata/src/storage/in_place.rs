@@ -469,6 +469,33 @@ impl Master {
         }
     }
 
+    /// [`Master::read`] for a caller whose only hold on `v` is an epoch pin
+    /// (no registered snapshot keeps GC off `v`, and `v` may be
+    /// uncommitted): None once a state of the master with no writer inside
+    /// does not reach `v` (GC cut it, or its writer undid or replaced it),
+    /// where `read` would wait for good. Waits only while writers move.
+    pub fn read_if_reachable(&self, v: *mut Version) -> Option<Vec<Value>> {
+        let mut raw = Vec::with_capacity(self.len);
+        let mut over = Vec::with_capacity(self.len);
+        loop {
+            let s1 = self.seq.load(Acquire);
+            if s1 & 1 == 0 {
+                if let Some(out) = self.try_read_slow(v, &mut raw, &mut over) {
+                    return Some(out);
+                }
+                // Orders the attempt's loads before the re-check: `seq`
+                // only grows, so the same even value after means no writer
+                // entered meanwhile, and the attempt failed on a stable
+                // state that does not reach `v`.
+                fence(Acquire);
+                if self.seq.load(Relaxed) == s1 {
+                    return None;
+                }
+            }
+            spin_loop();
+        }
+    }
+
     /// One attempt of the general read: None when a writer was inside (or
     /// got in) or the snapshot does not reach `v`.
     fn try_read_slow<'a>(

@@ -10,7 +10,9 @@
 //!
 //! The array is two-level so it grows without moving: a fixed directory of
 //! segment pointers, each segment allocated (once, by CAS) on first use.
-//! Reads are two dependent loads and never lock.
+//! Reads are two dependent loads and never lock. An id is counted in the
+//! high-water mark only once its segment exists, so a pass over
+//! `0..capacity_used` (vacuum) may read every slot it names.
 
 use super::version::Version;
 use parking_lot::Mutex;
@@ -58,13 +60,30 @@ impl IndirectionArray {
         if let Some(id) = self.free.lock().pop() {
             return Some(id);
         }
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        if id >= MAX_TUPLES {
-            self.next_id.fetch_sub(1, Ordering::Relaxed);
-            return None;
+        // The segment first, then the counter: every id below
+        // `capacity_used` has its segment, so a vacuum pass (which walks
+        // `0..capacity_used` and reads each slot) never meets a counted id
+        // whose segment is still being allocated. With a `fetch_add` first,
+        // a pass that ran during the first insert's 512 KiB allocation read
+        // the slot of tuple 0 through a null segment.
+        let mut id = self.next_id.load(Ordering::Acquire);
+        loop {
+            if id >= MAX_TUPLES {
+                return None;
+            }
+            self.ensure_segment(id);
+            // Release: whoever reads the new count sees the segment (its
+            // pointer was published by a CAS we ordered before this one).
+            match self.next_id.compare_exchange_weak(
+                id,
+                id + 1,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Some(id),
+                Err(now) => id = now,
+            }
         }
-        self.ensure_segment(id);
-        Some(id)
     }
 
     /// Returns `id` for reuse once no pinned thread can still hold it.
@@ -73,9 +92,10 @@ impl IndirectionArray {
         guard.defer(move || free.lock().push(id));
     }
 
-    /// Number of tuple ids handed out (high-water mark).
+    /// Number of tuple ids handed out (high-water mark). Every id below it
+    /// has its segment (see `allocate`), so `slot` may be called on each.
     pub fn capacity_used(&self) -> u64 {
-        self.next_id.load(Ordering::Relaxed).min(MAX_TUPLES)
+        self.next_id.load(Ordering::Acquire).min(MAX_TUPLES)
     }
 
     fn ensure_segment(&self, id: u64) {
@@ -117,14 +137,8 @@ impl IndirectionArray {
     /// Every allocated tuple id with a non-null head (for drop and stats).
     pub fn for_each_head(&self, mut f: impl FnMut(u64, *mut Version)) {
         for id in 0..self.capacity_used() {
-            // An id can be counted before its segment exists (`allocate`
-            // bumps the counter first), so look the segment up defensively.
-            let seg = self.dir[(id >> SEG_BITS) as usize].load(Ordering::Acquire);
-            if seg.is_null() {
-                continue;
-            }
-            // SAFETY: non-null segments live until Drop; the index is masked.
-            let h = unsafe { &(*seg)[(id as usize) & (SEG_SIZE - 1)] }.load(Ordering::Acquire);
+            // Counted ids have their segments (see `allocate`).
+            let h = self.head(id);
             if !h.is_null() {
                 f(id, h);
             }
@@ -150,5 +164,59 @@ impl Drop for IndirectionArray {
                 unsafe { super::free_row(slot.load(Ordering::Acquire)) };
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    /// Whoever sees an id counted may read its slot, as a vacuum pass over
+    /// `0..capacity_used` does: a thread spinning on `capacity_used` watches
+    /// the first allocation of a fresh array, the one that allocates the
+    /// first segment (the window the old `fetch_add`-first order left open
+    /// for the whole 512 KiB allocation: `slot` panicked, "tuple id 0 was
+    /// never allocated", on the GC thread).
+    #[test]
+    fn a_counted_tuple_id_has_its_segment() {
+        for _ in 0..50 {
+            let a = IndirectionArray::new();
+            let ready = AtomicBool::new(false);
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    ready.store(true, Ordering::SeqCst);
+                    while a.capacity_used() == 0 {
+                        std::hint::spin_loop();
+                    }
+                    assert!(a.head(0).is_null());
+                });
+                while !ready.load(Ordering::SeqCst) {
+                    std::hint::spin_loop();
+                }
+                assert_eq!(a.allocate(), Some(0));
+            });
+        }
+    }
+
+    /// Concurrent allocations hand out each id once, densely.
+    #[test]
+    fn concurrent_allocations_hand_out_distinct_ids() {
+        let a = IndirectionArray::new();
+        let mut ids: Vec<u64> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..2)
+                .map(|_| {
+                    s.spawn(|| {
+                        (0..2_000)
+                            .map(|_| a.allocate().unwrap())
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        });
+        ids.sort_unstable();
+        assert_eq!(ids, (0..4_000).collect::<Vec<u64>>());
+        assert_eq!(a.capacity_used(), 4_000);
     }
 }

@@ -292,6 +292,35 @@ pub fn with_values<R>(v: &Version, f: impl FnOnce(&[Value]) -> R) -> R {
     f(&in_place::values_of(v))
 }
 
+/// [`with_values`] for a caller whose only hold on `v` is an epoch pin: no
+/// registered snapshot keeps GC from cutting `v`, and `v` may be an
+/// uncommitted version its writer undoes or replaces (the unique check
+/// after an index back-fill). None when `v` is an in-place version gone
+/// from its row, whose image the master can no longer rebuild (a seqlock
+/// read through [`with_values`] would wait for it for good). Append-only
+/// versions and full copies stay readable while pinned.
+pub fn try_with_values<R>(v: &Version, f: impl FnOnce(&[Value]) -> R) -> Option<R> {
+    if !v.is_in_place() || v.is_tombstone() {
+        return Some(f(v.data()));
+    }
+    let ext = v.ext().expect("in-place version");
+    // SAFETY: pinned by the caller; records are freed through an epoch.
+    if let Some(r) = unsafe {
+        ext.record
+            .load(std::sync::atomic::Ordering::Acquire)
+            .as_ref()
+    } {
+        if r.is_full() {
+            return Some(f(r.full_values()));
+        }
+    }
+    // SAFETY: pinned; a master is retired through an epoch, after its row
+    // is unlinked, so it is alive while we are.
+    let m = unsafe { &*ext.master };
+    m.read_if_reachable(v as *const Version as *mut Version)
+        .map(|d| f(&d))
+}
+
 /// The versions of `tuple` in `span`, newest first, whatever the chain's
 /// direction. The caller is pinned.
 #[inline]
