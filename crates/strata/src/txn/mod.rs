@@ -280,11 +280,19 @@ impl Transaction {
         match self.hinted_lookup(t, ek, guard, true) {
             Some(tuple) => {
                 let v = self.read_tuple::<P>(t, tuple)?;
-                if v.is_null() && !self.read_only && P::SCAN_RECORDS {
-                    // The key exists but no version is visible to us (an
-                    // insert after our snapshot): reading it as absent is an
+                if v.is_null() && !self.read_only && P::VALIDATES_SCANS {
+                    // The key has an index entry but no version visible to
+                    // us: an insert after our snapshot (SSN, SSI: an
                     // rw-antidependency to the inserter, which only the
-                    // predicate machinery can see.
+                    // predicate machinery can see), an aborted insert being
+                    // undone, or a deleted row GC is unlinking (MVOCC,
+                    // MV2PL). In the last two the tuple leaves the key: a
+                    // later insert of the key makes another tuple, and a
+                    // read of this one (a null read, or none under MV2PL)
+                    // still validates. Reading the key as absent is a
+                    // predicate read of it, which only re-validating the
+                    // key sees (lost, MVOCC committed write skew on
+                    // re-inserted keys under frequent GC).
                     self.scans.push(ScanEntry::point(t, ek.clone()));
                 }
                 Ok(v)
