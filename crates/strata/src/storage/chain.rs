@@ -158,7 +158,7 @@ impl Iterator for Versions {
 /// undo it meanwhile, and a seqlock read of a version no longer reachable
 /// from the master would wait for good).
 ///
-/// ```ignore
+/// ```text
 /// let mut c = storage::chain(t, tuple, Span::ALL);
 /// while let Some((v, image)) = c.step() { ... }
 /// ```
