@@ -38,7 +38,7 @@
 use super::chain::{self, Newest, Span, Survivor, Versions};
 use super::reclaim::{retire, retire_chain};
 use super::version::{Version, TID_MARK};
-use super::visibility::{self, is_visible, Mode, TxnStates};
+use super::visibility::{is_visible, Mode, TxnStates};
 use super::{NewRow, PrunePlan, Store, VersionStore};
 use crate::error::Result;
 use crate::options::{NonInline, VersionStorage};
@@ -57,23 +57,6 @@ pub struct O2N;
 
 impl VersionStore for N2O {
     const SCHEME: VersionStorage = VersionStorage::AppendNewToOld;
-
-    #[inline]
-    fn newest(s: &Store, tuple: u64) -> *mut Version {
-        s.rows.head(tuple)
-    }
-
-    #[inline]
-    fn visible<T: TxnStates>(
-        s: &Store,
-        tuple: u64,
-        ts: u64,
-        me: u64,
-        tids: &T,
-        mode: Mode,
-    ) -> Result<*mut Version> {
-        visibility::visible(s.rows.head(tuple), ts, me, tids, mode)
-    }
 
     #[inline]
     fn install(

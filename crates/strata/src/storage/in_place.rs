@@ -47,9 +47,7 @@ use super::append_only::carry;
 use super::chain::{self, Newest, Span, Survivor, Versions};
 use super::reclaim::defer_free;
 use super::version::Version;
-use super::visibility::{self, Mode, TxnStates};
 use super::{NewRow, PrunePlan, Store, VersionStore};
-use crate::error::Result;
 use crate::options::{NonInline, VersionStorage};
 use crate::sync::atomic::{fence, AtomicU64, Ordering};
 use crate::sync::{broken, thread::spin_loop, Break};
@@ -823,23 +821,6 @@ pub struct InPlace<R>(PhantomData<R>);
 
 impl<R: Records> VersionStore for InPlace<R> {
     const SCHEME: VersionStorage = R::SCHEME;
-    #[inline]
-    fn newest(s: &Store, tuple: u64) -> *mut Version {
-        s.rows.head(tuple)
-    }
-
-    #[inline]
-    fn visible<T: TxnStates>(
-        s: &Store,
-        tuple: u64,
-        ts: u64,
-        me: u64,
-        tids: &T,
-        mode: Mode,
-    ) -> Result<*mut Version> {
-        visibility::visible(s.rows.head(tuple), ts, me, tids, mode)
-    }
-
     #[inline]
     fn install(
         s: &Store,

@@ -174,10 +174,16 @@ pub trait VersionStore {
     const SCHEME: VersionStorage;
 
     /// The newest version of `tuple` (committed or not); null if none.
-    fn newest(s: &Store, tuple: u64) -> *mut Version;
+    /// By default the slot holds it (newest-to-oldest chains).
+    #[inline]
+    fn newest(s: &Store, tuple: u64) -> *mut Version {
+        s.rows.head(tuple)
+    }
 
     /// The version of `tuple` visible at `ts` to transaction `me` (0: a
-    /// read-only snapshot); null if none.
+    /// read-only snapshot); null if none. By default a walk from the slot's
+    /// newest version down (newest-to-oldest chains).
+    #[inline]
     fn visible<T: TxnStates>(
         s: &Store,
         tuple: u64,
@@ -185,7 +191,9 @@ pub trait VersionStore {
         me: u64,
         tids: &T,
         mode: Mode,
-    ) -> Result<*mut Version>;
+    ) -> Result<*mut Version> {
+        visibility::visible(s.rows.head(tuple), ts, me, tids, mode)
+    }
 
     /// Publishes a new version by transaction `tid` over the newest version
     /// `prev`, which `tid` has locked (a tombstone when `row` is an insert).
