@@ -15,12 +15,8 @@
 use crate::error::Error;
 use crate::options::{GcPolicy, IndexPointers, Options, Protocol, VersionStorage};
 
-/// Every index-pointer scheme, in print order.
-pub const INDEX_POINTERS: [IndexPointers; 3] = [
-    IndexPointers::LogicalTupleId,
-    IndexPointers::LogicalPrimaryKey,
-    IndexPointers::Physical,
-];
+/// Every index-pointer scheme, in print order (`IndexPointers::ALL`).
+pub const INDEX_POINTERS: [IndexPointers; IndexPointers::ALL.len()] = IndexPointers::ALL;
 
 /// A short name of an index-pointer scheme (`tuple-id`, `pkey`, `physical`).
 pub fn pointers_name(p: IndexPointers) -> &'static str {
