@@ -8,6 +8,7 @@
 //!
 //! `STRATA_SOAK=<n>` multiplies the transaction counts for soak runs.
 
+mod common;
 #[path = "../../strata-cli/src/executor.rs"]
 mod executor;
 
@@ -98,44 +99,29 @@ fn check_protocol(protocol: Protocol, workload: Workload, keys: u64, base: usize
     }
 }
 
-/// One test per (workload, protocol), so that a failure names both.
-macro_rules! protocol_tests {
-    ($workload:ident, $keys:expr, $base:expr, [$($name:ident => $protocol:ident),* $(,)?]) => {
-        $(
-            #[test]
-            fn $name() {
-                check_protocol(Protocol::$protocol, Workload::$workload, $keys, $base);
-            }
-        )*
-    };
+// One test per workload over every protocol from the generator; a failure
+// names the protocol (see `check_protocol`).
+
+#[test]
+fn list_append() {
+    for p in common::protocols() {
+        check_protocol(p, Workload::ListAppend, 16, 10_000);
+    }
 }
 
-protocol_tests!(ListAppend, 16, 10_000, [
-    list_append_mvto => Mvto,
-    list_append_mvocc => Mvocc,
-    list_append_mv2pl => Mv2pl,
-    list_append_si => Si,
-    list_append_ssn => SiSsn,
-    list_append_ssi => SiSsi,
-]);
+#[test]
+fn register() {
+    for p in common::protocols() {
+        check_protocol(p, Workload::Register, 16, 10_000);
+    }
+}
 
-protocol_tests!(Register, 16, 10_000, [
-    register_mvto => Mvto,
-    register_mvocc => Mvocc,
-    register_mv2pl => Mv2pl,
-    register_si => Si,
-    register_ssn => SiSsn,
-    register_ssi => SiSsi,
-]);
-
-protocol_tests!(Predicate, 24, 10_000, [
-    predicate_mvto => Mvto,
-    predicate_mvocc => Mvocc,
-    predicate_mv2pl => Mv2pl,
-    predicate_si => Si,
-    predicate_ssn => SiSsn,
-    predicate_ssi => SiSsi,
-]);
+#[test]
+fn predicate() {
+    for p in common::protocols() {
+        check_protocol(p, Workload::Predicate, 24, 10_000);
+    }
+}
 
 /// The predicate workload above can catch a protocol whose phantom check is
 /// missing: MVOCC and MV2PL with their commit-time re-validation of scans
@@ -146,13 +132,13 @@ protocol_tests!(Predicate, 24, 10_000, [
 /// transaction past the first thousand (10 of 10 runs of 20,000 checked
 /// valid). Here one run of 5,000 shows one about 7 times in 10 under MVOCC
 /// (every time under MV2PL), so a few seeds are tried; the same runs with the
-/// check on stay valid (`predicate_mvocc`, `predicate_mv2pl`).
+/// check on stay valid (the `predicate` test).
 #[test]
 fn predicate_workload_catches_a_missing_phantom_check() {
     const RUNS: u64 = 12;
     const WARM_UP: usize = 1_000;
     let n = 5_000;
-    for protocol in [Protocol::Mvocc, Protocol::Mv2pl] {
+    for protocol in common::protocols_where(common::phantom_check_is_rescan_only) {
         let found = (0..RUNS).find_map(|seed| {
             let exec = StrataExecutor::open(protocol).expect("open database");
             exec.db.skip_phantom_validation_for_testing();
@@ -410,7 +396,7 @@ fn rw_edge_to_an_invisible_insert_is_not_lost() {
 fn read_only_snapshots_are_consistent() {
     let n = txns(4_000);
     let mut failures = Vec::new();
-    for (i, protocol) in Protocol::ALL.into_iter().enumerate() {
+    for (i, protocol) in common::protocols().enumerate() {
         let cfg = GeneratorConfig {
             read_fraction: 0.7,
             ..config(Workload::ListAppend, 8, 0x0b0 + i as u64)
@@ -421,10 +407,8 @@ fn read_only_snapshots_are_consistent() {
             &run_workload(&exec, &cfg, CLIENTS, n),
             &CheckOptions::default(),
         );
-        let serial_order_is_commit_order =
-            matches!(protocol, Protocol::Mvto | Protocol::Mvocc | Protocol::Mv2pl);
         if report.violates_snapshot_isolation()
-            || (serial_order_is_commit_order && !report.is_valid())
+            || (common::serial_order_is_commit_order(protocol) && !report.is_valid())
         {
             failures.push(format!(
                 "{protocol} (read-only snapshots, seed {}):\n{report}",

@@ -404,3 +404,27 @@ pub fn is_tuple_level(g: GcPolicy) -> bool {
         GcPolicy::None | GcPolicy::TransactionLevel => false,
     }
 }
+
+/// Whether the serial order is the commit order (2PL, OCC, TO), so that a
+/// read-only snapshot of committed state is serializable as it is; under
+/// the SI family a read-only snapshot can close a cycle between writers
+/// (the read-only anomaly), which only SSN's and SSI's checks of read-write
+/// transactions rule out.
+pub fn serial_order_is_commit_order(p: Protocol) -> bool {
+    match p {
+        Protocol::Mvto | Protocol::Mvocc | Protocol::Mv2pl => true,
+        Protocol::Si | Protocol::SiSsn | Protocol::SiSsi => false,
+    }
+}
+
+/// Whether the protocol's only guard against phantoms is the commit-time
+/// re-scan of its scans and absent-key reads (MVOCC, MV2PL): what the
+/// test-only `Database::skip_phantom_validation_for_testing` switches off.
+/// SSN and SSI also publish scan records; MVTO uses ghosts and predicate
+/// timestamps; SI allows phantoms.
+pub fn phantom_check_is_rescan_only(p: Protocol) -> bool {
+    match p {
+        Protocol::Mvocc | Protocol::Mv2pl => true,
+        Protocol::Mvto | Protocol::Si | Protocol::SiSsn | Protocol::SiSsi => false,
+    }
+}
