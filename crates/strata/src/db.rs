@@ -9,7 +9,7 @@ use crate::options::{Durability, MemorySpaces, Options, Protocol};
 use crate::stats::Stats;
 use crate::storage::version::{Version, HEADER_BYTES};
 use crate::table::{Table, TableInner};
-use crate::txn::tid::TidTable;
+use crate::tid::TidTable;
 use crate::txn::Transaction;
 use crate::value::Schema;
 use crossbeam_utils::CachePadded;

@@ -48,6 +48,7 @@ mod storage;
 #[doc(hidden)]
 pub mod sync;
 mod table;
+mod tid;
 mod txn;
 mod value;
 
@@ -84,7 +85,7 @@ pub mod model {
     pub use crate::storage::version::Version;
     pub use crate::sync::model::{take_retired, with_broken};
     pub use crate::sync::Break;
-    pub use crate::txn::tid::{Status, TidTable};
+    pub use crate::tid::{Status, TidTable};
     pub use crossbeam_epoch::pin;
     /// COOP's pause lock (`Coop::passes`).
     pub type Passes = parking_lot::RwLock<()>;

@@ -38,6 +38,15 @@ pub struct MatrixCell {
     pub verdict: Result<(), String>,
 }
 
+impl Options {
+    /// `validate()`'s verdict on every protocol x storage x GC x pointer
+    /// combination (see [`crate::matrix`]).
+    pub fn validity_matrix() -> Vec<MatrixCell> {
+        validity_matrix()
+    }
+}
+
+
 /// Every protocol x storage x GC x index-pointer combination, with
 /// `Options::validate()`'s verdict on the default options so configured.
 pub fn validity_matrix() -> Vec<MatrixCell> {

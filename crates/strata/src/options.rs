@@ -4,7 +4,6 @@
 //! operation, which costs nothing measurable next to a cache miss.
 
 use crate::error::{Error, Result};
-use crate::txn::tid::MAX_SLOTS;
 
 /// Concurrency control protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -298,6 +297,9 @@ pub const MIN_INCREMENT: usize = 4 << 10;
 pub const MAX_INCREMENT: usize = 1 << 30;
 /// Most memory spaces accepted.
 pub const MAX_SPACES: usize = 1024;
+/// Largest accepted `max_open_transactions`: the TID table's capacity
+/// (`tid`: a slot index is the low 20 bits of a transaction id).
+pub const MAX_OPEN_TRANSACTIONS: usize = 1 << 20;
 
 /// Database options; `Options::default()` is the best overall configuration
 /// (SI+SSN, append-only N2O, transaction-level GC, tuple-id indirection).
@@ -486,17 +488,11 @@ impl Options {
         self
     }
 
-    /// `validate()`'s verdict on every protocol x storage x GC x pointer
-    /// combination (see [`crate::matrix`]).
-    pub fn validity_matrix() -> Vec<crate::matrix::MatrixCell> {
-        crate::matrix::validity_matrix()
-    }
-
     /// Refuses impossible combinations and parts not implemented yet.
     pub fn validate(&self) -> Result<()> {
-        if self.max_open_transactions == 0 || self.max_open_transactions > MAX_SLOTS {
+        if self.max_open_transactions == 0 || self.max_open_transactions > MAX_OPEN_TRANSACTIONS {
             return Err(Error::InvalidConfig(format!(
-                "max_open_transactions must be in 1..={MAX_SLOTS}, got {}",
+                "max_open_transactions must be in 1..={MAX_OPEN_TRANSACTIONS}, got {}",
                 self.max_open_transactions
             )));
         }

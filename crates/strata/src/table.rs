@@ -8,7 +8,7 @@
 //! store, and a caller holding the table passes it as is.
 
 use crate::cc::predicate::ScanRecord;
-use crate::gc::vacuum::DirtyBlocks;
+use crate::storage::dirty::DirtyBlocks;
 use crate::index::key::{encode, EncodedKey};
 use crate::index::primary::PrimaryIndex;
 use crate::options::{NonInline, VersionStorage};

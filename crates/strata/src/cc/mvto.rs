@@ -31,7 +31,7 @@ use crate::storage;
 use crate::storage::version::Version;
 use crate::storage::visibility::Mode;
 use crate::table::TableInner;
-use crate::txn::tid::Status;
+use crate::tid::Status;
 use crate::txn::Transaction;
 use crate::value::Key;
 use std::sync::atomic::{fence, AtomicU64, Ordering::SeqCst};
@@ -226,7 +226,7 @@ pub fn ghost(
     // SAFETY: `v` is not shared yet.
     unsafe {
         (*v).begin.store(0, SeqCst);
-        (*v).txn_id.store(crate::gc::GC_TID, SeqCst);
+        (*v).txn_id.store(crate::storage::version::GC_TID, SeqCst);
         // Our own read's timestamp, set before anyone can see the ghost:
         // tuple-level GC (which has no entry to wait on) unlinks a ghost
         // only once the horizon passes its read timestamp, so it cannot

@@ -39,7 +39,7 @@ use crate::error::{ConflictKind, Result};
 use crate::options::Protocol;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
 use crate::table::TableInner;
-use crate::txn::tid::{Status, TidTable};
+use crate::tid::{Status, TidTable};
 use crate::txn::Transaction;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;

@@ -54,7 +54,7 @@ use crate::stats::{Counters, Stats};
 use crate::storage::Coop;
 use crate::storage::{
     self,
-    version::{Version, INF_TS, TID_MARK},
+    version::{Version, TID_MARK},
     PrunePlan,
 };
 use crate::table::TableInner;
@@ -385,9 +385,7 @@ pub struct Garbage {
 // `version`, under the `running` lock.
 unsafe impl Send for Garbage {}
 
-/// The write-lock value GC holds on a tombstone while it unlinks its row;
-/// no transaction id can take it (generations never get that large).
-pub const GC_TID: u64 = INF_TS;
+use crate::storage::version::GC_TID;
 
 /// Whether a deleted row (its head is a tombstone visible at the horizon)
 /// may be unlinked now. Protocols that keep per-version read state on the

@@ -48,56 +48,14 @@ use super::{
 };
 use crate::storage;
 use crate::storage::append_only::committed_at_or_below;
-use crate::storage::indirection::MAX_TUPLES;
+use crate::storage::dirty::BLOCK_TUPLES;
 use crate::storage::version::Version;
 use crate::table::TableInner;
 use crossbeam_epoch::{self as epoch, Guard};
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Tuples per dirty-block bit.
-pub const BLOCK_TUPLES: u64 = 4096;
-const WORDS: usize = (MAX_TUPLES / BLOCK_TUPLES / 64) as usize;
-
-/// One bit per block of tuples: set by writers, cleared by the vacuum.
-pub struct DirtyBlocks {
-    words: Box<[AtomicU64]>,
-}
-
-impl Default for DirtyBlocks {
-    fn default() -> Self {
-        DirtyBlocks {
-            words: (0..WORDS).map(|_| AtomicU64::new(0)).collect(),
-        }
-    }
-}
-
-impl DirtyBlocks {
-    /// Marks the block of `tuple` modified. A load first: in a hot block the
-    /// bit is usually set already, and a plain load keeps the line shared.
-    #[inline]
-    pub fn mark(&self, tuple: u64) {
-        let b = tuple / BLOCK_TUPLES;
-        let w = &self.words[(b / 64) as usize];
-        let bit = 1u64 << (b % 64);
-        if w.load(Ordering::Relaxed) & bit == 0 {
-            w.fetch_or(bit, Ordering::SeqCst);
-        }
-    }
-
-    /// Clears the bit of `block`; returns whether it was set.
-    fn take(&self, block: u64) -> bool {
-        let bit = 1u64 << (block % 64);
-        let w = &self.words[(block / 64) as usize];
-        w.load(Ordering::SeqCst) & bit != 0 && w.fetch_and(!bit, Ordering::SeqCst) & bit != 0
-    }
-
-    fn set(&self, block: u64) {
-        self.words[(block / 64) as usize].fetch_or(1 << (block % 64), Ordering::SeqCst);
-    }
-}
 
 /// What one vacuum pass over some blocks did.
 #[derive(Default, Debug, Clone, Copy)]

@@ -44,7 +44,7 @@ use super::common::{self, EntryScheme, ScanReads, SecScan, SecWrite, SecWrites};
 use super::secondary::SecondaryIndex;
 use super::{IndexTxn, ScanMode, SecondaryIndexKind};
 use crate::error::Result;
-use crate::gc::GC_TID;
+use crate::storage::version::GC_TID;
 use crate::index::key::EncodedKey;
 use crate::options::IndexPointers;
 use crate::storage::version::Version;

@@ -62,7 +62,7 @@ use crate::index::key::EncodedKey;
 use crate::options::IndexPointers;
 use crate::storage::version::Version;
 use crate::table::TableInner;
-use crate::txn::tid::TidTable;
+use crate::tid::TidTable;
 use crate::value::Value;
 use crossbeam_epoch::{self as epoch, Guard};
 use secondary::SecondaryIndex;

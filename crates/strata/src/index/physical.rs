@@ -34,7 +34,7 @@ use crate::storage;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
 use crate::storage::visibility::{self, Mode};
 use crate::table::TableInner;
-use crate::txn::tid::{Status, TidTable};
+use crate::tid::{Status, TidTable};
 use crate::value::Value;
 use crossbeam_epoch::Guard;
 use std::ops::Bound;

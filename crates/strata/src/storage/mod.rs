@@ -55,6 +55,7 @@
 pub mod append_only;
 pub mod chain;
 pub mod delta;
+pub mod dirty;
 pub mod in_place;
 pub mod indirection;
 pub mod reclaim;

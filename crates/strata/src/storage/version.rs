@@ -25,7 +25,7 @@
 //! While its creator is running, `begin` holds the creator's id with
 //! [`TID_MARK`] set, and the overwritten version's `end` holds the
 //! overwriter's id the same way. Readers that meet a marker ask the
-//! transaction table ([`crate::txn::tid`]) whether that transaction has
+//! transaction table ([`crate::tid`]) whether that transaction has
 //! committed, and at which timestamp (ERMIA's post-commit stamping).
 
 use super::in_place::{Master, Record};
@@ -56,6 +56,10 @@ const _: () = assert!(
 
 /// `end` of a version nobody has overwritten.
 pub const INF_TS: u64 = TID_MARK - 1;
+/// The write-lock value (`txn_id`) GC holds on a tombstone while it unlinks
+/// its row; no transaction id can take it (generations never get that
+/// large).
+pub const GC_TID: u64 = INF_TS;
 
 /// A version of a row. The row image follows the struct in the same
 /// allocation (`len` values), so reading a row costs one cache miss less

@@ -13,7 +13,7 @@ use crate::index::secondary::{check_prefix, prefix_lower, prefix_upper, Index, S
 use crate::index::{self, IndexTxn, ScanMode, SecWrites};
 use crate::storage::version::Version;
 use crate::table::TableInner;
-use crate::txn::tid::TidTable;
+use crate::tid::TidTable;
 use crate::value::{Key, Row, Value};
 use crossbeam_epoch as epoch;
 use std::marker::PhantomData;

@@ -21,7 +21,6 @@
 //! (unknown column, duplicate key, ...) leave it open and unchanged.
 
 mod index_ops;
-pub mod tid;
 
 use crate::cc::{predicate::ScanEntry, with_cc, Cc, TxnCc};
 use crate::db::DbInner;

@@ -48,10 +48,12 @@ use crate::sync::{broken, Backoff, Break};
 use crossbeam_utils::CachePadded;
 use std::cell::Cell;
 
-pub const SLOT_BITS: u32 = 20;
+/// The table has at most `options::MAX_OPEN_TRANSACTIONS` slots (a power
+/// of two: a slot index is the low bits of an id).
+pub const SLOT_BITS: u32 = MAX_SLOTS.trailing_zeros();
+const _: () = assert!(MAX_SLOTS.is_power_of_two());
 const SLOT_MASK: u64 = (1 << SLOT_BITS) - 1;
-/// Largest allowed `Options::max_open_transactions`.
-pub const MAX_SLOTS: usize = 1 << SLOT_BITS;
+pub use crate::options::MAX_OPEN_TRANSACTIONS as MAX_SLOTS;
 
 const STATUS_SHIFT: u32 = 62;
 const CTS_MASK: u64 = (1 << STATUS_SHIFT) - 1;
