@@ -7,14 +7,13 @@
 //! The table dereferences to its [`Store`]: storage functions take the
 //! store, and a caller holding the table passes it as is.
 
-use crate::cc::predicate::ScanRecord;
+use crate::index::scan_log::ScanLog;
 use crate::storage::dirty::DirtyBlocks;
 use crate::index::key::{encode, EncodedKey};
 use crate::index::primary::PrimaryIndex;
 use crate::options::{NonInline, VersionStorage};
 use crate::storage::{Coop, Store};
 use crate::value::{Key, Schema};
-use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
@@ -35,10 +34,8 @@ pub struct TableInner {
     pub predicate_read_ts: AtomicU64,
     pub dropped: AtomicBool,
     /// SSN/SSI: ranges read by committing and recently committed scanners
-    /// (see `cc::predicate`).
-    pub scan_log: Mutex<Vec<Arc<ScanRecord>>>,
-    /// SSN: largest commit stamp among pruned scan records.
-    pub pruned_scan_pstamp: AtomicU64,
+    /// (see `index::scan_log`, `cc::predicate`).
+    pub scan_log: ScanLog,
     /// Secondary indexes (see `index::secondary`).
     pub secondary: crate::index::secondary::TableIndexes,
     /// Tuple-level vacuum: blocks written since the last pass.
@@ -71,8 +68,7 @@ impl TableInner {
             store: Store::new(columns),
             predicate_read_ts: AtomicU64::new(0),
             dropped: AtomicBool::new(false),
-            scan_log: Mutex::new(Vec::new()),
-            pruned_scan_pstamp: AtomicU64::new(0),
+            scan_log: ScanLog::default(),
             secondary: Default::default(),
             dirty: DirtyBlocks::default(),
         }

@@ -24,11 +24,11 @@
 //! [`accounted_rows`]), so it neither poisons nor marks a deciding scanner.
 
 use crate::index::key::EncodedKey;
+pub use crate::index::scan_log::{ScanLog, ScanRecord, ABORTED, COMMITTED, PENDING, POISONED};
 use crate::table::TableInner;
 use crate::txn::Transaction;
-use parking_lot::Mutex;
 use std::ops::Bound;
-use std::sync::atomic::{fence, AtomicU64, AtomicU8, Ordering::SeqCst};
+use std::sync::atomic::{fence, AtomicU8, Ordering::SeqCst};
 use std::sync::Arc;
 
 /// A predicate read made by an open transaction.
@@ -69,52 +69,6 @@ impl ScanEntry {
             seen,
             record: None,
             sec: None,
-        }
-    }
-}
-
-pub const PENDING: u8 = 0;
-pub const COMMITTED: u8 = 1;
-pub const ABORTED: u8 = 2;
-pub const POISONED: u8 = 3;
-
-/// A committed (or committing) scanner's range, kept on the table.
-pub struct ScanRecord {
-    pub lo: Bound<EncodedKey>,
-    pub hi: Bound<EncodedKey>,
-    pub cstamp: u64,
-    pub state: AtomicU8,
-    /// The scanner's SSI state (for marking rw edges), if SSI.
-    pub ssi: Option<Arc<super::ssi::SsiTxn>>,
-    /// Index ranges: rows (sorted tuple ids) the scanner's read tracking
-    /// accounts for ([`accounted_rows`]); empty for primary
-    /// ranges, where an insert makes a new row.
-    pub rows: Vec<u64>,
-}
-
-impl ScanRecord {
-    pub fn covers(&self, k: &EncodedKey) -> bool {
-        let above = match &self.lo {
-            Bound::Included(l) => k >= l,
-            Bound::Excluded(l) => k > l,
-            Bound::Unbounded => true,
-        };
-        let below = match &self.hi {
-            Bound::Included(h) => k <= h,
-            Bound::Excluded(h) => k < h,
-            Bound::Unbounded => true,
-        };
-        above && below
-    }
-
-    /// Waits while the scanner is deciding; returns the final state.
-    pub fn wait_decided(&self) -> u8 {
-        let backoff = crossbeam_utils::Backoff::new();
-        loop {
-            match self.state.load(SeqCst) {
-                PENDING => backoff.snooze(),
-                s => return s,
-            }
         }
     }
 }
@@ -213,13 +167,13 @@ pub fn publish_pending<P: super::Cc>(tx: &mut Transaction, cts: u64) {
             hi: s.hi.clone(),
             cstamp: cts,
             state: AtomicU8::new(PENDING),
-            ssi: ssi.clone(),
+            scanner: ssi.clone().map(|s| s as Arc<dyn std::any::Any + Send + Sync>),
             rows,
         });
         match &s.sec {
-            Some(sec) => sec.index.scan_log.lock().push(Arc::clone(&rec)),
+            Some(sec) => sec.index.scan_log.push(Arc::clone(&rec)),
             // SAFETY: tables outlive transactions.
-            None => unsafe { &*s.table }.scan_log.lock().push(Arc::clone(&rec)),
+            None => unsafe { &*s.table }.scan_log.push(Arc::clone(&rec)),
         }
         s.record = Some(rec);
     }
@@ -259,7 +213,7 @@ pub fn scanners_of(t: &TableInner, k: &EncodedKey, me: &Transaction) -> Vec<Arc<
 /// tracking already has. Poisoning it, or marking the edge again, only
 /// refused a scanner that saw no phantom.
 pub fn scanners_in(
-    log: &Mutex<Vec<Arc<ScanRecord>>>,
+    log: &ScanLog,
     k: &EncodedKey,
     row: Option<u64>,
     me: &Transaction,
@@ -273,7 +227,7 @@ pub fn scanners_in(
     let accounted = |r: &ScanRecord| {
         row.is_some_and(|x| r.rows.binary_search(&x).is_ok()) && r.state.load(SeqCst) == PENDING
     };
-    log.lock()
+    log.records()
         .iter()
         .filter(|r| r.covers(k) && !mine.contains(&Arc::as_ptr(r)) && !accounted(r))
         .cloned()
@@ -281,22 +235,7 @@ pub fn scanners_in(
 }
 
 /// Drops records no open transaction can conflict with (stamp below the GC
-/// horizon), folding their stamps into the table's `pruned_scan_pstamp`.
+/// horizon), folding their stamps into the log's `pruned_pstamp`.
 pub fn prune(t: &TableInner, horizon: u64) {
-    prune_log(&t.scan_log, &t.pruned_scan_pstamp, horizon);
-}
-
-/// `prune` for any scan log (a table's or a secondary index's).
-pub fn prune_log(log: &Mutex<Vec<Arc<ScanRecord>>>, pruned_pstamp: &AtomicU64, horizon: u64) {
-    let mut log = log.lock();
-    let mut folded = 0;
-    log.retain(|r| match r.state.load(SeqCst) {
-        ABORTED | POISONED => false,
-        COMMITTED if r.cstamp < horizon => {
-            folded = folded.max(r.cstamp);
-            false
-        }
-        _ => true,
-    });
-    pruned_pstamp.fetch_max(folded, SeqCst);
+    t.scan_log.prune(horizon);
 }

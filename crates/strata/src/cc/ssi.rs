@@ -304,7 +304,9 @@ pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
         inserted.push(predicate::scanners_in(&idx.scan_log, &k, Some(row), tx));
     }
     for rec in inserted.into_iter().flatten() {
-        let Some(s) = &rec.ssi else { continue };
+        let Some(s) = rec.scanner.clone().and_then(|s| s.downcast::<SsiTxn>().ok()) else {
+            continue;
+        };
         if rec.cstamp > cts
             && rec
                 .state
@@ -315,7 +317,7 @@ pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
         }
         if rec.wait_decided() == predicate::COMMITTED
             && !s.finished_before(me.begin)
-            && mark(s, &me, false).is_err()
+            && mark(&s, &me, false).is_err()
         {
             return Err(ConflictKind::DangerousStructure);
         }

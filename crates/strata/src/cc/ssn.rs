@@ -214,7 +214,7 @@ fn watermarks(tx: &Transaction, cts: u64) -> Result<(u64, u64), ConflictKind> {
                 // SAFETY: tables outlive transactions.
                 let t = unsafe { &*w.table };
                 let Some(k) = &w.index_key else { continue };
-                pstamp = pstamp.max(t.pruned_scan_pstamp.load(SeqCst));
+                pstamp = pstamp.max(t.scan_log.pruned_pstamp());
                 scanner_predecessors(predicate::scanners_of(t, k, tx), cts, &mut pstamp)?;
             }
         }
@@ -222,7 +222,7 @@ fn watermarks(tx: &Transaction, cts: u64) -> Result<(u64, u64), ConflictKind> {
     // Entries we added to secondary indexes (inserts, and updates that give
     // a row a new index key) are inserts into those indexes' scanned ranges.
     for (idx, k, row) in crate::index::added_keys(&tx.sec_writes) {
-        pstamp = pstamp.max(idx.pruned_scan_pstamp.load(SeqCst));
+        pstamp = pstamp.max(idx.scan_log.pruned_pstamp());
         let recs = predicate::scanners_in(&idx.scan_log, &k, Some(row), tx);
         scanner_predecessors(recs, cts, &mut pstamp)?;
     }

@@ -42,11 +42,10 @@
 pub mod coop;
 pub(crate) mod limbo;
 pub mod none;
-pub mod snapshots;
 pub mod transaction_level;
 pub mod vacuum;
 
-pub use snapshots::Snapshots;
+pub use crate::tid::snapshots::Snapshots;
 
 use crate::error::{Error, Result};
 use crate::options::{GcPolicy, Options};

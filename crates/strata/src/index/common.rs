@@ -531,7 +531,7 @@ fn newest_state_holds(
 
 #[cfg(test)]
 mod tests {
-    use crate::cc::predicate::{self, PENDING, POISONED};
+    use crate::index::scan_log::{PENDING, POISONED};
     use crate::{key, row, Database, Options, Protocol, Schema, Type, Unique, Value};
     use std::sync::atomic::Ordering::SeqCst;
 
@@ -570,7 +570,7 @@ mod tests {
                     .unwrap();
                 // The scanner enters its commit with a stamp above any the
                 // writer can draw, and stops before deciding.
-                crate::cc::with_cc!(p, P => predicate::publish_pending::<P>(&mut scanner, u64::MAX >> 4));
+                crate::cc::with_cc!(p, P => crate::cc::predicate::publish_pending::<P>(&mut scanner, u64::MAX >> 4));
                 writer.commit().unwrap();
                 let rec = scanner.scans[0].record.clone().unwrap();
                 assert_eq!(rec.state.load(SeqCst), expected, "{p}: row {moved} moved");

@@ -49,6 +49,7 @@
 pub mod hash;
 pub mod key;
 pub mod primary;
+pub mod scan_log;
 pub mod secondary;
 
 mod common;

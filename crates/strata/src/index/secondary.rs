@@ -37,7 +37,7 @@
 //! version it listed may leave its row before it is read (see
 //! `common::newest_state_holds`).
 
-use crate::cc::predicate::ScanRecord;
+use crate::index::scan_log::ScanLog;
 use crate::db::{Database, DbInner};
 use crate::error::{Error, Result};
 use crate::index::key::{encode_values_into, prefix_end, skip_values, EncodedKey};
@@ -81,10 +81,9 @@ pub(crate) struct SecondaryIndex {
     /// MVTO: largest timestamp of a transaction that scanned this index; an
     /// older transaction may not add an entry (a phantom for that reader).
     pub predicate_read_ts: AtomicU64,
-    /// SSN/SSI: ranges of committing and recently committed index scans.
-    pub scan_log: Mutex<Vec<Arc<ScanRecord>>>,
-    /// SSN: largest commit stamp among pruned scan records.
-    pub pruned_scan_pstamp: AtomicU64,
+    /// SSN/SSI: ranges of committing and recently committed index scans
+    /// (see `index::scan_log`).
+    pub scan_log: ScanLog,
 }
 
 impl SecondaryIndex {
@@ -455,8 +454,7 @@ impl Database {
             dropped: AtomicBool::new(false),
             logged: AtomicBool::new(false),
             predicate_read_ts: AtomicU64::new(0),
-            scan_log: Mutex::new(Vec::new()),
-            pruned_scan_pstamp: AtomicU64::new(0),
+            scan_log: ScanLog::default(),
         });
         {
             let mut names = db.indexes.by_name.write();
@@ -709,7 +707,7 @@ pub(crate) fn after_gc_pass(t: &TableInner, horizon: u64, prune_scans: bool) {
     if prune_scans {
         let guard = epoch::pin();
         for idx in t.secondary.load(&guard) {
-            crate::cc::predicate::prune_log(&idx.scan_log, &idx.pruned_scan_pstamp, horizon);
+            idx.scan_log.prune(horizon);
         }
     }
 }

@@ -39,6 +39,10 @@
 //! so `tests/model.rs` runs this code under shuttle (slot claim and reuse,
 //! and the states readers consult while a commit stamps its versions).
 
+pub mod snapshots;
+
+pub use snapshots::Snapshots;
+
 use crate::storage::visibility::{TxnState, TxnStates};
 use crate::sync::atomic::{
     fence, AtomicBool, AtomicU64, AtomicUsize,
@@ -398,7 +402,7 @@ impl TidTable {
     ///
     /// `clock` reads the global clock (a SeqCst load): the database's
     /// clock is a `std` atomic, a model's is its own.
-    pub fn snapshots(&self, clock: impl FnOnce() -> u64) -> crate::gc::Snapshots {
+    pub fn snapshots(&self, clock: impl FnOnce() -> u64) -> Snapshots {
         let g = clock();
         fence(SeqCst);
         let hw = self.high_water.load(SeqCst);
@@ -409,7 +413,7 @@ impl TidTable {
                 begins.push(b);
             }
         }
-        crate::gc::Snapshots::new(g, begins)
+        Snapshots::new(g, begins)
     }
 
     /// Transactions other than `me` whose status is COMMITTING or COMMITTED

@@ -1,0 +1,117 @@
+//! Scan logs: the committed range scans over one key space (a table's
+//! primary keys, or one secondary index's entry keys), kept where an
+//! inserter into that key space finds them.
+//!
+//! ```text
+//!  table t.scan_log:  [10,20] cstamp 40 COMMITTED   [30,∞) cstamp 55 PENDING
+//!  insert of key 15 at cstamp 60 ──covers──> the scanner of [10,20] read
+//!  before us: an rw predecessor (SSN raises pstamp, SSI marks the edge)
+//! ```
+//!
+//! The log is protocol state that lives on a table or index: the protocols
+//! that publish records (SSN and SSI, `cc::predicate` says when and how)
+//! own its meaning; this module owns only the records' life cycle, so that
+//! tables and indexes can hold a log without depending on `cc`.
+//!
+//! Invariant: a record leaves the log only once no open transaction can
+//! still conflict with it: ABORTED or POISONED, or COMMITTED with a stamp
+//! below the GC horizon, whose stamp is then folded into
+//! [`ScanLog::pruned_pstamp`] (an inserter takes that as the stamp of every
+//! pruned scanner that might have covered its key).
+
+use super::key::EncodedKey;
+use parking_lot::{Mutex, MutexGuard};
+use std::any::Any;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::SeqCst};
+use std::sync::Arc;
+
+/// The scanner is still deciding (validating its commit).
+pub const PENDING: u8 = 0;
+pub const COMMITTED: u8 = 1;
+pub const ABORTED: u8 = 2;
+/// An inserter with a smaller stamp found the record PENDING: the scanner
+/// must abort (it would miss the inserter's row).
+pub const POISONED: u8 = 3;
+
+/// A committed (or committing) scanner's range.
+pub struct ScanRecord {
+    pub lo: Bound<EncodedKey>,
+    pub hi: Bound<EncodedKey>,
+    pub cstamp: u64,
+    pub state: AtomicU8,
+    /// The scanner's protocol state that an inserter marks an rw edge on
+    /// (SSI's `cc::ssi::SsiTxn`); opaque here, see `cc::ssi`.
+    pub scanner: Option<Arc<dyn Any + Send + Sync>>,
+    /// Index ranges: rows (sorted tuple ids) the scanner's read tracking
+    /// accounts for (`cc::predicate::accounted_rows`); empty for primary
+    /// ranges, where an insert makes a new row.
+    pub rows: Vec<u64>,
+}
+
+impl ScanRecord {
+    pub fn covers(&self, k: &EncodedKey) -> bool {
+        let above = match &self.lo {
+            Bound::Included(l) => k >= l,
+            Bound::Excluded(l) => k > l,
+            Bound::Unbounded => true,
+        };
+        let below = match &self.hi {
+            Bound::Included(h) => k <= h,
+            Bound::Excluded(h) => k < h,
+            Bound::Unbounded => true,
+        };
+        above && below
+    }
+
+    /// Waits while the scanner is deciding; returns the final state.
+    pub fn wait_decided(&self) -> u8 {
+        let backoff = crossbeam_utils::Backoff::new();
+        loop {
+            match self.state.load(SeqCst) {
+                PENDING => backoff.snooze(),
+                s => return s,
+            }
+        }
+    }
+}
+
+/// The scan records of one key space.
+#[derive(Default)]
+pub struct ScanLog {
+    records: Mutex<Vec<Arc<ScanRecord>>>,
+    /// Largest commit stamp among pruned records.
+    pruned_pstamp: AtomicU64,
+}
+
+impl ScanLog {
+    pub fn push(&self, rec: Arc<ScanRecord>) {
+        self.records.lock().push(rec);
+    }
+
+    /// The records, locked (an inserter filters them under the lock).
+    pub fn records(&self) -> MutexGuard<'_, Vec<Arc<ScanRecord>>> {
+        self.records.lock()
+    }
+
+    /// The largest commit stamp of a record pruned so far.
+    pub fn pruned_pstamp(&self) -> u64 {
+        self.pruned_pstamp.load(SeqCst)
+    }
+
+    /// Drops records no open transaction can conflict with (see the module
+    /// invariant); `horizon` is the GC horizon.
+    pub fn prune(&self, horizon: u64) {
+        let mut log = self.records.lock();
+        let mut folded = 0;
+        log.retain(|r| match r.state.load(SeqCst) {
+            ABORTED | POISONED => false,
+            COMMITTED if r.cstamp < horizon => {
+                folded = folded.max(r.cstamp);
+                false
+            }
+            _ => true,
+        });
+        self.pruned_pstamp.fetch_max(folded, SeqCst);
+    }
+}
