@@ -46,7 +46,6 @@ impl Options {
     }
 }
 
-
 /// Every protocol x storage x GC x index-pointer combination, with
 /// `Options::validate()`'s verdict on the default options so configured.
 pub fn validity_matrix() -> Vec<MatrixCell> {

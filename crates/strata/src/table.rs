@@ -7,11 +7,11 @@
 //! The table dereferences to its [`Store`]: storage functions take the
 //! store, and a caller holding the table passes it as is.
 
-use crate::index::scan_log::ScanLog;
-use crate::storage::dirty::DirtyBlocks;
 use crate::index::key::{encode, EncodedKey};
 use crate::index::primary::PrimaryIndex;
+use crate::index::scan_log::ScanLog;
 use crate::options::{NonInline, VersionStorage};
+use crate::storage::dirty::DirtyBlocks;
 use crate::storage::{Coop, Store};
 use crate::value::{Key, Schema};
 use std::sync::atomic::{AtomicBool, AtomicU64};

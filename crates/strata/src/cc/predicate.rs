@@ -167,7 +167,9 @@ pub fn publish_pending<P: super::Cc>(tx: &mut Transaction, cts: u64) {
             hi: s.hi.clone(),
             cstamp: cts,
             state: AtomicU8::new(PENDING),
-            scanner: ssi.clone().map(|s| s as Arc<dyn std::any::Any + Send + Sync>),
+            scanner: ssi
+                .clone()
+                .map(|s| s as Arc<dyn std::any::Any + Send + Sync>),
             rows,
         });
         match &s.sec {

@@ -304,7 +304,11 @@ pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
         inserted.push(predicate::scanners_in(&idx.scan_log, &k, Some(row), tx));
     }
     for rec in inserted.into_iter().flatten() {
-        let Some(s) = rec.scanner.clone().and_then(|s| s.downcast::<SsiTxn>().ok()) else {
+        let Some(s) = rec
+            .scanner
+            .clone()
+            .and_then(|s| s.downcast::<SsiTxn>().ok())
+        else {
             continue;
         };
         if rec.cstamp > cts

@@ -36,8 +36,8 @@
 use super::secondary::SecondaryIndex;
 use super::{IndexTxn, ScanMode};
 use crate::error::{ConflictKind, Error, Result};
-use crate::storage::version::GC_TID;
 use crate::index::key::EncodedKey;
+use crate::storage::version::GC_TID;
 use crate::storage::version::{Version, TID_MARK};
 use crate::storage::{self, Span};
 use crate::table::TableInner;

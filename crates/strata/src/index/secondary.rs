@@ -37,12 +37,10 @@
 //! version it listed may leave its row before it is read (see
 //! `common::newest_state_holds`).
 
-use crate::index::scan_log::ScanLog;
-use crate::db::{Database, DbInner};
 use crate::error::{Error, Result};
 use crate::index::key::{encode_values_into, prefix_end, skip_values, EncodedKey};
+use crate::index::scan_log::ScanLog;
 use crate::index::{with_index_kind, SecondaryIndexKind};
-use crate::log::record::CatalogRecord;
 use crate::options::IndexPointers;
 use crate::table::{Table, TableInner};
 use crate::value::{Key, Schema, Value};
@@ -56,7 +54,6 @@ use std::sync::atomic::{
     Ordering::{Relaxed, SeqCst},
 };
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
 
 /// Whether a secondary index refuses two rows with the same key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -87,6 +84,31 @@ pub(crate) struct SecondaryIndex {
 }
 
 impl SecondaryIndex {
+    /// A new, empty index on columns `columns` (positions; `names` are
+    /// their names) of a table of database `owner`.
+    pub fn new(
+        name: &str,
+        owner: u64,
+        columns: Vec<usize>,
+        names: &[&str],
+        unique: Unique,
+        pointers: IndexPointers,
+    ) -> SecondaryIndex {
+        SecondaryIndex {
+            name: name.to_string(),
+            owner,
+            columns,
+            column_names: names.iter().map(|s| s.to_string()).collect(),
+            unique: unique == Unique::Yes,
+            pointers,
+            tree: Entries::default(),
+            dropped: AtomicBool::new(false),
+            logged: AtomicBool::new(false),
+            predicate_read_ts: AtomicU64::new(0),
+            scan_log: ScanLog::default(),
+        }
+    }
+
     /// `enc(index key) ++ enc(primary key)` of a (non-tombstone) row.
     pub fn ident(&self, schema: &Schema, row: &[Value]) -> Vec<u8> {
         let mut out = Vec::with_capacity((self.columns.len() + schema.primary_key.len()) * 9);
@@ -191,7 +213,7 @@ pub(crate) struct TableIndexes {
     /// Replaced as a whole by DDL; writers read it pinned, with no
     /// reference-count traffic on the write path.
     list: Atomic<Vec<Arc<SecondaryIndex>>>,
-    ddl: Mutex<()>,
+    pub ddl: Mutex<()>,
     /// The kind of the table's indexes (`Options::index_pointers`, one per
     /// database), set before its first index is published: the per-table
     /// seam operations (writes, GC) dispatch on it. Unset: the table never
@@ -225,7 +247,7 @@ impl TableIndexes {
 
     /// Records the kind of an index about to be published (every index of
     /// a database has the database's).
-    fn set_kind(&self, kind: IndexPointers) {
+    pub fn set_kind(&self, kind: IndexPointers) {
         let set = *self.kind.get_or_init(|| kind);
         debug_assert_eq!(set, kind, "one index kind per table");
     }
@@ -251,7 +273,7 @@ impl TableIndexes {
     /// with an index is published until after an empty one is, so storage
     /// never cuts a chain without index work while an entry may name one of
     /// its versions.
-    fn replace(
+    pub fn replace(
         &self,
         indexed: &AtomicBool,
         f: impl FnOnce(&[Arc<SecondaryIndex>]) -> Vec<Arc<SecondaryIndex>>,
@@ -289,33 +311,10 @@ type CatalogEntry = (Arc<SecondaryIndex>, Arc<TableInner>);
 /// Index name -> index, for the whole database.
 #[derive(Default)]
 pub(crate) struct IndexCatalog {
-    by_name: parking_lot::RwLock<HashMap<String, CatalogEntry>>,
+    pub by_name: parking_lot::RwLock<HashMap<String, CatalogEntry>>,
 }
 
 impl IndexCatalog {
-    /// `CreateIndex` records of the live, logged indexes, by name (a
-    /// checkpoint writes them; the caller holds the catalog lock).
-    pub fn durable_definitions(&self) -> Vec<CatalogRecord> {
-        let names = self.by_name.read();
-        let mut out: Vec<(&String, CatalogRecord)> = names
-            .iter()
-            .filter(|(_, (idx, t))| idx.logged.load(SeqCst) && !t.dropped.load(SeqCst))
-            .map(|(n, (idx, t))| {
-                (
-                    n,
-                    CatalogRecord::CreateIndex {
-                        table: t.id,
-                        name: n.clone(),
-                        columns: idx.column_names.clone(),
-                        unique: idx.unique,
-                    },
-                )
-            })
-            .collect();
-        out.sort_by(|a, b| a.0.cmp(b.0));
-        out.into_iter().map(|(_, c)| c).collect()
-    }
-
     /// A dropped table's indexes are dropped with it (their names free).
     pub fn forget_table(&self, table_id: u32) {
         self.by_name.write().retain(|_, (idx, t)| {
@@ -363,247 +362,6 @@ impl std::fmt::Debug for Index {
             .field("unique", &self.inner.unique)
             .finish()
     }
-}
-
-/// How long `create_index` waits for read-write transactions that began
-/// before it (they must end before the back-fill).
-const BACKFILL_WAIT: Duration = Duration::from_secs(10);
-
-impl Database {
-    /// Creates a secondary index on `columns` of `table`. Works on populated
-    /// tables: writers may keep running (see the module doc of
-    /// `index::secondary`); read-write transactions that began before the
-    /// call must finish first (the call waits up to 10 s for them, then
-    /// fails with `Error::Misuse`). A unique index over rows that already
-    /// share a key fails with `Error::DuplicateKey` and is not created.
-    ///
-    /// ```
-    /// use strata::{key, row, Database, Error, Options, Schema, Type, Unique};
-    ///
-    /// let db = Database::open(Options::default())?;
-    /// let c = db.create_table(
-    ///     Schema::new("customer")
-    ///         .column("w", Type::Int)
-    ///         .column("id", Type::Int)
-    ///         .column("last", Type::Text)
-    ///         .column("email", Type::Text)
-    ///         .primary_key(&["w", "id"]),
-    /// )?;
-    /// db.run(|t| {
-    ///     t.insert(&c, row![1, 1, "BAR", "a@x"])?;
-    ///     t.insert(&c, row![1, 2, "ABLE", "b@x"])?;
-    ///     t.insert(&c, row![1, 3, "BAR", "c@x"])
-    /// })?;
-    /// let by_last = db.create_index("by_last", &c, &["w", "last"], Unique::No)?;
-    /// let _by_email = db.create_index("by_email", &c, &["email"], Unique::Yes)?;
-    ///
-    /// let mut txn = db.begin()?;
-    /// let bars = txn.index_get(&by_last, &key![1, "BAR"])?; // ties by primary key
-    /// let ids: Vec<i64> = bars.iter().map(|r| r[1].as_int().unwrap()).collect();
-    /// assert_eq!(ids, [1, 3]);
-    /// assert_eq!(txn.index_scan(&by_last, key![1]..=key![1])?.len(), 3); // a prefix
-    /// let dup = txn.insert(&c, row![1, 4, "CALLY", "a@x"]);
-    /// assert!(matches!(dup, Err(Error::DuplicateKey { .. })));
-    /// txn.commit()?;
-    /// # Ok::<(), strata::Error>(())
-    /// ```
-    pub fn create_index(
-        &self,
-        name: &str,
-        table: &Table,
-        columns: &[&str],
-        unique: Unique,
-    ) -> Result<Index> {
-        let db = &self.inner;
-        let ti = &table.inner;
-        if ti.owner != db.id {
-            return Err(Error::Schema(format!(
-                "table {} belongs to another database",
-                table.name()
-            )));
-        }
-        if ti.dropped.load(SeqCst) {
-            return Err(Error::TableDropped {
-                table: table.name().to_string(),
-            });
-        }
-        if name.is_empty() {
-            return Err(Error::Schema("index name is empty".into()));
-        }
-        if columns.is_empty() {
-            return Err(Error::Schema(format!("index {name} names no column")));
-        }
-        let mut cols = Vec::new();
-        for c in columns {
-            let i = ti.schema.column_index(c)?;
-            if cols.contains(&i) {
-                return Err(Error::Schema(format!(
-                    "index {name} names column {c} twice"
-                )));
-            }
-            cols.push(i);
-        }
-        let idx = Arc::new(SecondaryIndex {
-            name: name.to_string(),
-            owner: db.id,
-            columns: cols,
-            column_names: columns.iter().map(|s| s.to_string()).collect(),
-            unique: unique == Unique::Yes,
-            pointers: db.opts.index_pointers,
-            tree: Entries::default(),
-            dropped: AtomicBool::new(false),
-            logged: AtomicBool::new(false),
-            predicate_read_ts: AtomicU64::new(0),
-            scan_log: ScanLog::default(),
-        });
-        {
-            let mut names = db.indexes.by_name.write();
-            if names.contains_key(name) {
-                return Err(Error::Schema(format!("index {name} already exists")));
-            }
-            names.insert(name.to_string(), (Arc::clone(&idx), Arc::clone(ti)));
-        }
-        let _ddl = ti.secondary.ddl.lock();
-        ti.secondary.set_kind(idx.pointers);
-        // Publish: every write from now on maintains the index.
-        ti.secondary.replace(&ti.indexed, |l| {
-            let mut v = l.to_vec();
-            v.push(Arc::clone(&idx));
-            v
-        });
-        let built = backfill(db, ti, &idx).and_then(|()| {
-            // Durable: log the definition under the catalog lock (as
-            // create_table), after the back-fill succeeded, so recovery
-            // never meets an index that was refused.
-            match db.log.get() {
-                Some(log) => {
-                    let names = db.names.write();
-                    if ti.dropped.load(SeqCst) {
-                        return Err(Error::TableDropped {
-                            table: ti.schema.name.clone(),
-                        });
-                    }
-                    let lsn = log.catalog(&CatalogRecord::CreateIndex {
-                        table: ti.id,
-                        name: name.to_string(),
-                        columns: idx.column_names.clone(),
-                        unique: idx.unique,
-                    })?;
-                    idx.logged.store(true, SeqCst);
-                    drop(names);
-                    Ok(Some((log, lsn)))
-                }
-                None => Ok(None),
-            }
-        });
-        let logged = match built {
-            Ok(l) => l,
-            Err(e) => {
-                idx.dropped.store(true, SeqCst);
-                ti.secondary.replace(&ti.indexed, |l| {
-                    l.iter()
-                        .filter(|i| !Arc::ptr_eq(i, &idx))
-                        .cloned()
-                        .collect()
-                });
-                db.indexes.by_name.write().remove(name);
-                return Err(e);
-            }
-        };
-        drop(_ddl);
-        if let Some((log, lsn)) = logged {
-            log.wait_durable(lsn)?;
-        }
-        Ok(Index {
-            inner: idx,
-            table: table.clone(),
-        })
-    }
-
-    /// Looks an index up by name.
-    pub fn index(&self, name: &str) -> Result<Index> {
-        let names = self.inner.indexes.by_name.read();
-        let (idx, t) = names
-            .get(name)
-            .ok_or_else(|| Error::Schema(format!("no index named {name}")))?;
-        Ok(Index {
-            inner: Arc::clone(idx),
-            table: Table {
-                inner: Arc::clone(t),
-            },
-        })
-    }
-
-    /// Names of all secondary indexes.
-    pub fn index_names(&self) -> Vec<String> {
-        let mut v: Vec<String> = self.inner.indexes.by_name.read().keys().cloned().collect();
-        v.sort();
-        v
-    }
-
-    /// Drops an index. Later scans through any handle to it fail with
-    /// `Error::Schema`; writers stop maintaining it at once.
-    pub fn drop_index(&self, name: &str) -> Result<()> {
-        // The catalog lock orders the drop record with checkpoints.
-        let names = self.inner.names.write();
-        let (idx, t, logged) = {
-            let mut by_name = self.inner.indexes.by_name.write();
-            if !by_name.contains_key(name) {
-                return Err(Error::Schema(format!("no index named {name}")));
-            }
-            let logged = match self.inner.log.get() {
-                Some(log) if by_name[name].0.logged.load(SeqCst) => Some((
-                    log,
-                    log.catalog(&CatalogRecord::DropIndex {
-                        name: name.to_string(),
-                    })?,
-                )),
-                _ => None,
-            };
-            let (idx, t) = by_name.remove(name).expect("present");
-            (idx, t, logged)
-        };
-        drop(names);
-        idx.dropped.store(true, SeqCst);
-        let _ddl = t.secondary.ddl.lock();
-        t.secondary.replace(&t.indexed, |l| {
-            l.iter()
-                .filter(|i| !Arc::ptr_eq(i, &idx))
-                .cloned()
-                .collect()
-        });
-        drop(_ddl);
-        if let Some((log, lsn)) = logged {
-            log.wait_durable(lsn)?;
-        }
-        Ok(())
-    }
-}
-
-/// Fills a freshly published index from the table's committed versions.
-fn backfill(db: &DbInner, t: &TableInner, idx: &SecondaryIndex) -> Result<()> {
-    // Transactions that began before now may have written without knowing
-    // the index; wait for them. Bumping the clock makes every later begin
-    // strictly newer, so they are not waited for.
-    let published = db.clock.fetch_add(1, SeqCst) + 1;
-    let start = Instant::now();
-    while db.tids.min_begin(true) < published {
-        if start.elapsed() > BACKFILL_WAIT {
-            return Err(Error::Misuse(format!(
-                "create_index {} waited {BACKFILL_WAIT:?} for read-write transactions that began before it; finish them first",
-                idx.name
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    // GC must not cut versions while we add entries for them (an entry for
-    // a version it retires would dangle, for physical pointers).
-    db.gc
-        .paused(|| with_index_kind!(idx.pointers, K => K::backfill(t, idx)));
-    if idx.unique {
-        with_index_kind!(idx.pointers, K => K::check_unique(t, idx))?;
-    }
-    Ok(())
 }
 
 /// Checks a (possibly prefix) key against index columns `cols`.

@@ -452,3 +452,28 @@ pub fn load(
     }
     Ok(stats)
 }
+
+impl crate::index::secondary::IndexCatalog {
+    /// `CreateIndex` records of the live, logged indexes, by name (a
+    /// checkpoint writes them; the caller holds the catalog lock).
+    pub fn durable_definitions(&self) -> Vec<CatalogRecord> {
+        let names = self.by_name.read();
+        let mut out: Vec<(&String, CatalogRecord)> = names
+            .iter()
+            .filter(|(_, (idx, t))| idx.logged.load(SeqCst) && !t.dropped.load(SeqCst))
+            .map(|(n, (idx, t))| {
+                (
+                    n,
+                    CatalogRecord::CreateIndex {
+                        table: t.id,
+                        name: n.clone(),
+                        columns: idx.column_names.clone(),
+                        unique: idx.unique,
+                    },
+                )
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(b.0));
+        out.into_iter().map(|(_, c)| c).collect()
+    }
+}

@@ -1,5 +1,7 @@
 //! The database: options, catalog, clock and transaction table.
 
+mod secondary_ddl;
+
 use crate::cc::{ssi, with_cc, Cc};
 use crate::error::{Error, Result};
 use crate::gc::{self, Gc, Snapshots};
