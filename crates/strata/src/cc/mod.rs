@@ -44,6 +44,7 @@ pub mod mv2pl;
 pub mod mvocc;
 pub mod mvto;
 pub mod predicate;
+mod sets;
 pub mod si;
 pub mod ssi;
 pub mod ssn;
@@ -56,6 +57,7 @@ use crate::storage::version::Version;
 use crate::table::TableInner;
 use crate::txn::Transaction;
 use crate::value::Key;
+pub(crate) use sets::{ReadEntry, WriteEntry};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 

@@ -13,12 +13,13 @@
 //! aborts the scanner), which is sufficient because the serial order is the
 //! commit order.
 
+use super::ReadEntry;
 use super::{predicate, Cc, TxnCc};
 use crate::error::{ConflictKind, Error, Result};
 use crate::options::Protocol;
 use crate::storage::{self, version::Version};
 use crate::table::TableInner;
-use crate::txn::{ReadEntry, Transaction};
+use crate::txn::Transaction;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 
 /// Multi-version two-phase locking, no-wait.

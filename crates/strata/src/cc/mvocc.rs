@@ -14,12 +14,13 @@
 //! transaction is serialisable at its commit timestamp.
 
 use super::predicate::{validate_scans, validation_skipped};
+use super::ReadEntry;
 use super::{Cc, TxnCc};
 use crate::error::{ConflictKind, Result};
 use crate::options::Protocol;
 use crate::storage::{self, version::Version};
 use crate::table::TableInner;
-use crate::txn::{ReadEntry, Transaction};
+use crate::txn::Transaction;
 use std::sync::atomic::Ordering::SeqCst;
 
 /// Optimistic concurrency control over snapshots (Hekaton-style).

@@ -1,5 +1,6 @@
 //! The database: options, catalog, clock and transaction table.
 
+mod recovery;
 mod secondary_ddl;
 
 use crate::cc::{ssi, with_cc, Cc};
@@ -95,7 +96,7 @@ impl Database {
             .gc
             .start(&Arc::downgrade(&db.inner), db.inner.opts.gc_interval)?;
         if let Durability::Wal { dir, .. } = &db.inner.opts.durability {
-            crate::log::recovery::open(&db, &dir.clone())?;
+            recovery::open(&db, &dir.clone())?;
         }
         Ok(db)
     }
@@ -130,7 +131,7 @@ impl Database {
     /// the log segments it covers. Returns the rows written.
     pub fn checkpoint(&self) -> Result<u64> {
         match self.inner.log.get() {
-            Some(l) => l.checkpoint(&self.inner, false).map(|s| s.rows),
+            Some(l) => l.checkpoint(&*self.inner, || false).map(|s| s.rows),
             None => Err(Error::InvalidConfig(
                 "checkpoint needs Durability::Wal; this database is in memory".into(),
             )),
@@ -404,5 +405,58 @@ impl std::fmt::Debug for Database {
         f.debug_struct("Database")
             .field("options", &self.inner.opts)
             .finish()
+    }
+}
+
+impl crate::log::checkpoint::Source for DbInner {
+    fn catalog(&self, reserved: &dyn Fn() -> u64) -> crate::log::checkpoint::Catalog {
+        let _names = self.names.read();
+        let tables = self.tables.read();
+        crate::log::checkpoint::Catalog {
+            begin: reserved(),
+            tables: tables.iter().map(Arc::clone).collect(),
+            dropped: tables.iter().map(|t| t.dropped.load(SeqCst)).collect(),
+            indexes: self.indexes.durable_definitions(),
+        }
+    }
+
+    fn register_snapshot(&self) -> Result<(u64, u64)> {
+        let tid = self
+            .tids
+            .acquire(self.clock.load(SeqCst), false)
+            .ok_or(Error::TooManyTransactions(self.tids.capacity()))?;
+        std::sync::atomic::fence(SeqCst);
+        let ts = self.clock.load(SeqCst);
+        self.tids.slot(tid).begin.store(ts, SeqCst);
+        Ok((tid, ts))
+    }
+
+    fn tids(&self) -> &TidTable {
+        &self.tids
+    }
+}
+
+impl crate::index::secondary::IndexCatalog {
+    /// `CreateIndex` records of the live, logged indexes, by name (a
+    /// checkpoint writes them; the caller holds the catalog lock).
+    pub fn durable_definitions(&self) -> Vec<CatalogRecord> {
+        let names = self.by_name.read();
+        let mut out: Vec<(&String, CatalogRecord)> = names
+            .iter()
+            .filter(|(_, (idx, t))| idx.logged.load(SeqCst) && !t.dropped.load(SeqCst))
+            .map(|(n, (idx, t))| {
+                (
+                    n,
+                    CatalogRecord::CreateIndex {
+                        table: t.id,
+                        name: n.clone(),
+                        columns: idx.column_names.clone(),
+                        unique: idx.unique,
+                    },
+                )
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(b.0));
+        out.into_iter().map(|(_, c)| c).collect()
     }
 }

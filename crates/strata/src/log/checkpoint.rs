@@ -31,15 +31,16 @@
 
 use super::record::{corrupt, put_catalog, put_values, CResult, CatalogRecord, Reader};
 use super::segment::{list_segments, sync_dir};
-use crate::db::DbInner;
 use crate::error::{Error, Result};
 use crate::storage;
 use crate::storage::visibility::Mode;
+use crate::table::TableInner;
+use crate::tid::TidTable;
 use crate::value::Value;
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
-use std::sync::atomic::{fence, Ordering::SeqCst};
+
 use std::sync::Arc;
 
 const MANIFEST_MAGIC: u64 = u64::from_le_bytes(*b"STRLMANI");
@@ -154,11 +155,36 @@ pub struct CheckpointStats {
     pub bytes: u64,
 }
 
+/// What a checkpoint reads of the database (implemented by the database,
+/// `db`): the log knows the file formats, not the catalog.
+pub(crate) trait Source {
+    /// Under the catalog lock, which orders the checkpoint with
+    /// create/drop table and index (they log their records holding it):
+    /// `begin = reserved()` and the catalog.
+    fn catalog(&self, reserved: &dyn Fn() -> u64) -> Catalog;
+    /// Registers a snapshot as `Transaction::begin` does, before reading it
+    /// (GC keeps what it sees): (slot id, snapshot timestamp).
+    fn register_snapshot(&self) -> Result<(u64, u64)>;
+    /// The TID table the snapshot is registered in.
+    fn tids(&self) -> &TidTable;
+}
+
+/// The catalog at the checkpoint's begin LSN.
+pub(crate) struct Catalog {
+    pub begin: u64,
+    /// Every table ever created (dropped ones with `dropped` set: the
+    /// checkpoint records the drop, so table ids stay dense).
+    pub tables: Vec<Arc<TableInner>>,
+    pub dropped: Vec<bool>,
+    /// `CreateIndex` records of the live, logged indexes, by name.
+    pub indexes: Vec<CatalogRecord>,
+}
+
 /// Takes a checkpoint of `db` into `dir` (steps 1-6 of the module doc).
 /// `wait_durable(lsn)` must return once the log is on disk up to `lsn`;
 /// `abandon()` turning true stops the scan (the database is closing).
 pub fn take(
-    db: &DbInner,
+    db: &impl Source,
     dir: &Path,
     reserved: impl Fn() -> u64,
     wait_durable: impl Fn(u64) -> Result<()>,
@@ -167,25 +193,14 @@ pub fn take(
     // 1. The catalog lock orders us with create_table/drop_table, which log
     //    their record while holding it.
     //    create_index/drop_index log theirs under it too.
-    let (begin, tables, dropped, indexes) = {
-        let _names = db.names.read();
-        let tables = db.tables.read();
-        let dropped: Vec<bool> = tables.iter().map(|t| t.dropped.load(SeqCst)).collect();
-        (
-            reserved(),
-            tables.iter().map(Arc::clone).collect::<Vec<_>>(),
-            dropped,
-            db.indexes.durable_definitions(),
-        )
-    };
+    let Catalog {
+        begin,
+        tables,
+        dropped,
+        indexes,
+    } = db.catalog(&reserved);
     // 2. Register the snapshot before reading it, as Transaction::begin does.
-    let tid = db
-        .tids
-        .acquire(db.clock.load(SeqCst), false)
-        .ok_or(Error::TooManyTransactions(db.tids.capacity()))?;
-    fence(SeqCst);
-    let ts = db.clock.load(SeqCst);
-    db.tids.slot(tid).begin.store(ts, SeqCst);
+    let (tid, ts) = db.register_snapshot()?;
     let name = checkpoint_name(begin);
     let tmp = dir.join(format!("{name}.tmp"));
     let written = (|| -> Result<(u64, u32, u64)> {
@@ -243,7 +258,7 @@ pub fn take(
                     return;
                 }
                 // Snapshot mode never fails (only timestamp order does).
-                let v = storage::visible(t, tuple, ts, 0, &db.tids, Mode::Snapshot)
+                let v = storage::visible(t, tuple, ts, 0, db.tids(), Mode::Snapshot)
                     .unwrap_or(std::ptr::null_mut());
                 // SAFETY: pinned, and `v` is visible to the snapshot we
                 // registered, so GC keeps it.
@@ -282,7 +297,7 @@ pub fn take(
         f.sync_all().map_err(werr)?;
         Ok((w.len, w.crc, rows))
     })();
-    db.tids.release(tid);
+    db.tids().release(tid);
     let (len, crc, rows) = match written {
         Ok(x) => x,
         Err(e) => {
@@ -451,29 +466,4 @@ pub fn load(
         return Err(bad(data.len(), "no end block".into()));
     }
     Ok(stats)
-}
-
-impl crate::index::secondary::IndexCatalog {
-    /// `CreateIndex` records of the live, logged indexes, by name (a
-    /// checkpoint writes them; the caller holds the catalog lock).
-    pub fn durable_definitions(&self) -> Vec<CatalogRecord> {
-        let names = self.by_name.read();
-        let mut out: Vec<(&String, CatalogRecord)> = names
-            .iter()
-            .filter(|(_, (idx, t))| idx.logged.load(SeqCst) && !t.dropped.load(SeqCst))
-            .map(|(n, (idx, t))| {
-                (
-                    n,
-                    CatalogRecord::CreateIndex {
-                        table: t.id,
-                        name: n.clone(),
-                        columns: idx.column_names.clone(),
-                        unique: idx.unique,
-                    },
-                )
-            })
-            .collect();
-        out.sort_by(|a, b| a.0.cmp(b.0));
-        out.into_iter().map(|(_, c)| c).collect()
-    }
 }

@@ -60,14 +60,13 @@
 pub mod buffer;
 pub mod checkpoint;
 pub mod record;
-pub mod recovery;
 pub mod segment;
 
-use crate::db::DbInner;
+use crate::cc::WriteEntry;
 use crate::error::{Error, Result};
+use crate::options::Options;
 use crate::options::SyncPolicy;
 use crate::storage::{self, version::Version};
-use crate::txn::WriteEntry;
 use buffer::LogBuffer;
 use parking_lot::{Condvar, Mutex};
 use record::{CatalogRecord, CommitBuilder};
@@ -76,7 +75,7 @@ use std::cell::Cell;
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -397,13 +396,12 @@ impl Log {
         self.sh.wait_durable(self.sh.buf.reserved())
     }
 
-    /// Takes a checkpoint now (one at a time).
-    /// `background`: the checkpointer thread's own reference is the only
-    /// one left means the database was closed, so the scan gives up.
+    /// Takes a checkpoint of `db` now (one at a time). `abandon()` turning
+    /// true stops the scan (the database is closing).
     pub fn checkpoint(
         &self,
-        db: &Arc<DbInner>,
-        background: bool,
+        db: &impl checkpoint::Source,
+        abandon: impl Fn() -> bool,
     ) -> Result<checkpoint::CheckpointStats> {
         let _one = self.checkpoint_mx.lock();
         if self.sh.failed.load(SeqCst) {
@@ -414,9 +412,7 @@ impl Log {
             &self.dir,
             || self.sh.buf.reserved(),
             |l| self.sh.wait_durable(l),
-            // Only we hold the database: its last handle is gone, so give
-            // up rather than keep the directory locked.
-            || background && Arc::strong_count(db) <= 1,
+            abandon,
         )?;
         self.last_checkpoint_lsn.store(s.begin_lsn, SeqCst);
         self.checkpoints.fetch_add(1, SeqCst);
@@ -434,17 +430,18 @@ impl Drop for Log {
     }
 }
 
-/// Starts the flusher (and the checkpointer) for a recovered directory.
+/// Starts the flusher for a recovered directory (the database attaches
+/// the log and starts its checkpointer, `db::recovery`).
 pub(crate) fn start(
-    db: &Arc<DbInner>,
+    opts: &Options,
     dir: PathBuf,
     lock: File,
     writer: SegmentWriter,
     report: RecoveryReport,
     checkpoint_lsn: u64,
-) -> Result<()> {
-    let tuning = &db.opts.log_tuning;
-    let sync = match &db.opts.durability {
+) -> Result<Log> {
+    let tuning = &opts.log_tuning;
+    let sync = match &opts.durability {
         crate::options::Durability::Wal { sync, .. } => *sync,
         crate::options::Durability::None => unreachable!("start is called for Wal only"),
     };
@@ -482,36 +479,24 @@ pub(crate) fn start(
         checkpoints: AtomicU64::new(0),
         _lock: lock,
     };
-    let every = log.checkpoint_every;
-    if db.log.set(log).is_err() {
-        return Err(Error::Misuse("the log was started twice".into()));
-    }
-    if let Some(every) = every {
-        spawn_checkpointer(Arc::downgrade(db), every)?;
-    }
-    Ok(())
+    Ok(log)
 }
 
-/// Background checkpoints: one whenever `every` bytes of log have been
-/// written since the last. Holds only a weak reference between checks.
-fn spawn_checkpointer(db: Weak<DbInner>, every: u64) -> Result<()> {
-    std::thread::Builder::new()
-        .name("strata-checkpointer".into())
-        .spawn(move || loop {
-            std::thread::sleep(Duration::from_millis(50));
-            let Some(db) = db.upgrade() else { return };
-            let Some(log) = db.log.get() else { return };
-            if log.sh.shutdown.load(SeqCst) || log.sh.failed.load(SeqCst) {
-                continue;
-            }
-            let since =
-                (log.sh.durable.load(SeqCst)).saturating_sub(log.last_checkpoint_lsn.load(SeqCst));
-            if since >= every {
-                // A failed checkpoint leaves the previous one and the log in
-                // place; the next attempt retries.
-                let _ = log.checkpoint(&db, true);
-            }
-        })
-        .map(drop)
-        .map_err(|e| Error::Io(format!("cannot start the checkpointer: {e}")))
+impl Log {
+    /// For the background checkpointer: `None` once the log is shut down
+    /// or failed (no checkpoint can be taken), else whether `every` bytes
+    /// of log were made durable since the last checkpoint.
+    pub fn checkpoint_due(&self, every: u64) -> Option<bool> {
+        if self.sh.shutdown.load(SeqCst) || self.sh.failed.load(SeqCst) {
+            return None;
+        }
+        let since =
+            (self.sh.durable.load(SeqCst)).saturating_sub(self.last_checkpoint_lsn.load(SeqCst));
+        Some(since >= every)
+    }
+
+    /// `LogTuning::checkpoint_every_bytes`.
+    pub fn checkpoint_every(&self) -> Option<u64> {
+        self.checkpoint_every
+    }
 }

@@ -22,7 +22,7 @@
 
 mod index_ops;
 
-use crate::cc::{predicate::ScanEntry, with_cc, Cc, TxnCc};
+use crate::cc::{predicate::ScanEntry, with_cc, Cc, ReadEntry, TxnCc, WriteEntry};
 use crate::db::DbInner;
 use crate::error::{ConflictKind, Error, Result};
 use crate::gc;
@@ -39,25 +39,6 @@ use std::ptr;
 use std::sync::atomic::Ordering::{Release, SeqCst};
 use std::sync::Arc;
 use thin_vec::ThinVec;
-
-/// A row written by this transaction.
-pub(crate) struct WriteEntry {
-    pub table: *const TableInner,
-    pub tuple: u64,
-    /// Our (newest) uncommitted version.
-    pub new: *mut Version,
-    /// The version we overwrote (null for a fresh insert).
-    pub old: *mut Version,
-    /// The index entry we added, to remove on abort.
-    pub index_key: Option<EncodedKey>,
-}
-
-/// A version this transaction read (null `version`: nothing visible).
-pub(crate) struct ReadEntry {
-    pub table: *const TableInner,
-    pub tuple: u64,
-    pub version: *mut Version,
-}
 
 /// An open transaction. Dropping it without `commit` rolls it back.
 pub struct Transaction {

@@ -32,19 +32,19 @@
 //! normal write path. Replay runs before the log is attached, so it writes
 //! nothing to the log.
 
-use super::checkpoint::{self, remove_stale_checkpoints};
-use super::record::{corrupt, decode_payload, CatalogRecord, Payload, RedoOp};
-use super::segment::{list_segments, remove_partial_segments, scan, SegmentWriter};
-use super::RecoveryReport;
-use crate::db::Database;
+use super::{Database, DbInner};
 use crate::error::{Error, Result};
+use crate::log::checkpoint::{self, remove_stale_checkpoints};
+use crate::log::record::{corrupt, decode_payload, CatalogRecord, Payload, RedoOp};
+use crate::log::segment::{list_segments, remove_partial_segments, scan, SegmentWriter};
+use crate::log::RecoveryReport;
 use crate::table::Table;
 use crate::value::{Key, Value};
 use std::fs::{self, File};
 use std::path::Path;
 use std::sync::atomic::Ordering::SeqCst;
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
 
 /// Recovers `dir` into the empty database `db` and attaches the log.
 pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
@@ -174,7 +174,36 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
     report.torn_tail = end.torn;
     report.max_commit_ts = max_cts;
     report.duration = t0.elapsed();
-    super::start(inner, dir.to_path_buf(), lock, writer, report, begin)
+    let log = crate::log::start(&inner.opts, dir.to_path_buf(), lock, writer, report, begin)?;
+    let every = log.checkpoint_every();
+    if inner.log.set(log).is_err() {
+        return Err(Error::Misuse("the log was started twice".into()));
+    }
+    if let Some(every) = every {
+        spawn_checkpointer(Arc::downgrade(inner), every)?;
+    }
+    Ok(())
+}
+
+/// Background checkpoints: one whenever `every` bytes of log have been
+/// written since the last. Holds only a weak reference between checks.
+fn spawn_checkpointer(db: Weak<DbInner>, every: u64) -> Result<()> {
+    std::thread::Builder::new()
+        .name("strata-checkpointer".into())
+        .spawn(move || loop {
+            std::thread::sleep(Duration::from_millis(50));
+            let Some(db) = db.upgrade() else { return };
+            let Some(log) = db.log.get() else { return };
+            if log.checkpoint_due(every) == Some(true) {
+                // A failed checkpoint leaves the previous one and the log in
+                // place; the next attempt retries. Only we hold the
+                // database once its last handle is gone: then the scan
+                // gives up rather than keep the directory locked.
+                let _ = log.checkpoint(&*db, || Arc::strong_count(&db) <= 1);
+            }
+        })
+        .map(drop)
+        .map_err(|e| Error::Io(format!("cannot start the checkpointer: {e}")))
 }
 
 fn has_checkpoint_file(dir: &Path) -> bool {
