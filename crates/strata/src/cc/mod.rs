@@ -49,17 +49,139 @@ pub mod si;
 pub mod ssi;
 pub mod ssn;
 
-use crate::db::DbInner;
 use crate::error::{ConflictKind, Result};
+use crate::gc::Gc;
 use crate::index::key::EncodedKey;
+use crate::index::SecWrites;
 use crate::options::Protocol;
-use crate::storage::version::Version;
+use crate::storage::version::{Version, TID_MARK};
+use crate::storage::visibility::Mode;
 use crate::table::TableInner;
-use crate::txn::Transaction;
+use crate::tid::TidTable;
 use crate::value::Key;
+use crossbeam_utils::CachePadded;
+use predicate::ScanEntry;
 pub(crate) use sets::{ReadEntry, WriteEntry};
-use std::sync::atomic::AtomicU64;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
+use thin_vec::ThinVec;
+
+/// The engine-wide state the protocols share: one per database (the
+/// database's state derefs to it, so `db.clock` and `db.tids` read as
+/// before).
+pub(crate) struct Shared {
+    /// The global timestamp counter: snapshots read it, commits bump it.
+    pub clock: CachePadded<AtomicU64>,
+    pub tids: TidTable,
+    /// Last garbage-collection horizon computed (a safe lower bound for new
+    /// MVTO read-only snapshots while they register).
+    pub horizon: AtomicU64,
+    /// SSI: SIREAD marks and writer states.
+    pub ssi: ssi::Registry,
+    /// Test-only: MVOCC and MV2PL skip re-validating predicate reads at
+    /// commit (`Database::skip_phantom_validation_for_testing`).
+    pub skip_phantom_validation: AtomicBool,
+}
+
+impl Shared {
+    pub fn new(max_open_transactions: usize) -> Shared {
+        Shared {
+            clock: CachePadded::new(AtomicU64::new(1)),
+            tids: TidTable::new(max_open_transactions),
+            horizon: AtomicU64::new(0),
+            ssi: ssi::Registry::new(),
+            skip_phantom_validation: AtomicBool::new(false),
+        }
+    }
+}
+
+/// A transaction as its protocol sees it: identity, snapshot, the read,
+/// scan and write sets, the protocol's own state, and the shared state.
+/// `txn::Transaction` is the one implementation; the protocols reach the
+/// transaction only through this, so `cc` does not depend on `txn` (the
+/// transaction code calls the protocols, not the other way round).
+pub(crate) trait Txn {
+    fn shared(&self) -> &Shared;
+    /// The collector (MVTO hands it the ghost rows it makes).
+    fn gc(&self) -> &Gc;
+    /// The slot id in the TID table.
+    fn tid(&self) -> u64;
+    /// The snapshot timestamp (MVTO: the transaction's timestamp).
+    fn ts(&self) -> u64;
+    fn reads(&self) -> &[ReadEntry];
+    fn reads_mut(&mut self) -> &mut Vec<ReadEntry>;
+    /// Predicate reads (range scans, absent keys).
+    fn scans(&self) -> &[ScanEntry];
+    fn scans_mut(&mut self) -> &mut ThinVec<ScanEntry>;
+    fn writes(&self) -> &[WriteEntry];
+    /// Secondary-index entries the transaction added.
+    fn sec_writes(&self) -> &SecWrites;
+    /// The protocol's own per-transaction state (`Cc::State`).
+    fn state(&self) -> &TxnCc;
+
+    /// True if `v` is a version this transaction created.
+    #[inline]
+    fn is_own(&self, v: *mut Version) -> bool {
+        // SAFETY: pinned by the caller; v is alive (see read_tuple callers).
+        !v.is_null() && unsafe { (*v).begin.load(SeqCst) } == TID_MARK | self.tid()
+    }
+
+    /// A snapshot read of `tuple` with the read bookkeeping of `P`.
+    #[inline]
+    fn snapshot_read<P: Cc>(&mut self, t: &TableInner, tuple: u64) -> Result<*mut Version>
+    where
+        Self: Sized,
+    {
+        let v = crate::storage::visible(
+            t,
+            tuple,
+            self.ts(),
+            self.tid(),
+            &self.shared().tids,
+            Mode::Snapshot,
+        )?;
+        if !self.is_own(v) {
+            self.record_read::<P>(t, tuple, v)?;
+        }
+        Ok(v)
+    }
+
+    /// The read bookkeeping of MVOCC, SSN and SSI for version `v` (null:
+    /// nothing visible) of `tuple`: the read set, SSN's read filter, SSI's
+    /// SIREAD mark, and for a deleted row a point predicate read of its key
+    /// (if GC unlinks the row, a later insert of the key makes a new tuple,
+    /// seen only by the predicate machinery).
+    fn record_read<P: Cc>(&mut self, t: &TableInner, tuple: u64, v: *mut Version) -> Result<()>
+    where
+        Self: Sized,
+    {
+        self.reads_mut().push(ReadEntry {
+            table: t,
+            tuple,
+            version: v,
+        });
+        P::on_read(self, v)?;
+        if !P::SCAN_RECORDS {
+            return Ok(());
+        }
+        // SAFETY: pinned by the caller; `v` is visible to us or locked by us.
+        if let Some(r) = unsafe { v.as_ref() }.filter(|r| r.is_tombstone()) {
+            let ek = t.encode(&Key(r.data().to_vec()));
+            // The tuple itself was seen (as deleted): only a new tuple for
+            // the key is a phantom. Without it, a deleted row that GC has
+            // not unlinked yet (or never will: GC None) would fail every
+            // reader's validation.
+            self.scans_mut().push(ScanEntry::range(
+                t,
+                Bound::Included(ek.clone()),
+                Bound::Included(ek),
+                vec![tuple],
+            ));
+        }
+        Ok(())
+    }
+}
 
 /// A concurrency control protocol, as the transaction code sees it.
 ///
@@ -102,114 +224,110 @@ pub(crate) trait Cc {
 
     /// The timestamp a transaction reads at, drawn after `lower` was
     /// registered in its slot (see `Transaction::begin`).
-    fn begin_ts(db: &DbInner, read_only: bool, lower: u64) -> u64 {
+    fn begin_ts(db: &Shared, read_only: bool, lower: u64) -> u64 {
         let _ = (read_only, lower);
         db.clock.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// The lower bound a beginning transaction registers before it takes
     /// its snapshot.
-    fn begin_lower_bound(db: &DbInner, read_only: bool) -> u64 {
+    fn begin_lower_bound(db: &Shared, read_only: bool) -> u64 {
         let _ = read_only;
         db.clock.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Reads `tuple` for a read-write transaction: the version to return
     /// (null: nothing visible) and the protocol's read bookkeeping.
-    fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Version>;
+    fn read(tx: &mut impl Txn, t: &TableInner, tuple: u64) -> Result<*mut Version>;
 
     /// The protocol's part of recording a read of `v` (already in the read
     /// set): SSN's read filter, SSI's SIREAD mark.
-    fn on_read(tx: &mut Transaction, v: *mut Version) -> Result<()> {
+    fn on_read(tx: &mut impl Txn, v: *mut Version) -> Result<()> {
         let _ = (tx, v);
         Ok(())
     }
 
     /// `key` has no row: record the predicate read. Returns a tuple to read
     /// instead (MVTO's ghost row).
-    fn absent_read(
-        tx: &mut Transaction,
-        t: &TableInner,
-        key: &Key,
-        ek: &EncodedKey,
-    ) -> Option<u64> {
+    fn absent_read(tx: &mut impl Txn, t: &TableInner, key: &Key, ek: &EncodedKey) -> Option<u64> {
         let _ = key;
         if Self::VALIDATES_SCANS {
-            tx.scans.push(predicate::ScanEntry::point(t, ek.clone()));
+            tx.scans_mut()
+                .push(predicate::ScanEntry::point(t, ek.clone()));
         }
         None
     }
 
     /// Before a range scan of a table or secondary index whose predicate
     /// timestamp word is `predicate_ts` (MVTO raises it).
-    fn before_scan(tx: &Transaction, predicate_ts: &AtomicU64) {
+    fn before_scan(tx: &impl Txn, predicate_ts: &AtomicU64) {
         let _ = (tx, predicate_ts);
     }
 
     /// After a new key entered a table's or secondary index's key space
     /// (or an insert overwrote a tombstone): may this transaction insert
     /// it, given that space's predicate timestamp word?
-    fn check_insert(tx: &Transaction, predicate_ts: &AtomicU64) -> Result<(), ConflictKind> {
+    fn check_insert(tx: &impl Txn, predicate_ts: &AtomicU64) -> Result<(), ConflictKind> {
         let _ = (tx, predicate_ts);
         Ok(())
     }
 
     /// The write check, with `head` locked by us (unlocked again by the
     /// caller if this fails).
-    fn check_write(tx: &Transaction, head: &Version) -> Result<()>;
+    fn check_write(tx: &impl Txn, head: &Version) -> Result<()>;
 
     /// A read made on the write path (a duplicate-key or not-found answer
     /// depends on the version seen).
-    fn note_read(tx: &mut Transaction, t: &TableInner, tuple: u64, v: *mut Version) -> Result<()>;
+    fn note_read(tx: &mut impl Txn, t: &TableInner, tuple: u64, v: *mut Version) -> Result<()>;
 
     /// We just overwrote `old` (our version is installed above it).
-    fn on_overwrite(tx: &mut Transaction, old: &Version) {
+    fn on_overwrite(tx: &mut impl Txn, old: &Version) {
         let _ = (tx, old);
     }
 
     /// The commit timestamp, drawn after PRECOMMIT is announced (MVTO:
     /// the transaction's own timestamp).
-    fn commit_ts(tx: &Transaction) -> u64 {
-        tx.db.tids.set_precommit(tx.tid);
-        tx.db
+    fn commit_ts(tx: &impl Txn) -> u64 {
+        tx.shared().tids.set_precommit(tx.tid());
+        tx.shared()
             .clock
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
             + 1
     }
 
     /// Whether a transaction that wrote nothing may skip validation.
-    fn read_only_commit_is_safe(tx: &Transaction) -> bool {
+    fn read_only_commit_is_safe(tx: &impl Txn) -> bool {
         let _ = tx;
         Self::READ_ONLY_COMMIT_UNCHECKED
     }
 
     /// The commit-time check, after the commit timestamp is drawn.
-    fn validate(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
+    fn validate(tx: &mut impl Txn, cts: u64) -> Result<(), ConflictKind> {
         let _ = (tx, cts);
         Ok(())
     }
 
     /// After COMMITTED, before the versions are stamped (SSN publishes its
     /// stamps here).
-    fn post_commit(tx: &mut Transaction, cts: u64) {
+    fn post_commit(tx: &mut impl Txn, cts: u64) {
         let _ = (tx, cts);
     }
 
     /// The transaction ends (committed or not): release what the protocol
     /// holds until the end (MV2PL's read locks).
-    fn release(tx: &mut Transaction) {
+    fn release(tx: &mut impl Txn) {
         let _ = tx;
     }
 
     /// The transaction aborted: forget its registrations (after its writes
     /// were undone).
-    fn on_abort(tx: &mut Transaction) {
+    fn on_abort(tx: &mut impl Txn) {
         let _ = tx;
     }
 
     /// GC: the horizon `h` (the oldest registered snapshot, clock-bounded)
     /// as this protocol must have it.
-    fn bound_horizon(db: &DbInner, h: u64) -> u64 {
+    fn bound_horizon(db: &Shared, h: u64) -> u64 {
         let _ = db;
         h
     }
@@ -224,7 +342,7 @@ pub(crate) trait Cc {
 
     /// GC: forget protocol state no transaction open at or after `horizon`
     /// can need (SSN/SSI scan records, SSI's SIREAD marks).
-    fn prune(db: &DbInner, tables: &[Arc<TableInner>], horizon: u64) {
+    fn prune(db: &Shared, tables: &[Arc<TableInner>], horizon: u64) {
         let _ = (db, tables, horizon);
     }
 }

@@ -14,12 +14,12 @@
 //! commit order.
 
 use super::ReadEntry;
+use super::Txn;
 use super::{predicate, Cc, TxnCc};
 use crate::error::{ConflictKind, Error, Result};
 use crate::options::Protocol;
 use crate::storage::{self, version::Version};
 use crate::table::TableInner;
-use crate::txn::Transaction;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 
 /// Multi-version two-phase locking, no-wait.
@@ -46,37 +46,32 @@ impl Cc for Mv2pl {
         TxnCc::Mv2pl(())
     }
 
-    fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Version> {
+    fn read(tx: &mut impl Txn, t: &TableInner, tuple: u64) -> Result<*mut Version> {
         read(tx, t, tuple)
     }
 
-    fn check_write(tx: &Transaction, head: &Version) -> Result<()> {
+    fn check_write(tx: &impl Txn, head: &Version) -> Result<()> {
         check_write(tx, head as *const Version as *mut Version)
     }
 
-    fn note_read(
-        _tx: &mut Transaction,
-        _t: &TableInner,
-        _tuple: u64,
-        _v: *mut Version,
-    ) -> Result<()> {
+    fn note_read(_tx: &mut impl Txn, _t: &TableInner, _tuple: u64, _v: *mut Version) -> Result<()> {
         // The write lock we hold on the head covers the read.
         Ok(())
     }
 
     /// It reads the newest data rather than a snapshot, so a range it
     /// scanned twice may differ: its scans are validated even then.
-    fn read_only_commit_is_safe(tx: &Transaction) -> bool {
-        tx.scans.is_empty()
+    fn read_only_commit_is_safe(tx: &impl Txn) -> bool {
+        tx.scans().is_empty()
     }
 
-    fn validate(tx: &mut Transaction, _cts: u64) -> Result<(), ConflictKind> {
+    fn validate(tx: &mut impl Txn, _cts: u64) -> Result<(), ConflictKind> {
         (predicate::validation_skipped(tx) || predicate::validate_scans::<Self>(tx))
             .then_some(())
             .ok_or(ConflictKind::Validation)
     }
 
-    fn release(tx: &mut Transaction) {
+    fn release(tx: &mut impl Txn) {
         release(tx);
     }
 
@@ -86,14 +81,14 @@ impl Cc for Mv2pl {
     }
 }
 
-pub fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Version> {
+pub fn read(tx: &mut impl Txn, t: &TableInner, tuple: u64) -> Result<*mut Version> {
     let head = storage::newest(t, tuple);
     if head.is_null() || tx.is_own(head) {
         return Ok(head);
     }
     // SAFETY: the caller is pinned; heads are alive.
     let h = unsafe { &*head };
-    let free = |x: u64| x == 0 || x == tx.tid;
+    let free = |x: u64| x == 0 || x == tx.tid();
     if !free(h.txn_id.load(SeqCst)) {
         return Err(Error::Conflict(ConflictKind::ReadLock));
     }
@@ -102,7 +97,7 @@ pub fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Ver
         readers(h).fetch_sub(1, SeqCst);
         return Err(Error::Conflict(ConflictKind::ReadLock));
     }
-    tx.reads.push(ReadEntry {
+    tx.reads_mut().push(ReadEntry {
         table: t,
         tuple,
         version: head,
@@ -111,8 +106,8 @@ pub fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Ver
 }
 
 /// After taking the write lock on `head`: only our own read locks may be on it.
-pub fn check_write(tx: &Transaction, head: *mut Version) -> Result<()> {
-    let mine = tx.reads.iter().filter(|r| r.version == head).count() as u64;
+pub fn check_write(tx: &impl Txn, head: *mut Version) -> Result<()> {
+    let mine = tx.reads().iter().filter(|r| r.version == head).count() as u64;
     // SAFETY: locked by us and alive.
     if readers(unsafe { &*head }).load(SeqCst) != mine {
         return Err(Error::Conflict(ConflictKind::ReadLock));
@@ -121,8 +116,8 @@ pub fn check_write(tx: &Transaction, head: *mut Version) -> Result<()> {
 }
 
 /// Releases every read lock (commit or abort).
-pub fn release(tx: &mut Transaction) {
-    for r in tx.reads.drain(..) {
+pub fn release(tx: &mut impl Txn) {
+    for r in tx.reads_mut().drain(..) {
         // SAFETY: a read-locked version cannot be superseded by anyone but us,
         // so it is still linked (and alive) until we release it.
         if let Some(v) = unsafe { r.version.as_ref() } {

@@ -15,12 +15,12 @@
 
 use super::predicate::{validate_scans, validation_skipped};
 use super::ReadEntry;
+use super::Txn;
 use super::{Cc, TxnCc};
 use crate::error::{ConflictKind, Result};
 use crate::options::Protocol;
 use crate::storage::{self, version::Version};
 use crate::table::TableInner;
-use crate::txn::Transaction;
 use std::sync::atomic::Ordering::SeqCst;
 
 /// Optimistic concurrency control over snapshots (Hekaton-style).
@@ -39,27 +39,27 @@ impl Cc for Mvocc {
         TxnCc::Mvocc(())
     }
 
-    fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Version> {
+    fn read(tx: &mut impl Txn, t: &TableInner, tuple: u64) -> Result<*mut Version> {
         tx.snapshot_read::<Self>(t, tuple)
     }
 
-    fn check_write(_tx: &Transaction, _head: &Version) -> Result<()> {
+    fn check_write(_tx: &impl Txn, _head: &Version) -> Result<()> {
         // The lock is all: validation checks what was read.
         Ok(())
     }
 
-    fn note_read(tx: &mut Transaction, t: &TableInner, tuple: u64, v: *mut Version) -> Result<()> {
+    fn note_read(tx: &mut impl Txn, t: &TableInner, tuple: u64, v: *mut Version) -> Result<()> {
         tx.record_read::<Self>(t, tuple, v)
     }
 
-    fn validate(tx: &mut Transaction, _cts: u64) -> Result<(), ConflictKind> {
+    fn validate(tx: &mut impl Txn, _cts: u64) -> Result<(), ConflictKind> {
         validate(tx)
     }
 }
 
-pub fn validate(tx: &mut Transaction) -> Result<(), ConflictKind> {
+pub fn validate(tx: &mut impl Txn) -> Result<(), ConflictKind> {
     let _guard = crossbeam_epoch::pin();
-    for r in &tx.reads {
+    for r in tx.reads() {
         if !still_current(tx, r) {
             return Err(ConflictKind::Validation);
         }
@@ -72,14 +72,14 @@ pub fn validate(tx: &mut Transaction) -> Result<(), ConflictKind> {
 
 /// Whether the version read is still the newest committed one (below our own
 /// write, if we wrote the row) and nobody else holds its lock.
-fn still_current(tx: &Transaction, r: &ReadEntry) -> bool {
+fn still_current(tx: &impl Txn, r: &ReadEntry) -> bool {
     // SAFETY: tables outlive transactions; the caller is pinned.
     let t = unsafe { &*r.table };
     let mut v: *mut Version = storage::newest(t, r.tuple);
     if tx.is_own(v) {
         // The version our write overwrote (whatever the chain's direction).
         v = tx
-            .writes
+            .writes()
             .iter()
             .rev()
             .find(|w| w.new == v)
@@ -93,7 +93,7 @@ fn still_current(tx: &Transaction, r: &ReadEntry) -> bool {
         None => true,
         Some(h) => {
             let locker = h.txn_id.load(SeqCst);
-            locker == 0 || locker == tx.tid
+            locker == 0 || locker == tx.tid()
         }
     }
 }

@@ -22,8 +22,9 @@
 //! misses a phantom. (An earlier version used the table timestamp for absent
 //! keys too, and starved inserts under contention.)
 
+use super::Shared;
+use super::Txn;
 use super::{Cc, TxnCc};
-use crate::db::DbInner;
 use crate::error::{ConflictKind, Error, Result};
 use crate::index::key::EncodedKey;
 use crate::options::Protocol;
@@ -32,7 +33,6 @@ use crate::storage::version::Version;
 use crate::storage::visibility::Mode;
 use crate::table::TableInner;
 use crate::tid::Status;
-use crate::txn::Transaction;
 use crate::value::Key;
 use std::sync::atomic::{fence, AtomicU64, Ordering::SeqCst};
 
@@ -60,7 +60,7 @@ impl Cc for Mvto {
         TxnCc::Mvto(())
     }
 
-    fn begin_lower_bound(db: &DbInner, read_only: bool) -> u64 {
+    fn begin_lower_bound(db: &Shared, read_only: bool) -> u64 {
         if read_only {
             // A read-only snapshot ends up below every running writer's
             // timestamp, possibly below the clock: register the last
@@ -71,7 +71,7 @@ impl Cc for Mvto {
         }
     }
 
-    fn begin_ts(db: &DbInner, read_only: bool, lower: u64) -> u64 {
+    fn begin_ts(db: &Shared, read_only: bool, lower: u64) -> u64 {
         if !read_only {
             // A unique timestamp: the serial order is timestamp order.
             return db.clock.fetch_add(1, SeqCst) + 1;
@@ -83,56 +83,46 @@ impl Cc for Mvto {
         g.min(db.tids.min_begin(true).saturating_sub(1)).max(lower)
     }
 
-    fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Version> {
+    fn read(tx: &mut impl Txn, t: &TableInner, tuple: u64) -> Result<*mut Version> {
         read(tx, t, tuple)
     }
 
-    fn absent_read(
-        tx: &mut Transaction,
-        t: &TableInner,
-        key: &Key,
-        ek: &EncodedKey,
-    ) -> Option<u64> {
+    fn absent_read(tx: &mut impl Txn, t: &TableInner, key: &Key, ek: &EncodedKey) -> Option<u64> {
         // The key gets a ghost row whose read timestamp an older inserter
         // must respect: phantom protection per key, not per table.
-        ghost(t, key, ek, tx.ts, &tx.db.gc)
+        ghost(t, key, ek, tx.ts(), &tx.gc())
     }
 
-    fn before_scan(tx: &Transaction, predicate_ts: &AtomicU64) {
-        predicate_read(predicate_ts, tx.ts);
+    fn before_scan(tx: &impl Txn, predicate_ts: &AtomicU64) {
+        predicate_read(predicate_ts, tx.ts());
     }
 
-    fn check_insert(tx: &Transaction, predicate_ts: &AtomicU64) -> Result<(), ConflictKind> {
-        if insert_allowed(predicate_ts, tx.ts) {
+    fn check_insert(tx: &impl Txn, predicate_ts: &AtomicU64) -> Result<(), ConflictKind> {
+        if insert_allowed(predicate_ts, tx.ts()) {
             Ok(())
         } else {
             Err(ConflictKind::TimestampOrder)
         }
     }
 
-    fn check_write(tx: &Transaction, head: &Version) -> Result<()> {
+    fn check_write(tx: &impl Txn, head: &Version) -> Result<()> {
         check_write(tx, head)
     }
 
-    fn note_read(
-        tx: &mut Transaction,
-        _t: &TableInner,
-        _tuple: u64,
-        v: *mut Version,
-    ) -> Result<()> {
+    fn note_read(tx: &mut impl Txn, _t: &TableInner, _tuple: u64, v: *mut Version) -> Result<()> {
         // We hold the write lock, so no writer is between us and `v`.
         // SAFETY: the caller is pinned; `v` is the locked head.
-        read_ts(unsafe { &*v }).fetch_max(tx.ts, SeqCst);
+        read_ts(unsafe { &*v }).fetch_max(tx.ts(), SeqCst);
         Ok(())
     }
 
-    fn commit_ts(tx: &Transaction) -> u64 {
+    fn commit_ts(tx: &impl Txn) -> u64 {
         // Serialised at its begin timestamp; no PRECOMMIT window either:
         // snapshots stay below every running writer's timestamp.
-        tx.ts
+        tx.ts()
     }
 
-    fn bound_horizon(db: &DbInner, h: u64) -> u64 {
+    fn bound_horizon(db: &Shared, h: u64) -> u64 {
         // A writer with timestamp t may still commit versions at t, so
         // snapshots (and the horizon) must stay below it.
         h.min(db.tids.min_begin(true).saturating_sub(1))
@@ -145,17 +135,17 @@ impl Cc for Mvto {
     }
 }
 
-pub fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Version> {
-    let tids = &tx.db.tids;
-    let v = storage::visible(t, tuple, tx.ts, tx.tid, tids, Mode::TimestampOrder)?;
+pub fn read(tx: &mut impl Txn, t: &TableInner, tuple: u64) -> Result<*mut Version> {
+    let tids = &tx.shared().tids;
+    let v = storage::visible(t, tuple, tx.ts(), tx.tid(), tids, Mode::TimestampOrder)?;
     if v.is_null() || tx.is_own(v) {
         return Ok(v);
     }
     // SAFETY: the caller is pinned and `v` is visible to our registered ts.
     let r = unsafe { &*v };
-    read_ts(r).fetch_max(tx.ts, SeqCst);
+    read_ts(r).fetch_max(tx.ts(), SeqCst);
     let locker = r.txn_id.load(SeqCst);
-    if locker != 0 && locker != tx.tid {
+    if locker != 0 && locker != tx.tid() {
         // An older writer may have checked read_ts before we raised it; its
         // version would be the one we must read.
         let is_running = |s| {
@@ -169,12 +159,12 @@ pub fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Ver
         if is_running(tids.status(locker)) {
             let wts = tids.slot(locker).begin.load(SeqCst);
             still_running = is_running(tids.status(locker));
-            if still_running && wts < tx.ts {
+            if still_running && wts < tx.ts() {
                 return Err(Error::Conflict(ConflictKind::TimestampOrder));
             }
         }
         if !still_running
-            && storage::visible(t, tuple, tx.ts, tx.tid, tids, Mode::TimestampOrder)? != v
+            && storage::visible(t, tuple, tx.ts(), tx.tid(), tids, Mode::TimestampOrder)? != v
         {
             // It finished meanwhile: if it committed below us, we read too old.
             return Err(Error::Conflict(ConflictKind::TimestampOrder));
@@ -184,8 +174,8 @@ pub fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Ver
 }
 
 /// The write rule, for the locked head `h`.
-pub fn check_write(tx: &Transaction, h: &Version) -> Result<()> {
-    if h.begin.load(SeqCst) > tx.ts || read_ts(h).load(SeqCst) > tx.ts {
+pub fn check_write(tx: &impl Txn, h: &Version) -> Result<()> {
+    if h.begin.load(SeqCst) > tx.ts() || read_ts(h).load(SeqCst) > tx.ts() {
         return Err(Error::Conflict(ConflictKind::TimestampOrder));
     }
     Ok(())

@@ -23,10 +23,10 @@
 //! a change to a read row, whose edge the read tracking carries (see
 //! [`accounted_rows`]), so it neither poisons nor marks a deciding scanner.
 
+use super::Txn;
 use crate::index::key::EncodedKey;
 pub use crate::index::scan_log::{ScanLog, ScanRecord, ABORTED, COMMITTED, PENDING, POISONED};
 use crate::table::TableInner;
-use crate::txn::Transaction;
 use std::ops::Bound;
 use std::sync::atomic::{fence, AtomicU8, Ordering::SeqCst};
 use std::sync::Arc;
@@ -86,14 +86,14 @@ impl ScanEntry {
 /// the transaction read is not unlinked and reused while the transaction is
 /// open (see `gc`).
 pub(crate) fn accounted_rows<P: super::Cc>(
-    tx: &Transaction,
+    tx: &impl Txn,
     t: &TableInner,
     scanned: &[u64],
 ) -> Vec<u64> {
     let mut rows = scanned.to_vec();
     if P::SNAPSHOT_READS && P::VALIDATES_SCANS {
         rows.extend(
-            tx.reads
+            tx.reads()
                 .iter()
                 .filter(|r| std::ptr::eq(r.table, t) && !r.version.is_null())
                 .map(|r| r.tuple),
@@ -106,22 +106,22 @@ pub(crate) fn accounted_rows<P: super::Cc>(
 
 /// Whether MVOCC and MV2PL skip [`validate_scans`] (a test-only switch,
 /// `Database::skip_phantom_validation_for_testing`).
-pub fn validation_skipped(tx: &Transaction) -> bool {
-    tx.db
+pub fn validation_skipped(tx: &impl Txn) -> bool {
+    tx.shared()
         .skip_phantom_validation
         .load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Re-runs every predicate read; false if a range gained a row.
-pub fn validate_scans<P: super::Cc>(tx: &Transaction) -> bool {
+pub fn validate_scans<P: super::Cc>(tx: &impl Txn) -> bool {
     let _guard = crossbeam_epoch::pin();
     let mut now = Vec::new();
-    for s in &tx.scans {
+    for s in tx.scans() {
         // SAFETY: tables outlive transactions.
         let t = unsafe { &*s.table };
         if let Some(sec) = &s.sec {
             let accounted = || accounted_rows::<P>(tx, t, &sec.read);
-            if !crate::index::validate(t, sec, &s.lo, &s.hi, &tx.sec_writes, accounted) {
+            if !crate::index::validate(t, sec, &s.lo, &s.hi, tx.sec_writes(), accounted) {
                 return false;
             }
             continue;
@@ -150,10 +150,10 @@ pub fn validate_scans<P: super::Cc>(tx: &Transaction) -> bool {
 }
 
 /// SSN/SSI, at commit before re-validation: leaves a PENDING record per scan.
-pub fn publish_pending<P: super::Cc>(tx: &mut Transaction, cts: u64) {
+pub fn publish_pending<P: super::Cc>(tx: &mut impl Txn, cts: u64) {
     let ssi = super::ssi::state(tx).cloned();
     let rows: Vec<Vec<u64>> = tx
-        .scans
+        .scans()
         .iter()
         .map(|s| match &s.sec {
             // SAFETY: tables outlive transactions.
@@ -161,7 +161,7 @@ pub fn publish_pending<P: super::Cc>(tx: &mut Transaction, cts: u64) {
             None => Vec::new(),
         })
         .collect();
-    for (s, rows) in tx.scans.iter_mut().zip(rows) {
+    for (s, rows) in tx.scans_mut().iter_mut().zip(rows) {
         let rec = Arc::new(ScanRecord {
             lo: s.lo.clone(),
             hi: s.hi.clone(),
@@ -185,17 +185,20 @@ pub fn publish_pending<P: super::Cc>(tx: &mut Transaction, cts: u64) {
 }
 
 /// Marks our records committed; false if an inserter poisoned one first.
-pub fn try_commit_records(tx: &Transaction) -> bool {
-    tx.scans.iter().filter_map(|s| s.record.as_ref()).all(|r| {
-        r.state
-            .compare_exchange(PENDING, COMMITTED, SeqCst, SeqCst)
-            .is_ok()
-    })
+pub fn try_commit_records(tx: &impl Txn) -> bool {
+    tx.scans()
+        .iter()
+        .filter_map(|s| s.record.as_ref())
+        .all(|r| {
+            r.state
+                .compare_exchange(PENDING, COMMITTED, SeqCst, SeqCst)
+                .is_ok()
+        })
 }
 
 /// On abort: withdraw our records.
-pub fn withdraw(tx: &mut Transaction) {
-    for s in &tx.scans {
+pub fn withdraw(tx: &mut impl Txn) {
+    for s in tx.scans() {
         if let Some(r) = &s.record {
             r.state.store(ABORTED, SeqCst);
         }
@@ -203,7 +206,7 @@ pub fn withdraw(tx: &mut Transaction) {
 }
 
 /// The scan records on `t` that cover `k`, other than our own.
-pub fn scanners_of(t: &TableInner, k: &EncodedKey, me: &Transaction) -> Vec<Arc<ScanRecord>> {
+pub fn scanners_of(t: &TableInner, k: &EncodedKey, me: &impl Txn) -> Vec<Arc<ScanRecord>> {
     scanners_in(&t.scan_log, k, None, me)
 }
 
@@ -218,11 +221,11 @@ pub fn scanners_in(
     log: &ScanLog,
     k: &EncodedKey,
     row: Option<u64>,
-    me: &Transaction,
+    me: &impl Txn,
 ) -> Vec<Arc<ScanRecord>> {
     fence(SeqCst);
     let mine: Vec<*const ScanRecord> = me
-        .scans
+        .scans()
         .iter()
         .filter_map(|s| s.record.as_ref().map(Arc::as_ptr))
         .collect();

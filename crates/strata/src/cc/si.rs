@@ -13,13 +13,13 @@
 //! anomalies; SSN (`ssn`) and SSI (`ssi`) are SI plus a commit-time check
 //! that closes them, and share this module's write rule.
 
+use super::Txn;
 use super::{Cc, TxnCc};
 use crate::error::{ConflictKind, Error, Result};
 use crate::options::Protocol;
 use crate::storage::visibility::Mode;
 use crate::storage::{self, version::Version};
 use crate::table::TableInner;
-use crate::txn::Transaction;
 use std::sync::atomic::Ordering::SeqCst;
 
 /// Snapshot isolation.
@@ -27,8 +27,8 @@ pub(crate) struct Si;
 
 /// First updater wins: the locked head must be in our snapshot.
 #[inline]
-pub(crate) fn first_updater_wins(tx: &Transaction, head: &Version) -> Result<()> {
-    if head.begin.load(SeqCst) > tx.ts {
+pub(crate) fn first_updater_wins(tx: &impl Txn, head: &Version) -> Result<()> {
+    if head.begin.load(SeqCst) > tx.ts() {
         Err(Error::Conflict(ConflictKind::WriteWrite))
     } else {
         Ok(())
@@ -49,21 +49,23 @@ impl Cc for Si {
         TxnCc::Si(())
     }
 
-    fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Version> {
+    fn read(tx: &mut impl Txn, t: &TableInner, tuple: u64) -> Result<*mut Version> {
         // No read bookkeeping at all.
-        storage::visible(t, tuple, tx.ts, tx.tid, &tx.db.tids, Mode::Snapshot)
+        storage::visible(
+            t,
+            tuple,
+            tx.ts(),
+            tx.tid(),
+            &tx.shared().tids,
+            Mode::Snapshot,
+        )
     }
 
-    fn check_write(tx: &Transaction, head: &Version) -> Result<()> {
+    fn check_write(tx: &impl Txn, head: &Version) -> Result<()> {
         first_updater_wins(tx, head)
     }
 
-    fn note_read(
-        _tx: &mut Transaction,
-        _t: &TableInner,
-        _tuple: u64,
-        _v: *mut Version,
-    ) -> Result<()> {
+    fn note_read(_tx: &mut impl Txn, _t: &TableInner, _tuple: u64, _v: *mut Version) -> Result<()> {
         Ok(())
     }
 }

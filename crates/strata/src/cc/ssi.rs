@@ -38,13 +38,13 @@
 //! and refuses itself. A finished transaction's lists are emptied and stay
 //! empty, so two transactions' lists never keep each other alive.
 
+use super::Shared;
+use super::Txn;
 use super::{predicate, si, Cc, TxnCc};
-use crate::db::DbInner;
 use crate::error::{ConflictKind, Error, Result};
 use crate::options::Protocol;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
 use crate::table::TableInner;
-use crate::txn::Transaction;
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::SeqCst};
@@ -63,15 +63,15 @@ pub(crate) fn overwriter(v: &Version) -> &AtomicU64 {
 
 /// A transaction's SSI state (read-only transactions have none).
 #[inline]
-pub(crate) fn state(tx: &Transaction) -> Option<&Arc<SsiTxn>> {
-    if let TxnCc::SiSsi(s) = &tx.cc {
+pub(crate) fn state(tx: &impl Txn) -> Option<&Arc<SsiTxn>> {
+    if let TxnCc::SiSsi(s) = tx.state() {
         s.as_ref()
     } else {
         None
     }
 }
 
-fn me(tx: &Transaction) -> Arc<SsiTxn> {
+fn me(tx: &impl Txn) -> Arc<SsiTxn> {
     Arc::clone(state(tx).expect("SSI transaction has state"))
 }
 
@@ -90,38 +90,38 @@ impl Cc for SiSsi {
         TxnCc::SiSsi((!read_only).then(|| SsiTxn::new(tid, ts)))
     }
 
-    fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Version> {
+    fn read(tx: &mut impl Txn, t: &TableInner, tuple: u64) -> Result<*mut Version> {
         tx.snapshot_read::<Self>(t, tuple)
     }
 
-    fn on_read(tx: &mut Transaction, v: *mut Version) -> Result<()> {
+    fn on_read(tx: &mut impl Txn, v: *mut Version) -> Result<()> {
         on_read(tx, v)
     }
 
-    fn check_write(tx: &Transaction, head: &Version) -> Result<()> {
+    fn check_write(tx: &impl Txn, head: &Version) -> Result<()> {
         si::first_updater_wins(tx, head)
     }
 
-    fn note_read(tx: &mut Transaction, t: &TableInner, tuple: u64, v: *mut Version) -> Result<()> {
+    fn note_read(tx: &mut impl Txn, t: &TableInner, tuple: u64, v: *mut Version) -> Result<()> {
         tx.record_read::<Self>(t, tuple, v)
     }
 
-    fn on_overwrite(tx: &mut Transaction, old: &Version) {
+    fn on_overwrite(tx: &mut impl Txn, old: &Version) {
         on_write(tx, old);
     }
 
-    fn validate(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
+    fn validate(tx: &mut impl Txn, cts: u64) -> Result<(), ConflictKind> {
         pre_commit(tx, cts)
     }
 
-    fn on_abort(tx: &mut Transaction) {
+    fn on_abort(tx: &mut impl Txn) {
         on_abort(tx);
-        if !tx.scans.is_empty() {
+        if !tx.scans().is_empty() {
             predicate::withdraw(tx);
         }
     }
 
-    fn prune(db: &DbInner, tables: &[Arc<TableInner>], horizon: u64) {
+    fn prune(db: &Shared, tables: &[Arc<TableInner>], horizon: u64) {
         tables.iter().for_each(|t| predicate::prune(t, horizon));
         db.ssi.prune(horizon);
     }
@@ -232,21 +232,21 @@ fn mark(reader: &Arc<SsiTxn>, writer: &Arc<SsiTxn>, me_is_reader: bool) -> Resul
 }
 
 /// A read of `v`: leave a SIREAD mark, and check for a newer version.
-pub fn on_read(tx: &mut Transaction, v: *mut Version) -> Result<()> {
+pub fn on_read(tx: &mut impl Txn, v: *mut Version) -> Result<()> {
     // SAFETY: the caller is pinned and `v` is visible to us.
     let Some(r) = (unsafe { v.as_ref() }) else {
         return Ok(());
     };
     let me = me(tx);
-    tx.db.ssi.sireads.add(v as usize, Arc::clone(&me));
+    tx.shared().ssi.sireads.add(v as usize, Arc::clone(&me));
     let e = r.end.load(SeqCst);
-    if e == INF_TS || (e & TID_MARK != 0 && e & !TID_MARK == tx.tid) {
+    if e == INF_TS || (e & TID_MARK != 0 && e & !TID_MARK == tx.tid()) {
         return Ok(());
     }
     // Someone overwrote what we see: they are concurrent (else we would see
     // their version).
     let writer = tx
-        .db
+        .shared()
         .ssi
         .writers
         .lock()
@@ -262,17 +262,21 @@ pub fn on_read(tx: &mut Transaction, v: *mut Version) -> Result<()> {
 
 /// We are overwriting `old`: record us as its overwriter and mark edges
 /// from its concurrent readers.
-pub fn on_write(tx: &mut Transaction, old: &Version) {
+pub fn on_write(tx: &mut impl Txn, old: &Version) {
     let me = me(tx);
     // The first overwrite registers us (an earlier insert of a new key does
     // not overwrite anything and so does not).
     if me.flags.fetch_or(REGISTERED, SeqCst) & REGISTERED == 0 {
-        tx.db.ssi.writers.lock().insert(tx.tid, Arc::clone(&me));
+        tx.shared()
+            .ssi
+            .writers
+            .lock()
+            .insert(tx.tid(), Arc::clone(&me));
     }
-    overwriter(old).store(tx.tid, SeqCst);
+    overwriter(old).store(tx.tid(), SeqCst);
     let key = old as *const Version as usize;
-    for reader in tx.db.ssi.sireads.get(key) {
-        if reader.tid == tx.tid || reader.finished_before(me.begin) {
+    for reader in tx.shared().ssi.sireads.get(key) {
+        if reader.tid == tx.tid() || reader.finished_before(me.begin) {
             continue;
         }
         if mark(&reader, &me, false).is_err() {
@@ -282,25 +286,25 @@ pub fn on_write(tx: &mut Transaction, old: &Version) {
     }
 }
 
-pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
+pub fn pre_commit(tx: &mut impl Txn, cts: u64) -> Result<(), ConflictKind> {
     let _guard = crossbeam_epoch::pin();
     let me = me(tx);
     me.cstamp.store(cts, SeqCst);
-    if !tx.scans.is_empty() {
+    if !tx.scans().is_empty() {
         predicate::publish_pending::<SiSsi>(tx, cts);
         if !predicate::validate_scans::<SiSsi>(tx) {
             return Err(ConflictKind::Validation);
         }
     }
     let mut inserted: Vec<Vec<Arc<predicate::ScanRecord>>> = Vec::new();
-    for w in &tx.writes {
+    for w in tx.writes() {
         let Some(k) = &w.index_key else { continue };
         // SAFETY: tables outlive transactions.
         let t = unsafe { &*w.table };
         inserted.push(predicate::scanners_of(t, k, tx));
     }
     // Entries added to secondary indexes count as inserts into their ranges.
-    for (idx, k, row) in crate::index::added_keys(&tx.sec_writes) {
+    for (idx, k, row) in crate::index::added_keys(tx.sec_writes()) {
         inserted.push(predicate::scanners_in(&idx.scan_log, &k, Some(row), tx));
     }
     for rec in inserted.into_iter().flatten() {
@@ -359,7 +363,7 @@ pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
     Ok(())
 }
 
-pub fn on_abort(tx: &mut Transaction) {
+pub fn on_abort(tx: &mut impl Txn) {
     if let Some(me) = state(tx) {
         let mut partners = me.partners.lock();
         me.flags.fetch_or(ABORTED, SeqCst);
@@ -367,5 +371,5 @@ pub fn on_abort(tx: &mut Transaction) {
         drop(partners);
         drop(finished);
     }
-    tx.db.ssi.writers.lock().remove(&tx.tid);
+    tx.shared().ssi.writers.lock().remove(&tx.tid());
 }

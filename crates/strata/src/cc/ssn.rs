@@ -33,14 +33,14 @@
 //! decision it needs — so waits cannot form a cycle; those with a larger
 //! cstamp account for the edge themselves when they commit.
 
+use super::Shared;
+use super::Txn;
 use super::{predicate, si, Cc, TxnCc};
-use crate::db::DbInner;
 use crate::error::{ConflictKind, Result};
 use crate::options::Protocol;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
 use crate::table::TableInner;
 use crate::tid::{Status, TidTable};
-use crate::txn::Transaction;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 
@@ -74,47 +74,47 @@ impl Cc for SiSsn {
         TxnCc::SiSsn(())
     }
 
-    fn read(tx: &mut Transaction, t: &TableInner, tuple: u64) -> Result<*mut Version> {
+    fn read(tx: &mut impl Txn, t: &TableInner, tuple: u64) -> Result<*mut Version> {
         tx.snapshot_read::<Self>(t, tuple)
     }
 
-    fn on_read(tx: &mut Transaction, v: *mut Version) -> Result<()> {
+    fn on_read(tx: &mut impl Txn, v: *mut Version) -> Result<()> {
         on_read(tx, v);
         Ok(())
     }
 
-    fn check_write(tx: &Transaction, head: &Version) -> Result<()> {
+    fn check_write(tx: &impl Txn, head: &Version) -> Result<()> {
         si::first_updater_wins(tx, head)
     }
 
-    fn note_read(tx: &mut Transaction, t: &TableInner, tuple: u64, v: *mut Version) -> Result<()> {
+    fn note_read(tx: &mut impl Txn, t: &TableInner, tuple: u64, v: *mut Version) -> Result<()> {
         tx.record_read::<Self>(t, tuple, v)
     }
 
-    fn validate(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
+    fn validate(tx: &mut impl Txn, cts: u64) -> Result<(), ConflictKind> {
         pre_commit(tx, cts)
     }
 
-    fn post_commit(tx: &mut Transaction, cts: u64) {
+    fn post_commit(tx: &mut impl Txn, cts: u64) {
         post_commit(tx, cts);
     }
 
-    fn on_abort(tx: &mut Transaction) {
-        if !tx.scans.is_empty() {
+    fn on_abort(tx: &mut impl Txn) {
+        if !tx.scans().is_empty() {
             predicate::withdraw(tx);
         }
     }
 
-    fn prune(_db: &DbInner, tables: &[Arc<TableInner>], horizon: u64) {
+    fn prune(_db: &Shared, tables: &[Arc<TableInner>], horizon: u64) {
         tables.iter().for_each(|t| predicate::prune(t, horizon));
     }
 }
 
 /// Records an in-flight read of `v` (null: nothing to record) in our
 /// slot's read filter.
-pub fn on_read(tx: &mut Transaction, v: *mut Version) {
+pub fn on_read(tx: &mut impl Txn, v: *mut Version) {
     if !v.is_null() {
-        tx.db.tids.slot(tx.tid).reads.insert(v as usize);
+        tx.shared().tids.slot(tx.tid()).reads.insert(v as usize);
     }
 }
 
@@ -132,9 +132,9 @@ fn creator_cstamp(v: &Version, tids: &TidTable) -> u64 {
 
 /// The SSN exclusion-window test; runs with our cstamp drawn and status
 /// COMMITTING.
-pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
+pub fn pre_commit(tx: &mut impl Txn, cts: u64) -> Result<(), ConflictKind> {
     let _guard = crossbeam_epoch::pin();
-    if !tx.scans.is_empty() {
+    if !tx.scans().is_empty() {
         predicate::publish_pending::<SiSsn>(tx, cts);
         if !predicate::validate_scans::<SiSsn>(tx) {
             return Err(ConflictKind::Validation);
@@ -144,20 +144,20 @@ pub fn pre_commit(tx: &mut Transaction, cts: u64) -> Result<(), ConflictKind> {
     if !predicate::try_commit_records(tx) {
         return Err(ConflictKind::Validation);
     }
-    let slot = tx.db.tids.slot(tx.tid);
+    let slot = tx.shared().tids.slot(tx.tid());
     slot.pstamp.store(pstamp, SeqCst);
     slot.sstamp.store(sstamp, SeqCst);
     Ok(())
 }
 
 /// Computes (eta, pi) and applies the exclusion-window test.
-fn watermarks(tx: &Transaction, cts: u64) -> Result<(u64, u64), ConflictKind> {
-    let tids = &tx.db.tids;
+fn watermarks(tx: &impl Txn, cts: u64) -> Result<(u64, u64), ConflictKind> {
+    let tids = &tx.shared().tids;
     let mut pstamp = 0u64;
     let mut sstamp = cts;
 
     // Successors: overwriters of what we read.
-    for r in &tx.reads {
+    for r in tx.reads() {
         // SAFETY: pinned; read versions are at or above our visible versions.
         let Some(v) = (unsafe { r.version.as_ref() }) else {
             continue;
@@ -169,7 +169,7 @@ fn watermarks(tx: &Transaction, cts: u64) -> Result<(u64, u64), ConflictKind> {
         }
         if e & TID_MARK != 0 {
             let u = e & !TID_MARK;
-            if u == tx.tid {
+            if u == tx.tid() {
                 continue;
             }
             match tids.settled_status(u) {
@@ -196,12 +196,12 @@ fn watermarks(tx: &Transaction, cts: u64) -> Result<(u64, u64), ConflictKind> {
 
     // Predecessors: creators and readers of what we overwrote, and
     // scanners of keys we inserted.
-    for w in &tx.writes {
+    for w in tx.writes() {
         // SAFETY: the versions we overwrote are locked by us and alive.
         match unsafe { w.old.as_ref() } {
             Some(old) => {
                 pstamp = pstamp.max(creator_cstamp(old, tids));
-                tids.possible_readers(w.old as usize, tx.tid, cts, |reader, c| {
+                tids.possible_readers(w.old as usize, tx.tid(), cts, |reader, c| {
                     if let Status::Committed(_) = tids.wait_decided(reader) {
                         pstamp = pstamp.max(c);
                     }
@@ -221,7 +221,7 @@ fn watermarks(tx: &Transaction, cts: u64) -> Result<(u64, u64), ConflictKind> {
     }
     // Entries we added to secondary indexes (inserts, and updates that give
     // a row a new index key) are inserts into those indexes' scanned ranges.
-    for (idx, k, row) in crate::index::added_keys(&tx.sec_writes) {
+    for (idx, k, row) in crate::index::added_keys(tx.sec_writes()) {
         pstamp = pstamp.max(idx.scan_log.pruned_pstamp());
         let recs = predicate::scanners_in(&idx.scan_log, &k, Some(row), tx);
         scanner_predecessors(recs, cts, &mut pstamp)?;
@@ -260,15 +260,15 @@ fn scanner_predecessors(
 /// After COMMITTED: publish our cstamp on what we read and our sstamp on
 /// what we overwrote (our final low watermark, which `pre_commit` left in
 /// our slot; only the occupant writes it).
-pub fn post_commit(tx: &mut Transaction, cts: u64) {
-    let sstamp = tx.db.tids.slot(tx.tid).sstamp.load(SeqCst);
-    for r in &tx.reads {
+pub fn post_commit(tx: &mut impl Txn, cts: u64) {
+    let sstamp = tx.shared().tids.slot(tx.tid()).sstamp.load(SeqCst);
+    for r in tx.reads() {
         // SAFETY: as in pre_commit.
         if let Some(v) = unsafe { r.version.as_ref() } {
             self::pstamp(v).fetch_max(cts, SeqCst);
         }
     }
-    for w in &tx.writes {
+    for w in tx.writes() {
         // SAFETY: locked by us and alive.
         if let Some(old) = unsafe { w.old.as_ref() } {
             self::sstamp(old).store(sstamp, SeqCst);

@@ -3,59 +3,23 @@
 mod recovery;
 mod secondary_ddl;
 
-use crate::cc::{ssi, with_cc, Cc};
+use crate::cc::{with_cc, Cc};
 use crate::error::{Error, Result};
 use crate::gc::{self, Gc, Snapshots};
 use crate::log::record::CatalogRecord;
 use crate::log::{LogStats, RecoveryReport};
-use crate::options::{Durability, MemorySpaces, Options, Protocol};
+use crate::options::{Durability, MemorySpaces, Options};
 use crate::stats::Stats;
 use crate::storage::version::{Version, HEADER_BYTES};
 use crate::table::{Table, TableInner};
 use crate::tid::TidTable;
-use crate::txn::Transaction;
+use crate::txn::{DbInner, Transaction};
 use crate::value::Schema;
-use crossbeam_utils::CachePadded;
 use parking_lot::{RwLock, RwLockReadGuard};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
-
-pub(crate) struct DbInner {
-    /// Unique per database, so a table handle from another one is refused.
-    pub id: u64,
-    pub opts: Options,
-    pub protocol: Protocol,
-    /// Test-only: MVOCC and MV2PL skip re-validating predicate reads at
-    /// commit (see [`Database::skip_phantom_validation_for_testing`]).
-    /// Read once per commit, written only by tests, so it shares the
-    /// read-mostly line without cost.
-    pub skip_phantom_validation: AtomicBool,
-    /// The global timestamp counter: snapshots read it, commits bump it.
-    pub clock: CachePadded<AtomicU64>,
-    pub tids: TidTable,
-    /// Tables by id. Dropped tables stay here (marked) so that transactions
-    /// still holding pointers into them stay valid; they are freed with the
-    /// database.
-    pub tables: RwLock<Vec<Arc<TableInner>>>,
-    pub names: RwLock<HashMap<String, u32>>,
-    /// The garbage collector `Options::gc` names (see `gc`).
-    pub gc: Gc,
-    /// Last garbage-collection horizon computed (a safe lower bound for new
-    /// MVTO read-only snapshots while they register).
-    pub horizon: AtomicU64,
-    /// SSI: SIREAD marks and writer states.
-    pub ssi: ssi::Registry,
-    /// The write-ahead log; empty for an in-memory database (and while
-    /// recovery replays, so replay logs nothing).
-    pub log: OnceLock<crate::log::Log>,
-    /// Secondary indexes by name.
-    pub indexes: crate::index::secondary::IndexCatalog,
-    /// Memory spaces versions are allocated from (`Options::memory_spaces`);
-    /// every table holds a clone.
-    pub spaces: Option<Arc<crate::storage::space::SpaceSet>>,
-}
 
 /// An in-memory MVCC database. Cheap to clone; all clones share one engine.
 #[derive(Clone)]
@@ -78,15 +42,11 @@ impl Database {
             inner: Arc::new(DbInner {
                 id: NEXT_DB_ID.fetch_add(1, SeqCst),
                 protocol: opts.protocol,
-                skip_phantom_validation: AtomicBool::new(false),
-                tids: TidTable::new(opts.max_open_transactions),
+                shared: crate::cc::Shared::new(opts.max_open_transactions),
                 opts,
-                clock: CachePadded::new(AtomicU64::new(1)),
                 tables: RwLock::new(Vec::new()),
                 names: RwLock::new(HashMap::new()),
                 gc,
-                horizon: AtomicU64::new(0),
-                ssi: ssi::Registry::new(),
                 log: OnceLock::new(),
                 indexes: Default::default(),
                 spaces,

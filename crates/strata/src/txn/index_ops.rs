@@ -54,7 +54,7 @@ impl<P: Cc> IndexTxn for Through<'_, P> {
     }
     #[inline]
     fn is_own(&self, v: *mut Version) -> bool {
-        self.tx.is_own(v)
+        crate::cc::Txn::is_own(self.tx, v)
     }
     #[inline]
     fn sec_writes(&mut self) -> &mut SecWrites {

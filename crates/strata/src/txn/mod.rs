@@ -20,10 +20,12 @@
 //! A conflict error rolls the transaction back at once; other errors
 //! (unknown column, duplicate key, ...) leave it open and unchanged.
 
+mod db_inner;
 mod index_ops;
 
-use crate::cc::{predicate::ScanEntry, with_cc, Cc, ReadEntry, TxnCc, WriteEntry};
-use crate::db::DbInner;
+pub(crate) use db_inner::DbInner;
+
+use crate::cc::{predicate::ScanEntry, with_cc, Cc, ReadEntry, Txn as _, TxnCc, WriteEntry};
 use crate::error::{ConflictKind, Error, Result};
 use crate::gc;
 use crate::index::key::EncodedKey;
@@ -34,7 +36,7 @@ use crate::storage::{self, NewRow};
 use crate::table::{Table, TableInner};
 use crate::value::{ColumnRef, Key, Row, Value};
 use crossbeam_epoch::{self as epoch, Guard};
-use std::ops::{Bound, RangeBounds};
+use std::ops::RangeBounds;
 use std::ptr;
 use std::sync::atomic::Ordering::{Release, SeqCst};
 use std::sync::Arc;
@@ -60,6 +62,53 @@ pub struct Transaction {
     pub(crate) sec_writes: crate::index::SecWrites,
     /// The protocol's own per-transaction state (`Cc::State`).
     pub(crate) cc: TxnCc,
+}
+
+impl crate::cc::Txn for Transaction {
+    #[inline]
+    fn shared(&self) -> &crate::cc::Shared {
+        &self.db
+    }
+    #[inline]
+    fn gc(&self) -> &gc::Gc {
+        &self.db.gc
+    }
+    #[inline]
+    fn tid(&self) -> u64 {
+        self.tid
+    }
+    #[inline]
+    fn ts(&self) -> u64 {
+        self.ts
+    }
+    #[inline]
+    fn reads(&self) -> &[ReadEntry] {
+        &self.reads
+    }
+    #[inline]
+    fn reads_mut(&mut self) -> &mut Vec<ReadEntry> {
+        &mut self.reads
+    }
+    #[inline]
+    fn scans(&self) -> &[ScanEntry] {
+        &self.scans
+    }
+    #[inline]
+    fn scans_mut(&mut self) -> &mut ThinVec<ScanEntry> {
+        &mut self.scans
+    }
+    #[inline]
+    fn writes(&self) -> &[WriteEntry] {
+        &self.writes
+    }
+    #[inline]
+    fn sec_writes(&self) -> &crate::index::SecWrites {
+        &self.sec_writes
+    }
+    #[inline]
+    fn state(&self) -> &TxnCc {
+        &self.cc
+    }
 }
 
 // Moves of a transaction stay inline copies (see `scans`).
@@ -332,66 +381,6 @@ impl Transaction {
             return storage::visible(t, tuple, self.ts, 0, &self.db.tids, Mode::Snapshot);
         }
         P::read(self, t, tuple)
-    }
-
-    /// A read of the version our snapshot sees, recorded in the read set
-    /// (MVOCC, SSN, SSI: `Cc::read` of the snapshot protocols that track
-    /// reads).
-    #[inline]
-    pub(crate) fn snapshot_read<P: Cc>(
-        &mut self,
-        t: &TableInner,
-        tuple: u64,
-    ) -> Result<*mut Version> {
-        let v = storage::visible(t, tuple, self.ts, self.tid, &self.db.tids, Mode::Snapshot)?;
-        if !self.is_own(v) {
-            self.record_read::<P>(t, tuple, v)?;
-        }
-        Ok(v)
-    }
-
-    /// The read bookkeeping of MVOCC, SSN and SSI for version `v` (null:
-    /// nothing visible) of `tuple`: the read set, SSN's read filter, SSI's
-    /// SIREAD mark, and for a deleted row a point predicate read of its key
-    /// (if GC unlinks the row, a later insert of the key makes a new tuple,
-    /// seen only by the predicate machinery).
-    pub(crate) fn record_read<P: Cc>(
-        &mut self,
-        t: &TableInner,
-        tuple: u64,
-        v: *mut Version,
-    ) -> Result<()> {
-        self.reads.push(ReadEntry {
-            table: t,
-            tuple,
-            version: v,
-        });
-        P::on_read(self, v)?;
-        if !P::SCAN_RECORDS {
-            return Ok(());
-        }
-        // SAFETY: pinned by the caller; `v` is visible to us or locked by us.
-        if let Some(r) = unsafe { v.as_ref() }.filter(|r| r.is_tombstone()) {
-            let ek = t.encode(&Key(r.data().to_vec()));
-            // The tuple itself was seen (as deleted): only a new tuple for
-            // the key is a phantom. Without it, a deleted row that GC has
-            // not unlinked yet (or never will: GC None) would fail every
-            // reader's validation.
-            self.scans.push(ScanEntry::range(
-                t,
-                Bound::Included(ek.clone()),
-                Bound::Included(ek),
-                vec![tuple],
-            ));
-        }
-        Ok(())
-    }
-
-    /// True if `v` is a version this transaction created.
-    #[inline]
-    pub(crate) fn is_own(&self, v: *mut Version) -> bool {
-        // SAFETY: pinned by the caller; v is alive (see read_tuple callers).
-        !v.is_null() && unsafe { (*v).begin.load(SeqCst) } == TID_MARK | self.tid
     }
 
     /// Rows whose primary key lies in `range`, in key order. Bounds may be

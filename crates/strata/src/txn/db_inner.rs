@@ -1,0 +1,58 @@
+//! The state every transaction of one database shares: options, the
+//! protocols' shared state (clock, TID table, horizon, SSI registry, which
+//! `DbInner` derefs to), the catalog of tables and indexes, the collector
+//! and the log.
+//!
+//! ```text
+//!  Database ──Arc──> DbInner ──Deref──> cc::Shared { clock, tids, horizon, ssi }
+//!  Transaction ──Arc──┘   ├─ tables, names, indexes (catalog)
+//!                         ├─ gc (the collector `Options::gc` names)
+//!                         └─ log (empty in memory and during replay)
+//! ```
+//!
+//! It lives with the transactions, below `db`, because a transaction holds
+//! it; `db` builds it (`Database::open`) and owns the catalog operations.
+//! Invariant: tables are never removed from `tables` while the database
+//! lives (dropped ones are marked), so the table pointers in transactions'
+//! read and write sets stay valid.
+
+use crate::cc::Shared;
+use crate::gc::Gc;
+use crate::options::{Options, Protocol};
+use crate::table::TableInner;
+use parking_lot::RwLock;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+pub(crate) struct DbInner {
+    /// Unique per database, so a table handle from another one is refused.
+    pub id: u64,
+    pub opts: Options,
+    pub protocol: Protocol,
+    /// The clock, TID table, horizon and SSI registry (see `cc::Shared`).
+    pub shared: Shared,
+    /// Tables by id. Dropped tables stay here (marked) so that transactions
+    /// still holding pointers into them stay valid; they are freed with the
+    /// database.
+    pub tables: RwLock<Vec<Arc<TableInner>>>,
+    pub names: RwLock<HashMap<String, u32>>,
+    /// The garbage collector `Options::gc` names (see `gc`).
+    pub gc: Gc,
+    /// The write-ahead log; empty for an in-memory database (and while
+    /// recovery replays, so replay logs nothing).
+    pub log: OnceLock<crate::log::Log>,
+    /// Secondary indexes by name.
+    pub indexes: crate::index::secondary::IndexCatalog,
+    /// Memory spaces versions are allocated from (`Options::memory_spaces`);
+    /// every table holds a clone.
+    pub spaces: Option<Arc<crate::storage::space::SpaceSet>>,
+}
+
+impl std::ops::Deref for DbInner {
+    type Target = Shared;
+
+    #[inline]
+    fn deref(&self) -> &Shared {
+        &self.shared
+    }
+}
