@@ -54,7 +54,7 @@ mod value;
 
 pub use db::{backoff, Database};
 pub use error::{ConflictKind, Error, Result};
-pub use index::secondary::{Index, Unique};
+pub use index::secondary::Unique;
 pub use log::{LogStats, RecoveryReport, TornTail};
 pub use options::{
     Durability, GcPolicy, IndexPointers, LogTuning, MemorySpaces, NonInline, Options, Protocol,
@@ -63,7 +63,7 @@ pub use options::{
 pub use presets::{presets_markdown, Preset, PresetInfo};
 pub use stats::Stats;
 pub use storage::space::SpaceStats;
-pub use table::Table;
+pub use table::{Index, Table};
 pub use txn::Transaction;
 /// Bytes of tuple header per version (write lock, begin, end, chain pointer
 /// and two protocol words); the row image is extra.

@@ -1,104 +1,18 @@
-//! A table: schema, primary index, secondary indexes and version store.
+//! The public handles: [`Table`] and [`Index`]. Both are an `Arc` of the
+//! structure they name (`index::table::TableInner`,
+//! `index::secondary::SecondaryIndex`), so they are cheap to clone and to
+//! send between threads, and a handle kept after a drop stays memory-safe
+//! (operations on it fail with `Error::TableDropped` or `Error::Schema`).
 //!
 //! ```text
-//!   key ──PrimaryIndex──> tuple id ──Store (indirection array)──> version chain
+//!  Table ──Arc──> TableInner { schema, PrimaryIndex, Store, secondaries }
+//!  Index ──Arc──> SecondaryIndex, plus the Table it indexes
 //! ```
-//!
-//! The table dereferences to its [`Store`]: storage functions take the
-//! store, and a caller holding the table passes it as is.
 
-use crate::index::key::{encode, EncodedKey};
-use crate::index::primary::PrimaryIndex;
-use crate::index::scan_log::ScanLog;
-use crate::options::{NonInline, VersionStorage};
-use crate::storage::dirty::DirtyBlocks;
-use crate::storage::{Coop, Store};
-use crate::value::{Key, Schema};
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use crate::index::secondary::SecondaryIndex;
+pub(crate) use crate::index::table::TableInner;
+use crate::value::Schema;
 use std::sync::Arc;
-
-pub struct TableInner {
-    pub id: u32,
-    /// Id of the database that owns the table.
-    pub owner: u64,
-    pub schema: Schema,
-    pub int_key: bool,
-    /// Bytes of a version to prefetch ahead of a point read: the header and
-    /// the row image, up to four cache lines.
-    pub row_prefetch_bytes: usize,
-    pub index: PrimaryIndex,
-    /// Tuple slots and versions (`t.rows`, `t.scheme`, ... through `Deref`).
-    pub store: Store,
-    /// MVTO: largest timestamp of a transaction that read a key range or an
-    /// absent key here; an insert below it would be a phantom for that reader.
-    pub predicate_read_ts: AtomicU64,
-    pub dropped: AtomicBool,
-    /// SSN/SSI: ranges read by committing and recently committed scanners
-    /// (see `index::scan_log`, `cc::predicate`).
-    pub scan_log: ScanLog,
-    /// Secondary indexes (see `index::secondary`).
-    pub secondary: crate::index::secondary::TableIndexes,
-    /// Tuple-level vacuum: blocks written since the last pass.
-    pub dirty: DirtyBlocks,
-}
-
-impl std::ops::Deref for TableInner {
-    type Target = Store;
-
-    #[inline]
-    fn deref(&self) -> &Store {
-        &self.store
-    }
-}
-
-impl TableInner {
-    pub fn new(id: u32, owner: u64, schema: Schema) -> Self {
-        let int_key = schema.int_key();
-        let columns = schema.columns.len();
-        let row_prefetch_bytes = (std::mem::size_of::<crate::storage::version::Version>()
-            + schema.columns.len() * std::mem::size_of::<crate::value::Value>())
-        .min(256);
-        TableInner {
-            id,
-            owner,
-            schema,
-            int_key,
-            row_prefetch_bytes,
-            index: PrimaryIndex::new(int_key),
-            store: Store::new(columns),
-            predicate_read_ts: AtomicU64::new(0),
-            dropped: AtomicBool::new(false),
-            scan_log: ScanLog::default(),
-            secondary: Default::default(),
-            dirty: DirtyBlocks::default(),
-        }
-    }
-
-    /// Sets the version storage scheme (before the table is shared).
-    pub fn with_storage(mut self, storage: VersionStorage, non_inline: NonInline) -> Self {
-        self.store.scheme = storage;
-        self.store.non_inline = non_inline;
-        self
-    }
-
-    /// Allocates versions from these memory spaces (before the table is
-    /// shared).
-    pub fn with_spaces(mut self, spaces: Option<Arc<crate::storage::space::SpaceSet>>) -> Self {
-        self.store.spaces = spaces;
-        self
-    }
-
-    /// Turns on cooperative cleaning (before the table is shared).
-    pub fn with_coop(mut self, coop: Option<Arc<Coop>>) -> Self {
-        self.store.coop = coop;
-        self
-    }
-
-    #[inline]
-    pub fn encode(&self, key: &Key) -> EncodedKey {
-        encode(key, self.int_key)
-    }
-}
 
 /// A handle to a table; cheap to clone and to send between threads.
 #[derive(Clone)]
@@ -126,6 +40,43 @@ impl std::fmt::Debug for Table {
         f.debug_struct("Table")
             .field("name", &self.name())
             .field("id", &self.inner.id)
+            .finish()
+    }
+}
+
+/// A handle to a secondary index; cheap to clone, like [`Table`].
+#[derive(Clone)]
+pub struct Index {
+    pub(crate) inner: Arc<SecondaryIndex>,
+    pub(crate) table: Table,
+}
+
+impl Index {
+    /// The index's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+    /// Names of the indexed columns, in key order.
+    pub fn columns(&self) -> &[String] {
+        &self.inner.column_names
+    }
+    /// True for a unique index.
+    pub fn is_unique(&self) -> bool {
+        self.inner.unique
+    }
+    /// The indexed table.
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index")
+            .field("name", &self.inner.name)
+            .field("table", &self.table.name())
+            .field("columns", &self.inner.column_names)
+            .field("unique", &self.inner.unique)
             .finish()
     }
 }

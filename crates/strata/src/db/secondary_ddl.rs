@@ -12,9 +12,10 @@
 
 use super::{Database, DbInner};
 use crate::error::{Error, Result};
-use crate::index::secondary::{Index, SecondaryIndex, Unique};
+use crate::index::secondary::{SecondaryIndex, Unique};
 use crate::index::{with_index_kind, SecondaryIndexKind};
 use crate::log::record::CatalogRecord;
+use crate::table::Index;
 use crate::table::{Table, TableInner};
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;

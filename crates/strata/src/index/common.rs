@@ -34,13 +34,13 @@
 //! ```
 
 use super::secondary::SecondaryIndex;
+use super::table::TableInner;
 use super::{IndexTxn, ScanMode};
 use crate::error::{ConflictKind, Error, Result};
 use crate::index::key::EncodedKey;
 use crate::storage::version::GC_TID;
 use crate::storage::version::{Version, TID_MARK};
 use crate::storage::{self, Span};
-use crate::table::TableInner;
 use crate::value::{Key, Value};
 use crossbeam_epoch as epoch;
 use std::collections::HashMap;

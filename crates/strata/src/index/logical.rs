@@ -42,6 +42,7 @@
 
 use super::common::{self, EntryScheme, ScanReads, SecScan, SecWrite, SecWrites};
 use super::secondary::SecondaryIndex;
+use super::table::TableInner;
 use super::{IndexTxn, ScanMode, SecondaryIndexKind};
 use crate::error::Result;
 use crate::index::key::EncodedKey;
@@ -49,7 +50,6 @@ use crate::options::IndexPointers;
 use crate::storage::version::Version;
 use crate::storage::version::GC_TID;
 use crate::storage::{self, Span};
-use crate::table::TableInner;
 use crate::value::Value;
 use crossbeam_epoch::{self as epoch, Guard};
 use std::collections::HashSet;

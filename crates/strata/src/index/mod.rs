@@ -51,6 +51,7 @@ pub mod key;
 pub mod primary;
 pub mod scan_log;
 pub mod secondary;
+pub mod table;
 
 mod common;
 pub(crate) mod logical;
@@ -58,11 +59,11 @@ pub(crate) mod physical;
 
 pub(crate) use common::{SecScan, SecWrite, SecWrites};
 
+use super::table::TableInner;
 use crate::error::{ConflictKind, Result};
 use crate::index::key::EncodedKey;
 use crate::options::IndexPointers;
 use crate::storage::version::Version;
-use crate::table::TableInner;
 use crate::tid::TidTable;
 use crate::value::Value;
 use crossbeam_epoch::{self as epoch, Guard};

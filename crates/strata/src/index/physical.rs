@@ -26,6 +26,7 @@
 
 use super::common::{self, EntryScheme, ScanReads, SecScan, SecWrite, SecWrites};
 use super::secondary::SecondaryIndex;
+use super::table::TableInner;
 use super::{IndexTxn, ScanMode, SecondaryIndexKind};
 use crate::error::Result;
 use crate::index::key::EncodedKey;
@@ -33,7 +34,6 @@ use crate::options::IndexPointers;
 use crate::storage;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
 use crate::storage::visibility::{self, Mode};
-use crate::table::TableInner;
 use crate::tid::{Status, TidTable};
 use crate::value::Value;
 use crossbeam_epoch::Guard;

@@ -37,12 +37,12 @@
 //! version it listed may leave its row before it is read (see
 //! `common::newest_state_holds`).
 
+use super::table::TableInner;
 use crate::error::{Error, Result};
 use crate::index::key::{encode_values_into, prefix_end, skip_values, EncodedKey};
 use crate::index::scan_log::ScanLog;
 use crate::index::{with_index_kind, SecondaryIndexKind};
 use crate::options::IndexPointers;
-use crate::table::{Table, TableInner};
 use crate::value::{Key, Schema, Value};
 use crossbeam_epoch::{self as epoch, Atomic, Guard, Owned};
 use crossbeam_skiplist::SkipMap;
@@ -324,43 +324,6 @@ impl IndexCatalog {
             }
             keep
         });
-    }
-}
-
-/// A handle to a secondary index; cheap to clone, like [`Table`].
-#[derive(Clone)]
-pub struct Index {
-    pub(crate) inner: Arc<SecondaryIndex>,
-    pub(crate) table: Table,
-}
-
-impl Index {
-    /// The index's name.
-    pub fn name(&self) -> &str {
-        &self.inner.name
-    }
-    /// Names of the indexed columns, in key order.
-    pub fn columns(&self) -> &[String] {
-        &self.inner.column_names
-    }
-    /// True for a unique index.
-    pub fn is_unique(&self) -> bool {
-        self.inner.unique
-    }
-    /// The indexed table.
-    pub fn table(&self) -> &Table {
-        &self.table
-    }
-}
-
-impl std::fmt::Debug for Index {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Index")
-            .field("name", &self.inner.name)
-            .field("table", &self.table.name())
-            .field("columns", &self.inner.column_names)
-            .field("unique", &self.inner.unique)
-            .finish()
     }
 }
 

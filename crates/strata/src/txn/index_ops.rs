@@ -9,9 +9,10 @@
 use super::Transaction;
 use crate::cc::{with_cc, Cc};
 use crate::error::{ConflictKind, Error, Result};
-use crate::index::secondary::{check_prefix, prefix_lower, prefix_upper, Index, SecondaryIndex};
+use crate::index::secondary::{check_prefix, prefix_lower, prefix_upper, SecondaryIndex};
 use crate::index::{self, IndexTxn, ScanMode, SecWrites};
 use crate::storage::version::Version;
+use crate::table::Index;
 use crate::table::TableInner;
 use crate::tid::TidTable;
 use crate::value::{Key, Row, Value};
