@@ -7,6 +7,10 @@
 //! silently give the new variant some other variant's behaviour. Clippy's
 //! `wildcard_enum_match_arm` cannot be scoped to four enums, so this test
 //! reads the engine's sources instead (comments stripped).
+//!
+//! The engine's top-level modules also stay layered: each imports only
+//! modules of lower layers ([`LAYERS`], the order `docs/ARCHITECTURE.md`
+//! draws), so they import each other without cycles.
 
 use std::path::{Path, PathBuf};
 
@@ -147,4 +151,112 @@ fn the_check_finds_wildcards_and_matches_macros() {
     assert_eq!(violations(hidden).len(), 1);
     let fine = "match p {\n Protocol::Mvto => 1,\n Protocol::Si | Protocol::SiSsn => 2,\n}\nmatch n { 0 => 1, _ => 2 }\n// _ => in a comment: Protocol::Mvto\n";
     assert!(violations(fine).is_empty(), "{:?}", violations(fine));
+}
+
+/// The engine's top-level modules, lowest layer first; a module may import
+/// (`crate::NAME`) only modules of a lower layer, or of its own when the
+/// layer lists several independent leaves. Same reading as
+/// `../shared/tools/module_cycles.py`: `#[cfg(test)] mod tests` and comments
+/// are left out (a test may use anything).
+const LAYERS: &[&[&str]] = &[
+    &["sync", "prefetch", "error"],
+    &["value"],
+    &["options"],
+    &["matrix"],
+    &["presets"],
+    &["storage"],
+    &["stats"],
+    &["tid"],
+    &["index"],
+    &["table"],
+    &["gc"],
+    &["cc"],
+    &["log"],
+    &["txn"],
+    &["db"],
+];
+
+/// The top-level modules `text` (one file of the engine) names as
+/// `crate::NAME` or in `crate::{NAME, ...}`.
+fn imported_modules(text: &str) -> Vec<String> {
+    let text = match text.find("#[cfg(test)]\nmod tests") {
+        Some(i) => &text[..i],
+        None => text,
+    };
+    let text = strip_comments(text);
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices("crate::") {
+        if text[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+            continue; // `my_crate::`: not ours (`$crate::` is)
+        }
+        let rest = &text[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let group = &group[..group.find('}').unwrap_or(group.len())];
+            out.extend(group.split(',').map(|g| ident(g.trim())));
+        } else {
+            out.push(ident(rest));
+        }
+    }
+    out.retain(|m| !m.is_empty());
+    out
+}
+
+/// Imports that go to the same or a higher layer: `module -> module (file)`.
+fn layering_violations(src: &Path) -> Vec<String> {
+    let layer = |m: &str| LAYERS.iter().position(|l| l.contains(&m));
+    let mut files = Vec::new();
+    sources(src, &mut files);
+    let mut found = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(src).unwrap();
+        let top = rel.components().next().unwrap().as_os_str().to_str().unwrap();
+        let top = top.strip_suffix(".rs").unwrap_or(top);
+        if top == "lib" {
+            continue;
+        }
+        let Some(own) = layer(top) else {
+            found.push(format!("{top} ({}) is in no layer of LAYERS", rel.display()));
+            continue;
+        };
+        let text = std::fs::read_to_string(&f).unwrap();
+        for m in imported_modules(&text) {
+            match layer(&m) {
+                Some(l) if l < own || m == top => {}
+                Some(_) => found.push(format!("{top} -> {m} ({})", rel.display())),
+                None => {} // an item of lib.rs (a re-export), not a module
+            }
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+#[test]
+fn the_engine_modules_are_layered_without_cycles() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = layering_violations(&src);
+    assert!(
+        found.is_empty(),
+        "a module imports one of its own or a higher layer (see LAYERS and docs/ARCHITECTURE.md):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The layering check reads imports the way the engine writes them.
+#[test]
+fn the_layering_check_reads_imports() {
+    let text = "use crate::storage::version::Version;\nuse crate::{error::Result, value::Key};\n\
+                // crate::db in a comment\nfn f() { crate::gc::run(); $crate::cc::x(); }\n\
+                #[cfg(test)]\nmod tests {\n    use crate::db::Database;\n}\n";
+    assert_eq!(
+        imported_modules(text),
+        ["storage", "error", "value", "gc", "cc"],
+        "{text}"
+    );
 }
