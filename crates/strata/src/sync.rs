@@ -11,7 +11,7 @@
 //! instead of copies of them:
 //!
 //! ```text
-//!  txn/tid.rs          slot claim/release, states, registered snapshots
+//!  tid/mod.rs          slot claim/release, states, registered snapshots
 //!  storage/in_place.rs the master's seqlock (write section, readers)
 //!  log/buffer.rs       reserve/publish/drain and the flusher's doorbell
 //!  storage/append_only.rs  COOP's slot CAS (`point` before it: the slot

@@ -214,13 +214,22 @@ fn layering_violations(src: &Path) -> Vec<String> {
     let mut found = Vec::new();
     for f in files {
         let rel = f.strip_prefix(src).unwrap();
-        let top = rel.components().next().unwrap().as_os_str().to_str().unwrap();
+        let top = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_str()
+            .unwrap();
         let top = top.strip_suffix(".rs").unwrap_or(top);
         if top == "lib" {
             continue;
         }
         let Some(own) = layer(top) else {
-            found.push(format!("{top} ({}) is in no layer of LAYERS", rel.display()));
+            found.push(format!(
+                "{top} ({}) is in no layer of LAYERS",
+                rel.display()
+            ));
             continue;
         };
         let text = std::fs::read_to_string(&f).unwrap();

@@ -12,7 +12,7 @@
 //!                                                    ▼
 //!    Gc: the one match on GcPolicy (Gc::new), then dispatch! to
 //!        none | transaction_level | vacuum | coop
-//!                                                    │ Engine (db.rs)
+//!                                                    │ Engine (db/mod.rs)
 //!                                                    ▼
 //!    Snapshots (TID table; horizon bounded by Cc::bound_horizon),
 //!    tables, clock, Cc::may_remove, Cc::prune
@@ -68,7 +68,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 /// What a collector needs from the engine above it; the database
-/// implements it (`db.rs`). The protocol's say (the horizon bound inside
+/// implements it (`db/mod.rs`). The protocol's say (the horizon bound inside
 /// `snapshots`, `may_remove`, `prune_protocol_state`,
 /// `index_gc_prunes_scans`: its `Cc` hooks) comes through here.
 pub trait Engine: Send + Sync + 'static {
