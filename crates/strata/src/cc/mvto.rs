@@ -90,7 +90,7 @@ impl Cc for Mvto {
     fn absent_read(tx: &mut impl Txn, t: &TableInner, key: &Key, ek: &EncodedKey) -> Option<u64> {
         // The key gets a ghost row whose read timestamp an older inserter
         // must respect: phantom protection per key, not per table.
-        ghost(t, key, ek, tx.ts(), &tx.gc())
+        ghost(t, key, ek, tx.ts(), tx.gc())
     }
 
     fn before_scan(tx: &impl Txn, predicate_ts: &AtomicU64) {

@@ -465,13 +465,26 @@ pub(crate) fn prune_row(
     // Secondary entries only the retired versions need go first (every
     // caller, the transaction-level queue or a tuple-level collector, gets
     // this by pruning here).
-    crate::index::before_prune(t, g.tuple, g.version, guard);
-    Pruned::Cut(storage::prune(
+    Pruned::Cut(prune_versions(
         t,
         g.tuple,
         PrunePlan::OlderThan(g.version),
         guard,
     ))
+}
+
+/// Retires the versions of `tuple` that `plan` names: their secondary
+/// entries first (the index kind's `before_prune`), then the versions
+/// (`storage::prune`). The one way a collector removes versions of a live
+/// row. Returns versions retired.
+pub(crate) fn prune_versions(
+    t: &TableInner,
+    tuple: u64,
+    plan: PrunePlan<'_>,
+    guard: &Guard,
+) -> u64 {
+    crate::index::before_prune(t, tuple, plan, guard);
+    storage::prune(t, tuple, plan, guard)
 }
 
 #[cfg(test)]
@@ -509,6 +522,81 @@ mod tests {
             assert_eq!(s.as_slice().len(), 2, "{p}");
             drop((ro, rw));
             assert_eq!(inner.snapshots().as_slice(), &[] as &[u64]);
+        }
+    }
+
+    /// A plan that removes versions in the middle of a chain (what a
+    /// dead-zone collector makes) removes their secondary entries too, under
+    /// every storage scheme and index kind, and leaves every snapshot its
+    /// version, through the primary key and through the index.
+    #[test]
+    fn pruning_middle_versions_removes_their_index_entries() {
+        use crate::storage::{self, PrunePlan, Span};
+        use crate::{
+            key, row, GcPolicy, IndexPointers, Schema, Type, Unique, Value, VersionStorage,
+        };
+        for s in VersionStorage::ALL {
+            for p in IndexPointers::ALL {
+                let opts = Options::default()
+                    .version_storage(s)
+                    .index_pointers(p)
+                    .gc(GcPolicy::None);
+                if opts.validate().is_err() {
+                    continue; // refused by the validity matrix
+                }
+                let db = Database::open(opts).unwrap();
+                let t = db
+                    .create_table(
+                        Schema::new("t")
+                            .column("k", Type::Int)
+                            .column("v", Type::Int)
+                            .primary_key(&["k"]),
+                    )
+                    .unwrap();
+                let by_v = db.create_index("by_v", &t, &["v"], Unique::No).unwrap();
+                db.run(|x| x.insert(&t, row![1, 10])).unwrap();
+                let set = |v: i64| {
+                    db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(v))]))
+                        .unwrap()
+                };
+                let mut s1 = db.begin_read_only().unwrap(); // sees 10
+                set(20);
+                set(30);
+                let mut s2 = db.begin_read_only().unwrap(); // sees 30
+                set(40);
+                set(50);
+                let ti = &t.inner;
+                let tuple = ti.index.get(&ti.encode(&key![1])).unwrap();
+                let guard = crossbeam_epoch::pin();
+                let mut dead = Vec::new();
+                let mut chain = storage::chain(ti, tuple, Span::ALL);
+                while let Some((v, img)) = chain.step() {
+                    if img.is_some_and(|r| r[1] == Value::Int(20) || r[1] == Value::Int(40)) {
+                        dead.push(v);
+                    }
+                }
+                assert_eq!(dead.len(), 2, "{s} {p:?}");
+                let entries = || db.stats().secondary_index_entries;
+                assert_eq!(entries(), 5, "{s} {p:?}: one entry per key");
+                let freed = super::prune_versions(ti, tuple, PrunePlan::Versions(&dead), &guard);
+                drop(guard);
+                assert_eq!(freed, 2, "{s} {p:?}");
+                assert_eq!(entries(), 3, "{s} {p:?}: the entries of 20 and 40 are gone");
+                assert_eq!(db.stats().longest_chain, 3, "{s} {p:?}");
+                let mut now = db.begin_read_only().unwrap();
+                for (x, v) in [(&mut s1, 10), (&mut s2, 30), (&mut now, 50)] {
+                    assert_eq!(
+                        x.get(&t, &key![1]).unwrap().unwrap()[1],
+                        Value::Int(v),
+                        "{s} {p:?}"
+                    );
+                    let hits = x.index_get(&by_v, &key![v]).unwrap();
+                    assert_eq!(hits.len(), 1, "{s} {p:?}: snapshot of {v}");
+                    for gone in [20, 40] {
+                        assert!(x.index_get(&by_v, &key![gone]).unwrap().is_empty());
+                    }
+                }
+            }
         }
     }
 }

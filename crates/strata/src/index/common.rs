@@ -40,7 +40,7 @@ use crate::error::{ConflictKind, Error, Result};
 use crate::index::key::EncodedKey;
 use crate::storage::version::GC_TID;
 use crate::storage::version::{Version, TID_MARK};
-use crate::storage::{self, Span};
+use crate::storage::{self, PrunePlan, Span};
 use crate::value::{Key, Value};
 use crossbeam_epoch as epoch;
 use std::collections::HashMap;
@@ -366,21 +366,36 @@ pub(super) fn validate<K: EntryScheme>(
 
 // ---------------------------------------------------------------------- GC
 
-/// Walks the versions `storage::prune` retires when it keeps `survivor`
-/// (`PrunePlan::OlderThan`: N2O and the in-place schemes, the tail below
-/// it; O2N, the prefix before it), calling `f(survivor's row, version, its
-/// row)` for each retired non-tombstone version (retired versions are
-/// committed). Chains are read with `storage::chain`, newest first from
-/// the survivor whatever the direction: one step per version, counted in
-/// `Stats::gc_index_steps`. Returns false if the survivor is no longer in
-/// the chain (O2N: a later cut got there first), when the prune retires
-/// nothing.
+/// Walks the versions `storage::prune` retires under `plan`, calling
+/// `f(survivor's row, version, its row)` for each retired non-tombstone
+/// version (retired versions are committed). `OlderThan(survivor)` (N2O
+/// and the in-place schemes: the tail below it; O2N: the prefix before it)
+/// passes the survivor's row; `Versions(set)` (any committed versions,
+/// e.g. a dead zone in the middle) has no single survivor and passes
+/// `None`. Chains are read with `storage::chain`, newest first whatever
+/// the direction: one step per version, counted in
+/// `Stats::gc_index_steps`. Returns false when the prune retires nothing
+/// because the survivor is no longer in the chain (O2N: a later cut got
+/// there first).
 pub(super) fn walk_retired(
     t: &TableInner,
     tuple: u64,
-    survivor: *mut Version,
+    plan: PrunePlan<'_>,
     mut f: impl FnMut(Option<&[Value]>, *mut Version, &[Value]),
 ) -> bool {
+    let survivor = match plan {
+        PrunePlan::OlderThan(s) => s,
+        PrunePlan::Versions(gone) => {
+            let mut chain = storage::chain(t, tuple, Span::ALL);
+            while let Some((v, img)) = chain.step() {
+                if let Some(d) = img.filter(|_| gone.contains(&v)) {
+                    f(None, v, d);
+                }
+            }
+            t.secondary.count_gc_steps(chain.steps());
+            return true;
+        }
+    };
     let mut surv_vals: Option<Vec<Value>> = None;
     let mut met = false;
     let mut chain = storage::chain(t, tuple, Span::start_at(survivor));

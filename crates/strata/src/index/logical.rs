@@ -49,7 +49,7 @@ use crate::index::key::EncodedKey;
 use crate::options::IndexPointers;
 use crate::storage::version::Version;
 use crate::storage::version::GC_TID;
-use crate::storage::{self, Span};
+use crate::storage::{self, PrunePlan, Span};
 use crate::value::Value;
 use crossbeam_epoch::{self as epoch, Guard};
 use std::collections::HashSet;
@@ -264,12 +264,12 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
         t: &TableInner,
         list: &[Arc<SecondaryIndex>],
         tuple: u64,
-        survivor: *mut Version,
+        plan: PrunePlan<'_>,
         _guard: &Guard,
     ) {
         #[allow(clippy::mutable_key_type)]
         let mut stale: HashSet<Stale> = HashSet::new();
-        let cut = common::walk_retired(t, tuple, survivor, |surv, v, d| {
+        let cut = common::walk_retired(t, tuple, plan, |surv, v, d| {
             for idx in list {
                 let same_as_survivor =
                     surv.is_some_and(|s| idx.columns.iter().all(|&c| d[c] == s[c]));
@@ -284,11 +284,11 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
             return;
         }
         // Keys a surviving committed version still has are not stale.
-        drop_kept(t, tuple, survivor, &mut stale);
+        drop_kept(t, tuple, plan, &mut stale);
         if stale.is_empty() {
             return;
         }
-        remove_stale::<P>(t, tuple, stale, survivor);
+        remove_stale::<P>(t, tuple, stale, plan);
     }
 
     fn on_unlink(t: &TableInner, list: &[Arc<SecondaryIndex>], tuple: u64) {
@@ -319,7 +319,8 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
                     .extend(stale);
                 continue;
             }
-            remove_stale::<P>(t, tuple, stale, std::ptr::null_mut());
+            // Whatever was pruned is gone: every version left is kept.
+            remove_stale::<P>(t, tuple, stale, PrunePlan::Versions(&[]));
         }
     }
 
@@ -359,18 +360,26 @@ impl Hash for Stale {
     }
 }
 
-/// Removes from `stale` the keys that a committed version from the newest
-/// down to `oldest_kept` (null: the whole chain) has.
+/// Removes from `stale` the keys that a committed version `plan` keeps
+/// has (`OlderThan(s)`: the versions from the newest down to `s`;
+/// `Versions(gone)`: every version not in `gone`).
 #[allow(clippy::mutable_key_type)]
-fn drop_kept(t: &TableInner, tuple: u64, oldest_kept: *mut Version, stale: &mut HashSet<Stale>) {
+fn drop_kept(t: &TableInner, tuple: u64, plan: PrunePlan<'_>, stale: &mut HashSet<Stale>) {
     let mut indexes: Vec<Arc<SecondaryIndex>> = Vec::new();
     for s in stale.iter() {
         if !indexes.iter().any(|i| Arc::ptr_eq(i, &s.0)) {
             indexes.push(Arc::clone(&s.0));
         }
     }
-    let mut chain = storage::chain(t, tuple, Span::down_to(oldest_kept));
-    while let Some((_, img)) = chain.step() {
+    let (span, gone): (Span, &[*mut Version]) = match plan {
+        PrunePlan::OlderThan(s) => (Span::down_to(s), &[]),
+        PrunePlan::Versions(gone) => (Span::ALL, gone),
+    };
+    let mut chain = storage::chain(t, tuple, span);
+    while let Some((v, img)) = chain.step() {
+        if gone.contains(&v) {
+            continue;
+        }
         // Tombstones and uncommitted versions have no image here. Skipping
         // an uncommitted one only keeps fewer keys: `remove_stale` decides
         // under the row's write lock, when no uncommitted version exists.
@@ -387,14 +396,14 @@ fn drop_kept(t: &TableInner, tuple: u64, oldest_kept: *mut Version, stale: &mut 
 }
 
 /// Removes stale entries of `tuple` under its write lock, or queues them
-/// for a later pass when a writer holds it. `stop` is the oldest surviving
-/// version (null: every version in the chain survives).
+/// for a later pass when a writer holds it. `plan` says which versions
+/// survive the prune (see `drop_kept`).
 #[allow(clippy::mutable_key_type)]
 fn remove_stale<P: Pointer>(
     t: &TableInner,
     tuple: u64,
     mut stale: HashSet<Stale>,
-    stop: *mut Version,
+    plan: PrunePlan<'_>,
 ) {
     let head = storage::newest(t, tuple);
     // SAFETY: pinned by the caller; heads are alive.
@@ -417,7 +426,7 @@ fn remove_stale<P: Pointer>(
         return;
     }
     // Under the lock no version can be added: look again, then remove.
-    drop_kept(t, tuple, stop, &mut stale);
+    drop_kept(t, tuple, plan, &mut stale);
     for Stale(idx, key) in &stale {
         idx.tree.remove_if(&key[..], P::value_for(tuple));
     }

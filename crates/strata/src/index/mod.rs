@@ -64,6 +64,7 @@ use crate::error::{ConflictKind, Result};
 use crate::index::key::EncodedKey;
 use crate::options::IndexPointers;
 use crate::storage::version::Version;
+use crate::storage::PrunePlan;
 use crate::tid::TidTable;
 use crate::value::Value;
 use crossbeam_epoch::{self as epoch, Guard};
@@ -187,14 +188,16 @@ pub(crate) trait SecondaryIndexKind {
         accounted: impl FnOnce() -> Vec<u64>,
     ) -> bool;
 
-    /// GC is about to retire every version of `tuple` older than
-    /// `survivor` (`storage::prune`): remove the entries only those
-    /// versions need. Pinned, by the row's collector.
+    /// GC is about to retire the versions of `tuple` that `plan` names
+    /// (`storage::prune`: a tail below a survivor, a prefix, or any set of
+    /// committed versions, such as a dead zone in the middle of the chain):
+    /// remove the entries only those versions need. Pinned, by the row's
+    /// collector.
     fn before_prune(
         t: &TableInner,
         list: &[Arc<SecondaryIndex>],
         tuple: u64,
-        survivor: *mut Version,
+        plan: PrunePlan<'_>,
         guard: &Guard,
     );
 
@@ -347,7 +350,7 @@ pub(crate) fn added_keys(writes: &[SecWrite]) -> Vec<(Arc<SecondaryIndex>, Encod
 }
 
 /// See [`SecondaryIndexKind::before_prune`].
-pub(crate) fn before_prune(t: &TableInner, tuple: u64, survivor: *mut Version, guard: &Guard) {
+pub(crate) fn before_prune(t: &TableInner, tuple: u64, plan: PrunePlan<'_>, guard: &Guard) {
     let list = t.secondary.load(guard);
     if list.is_empty() {
         return;
@@ -355,7 +358,7 @@ pub(crate) fn before_prune(t: &TableInner, tuple: u64, survivor: *mut Version, g
     let Some(kind) = t.secondary.kind() else {
         return;
     };
-    with_index_kind!(kind, K => K::before_prune(t, list, tuple, survivor, guard));
+    with_index_kind!(kind, K => K::before_prune(t, list, tuple, plan, guard));
 }
 
 /// See [`SecondaryIndexKind::on_unlink`].

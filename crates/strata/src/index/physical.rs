@@ -31,9 +31,9 @@ use super::{IndexTxn, ScanMode, SecondaryIndexKind};
 use crate::error::Result;
 use crate::index::key::EncodedKey;
 use crate::options::IndexPointers;
-use crate::storage;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
 use crate::storage::visibility::{self, Mode};
+use crate::storage::{self, PrunePlan};
 use crate::tid::{Status, TidTable};
 use crate::value::Value;
 use crossbeam_epoch::Guard;
@@ -194,11 +194,11 @@ impl SecondaryIndexKind for Physical {
         t: &TableInner,
         list: &[Arc<SecondaryIndex>],
         tuple: u64,
-        survivor: *mut Version,
+        plan: PrunePlan<'_>,
         _guard: &Guard,
     ) {
         let mut retired = Vec::new();
-        let cut = common::walk_retired(t, tuple, survivor, |_, v, d| {
+        let cut = common::walk_retired(t, tuple, plan, |_, v, d| {
             for idx in list {
                 retired.push((idx, Self::entry_key(idx.ident(&t.schema, d), v)));
             }

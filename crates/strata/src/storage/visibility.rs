@@ -15,7 +15,7 @@
 //! could be the right one.
 //!
 //! Storage knows nothing of transactions but what [`TxnStates`] answers for
-//! an id: the transaction table (`txn::tid`) implements it, and every
+//! an id: the transaction table (`tid::TidTable`) implements it, and every
 //! function here is generic over it, so the table's lookups are inlined as
 //! if this module called them by name.
 
