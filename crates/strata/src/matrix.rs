@@ -131,7 +131,13 @@ mod tests {
     #[test]
     fn the_protocol_never_changes_a_verdict() {
         let cells = validity_matrix();
-        assert_eq!(cells.len(), 6 * 4 * 4 * 3);
+        assert_eq!(
+            cells.len(),
+            Protocol::ALL.len()
+                * VersionStorage::ALL.len()
+                * GcPolicy::ALL.len()
+                * IndexPointers::ALL.len()
+        );
         for c in &cells {
             let first = cells
                 .iter()

@@ -174,23 +174,30 @@ pub enum GcPolicy {
     /// workers retire the obsolete versions they pass; one thread does a
     /// full pass for rows nobody touches every `gc_interval`.
     Cooperative,
+    /// VAC's pass that also prunes every version no live snapshot reads,
+    /// in the middle of a chain too (vDriver's dead zones, see
+    /// `gc::dead_zone`): a long-lived reader keeps its own version of a
+    /// row, not every version written since it began.
+    DeadZone,
 }
 
 impl GcPolicy {
-    pub const ALL: [GcPolicy; 4] = [
+    pub const ALL: [GcPolicy; 5] = [
         GcPolicy::None,
         GcPolicy::TransactionLevel,
         GcPolicy::Vacuum,
         GcPolicy::Cooperative,
+        GcPolicy::DeadZone,
     ];
 
-    /// A short stable name (`none`, `txn`, `vac`, `coop`).
+    /// A short stable name (`none`, `txn`, `vac`, `coop`, `dead-zone`).
     pub fn name(self) -> &'static str {
         match self {
             GcPolicy::None => "none",
             GcPolicy::TransactionLevel => "txn",
             GcPolicy::Vacuum => "vac",
             GcPolicy::Cooperative => "coop",
+            GcPolicy::DeadZone => "dead-zone",
         }
     }
 }
@@ -203,7 +210,7 @@ impl std::str::FromStr for GcPolicy {
             .find(|g| g.name().eq_ignore_ascii_case(s))
             .ok_or_else(|| {
                 Error::InvalidConfig(format!(
-                    "unknown garbage collection {s:?}; expected one of none, txn, vac, coop"
+                    "unknown garbage collection {s:?}; expected one of none, txn, vac, coop, dead-zone"
                 ))
             })
     }

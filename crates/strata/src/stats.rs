@@ -55,6 +55,7 @@ pub(crate) struct Counters {
     pub gc_passes: AtomicU64,
     pub blocks_scanned: AtomicU64,
     pub blocks_skipped: AtomicU64,
+    pub dead_zone_pruned: AtomicU64,
 }
 
 impl Counters {
@@ -63,6 +64,7 @@ impl Counters {
         st.gc_passes = self.gc_passes.load(Relaxed);
         st.gc_blocks_scanned = self.blocks_scanned.load(Relaxed);
         st.gc_blocks_skipped = self.blocks_skipped.load(Relaxed);
+        st.versions_pruned_in_dead_zones = self.dead_zone_pruned.load(Relaxed);
     }
 }
 
@@ -111,6 +113,9 @@ pub struct Stats {
     /// because the dirty-block bitmap said nothing changed there.
     pub gc_blocks_scanned: u64,
     pub gc_blocks_skipped: u64,
+    /// Of `versions_reclaimed`, versions `GcPolicy::DeadZone` pruned above
+    /// the horizon (read by no live snapshot, in the middle of a chain).
+    pub versions_pruned_in_dead_zones: u64,
     /// Versions garbage collection walked to find the secondary-index
     /// entries it must remove: each version it retires, and the versions
     /// it keeps when a retired one had another key. Grows with
@@ -145,6 +150,7 @@ impl Stats {
             gc_passes: 0,
             gc_blocks_scanned: 0,
             gc_blocks_skipped: 0,
+            versions_pruned_in_dead_zones: 0,
             gc_index_steps: 0,
             open_transactions: 0,
             memory_spaces: Vec::new(),

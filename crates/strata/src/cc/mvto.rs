@@ -157,7 +157,7 @@ pub fn read(tx: &mut impl Txn, t: &TableInner, tuple: u64) -> Result<*mut Versio
         // (GC's lock value maps to no slot: its status is Gone.)
         let mut still_running = false;
         if is_running(tids.status(locker)) {
-            let wts = tids.slot(locker).begin.load(SeqCst);
+            let wts = tids.registered_begin(locker);
             still_running = is_running(tids.status(locker));
             if still_running && wts < tx.ts() {
                 return Err(Error::Conflict(ConflictKind::TimestampOrder));

@@ -331,7 +331,9 @@ impl gc::Engine for DbInner {
         let s = self.tids.snapshots(|| self.clock.load(SeqCst));
         // The protocol may hold the horizon lower (MVTO: below every
         // running writer's timestamp).
-        let h = with_cc!(self.protocol, P => P::bound_horizon(self, s.oldest()));
+        // (Asked with no horizon of its own, so the bound also holds for
+        // snapshots not listed: `Snapshots::floor`.)
+        let h = with_cc!(self.protocol, P => P::bound_horizon(self, u64::MAX));
         s.bounded(h)
     }
 
@@ -387,7 +389,7 @@ impl crate::log::checkpoint::Source for DbInner {
             .ok_or(Error::TooManyTransactions(self.tids.capacity()))?;
         std::sync::atomic::fence(SeqCst);
         let ts = self.clock.load(SeqCst);
-        self.tids.slot(tid).begin.store(ts, SeqCst);
+        self.tids.set_snapshot(tid, ts);
         Ok((tid, ts))
     }
 

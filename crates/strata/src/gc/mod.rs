@@ -40,6 +40,7 @@
 //! index back-fill runs.
 
 pub mod coop;
+pub mod dead_zone;
 pub(crate) mod limbo;
 pub mod none;
 pub mod transaction_level;
@@ -230,6 +231,7 @@ enum Policy {
     TransactionLevel(transaction_level::TransactionLevel),
     Vacuum(vacuum::Vacuum),
     Cooperative(coop::Cooperative),
+    DeadZone(dead_zone::DeadZone),
 }
 
 /// Calls `$body` with `$p` bound to the collector: the one dispatch point
@@ -241,6 +243,7 @@ macro_rules! dispatch {
             Policy::TransactionLevel($p) => $body,
             Policy::Vacuum($p) => $body,
             Policy::Cooperative($p) => $body,
+            Policy::DeadZone($p) => $body,
         }
     };
 }
@@ -275,6 +278,10 @@ impl Gc {
             GcPolicy::Cooperative => Policy::Cooperative(coop::Cooperative::new(
                 opts.gc_threads,
                 Arc::clone(&common.tuple_passes),
+            )),
+            GcPolicy::DeadZone => Policy::DeadZone(dead_zone::DeadZone::new(
+                opts.gc_threads,
+                opts.gc_interval.is_some(),
             )),
         };
         Gc {

@@ -60,6 +60,13 @@ const SLOT_MASK: u64 = (1 << SLOT_BITS) - 1;
 pub use crate::options::MAX_OPEN_TRANSACTIONS as MAX_SLOTS;
 
 const STATUS_SHIFT: u32 = 62;
+
+/// Marks a slot's `begin` as a lower bound the transaction registered
+/// before it took its snapshot (`acquire`); the snapshot itself is stored
+/// without it (`set_snapshot`). A collector that keeps every snapshot's
+/// versions (dead zones) must not take a lower bound for a snapshot: the
+/// real one may be anywhere at or above it. Timestamps never reach bit 62.
+const PENDING: u64 = 1 << 62;
 const CTS_MASK: u64 = (1 << STATUS_SHIFT) - 1;
 const ACTIVE: u64 = 0;
 const COMMITTING: u64 = 1;
@@ -236,8 +243,28 @@ impl TidTable {
     fn try_claim(&self, i: usize, lower_bound: u64) -> bool {
         let b = &self.slots[i].begin;
         b.load(Relaxed) == u64::MAX
-            && b.compare_exchange(u64::MAX, lower_bound, SeqCst, Relaxed)
+            && b.compare_exchange(u64::MAX, lower_bound | PENDING, SeqCst, Relaxed)
                 .is_ok()
+    }
+
+    /// Raises `tid`'s registration from the lower bound `acquire` stored to
+    /// its snapshot `ts` (at or above it). Needs no fence: a collector that
+    /// misses the store still sees the (smaller) lower bound.
+    #[inline]
+    pub fn set_snapshot(&self, tid: u64, ts: u64) {
+        self.slot(tid).begin.store(ts, Release);
+    }
+
+    /// The snapshot `tid`'s slot registers (the lower bound while it is
+    /// still beginning); MAX for a free slot.
+    #[inline]
+    pub fn registered_begin(&self, tid: u64) -> u64 {
+        let b = self.slot(tid).begin.load(SeqCst);
+        if b == u64::MAX {
+            b
+        } else {
+            b & !PENDING
+        }
     }
 
     /// Frees the slot of `tid`; its versions must be stamped or unlinked.
@@ -382,7 +409,7 @@ impl TidTable {
             if rw_only && !s.is_rw.load(SeqCst) {
                 continue;
             }
-            m = m.min(s.begin.load(SeqCst));
+            m = m.min(s.begin.load(SeqCst) & !PENDING);
         }
         m
     }
@@ -398,7 +425,9 @@ impl TidTable {
     /// does its clock load, and its snapshot is at least the clock we read:
     /// the result's `oldest()` (at most that clock) stays at or below it. A
     /// registration we do see is the snapshot or a lower bound of it (raised
-    /// later by a Release store), so also at or below it.
+    /// later by a Release store), so also at or below it. Lower bounds are
+    /// told apart (`PENDING`): the result lists only real snapshots and
+    /// keeps the smallest lower bound as a floor for snapshots not listed.
     ///
     /// `clock` reads the global clock (a SeqCst load): the database's
     /// clock is a `std` atomic, a model's is its own.
@@ -407,13 +436,19 @@ impl TidTable {
         fence(SeqCst);
         let hw = self.high_water.load(SeqCst);
         let mut begins = Vec::with_capacity(hw);
+        let mut pending = u64::MAX;
         for s in &self.slots[..hw] {
             let b = s.begin.load(SeqCst);
-            if b != u64::MAX {
+            if b == u64::MAX {
+                continue;
+            }
+            if b & PENDING != 0 {
+                pending = pending.min(b & !PENDING);
+            } else {
                 begins.push(b);
             }
         }
-        Snapshots::new(g, begins)
+        Snapshots::with_pending(g, begins, pending)
     }
 
     /// Transactions other than `me` whose status is COMMITTING or COMMITTED
@@ -462,7 +497,7 @@ impl TxnStates for TidTable {
 
     #[inline]
     fn running_ts(&self, id: u64) -> Option<u64> {
-        let ts = self.slot(id).begin.load(SeqCst);
+        let ts = self.registered_begin(id);
         // Read after the timestamp: still ACTIVE means the timestamp was
         // this transaction's, not a later occupant's of the slot.
         (self.status(id) == Status::Active).then_some(ts)
@@ -537,10 +572,19 @@ mod tests {
         let ro2 = t.acquire(70, false).unwrap();
         // A released slot in the middle of the used prefix.
         t.release(gone);
+        // Still beginning: lower bounds, no snapshot yet, but the floor (and
+        // the horizon) is the smallest of them.
+        check(&[]);
+        let s = t.snapshots(|| clock.load(SeqCst));
+        assert_eq!((s.floor(), s.oldest()), (55, 55));
+        for (id, ts) in [(ro, 70), (w1, 90), (w2, 55), (ro2, 70)] {
+            t.set_snapshot(id, ts);
+        }
         check(&[55, 70, 70, 90]);
-        assert_eq!(t.snapshots(|| clock.load(SeqCst)).oldest(), 55);
-        // A registration raised to the real snapshot (as `begin` does).
-        t.slot(w2).begin.store(95, Release);
+        let s = t.snapshots(|| clock.load(SeqCst));
+        assert_eq!((s.floor(), s.oldest()), (100, 55));
+        // A snapshot raised later (a lower bound is never above it).
+        t.set_snapshot(w2, 95);
         check(&[70, 70, 90, 95]);
         assert_eq!(t.snapshots(|| clock.load(SeqCst)).oldest(), 70);
         // The clock bounds snapshots still to come.

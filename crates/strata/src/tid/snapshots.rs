@@ -11,11 +11,15 @@
 //!  covers every snapshot that exists or can still appear
 //! ```
 //!
-//! Every policy today needs only [`Snapshots::oldest`], the horizon: a
-//! version overwritten at or below it is invisible to everyone. Pruning
-//! versions in the middle of a chain (vDriver's dead zones) needs the whole
-//! list: a version is dead if no snapshot in it, and none at or above
-//! `clock`, falls inside its lifetime.
+//! Most policies need only [`Snapshots::oldest`], the horizon: a version
+//! overwritten at or below it is invisible to everyone. Pruning versions in
+//! the middle of a chain (vDriver's dead zones, `gc::dead_zone`) needs the
+//! whole list and the [`Snapshots::floor`]: a version is dead if no
+//! snapshot in the list, and none at or above the floor, falls inside its
+//! lifetime. The floor is the clock, lowered by a transaction caught while
+//! it begins (its slot holds a lower bound of a snapshot not taken yet) and
+//! by the protocol (MVTO: a read-only snapshot may be drawn below a running
+//! writer's timestamp).
 //!
 //! Taken by `TidTable::snapshots`, which reads each slot's `begin` once and
 //! writes nothing, so `begin` never waits for a collector.
@@ -29,6 +33,9 @@ pub struct Snapshots {
     /// Registered begin timestamps (or lower bounds of them), ascending;
     /// one per open transaction, duplicates kept.
     begins: Vec<u64>,
+    /// Every snapshot not in `begins` is at or above this (see
+    /// [`Snapshots::floor`]).
+    floor: u64,
     /// The horizon (see [`Snapshots::oldest`]).
     oldest: u64,
 }
@@ -36,12 +43,21 @@ pub struct Snapshots {
 impl Snapshots {
     /// From one scan of the registered transactions: `clock` read before
     /// it, `begins` in any order.
-    pub fn new(clock: u64, mut begins: Vec<u64>) -> Snapshots {
+    #[cfg(test)]
+    pub fn new(clock: u64, begins: Vec<u64>) -> Snapshots {
+        Snapshots::with_pending(clock, begins, u64::MAX)
+    }
+
+    /// As [`Snapshots::new`], with `pending` the smallest lower bound found
+    /// of a transaction still taking its snapshot (MAX: none).
+    pub fn with_pending(clock: u64, mut begins: Vec<u64>, pending: u64) -> Snapshots {
         begins.sort_unstable();
-        let oldest = clock.min(begins.first().copied().unwrap_or(u64::MAX));
+        let floor = clock.min(pending);
+        let oldest = floor.min(begins.first().copied().unwrap_or(u64::MAX));
         Snapshots {
             clock,
             begins,
+            floor,
             oldest,
         }
     }
@@ -58,16 +74,22 @@ impl Snapshots {
     /// running writer's timestamp, since a writer may still commit at it).
     pub fn bounded(mut self, horizon: u64) -> Snapshots {
         self.oldest = self.oldest.min(horizon);
+        self.floor = self.floor.min(horizon);
         self
     }
 
-    /// Every registered begin timestamp, ascending.
-    // Read by the tests today; pruning inside chains (vDriver's dead
-    // zones) is the collector that needs the whole list.
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// Every registered snapshot, ascending.
     #[inline]
     pub fn as_slice(&self) -> &[u64] {
         &self.begins
+    }
+
+    /// Every snapshot that is not in [`Snapshots::as_slice`] (it begins
+    /// after the scan, or was beginning during it, or the protocol may draw
+    /// it below the clock) is at or above this.
+    #[inline]
+    pub fn floor(&self) -> u64 {
+        self.floor
     }
 
     /// The clock value read before the scan: snapshots that appear later
@@ -95,5 +117,20 @@ mod tests {
         let b = s.clone().bounded(51);
         assert_eq!((b.oldest(), b.as_slice()), (51, s.as_slice()));
         assert_eq!(s.bounded(60).oldest(), 52);
+    }
+
+    /// A transaction caught beginning is no snapshot of the list, but
+    /// lowers the floor (and the horizon) to its lower bound; so does a
+    /// protocol's bound.
+    #[test]
+    fn the_floor_is_the_clock_lowered_by_pending_registrations_and_bounds() {
+        let s = Snapshots::with_pending(90, vec![87, 52], 70);
+        assert_eq!(
+            (s.as_slice(), s.floor(), s.oldest()),
+            (&[52, 87][..], 70, 52)
+        );
+        assert_eq!(Snapshots::new(90, vec![52]).floor(), 90);
+        let b = Snapshots::with_pending(90, vec![], 95).bounded(80);
+        assert_eq!((b.floor(), b.oldest()), (80, 80));
     }
 }

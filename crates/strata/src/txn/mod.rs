@@ -38,7 +38,7 @@ use crate::value::{ColumnRef, Key, Row, Value};
 use crossbeam_epoch::{self as epoch, Guard};
 use std::ops::RangeBounds;
 use std::ptr;
-use std::sync::atomic::Ordering::{Release, SeqCst};
+use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 use thin_vec::ThinVec;
 
@@ -143,7 +143,7 @@ impl Transaction {
         let ts = P::begin_ts(&db, read_only, lower);
         // Raising the registration from the lower bound needs no fence: a
         // GC pass that misses it still sees the (smaller) lower bound.
-        db.tids.slot(tid).begin.store(ts, Release);
+        db.tids.set_snapshot(tid, ts);
         let cc = P::new_state(tid, ts, read_only);
         Ok(Transaction {
             db,

@@ -392,15 +392,19 @@ pub fn read_only_sees_every_returned_commit(p: Protocol) -> bool {
 pub fn reclaims(g: GcPolicy) -> bool {
     match g {
         GcPolicy::None => false,
-        GcPolicy::TransactionLevel | GcPolicy::Vacuum | GcPolicy::Cooperative => true,
+        GcPolicy::TransactionLevel
+        | GcPolicy::Vacuum
+        | GcPolicy::Cooperative
+        | GcPolicy::DeadZone => true,
     }
 }
 
 /// Whether the policy collects tuple by tuple (VAC's background passes,
-/// COOP's workers) rather than by committed transaction, or not at all.
+/// COOP's workers, dead-zone pruning's VAC passes) rather than by committed
+/// transaction, or not at all.
 pub fn is_tuple_level(g: GcPolicy) -> bool {
     match g {
-        GcPolicy::Vacuum | GcPolicy::Cooperative => true,
+        GcPolicy::Vacuum | GcPolicy::Cooperative | GcPolicy::DeadZone => true,
         GcPolicy::None | GcPolicy::TransactionLevel => false,
     }
 }
