@@ -1,4 +1,4 @@
-//! Garbage collection: one seam, four collectors.
+//! Garbage collection: one seam, five collectors.
 //!
 //! The engine talks to garbage collection through [`Gc`] only, at three
 //! points, and the collector sees the engine through [`Engine`]:
@@ -11,7 +11,7 @@
 //!  Database::collect_garbage ── collect(&Snapshots) ─┤
 //!                                                    ▼
 //!    Gc: the one match on GcPolicy (Gc::new), then dispatch! to
-//!        none | transaction_level | vacuum | coop
+//!        none | transaction_level | vacuum | coop | dead_zone
 //!                                                    │ Engine (db/mod.rs)
 //!                                                    ▼
 //!    Snapshots (TID table; horizon bounded by Cc::bound_horizon),
@@ -20,9 +20,10 @@
 //!
 //! A pass starts from a [`Snapshots`]: the sorted begin timestamps of every
 //! registered transaction and the clock read before them, taken without
-//! stopping `begin` (`TidTable::snapshots`). Today every collector uses its
+//! stopping `begin` (`TidTable::snapshots`). Every collector uses its
 //! `oldest()`, the *horizon*: a version that a version committed at or
 //! below it overwrote is invisible to every open and future snapshot.
+//! [`dead_zone`] also uses the whole list, to prune above the horizon.
 //!
 //! What each collector owns:
 //!
@@ -32,6 +33,7 @@
 //! | [`transaction_level`] | entries queued by each commit | an entry's version stays valid until the entry is processed; a row is cut once per pass, below its newest ready entry |
 //! | [`vacuum`] (VAC) | scanning dirty blocks | a block's dirty bit is cleared before its scan and set again while garbage remains; one pass per partition at a time |
 //! | [`coop`] (COOP) | readers walking O2N chains, plus a full pass | a slot moves only by compare-and-swap; the cached horizon only grows |
+//! | [`dead_zone`] (vDriver) | VAC's passes, then every version whose lifetime holds no live snapshot | a pass keeps exactly the newest version, the newest committed one, and those a listed snapshot or one at or above the floor reads |
 //!
 //! And what they share, here: the cut rule ([`prune_row`]: never above the
 //! newest version visible at the horizon), unlinking of deleted rows and
