@@ -3,6 +3,7 @@
 mod bench;
 mod check;
 mod executor;
+mod llt_cmd;
 mod plot;
 mod presets;
 mod progress;
@@ -79,6 +80,10 @@ enum Bench {
     /// TPC-C: the five transactions, the standard mix, optional StockScan;
     /// checks the consistency conditions after the run.
     Tpcc(tpcc_cmd::TpccArgs),
+    /// vDriver's long-lived-transaction workload: short updates, long
+    /// readers joining and leaving; version space and the longest chain
+    /// every second.
+    Llt(Box<llt_cmd::LltArgs>),
 }
 
 /// Parses a protocol name (`mvto`, `mvocc`, `mv2pl`, `si`, `ssn`, `ssi`).
@@ -167,11 +172,11 @@ pub enum DurabilityArg {
     Async,
 }
 
-fn parse_storage(s: &str) -> Result<strata::VersionStorage, String> {
+pub fn parse_storage(s: &str) -> Result<strata::VersionStorage, String> {
     s.parse().map_err(|e: strata::Error| e.to_string())
 }
 
-fn parse_gc(s: &str) -> Result<strata::GcPolicy, String> {
+pub fn parse_gc(s: &str) -> Result<strata::GcPolicy, String> {
     match s {
         "transaction" => Ok(strata::GcPolicy::TransactionLevel),
         other => other.parse().map_err(|e: strata::Error| e.to_string()),
@@ -269,6 +274,7 @@ fn main() -> ExitCode {
             bench::ycsb(&args)
         }
         Command::Bench(Bench::Tpcc(args)) => tpcc_cmd::run(&args),
+        Command::Bench(Bench::Llt(args)) => llt_cmd::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Protocols => {
             protocols();

@@ -18,9 +18,13 @@
 //!   StockScan query and the consistency conditions.
 //! * [`peers`]: the same YCSB transactions through other embedded
 //!   transactional engines, for side-by-side runs.
+//! * [`llt`]: vDriver's long-lived-transaction workload (short updates,
+//!   long readers joining and leaving) with version space and chain
+//!   lengths over time.
 //! * [`driver`]: runs any of them and reports the figures.
 
 pub mod driver;
+pub mod llt;
 pub mod peers;
 pub mod rng;
 pub mod tpcc;

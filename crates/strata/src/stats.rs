@@ -105,6 +105,8 @@ pub struct Stats {
     pub secondary_index_bytes: u64,
     /// Longest version chain.
     pub longest_chain: u64,
+    /// Rows by chain length (versions, tombstones included).
+    pub chain_lengths: std::collections::BTreeMap<u64, u64>,
     /// Versions unlinked and freed by garbage collection so far.
     pub versions_reclaimed: u64,
     /// Garbage collection passes run.
@@ -146,6 +148,7 @@ impl Stats {
             secondary_index_entries: 0,
             secondary_index_bytes: 0,
             longest_chain: 0,
+            chain_lengths: Default::default(),
             versions_reclaimed: 0,
             gc_passes: 0,
             gc_blocks_scanned: 0,

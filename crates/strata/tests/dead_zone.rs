@@ -132,7 +132,7 @@ fn run_model(opts: Options, steps: &[Step]) -> Result<(), TestCaseError> {
         match *s {
             Step::Begin => open.push((db.begin_read_only().unwrap(), versions.clone())),
             Step::End(i) if !open.is_empty() => {
-                let (mut x, _) = open.remove(i % open.len());
+                let (x, _) = open.remove(i % open.len());
                 x.commit().unwrap();
             }
             Step::End(_) => {}

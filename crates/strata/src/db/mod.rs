@@ -281,6 +281,7 @@ impl Database {
                 st.header_bytes += len * HEADER_BYTES as u64;
                 st.live_versions += len;
                 st.longest_chain = st.longest_chain.max(len);
+                *st.chain_lengths.entry(len).or_insert(0) += 1;
             });
         }
         drop(guard);

@@ -1,0 +1,239 @@
+//! `strata bench llt`: vDriver's long-lived-transaction workload on a fresh
+//! in-memory database, with the per-second series the paper plots.
+//!
+//! ```text
+//!   flags ──> LltConfig + Options ──> llt::run ──> summary (text | JSON)
+//!                                              └─> --csv FILE: one row a second
+//!                                              └─> --plot DIR: version space and
+//!                                                  longest chain over time (PNG)
+//! ```
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+use serde::Serialize;
+use strata::{Database, GcPolicy, Options, Protocol, VersionStorage};
+use strata_workloads::llt::{self, LltConfig, LltReport};
+use strata_workloads::WorkloadError;
+
+use crate::plot::{line_chart, Line};
+use crate::progress::BarObserver;
+use crate::UsageError;
+
+#[derive(Args, Debug, Clone)]
+pub struct LltArgs {
+    /// Concurrency-control protocol.
+    #[arg(long, default_value = "si", value_parser = crate::parse_protocol)]
+    pub protocol: Protocol,
+    /// Version storage: n2o, o2n, time-travel or delta.
+    #[arg(long, default_value = "n2o", value_parser = crate::parse_storage)]
+    pub storage: VersionStorage,
+    /// Garbage collection: txn, vac, coop (O2N only), dead-zone or none.
+    #[arg(long, default_value = "txn", value_parser = crate::parse_gc)]
+    pub gc: GcPolicy,
+    /// Background GC threads (vac, dead-zone).
+    #[arg(long, default_value_t = 1)]
+    pub gc_threads: usize,
+    /// Milliseconds between background GC passes.
+    #[arg(long, default_value_t = 40)]
+    pub gc_interval_ms: u64,
+    /// Tables.
+    #[arg(long, default_value_t = 4)]
+    pub tables: usize,
+    /// Rows per table.
+    #[arg(long, default_value_t = 1_000)]
+    pub rows: u64,
+    /// Approximate bytes per row (a text payload pads it).
+    #[arg(long, default_value_t = 256)]
+    pub row_bytes: usize,
+    /// Update threads.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Rows each update transaction updates.
+    #[arg(long, default_value_t = 1)]
+    pub updates_per_txn: usize,
+    /// Run time, in seconds.
+    #[arg(long, default_value_t = 20.0)]
+    pub duration: f64,
+    /// Long-lived read transactions (0: the LLT-free baseline).
+    #[arg(long, default_value_t = 1)]
+    pub llts: usize,
+    /// When the LLTs begin, in seconds from the start.
+    #[arg(long, default_value_t = 4.0)]
+    pub llt_start: f64,
+    /// When the LLTs end, in seconds from the start.
+    #[arg(long, default_value_t = 16.0)]
+    pub llt_end: f64,
+    /// When the key choice turns Zipfian, in seconds (default: uniform).
+    #[arg(long)]
+    pub zipf_at: Option<f64>,
+    /// Zipfian exponent (0 to 2; the paper sweeps up to 1.2).
+    #[arg(long, default_value_t = 0.9)]
+    pub theta: f64,
+    /// Random seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print one JSON object (every sample included) instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the per-second samples as CSV to this file.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// Write llt-space.png and llt-chain.png (time on the x-axis) here.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+}
+
+fn secs(name: &str, v: f64) -> Result<Duration, UsageError> {
+    if v >= 0.0 && v.is_finite() {
+        Ok(Duration::from_secs_f64(v))
+    } else {
+        Err(UsageError(format!(
+            "--{name} must be zero or more seconds, got {v}"
+        )))
+    }
+}
+
+#[derive(Serialize)]
+struct Summary<'a> {
+    benchmark: &'static str,
+    protocol: &'static str,
+    storage: &'static str,
+    gc: &'static str,
+    config: &'a LltConfig,
+    #[serde(flatten)]
+    report: &'a LltReport,
+}
+
+pub fn run(a: &LltArgs) -> Result<ExitCode, UsageError> {
+    let cfg = LltConfig {
+        tables: a.tables,
+        rows: a.rows,
+        row_bytes: a.row_bytes,
+        threads: a.threads,
+        updates_per_txn: a.updates_per_txn,
+        duration: secs("duration", a.duration)?,
+        llts: a.llts,
+        llt_start: secs("llt-start", a.llt_start)?,
+        llt_end: secs("llt-end", a.llt_end)?,
+        zipf_at: a.zipf_at.map(|z| secs("zipf-at", z)).transpose()?,
+        theta: a.theta,
+        seed: a.seed,
+    };
+    cfg.validate().map_err(|e| UsageError(e.to_string()))?;
+    let opts = Options::default()
+        .protocol(a.protocol)
+        .version_storage(a.storage)
+        .gc(a.gc)
+        .gc_threads(a.gc_threads)
+        .gc_interval(Some(Duration::from_millis(a.gc_interval_ms.max(1))));
+    let db = Database::open(opts).map_err(|e| UsageError(e.to_string()))?;
+    let r = match llt::run(&db, &cfg, &mut BarObserver::new(a.json)) {
+        Ok(r) => r,
+        Err(WorkloadError::Config(m)) => return Err(UsageError(m)),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    if let Some(path) = &a.csv {
+        write_csv(path, &r).map_err(UsageError)?;
+    }
+    if let Some(dir) = &a.plot {
+        plot(dir, a, &r).map_err(UsageError)?;
+    }
+    if a.json {
+        let s = Summary {
+            benchmark: "llt",
+            protocol: a.protocol.name(),
+            storage: a.storage.name(),
+            gc: a.gc.name(),
+            config: &cfg,
+            report: &r,
+        };
+        println!(
+            "{}",
+            serde_json::to_string(&s).expect("the summary serialises")
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    print_summary(a, &cfg, &r);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_csv(path: &std::path::Path, r: &LltReport) -> Result<(), String> {
+    let mut w = csv::Writer::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    for s in &r.samples {
+        w.serialize(s)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    w.flush().map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn plot(dir: &std::path::Path, a: &LltArgs, r: &LltReport) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let label = format!("{} / {} / {}", a.protocol, a.storage, a.gc);
+    let series = |f: fn(&llt::Sample) -> f64| Line {
+        label: label.clone(),
+        points: r.samples.iter().map(|s| (s.t_s, f(s))).collect(),
+    };
+    line_chart(
+        &dir.join("llt-space.png"),
+        &format!("Version space, LLT open {}-{} s", a.llt_start, a.llt_end),
+        "time (s)",
+        "version bytes (MiB)",
+        &[series(|s| s.version_bytes as f64 / (1 << 20) as f64)],
+    )?;
+    line_chart(
+        &dir.join("llt-chain.png"),
+        &format!("Longest chain, LLT open {}-{} s", a.llt_start, a.llt_end),
+        "time (s)",
+        "versions",
+        &[series(|s| s.longest_chain as f64)],
+    )
+}
+
+fn print_summary(a: &LltArgs, cfg: &LltConfig, r: &LltReport) {
+    println!(
+        "llt  {} / {} / {}  {} tables x {} rows, {} threads, {} LLT(s) {}-{} s",
+        a.protocol,
+        a.storage,
+        a.gc,
+        cfg.tables,
+        cfg.rows,
+        cfg.threads,
+        cfg.llts,
+        a.llt_start,
+        a.llt_end
+    );
+    println!(
+        "  committed/s {:.0}  aborted/s {:.0}  LLT reads {}",
+        r.run.committed_per_s, r.run.aborted_per_s, r.llt_reads
+    );
+    println!("    t_s  commits/s  version MiB  in-row MiB  off-row MiB  longest chain  LLTs");
+    for s in &r.samples {
+        let mib = |b: u64| b as f64 / (1 << 20) as f64;
+        println!(
+            "  {:5.0}  {:9.0}  {:11.2}  {:10.2}  {:11.2}  {:13}  {:4}",
+            s.t_s,
+            s.committed_per_s,
+            mib(s.version_bytes),
+            mib(s.in_row_bytes),
+            mib(s.off_row_bytes),
+            s.longest_chain,
+            s.llts_open
+        );
+    }
+    println!(
+        "  LLT window: max version space {:.2} MiB, max chain {}, {:.0} commits/s",
+        r.window.max_version_bytes as f64 / (1 << 20) as f64,
+        r.window.max_longest_chain,
+        r.window.mean_committed_per_s
+    );
+    println!(
+        "  versions reclaimed {} (in dead zones {}); chain lengths with the LLTs open: {:?}",
+        r.versions_reclaimed, r.versions_pruned_in_dead_zones, r.chain_lengths_during_llt
+    );
+}

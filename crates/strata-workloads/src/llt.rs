@@ -1,0 +1,477 @@
+//! The long-lived-transaction workload of the vDriver paper (§5): a
+//! sysbench-like OLTP of short update transactions over a few tables, with
+//! long-lived readers that join at a set time and leave at another, and the
+//! figures that show what they cost: version space and the longest chain
+//! over time.
+//!
+//! ```text
+//!  t=0 ─────────── llt_start ─────────────────────── llt_end ──────── duration
+//!  updaters: uniform keys ───────── (zipf_at: Zipfian keys, exponent theta) ──>
+//!  K LLTs:                 begin_read_only; read random rows; ... commit
+//!  sampler (every second): committed/s, version bytes (in-row / off-row),
+//!                          longest chain, live versions, LLTs open
+//!  end: chain-length histogram, versions reclaimed / pruned in dead zones
+//! ```
+//!
+//! Tables `llt0..` hold `rows` rows each: an integer key, an integer
+//! counter and a text payload of about `row_bytes` bytes. An update
+//! transaction increments the counter of `updates_per_txn` random rows.
+//! In-row bytes are `Stats::main_table_bytes` (every version of the
+//! append-only schemes; the master and newest header of the in-place ones),
+//! off-row bytes `Stats::version_store_bytes`.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use strata::{key, row, Database, Error, Schema, Table, Type, Value};
+
+use crate::driver::{self, DriverConfig, Observer, Outcome, Report, Worker};
+use crate::rng::Rng;
+use crate::WorkloadError;
+
+/// What to run (see the module doc).
+#[derive(Debug, Clone, Serialize)]
+pub struct LltConfig {
+    pub tables: usize,
+    pub rows: u64,
+    pub row_bytes: usize,
+    /// Update threads.
+    pub threads: usize,
+    pub updates_per_txn: usize,
+    pub duration: Duration,
+    /// Long-lived read transactions (0: the LLT-free baseline).
+    pub llts: usize,
+    pub llt_start: Duration,
+    pub llt_end: Duration,
+    /// When the key choice turns Zipfian (None: uniform throughout).
+    pub zipf_at: Option<Duration>,
+    /// The Zipfian exponent, 0 to 2 (the paper sweeps up to 1.2).
+    pub theta: f64,
+    pub seed: u64,
+}
+
+impl Default for LltConfig {
+    fn default() -> Self {
+        LltConfig {
+            tables: 4,
+            rows: 1_000,
+            row_bytes: 256,
+            threads: 2,
+            updates_per_txn: 1,
+            duration: Duration::from_secs(20),
+            llts: 1,
+            llt_start: Duration::from_secs(4),
+            llt_end: Duration::from_secs(16),
+            zipf_at: None,
+            theta: 0.9,
+            seed: 1,
+        }
+    }
+}
+
+impl LltConfig {
+    pub fn validate(&self) -> Result<(), WorkloadError> {
+        let bad = |m: String| Err(WorkloadError::Config(m));
+        if self.tables == 0 || self.rows == 0 {
+            return bad("--tables and --rows must be at least 1".into());
+        }
+        if self.threads == 0 {
+            return bad("--threads must be at least 1".into());
+        }
+        if self.updates_per_txn == 0 {
+            return bad("--updates-per-txn must be at least 1".into());
+        }
+        if self.duration.is_zero() {
+            return bad("--duration must be positive".into());
+        }
+        if self.llts > 0 && !(self.llt_start < self.llt_end && self.llt_end <= self.duration) {
+            return bad(format!(
+                "the LLTs must start before they end, within the run: --llt-start {:?} \
+                 --llt-end {:?} --duration {:?}",
+                self.llt_start, self.llt_end, self.duration
+            ));
+        }
+        if !(0.0..=2.0).contains(&self.theta) {
+            return bad(format!("--theta must be in 0..=2, got {}", self.theta));
+        }
+        if self.zipf_at.is_some_and(|z| z > self.duration) {
+            return bad("--zipf-at is past the end of the run".into());
+        }
+        Ok(())
+    }
+
+    fn keys(&self) -> u64 {
+        self.tables as u64 * self.rows
+    }
+}
+
+/// Zipf's law over `n` ranks by inverse CDF: exact for any exponent (the
+/// YCSB generator in `rng` needs theta below 1), one binary search a draw.
+pub struct ZipfCdf {
+    cdf: Vec<f64>,
+}
+
+impl ZipfCdf {
+    pub fn new(n: u64, theta: f64) -> Self {
+        let mut cdf = Vec::with_capacity(n as usize);
+        let mut sum = 0.0;
+        for r in 1..=n {
+            sum += 1.0 / (r as f64).powf(theta);
+            cdf.push(sum);
+        }
+        cdf.iter_mut().for_each(|c| *c /= sum);
+        ZipfCdf { cdf }
+    }
+
+    /// A rank, 0 (the most frequent) to n - 1.
+    pub fn sample(&self, rng: &mut Rng) -> u64 {
+        let u = rng.next_f64();
+        (self.cdf.partition_point(|&c| c < u) as u64).min(self.cdf.len() as u64 - 1)
+    }
+}
+
+/// One second of the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Sample {
+    pub t_s: f64,
+    pub committed_per_s: f64,
+    pub version_bytes: u64,
+    pub in_row_bytes: u64,
+    pub off_row_bytes: u64,
+    pub live_versions: u64,
+    pub longest_chain: u64,
+    pub llts_open: usize,
+}
+
+/// What an LLT run measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct LltReport {
+    pub run: Report,
+    pub samples: Vec<Sample>,
+    /// Rows by chain length at the end of the run (LLTs gone).
+    pub chain_lengths_end: BTreeMap<u64, u64>,
+    /// Rows by chain length in the last sample with the LLTs open.
+    pub chain_lengths_during_llt: BTreeMap<u64, u64>,
+    pub versions_reclaimed: u64,
+    pub versions_pruned_in_dead_zones: u64,
+    /// Rows the LLTs read.
+    pub llt_reads: u64,
+    /// Figures over the samples with every LLT open (or, without LLTs,
+    /// over the same window): the largest version space and chain, and the
+    /// mean throughput.
+    pub window: Window,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Window {
+    pub max_version_bytes: u64,
+    pub max_longest_chain: u64,
+    pub mean_committed_per_s: f64,
+}
+
+fn table_name(i: usize) -> String {
+    format!("llt{i}")
+}
+
+/// Creates and fills the tables.
+pub fn load(db: &Database, cfg: &LltConfig) -> Result<Vec<Table>, WorkloadError> {
+    let pad = "x".repeat(cfg.row_bytes.saturating_sub(16));
+    let mut tables = Vec::new();
+    for i in 0..cfg.tables {
+        let t = db.create_table(
+            Schema::new(table_name(i))
+                .column("k", Type::Int)
+                .column("n", Type::Int)
+                .column("pad", Type::Text)
+                .primary_key(&["k"]),
+        )?;
+        for chunk in (0..cfg.rows).collect::<Vec<_>>().chunks(1_000) {
+            db.run(|x| {
+                for &k in chunk {
+                    x.insert(&t, row![k as i64, 0, pad.as_str()])?;
+                }
+                Ok(())
+            })?;
+        }
+        tables.push(t);
+    }
+    Ok(tables)
+}
+
+struct Updater<'a> {
+    db: &'a Database,
+    tables: &'a [Table],
+    cfg: &'a LltConfig,
+    zipf: &'a ZipfCdf,
+    started: Instant,
+    rng: Rng,
+}
+
+impl Updater<'_> {
+    fn pick(&mut self) -> (usize, i64) {
+        let zipf = self
+            .cfg
+            .zipf_at
+            .is_some_and(|z| self.started.elapsed() >= z);
+        let n = if zipf {
+            self.zipf.sample(&mut self.rng)
+        } else {
+            self.rng.range(0, self.cfg.keys() - 1)
+        };
+        // Rank r is row r / tables of table r % tables: hot rows spread
+        // over every table.
+        (
+            (n % self.cfg.tables as u64) as usize,
+            (n / self.cfg.tables as u64) as i64,
+        )
+    }
+}
+
+impl Worker for Updater<'_> {
+    fn step(&mut self) -> Result<(usize, Outcome), WorkloadError> {
+        let picks: Vec<(usize, i64)> = (0..self.cfg.updates_per_txn).map(|_| self.pick()).collect();
+        let mut x = self.db.begin()?;
+        let res = (|| {
+            for &(t, k) in &picks {
+                let t = &self.tables[t];
+                let n = x
+                    .get(t, &key![k])?
+                    .map_or(0, |r| r[1].as_int().unwrap_or(0));
+                x.update(t, &key![k], &[("n", Value::Int(n + 1))])?;
+            }
+            x.commit()
+        })();
+        match res {
+            Ok(()) => Ok((0, Outcome::Committed)),
+            Err(Error::Conflict(k)) => Ok((0, Outcome::Aborted(k.name()))),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// Loads the tables, then runs the updaters, the LLTs and the sampler.
+pub fn run(
+    db: &Database,
+    cfg: &LltConfig,
+    observer: &mut dyn Observer,
+) -> Result<LltReport, WorkloadError> {
+    cfg.validate()?;
+    let tables = load(db, cfg)?;
+    let zipf = ZipfCdf::new(cfg.keys(), cfg.theta);
+    let started = Instant::now();
+    let stop = AtomicBool::new(false);
+    let open = AtomicUsize::new(0);
+    let llt_reads = std::sync::atomic::AtomicU64::new(0);
+    let driver_cfg = DriverConfig {
+        warmup: Duration::ZERO,
+        duration: cfg.duration,
+        series: true,
+    };
+    let (run, mut samples, during) = std::thread::scope(|s| {
+        let llts: Vec<_> = (0..cfg.llts)
+            .map(|i| {
+                let (tables, stop, open, llt_reads) = (&tables, &stop, &open, &llt_reads);
+                s.spawn(move || -> Result<(), WorkloadError> {
+                    let mut rng = Rng::for_thread(cfg.seed ^ 0x11, i);
+                    sleep_until(started + cfg.llt_start, stop);
+                    let mut x = db.begin_read_only()?;
+                    open.fetch_add(1, Ordering::SeqCst);
+                    while started.elapsed() < cfg.llt_end && !stop.load(Ordering::Relaxed) {
+                        let t = &tables[rng.range(0, cfg.tables as u64 - 1) as usize];
+                        let k = rng.range(0, cfg.rows - 1) as i64;
+                        std::hint::black_box(x.get(t, &key![k])?);
+                        llt_reads.fetch_add(1, Ordering::Relaxed);
+                        // A reader, not a spinner: leave the cores to the
+                        // updaters.
+                        std::thread::sleep(Duration::from_micros(200));
+                    }
+                    x.commit()?;
+                    open.fetch_sub(1, Ordering::SeqCst);
+                    Ok(())
+                })
+            })
+            .collect();
+        let sampler = s.spawn(|| {
+            let mut out = Vec::new();
+            let mut during = BTreeMap::new();
+            let mut next = started + Duration::from_secs(1);
+            while !stop.load(Ordering::SeqCst) {
+                sleep_until(next, &stop);
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                let st = db.stats();
+                let llts_open = open.load(Ordering::SeqCst);
+                if llts_open == cfg.llts && cfg.llts > 0 {
+                    during = st.chain_lengths.clone();
+                }
+                out.push(Sample {
+                    t_s: next.duration_since(started).as_secs_f64(),
+                    committed_per_s: 0.0,
+                    version_bytes: st.version_bytes,
+                    in_row_bytes: st.main_table_bytes,
+                    off_row_bytes: st.version_store_bytes,
+                    live_versions: st.live_versions,
+                    longest_chain: st.longest_chain,
+                    llts_open,
+                });
+                next += Duration::from_secs(1);
+            }
+            (out, during)
+        });
+        let workers: Vec<Updater> = (0..cfg.threads)
+            .map(|i| Updater {
+                db,
+                tables: &tables,
+                cfg,
+                zipf: &zipf,
+                started,
+                rng: Rng::for_thread(cfg.seed, i),
+            })
+            .collect();
+        let run = driver::run(&driver_cfg, &["update"], workers, observer);
+        stop.store(true, Ordering::SeqCst);
+        let llts: Result<Vec<()>, WorkloadError> = llts
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .map_err(|_| WorkloadError::Engine("an LLT panicked".into()))?
+            })
+            .collect();
+        let (samples, during) = sampler.join().expect("the sampler does not panic");
+        (run.and_then(|r| llts.map(|_| r)), samples, during)
+    });
+    let run = run?;
+    for (s, p) in samples.iter_mut().zip(&run.series) {
+        s.committed_per_s = p.committed_per_s;
+    }
+    let end = db.stats();
+    let window = window(cfg, &samples);
+    Ok(LltReport {
+        run,
+        samples,
+        chain_lengths_end: end.chain_lengths,
+        chain_lengths_during_llt: during,
+        versions_reclaimed: end.versions_reclaimed,
+        versions_pruned_in_dead_zones: end.versions_pruned_in_dead_zones,
+        llt_reads: llt_reads.into_inner(),
+        window,
+    })
+}
+
+/// The LLT window's figures: the samples taken with the LLTs open, less
+/// the first second (they were just beginning); without LLTs, the samples
+/// in the same time range, so a baseline run compares like for like.
+fn window(cfg: &LltConfig, samples: &[Sample]) -> Window {
+    let lo = cfg.llt_start.as_secs_f64() + 1.0;
+    let hi = cfg.llt_end.as_secs_f64();
+    let inside: Vec<&Sample> = samples
+        .iter()
+        .filter(|s| s.t_s > lo && s.t_s <= hi)
+        .collect();
+    if inside.is_empty() {
+        return Window::default();
+    }
+    Window {
+        max_version_bytes: inside.iter().map(|s| s.version_bytes).max().unwrap_or(0),
+        max_longest_chain: inside.iter().map(|s| s.longest_chain).max().unwrap_or(0),
+        mean_committed_per_s: inside.iter().map(|s| s.committed_per_s).sum::<f64>()
+            / inside.len() as f64,
+    }
+}
+
+fn sleep_until(t: Instant, stop: &AtomicBool) {
+    while !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now >= t {
+            return;
+        }
+        std::thread::sleep((t - now).min(Duration::from_millis(20)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strata::{GcPolicy, Options};
+
+    #[test]
+    fn zipf_cdf_follows_the_law_for_exponents_past_one() {
+        let z = ZipfCdf::new(100, 1.2);
+        let mut rng = Rng::new(3);
+        let mut counts = [0u32; 100];
+        for _ in 0..200_000 {
+            counts[z.sample(&mut rng) as usize] += 1;
+        }
+        let h: f64 = (1..=100).map(|r| 1.0 / (r as f64).powf(1.2)).sum();
+        let p0 = 1.0 / h;
+        let got = counts[0] as f64 / 200_000.0;
+        assert!((got - p0).abs() < 0.01, "rank 0: {got} vs {p0}");
+        assert!(counts[0] > 2 * counts[1] && counts[1] > counts[9]);
+    }
+
+    #[test]
+    fn bad_settings_are_config_errors() {
+        let ok = LltConfig::default();
+        assert!(ok.validate().is_ok());
+        for bad in [
+            LltConfig {
+                threads: 0,
+                ..ok.clone()
+            },
+            LltConfig {
+                llt_end: ok.llt_start,
+                ..ok.clone()
+            },
+            LltConfig {
+                llt_end: ok.duration + Duration::from_secs(1),
+                ..ok.clone()
+            },
+            LltConfig {
+                theta: 3.0,
+                ..ok.clone()
+            },
+        ] {
+            assert!(
+                matches!(bad.validate(), Err(WorkloadError::Config(_))),
+                "{bad:?}"
+            );
+        }
+    }
+
+    /// A short run: the LLT keeps the horizon collector's chains growing,
+    /// and dead zones keep them short (the figure `strata bench llt` draws).
+    #[test]
+    fn an_llt_grows_chains_under_vac_not_under_dead_zones() {
+        let cfg = LltConfig {
+            tables: 2,
+            rows: 200,
+            row_bytes: 64,
+            threads: 1,
+            duration: Duration::from_secs(3),
+            llt_start: Duration::from_secs(1),
+            llt_end: Duration::from_secs(3),
+            ..LltConfig::default()
+        };
+        let mut chains = Vec::new();
+        for gc in [GcPolicy::Vacuum, GcPolicy::DeadZone] {
+            let db = Database::open(
+                Options::default()
+                    .gc(gc)
+                    .gc_interval(Some(Duration::from_millis(20))),
+            )
+            .unwrap();
+            let r = run(&db, &cfg, &mut crate::Quiet).unwrap();
+            assert!(r.run.committed > 100, "{gc}: {}", r.run.committed);
+            assert!(r.llt_reads > 0);
+            assert!(r.samples.iter().any(|s| s.llts_open == 1), "{gc}");
+            chains.push(r.window.max_longest_chain);
+        }
+        // Dead zones keep the LLT's version, the newest, and what arrived
+        // since the last pass (20 ms: tens of versions a row on a fast
+        // machine); VAC keeps everything since the LLT began.
+        assert!(chains[0] > 10 * chains[1], "VAC under an LLT: {chains:?}");
+    }
+}
