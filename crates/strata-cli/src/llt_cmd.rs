@@ -233,7 +233,37 @@ fn print_summary(a: &LltArgs, cfg: &LltConfig, r: &LltReport) {
         r.window.mean_committed_per_s
     );
     println!(
-        "  versions reclaimed {} (in dead zones {}); chain lengths with the LLTs open: {:?}",
-        r.versions_reclaimed, r.versions_pruned_in_dead_zones, r.chain_lengths_during_llt
+        "  versions reclaimed {} (in dead zones {})",
+        r.versions_reclaimed, r.versions_pruned_in_dead_zones
     );
+    for (when, h) in [
+        ("with the LLTs open", &r.chain_lengths_during_llt),
+        ("at the end", &r.chain_lengths_end),
+    ] {
+        if !h.is_empty() {
+            let q = |p: f64| percentile(h, p);
+            println!(
+                "  chain length {when}: p50 {} p90 {} p99 {} max {}",
+                q(0.5),
+                q(0.9),
+                q(0.99),
+                q(1.0)
+            );
+        }
+    }
+}
+
+/// The smallest chain length at or below which a fraction `p` of the rows
+/// lie, from a histogram (length -> rows).
+fn percentile(h: &std::collections::BTreeMap<u64, u64>, p: f64) -> u64 {
+    let total: u64 = h.values().sum();
+    let want = ((total as f64 * p).ceil() as u64).max(1);
+    let mut seen = 0;
+    for (&len, &n) in h {
+        seen += n;
+        if seen >= want {
+            return len;
+        }
+    }
+    0
 }
