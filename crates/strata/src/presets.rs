@@ -21,6 +21,12 @@
 //! ERMIA (Kim et al., SIGMOD 2016): SI + SSN, append-only N2O,
 //! epoch-based (transaction-level) GC, logical tuple-id indirection.
 //!
+//! vDriver (Kim et al., SIGMOD 2020), as built into MySQL/InnoDB: snapshot
+//! reads (SI), SIRO versioning (current and previous version in-row, older
+//! ones off-row in classified segments), dead-zone pruning, secondary
+//! indexes by primary key. SIRO is not built yet: the preset uses delta
+//! storage (master in place, old values off-row) and says so.
+//!
 //! Where a system needs something Strata does not have, the preset takes
 //! the nearest valid configuration and says so in [`PresetInfo::notes`]
 //! (printed by `strata presets`): HANA's hybrid GC becomes
@@ -47,6 +53,7 @@ pub enum Preset {
     NuoDb,
     HyPer,
     Ermia,
+    VDriver,
 }
 
 /// What a preset is, where it comes from, and how Strata maps it.
@@ -62,7 +69,7 @@ pub struct PresetInfo {
 }
 
 impl Preset {
-    pub const ALL: [Preset; 10] = [
+    pub const ALL: [Preset; 11] = [
         Preset::Oracle,
         Preset::Postgres,
         Preset::MySql,
@@ -73,6 +80,7 @@ impl Preset {
         Preset::NuoDb,
         Preset::HyPer,
         Preset::Ermia,
+        Preset::VDriver,
     ];
 
     /// A short stable name (`oracle`, `postgres`, `mysql`, ...).
@@ -88,6 +96,7 @@ impl Preset {
             Preset::NuoDb => "nuodb",
             Preset::HyPer => "hyper",
             Preset::Ermia => "ermia",
+            Preset::VDriver => "vdriver",
         }
     }
 
@@ -130,6 +139,11 @@ impl Preset {
             Preset::NuoDb => ("Table 1: MV2PL, append-only N2O, tuple-level VAC, logical (PKey)", Mv2pl, AppendNewToOld, Vacuum, LogicalPrimaryKey, vec![]),
             Preset::HyPer => ("Table 1: MVOCC, delta, transaction-level, logical (TupleId)", Mvocc, Delta, TransactionLevel, LogicalTupleId, vec![]),
             Preset::Ermia => ("ERMIA: SI+SSN, append-only N2O, epoch-based (transaction-level), logical tuple id (indirection array)", SiSsn, AppendNewToOld, TransactionLevel, LogicalTupleId, vec![]),
+            Preset::VDriver => (
+                "vDriver (in MySQL/InnoDB): snapshot reads, SIRO versioning, dead-zone pruning, logical (PKey)",
+                Si, Delta, DeadZone, LogicalPrimaryKey,
+                vec!["SIRO versioning -> delta (master in place, old values off-row; SIRO is not built yet)"],
+            ),
         }
     }
 
