@@ -62,12 +62,20 @@ fn one_long_reader_pins_one_version_not_every_version_since() {
         assert_eq!(s.longest_chain, 2, "{c}");
         assert_eq!(s.live_versions, 3 + 1, "{c}");
         assert!(s.versions_pruned_in_dead_zones >= 498, "{c}: {s:?}");
-        assert_eq!(llt.get(&t, &key![1]).unwrap().unwrap()[1], Value::Int(0), "{c}");
+        assert_eq!(
+            llt.get(&t, &key![1]).unwrap().unwrap()[1],
+            Value::Int(0),
+            "{c}"
+        );
         llt.commit().unwrap();
         db.collect_garbage();
         assert_eq!(db.stats().longest_chain, 1, "{c}: the reader ended");
         let mut now = db.begin_read_only().unwrap();
-        assert_eq!(now.get(&t, &key![1]).unwrap().unwrap()[1], Value::Int(500), "{c}");
+        assert_eq!(
+            now.get(&t, &key![1]).unwrap().unwrap()[1],
+            Value::Int(500),
+            "{c}"
+        );
     }
     // The same under the horizon collector: the chain grows with the updates
     // (what dead zones are for).
@@ -141,7 +149,8 @@ fn run_model(opts: Options, steps: &[Step]) -> Result<(), TestCaseError> {
                 db.collect_garbage();
                 let mut kept = 0;
                 for (k, &n) in versions.iter().enumerate() {
-                    let mut read: BTreeSet<usize> = open.iter().map(|(_, seen)| seen[k] - 1).collect();
+                    let mut read: BTreeSet<usize> =
+                        open.iter().map(|(_, seen)| seen[k] - 1).collect();
                     read.insert(n - 1);
                     kept += read.len();
                 }
