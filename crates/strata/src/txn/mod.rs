@@ -343,7 +343,9 @@ impl Transaction {
     /// hint is rewritten here, so the rows a workload reads keep current
     /// hints whatever moved their heads (GC, an aborted write); a writer
     /// passes false and sets the hint to its new head after installing it.
-    #[inline]
+    /// (always: inlined into one protocol's body of `modify` per protocol,
+    /// a plain hint left it a call.)
+    #[inline(always)]
     fn hinted_lookup(
         &self,
         t: &TableInner,
