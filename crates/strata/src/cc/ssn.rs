@@ -95,6 +95,7 @@ impl Cc for SiSsn {
         pre_commit(tx, cts)
     }
 
+    #[inline]
     fn post_commit(tx: &mut impl Txn, cts: u64) {
         post_commit(tx, cts);
     }
@@ -260,6 +261,7 @@ fn scanner_predecessors(
 /// After COMMITTED: publish our cstamp on what we read and our sstamp on
 /// what we overwrote (our final low watermark, which `pre_commit` left in
 /// our slot; only the occupant writes it).
+#[inline]
 pub fn post_commit(tx: &mut impl Txn, cts: u64) {
     let sstamp = tx.shared().tids.slot(tx.tid()).sstamp.load(SeqCst);
     for r in tx.reads() {

@@ -55,11 +55,24 @@ pub struct TransactionLevel {
     /// re-pushed entry and, processed first, retire the tombstone the entry
     /// points at; here the later entry drops the deferred one instead.
     deferred: Mutex<FxHashMap<(u32, u64), Garbage>>,
-    /// A pass's map from row to its newest ready entry, kept between passes
-    /// so that a pass allocates nothing for it (only a pass, under
+    /// A pass's working space, kept between passes so that a pass in the
+    /// steady state allocates nothing (only a pass, under
     /// `Common::running`, locks it).
-    newest: Mutex<FxHashMap<(u32, u64), usize>>,
+    scratch: Mutex<Scratch>,
 }
+
+/// See `TransactionLevel::scratch`.
+#[derive(Default)]
+struct Scratch {
+    /// The entries a pass processes (empty between passes).
+    ready: Vec<Garbage>,
+    /// Row to its newest entry in `ready`, when rows may repeat.
+    newest: FxHashMap<(u32, u64), usize>,
+}
+
+/// Capacity the scratch space keeps after a pass: a backlog (a long reader
+/// held the horizon back) does not pin its memory for good.
+const SCRATCH_KEEP: usize = 4096;
 
 impl Collector for TransactionLevel {
     #[inline]
@@ -139,7 +152,11 @@ impl TransactionLevel {
         } else {
             common.running.try_lock()?
         };
-        let mut ready = Vec::new();
+        let mut scratch = self.scratch.lock();
+        let Scratch { ready, newest } = &mut *scratch;
+        // (Empty unless a pass panicked: its entries are dropped, not
+        // processed twice.)
+        ready.clear();
         let next_seq;
         {
             let mut q = self.queue.lock();
@@ -160,9 +177,9 @@ impl TransactionLevel {
         // pile up).
         // (FxHash, and the map reused: with std's SipHash and a fresh map
         // per pass this cost ~270 instructions per update, 9% of a
-        // single-row update transaction under callgrind.)
-        if ready.len() > 1 {
-            let mut newest = self.newest.lock();
+        // single-row update transaction under callgrind; and a pass whose
+        // rows are all different, the usual case, does not fill it.)
+        if ready.len() > 1 && may_repeat_rows(ready) {
             newest.clear();
             for (i, g) in ready.iter().enumerate() {
                 newest.insert((g.table, g.tuple), i);
@@ -197,7 +214,7 @@ impl TransactionLevel {
         let mut last: Option<Arc<TableInner>> = None;
         let mut unlinked = Vec::new();
         for i in 0..ready.len() {
-            prefetch_ahead(&ready, i);
+            prefetch_ahead(ready, i);
             let g = &ready[i];
             debug_assert!(i < regular || !deferred.contains_key(&(g.table, g.tuple)));
             if last.as_ref().map(|t| t.id) != Some(g.table) {
@@ -218,6 +235,15 @@ impl TransactionLevel {
             }
         }
         drop(deferred);
+        ready.clear();
+        if ready.capacity() > SCRATCH_KEEP {
+            ready.shrink_to(SCRATCH_KEEP);
+        }
+        if newest.capacity() > SCRATCH_KEEP {
+            newest.clear();
+            newest.shrink_to(SCRATCH_KEEP);
+        }
+        drop(scratch);
         // Entries still queued from before an unlink may point into it.
         let oldest_queued = || {
             let q = self.queue.lock();
@@ -236,6 +262,30 @@ impl TransactionLevel {
     }
 }
 
+/// Whether two entries of `ready` may be of the same row; false only if
+/// they are all of different rows. A filter of a few bits per entry on the
+/// stack: most passes (one entry per committed write, a few dozen rows)
+/// then skip the map of newest entries (about 70 instructions per entry).
+fn may_repeat_rows(ready: &[Garbage]) -> bool {
+    const WORDS: usize = 64;
+    // Beyond this the filter fills up and rarely says no.
+    if ready.len() > WORDS {
+        return true;
+    }
+    let mut seen = [0u64; WORDS];
+    use std::hash::BuildHasher;
+    let hasher = rustc_hash::FxBuildHasher;
+    for g in ready {
+        let h = hasher.hash_one((g.table, g.tuple)) as usize % (WORDS * 64);
+        let (word, bit) = (h / 64, 1u64 << (h % 64));
+        if seen[word] & bit != 0 {
+            return true;
+        }
+        seen[word] |= bit;
+    }
+    false
+}
+
 /// Entries ahead of the one being pruned: the version to read at
 /// `i + 2 * AHEAD`, the next older version (the first one a cut retires) at
 /// `i + AHEAD`. A pass is a walk over cold rows; issuing their misses early
@@ -251,5 +301,58 @@ fn prefetch_ahead(ready: &[Garbage], i: usize) {
         // only versions older than it. Its next pointer may be retired
         // meanwhile; a prefetch of it is harmless.
         crate::prefetch::line(unsafe { (*g.version).next() });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{may_repeat_rows, Garbage};
+    use std::ptr;
+
+    fn entry(table: u32, tuple: u64) -> Garbage {
+        Garbage {
+            cts: 1,
+            table,
+            tuple,
+            version: ptr::null_mut(),
+        }
+    }
+
+    /// The filter may say "maybe" for different rows, never "no" for a
+    /// repeated one (the pass would then cut a row once per entry and drop
+    /// none), at any batch size and any two positions.
+    #[test]
+    fn may_repeat_rows_never_misses_a_repeated_row() {
+        for n in 2..=70u64 {
+            let rows: Vec<(u32, u64)> = (0..n).map(|i| ((i % 3) as u32, i * 7919)).collect();
+            for i in 0..n as usize {
+                for j in i + 1..n as usize {
+                    let mut ready: Vec<Garbage> = rows.iter().map(|&(t, r)| entry(t, r)).collect();
+                    ready[j] = entry(rows[i].0, rows[i].1);
+                    assert!(may_repeat_rows(&ready), "n {n}: {i} and {j}");
+                }
+            }
+        }
+    }
+
+    /// A pass of a few dozen different rows usually skips the map.
+    #[test]
+    fn different_rows_usually_skip_the_map() {
+        let mut x = 88172645463325252u64;
+        let mut maybe = 0;
+        for _ in 0..1000 {
+            let mut ready = Vec::new();
+            while ready.len() < 16 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let tuple = x % 1_000_000;
+                if ready.iter().all(|g: &Garbage| g.tuple != tuple) {
+                    ready.push(entry(1, tuple));
+                }
+            }
+            maybe += usize::from(may_repeat_rows(&ready));
+        }
+        assert!(maybe < 100, "{maybe} of 1000 batches of 16 rows");
     }
 }

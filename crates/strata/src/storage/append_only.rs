@@ -108,6 +108,7 @@ impl VersionStore for N2O {
         chain::survivor_newest_first(s.rows.head(tuple), keep)
     }
 
+    #[inline]
     fn prune(s: &Store, tuple: u64, plan: PrunePlan<'_>, guard: &Guard) -> u64 {
         match plan {
             PrunePlan::OlderThan(keep) => cut_below(keep, guard),

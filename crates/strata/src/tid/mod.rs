@@ -454,6 +454,7 @@ impl TidTable {
     /// Transactions other than `me` whose status is COMMITTING or COMMITTED
     /// with a commit timestamp below `cts` and whose read filter may contain
     /// `addr`: calls `f(id, cts)` for each.
+    #[inline]
     pub fn possible_readers(&self, addr: usize, me: u64, cts: u64, mut f: impl FnMut(u64, u64)) {
         let hw = self.high_water.load(SeqCst);
         for s in &self.slots[..hw] {
