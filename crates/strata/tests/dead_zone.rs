@@ -222,10 +222,24 @@ fn long_readers_and_the_collector_under_every_protocol() {
                 while !stop.load(std::sync::atomic::Ordering::SeqCst) {
                     let mut x = exec.db.begin_read_only().unwrap();
                     let first = x.scan(&exec.registers, ..).unwrap();
-                    for _ in 0..20 {
+                    // Hold the snapshot while the writers commit some
+                    // transactions (however busy the machine), then run a
+                    // pass ourselves, racing the writers and the
+                    // background passes: it has versions in a dead zone
+                    // above our snapshot to prune.
+                    let commits = || exec.db.stats().commits;
+                    let since = commits();
+                    let deadline =
+                        std::time::Instant::now() + std::time::Duration::from_millis(500);
+                    while commits() < since + 40
+                        && std::time::Instant::now() < deadline
+                        && !stop.load(std::sync::atomic::Ordering::SeqCst)
+                    {
                         std::thread::sleep(std::time::Duration::from_micros(300));
                         assert_eq!(x.scan(&exec.registers, ..).unwrap(), first, "{p}");
                     }
+                    exec.db.collect_garbage();
+                    assert_eq!(x.scan(&exec.registers, ..).unwrap(), first, "{p}");
                     x.commit().unwrap();
                     rounds += 1;
                 }
