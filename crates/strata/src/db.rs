@@ -30,7 +30,8 @@ pub(crate) struct DbInner {
     /// read-mostly line without cost.
     pub skip_phantom_validation: AtomicBool,
     /// The global timestamp counter: snapshots read it, commits bump it.
-    pub clock: CachePadded<AtomicU64>,
+    /// (`crate::sync`'s: a step of the shuttle models.)
+    pub clock: CachePadded<crate::sync::atomic::AtomicU64>,
     pub tids: TidTable,
     /// Tables by id. Dropped tables stay here (marked) so that transactions
     /// still holding pointers into them stay valid; they are freed with the
@@ -78,7 +79,7 @@ impl Database {
                 skip_phantom_validation: AtomicBool::new(false),
                 tids: TidTable::new(opts.max_open_transactions),
                 opts,
-                clock: CachePadded::new(AtomicU64::new(1)),
+                clock: CachePadded::new(crate::sync::atomic::AtomicU64::new(1)),
                 tables: RwLock::new(Vec::new()),
                 names: RwLock::new(HashMap::new()),
                 gc,
@@ -228,7 +229,10 @@ impl Database {
         // records come before ours. Checkpoints, which read the flag, wait
         // for the catalog lock we hold.
         t.dropped.store(true, SeqCst);
-        self.inner.tids.wait_for_deciding();
+        if !crate::sync::broken(crate::sync::Break::DropDoesNotWait) {
+            self.inner.tids.wait_for_deciding();
+        }
+        crate::sync::logged(crate::sync::Logged::DropTable);
         let logged = match self.inner.log.get() {
             Some(log) => match log.catalog(&CatalogRecord::DropTable { id }) {
                 Ok(lsn) => Some((log, lsn)),

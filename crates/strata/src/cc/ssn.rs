@@ -38,10 +38,10 @@ use crate::db::DbInner;
 use crate::error::{ConflictKind, Result};
 use crate::options::Protocol;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
+use crate::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use crate::table::TableInner;
 use crate::txn::tid::{Status, TidTable};
 use crate::txn::Transaction;
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 
 /// Snapshot isolation plus the Serial Safety Net.

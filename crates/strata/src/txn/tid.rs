@@ -37,7 +37,8 @@
 //!
 //! The table's atomics, waits and thread-local hint come from `crate::sync`,
 //! so `tests/model.rs` runs this code under shuttle (slot claim and reuse,
-//! and the states readers consult while a commit stamps its versions).
+//! GC's snapshot scan, and the states readers consult while a commit stamps
+//! its versions).
 
 use crate::storage::visibility::{TxnState, TxnStates};
 use crate::sync::atomic::{
@@ -394,20 +395,27 @@ impl TidTable {
     /// registration we do see is the snapshot or a lower bound of it (raised
     /// later by a Release store), so also at or below it.
     ///
-    /// `clock` reads the global clock (a SeqCst load): the database's
-    /// clock is a `std` atomic, a model's is its own.
+    /// `clock` reads the global clock (a SeqCst load; a `crate::sync`
+    /// atomic, so a step of the shuttle model `gc_horizon_vs_registration`).
     pub fn snapshots(&self, clock: impl FnOnce() -> u64) -> crate::gc::Snapshots {
-        let g = clock();
-        fence(SeqCst);
-        let hw = self.high_water.load(SeqCst);
-        let mut begins = Vec::with_capacity(hw);
-        for s in &self.slots[..hw] {
-            let b = s.begin.load(SeqCst);
-            if b != u64::MAX {
-                begins.push(b);
+        let scan = || {
+            fence(SeqCst);
+            let hw = self.high_water.load(SeqCst);
+            let mut begins = Vec::with_capacity(hw);
+            for s in &self.slots[..hw] {
+                let b = s.begin.load(SeqCst);
+                if b != u64::MAX {
+                    begins.push(b);
+                }
             }
+            begins
+        };
+        if broken(Break::ScanBeforeClock) {
+            let begins = scan();
+            return crate::gc::Snapshots::new(clock(), begins);
         }
-        crate::gc::Snapshots::new(g, begins)
+        let g = clock();
+        crate::gc::Snapshots::new(g, scan())
     }
 
     /// Transactions other than `me` whose status is COMMITTING or COMMITTED
