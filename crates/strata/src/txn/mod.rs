@@ -680,10 +680,11 @@ impl Transaction {
         // One CAS: two writers that loaded the same head cannot both lock
         // it (`tests/model.rs`, `install_and_write_lock`).
         let locked = if crate::sync::broken(crate::sync::Break::WriteLockCheckThenStore) {
-            h.txn_id.load(SeqCst) == 0 && {
+            let free = h.txn_id.load(SeqCst) == 0;
+            if free {
                 h.txn_id.store(self.tid, SeqCst);
-                true
             }
+            free
         } else {
             h.txn_id
                 .compare_exchange(0, self.tid, SeqCst, SeqCst)
