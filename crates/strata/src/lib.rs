@@ -82,11 +82,46 @@ pub mod model {
     pub use crate::storage::delta::Deltas;
     pub use crate::storage::in_place::{install, undo, Master, Records};
     pub use crate::storage::time_travel::FullCopies;
-    pub use crate::storage::version::Version;
-    pub use crate::sync::model::{take_retired, with_broken};
-    pub use crate::sync::Break;
+    pub use crate::storage::version::{Version, INF_TS, TID_MARK};
+    pub use crate::sync::model::{take_logged, take_retired, with_broken};
+    pub use crate::sync::{Break, Logged};
     pub use crate::tid::{Status, TidTable};
     pub use crossbeam_epoch::pin;
     /// COOP's pause lock (`Coop::passes`).
     pub type Passes = parking_lot::RwLock<()>;
+
+    /// One version's header words and row image, as a model reads them.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct Words {
+        pub txn_id: u64,
+        pub begin: u64,
+        pub end: u64,
+        pub cc_words: [u64; 2],
+        pub row: Vec<crate::Value>,
+    }
+
+    /// The versions of the row at `key` in `t`, newest first (none if the
+    /// key is absent): what a model checks of a chain.
+    pub fn chain(t: &crate::Table, key: &crate::Key) -> Vec<Words> {
+        use crate::sync::atomic::Ordering::SeqCst;
+        let ti = &*t.inner;
+        let Some(tuple) = ti.index.get(&ti.encode(key)) else {
+            return Vec::new();
+        };
+        let _pinned = crossbeam_epoch::pin();
+        crate::storage::versions(ti, tuple, crate::storage::Span::ALL)
+            .map(|v| {
+                // SAFETY: pinned: a version reached from the chain stays
+                // alive.
+                let r = unsafe { &*v };
+                Words {
+                    txn_id: r.txn_id.load(SeqCst),
+                    begin: r.begin.load(SeqCst),
+                    end: r.end.load(SeqCst),
+                    cc_words: [r.cc_words[0].load(SeqCst), r.cc_words[1].load(SeqCst)],
+                    row: crate::storage::with_values(r, <[crate::Value]>::to_vec),
+                }
+            })
+            .collect()
+    }
 }

@@ -11,12 +11,20 @@
 //! instead of copies of them:
 //!
 //! ```text
-//!  tid/mod.rs          slot claim/release, states, registered snapshots
-//!  storage/in_place.rs the master's seqlock (write section, readers)
-//!  log/buffer.rs       reserve/publish/drain and the flusher's doorbell
-//!  storage/append_only.rs  COOP's slot CAS (`point` before it: the slot
-//!                      is storage's std atomic)
+//!  tid/mod.rs              slot claim/release, states, registered snapshots
+//!  storage/version.rs      a version's header words and chain pointer
+//!                          (write lock, begin/end, next, the protocol words)
+//!  storage/indirection.rs  the slots (chain heads; COOP's slot CAS)
+//!  storage/in_place.rs     the master's seqlock (write section, readers)
+//!  log/buffer.rs           reserve/publish/drain and the flusher's doorbell
+//!  cc/mod.rs, index/table.rs  the clock (`Shared::clock`); a table's `dropped` flag
 //! ```
+//!
+//! With those, a whole `Database` runs under shuttle: write locks,
+//! installs, stamping, MV2PL read locks, MVTO read timestamps and GC's
+//! horizon are the engine's own code in `tests/model.rs`. (A shuttle atomic
+//! is about 100 bytes, so under the model the version header is no longer
+//! 48 bytes and indirection segments are small; nothing else changes.)
 //!
 //! Shuttle runs every ordering as SeqCst: the models check interleavings,
 //! not weak-memory reorderings (the orderings themselves are argued in the
@@ -28,7 +36,8 @@
 //!
 //! [`broken`] names protocol steps a model test may break on purpose (always
 //! `false`, and compiled away, outside the model build), so that each model
-//! shows it can fail.
+//! shows it can fail. [`retire`] and [`logged`] mark steps whose effect a
+//! model observes through ghost logs instead (a free; a log record's place).
 
 #[cfg(not(strata_model))]
 pub mod atomic {
@@ -70,20 +79,6 @@ pub mod thread {
     }
 }
 
-/// A scheduling point under the model, nothing otherwise: placed before a
-/// protocol step on an atomic this module does not own (a `std` atomic of
-/// another module), so that shuttle can run another thread just before it.
-#[cfg(not(strata_model))]
-#[inline(always)]
-pub fn point() {}
-
-#[cfg(strata_model)]
-pub fn point() {
-    // A shuttle atomic operation is a context switch (and nothing else
-    // here: the atomic is private).
-    shuttle::sync::atomic::AtomicBool::new(false).load(atomic::Ordering::SeqCst);
-}
-
 /// Protocol steps that a model test can break on purpose, one at a time,
 /// to show that its model catches the broken ordering.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -101,6 +96,18 @@ pub enum Break {
     FlusherChecksBeforeFlag,
     /// COOP moves the slot by a load, a compare and a store, not a CAS.
     CoopCheckThenStore,
+    /// `Transaction::lock_head` takes the write lock by a load and a
+    /// store, not a CAS.
+    WriteLockCheckThenStore,
+    /// MV2PL's `read` does not re-check the write lock (and the head) after
+    /// counting itself in.
+    ReadLockNoRecheck,
+    /// MVTO's `read` loads the write lock before it raises `read_ts`.
+    LockLoadBeforeReadTs,
+    /// `TidTable::snapshots` scans the slots before it reads the clock.
+    ScanBeforeClock,
+    /// `Database::drop_table` does not wait for commits that are deciding.
+    DropDoesNotWait,
 }
 
 /// Whether the model test broke step `b` (never, outside the model build).
@@ -113,6 +120,33 @@ pub fn broken(_b: Break) -> bool {
 #[cfg(strata_model)]
 pub fn broken(b: Break) -> bool {
     model::BROKEN.with(|c| c.get() == Some(b))
+}
+
+/// What reaches the log at a [`logged`] step.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Logged {
+    /// A commit's redo record (its position is reserved after the
+    /// dropped-table check, before the commit is decided).
+    Commit,
+    /// A `DropTable` catalog record.
+    DropTable,
+}
+
+/// Marks the step where record `r` is given its place in the log. Nothing
+/// outside the model. Under it, `r` goes to a ghost log that the test reads
+/// (`model::take_logged`): a model's database has no log (its flusher is an
+/// OS thread), yet the order in which records would reach it is what some
+/// protocols keep (`drop_table`: every commit before the drop, or refused).
+#[cfg(not(strata_model))]
+#[inline(always)]
+pub fn logged(_r: Logged) {}
+
+#[cfg(strata_model)]
+pub fn logged(r: Logged) {
+    // Reserving a place in the log is an atomic step of its own (the log
+    // buffer's fetch-add): a scheduling point, here on a private atomic.
+    shuttle::sync::atomic::AtomicBool::new(false).load(atomic::Ordering::SeqCst);
+    model::LOGGED.with(|l| l.borrow_mut().push(r));
 }
 
 /// Retires `v` by calling `free`. Under the model the pointer is logged for
@@ -146,6 +180,7 @@ pub mod model {
     std::thread_local! {
         pub(super) static BROKEN: Cell<Option<super::Break>> = const { Cell::new(None) };
         pub(super) static RETIRED: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+        pub(super) static LOGGED: RefCell<Vec<super::Logged>> = const { RefCell::new(Vec::new()) };
     }
 
     /// Runs `f` (a whole shuttle check) with step `b` broken.
@@ -164,6 +199,11 @@ pub mod model {
     /// Takes the log of pointers passed to [`super::retire`] so far.
     pub fn take_retired() -> Vec<usize> {
         RETIRED.with(|r| std::mem::take(&mut *r.borrow_mut()))
+    }
+
+    /// Takes the ghost log of [`super::logged`] records so far.
+    pub fn take_logged() -> Vec<super::Logged> {
+        LOGGED.with(|r| std::mem::take(&mut *r.borrow_mut()))
     }
 
     /// `parking_lot::Mutex`'s interface over shuttle's.

@@ -5,18 +5,18 @@
 //! (`gc::prune_row`: `slot.swap(null)`, then the whole chain from what the
 //! swap returned goes to limbo; done here by the test).
 //!
-//! Built with `--cfg strata_model` (see `src/sync.rs`): the slot is
-//! storage's std atomic, so `cooperate` has an explicit scheduling point
-//! before its CAS, and it logs what it retires (`sync::retire`) instead of
-//! freeing it. The invariant: every version is retired at most once, and
+//! Built with `--cfg strata_model` (see `src/sync.rs`): the slot and the
+//! versions' chain pointers are shuttle's atomics, and `cooperate` logs
+//! what it retires (`sync::retire`) instead of freeing it. The invariant: every version is retired at most once, and
 //! versions still reachable from the slot never.
 //! `a_cleaner_without_the_cas_is_caught` breaks the CAS into a check and a
 //! store and shows the model fails.
 #![cfg(strata_model)]
 
+use shuttle::sync::atomic::AtomicPtr;
 use shuttle::sync::Arc;
 use shuttle::thread;
-use std::sync::atomic::{AtomicPtr, AtomicU64 as Ghost, Ordering::SeqCst};
+use std::sync::atomic::{AtomicU64 as Ghost, Ordering::SeqCst};
 use strata::model::{cooperate, o2n_prune, pin, take_retired, with_broken, Break, Passes, Version};
 
 const N: usize = 5;

@@ -12,9 +12,10 @@
 //! shows the model fails when readers skip the seqlock's check.
 #![cfg(strata_model)]
 
+use shuttle::sync::atomic::AtomicPtr;
 use shuttle::sync::Arc;
 use shuttle::thread;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use strata::model::{
     install, pin, undo, with_broken, Break, Deltas, FullCopies, Master, Records, Version,
 };
@@ -23,7 +24,8 @@ use strata::Value;
 const CELLS: usize = 3;
 
 struct Row {
-    /// The indirection slot (a std atomic: storage's own).
+    /// The indirection slot (shuttle's atomic, as storage's slots are in
+    /// this build).
     slot: AtomicPtr<Version>,
     master: *mut Master,
     /// Versions 1..=4 (index 0 unused), each with all cells = its number.

@@ -72,7 +72,8 @@ use thin_vec::ThinVec;
 /// before).
 pub(crate) struct Shared {
     /// The global timestamp counter: snapshots read it, commits bump it.
-    pub clock: CachePadded<AtomicU64>,
+    /// (`crate::sync`'s: a step of the shuttle models.)
+    pub clock: CachePadded<crate::sync::atomic::AtomicU64>,
     pub tids: TidTable,
     /// Last garbage-collection horizon computed (a safe lower bound for new
     /// MVTO read-only snapshots while they register).
@@ -87,7 +88,7 @@ pub(crate) struct Shared {
 impl Shared {
     pub fn new(max_open_transactions: usize) -> Shared {
         Shared {
-            clock: CachePadded::new(AtomicU64::new(1)),
+            clock: CachePadded::new(crate::sync::atomic::AtomicU64::new(1)),
             tids: TidTable::new(max_open_transactions),
             horizon: AtomicU64::new(0),
             ssi: ssi::Registry::new(),

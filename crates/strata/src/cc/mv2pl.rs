@@ -19,8 +19,8 @@ use super::{predicate, Cc, TxnCc};
 use crate::error::{ConflictKind, Error, Result};
 use crate::options::Protocol;
 use crate::storage::{self, version::Version};
+use crate::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use crate::table::TableInner;
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 
 /// Multi-version two-phase locking, no-wait.
 pub(crate) struct Mv2pl;
@@ -93,7 +93,10 @@ pub fn read(tx: &mut impl Txn, t: &TableInner, tuple: u64) -> Result<*mut Versio
         return Err(Error::Conflict(ConflictKind::ReadLock));
     }
     readers(h).fetch_add(1, SeqCst);
-    if !free(h.txn_id.load(SeqCst)) || storage::newest(t, tuple) != head {
+    // A writer may have locked the head (and checked the count, without
+    // us) between our first check and the increment: look again.
+    let recheck = !crate::sync::broken(crate::sync::Break::ReadLockNoRecheck);
+    if recheck && (!free(h.txn_id.load(SeqCst)) || storage::newest(t, tuple) != head) {
         readers(h).fetch_sub(1, SeqCst);
         return Err(Error::Conflict(ConflictKind::ReadLock));
     }

@@ -42,7 +42,7 @@ pub(crate) struct Mvto;
 /// The version's read timestamp: the largest timestamp of a transaction
 /// that read it (MVTO's use of the header's first protocol word).
 #[inline]
-pub(crate) fn read_ts(v: &Version) -> &AtomicU64 {
+pub(crate) fn read_ts(v: &Version) -> &crate::sync::atomic::AtomicU64 {
     &v.cc_words[0]
 }
 
@@ -143,8 +143,12 @@ pub fn read(tx: &mut impl Txn, t: &TableInner, tuple: u64) -> Result<*mut Versio
     }
     // SAFETY: the caller is pinned and `v` is visible to our registered ts.
     let r = unsafe { &*v };
+    // read_ts first, then the lock: against the writer's lock, then
+    // read_ts (`check_write`), one of us sees the other.
+    let early = crate::sync::broken(crate::sync::Break::LockLoadBeforeReadTs)
+        .then(|| r.txn_id.load(SeqCst));
     read_ts(r).fetch_max(tx.ts(), SeqCst);
-    let locker = r.txn_id.load(SeqCst);
+    let locker = early.unwrap_or_else(|| r.txn_id.load(SeqCst));
     if locker != 0 && locker != tx.tid() {
         // An older writer may have checked read_ts before we raised it; its
         // version would be the one we must read.

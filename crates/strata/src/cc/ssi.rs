@@ -57,7 +57,7 @@ pub(crate) struct SiSsi;
 /// header's first protocol word), so a reader of the old version finds its
 /// concurrent overwriter.
 #[inline]
-pub(crate) fn overwriter(v: &Version) -> &AtomicU64 {
+pub(crate) fn overwriter(v: &Version) -> &crate::sync::atomic::AtomicU64 {
     &v.cc_words[0]
 }
 

@@ -39,9 +39,9 @@ use super::{predicate, si, Cc, TxnCc};
 use crate::error::{ConflictKind, Result};
 use crate::options::Protocol;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
+use crate::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use crate::table::TableInner;
 use crate::tid::{Status, TidTable};
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 
 /// Snapshot isolation plus the Serial Safety Net.

@@ -21,7 +21,7 @@ use crate::options::{NonInline, VersionStorage};
 use crate::storage::dirty::DirtyBlocks;
 use crate::storage::{Coop, Store};
 use crate::value::{Key, Schema};
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 pub struct TableInner {
@@ -39,7 +39,10 @@ pub struct TableInner {
     /// MVTO: largest timestamp of a transaction that read a key range or an
     /// absent key here; an insert below it would be a phantom for that reader.
     pub predicate_read_ts: AtomicU64,
-    pub dropped: AtomicBool,
+    /// Set by `Database::drop_table`; a committer that wrote here checks
+    /// it after announcing itself (`crate::sync`'s: a step of the shuttle
+    /// model `drop_table_orders_or_refuses_every_commit`).
+    pub dropped: crate::sync::atomic::AtomicBool,
     /// SSN/SSI: ranges read by committing and recently committed scanners
     /// (see `index::scan_log`, `cc::predicate`).
     pub scan_log: ScanLog,
@@ -74,7 +77,7 @@ impl TableInner {
             index: PrimaryIndex::new(int_key),
             store: Store::new(columns),
             predicate_read_ts: AtomicU64::new(0),
-            dropped: AtomicBool::new(false),
+            dropped: crate::sync::atomic::AtomicBool::new(false),
             scan_log: ScanLog::default(),
             secondary: Default::default(),
             dirty: DirtyBlocks::default(),

@@ -42,11 +42,11 @@ use super::visibility::{is_visible, Mode, TxnStates};
 use super::{NewRow, PrunePlan, Store, VersionStore};
 use crate::error::Result;
 use crate::options::{NonInline, VersionStorage};
+use crate::sync::atomic::{AtomicPtr, Ordering, Ordering::SeqCst};
 use crate::value::Value;
 use crossbeam_epoch::{self as epoch, Guard};
 use parking_lot::RwLock;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, Ordering, Ordering::SeqCst};
 use std::sync::Arc;
 
 /// Append-only, newest to oldest.
@@ -448,15 +448,12 @@ fn cooperate_slow(
     };
     // One winner per prefix: a concurrent cleaner, vacuum or unlink that
     // changed the slot first makes this fail, and nothing is retired twice.
-    // (`tests/coop_model.rs` runs this function under shuttle; the slot is
-    // storage's std atomic, so the model's scheduling point is explicit.)
-    crate::sync::point();
+    // (`tests/coop_model.rs` runs this function under shuttle.)
     let won = if crate::sync::broken(crate::sync::Break::CoopCheckThenStore) {
         // The model's broken variant: two steps another cleaner can get
         // between (never taken outside the model build).
         let unchanged = slot.load(SeqCst) == head;
         if unchanged {
-            crate::sync::point();
             slot.store(keep, SeqCst);
         }
         unchanged

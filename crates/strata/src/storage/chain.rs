@@ -27,10 +27,10 @@
 use super::in_place;
 use super::reclaim::retire;
 use super::version::{Version, TID_MARK};
+use crate::sync::atomic::{AtomicPtr, Ordering::SeqCst};
 use crate::value::Value;
 use crossbeam_epoch::Guard;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, Ordering::SeqCst};
 
 /// Which versions of a chain to visit: from `newest` down to `oldest`,
 /// both included. Null ends are the chain's own ends.

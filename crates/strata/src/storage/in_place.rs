@@ -49,7 +49,7 @@ use super::reclaim::defer_free;
 use super::version::Version;
 use super::{NewRow, PrunePlan, Store, VersionStore};
 use crate::options::{NonInline, VersionStorage};
-use crate::sync::atomic::{fence, AtomicU64, Ordering};
+use crate::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering};
 use crate::sync::{broken, thread::spin_loop, Break};
 use crate::value::Value;
 use crossbeam_epoch::{self as epoch, Guard};
@@ -57,7 +57,6 @@ use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::ptr;
-use std::sync::atomic::AtomicPtr;
 use std::sync::Arc;
 
 use Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
@@ -219,7 +218,7 @@ pub struct Master {
     /// Even: stable; odd: a writer is inside.
     seq: AtomicU64,
     /// The version whose values the cells hold (a tombstone when empty).
-    owner: crate::sync::atomic::AtomicPtr<Version>,
+    owner: AtomicPtr<Version>,
     len: usize,
 }
 
@@ -244,7 +243,7 @@ impl Master {
             }
             p.write(Master {
                 seq: AtomicU64::new(0),
-                owner: crate::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
+                owner: AtomicPtr::new(std::ptr::null_mut()),
                 len,
             });
             let cells = (p as *mut u8).add(std::mem::size_of::<Master>()) as *mut Cell;

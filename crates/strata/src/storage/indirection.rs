@@ -15,23 +15,34 @@
 //! `0..capacity_used` (vacuum) may read every slot it names.
 
 use super::version::Version;
+use crate::sync::atomic::AtomicPtr;
 use parking_lot::Mutex;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+// Under the model a slot is a shuttle atomic (about 100 bytes, built per
+// schedule): a small segment keeps a model's table cheap to create.
+#[cfg(not(strata_model))]
 const SEG_BITS: u32 = 16;
+#[cfg(strata_model)]
+const SEG_BITS: u32 = 4;
 const SEG_SIZE: usize = 1 << SEG_BITS;
 const DIR_SIZE: usize = 1 << 14;
 
 /// Largest number of tuple ids one table can hand out.
 pub const MAX_TUPLES: u64 = (SEG_SIZE * DIR_SIZE) as u64;
 
+/// The slots are `crate::sync`'s (under the model, shuttle's: installs,
+/// undos and GC's unlinks are steps of the models).
 type Segment = [AtomicPtr<Version>; SEG_SIZE];
+/// The directory's entries stay `std`'s: a segment is published once, and
+/// is no step of any protocol.
+type DirEntry = std::sync::atomic::AtomicPtr<Segment>;
 
 /// Tuple id -> chain head, for one table.
 pub struct IndirectionArray {
-    dir: Box<[AtomicPtr<Segment>]>,
+    dir: Box<[DirEntry]>,
     next_id: AtomicU64,
     /// Ids released by aborted inserts, reusable after an epoch (see
     /// `release`), so no reader still holding the id can see a new row.
@@ -48,7 +59,7 @@ impl IndirectionArray {
     pub fn new() -> Self {
         IndirectionArray {
             dir: (0..DIR_SIZE)
-                .map(|_| AtomicPtr::new(ptr::null_mut()))
+                .map(|_| DirEntry::new(ptr::null_mut()))
                 .collect(),
             next_id: AtomicU64::new(0),
             free: Arc::new(Mutex::new(Vec::new())),

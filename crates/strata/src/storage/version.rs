@@ -30,9 +30,9 @@
 
 use super::in_place::{Master, Record};
 use super::space::{self, SpaceSet};
+use crate::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use crate::value::Value;
 use std::alloc::{handle_alloc_error, Layout};
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 /// Set in `begin`/`end` while they hold a transaction id, not a timestamp.
 pub const TID_MARK: u64 = 1 << 63;
@@ -93,6 +93,9 @@ pub struct Version {
 /// Bytes of header per version (everything but the row image).
 pub const HEADER_BYTES: usize = std::mem::size_of::<Version>() - std::mem::size_of::<u64>();
 
+// Not under the model: its header words are shuttle's atomics (about 100
+// bytes each, see `crate::sync`), which run the protocols, not the layout.
+#[cfg(not(strata_model))]
 const _: () = assert!(
     HEADER_BYTES <= 48,
     "the version header must stay within 48 bytes"
@@ -110,7 +113,10 @@ pub struct InPlaceExt {
     pub master: *mut Master,
     /// Null while this version's values are the master's (or it is a
     /// tombstone); set by the writer that overwrote it.
-    pub record: AtomicPtr<Record>,
+    // A std atomic even under the model (see `crate::sync`): the seqlock
+    // model reaches the record through the master's seqlock, which is
+    // already its scheduling point.
+    pub record: std::sync::atomic::AtomicPtr<Record>,
 }
 
 fn layout(len: usize, ext: bool) -> (Layout, usize) {
@@ -168,7 +174,7 @@ impl Version {
         unsafe {
             Self::ext_ptr(v).write(InPlaceExt {
                 master,
-                record: AtomicPtr::new(std::ptr::null_mut()),
+                record: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
             })
         };
         v
@@ -190,7 +196,7 @@ impl Version {
         unsafe {
             Self::ext_ptr(v).write(InPlaceExt {
                 master,
-                record: AtomicPtr::new(std::ptr::null_mut()),
+                record: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
             })
         };
         v

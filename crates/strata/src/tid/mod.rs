@@ -37,7 +37,8 @@
 //!
 //! The table's atomics, waits and thread-local hint come from `crate::sync`,
 //! so `tests/model.rs` runs this code under shuttle (slot claim and reuse,
-//! and the states readers consult while a commit stamps its versions).
+//! GC's snapshot scan, and the states readers consult while a commit stamps
+//! its versions).
 
 pub mod snapshots;
 
@@ -429,25 +430,33 @@ impl TidTable {
     /// told apart (`PENDING`): the result lists only real snapshots and
     /// keeps the smallest lower bound as a floor for snapshots not listed.
     ///
-    /// `clock` reads the global clock (a SeqCst load): the database's
-    /// clock is a `std` atomic, a model's is its own.
+    /// `clock` reads the global clock (a SeqCst load; a `crate::sync`
+    /// atomic, so a step of the shuttle model `gc_horizon_vs_registration`).
     pub fn snapshots(&self, clock: impl FnOnce() -> u64) -> Snapshots {
-        let g = clock();
-        fence(SeqCst);
-        let hw = self.high_water.load(SeqCst);
-        let mut begins = Vec::with_capacity(hw);
-        let mut pending = u64::MAX;
-        for s in &self.slots[..hw] {
-            let b = s.begin.load(SeqCst);
-            if b == u64::MAX {
-                continue;
+        let scan = || {
+            fence(SeqCst);
+            let hw = self.high_water.load(SeqCst);
+            let mut begins = Vec::with_capacity(hw);
+            let mut pending = u64::MAX;
+            for s in &self.slots[..hw] {
+                let b = s.begin.load(SeqCst);
+                if b == u64::MAX {
+                    continue;
+                }
+                if b & PENDING != 0 {
+                    pending = pending.min(b & !PENDING);
+                } else {
+                    begins.push(b);
+                }
             }
-            if b & PENDING != 0 {
-                pending = pending.min(b & !PENDING);
-            } else {
-                begins.push(b);
-            }
+            (begins, pending)
+        };
+        if broken(Break::ScanBeforeClock) {
+            let (begins, pending) = scan();
+            return Snapshots::with_pending(clock(), begins, pending);
         }
+        let g = clock();
+        let (begins, pending) = scan();
         Snapshots::with_pending(g, begins, pending)
     }
 

@@ -648,10 +648,20 @@ impl Transaction {
     fn lock_head<P: Cc>(&mut self, ti: &TableInner, tuple: u64, head: *mut Version) -> Result<()> {
         // SAFETY: pinned; heads are alive.
         let h = unsafe { &*head };
-        if h.txn_id
-            .compare_exchange(0, self.tid, SeqCst, SeqCst)
-            .is_err()
-        {
+        // One CAS: two writers that loaded the same head cannot both lock
+        // it (`tests/model.rs`, `install_and_write_lock`).
+        let locked = if crate::sync::broken(crate::sync::Break::WriteLockCheckThenStore) {
+            let free = h.txn_id.load(SeqCst) == 0;
+            if free {
+                h.txn_id.store(self.tid, SeqCst);
+            }
+            free
+        } else {
+            h.txn_id
+                .compare_exchange(0, self.tid, SeqCst, SeqCst)
+                .is_ok()
+        };
+        if !locked {
             return Err(Error::Conflict(ConflictKind::WriteWrite));
         }
         // The head may have been superseded between our load and the lock.
@@ -823,6 +833,11 @@ impl Transaction {
         }
         if let Err(kind) = P::validate(&mut self, cts) {
             return Err(self.conflict(kind));
+        }
+        // The record's place in the log is taken here (under the model, in
+        // a ghost log: `drop_table`'s model checks the order).
+        if !self.writes.is_empty() {
+            crate::sync::logged(crate::sync::Logged::Commit);
         }
         let ticket = redo.map(|r| self.db.log.get().expect("prepared").append(r, cts));
         self.db.tids.set_committed(self.tid, cts);
