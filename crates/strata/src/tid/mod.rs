@@ -410,7 +410,11 @@ impl TidTable {
             if rw_only && !s.is_rw.load(SeqCst) {
                 continue;
             }
-            m = m.min(s.begin.load(SeqCst) & !PENDING);
+            // A free slot holds MAX, which has PENDING set: not masked.
+            let b = s.begin.load(SeqCst);
+            if b != u64::MAX {
+                m = m.min(b & !PENDING);
+            }
         }
         m
     }
@@ -559,6 +563,9 @@ mod tests {
         assert_eq!(t.status(a), Status::Gone);
         assert_eq!(t.min_begin(true), u64::MAX);
         assert_eq!(t.min_begin(false), 7);
+        // A free slot counts for nothing (its MAX is no lower bound).
+        t.release(b);
+        assert_eq!(t.min_begin(false), u64::MAX);
     }
 
     #[test]
