@@ -77,9 +77,8 @@ pub(crate) struct Shared {
     pub tids: TidTable,
     /// Last garbage-collection horizon computed (a safe lower bound for new
     /// MVTO read-only snapshots while they register).
-    /// On its own cache line: every GC pass stores it, and beside the TID
-    /// table's read-mostly fields it cost about 4% of a two-thread update
-    /// mix (`strata bench ycsb`, interleaved A/B).
+    /// On its own cache line: every GC pass stores it, and the TID table's
+    /// read-mostly fields would otherwise share its line.
     pub horizon: CachePadded<AtomicU64>,
     /// SSI: SIREAD marks and writer states.
     pub ssi: ssi::Registry,
