@@ -260,7 +260,8 @@ macro_rules! preset_series {
     };
 }
 
-/// Table 1 of the study, plus ERMIA (`strata presets` lists what each maps to).
+/// Table 1 of the study, plus ERMIA and vDriver (`strata presets` lists what
+/// each maps to).
 const PRESET_SERIES: &[Series] = preset_series![
     "Oracle" => Oracle,
     "Postgres" => Postgres,
@@ -272,6 +273,7 @@ const PRESET_SERIES: &[Series] = preset_series![
     "NuoDB" => NuoDb,
     "HyPer" => HyPer,
     "ERMIA" => Ermia,
+    "vDriver" => VDriver,
 ];
 
 const STORAGE_SERIES: &[Series] = &[
