@@ -30,7 +30,7 @@
 //! | module | finds garbage by | invariant it keeps |
 //! |---|---|---|
 //! | [`none`] | nothing | frees nothing, keeps nothing (no queue grows) |
-//! | [`transaction_level`] | entries queued by each commit | an entry's version stays valid until the entry is processed; a row is cut once per pass, below its newest ready entry |
+//! | [`transaction_level`] | entries queued by each commit | an entry's version stays valid until the entry is processed; entries are cut in commit order (one cut per row, the newest, where the table has secondary indexes) |
 //! | [`vacuum`] (VAC) | scanning dirty blocks | a block's dirty bit is cleared before its scan and set again while garbage remains; one pass per partition at a time |
 //! | [`coop`] (COOP) | readers walking O2N chains, plus a full pass | a slot moves only by compare-and-swap; the cached horizon only grows |
 //! | [`dead_zone`] (vDriver) | VAC's passes, then every version whose lifetime holds no live snapshot | a pass keeps exactly the newest version, the newest committed one, and those a listed snapshot or one at or above the floor reads |
