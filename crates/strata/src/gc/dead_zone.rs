@@ -100,13 +100,19 @@ impl DeadZones {
 
 /// The committed versions of `tuple` that `zones` say are dead, other than
 /// the newest version and the newest committed one (the plan's contract:
-/// a writer may overwrite or undo back to them). Pinned, by the row's
-/// collector.
-pub(crate) fn dead_versions(t: &TableInner, tuple: u64, zones: &DeadZones) -> Vec<*mut Version> {
+/// a writer may overwrite or undo back to them), and the chain's length.
+/// Pinned, by the row's collector.
+pub(crate) fn dead_versions(
+    t: &TableInner,
+    tuple: u64,
+    zones: &DeadZones,
+) -> (Vec<*mut Version>, u64) {
     let mut dead = Vec::new();
+    let mut len = 0;
     let mut newest = true;
     let mut newest_committed_seen = false;
     for v in storage::versions(t, tuple, Span::ALL) {
+        len += 1;
         // SAFETY: pinned by the caller; the versions of a chain are alive.
         let r = unsafe { &*v };
         let begin = r.begin.load(SeqCst);
@@ -126,7 +132,7 @@ pub(crate) fn dead_versions(t: &TableInner, tuple: u64, zones: &DeadZones) -> Ve
             dead.push(v);
         }
     }
-    dead
+    (dead, len)
 }
 
 /// The dead-zone step of one row, after the horizon cut: prunes its dead
@@ -138,14 +144,15 @@ pub(crate) fn prune_row(
     zones: &DeadZones,
     guard: &Guard,
 ) -> (u64, bool) {
-    let dead = dead_versions(t, tuple, zones);
+    let (mut dead, len) = dead_versions(t, tuple, zones);
     let freed = if dead.is_empty() {
         0
     } else {
-        super::prune_versions(t, tuple, PrunePlan::Versions(&dead), guard)
+        super::prune_versions(t, tuple, PrunePlan::versions(&mut dead), guard)
     };
-    let left = storage::versions(t, tuple, Span::ALL).take(2).count();
-    (freed, left > 1)
+    // (A writer may have added a version since: the next pass sees it, its
+    // commit marks the block dirty.)
+    (freed, len.saturating_sub(freed) > 1)
 }
 
 /// The `GcPolicy::DeadZone` collector: VAC's pass with the dead-zone row

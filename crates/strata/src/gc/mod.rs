@@ -584,7 +584,8 @@ mod tests {
                 assert_eq!(dead.len(), 2, "{s} {p:?}");
                 let entries = || db.stats().secondary_index_entries;
                 assert_eq!(entries(), 5, "{s} {p:?}: one entry per key");
-                let freed = super::prune_versions(ti, tuple, PrunePlan::Versions(&dead), &guard);
+                let freed =
+                    super::prune_versions(ti, tuple, PrunePlan::versions(&mut dead), &guard);
                 drop(guard);
                 assert_eq!(freed, 2, "{s} {p:?}");
                 assert_eq!(entries(), 3, "{s} {p:?}: the entries of 20 and 40 are gone");

@@ -386,10 +386,9 @@ pub(super) fn walk_retired(
     let survivor = match plan {
         PrunePlan::OlderThan(s) => s,
         PrunePlan::Versions(gone) => {
-            let gone = sorted(gone);
             let mut chain = storage::chain(t, tuple, Span::ALL);
             while let Some((v, img)) = chain.step() {
-                if let Some(d) = img.filter(|_| gone.binary_search(&v).is_ok()) {
+                if let Some(d) = img.filter(|_| PrunePlan::names(gone, v)) {
                     f(None, v, d);
                 }
             }
@@ -413,14 +412,6 @@ pub(super) fn walk_retired(
     }
     t.secondary.count_gc_steps(chain.steps());
     met
-}
-
-/// `versions` sorted by address, for membership tests in O(log n) while a
-/// chain is walked (a plan may name hundreds of versions of a long chain).
-pub(super) fn sorted(versions: &[*mut Version]) -> Vec<*mut Version> {
-    let mut v = versions.to_vec();
-    v.sort_unstable();
-    v
 }
 
 /// Removes every entry of the versions of `tuple` (all committed: GC holds

@@ -371,13 +371,13 @@ fn drop_kept(t: &TableInner, tuple: u64, plan: PrunePlan<'_>, stale: &mut HashSe
             indexes.push(Arc::clone(&s.0));
         }
     }
-    let (span, gone) = match plan {
-        PrunePlan::OlderThan(s) => (Span::down_to(s), Vec::new()),
-        PrunePlan::Versions(gone) => (Span::ALL, common::sorted(gone)),
+    let (span, gone): (Span, &[*mut Version]) = match plan {
+        PrunePlan::OlderThan(s) => (Span::down_to(s), &[]),
+        PrunePlan::Versions(gone) => (Span::ALL, gone),
     };
     let mut chain = storage::chain(t, tuple, span);
     while let Some((v, img)) = chain.step() {
-        if gone.binary_search(&v).is_ok() {
+        if PrunePlan::names(gone, v) {
             continue;
         }
         // Tombstones and uncommitted versions have no image here. Skipping

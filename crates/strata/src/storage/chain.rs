@@ -314,10 +314,11 @@ pub(crate) fn remove(
     mut merge: impl FnMut(&[*mut Version], *mut Version),
     guard: &Guard,
 ) -> u64 {
-    let mut sorted = victims.to_vec();
-    sorted.sort_unstable();
-    sorted.dedup();
-    let is_victim = |v: *mut Version| sorted.binary_search(&v).is_ok();
+    debug_assert!(
+        victims.windows(2).all(|w| w[0] < w[1]),
+        "a Versions plan is sorted (PrunePlan::versions)"
+    );
+    let is_victim = |v: *mut Version| super::PrunePlan::names(victims, v);
     let committed = |v: *mut Version| {
         // SAFETY: pinned; chain versions are alive.
         let b = unsafe { (*v).begin.load(SeqCst) };

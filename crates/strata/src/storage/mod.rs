@@ -146,19 +146,30 @@ pub enum PrunePlan<'a> {
     /// longer in the chain (O2N: a later cut got there first).
     OlderThan(*mut Version),
     /// Exactly these committed versions, wherever they are (a dead zone
-    /// in the middle of a chain, a prefix, a tail, any mix). Never the
-    /// newest version nor the newest committed one (a writer may overwrite
-    /// it or undo back to it); such a plan is a bug (a debug build panics,
-    /// a release build keeps those versions). Not for an O2N table under
+    /// in the middle of a chain, a prefix, a tail, any mix), sorted by
+    /// address without duplicates ([`PrunePlan::versions`] makes one), so
+    /// that each walk of the chain (the index kind's, storage's) tests
+    /// membership by binary search without sorting again. Never the newest
+    /// version nor the newest committed one (a writer may overwrite it or
+    /// undo back to it); such a plan is a bug (a debug build panics, a
+    /// release build keeps those versions). Not for an O2N table under
     /// cooperative cleaning, whose workers move the slot themselves.
-    #[cfg_attr(
-        not(test),
-        allow(
-            dead_code,
-            reason = "for collectors that prune from every live snapshot (vDriver)"
-        )
-    )]
     Versions(&'a [*mut Version]),
+}
+
+impl<'a> PrunePlan<'a> {
+    /// A `Versions` plan of `victims`, which it sorts and deduplicates.
+    pub fn versions(victims: &'a mut Vec<*mut Version>) -> PrunePlan<'a> {
+        victims.sort_unstable();
+        victims.dedup();
+        PrunePlan::Versions(victims)
+    }
+
+    /// Whether `v` is one of a `Versions` plan's victims.
+    #[inline]
+    pub fn names(victims: &[*mut Version], v: *mut Version) -> bool {
+        victims.binary_search(&v).is_ok()
+    }
 }
 
 /// One version storage scheme. Implementations are types without data:
@@ -646,11 +657,11 @@ mod tests {
                 let (s, tuple, written) = build(scheme);
                 let all: Vec<&Written> = written.iter().collect();
                 check(&format!("{tag} (before)"), &s, tuple, &all);
-                let victims: Vec<*mut Version> = plan.iter().map(|&i| written[i].v).collect();
+                let mut victims: Vec<*mut Version> = plan.iter().map(|&i| written[i].v).collect();
                 // Pinned only while pruning: nothing else touches this row,
                 // so the kept versions stay alive without a pin, and a test
                 // that holds the epoch back would slow other tests' frees.
-                let n = prune(&s, tuple, PrunePlan::Versions(&victims), &epoch::pin());
+                let n = prune(&s, tuple, PrunePlan::versions(&mut victims), &epoch::pin());
                 assert_eq!(n, plan.len() as u64, "{tag}");
                 let kept: Vec<&Written> = written
                     .iter()
