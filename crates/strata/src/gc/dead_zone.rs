@@ -49,54 +49,12 @@
 use super::vacuum::Vacuum;
 use super::{Collector, Committed, Common, Engine, Snapshots};
 use crate::storage::version::{Version, INF_TS, TID_MARK};
+use crate::storage::dead_zones::DeadZones;
 use crate::storage::{self, PrunePlan, Span};
 use crate::table::TableInner;
 use crossbeam_epoch::Guard;
 use std::sync::atomic::Ordering::SeqCst;
 use std::time::Duration;
-
-/// The complete dead zones of one set of snapshots (Definition 3.4): the
-/// gaps between consecutive live snapshots, from minus infinity up to the
-/// floor above which unlisted snapshots may appear.
-#[derive(Debug, Clone)]
-pub struct DeadZones {
-    /// Live snapshots, ascending (duplicates kept: they change nothing).
-    begins: Vec<u64>,
-    /// No version overwritten after this is dead.
-    floor: u64,
-}
-
-impl DeadZones {
-    pub fn new(snaps: &Snapshots) -> DeadZones {
-        DeadZones {
-            begins: snaps.as_slice().to_vec(),
-            floor: snaps.floor(),
-        }
-    }
-
-    /// Whether a version committed at `begin` and overwritten at `end`
-    /// (commit timestamps) is read by no snapshot: no live snapshot `b`
-    /// with `begin <= b < end`, and `end <= floor` (Theorem 3.5).
-    #[inline]
-    pub fn is_dead(&self, begin: u64, end: u64) -> bool {
-        if end > self.floor || begin >= end {
-            return false;
-        }
-        let first_at_or_after = self.begins.partition_point(|&b| b < begin);
-        self.begins.get(first_at_or_after).is_none_or(|&b| b >= end)
-    }
-
-    /// The zones as closed ranges `[start, end]` of timestamps (minus
-    /// infinity is 0): versions living strictly inside one are dead.
-    #[cfg(test)]
-    pub fn zones(&self) -> Vec<(u64, u64)> {
-        let mut points = vec![0];
-        points.extend(self.begins.iter().copied().filter(|&b| b < self.floor));
-        points.dedup();
-        points.push(self.floor);
-        points.windows(2).map(|w| (w[0], w[1])).collect()
-    }
-}
 
 /// The committed versions of `tuple` that `zones` say are dead, other than
 /// the newest version and the newest committed one (the plan's contract:
@@ -203,7 +161,7 @@ mod tests {
     use super::*;
 
     fn zones(clock: u64, begins: &[u64]) -> DeadZones {
-        DeadZones::new(&Snapshots::new(clock, begins.to_vec()))
+        Snapshots::new(clock, begins.to_vec()).dead_zones()
     }
 
     /// Definition 3.4: the gaps between consecutive snapshots, from minus
@@ -233,7 +191,7 @@ mod tests {
         assert!(z.is_dead(51, 100));
         assert!(!z.is_dead(51, 101), "a snapshot to come may read it");
         // A transaction caught beginning lowers the floor to its bound.
-        let pending = DeadZones::new(&Snapshots::with_pending(100, vec![20], 60));
+        let pending = Snapshots::with_pending(100, vec![20], 60).dead_zones();
         assert!(!pending.is_dead(51, 70));
         assert!(pending.is_dead(21, 60));
     }

@@ -41,7 +41,8 @@
 //!  slot ─────────────────> v3 ──> v4       v1, v2 retired by the reader
 //! ```
 
-use super::dead_zone::{self, DeadZones};
+use super::dead_zone;
+use crate::storage::dead_zones::DeadZones;
 use super::limbo::Unlinked;
 use super::{
     finish_pass, prune_row, refresh, Collector, Committed, Common, Engine, Garbage, MayRemove,
@@ -120,7 +121,7 @@ impl Vacuum {
         wait: bool,
     ) -> u64 {
         let h = snaps.oldest();
-        let zones = self.dead_zones.then(|| DeadZones::new(snaps));
+        let zones = self.dead_zones.then(|| snaps.dead_zones());
         let may_remove = engine.may_remove();
         let tables: Vec<Arc<TableInner>> = engine.tables().clone();
         let count = self.parts.len();

@@ -54,6 +54,7 @@
 
 pub mod append_only;
 pub mod chain;
+pub mod dead_zones;
 pub mod delta;
 pub mod dirty;
 pub mod in_place;

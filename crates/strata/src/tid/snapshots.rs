@@ -24,6 +24,8 @@
 //! Taken by `TidTable::snapshots`, which reads each slot's `begin` once and
 //! writes nothing, so `begin` never waits for a collector.
 
+use crate::storage::dead_zones::DeadZones;
+
 /// The registered snapshots at one moment (see the module doc).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshots {
@@ -90,6 +92,12 @@ impl Snapshots {
     #[inline]
     pub fn floor(&self) -> u64 {
         self.floor
+    }
+
+    /// The complete dead zones of these snapshots (vDriver's Definition
+    /// 3.4), for pruning above the horizon.
+    pub fn dead_zones(&self) -> DeadZones {
+        DeadZones::new(self.as_slice().to_vec(), self.floor())
     }
 
     /// The clock value read before the scan: snapshots that appear later

@@ -1,0 +1,52 @@
+//! Dead zones (vDriver, Kim et al., SIGMOD 2020, §3.1, Definition 3.4 and
+//! Theorem 3.5): which version lifetimes no live snapshot reads.
+//!
+//! They live in storage, below the collectors, because version stores
+//! prune with them too (SIRO's first prune at relocation and its segment
+//! pruning). The collectors build them from a copy of the live snapshots
+//! (`Snapshots::dead_zones`); see `gc::dead_zone` for the whole idea.
+//!
+//! Invariant: `is_dead(begin, end)` is false whenever a listed snapshot, or
+//! one that may still appear (at or above the floor), reads the version.
+
+/// The complete dead zones of one set of snapshots (Definition 3.4): the
+/// gaps between consecutive live snapshots, from minus infinity up to the
+/// floor above which unlisted snapshots may appear.
+#[derive(Debug, Clone)]
+pub struct DeadZones {
+    /// Live snapshots, ascending (duplicates kept: they change nothing).
+    begins: Vec<u64>,
+    /// No version overwritten after this is dead.
+    floor: u64,
+}
+
+impl DeadZones {
+    /// The zones of the live snapshots `begins` (ascending) below `floor`.
+    pub fn new(begins: Vec<u64>, floor: u64) -> DeadZones {
+        debug_assert!(begins.windows(2).all(|w| w[0] <= w[1]));
+        DeadZones { begins, floor }
+    }
+
+    /// Whether a version committed at `begin` and overwritten at `end`
+    /// (commit timestamps) is read by no snapshot: no live snapshot `b`
+    /// with `begin <= b < end`, and `end <= floor` (Theorem 3.5).
+    #[inline]
+    pub fn is_dead(&self, begin: u64, end: u64) -> bool {
+        if end > self.floor || begin >= end {
+            return false;
+        }
+        let first_at_or_after = self.begins.partition_point(|&b| b < begin);
+        self.begins.get(first_at_or_after).is_none_or(|&b| b >= end)
+    }
+
+    /// The zones as closed ranges `[start, end]` of timestamps (minus
+    /// infinity is 0): versions living strictly inside one are dead.
+    #[cfg(test)]
+    pub fn zones(&self) -> Vec<(u64, u64)> {
+        let mut points = vec![0];
+        points.extend(self.begins.iter().copied().filter(|&b| b < self.floor));
+        points.dedup();
+        points.push(self.floor);
+        points.windows(2).map(|w| (w[0], w[1])).collect()
+    }
+}
