@@ -39,6 +39,48 @@ fn set(db: &Database, t: &Table, k: i64, v: i64) {
         .unwrap();
 }
 
+/// The periodic passes (here after every commit; never the explicit,
+/// exhaustive one) look again at a row when a snapshot that pins one of its
+/// versions ends, whichever of two readers ends first, and need no new
+/// write of the row to do it: writes elsewhere (other rows) drive them.
+#[test]
+fn a_version_is_reclaimed_by_the_next_pass_after_its_last_reader_ends() {
+    for first_ends_first in [true, false] {
+        for c in configs()
+            .storages()
+            .gc(GcPolicy::DeadZone)
+            .with(|o| o.gc_interval(None).gc_every_commits(1))
+        {
+            let db = Database::open(c.opts.clone()).unwrap();
+            let t = table(&db, 3);
+            let first = db.begin_read_only().unwrap(); // reads v 0
+            set(&db, &t, 1, 1);
+            let second = db.begin_read_only().unwrap(); // reads v 1
+            set(&db, &t, 1, 2);
+            set(&db, &t, 2, 1); // a pass after the row's last write
+            assert_eq!(db.stats().chain_lengths.get(&3), Some(&1), "{c}");
+            let (a, b) = if first_ends_first {
+                (first, second)
+            } else {
+                (second, first)
+            };
+            a.commit().unwrap();
+            set(&db, &t, 2, 2); // a periodic pass: row 1 lost a reader
+            assert_eq!(
+                db.stats().chain_lengths.get(&3),
+                None,
+                "{c}: the version only the ended reader read is gone"
+            );
+            // Row 1 keeps its newest and the other reader's version; so does
+            // row 2 (its first version, which both readers read).
+            assert_eq!(db.stats().chain_lengths.get(&2), Some(&2), "{c}");
+            b.commit().unwrap();
+            set(&db, &t, 2, 3);
+            assert_eq!(db.stats().longest_chain, 1, "{c}: both readers ended");
+        }
+    }
+}
+
 /// The scenario: one read-only transaction held open while 500
 /// updates hit one row. A horizon collector keeps all 501 versions; dead
 /// zones keep two (the reader's and the newest), on every storage scheme

@@ -31,46 +31,84 @@
 //! version not yet stamped (its creator or overwriter is still deciding)
 //! has a transaction id there and is kept.
 //!
-//! The collector is VAC's pass (`gc::vacuum`: the dirty-block bitmap, the
-//! partitions, the GC threads, the horizon cut and the unlinking of deleted
-//! rows) with this module's row step after the horizon cut: the dead
-//! versions above the horizon go through `PrunePlan::Versions`, their
-//! secondary entries first (`gc::prune_versions`); storage merges the delta
-//! records of removed in-place versions into their older neighbours. A
-//! block keeps its dirty bit while a row in it has more than one version, so
-//! versions that die when a snapshot ends (with no new write to the row)
-//! are found by the next pass.
+//! The collector works on the committing threads, from rows, not blocks
+//! (vDriver prunes on the writer's path too, §3.3): each commit hands over
+//! the rows it wrote, and every `gc_every_commits` commits a committer runs
+//! a pass over them (one at a time; the others skip). A row's step is one
+//! walk: every version the zones call dead goes, those below the horizon
+//! (the first zone) with those above it, through `PrunePlan::Versions`,
+//! their secondary entries first (`gc::prune_versions`); storage merges
+//! the delta records of removed in-place versions into their older
+//! neighbours. A deleted row is unlinked by VAC's row step once every
+//! snapshot sees the delete.
+//!
+//! A row that keeps older versions is *watched* under the snapshots that
+//! read them (one reader per kept version), and looked at again when one
+//! of those ends; so a pass costs the rows written since the last one plus
+//! the rows whose readers ended, not the rows a long reader pins:
+//!
+//! ```text
+//!  written since last pass ──┐
+//!  watch: snapshot 20 -> [r7, r9]   (20 ended) ──> rows of the pass ──> row step
+//!         snapshot 50 -> [r9]       (50 live)         │
+//!         next pass   -> [r4]  ───────────────────────┘   kept versions' readers
+//!                                                          -> watch again
+//! ```
+//!
+//! A background thread (with `gc_interval`) runs the same pass when nobody
+//! commits; `Database::collect_garbage` looks at every watched row.
 //!
 //! Invariant: a pass removes exactly the versions that are neither the
 //! newest, nor the newest committed, nor read by a snapshot in the copy or
 //! at or above its floor (`tests/dead_zone.rs` checks this against a
 //! model, on every storage scheme).
 
-use super::vacuum::Vacuum;
-use super::{Collector, Committed, Common, Engine, Snapshots};
+use super::limbo::Unlinked;
+use super::vacuum::vacuum_row;
+use super::{finish_pass, Collector, Committed, Common, Engine, Snapshots};
+use crate::storage::dead_zones::{DeadZones, Pin};
 use crate::storage::version::{Version, INF_TS, TID_MARK};
-use crate::storage::dead_zones::DeadZones;
 use crate::storage::{self, PrunePlan, Span};
 use crate::table::TableInner;
-use crossbeam_epoch::Guard;
+use crossbeam_epoch::{self as epoch, Guard};
+use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 use std::sync::atomic::Ordering::SeqCst;
+use std::sync::Arc;
 use std::time::Duration;
 
-/// The committed versions of `tuple` that `zones` say are dead, other than
-/// the newest version and the newest committed one (the plan's contract:
-/// a writer may overwrite or undo back to them), and the chain's length.
-/// Pinned, by the row's collector.
+/// Why a row still holds versions other than its newest after its step.
+#[derive(Default)]
+pub(crate) struct Pins {
+    /// A listed snapshot reading each kept older version (one per version:
+    /// when it ends, the version may have died).
+    pub snapshots: Vec<u64>,
+    /// Something the next pass must look at again: a version a snapshot to
+    /// come may read (it ended after the floor), or a deleted row that
+    /// could not be unlinked yet.
+    pub next_pass: bool,
+}
+
+/// Puts in `dead` the committed versions of `tuple` that `zones` say are
+/// dead, other than the newest version and the newest committed one (the
+/// plan's contract: a writer may overwrite or undo back to them), and in
+/// `pins` what keeps the others. Returns how many of the dead ended at or
+/// below `horizon` (what a horizon cut would have taken too). Pinned, by
+/// the row's collector.
 pub(crate) fn dead_versions(
     t: &TableInner,
     tuple: u64,
     zones: &DeadZones,
-) -> (Vec<*mut Version>, u64) {
-    let mut dead = Vec::new();
-    let mut len = 0;
+    horizon: u64,
+    pins: &mut Pins,
+    dead: &mut Vec<*mut Version>,
+) -> u64 {
+    let mut below = 0;
     let mut newest = true;
     let mut newest_committed_seen = false;
     for v in storage::versions(t, tuple, Span::ALL) {
-        len += 1;
         // SAFETY: pinned by the caller; the versions of a chain are alive.
         let r = unsafe { &*v };
         let begin = r.begin.load(SeqCst);
@@ -86,53 +124,233 @@ pub(crate) fn dead_versions(
             continue;
         }
         let end = r.end.load(SeqCst);
-        if end & TID_MARK == 0 && end != INF_TS && zones.is_dead(begin, end) {
-            dead.push(v);
+        if end & TID_MARK != 0 || end == INF_TS {
+            pins.next_pass = true;
+            continue;
+        }
+        match zones.pin(begin, end) {
+            Pin::Dead => {
+                below += u64::from(end <= horizon);
+                dead.push(v);
+            }
+            Pin::Snapshot(b) => pins.snapshots.push(b),
+            Pin::Floor => pins.next_pass = true,
         }
     }
-    (dead, len)
+    below
 }
 
-/// The dead-zone step of one row, after the horizon cut: prunes its dead
-/// versions. Returns (versions retired, whether the row still has more
-/// than one version and needs another look when snapshots end).
+/// The dead-zone step of one row: prunes its dead versions, below the
+/// horizon and above it. Returns (versions retired, of which above the
+/// horizon); `pins` says what keeps the rest. `dead` is scratch space.
 pub(crate) fn prune_row(
     t: &TableInner,
     tuple: u64,
     zones: &DeadZones,
+    horizon: u64,
+    pins: &mut Pins,
+    dead: &mut Vec<*mut Version>,
     guard: &Guard,
-) -> (u64, bool) {
-    let (mut dead, len) = dead_versions(t, tuple, zones);
-    let freed = if dead.is_empty() {
-        0
-    } else {
-        super::prune_versions(t, tuple, PrunePlan::versions(&mut dead), guard)
-    };
-    // (A writer may have added a version since: the next pass sees it, its
-    // commit marks the block dirty.)
-    (freed, len.saturating_sub(freed) > 1)
+) -> (u64, u64) {
+    dead.clear();
+    let below = dead_versions(t, tuple, zones, horizon, pins, dead);
+    if dead.is_empty() {
+        return (0, 0);
+    }
+    // (A writer may have added a version since: its commit queues the row.)
+    let freed = super::prune_versions(t, tuple, PrunePlan::versions(dead), guard);
+    (freed, freed.saturating_sub(below))
 }
 
-/// The `GcPolicy::DeadZone` collector: VAC's pass with the dead-zone row
-/// step (see the module doc).
+/// A row: (table id, tuple).
+type Row = (u32, u64);
+
+/// Rows that keep older versions, and the snapshots that keep them: a
+/// pass looks at a row again only when one of those ends (or a write
+/// queues it), so its work follows the writes and the snapshots that end,
+/// not the number of rows a long reader pins.
+#[derive(Default)]
+struct Watch {
+    /// Each watched row's pins, sorted and deduplicated.
+    rows: FxHashMap<Row, Vec<u64>>,
+    /// Snapshot begin -> rows it pins (a row may stay listed under a
+    /// snapshot no longer among its pins: checked when taken).
+    by_snapshot: BTreeMap<u64, Vec<Row>>,
+    /// Rows the next pass must look at whatever ends.
+    next_pass: Vec<Row>,
+}
+
+impl Watch {
+    /// Takes into `due` every row one of whose pins ended (is no longer a
+    /// listed snapshot) or that asked for the next pass; `all` takes every
+    /// watched row.
+    fn take_due(&mut self, live: &[u64], all: bool, due: &mut Vec<Row>) {
+        due.append(&mut self.next_pass);
+        if all {
+            due.extend(self.rows.drain().map(|(row, _)| row));
+            self.by_snapshot.clear();
+            return;
+        }
+        let ended: Vec<u64> = (self.by_snapshot.keys().copied())
+            .filter(|b| live.binary_search(b).is_err())
+            .collect();
+        for b in ended {
+            for row in self.by_snapshot.remove(&b).unwrap_or_default() {
+                if self
+                    .rows
+                    .get(&row)
+                    .is_some_and(|p| p.binary_search(&b).is_ok())
+                {
+                    due.push(row);
+                }
+            }
+        }
+    }
+
+    /// Records what keeps `row`'s older versions now (nothing: unwatched).
+    fn set(&mut self, row: Row, pins: &mut Pins) {
+        if pins.next_pass {
+            self.next_pass.push(row);
+        }
+        if pins.snapshots.is_empty() {
+            self.rows.remove(&row);
+            return;
+        }
+        pins.snapshots.sort_unstable();
+        pins.snapshots.dedup();
+        let old = self.rows.entry(row).or_default();
+        if *old == pins.snapshots {
+            return; // the usual case under a long reader: nothing changed
+        }
+        for &b in &pins.snapshots {
+            // Listed under `b` already (and still pinned by it then, so
+            // not taken since): no second entry.
+            if old.binary_search(&b).is_err() {
+                self.by_snapshot.entry(b).or_default().push(row);
+            }
+        }
+        old.clone_from(&pins.snapshots);
+    }
+}
+
+/// The `GcPolicy::DeadZone` collector (see the module doc).
+#[derive(Default)]
 pub struct DeadZone {
-    pass: Vacuum,
+    /// Rows written since the last pass, pushed by each commit (rows, not
+    /// versions: a pass may free any version, so nothing queued points at
+    /// one). On its own cache lines: every commit writes it.
+    written: CachePadded<Mutex<Vec<Row>>>,
+    /// Rows kept with older versions, and what keeps them. Only a pass,
+    /// under `Common::running`, touches it.
+    watch: Mutex<Watch>,
 }
 
 impl DeadZone {
-    pub fn new(threads: usize, background: bool) -> DeadZone {
-        DeadZone {
-            pass: Vacuum::new(threads, false, background).with_dead_zones(),
+    pub fn new() -> DeadZone {
+        DeadZone::default()
+    }
+
+    /// One pass: the rows written since the last one, and the watched rows
+    /// whose pins ended (`all`: every watched row). Returns versions freed,
+    /// None if another pass was running and `wait` is false.
+    fn run<E: Engine>(
+        &self,
+        common: &Common,
+        snaps: &Snapshots,
+        engine: &E,
+        wait: bool,
+    ) -> Option<u64> {
+        let running = if wait {
+            common.running.lock()
+        } else {
+            common.running.try_lock()?
+        };
+        let h = snaps.oldest();
+        let zones = snaps.dead_zones();
+        let may_remove = engine.may_remove();
+        let tables: Vec<Arc<TableInner>> = engine.tables().clone();
+        let mut rows = std::mem::take(&mut *self.written.lock());
+        let mut watch = self.watch.lock();
+        watch.take_due(snaps.as_slice(), wait, &mut rows);
+        rows.sort_unstable();
+        rows.dedup();
+        let (mut freed, mut in_zones) = (0, 0);
+        let mut unlinked = Vec::new();
+        let mut pins = Pins::default();
+        let mut dead = Vec::new();
+        let mut guard = epoch::pin();
+        for (i, &(table, tuple)) in rows.iter().enumerate() {
+            pins.snapshots.clear();
+            pins.next_pass = false;
+            let Some(t) = tables
+                .get(table as usize)
+                .filter(|t| !t.dropped.load(SeqCst))
+            else {
+                watch.set((table, tuple), &mut pins);
+                continue;
+            };
+            let newest = storage::newest(t, tuple);
+            if newest.is_null() {
+                watch.set((table, tuple), &mut pins);
+                continue;
+            }
+            // SAFETY: pinned; the newest version of a chain is alive.
+            if unsafe { (*newest).is_tombstone() } {
+                // A deleted row: VAC's row step unlinks it once every
+                // snapshot sees the delete.
+                let r = vacuum_row(t, tuple, h, &may_remove, &guard);
+                freed += r.freed;
+                if let Some(head) = r.unlinked {
+                    unlinked.push(Unlinked::new(table, tuple, head));
+                    watch.set((table, tuple), &mut pins);
+                    continue;
+                }
+                pins.next_pass |= r.leftover;
+            }
+            // Everything below the horizon lies in the first dead zone: one
+            // walk prunes it with the versions dead above it.
+            let (n, above) = prune_row(t, tuple, &zones, h, &mut pins, &mut dead, &guard);
+            freed += n - above;
+            in_zones += above;
+            watch.set((table, tuple), &mut pins);
+            if i % 1024 == 1023 {
+                // A long pass must not hold back every other thread's
+                // reclamation.
+                guard.repin();
+            }
         }
+        drop(watch);
+        // Nothing queued points into a row: unlinked rows wait only for the
+        // transactions that could still reach them.
+        freed += common.limbo.retire(
+            unlinked,
+            0,
+            &|| u64::MAX,
+            h,
+            &|| engine.clock(),
+            &|id| tables.get(id as usize).cloned(),
+            &guard,
+        );
+        drop(guard);
+        drop(running);
+        finish_pass(common, engine, &tables, h, wait);
+        let c = &common.counters;
+        c.gc_passes.fetch_add(1, SeqCst);
+        c.versions_reclaimed.fetch_add(freed + in_zones, SeqCst);
+        c.dead_zone_pruned.fetch_add(in_zones, SeqCst);
+        Some(freed + in_zones)
     }
 }
 
 impl Collector for DeadZone {
     #[inline]
-    fn on_commit<'a>(&self, cts: u64, rows: impl Iterator<Item = Committed<'a>>) {
-        self.pass.on_commit(cts, rows)
+    fn on_commit<'a>(&self, _cts: u64, rows: impl Iterator<Item = Committed<'a>>) {
+        let mut w = self.written.lock();
+        w.extend(rows.map(|r| (r.table.id, r.tuple)));
     }
 
+    /// The explicit pass (`wait`) also looks at every watched row, so that
+    /// it leaves exactly what the live snapshots read.
     fn collect<E: Engine>(
         &self,
         common: &Common,
@@ -140,19 +358,23 @@ impl Collector for DeadZone {
         engine: &E,
         wait: bool,
     ) -> Option<u64> {
-        self.pass.collect(common, snaps, engine, wait)
+        self.run(common, snaps, engine, wait)
     }
 
+    /// Committers run the passes (skipping while one runs): the work is
+    /// proportional to their writes, and they cannot outrun it.
     fn every_few_commits<E: Engine>(&self, common: &Common, engine: &E) {
-        self.pass.every_few_commits(common, engine)
+        self.pass(common, engine, false);
     }
 
+    /// One thread, for the versions that die when snapshots end while
+    /// nobody commits.
     fn background_threads(&self, every: Option<Duration>) -> usize {
-        self.pass.background_threads(every)
+        usize::from(every.is_some())
     }
 
-    fn background<E: Engine>(&self, common: &Common, engine: &E, thread: usize) {
-        self.pass.background(common, engine, thread)
+    fn background<E: Engine>(&self, common: &Common, engine: &E, _thread: usize) {
+        self.pass(common, engine, false);
     }
 }
 

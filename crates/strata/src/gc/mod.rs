@@ -33,7 +33,7 @@
 //! | [`transaction_level`] | entries queued by each commit | an entry's version stays valid until the entry is processed; entries are cut in commit order (one cut per row, the newest, where the table has secondary indexes) |
 //! | [`vacuum`] (VAC) | scanning dirty blocks | a block's dirty bit is cleared before its scan and set again while garbage remains; one pass per partition at a time |
 //! | [`coop`] (COOP) | readers walking O2N chains, plus a full pass | a slot moves only by compare-and-swap; the cached horizon only grows |
-//! | [`dead_zone`] (vDriver) | VAC's passes, then every version whose lifetime holds no live snapshot | a pass keeps exactly the newest version, the newest committed one, and those a listed snapshot or one at or above the floor reads |
+//! | [`dead_zone`] (vDriver) | rows each commit wrote, and rows whose versions' readers ended; every version whose lifetime holds no live snapshot goes | a pass keeps exactly the newest version, the newest committed one, and those a listed snapshot or one at or above the floor reads |
 //!
 //! And what they share, here: the cut rule ([`prune_row`]: never above the
 //! newest version visible at the horizon), unlinking of deleted rows and
@@ -281,10 +281,7 @@ impl Gc {
                 opts.gc_threads,
                 Arc::clone(&common.tuple_passes),
             )),
-            GcPolicy::DeadZone => Policy::DeadZone(dead_zone::DeadZone::new(
-                opts.gc_threads,
-                opts.gc_interval.is_some(),
-            )),
+            GcPolicy::DeadZone => Policy::DeadZone(dead_zone::DeadZone::new()),
         };
         Gc {
             policy,

@@ -41,8 +41,6 @@
 //!  slot ─────────────────> v3 ──> v4       v1, v2 retired by the reader
 //! ```
 
-use super::dead_zone;
-use crate::storage::dead_zones::DeadZones;
 use super::limbo::Unlinked;
 use super::{
     finish_pass, prune_row, refresh, Collector, Committed, Common, Engine, Garbage, MayRemove,
@@ -63,8 +61,6 @@ use std::time::Duration;
 #[derive(Default, Debug, Clone, Copy)]
 pub struct PassReport {
     pub freed: u64,
-    /// Of the versions retired, those in dead zones above the horizon.
-    pub dead_zone_freed: u64,
     pub blocks_scanned: u64,
     pub blocks_skipped: u64,
 }
@@ -88,8 +84,6 @@ pub struct Vacuum {
     /// Whether GC threads run the passes (`gc_interval`); otherwise
     /// committers do.
     background: bool,
-    /// Also prune each row's dead zones (`GcPolicy::DeadZone`).
-    dead_zones: bool,
 }
 
 impl Vacuum {
@@ -98,15 +92,7 @@ impl Vacuum {
             parts: (0..threads.max(1)).map(|_| Mutex::new(())).collect(),
             full,
             background,
-            dead_zones: false,
         }
-    }
-
-    /// The same pass, also pruning the versions in dead zones after the
-    /// horizon cut (`super::dead_zone`).
-    pub fn with_dead_zones(mut self) -> Vacuum {
-        self.dead_zones = true;
-        self
     }
 
     /// Vacuums partition `part`, or all of them, below the horizon.
@@ -121,7 +107,6 @@ impl Vacuum {
         wait: bool,
     ) -> u64 {
         let h = snaps.oldest();
-        let zones = self.dead_zones.then(|| snaps.dead_zones());
         let may_remove = engine.may_remove();
         let tables: Vec<Arc<TableInner>> = engine.tables().clone();
         let count = self.parts.len();
@@ -130,7 +115,6 @@ impl Vacuum {
             None => 0..count,
         };
         let mut freed = 0;
-        let mut in_zones = 0;
         let mut scanned = 0;
         let mut skipped = 0;
         let _passes = if wait {
@@ -160,9 +144,8 @@ impl Vacuum {
                     continue;
                 }
                 let mut unlinked = Vec::new();
-                let r = vacuum_table(t, p, h, zones.as_ref(), &may_remove, &mut unlinked);
+                let r = vacuum_table(t, p, h, &may_remove, &mut unlinked);
                 freed += r.freed;
-                in_zones += r.dead_zone_freed;
                 scanned += r.blocks_scanned;
                 skipped += r.blocks_skipped;
                 let limbo = unlinked
@@ -189,9 +172,7 @@ impl Vacuum {
         finish_pass(common, engine, &tables, h, wait);
         let c = &common.counters;
         c.gc_passes.fetch_add(1, Ordering::SeqCst);
-        c.versions_reclaimed
-            .fetch_add(freed + in_zones, Ordering::SeqCst);
-        c.dead_zone_pruned.fetch_add(in_zones, Ordering::SeqCst);
+        c.versions_reclaimed.fetch_add(freed, Ordering::SeqCst);
         c.blocks_scanned.fetch_add(scanned, Ordering::SeqCst);
         c.blocks_skipped.fetch_add(skipped, Ordering::SeqCst);
         freed
@@ -251,7 +232,6 @@ pub fn vacuum_table(
     t: &TableInner,
     part: Partition,
     horizon: u64,
-    zones: Option<&DeadZones>,
     may_remove: MayRemove<'_>,
     unlinked: &mut Vec<(u64, *mut Version)>,
 ) -> PassReport {
@@ -278,10 +258,6 @@ pub fn vacuum_table(
             leftover |= r.leftover;
             if let Some(h) = r.unlinked {
                 unlinked.push((tuple, h));
-            } else if let Some(z) = zones.filter(|_| !t.rows.head(tuple).is_null()) {
-                let (n, more) = dead_zone::prune_row(t, tuple, z, &guard);
-                rep.dead_zone_freed += n;
-                leftover |= more;
             }
         }
         if leftover {
@@ -293,16 +269,20 @@ pub fn vacuum_table(
     rep
 }
 
-struct RowResult {
-    freed: u64,
-    leftover: bool,
-    unlinked: Option<*mut Version>,
+/// What [`vacuum_row`] did.
+pub(super) struct RowResult {
+    pub freed: u64,
+    /// The row keeps garbage not below the horizon yet (or is a deleted
+    /// row that cannot be unlinked yet).
+    pub leftover: bool,
+    /// The row was unlinked (deleted); its chain's first version.
+    pub unlinked: Option<*mut Version>,
 }
 
 /// Prunes one row below its newest committed version at or below the
 /// horizon (`keep`), or unlinks it if `keep` is its newest version and a
 /// tombstone.
-fn vacuum_row(
+pub(super) fn vacuum_row(
     t: &TableInner,
     tuple: u64,
     horizon: u64,

@@ -30,13 +30,25 @@ impl DeadZones {
     /// Whether a version committed at `begin` and overwritten at `end`
     /// (commit timestamps) is read by no snapshot: no live snapshot `b`
     /// with `begin <= b < end`, and `end <= floor` (Theorem 3.5).
-    #[inline]
+    #[cfg(test)]
     pub fn is_dead(&self, begin: u64, end: u64) -> bool {
-        if end > self.floor || begin >= end {
-            return false;
+        matches!(self.pin(begin, end), Pin::Dead)
+    }
+
+    /// What keeps a version committed at `begin` and overwritten at `end`
+    /// alive, if anything: the oldest listed snapshot that reads it, or
+    /// the floor (a snapshot to come may read it).
+    #[inline]
+    pub fn pin(&self, begin: u64, end: u64) -> Pin {
+        if begin >= end {
+            return Pin::Dead;
         }
         let first_at_or_after = self.begins.partition_point(|&b| b < begin);
-        self.begins.get(first_at_or_after).is_none_or(|&b| b >= end)
+        match self.begins.get(first_at_or_after) {
+            Some(&b) if b < end => Pin::Snapshot(b),
+            _ if end > self.floor => Pin::Floor,
+            _ => Pin::Dead,
+        }
     }
 
     /// The zones as closed ranges `[start, end]` of timestamps (minus
@@ -49,4 +61,17 @@ impl DeadZones {
         points.push(self.floor);
         points.windows(2).map(|w| (w[0], w[1])).collect()
     }
+}
+
+/// What [`DeadZones::pin`] found keeps a version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pin {
+    /// Nothing: the version is dead.
+    Dead,
+    /// The live snapshot at this begin timestamp reads it (perhaps others
+    /// too): it is dead once those end.
+    Snapshot(u64),
+    /// It ended after the floor: a snapshot beginning now may read it;
+    /// the next pass decides.
+    Floor,
 }
