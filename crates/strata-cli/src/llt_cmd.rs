@@ -60,12 +60,13 @@ pub struct LltArgs {
     /// Long-lived read transactions (0: the LLT-free baseline).
     #[arg(long, default_value_t = 1)]
     pub llts: usize,
-    /// When the LLTs begin, in seconds from the start.
-    #[arg(long, default_value_t = 4.0)]
-    pub llt_start: f64,
-    /// When the LLTs end, in seconds from the start.
-    #[arg(long, default_value_t = 16.0)]
-    pub llt_end: f64,
+    /// When the LLTs begin, in seconds from the start; a list (4,24) opens
+    /// them once per window.
+    #[arg(long, value_delimiter = ',', default_value = "4")]
+    pub llt_start: Vec<f64>,
+    /// When the LLTs end, one per --llt-start.
+    #[arg(long, value_delimiter = ',', default_value = "16")]
+    pub llt_end: Vec<f64>,
     /// When the key choice turns Zipfian, in seconds (default: uniform).
     #[arg(long)]
     pub zipf_at: Option<f64>,
@@ -96,6 +97,22 @@ fn secs(name: &str, v: f64) -> Result<Duration, UsageError> {
     }
 }
 
+/// The LLT windows of `--llt-start` and `--llt-end` (as many of each).
+pub fn windows(starts: &[f64], ends: &[f64]) -> Result<Vec<(Duration, Duration)>, UsageError> {
+    if starts.len() != ends.len() {
+        return Err(UsageError(format!(
+            "--llt-start has {} values and --llt-end {}: give one end per start",
+            starts.len(),
+            ends.len()
+        )));
+    }
+    starts
+        .iter()
+        .zip(ends)
+        .map(|(&s, &e)| Ok((secs("llt-start", s)?, secs("llt-end", e)?)))
+        .collect()
+}
+
 #[derive(Serialize)]
 struct Summary<'a> {
     benchmark: &'static str,
@@ -116,8 +133,7 @@ pub fn run(a: &LltArgs) -> Result<ExitCode, UsageError> {
         updates_per_txn: a.updates_per_txn,
         duration: secs("duration", a.duration)?,
         llts: a.llts,
-        llt_start: secs("llt-start", a.llt_start)?,
-        llt_end: secs("llt-end", a.llt_end)?,
+        llt_windows: windows(&a.llt_start, &a.llt_end)?,
         zipf_at: a.zipf_at.map(|z| secs("zipf-at", z)).transpose()?,
         theta: a.theta,
         seed: a.seed,
@@ -181,23 +197,31 @@ fn plot(dir: &std::path::Path, a: &LltArgs, r: &LltReport) -> Result<(), String>
     };
     line_chart(
         &dir.join("llt-space.png"),
-        &format!("Version space, LLT open {}-{} s", a.llt_start, a.llt_end),
+        &format!("Version space, LLTs open {}", window_text(a)),
         "time (s)",
         "version bytes (MiB)",
         &[series(|s| s.version_bytes as f64 / (1 << 20) as f64)],
     )?;
     line_chart(
         &dir.join("llt-chain.png"),
-        &format!("Longest chain, LLT open {}-{} s", a.llt_start, a.llt_end),
+        &format!("Longest chain, LLTs open {}", window_text(a)),
         "time (s)",
         "versions",
         &[series(|s| s.longest_chain as f64)],
     )
 }
 
+/// "4-16 s, 24-36 s".
+fn window_text(a: &LltArgs) -> String {
+    let w: Vec<String> = (a.llt_start.iter().zip(&a.llt_end))
+        .map(|(s, e)| format!("{s}-{e} s"))
+        .collect();
+    w.join(", ")
+}
+
 fn print_summary(a: &LltArgs, cfg: &LltConfig, r: &LltReport) {
     println!(
-        "llt  {} / {} / {}  {} tables x {} rows, {} threads, {} LLT(s) {}-{} s",
+        "llt  {} / {} / {}  {} tables x {} rows, {} threads, {} LLT(s) open {}",
         a.protocol,
         a.storage,
         a.gc,
@@ -205,8 +229,7 @@ fn print_summary(a: &LltArgs, cfg: &LltConfig, r: &LltReport) {
         cfg.rows,
         cfg.threads,
         cfg.llts,
-        a.llt_start,
-        a.llt_end
+        window_text(a)
     );
     println!(
         "  committed/s {:.0}  aborted/s {:.0}  LLT reads {}",

@@ -8,6 +8,7 @@ mod plot;
 mod presets;
 mod progress;
 mod reproduce;
+mod reproduce_vdriver;
 mod tpcc_cmd;
 mod ycsb_args;
 

@@ -1,4 +1,5 @@
-//! `strata reproduce <figure>`: rerun a figure of the Peloton study.
+//! `strata reproduce <figure>`: rerun a figure of the Peloton study (the
+//! vDriver paper's LLT figures are in `reproduce_vdriver`).
 //!
 //! ```text
 //!   figure = sweep of one parameter (x)  ×  series (settings per line)
@@ -692,11 +693,20 @@ pub fn run(a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
                 status(f)
             );
         }
+        for (name, paper, title) in crate::reproduce_vdriver::FIGURES {
+            let status = crate::reproduce_vdriver::status(name);
+            println!("{name:<24} {paper:<18} {title}  [{status}]");
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let name = a.figure.as_deref().unwrap_or_default();
+    if crate::reproduce_vdriver::is_vdriver(name) {
+        return crate::reproduce_vdriver::run(name, a);
+    }
     let Some(fig) = FIGURES.iter().find(|f| f.name == name) else {
-        let names: Vec<&str> = FIGURES.iter().map(|f| f.name).collect();
+        let names: Vec<&str> = (FIGURES.iter().map(|f| f.name))
+            .chain(crate::reproduce_vdriver::FIGURES.iter().map(|f| f.0))
+            .collect();
         return Err(UsageError(format!(
             "unknown figure {name:?}; expected one of {}",
             names.join(", ")

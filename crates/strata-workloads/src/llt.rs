@@ -5,9 +5,9 @@
 //! over time.
 //!
 //! ```text
-//!  t=0 ─────────── llt_start ─────────────────────── llt_end ──────── duration
+//!  t=0 ──── window 1: start ─────── end ──── window 2: start ─── end ── duration
 //!  updaters: uniform keys ───────── (zipf_at: Zipfian keys, exponent theta) ──>
-//!  K LLTs:                 begin_read_only; read random rows; ... commit
+//!  K LLTs:        begin_read_only; reads; commit   begin; reads; commit
 //!  sampler (every second): committed/s, version bytes (in-row / off-row),
 //!                          longest chain, live versions, LLTs open
 //!  end: chain-length histogram, versions reclaimed / pruned in dead zones
@@ -43,8 +43,9 @@ pub struct LltConfig {
     pub duration: Duration,
     /// Long-lived read transactions (0: the LLT-free baseline).
     pub llts: usize,
-    pub llt_start: Duration,
-    pub llt_end: Duration,
+    /// When the LLTs are open, (begin, end) from the start of the run, in
+    /// order (the paper opens them once per phase).
+    pub llt_windows: Vec<(Duration, Duration)>,
     /// When the key choice turns Zipfian (None: uniform throughout).
     pub zipf_at: Option<Duration>,
     /// The Zipfian exponent, 0 to 2 (the paper sweeps up to 1.2).
@@ -62,8 +63,7 @@ impl Default for LltConfig {
             updates_per_txn: 1,
             duration: Duration::from_secs(20),
             llts: 1,
-            llt_start: Duration::from_secs(4),
-            llt_end: Duration::from_secs(16),
+            llt_windows: vec![(Duration::from_secs(4), Duration::from_secs(16))],
             zipf_at: None,
             theta: 0.9,
             seed: 1,
@@ -86,12 +86,22 @@ impl LltConfig {
         if self.duration.is_zero() {
             return bad("--duration must be positive".into());
         }
-        if self.llts > 0 && !(self.llt_start < self.llt_end && self.llt_end <= self.duration) {
-            return bad(format!(
-                "the LLTs must start before they end, within the run: --llt-start {:?} \
-                 --llt-end {:?} --duration {:?}",
-                self.llt_start, self.llt_end, self.duration
-            ));
+        if self.llts > 0 {
+            if self.llt_windows.is_empty() {
+                return bad("LLTs need at least one window (--llt-start, --llt-end)".into());
+            }
+            let mut after = Duration::ZERO;
+            for &(start, end) in &self.llt_windows {
+                if !(start >= after && start < end && end <= self.duration) {
+                    return bad(format!(
+                        "each LLT window must start before it ends, after the previous one, \
+                         within the run: {start:?}-{end:?} (previous ended {after:?}, \
+                         --duration {:?})",
+                        self.duration
+                    ));
+                }
+                after = end;
+            }
         }
         if !(0.0..=2.0).contains(&self.theta) {
             return bad(format!("--theta must be in 0..=2, got {}", self.theta));
@@ -275,20 +285,25 @@ pub fn run(
                 let (tables, stop, open, llt_reads) = (&tables, &stop, &open, &llt_reads);
                 s.spawn(move || -> Result<(), WorkloadError> {
                     let mut rng = Rng::for_thread(cfg.seed ^ 0x11, i);
-                    sleep_until(started + cfg.llt_start, stop);
-                    let mut x = db.begin_read_only()?;
-                    open.fetch_add(1, Ordering::SeqCst);
-                    while started.elapsed() < cfg.llt_end && !stop.load(Ordering::Relaxed) {
-                        let t = &tables[rng.range(0, cfg.tables as u64 - 1) as usize];
-                        let k = rng.range(0, cfg.rows - 1) as i64;
-                        std::hint::black_box(x.get(t, &key![k])?);
-                        llt_reads.fetch_add(1, Ordering::Relaxed);
-                        // A reader, not a spinner: leave the cores to the
-                        // updaters.
-                        std::thread::sleep(Duration::from_micros(200));
+                    for &(start, end) in &cfg.llt_windows {
+                        sleep_until(started + start, stop);
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let mut x = db.begin_read_only()?;
+                        open.fetch_add(1, Ordering::SeqCst);
+                        while started.elapsed() < end && !stop.load(Ordering::Relaxed) {
+                            let t = &tables[rng.range(0, cfg.tables as u64 - 1) as usize];
+                            let k = rng.range(0, cfg.rows - 1) as i64;
+                            std::hint::black_box(x.get(t, &key![k])?);
+                            llt_reads.fetch_add(1, Ordering::Relaxed);
+                            // A reader, not a spinner: leave the cores to
+                            // the updaters.
+                            std::thread::sleep(Duration::from_micros(200));
+                        }
+                        x.commit()?;
+                        open.fetch_sub(1, Ordering::SeqCst);
                     }
-                    x.commit()?;
-                    open.fetch_sub(1, Ordering::SeqCst);
                     Ok(())
                 })
             })
@@ -361,15 +376,18 @@ pub fn run(
     })
 }
 
-/// The LLT window's figures: the samples taken with the LLTs open, less
-/// the first second (they were just beginning); without LLTs, the samples
-/// in the same time range, so a baseline run compares like for like.
+/// The LLT windows' figures: the samples taken with the LLTs open, less
+/// the first second of each window (they were just beginning); without
+/// LLTs, the samples in the same time ranges, so a baseline run compares
+/// like for like.
 fn window(cfg: &LltConfig, samples: &[Sample]) -> Window {
-    let lo = cfg.llt_start.as_secs_f64() + 1.0;
-    let hi = cfg.llt_end.as_secs_f64();
     let inside: Vec<&Sample> = samples
         .iter()
-        .filter(|s| s.t_s > lo && s.t_s <= hi)
+        .filter(|s| {
+            cfg.llt_windows.iter().any(|&(start, end)| {
+                s.t_s > start.as_secs_f64() + 1.0 && s.t_s <= end.as_secs_f64()
+            })
+        })
         .collect();
     if inside.is_empty() {
         return Window::default();
@@ -422,11 +440,23 @@ mod tests {
                 ..ok.clone()
             },
             LltConfig {
-                llt_end: ok.llt_start,
+                llt_windows: vec![(Duration::from_secs(4), Duration::from_secs(4))],
                 ..ok.clone()
             },
             LltConfig {
-                llt_end: ok.duration + Duration::from_secs(1),
+                llt_windows: vec![(Duration::from_secs(4), ok.duration + Duration::from_secs(1))],
+                ..ok.clone()
+            },
+            LltConfig {
+                // Overlapping windows.
+                llt_windows: vec![
+                    (Duration::from_secs(4), Duration::from_secs(10)),
+                    (Duration::from_secs(8), Duration::from_secs(12)),
+                ],
+                ..ok.clone()
+            },
+            LltConfig {
+                llt_windows: vec![],
                 ..ok.clone()
             },
             LltConfig {
@@ -451,8 +481,7 @@ mod tests {
             row_bytes: 64,
             threads: 1,
             duration: Duration::from_secs(3),
-            llt_start: Duration::from_secs(1),
-            llt_end: Duration::from_secs(3),
+            llt_windows: vec![(Duration::from_secs(1), Duration::from_secs(3))],
             ..LltConfig::default()
         };
         let mut chains = Vec::new();

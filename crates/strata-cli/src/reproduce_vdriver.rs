@@ -1,0 +1,400 @@
+//! `strata reproduce vdriver-fig13 | vdriver-fig14 | vdriver-fig15 |
+//! vdriver-fig19`: the long-lived-transaction experiments of the vDriver
+//! paper (Kim et al., SIGMOD 2020, §5.2), on the LLT workload
+//! (`strata_workloads::llt`, `strata bench llt`).
+//!
+//! Unlike the Peloton figures (`reproduce`: one parameter swept, one
+//! number per point), these are time series and distributions of one run
+//! per configuration:
+//!
+//! ```text
+//!  fig13: for each config x {with LLTs, without}: one run, uniform keys
+//!         then Zipfian, LLTs open once per phase
+//!         -> commits/s, version space, longest chain, every second
+//!  fig14: for each config: one Zipfian run with an LLT
+//!         -> CDF of chain lengths while the LLT is open
+//!  fig15: vDriver, for each Zipfian exponent x {with LLTs, without}
+//!         -> pruning breakdown (needs SIRO's counters)
+//!  fig19: vDriver on SIRO, for each segment size -> longest chain
+//! ```
+//!
+//! The configurations are the paper's: vDriver (`Preset::VDriver`) against
+//! the vanilla engines' designs, transaction-level GC on N2O (an in-memory
+//! engine), delta storage with transaction-level GC (MySQL's undo) and VAC
+//! on N2O (PostgreSQL's vacuum). Each run writes its rows to
+//! `<out>/<figure>.csv` and its plots to `<out>/<figure>*.png`; defaults
+//! finish in a few minutes on 2 cores, `--paper-scale` uses the paper's
+//! sizes and durations (48 tables, 600 s, LLTs from 50 s and 350 s).
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use serde::Serialize;
+use strata::{Database, GcPolicy, Options, Preset, Protocol, VersionStorage};
+use strata_workloads::llt::{self, LltConfig, LltReport};
+
+use crate::plot::{line_chart, Line};
+use crate::progress::BarObserver;
+use crate::reproduce::ReproduceArgs;
+use crate::UsageError;
+
+/// The figures: name, the paper's reference, title.
+pub const FIGURES: &[(&str, &str, &str)] = &[
+    (
+        "vdriver-fig13",
+        "vDriver Fig. 13",
+        "Throughput, version space and longest chain over time, with and without LLTs",
+    ),
+    (
+        "vdriver-fig14",
+        "vDriver Fig. 14",
+        "CDF of chain length under skew with an LLT",
+    ),
+    (
+        "vdriver-fig15",
+        "vDriver Fig. 15",
+        "Pruning breakdown by Zipfian exponent, with and without LLTs",
+    ),
+    (
+        "vdriver-fig19",
+        "vDriver Fig. 19",
+        "Segment size against the longest chain",
+    ),
+];
+
+/// Whether `name` is one of these figures.
+pub fn is_vdriver(name: &str) -> bool {
+    FIGURES.iter().any(|f| f.0 == name)
+}
+
+/// "ready" or why not.
+pub fn status(name: &str) -> String {
+    match name {
+        "vdriver-fig15" | "vdriver-fig19" => {
+            "needs SIRO version storage (its segments and pruning breakdown), not implemented yet"
+                .into()
+        }
+        _ => "ready".into(),
+    }
+}
+
+/// One engine design of a figure.
+struct Config {
+    label: String,
+    opts: Options,
+}
+
+fn configs() -> Vec<Config> {
+    let vdriver = Options::preset(Preset::VDriver);
+    let vanilla = |storage, gc| {
+        Options::default()
+            .protocol(Protocol::Si)
+            .version_storage(storage)
+            .gc(gc)
+    };
+    vec![
+        Config {
+            label: format!("vDriver ({}, dead zones)", vdriver.version_storage),
+            opts: vdriver,
+        },
+        Config {
+            label: "txn-level GC, N2O".into(),
+            opts: vanilla(VersionStorage::AppendNewToOld, GcPolicy::TransactionLevel),
+        },
+        Config {
+            label: "txn-level GC, delta (undo)".into(),
+            opts: vanilla(VersionStorage::Delta, GcPolicy::TransactionLevel),
+        },
+        Config {
+            label: "VAC, N2O".into(),
+            opts: vanilla(VersionStorage::AppendNewToOld, GcPolicy::Vacuum),
+        },
+    ]
+}
+
+/// The run shape at the chosen scale.
+struct Scale {
+    tables: usize,
+    duration: Duration,
+    llts: usize,
+}
+
+fn scale(a: &ReproduceArgs) -> Result<Scale, UsageError> {
+    let default = if a.paper_scale { 600.0 } else { 30.0 };
+    let secs = a.duration.unwrap_or(default);
+    if !(secs >= 4.0 && secs.is_finite()) {
+        return Err(UsageError(format!(
+            "--duration must be at least 4 seconds for an LLT figure, got {secs}"
+        )));
+    }
+    Ok(Scale {
+        tables: if a.paper_scale { 48 } else { 4 },
+        duration: Duration::from_secs_f64(secs),
+        llts: if a.paper_scale { 4 } else { 1 },
+    })
+}
+
+/// A duration's fraction.
+fn at(d: Duration, f: f64) -> Duration {
+    d.mul_f64(f)
+}
+
+fn base_config(a: &ReproduceArgs, s: &Scale) -> LltConfig {
+    LltConfig {
+        tables: s.tables,
+        rows: a.records.unwrap_or(1_000),
+        threads: a.threads.unwrap_or(2),
+        duration: s.duration,
+        llts: s.llts,
+        seed: a.seed,
+        ..LltConfig::default()
+    }
+}
+
+fn run_one(
+    label: &str,
+    opts: &Options,
+    cfg: &LltConfig,
+    step: usize,
+    total: usize,
+) -> Result<LltReport, String> {
+    eprintln!(
+        "[{step}/{total}] {label}, {} LLT(s), {:.0} s",
+        cfg.llts,
+        cfg.duration.as_secs_f64()
+    );
+    // The GC thread's period of `strata bench llt`.
+    let opts = opts.clone().gc_interval(Some(Duration::from_millis(40)));
+    let db = Database::open(opts).map_err(|e| e.to_string())?;
+    llt::run(&db, cfg, &mut BarObserver::new(false)).map_err(|e| e.to_string())
+}
+
+pub fn run(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
+    if status(name) != "ready" {
+        return Err(UsageError(format!("figure {name} {}", status(name))));
+    }
+    let s = scale(a)?;
+    std::fs::create_dir_all(&a.out)
+        .map_err(|e| UsageError(format!("cannot create {}: {e}", a.out.display())))?;
+    let done = match name {
+        "vdriver-fig13" => fig13(a, &s),
+        "vdriver-fig14" => fig14(a, &s),
+        _ => unreachable!("status() said ready"),
+    };
+    match done {
+        Ok(files) => {
+            println!("wrote {}", files.join(", "));
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("error: {name}: {e}");
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// One CSV row of fig13: a second of one run.
+#[derive(Serialize)]
+struct TimeRow<'a> {
+    config: &'a str,
+    llts: usize,
+    t_s: f64,
+    committed_per_s: f64,
+    version_bytes: u64,
+    in_row_bytes: u64,
+    off_row_bytes: u64,
+    longest_chain: u64,
+    llts_open: usize,
+}
+
+/// Fig. 13: each configuration with and without LLTs; uniform keys for the
+/// first half, Zipfian (theta 0.99) for the second, LLTs open from 10% to
+/// 40% and from 60% to 90% of the run (the paper: 50 s-250 s and
+/// 350 s-550 s of 600 s).
+fn fig13(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
+    let d = s.duration;
+    let with = LltConfig {
+        zipf_at: Some(at(d, 0.5)),
+        theta: 0.99,
+        llt_windows: vec![(at(d, 0.1), at(d, 0.4)), (at(d, 0.6), at(d, 0.9))],
+        ..base_config(a, s)
+    };
+    let without = LltConfig {
+        llts: 0,
+        ..with.clone()
+    };
+    let configs = configs();
+    let total = configs.len() * 2;
+    let mut rows = Vec::new();
+    let (mut tput, mut space, mut chain) = (Vec::new(), Vec::new(), Vec::new());
+    let mut step = 0;
+    for c in &configs {
+        for cfg in [&with, &without] {
+            step += 1;
+            let r = run_one(&c.label, &c.opts, cfg, step, total)?;
+            let label = format!(
+                "{}{}",
+                c.label,
+                if cfg.llts > 0 { ", LLTs" } else { ", no LLT" }
+            );
+            let series = |f: &dyn Fn(&llt::Sample) -> f64| Line {
+                label: label.clone(),
+                points: r.samples.iter().map(|x| (x.t_s, f(x))).collect(),
+            };
+            tput.push(series(&|x| x.committed_per_s));
+            space.push(series(&|x| x.version_bytes as f64 / (1 << 20) as f64));
+            chain.push(series(&|x| (x.longest_chain.max(1) as f64).log10()));
+            rows.extend(r.samples.iter().map(|x| TimeRow {
+                config: &c.label,
+                llts: cfg.llts,
+                t_s: x.t_s,
+                committed_per_s: x.committed_per_s,
+                version_bytes: x.version_bytes,
+                in_row_bytes: x.in_row_bytes,
+                off_row_bytes: x.off_row_bytes,
+                longest_chain: x.longest_chain,
+                llts_open: x.llts_open,
+            }));
+        }
+    }
+    let out = &a.out;
+    let csv = out.join("vdriver-fig13.csv");
+    write_csv(&csv, &rows)?;
+    let windows = "LLTs open 10-40% and 60-90% of the run; Zipfian from 50%";
+    let mut files = vec![csv.display().to_string()];
+    for (file, title, y, lines) in [
+        (
+            "vdriver-fig13-throughput.png",
+            "Throughput",
+            "committed transactions/s",
+            &tput,
+        ),
+        (
+            "vdriver-fig13-space.png",
+            "Version space",
+            "version bytes (MiB)",
+            &space,
+        ),
+        (
+            "vdriver-fig13-chain.png",
+            "Longest chain",
+            "log10(longest chain)",
+            &chain,
+        ),
+    ] {
+        let path = out.join(file);
+        line_chart(
+            &path,
+            &format!("{title} (vDriver Fig. 13; {windows})"),
+            "time (s)",
+            y,
+            lines,
+        )?;
+        files.push(path.display().to_string());
+    }
+    Ok(files)
+}
+
+/// One CSV row of fig14: the rows of one chain length.
+#[derive(Serialize)]
+struct CdfRow<'a> {
+    config: &'a str,
+    chain_length: u64,
+    rows: u64,
+    cdf: f64,
+}
+
+/// Fig. 14: each configuration once, Zipfian keys (theta 0.99) throughout,
+/// one LLT from 20% to 80% of the run; the chain lengths of every row at
+/// the last second the LLT was open.
+fn fig14(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
+    let d = s.duration;
+    let cfg = LltConfig {
+        zipf_at: Some(Duration::ZERO),
+        theta: 0.99,
+        llts: 1,
+        llt_windows: vec![(at(d, 0.2), at(d, 0.8))],
+        ..base_config(a, s)
+    };
+    let configs = configs();
+    let mut rows = Vec::new();
+    let mut lines = Vec::new();
+    for (i, c) in configs.iter().enumerate() {
+        let r = run_one(&c.label, &c.opts, &cfg, i + 1, configs.len())?;
+        let cdf = cdf(&r.chain_lengths_during_llt);
+        if cdf.is_empty() {
+            return Err(format!(
+                "{}: no sample was taken with the LLT open",
+                c.label
+            ));
+        }
+        lines.push(Line {
+            label: c.label.clone(),
+            points: cdf
+                .iter()
+                .map(|&(len, _, f)| ((len as f64).log10(), f))
+                .collect(),
+        });
+        rows.extend(cdf.into_iter().map(|(len, n, f)| CdfRow {
+            config: &c.label,
+            chain_length: len,
+            rows: n,
+            cdf: f,
+        }));
+    }
+    let csv = a.out.join("vdriver-fig14.csv");
+    write_csv(&csv, &rows)?;
+    let png = a.out.join("vdriver-fig14.png");
+    line_chart(
+        &png,
+        "CDF of chain length, Zipfian 0.99, one LLT (vDriver Fig. 14)",
+        "log10(chain length)",
+        "fraction of rows",
+        &lines,
+    )?;
+    Ok(vec![csv.display().to_string(), png.display().to_string()])
+}
+
+/// (chain length, rows, fraction of rows at or below it), ascending.
+fn cdf(h: &std::collections::BTreeMap<u64, u64>) -> Vec<(u64, u64, f64)> {
+    let total: u64 = h.values().sum();
+    let mut seen = 0;
+    h.iter()
+        .map(|(&len, &n)| {
+            seen += n;
+            (len, n, seen as f64 / total as f64)
+        })
+        .collect()
+}
+
+fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), String> {
+    let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let mut w = csv::Writer::from_path(path).map_err(|e| err(&e))?;
+    for r in rows {
+        w.serialize(r).map_err(|e| err(&e))?;
+    }
+    w.flush().map_err(|e| err(&e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cdf_climbs_to_one_over_the_lengths() {
+        let h = [(1, 6), (2, 3), (40, 1)].into_iter().collect();
+        assert_eq!(cdf(&h), [(1, 6, 0.6), (2, 3, 0.9), (40, 1, 1.0)]);
+        assert!(cdf(&Default::default()).is_empty());
+    }
+
+    #[test]
+    fn the_vanilla_configs_are_the_papers_and_valid() {
+        let c = configs();
+        assert_eq!(c.len(), 4);
+        assert_eq!(c[0].opts.gc, GcPolicy::DeadZone);
+        for x in &c {
+            x.opts.validate().unwrap();
+        }
+    }
+}
