@@ -847,3 +847,66 @@ fn every_storage_scheme_benches_and_checks() {
         "expected one of",
     );
 }
+
+/// vDriver's Fig. 14 at a tiny scale: one CSV row per (config, chain
+/// length) with a CDF that climbs to 1 per config, and a PNG; the figures
+/// that need SIRO say so.
+#[test]
+fn reproduce_vdriver_fig14_writes_a_cdf_per_config() {
+    let dir = temp_dir("vdriver");
+    let out = strata(&[
+        "reproduce",
+        "vdriver-fig14",
+        "--duration",
+        "4",
+        "--records",
+        "100",
+        "--threads",
+        "1",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let csv = std::fs::read_to_string(dir.join("vdriver-fig14.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("config,chain_length,rows,cdf"));
+    let mut last: std::collections::BTreeMap<String, f64> = Default::default();
+    for l in lines {
+        let (config, rest) = l.rsplit_once(',').map(|(a, cdf)| (a, cdf)).unwrap();
+        let config = config.rsplitn(3, ',').nth(2).unwrap().trim_matches('"');
+        let cdf: f64 = rest.parse().unwrap();
+        let prev = last.insert(config.to_string(), cdf).unwrap_or(0.0);
+        assert!(cdf > prev && cdf <= 1.0, "{l}");
+    }
+    assert_eq!(last.len(), 4, "{csv}");
+    assert!(last.values().all(|&c| c == 1.0), "{csv}");
+    assert_valid_png(&dir.join("vdriver-fig14.png"));
+    let list = text(&strata(&["reproduce", "--list"]).stdout);
+    assert!(
+        list.lines()
+            .any(|l| l.starts_with("vdriver-fig13") && l.ends_with("[ready]")),
+        "{list}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bench_llt_windows_must_pair_up() {
+    assert_usage_error(
+        &["bench", "llt", "--llt-start", "1,5", "--llt-end", "3"],
+        "one end per start",
+    );
+    assert_usage_error(
+        &[
+            "bench",
+            "llt",
+            "--duration",
+            "10",
+            "--llt-start",
+            "1,2",
+            "--llt-end",
+            "3,4",
+        ],
+        "after the previous one",
+    );
+}
