@@ -39,6 +39,10 @@ pub struct LltArgs {
     /// Milliseconds between background GC passes.
     #[arg(long, default_value_t = 40)]
     pub gc_interval_ms: u64,
+    /// A committer runs a GC pass every this many of its commits (1: after
+    /// every commit, the eager end).
+    #[arg(long, default_value_t = strata::Options::default().gc_every_commits)]
+    pub gc_every: u32,
     /// Tables.
     #[arg(long, default_value_t = 4)]
     pub tables: usize,
@@ -144,6 +148,7 @@ pub fn run(a: &LltArgs) -> Result<ExitCode, UsageError> {
         .version_storage(a.storage)
         .gc(a.gc)
         .gc_threads(a.gc_threads)
+        .gc_every_commits(a.gc_every)
         .gc_interval(Some(Duration::from_millis(a.gc_interval_ms.max(1))));
     let db = Database::open(opts).map_err(|e| UsageError(e.to_string()))?;
     let r = match llt::run(&db, &cfg, &mut BarObserver::new(a.json)) {
