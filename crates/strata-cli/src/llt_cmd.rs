@@ -71,6 +71,11 @@ pub struct LltArgs {
     /// When the LLTs end, one per --llt-start.
     #[arg(long, value_delimiter = ',', default_value = "16")]
     pub llt_end: Vec<f64>,
+    /// The LLT-free baseline with the same reader threads: each read in its
+    /// own short read-only transaction (on a machine with few cores, an
+    /// extra reading thread costs throughput whatever its snapshot).
+    #[arg(long)]
+    pub short_readers: bool,
     /// When the key choice turns Zipfian, in seconds (default: uniform).
     #[arg(long)]
     pub zipf_at: Option<f64>,
@@ -138,6 +143,7 @@ pub fn run(a: &LltArgs) -> Result<ExitCode, UsageError> {
         duration: secs("duration", a.duration)?,
         llts: a.llts,
         llt_windows: windows(&a.llt_start, &a.llt_end)?,
+        long_snapshots: !a.short_readers,
         zipf_at: a.zipf_at.map(|z| secs("zipf-at", z)).transpose()?,
         theta: a.theta,
         seed: a.seed,

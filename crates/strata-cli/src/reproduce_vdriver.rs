@@ -9,7 +9,8 @@
 //!
 //! ```text
 //!  fig13: for each config x {with LLTs, without}: one run, uniform keys
-//!         then Zipfian, LLTs open once per phase
+//!         then Zipfian, LLTs open once per phase (without: the same
+//!         reader threads, each read a short transaction)
 //!         -> commits/s, version space, longest chain, every second
 //!  fig14: for each config: one Zipfian run with an LLT
 //!         -> CDF of chain lengths while the LLT is open
@@ -198,7 +199,10 @@ pub fn run(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
 #[derive(Serialize)]
 struct TimeRow<'a> {
     config: &'a str,
+    /// Reader threads; `long`: whether each held one snapshot per window
+    /// (the LLTs) or read in short transactions (the baseline).
     llts: usize,
+    long: bool,
     t_s: f64,
     committed_per_s: f64,
     version_bytes: u64,
@@ -236,7 +240,11 @@ fn fig13(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
             let label = format!(
                 "{}{}",
                 c.label,
-                if cfg.llts > 0 { ", LLTs" } else { ", no LLT" }
+                if cfg.long_snapshots {
+                    ", LLTs"
+                } else {
+                    ", no LLT"
+                }
             );
             let series = |f: &dyn Fn(&llt::Sample) -> f64| Line {
                 label: label.clone(),
@@ -248,6 +256,7 @@ fn fig13(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
             rows.extend(r.samples.iter().map(|x| TimeRow {
                 config: &c.label,
                 llts: cfg.llts,
+                long: cfg.long_snapshots,
                 t_s: x.t_s,
                 committed_per_s: x.committed_per_s,
                 version_bytes: x.version_bytes,
