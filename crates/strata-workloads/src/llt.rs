@@ -336,13 +336,17 @@ pub fn run(
                 if stop.load(Ordering::SeqCst) {
                     break;
                 }
+                // Stats walk every chain: under a horizon collector and an
+                // LLT that takes seconds. A sample carries its own time, and
+                // the next one is due a whole second after it.
                 let st = db.stats();
+                let t = started.elapsed();
                 let llts_open = open.load(Ordering::SeqCst);
                 if llts_open == cfg.llts && cfg.llts > 0 {
                     during = st.chain_lengths.clone();
                 }
                 out.push(Sample {
-                    t_s: next.duration_since(started).as_secs_f64(),
+                    t_s: t.as_secs_f64(),
                     committed_per_s: 0.0,
                     version_bytes: st.version_bytes,
                     in_row_bytes: st.main_table_bytes,
@@ -351,7 +355,7 @@ pub fn run(
                     longest_chain: st.longest_chain,
                     llts_open,
                 });
-                next += Duration::from_secs(1);
+                next = started + Duration::from_secs(t.as_secs() + 1);
             }
             (out, during)
         });
@@ -378,8 +382,12 @@ pub fn run(
         (run.and_then(|r| llts.map(|_| r)), samples, during)
     });
     let run = run?;
-    for (s, p) in samples.iter_mut().zip(&run.series) {
-        s.committed_per_s = p.committed_per_s;
+    // The driver's throughput of the second each sample fell in.
+    for s in &mut samples {
+        let second = s.t_s.ceil().max(1.0);
+        if let Some(p) = run.series.iter().find(|p| p.t_s >= second - 1e-6) {
+            s.committed_per_s = p.committed_per_s;
+        }
     }
     let end = db.stats();
     let window = window(cfg, &samples);
