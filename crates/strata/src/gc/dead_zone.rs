@@ -417,4 +417,56 @@ mod tests {
         assert!(!pending.is_dead(51, 70));
         assert!(pending.is_dead(21, 60));
     }
+
+    /// What keeps a version: the oldest live snapshot inside its lifetime
+    /// (the watch looks at the row again when that one ends), else the
+    /// floor, else nothing.
+    #[test]
+    fn a_kept_version_names_the_oldest_snapshot_that_reads_it() {
+        let z = zones(100, &[20, 35, 50]);
+        assert_eq!(z.pin(10, 40), Pin::Snapshot(20));
+        assert_eq!(z.pin(21, 40), Pin::Snapshot(35));
+        assert_eq!(z.pin(36, 50), Pin::Dead, "50 reads the successor");
+        assert_eq!(z.pin(51, 101), Pin::Floor);
+        assert_eq!(z.pin(51, 100), Pin::Dead);
+        // When 20 ends, the version it and 35 read is kept by 35 alone.
+        assert_eq!(zones(100, &[35, 50]).pin(10, 40), Pin::Snapshot(35));
+        assert_eq!(zones(100, &[50]).pin(10, 40), Pin::Dead);
+    }
+
+    fn pins(snapshots: &[u64], next_pass: bool) -> Pins {
+        Pins {
+            snapshots: snapshots.to_vec(),
+            next_pass,
+        }
+    }
+
+    fn due(w: &mut Watch, live: &[u64], all: bool) -> Vec<Row> {
+        let mut rows = Vec::new();
+        w.take_due(live, all, &mut rows);
+        rows.sort_unstable();
+        rows
+    }
+
+    /// A watched row comes back once when a snapshot keeping it ends, not
+    /// while they live, and not twice for one ending; rows asking for the
+    /// next pass come back at the next pass; the explicit pass takes all.
+    #[test]
+    fn the_watch_returns_a_row_when_a_snapshot_keeping_it_ends() {
+        let mut w = Watch::default();
+        w.set((0, 1), &mut pins(&[35, 20, 35], false));
+        w.set((0, 2), &mut pins(&[20], false));
+        w.set((0, 3), &mut pins(&[], true));
+        assert_eq!(due(&mut w, &[20, 35], false), [(0, 3)]);
+        assert_eq!(due(&mut w, &[20, 35], false), [], "nothing ended");
+        // 35 ends: row 1 is looked at; it is kept by 20 alone now.
+        assert_eq!(due(&mut w, &[20], false), [(0, 1)]);
+        w.set((0, 1), &mut pins(&[20], false));
+        // 20 ends: both rows, once each (row 1 is not listed twice).
+        assert_eq!(due(&mut w, &[], false), [(0, 1), (0, 2)]);
+        w.set((0, 1), &mut pins(&[], false));
+        w.set((0, 2), &mut pins(&[60], false));
+        assert!(!w.rows.contains_key(&(0, 1)), "nothing keeps row 1");
+        assert_eq!(due(&mut w, &[60], true), [(0, 2)], "the explicit pass");
+    }
 }
