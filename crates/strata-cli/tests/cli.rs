@@ -872,7 +872,7 @@ fn reproduce_vdriver_fig14_writes_a_cdf_per_config() {
     assert_eq!(lines.next(), Some("config,chain_length,rows,cdf"));
     let mut last: std::collections::BTreeMap<String, f64> = Default::default();
     for l in lines {
-        let (config, rest) = l.rsplit_once(',').map(|(a, cdf)| (a, cdf)).unwrap();
+        let (config, rest) = l.rsplit_once(',').unwrap();
         let config = config.rsplitn(3, ',').nth(2).unwrap().trim_matches('"');
         let cdf: f64 = rest.parse().unwrap();
         let prev = last.insert(config.to_string(), cdf).unwrap_or(0.0);
