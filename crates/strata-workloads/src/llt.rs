@@ -382,13 +382,18 @@ pub fn run(
         (run.and_then(|r| llts.map(|_| r)), samples, during)
     });
     let run = run?;
-    // The driver's throughput of the second each sample fell in.
-    for s in &mut samples {
+    // The driver's throughput of the second each sample fell in; a sample
+    // taken as the run stopped has none and is dropped.
+    samples.retain_mut(|s| {
         let second = s.t_s.ceil().max(1.0);
-        if let Some(p) = run.series.iter().find(|p| p.t_s >= second - 1e-6) {
-            s.committed_per_s = p.committed_per_s;
+        match run.series.iter().find(|p| p.t_s >= second - 1e-6) {
+            Some(p) => {
+                s.committed_per_s = p.committed_per_s;
+                true
+            }
+            None => false,
         }
-    }
+    });
     let end = db.stats();
     let window = window(cfg, &samples);
     Ok(LltReport {
