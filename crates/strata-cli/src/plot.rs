@@ -13,6 +13,7 @@
 use std::path::Path;
 use std::sync::Once;
 
+use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, ValueFormatter};
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 
@@ -34,7 +35,33 @@ pub struct Line {
     pub points: Vec<(f64, f64)>,
 }
 
-/// Draws `lines` into a PNG at `path`.
+/// Where the x axis puts its ticks.
+#[derive(Clone, Copy)]
+pub enum XTicks<'a> {
+    /// At the x values a sweep ran (a figure's points), labelled as given.
+    Values(&'a [f64]),
+    /// Round steps over the data's range (time, lengths).
+    Auto,
+}
+
+/// Okabe and Ito's colour-blind-safe palette (their yellow, too pale on
+/// white, left out); beyond seven lines the marker changes shape.
+const PALETTE: [RGBColor; 7] = [
+    RGBColor(0, 114, 178),   // blue
+    RGBColor(213, 94, 0),    // vermillion
+    RGBColor(0, 158, 115),   // bluish green
+    RGBColor(204, 121, 167), // reddish purple
+    RGBColor(230, 159, 0),   // orange
+    RGBColor(86, 180, 233),  // sky blue
+    RGBColor(0, 0, 0),       // black
+];
+
+const SIZE: (u32, u32) = (1100, 560);
+/// The plot's share of the width; the legend takes the rest, outside the
+/// data.
+const PLOT_WIDTH: u32 = 800;
+
+/// Draws `lines` into a PNG at `path`, ticks where the data has them.
 pub fn line_chart(
     path: &Path,
     title: &str,
@@ -42,10 +69,54 @@ pub fn line_chart(
     y_label: &str,
     lines: &[Line],
 ) -> Result<(), String> {
+    line_chart_ticks(path, title, x_label, y_label, lines, XTicks::Auto)
+}
+
+/// [`line_chart`] with the x ticks chosen.
+pub fn line_chart_ticks(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    lines: &[Line],
+    ticks: XTicks<'_>,
+) -> Result<(), String> {
     register();
     let err = |e: &dyn std::fmt::Display| format!("plotting {}: {e}", path.display());
-    let root = BitMapBackend::new(path, (900, 560)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    draw(root, title, x_label, y_label, lines, ticks).map_err(|e| err(&e))
+}
+
+/// The same plot as SVG text (what the tests read: titles and tick labels
+/// are text there).
+#[cfg(test)]
+pub fn line_chart_svg(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    lines: &[Line],
+    ticks: XTicks<'_>,
+) -> Result<String, String> {
+    register();
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        draw(root, title, x_label, y_label, lines, ticks).map_err(|e| e.to_string())?;
+    }
+    Ok(out)
+}
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    lines: &[Line],
+    ticks: XTicks<'_>,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    root.fill(&WHITE)?;
+    let root = root.titled(title, (FAMILY, 22))?;
+    let (plot, legend) = root.split_horizontally(PLOT_WIDTH);
     let all = lines.iter().flat_map(|l| l.points.iter());
     let (mut x0, mut x1, mut y1) = (f64::MAX, f64::MIN, 0.0f64);
     for &(x, y) in all {
@@ -53,20 +124,38 @@ pub fn line_chart(
         x1 = x1.max(x);
         y1 = y1.max(y);
     }
+    if let XTicks::Values(v) = ticks {
+        for &x in v {
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+        }
+    }
     if x0 > x1 {
         (x0, x1) = (0.0, 1.0);
     }
     if x1 - x0 < 1e-9 {
         x1 = x0 + 1.0;
     }
+    let key_points = match ticks {
+        XTicks::Values(v) => thin(v, 12),
+        XTicks::Auto => round_steps(x0, x1, 10),
+    };
+    // Integer sweeps (threads, attributes) print no ".0".
+    let integers = key_points.iter().all(|x| x.fract() == 0.0);
+    let pad = (x1 - x0) * 0.03;
     let y1 = if y1 <= 0.0 { 1.0 } else { y1 * 1.1 };
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, (FAMILY, 24))
+    let mut chart = ChartBuilder::on(&plot)
         .margin(16)
         .x_label_area_size(48)
         .y_label_area_size(80)
-        .build_cartesian_2d(x0..x1, 0.0..y1)
-        .map_err(|e| err(&e))?;
+        .build_cartesian_2d(
+            XAxis {
+                range: x0 - pad..x1 + pad,
+                ticks: key_points,
+                integers,
+            },
+            0.0..y1,
+        )?;
     chart
         .configure_mesh()
         .x_desc(x_label)
@@ -74,42 +163,117 @@ pub fn line_chart(
         .label_style((FAMILY, 15))
         .axis_desc_style((FAMILY, 17))
         .y_label_formatter(&|v| human(*v))
-        // Whole-number sweeps (threads, attributes) read better without ".0".
-        .x_label_formatter(&|v| {
-            if v.fract() == 0.0 {
-                format!("{v:.0}")
-            } else {
-                format!("{v}")
-            }
-        })
-        .draw()
-        .map_err(|e| err(&e))?;
+        .draw()?;
+    let style_of = |i: usize| {
+        let color = PALETTE[i % PALETTE.len()];
+        (color, ShapeStyle::from(color).stroke_width(2))
+    };
     for (i, line) in lines.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        let style = ShapeStyle::from(color).stroke_width(2);
-        chart
-            .draw_series(LineSeries::new(line.points.iter().copied(), style))
-            .map_err(|e| err(&e))?
-            .label(line.label.clone())
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
-        chart
-            .draw_series(
-                line.points
-                    .iter()
-                    .map(|&p| Circle::new(p, 4, ShapeStyle::from(color).filled())),
-            )
-            .map_err(|e| err(&e))?;
+        let (color, style) = style_of(i);
+        chart.draw_series(LineSeries::new(line.points.iter().copied(), style))?;
+        let filled = ShapeStyle::from(color).filled();
+        let round = i / PALETTE.len() % 2 == 0;
+        chart.draw_series(line.points.iter().map(|&p| {
+            if round {
+                EmptyElement::at(p) + Circle::new((0, 0), 4, filled)
+            } else {
+                EmptyElement::at(p) + Circle::new((0, 0), 4, style)
+            }
+        }))?;
     }
-    chart
-        .configure_series_labels()
-        .label_font((FAMILY, 15))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(|e| err(&e))?;
-    root.present().map_err(|e| err(&e))?;
-    Ok(())
+    // The legend, beside the plot: one row per line.
+    for (i, line) in lines.iter().enumerate() {
+        let (color, style) = style_of(i);
+        let y = 40 + 26 * i as i32;
+        legend.draw(&PathElement::new([(8, y), (36, y)], style))?;
+        legend.draw(&Circle::new((22, y), 4, ShapeStyle::from(color).filled()))?;
+        legend.draw(&Text::new(
+            line.label.clone(),
+            (44, y - 8),
+            (FAMILY, 15).into_font(),
+        ))?;
+    }
+    root.present()
+}
+
+/// A linear x axis whose ticks are exactly the ones given, labelled by
+/// [`tick`] (plotters' own picks round numbers, which may miss the values
+/// a sweep ran and print their float noise).
+struct XAxis {
+    range: std::ops::Range<f64>,
+    ticks: Vec<f64>,
+    integers: bool,
+}
+
+impl Ranged for XAxis {
+    type FormatOption = NoDefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let f = (v - self.range.start) / (self.range.end - self.range.start);
+        limit.0 + (f * f64::from(limit.1 - limit.0)).round() as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, _hint: Hint) -> Vec<f64> {
+        self.ticks.clone()
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.range.clone()
+    }
+}
+
+impl ValueFormatter<f64> for XAxis {
+    fn format_ext(&self, v: &f64) -> String {
+        tick(*v, self.integers)
+    }
+}
+
+/// At most `max` of `values`, evenly picked, first and last kept: ticks
+/// that do not overlap.
+fn thin(values: &[f64], max: usize) -> Vec<f64> {
+    let mut v: Vec<f64> = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    if v.len() <= max {
+        return v;
+    }
+    let step = (v.len() - 1).div_ceil(max - 1);
+    let mut out: Vec<f64> = v.iter().copied().step_by(step).collect();
+    if out.last() != v.last() {
+        out.push(*v.last().expect("not empty"));
+    }
+    out
+}
+
+/// Multiples of a round step (1, 2 or 5 times a power of ten) covering
+/// `lo..=hi` with at most about `max` ticks.
+fn round_steps(lo: f64, hi: f64, max: usize) -> Vec<f64> {
+    let raw = (hi - lo) / max as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (first..=last).map(|k| k as f64 * step).collect()
+}
+
+/// A tick label without floating-point noise: at most three decimals,
+/// trailing zeros dropped ("0.3", not "0.30000000000000004").
+fn tick(v: f64, integers: bool) -> String {
+    if integers {
+        return format!("{v:.0}");
+    }
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.into()
+    }
 }
 
 /// 1234567 -> "1.2M".
@@ -136,6 +300,72 @@ mod tests {
         assert_eq!(human(45_600.0), "46K");
         assert_eq!(human(0.0), "0");
         assert_eq!(human(0.25), "0.25");
+    }
+
+    #[test]
+    fn tick_labels_carry_no_float_noise() {
+        assert_eq!(tick(0.1 + 0.2, false), "0.3");
+        assert_eq!(tick(0.7999999999999999, false), "0.8");
+        assert_eq!(tick(0.99, false), "0.99");
+        assert_eq!(tick(2.0, true), "2");
+        assert_eq!(tick(0.0, false), "0");
+        assert_eq!(
+            round_steps(0.0, 30.0, 10),
+            [0.0, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0]
+        );
+        assert_eq!(thin(&[1.0, 2.0, 4.0], 12), [1.0, 2.0, 4.0]);
+        let many: Vec<f64> = (0..40).map(f64::from).collect();
+        let t = thin(&many, 12);
+        assert!(
+            t.len() <= 13 && t[0] == 0.0 && *t.last().unwrap() == 39.0,
+            "{t:?}"
+        );
+    }
+
+    /// The drawn text: the title, the x ticks at the values run and no
+    /// others, the legend's labels.
+    #[test]
+    fn an_svg_shows_the_title_the_swept_values_and_the_legend() {
+        let xs = [0.0, 0.5, 0.7, 0.8, 0.9, 0.99];
+        let lines = vec![Line {
+            label: "SI+SSN".into(),
+            points: xs.iter().map(|&x| (x, 1000.0 * (1.0 - x))).collect(),
+        }];
+        let svg =
+            line_chart_svg("Contention", "theta", "txn/s", &lines, XTicks::Values(&xs)).unwrap();
+        let texts = svg_texts(&svg);
+        assert!(texts.contains(&"Contention".to_string()), "{texts:?}");
+        assert!(texts.contains(&"SI+SSN".to_string()), "{texts:?}");
+        for want in ["0", "0.5", "0.7", "0.8", "0.9", "0.99"] {
+            assert!(texts.contains(&want.to_string()), "{want}: {texts:?}");
+        }
+        assert!(!texts.iter().any(|t| t.contains("0000")), "{texts:?}");
+        assert!(
+            !texts.contains(&"0.6".to_string()),
+            "only values run: {texts:?}"
+        );
+        // Integer sweeps: integer ticks only.
+        let svg = line_chart_svg(
+            "T",
+            "threads",
+            "y",
+            &lines,
+            XTicks::Values(&[1.0, 2.0, 4.0]),
+        )
+        .unwrap();
+        let texts = svg_texts(&svg);
+        assert!(texts.contains(&"4".to_string()), "{texts:?}");
+        assert!(!texts.iter().any(|t| t == "1.5" || t == "1.0"), "{texts:?}");
+    }
+
+    fn svg_texts(svg: &str) -> Vec<String> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                let body = &t[t.find('>')? + 1..];
+                Some(body[..body.find("</text>")?].trim().to_string())
+            })
+            .collect()
     }
 
     #[test]

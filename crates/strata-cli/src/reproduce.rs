@@ -32,7 +32,7 @@ use strata_workloads::tpcc::{self, TpccConfig};
 use strata_workloads::ycsb::{self, YcsbConfig, YcsbReport};
 use strata_workloads::WorkloadError;
 
-use crate::plot::{line_chart, Line};
+use crate::plot::{line_chart_ticks, Line, XTicks};
 use crate::progress::BarObserver;
 use crate::UsageError;
 
@@ -808,19 +808,29 @@ pub fn run(a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
         eprintln!("error: cannot write {}: {e}", csv_path.display());
         return Ok(ExitCode::FAILURE);
     }
-    let title = format!("{} ({}; {} records)", fig.title, fig.paper, records);
-    if let Err(e) = line_chart(
+    let title = plot_title(fig, records);
+    if let Err(e) = line_chart_ticks(
         &png_path,
         &title,
         fig.axis.label(),
         fig.metric.label(),
         &lines,
+        XTicks::Values(xs),
     ) {
         eprintln!("error: {e}");
         return Ok(ExitCode::FAILURE);
     }
     println!("wrote {} and {}", csv_path.display(), png_path.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// A figure's plot title: what, which figure of the paper, and its size.
+fn plot_title(fig: &Figure, records: u64) -> String {
+    let size = match fig.workload {
+        Workload::Tpcc => "one warehouse per thread".to_string(),
+        _ => format!("{records} records"),
+    };
+    format!("{} ({}; {size})", fig.title, fig.paper)
 }
 
 fn run_point(
@@ -967,6 +977,64 @@ fn write_csv(path: &Path, rows: &[Row]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every figure, drawn from made-up points at its own x values (the
+    /// scaled and the paper's): its title, and tick labels that are
+    /// exactly those values, cleanly printed (no float noise, no
+    /// fractional ticks on integer axes).
+    #[test]
+    fn every_figure_draws_its_title_and_its_x_values_as_ticks() {
+        use crate::plot::{line_chart_svg, XTicks};
+        for f in FIGURES {
+            for xs in [f.xs, f.xs_paper] {
+                let lines: Vec<Line> = (f.series.iter().enumerate())
+                    .map(|(i, s)| Line {
+                        label: s.label.to_string(),
+                        points: xs.iter().map(|&x| (x, 1000.0 * (i + 1) as f64)).collect(),
+                    })
+                    .collect();
+                let title = plot_title(f, 1000);
+                let svg = line_chart_svg(&title, f.axis.label(), "y", &lines, XTicks::Values(xs))
+                    .unwrap();
+                let texts: Vec<String> = svg
+                    .split("<text")
+                    .skip(1)
+                    .filter_map(|t| {
+                        let body = &t[t.find('>')? + 1..];
+                        Some(body[..body.find("</text>")?].trim().to_string())
+                    })
+                    .collect();
+                let has = |t: &str| texts.iter().any(|x| x == t);
+                assert!(has(&title.replace('&', "&amp;")), "{}: {texts:?}", f.name);
+                for s in f.series {
+                    assert!(
+                        has(&s.label.replace('&', "&amp;")),
+                        "{}: {}",
+                        f.name,
+                        s.label
+                    );
+                }
+                let integers = xs.iter().all(|x| x.fract() == 0.0);
+                if xs.len() <= 12 {
+                    for &x in xs {
+                        let want = if integers {
+                            format!("{x:.0}")
+                        } else {
+                            format!("{x}")
+                        };
+                        assert!(has(&want), "{}: tick {want} in {texts:?}", f.name);
+                    }
+                }
+                assert!(
+                    !texts
+                        .iter()
+                        .any(|t| t.contains("0000") || t.contains("9999")),
+                    "{}: {texts:?}",
+                    f.name
+                );
+            }
+        }
+    }
 
     #[test]
     fn figure_names_are_unique_and_every_figure_has_a_status() {
