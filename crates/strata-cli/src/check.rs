@@ -161,11 +161,12 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
     let checked = started.elapsed();
 
     println!(
-        "check  protocol {} (promises {promise})  storage {}  workload {:?}  clients {}  keys {}  \
+        "check  protocol {} (promises {promise})  storage {}  workload {}  clients {}  keys {}  \
          skew {}  scan width {}  deletes {}  seed {}{}",
         a.protocol,
         a.storage,
-        a.workload,
+        clap::ValueEnum::to_possible_value(&a.workload)
+            .map_or_else(|| "?".to_string(), |v| v.get_name().to_string()),
         a.clients,
         a.keys,
         a.skew,

@@ -23,6 +23,7 @@ use crate::progress::BarObserver;
 use crate::UsageError;
 
 #[derive(Args, Debug, Clone)]
+#[command(allow_negative_numbers = true)]
 pub struct LltArgs {
     /// Concurrency-control protocol.
     #[arg(long, default_value = "si", value_parser = crate::parse_protocol)]

@@ -96,6 +96,7 @@ pub fn parse_protocol(s: &str) -> Result<Protocol, String> {
 }
 
 #[derive(Args, Debug, Clone)]
+#[command(allow_negative_numbers = true)]
 pub struct YcsbArgs {
     /// Concurrency-control protocol.
     #[arg(long, default_value = "ssn", value_parser = parse_protocol)]
@@ -173,6 +174,21 @@ pub enum DurabilityArg {
     Async,
 }
 
+/// clap's message on one line: its first paragraph (the error, and what
+/// it names on the lines after: the missing arguments, the possible
+/// values), without the usage and tips that follow a blank line.
+fn one_line(text: &str) -> String {
+    let parts: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    if parts.is_empty() {
+        return "error: invalid arguments".into();
+    }
+    parts.join(" ")
+}
+
 pub fn parse_storage(s: &str) -> Result<strata::VersionStorage, String> {
     s.parse().map_err(|e: strata::Error| e.to_string())
 }
@@ -201,6 +217,7 @@ pub enum WorkloadArg {
 }
 
 #[derive(Args, Debug, Clone)]
+#[command(allow_negative_numbers = true)]
 pub struct CheckArgs {
     /// Concurrency-control protocol.
     #[arg(long, default_value = "ssn", value_parser = parse_protocol)]
@@ -262,10 +279,10 @@ fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 };
             }
-            // clap's message spans several lines (usage, tips); keep the first.
-            let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("error: invalid arguments");
-            eprintln!("{first} (see 'strata --help')");
+            eprintln!(
+                "{} (see 'strata --help')",
+                one_line(&e.render().to_string())
+            );
             return ExitCode::from(2);
         }
     };

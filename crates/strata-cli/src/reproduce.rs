@@ -37,6 +37,7 @@ use crate::progress::BarObserver;
 use crate::UsageError;
 
 #[derive(Args, Debug, Clone)]
+#[command(allow_negative_numbers = true)]
 pub struct ReproduceArgs {
     /// The figure to reproduce (see --list).
     #[arg(required_unless_present = "list")]

@@ -20,6 +20,7 @@ use crate::progress::BarObserver;
 use crate::UsageError;
 
 #[derive(Args, Debug, Clone)]
+#[command(allow_negative_numbers = true)]
 pub struct TpccArgs {
     /// Concurrency-control protocol.
     #[arg(long, default_value = "ssn", value_parser = crate::parse_protocol)]

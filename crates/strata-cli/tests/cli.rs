@@ -329,6 +329,17 @@ fn bad_flags_and_configs_are_one_line_errors() {
         "--keys",
     );
     assert_usage_error(&["frobnicate"], "frobnicate");
+    // Negative numbers reach the validation that names the range.
+    assert_usage_error(&["bench", "ycsb", "--theta", "-0.5"], "--theta must be in");
+    assert_usage_error(&["bench", "ycsb", "--records", "-5"], "invalid value '-5'");
+    // What is missing or allowed is on the one line.
+    assert_usage_error(&["reproduce"], "<FIGURE>");
+    assert_usage_error(&["check", "--workload", "nosuch"], "list-append, register");
+    // Impossible combinations name the flags' values.
+    assert_usage_error(
+        &["bench", "ycsb", "--storage", "n2o", "--gc", "coop"],
+        "needs version storage o2n",
+    );
 }
 
 #[test]

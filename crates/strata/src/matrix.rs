@@ -85,7 +85,7 @@ fn label(msg: &str) -> &'static str {
         "not implemented"
     } else if msg.contains("Cooperative") {
         "no: COOP needs O2N"
-    } else if msg.contains("Physical") {
+    } else if msg.contains("physical index pointers") {
         "no: physical needs append-only"
     } else {
         "no"

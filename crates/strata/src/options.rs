@@ -520,18 +520,19 @@ impl Options {
             && self.version_storage != VersionStorage::AppendOldToNew
         {
             return Err(Error::InvalidConfig(format!(
-                "garbage collection Cooperative needs version storage AppendOldToNew \
-                 (readers clean from the oldest end), not {:?}",
-                self.version_storage
+                "garbage collection {} (GcPolicy::Cooperative) needs version storage o2n \
+                 (VersionStorage::AppendOldToNew: readers clean from the oldest end), not {}",
+                self.gc.name(),
+                self.version_storage.name()
             )));
         }
         if self.index_pointers == IndexPointers::Physical && !self.version_storage.is_append_only()
         {
             return Err(Error::InvalidConfig(format!(
-                "index pointers Physical need an append-only version storage \
-                 (AppendNewToOld or AppendOldToNew), not {:?}: an in-place master has no \
-                 per-version address to point at",
-                self.version_storage
+                "physical index pointers need an append-only version storage \
+                 (n2o or o2n), not {}: an in-place master has no per-version address to \
+                 point at",
+                self.version_storage.name()
             )));
         }
         if self.gc_threads == 0 || self.gc_threads > 64 {
