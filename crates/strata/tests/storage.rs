@@ -421,7 +421,7 @@ fn every_storage_opens_and_impossible_combinations_are_named() {
         match Database::open(c.opts.clone()) {
             Err(Error::InvalidConfig(m)) => {
                 assert!(
-                    m.contains("Physical") && m.contains("append-only"),
+                    m.contains("physical index pointers") && m.contains("append-only"),
                     "{c}: {m}"
                 )
             }
