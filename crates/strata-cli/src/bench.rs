@@ -248,6 +248,9 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
         )));
     }
     let engines = parse_engines(&a.engine)?;
+    if let Some(path) = &a.extra.series {
+        crate::check_output_file("series", path)?;
+    }
     let options = Options::default()
         .protocol(a.protocol)
         .version_storage(a.storage)

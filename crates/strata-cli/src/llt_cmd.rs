@@ -150,6 +150,12 @@ pub fn run(a: &LltArgs) -> Result<ExitCode, UsageError> {
         seed: a.seed,
     };
     cfg.validate().map_err(|e| UsageError(e.to_string()))?;
+    if let Some(path) = &a.csv {
+        crate::check_output_file("csv", path)?;
+    }
+    if let Some(dir) = &a.plot {
+        crate::check_output_dir("plot", dir)?;
+    }
     let opts = Options::default()
         .protocol(a.protocol)
         .version_storage(a.storage)

@@ -174,6 +174,25 @@ pub enum DurabilityArg {
     Async,
 }
 
+/// Refuses an output file that cannot be written, before a run measures
+/// anything (a run that fails only when it writes its results loses them).
+/// Creates the file (empty) if it does not exist; an existing one is left
+/// as it is until the run overwrites it.
+pub fn check_output_file(flag: &str, path: &std::path::Path) -> Result<(), UsageError> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map(drop)
+        .map_err(|e| UsageError(format!("--{flag} {}: {e}", path.display())))
+}
+
+/// Refuses an output directory that cannot be created, before a run.
+pub fn check_output_dir(flag: &str, dir: &std::path::Path) -> Result<(), UsageError> {
+    std::fs::create_dir_all(dir).map_err(|e| UsageError(format!("--{flag} {}: {e}", dir.display())))
+}
+
 /// clap's message on one line: its first paragraph (the error, and what
 /// it names on the lines after: the missing arguments, the possible
 /// values), without the usage and tips that follow a blank line.

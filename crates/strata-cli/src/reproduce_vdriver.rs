@@ -180,8 +180,7 @@ pub fn run(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
         return Err(UsageError(format!("figure {name} {}", status(name))));
     }
     let s = scale(a)?;
-    std::fs::create_dir_all(&a.out)
-        .map_err(|e| UsageError(format!("cannot create {}: {e}", a.out.display())))?;
+    crate::check_output_dir("out", &a.out)?;
     let done = match name {
         "vdriver-fig13" => fig13(a, &s),
         "vdriver-fig14" => fig14(a, &s),

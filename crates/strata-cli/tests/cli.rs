@@ -335,6 +335,19 @@ fn bad_flags_and_configs_are_one_line_errors() {
     // What is missing or allowed is on the one line.
     assert_usage_error(&["reproduce"], "<FIGURE>");
     assert_usage_error(&["check", "--workload", "nosuch"], "list-append, register");
+    // Output paths are checked before the run, which would lose its results.
+    assert_usage_error(
+        &["bench", "ycsb", "--series", "/nonexistent/dir/s.csv"],
+        "--series /nonexistent/dir/s.csv",
+    );
+    assert_usage_error(
+        &["bench", "llt", "--csv", "/nonexistent/dir/s.csv"],
+        "--csv /nonexistent/dir/s.csv",
+    );
+    assert_usage_error(
+        &["bench", "llt", "--plot", "/proc/nope"],
+        "--plot /proc/nope",
+    );
     // Impossible combinations name the flags' values.
     assert_usage_error(
         &["bench", "ycsb", "--storage", "n2o", "--gc", "coop"],
