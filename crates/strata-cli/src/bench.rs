@@ -83,6 +83,9 @@ struct Summary {
     engine: &'static str,
     protocol: &'static str,
     storage: &'static str,
+    index_pointers: &'static str,
+    /// Flags that overrode `--preset`'s settings.
+    overrides: Vec<String>,
     durability: &'static str,
     gc: &'static str,
     records: u64,
@@ -254,6 +257,7 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
     let options = Options::default()
         .protocol(a.protocol)
         .version_storage(a.storage)
+        .index_pointers(a.index_pointers)
         .gc(a.gc)
         .gc_threads(a.gc_threads)
         .gc_every_commits(a.gc_every)
@@ -349,6 +353,12 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
             } else {
                 "-"
             },
+            index_pointers: if r.engine == "strata" {
+                strata::matrix::pointers_name(a.index_pointers)
+            } else {
+                "-"
+            },
+            overrides: a.overrides.clone(),
             durability: match (r.engine, a.durability) {
                 ("strata", DurabilityArg::Group) => "group",
                 ("strata", DurabilityArg::Async) => "async",
@@ -527,9 +537,12 @@ fn print_side_by_side(s: &[Summary]) {
 
 fn print_summary(s: &Summary) {
     println!(
-        "ycsb  engine {}  protocol {}  storage {}  gc {}  records {}  threads {}  ops/txn {}  read ratio {}  theta {}  columns {}",
-        s.engine, s.protocol, s.storage, s.gc, s.records, s.threads, s.ops_per_txn, s.read_ratio, s.theta, s.columns
+        "ycsb  engine {}  protocol {}  storage {}  gc {}  pointers {}  records {}  threads {}  ops/txn {}  read ratio {}  theta {}  columns {}",
+        s.engine, s.protocol, s.storage, s.gc, s.index_pointers, s.records, s.threads, s.ops_per_txn, s.read_ratio, s.theta, s.columns
     );
+    for o in &s.overrides {
+        println!("      {o}");
+    }
     println!(
         "load      {:.2} s ({:.0} rows/s)",
         s.load_s,

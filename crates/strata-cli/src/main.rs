@@ -19,7 +19,7 @@ use std::process::ExitCode;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use strata::Protocol;
 
 const EXAMPLES: &str = "\
@@ -140,9 +140,17 @@ pub struct YcsbArgs {
     /// Background vacuum threads (with `--gc vac`).
     #[arg(long, default_value_t = 1)]
     pub gc_threads: usize,
-    /// A named configuration (`strata presets`); sets protocol, storage and GC.
+    /// A named configuration (`strata presets`): its protocol, storage, GC
+    /// and index pointers, except those given by their own flags.
     #[arg(long, value_parser = parse_preset)]
     pub preset: Option<strata::Preset>,
+    /// What secondary-index entries point at: tuple-id, pkey or physical
+    /// (physical needs n2o or o2n).
+    #[arg(long, default_value = "tuple-id", value_parser = parse_pointers)]
+    pub index_pointers: strata::IndexPointers,
+    /// Flags that overrode the preset (filled after parsing, for the header).
+    #[arg(skip)]
+    pub overrides: Vec<String>,
     /// Run a GC pass after every this many commits on a thread.
     #[arg(long, default_value_t = strata::Options::default().gc_every_commits)]
     pub gc_every: u32,
@@ -206,6 +214,12 @@ fn one_line(text: &str) -> String {
         return "error: invalid arguments".into();
     }
     parts.join(" ")
+}
+
+pub fn parse_pointers(s: &str) -> Result<strata::IndexPointers, String> {
+    (strata::IndexPointers::ALL.into_iter())
+        .find(|&p| strata::matrix::pointers_name(p) == s)
+        .ok_or_else(|| format!("expected one of tuple-id, pkey, physical, got {s:?}"))
 }
 
 pub fn parse_storage(s: &str) -> Result<strata::VersionStorage, String> {
@@ -284,8 +298,11 @@ pub struct CheckArgs {
 pub struct UsageError(pub String);
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
+    let (cli, matches) = match parsed {
+        Ok(both) => both,
         Err(e) => {
             use clap::error::ErrorKind;
             if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
@@ -307,7 +324,18 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Bench(Bench::Ycsb(mut args)) => {
-            presets::apply(&mut args);
+            let given = matches
+                .subcommand_matches("bench")
+                .and_then(|b| b.subcommand_matches("ycsb"));
+            let explicit = |id: &str| {
+                given.is_some_and(|m| {
+                    // Argument ids are the field names: --index-pointers
+                    // is index_pointers.
+                    m.value_source(&id.replace('-', "_"))
+                        == Some(clap::parser::ValueSource::CommandLine)
+                })
+            };
+            args.overrides = presets::apply(&mut args, &explicit);
             bench::ycsb(&args)
         }
         Command::Bench(Bench::Tpcc(args)) => tpcc_cmd::run(&args),

@@ -33,13 +33,52 @@ pub fn print_matrix() {
     print!("{}", strata::matrix::matrix_markdown());
 }
 
-/// `--preset NAME` of `bench ycsb`: the preset's protocol, storage and GC
-/// replace the flags'.
-pub fn apply(a: &mut crate::YcsbArgs) {
-    if let Some(p) = a.preset {
-        let o = strata::Options::preset(p);
+/// `--preset NAME` of `bench ycsb`: the preset's protocol, storage, GC and
+/// index pointers, except where a flag was given on the command line
+/// (`explicit(id)`): an explicit flag overrides the preset. Returns one
+/// note per override, for the run's header.
+pub fn apply(a: &mut crate::YcsbArgs, explicit: &dyn Fn(&str) -> bool) -> Vec<String> {
+    let Some(p) = a.preset else {
+        return Vec::new();
+    };
+    let o = strata::Options::preset(p);
+    let mut notes = Vec::new();
+    let mut take = |id: &str, flag: String, preset: String| {
+        if explicit(id) {
+            if flag != preset {
+                notes.push(format!(
+                    "--{id} {flag} overrides preset {}'s {preset}",
+                    p.name()
+                ));
+            }
+            false
+        } else {
+            true
+        }
+    };
+    if take(
+        "protocol",
+        a.protocol.name().into(),
+        o.protocol.name().into(),
+    ) {
         a.protocol = o.protocol;
+    }
+    if take(
+        "storage",
+        a.storage.name().into(),
+        o.version_storage.name().into(),
+    ) {
         a.storage = o.version_storage;
+    }
+    if take("gc", a.gc.name().into(), o.gc.name().into()) {
         a.gc = o.gc;
     }
+    let (ours, theirs) = (
+        pointers_name(a.index_pointers),
+        pointers_name(o.index_pointers),
+    );
+    if take("index-pointers", ours.into(), theirs.into()) {
+        a.index_pointers = o.index_pointers;
+    }
+    notes
 }

@@ -934,3 +934,91 @@ fn bench_llt_windows_must_pair_up() {
         "after the previous one",
     );
 }
+
+/// `--preset` sets every dimension (index pointers too) except those given
+/// by their own flags, which override it, and the header says so.
+#[test]
+fn explicit_flags_override_a_preset_and_the_header_says_so() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "bench",
+            "ycsb",
+            "--records",
+            "500",
+            "--duration",
+            "0.1",
+            "--warmup",
+            "0",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let out = strata(&args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        serde_json::from_str::<serde_json::Value>(&text(&out.stdout)).expect("JSON")
+    };
+    let v = run(&["--preset", "hekaton"]);
+    assert_eq!(
+        (
+            &v["protocol"],
+            &v["storage"],
+            &v["gc"],
+            &v["index_pointers"]
+        ),
+        (
+            &"mvocc".into(),
+            &"o2n".into(),
+            &"coop".into(),
+            &"physical".into()
+        )
+    );
+    assert_eq!(v["overrides"], serde_json::json!([]));
+    let v = run(&[
+        "--preset",
+        "hekaton",
+        "--protocol",
+        "ssn",
+        "--storage",
+        "n2o",
+        "--gc",
+        "txn",
+    ]);
+    assert_eq!(
+        (
+            &v["protocol"],
+            &v["storage"],
+            &v["gc"],
+            &v["index_pointers"]
+        ),
+        (
+            &"ssn".into(),
+            &"n2o".into(),
+            &"txn".into(),
+            &"physical".into()
+        )
+    );
+    let notes = v["overrides"].as_array().unwrap();
+    assert_eq!(notes.len(), 3, "{notes:?}");
+    assert!(notes[0]
+        .as_str()
+        .unwrap()
+        .contains("--protocol ssn overrides preset hekaton's mvocc"));
+    let out = strata(&[
+        "bench",
+        "ycsb",
+        "--preset",
+        "hekaton",
+        "--gc",
+        "txn",
+        "--records",
+        "500",
+        "--duration",
+        "0.1",
+        "--warmup",
+        "0",
+    ]);
+    assert!(text(&out.stdout).contains("--gc txn overrides preset hekaton's coop"));
+    assert_usage_error(
+        &["bench", "ycsb", "--index-pointers", "nope"],
+        "tuple-id, pkey, physical",
+    );
+}
