@@ -255,7 +255,7 @@ impl Transaction {
     /// A hint that this transaction will soon read or write the rows with
     /// these primary keys: walks them stage by stage (index entries, then
     /// indirection slots, then chain heads) so that their cache misses
-    /// overlap instead of following one another (see [`crate::prefetch`]).
+    /// overlap instead of following one another (see the `prefetch` module).
     /// Changes nothing and records no read: the later `get`/`update` does
     /// that. Only integer primary keys have an index stage to overlap; for
     /// others it does nothing.
