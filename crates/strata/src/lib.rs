@@ -125,3 +125,9 @@ pub mod model {
             .collect()
     }
 }
+
+/// The README's examples, compiled and run as doc-tests (`cargo test`), so
+/// that they cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeExamples;
