@@ -322,6 +322,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Ctrl-C ends the run early with the summary of what it measured (a
+    // second one quits at once).
+    let _ = ctrlc::set_handler(|| {
+        if strata_workloads::driver::interrupted() {
+            std::process::exit(130);
+        }
+        eprintln!("\ninterrupted: reporting what was measured so far (Ctrl-C again to quit)");
+        strata_workloads::driver::interrupt();
+    });
     let result = match cli.command {
         Command::Bench(Bench::Ycsb(mut args)) => {
             let given = matches
@@ -356,6 +365,7 @@ fn main() -> ExitCode {
         }
     };
     match result {
+        Ok(_) if strata_workloads::driver::interrupted() => ExitCode::from(130),
         Ok(code) => code,
         Err(UsageError(msg)) => {
             eprintln!("error: {msg}");

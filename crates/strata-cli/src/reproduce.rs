@@ -802,8 +802,15 @@ pub fn run(a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
             };
             line.points.push((x, metric(fig.metric, &r)));
             rows.push(Row::new(fig, s.label, x, p.ycsb.threads, &r));
+            if strata_workloads::driver::interrupted() {
+                break;
+            }
         }
         lines.push(line);
+        if strata_workloads::driver::interrupted() {
+            // Ctrl-C: the points run so far, written and plotted.
+            break;
+        }
     }
     if let Err(e) = write_csv(&csv_path, &rows) {
         eprintln!("error: cannot write {}: {e}", csv_path.display());

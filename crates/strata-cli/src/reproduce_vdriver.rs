@@ -240,6 +240,9 @@ fn fig13(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
     let mut step = 0;
     for c in &configs {
         for cfg in [&with, &without] {
+            if strata_workloads::driver::interrupted() {
+                break; // Ctrl-C: write what ran
+            }
             step += 1;
             let r = run_one(&c.label, &c.opts, cfg, step, total)?;
             let label = format!(

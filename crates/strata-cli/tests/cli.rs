@@ -1022,3 +1022,37 @@ fn explicit_flags_override_a_preset_and_the_header_says_so() {
         "tuple-id, pkey, physical",
     );
 }
+
+/// Ctrl-C (SIGINT) in the middle of a run: the summary of what was measured
+/// so far, and exit code 130.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_run_reports_what_it_measured() {
+    let child = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args([
+            "bench",
+            "ycsb",
+            "--records",
+            "2000",
+            "--duration",
+            "60",
+            "--warmup",
+            "0",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt once the run is under way (its header comes after the load).
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("committed"), "{stdout}");
+    assert!(text(&out.stderr).contains("interrupted"));
+}

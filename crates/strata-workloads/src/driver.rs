@@ -224,6 +224,21 @@ pub fn run<W: Worker>(
 
 /// Sleeps until `until` in short ticks, updating the observer and calling
 /// `each` with the time; returns early if a worker ended (only on an error).
+/// Set by [`interrupt`] (Ctrl-C in the CLI): every running driver ends its
+/// current phase now and reports what it measured so far.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Asks every running driver to stop and report what it measured so far.
+/// Safe to call from a signal handler's thread.
+pub fn interrupt() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// Whether [`interrupt`] was called.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
 fn tick_until<T>(
     until: Instant,
     started: Instant,
@@ -235,7 +250,7 @@ fn tick_until<T>(
         let now = Instant::now();
         observer.set(now.duration_since(started).as_millis() as u64);
         each(now);
-        if now >= until || workers.iter().any(|w| w.is_finished()) {
+        if now >= until || interrupted() || workers.iter().any(|w| w.is_finished()) {
             return;
         }
         std::thread::sleep((until - now).min(Duration::from_millis(20)));
