@@ -251,6 +251,12 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
         )));
     }
     let engines = parse_engines(&a.engine)?;
+    // A row: its version (header, cells, text) and its index entries.
+    let row_bytes = 160.0 + 16.0 * a.columns as f64;
+    crate::check_memory(
+        &format!("--records {}", a.records),
+        a.records as f64 * row_bytes,
+    )?;
     if let Some(path) = &a.extra.series {
         crate::check_output_file("series", path)?;
     }

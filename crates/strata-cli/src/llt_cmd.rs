@@ -150,6 +150,10 @@ pub fn run(a: &LltArgs) -> Result<ExitCode, UsageError> {
         seed: a.seed,
     };
     cfg.validate().map_err(|e| UsageError(e.to_string()))?;
+    crate::check_memory(
+        &format!("--tables {} --rows {}", a.tables, a.rows),
+        (a.tables as u64 * a.rows) as f64 * (160.0 + a.row_bytes as f64),
+    )?;
     if let Some(path) = &a.csv {
         crate::check_output_file("csv", path)?;
     }

@@ -196,6 +196,33 @@ pub fn check_output_file(flag: &str, path: &std::path::Path) -> Result<(), Usage
         .map_err(|e| UsageError(format!("--{flag} {}: {e}", path.display())))
 }
 
+/// Memory the machine can give now (`MemAvailable`), if the OS says.
+fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Refuses a run whose data would not fit in memory, before it loads for
+/// seconds and dies in the allocator. `bytes` is an estimate from the
+/// measured footprint (`strata bench ycsb` reports bytes per row: about 310
+/// with 10 integer columns), so only a clearly impossible size is refused.
+pub fn check_memory(what: &str, bytes: f64) -> Result<(), UsageError> {
+    let Some(avail) = available_memory() else {
+        return Ok(());
+    };
+    if bytes > avail as f64 {
+        let gib = |b: f64| b / (1u64 << 30) as f64;
+        return Err(UsageError(format!(
+            "{what} needs about {:.1} GiB of memory; this machine has {:.1} GiB available",
+            gib(bytes),
+            gib(avail as f64)
+        )));
+    }
+    Ok(())
+}
+
 /// Refuses an output directory that cannot be created, before a run.
 pub fn check_output_dir(flag: &str, dir: &std::path::Path) -> Result<(), UsageError> {
     std::fs::create_dir_all(dir).map_err(|e| UsageError(format!("--{flag} {}: {e}", dir.display())))

@@ -348,6 +348,12 @@ fn bad_flags_and_configs_are_one_line_errors() {
         &["bench", "llt", "--plot", "/proc/nope"],
         "--plot /proc/nope",
     );
+    // A size that cannot fit is refused before loading.
+    assert_usage_error(
+        &["bench", "ycsb", "--records", "10000000000"],
+        "needs about",
+    );
+    assert_usage_error(&["bench", "llt", "--rows", "100000000000"], "needs about");
     // Impossible combinations name the flags' values.
     assert_usage_error(
         &["bench", "ycsb", "--storage", "n2o", "--gc", "coop"],
