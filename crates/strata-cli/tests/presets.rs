@@ -14,10 +14,11 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// The README text between `<!-- NAME:begin -->` and `<!-- NAME:end -->`.
+/// The text of docs/DESIGN-SPACE.md (where the README's design-space
+/// sections live) between `<!-- NAME:begin -->` and `<!-- NAME:end -->`.
 fn readme_section(name: &str) -> String {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
-    let readme = std::fs::read_to_string(path).expect("README.md");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/DESIGN-SPACE.md");
+    let readme = std::fs::read_to_string(path).expect("docs/DESIGN-SPACE.md");
     let begin = format!("<!-- {name}:begin -->\n");
     let end = format!("<!-- {name}:end -->");
     let a = readme.find(&begin).expect("begin marker") + begin.len();
@@ -30,7 +31,7 @@ fn readme_matrix_is_the_code_matrix() {
     assert_eq!(
         readme_section("matrix"),
         strata::matrix::matrix_markdown(),
-        "README's validity matrix is stale: paste `strata matrix`'s table"
+        "docs/DESIGN-SPACE.md's validity matrix is stale: paste `strata matrix`'s table"
     );
     let out = strata(&["matrix"]);
     assert!(out.status.success());
@@ -42,7 +43,7 @@ fn readme_presets_are_the_code_presets() {
     assert_eq!(
         readme_section("presets"),
         strata::presets_markdown(),
-        "README's preset table is stale: paste strata::presets_markdown()"
+        "docs/DESIGN-SPACE.md's preset table is stale: paste strata::presets_markdown()"
     );
 }
 

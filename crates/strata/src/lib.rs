@@ -131,3 +131,8 @@ pub mod model {
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeExamples;
+
+/// docs/DURABILITY.md's example, compiled (it names a directory of its own).
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/DURABILITY.md")]
+pub struct DurabilityExamples;
