@@ -172,7 +172,7 @@ fn draw<DB: DrawingBackend>(
         let (color, style) = style_of(i);
         chart.draw_series(LineSeries::new(line.points.iter().copied(), style))?;
         let filled = ShapeStyle::from(color).filled();
-        let round = i / PALETTE.len() % 2 == 0;
+        let round = (i / PALETTE.len()).is_multiple_of(2);
         chart.draw_series(line.points.iter().map(|&p| {
             if round {
                 EmptyElement::at(p) + Circle::new((0, 0), 4, filled)
