@@ -749,6 +749,12 @@ pub fn run(a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
     let records = a
         .records
         .unwrap_or(if a.paper_scale { 10_000_000 } else { 100_000 });
+    // One database at a time; about 310 bytes a row at 10 columns (see
+    // `bench ycsb`), more with the wide rows some figures sweep.
+    crate::check_memory(
+        &format!("{name} with {records} records"),
+        records as f64 * 320.0,
+    )?;
     let xs = if a.paper_scale { fig.xs_paper } else { fig.xs };
     let runnable: Vec<&Series> = fig
         .series

@@ -354,6 +354,10 @@ fn bad_flags_and_configs_are_one_line_errors() {
         "needs about",
     );
     assert_usage_error(&["bench", "llt", "--rows", "100000000000"], "needs about");
+    assert_usage_error(
+        &["reproduce", "contention", "--records", "100000000000"],
+        "needs about",
+    );
     // Impossible combinations name the flags' values.
     assert_usage_error(
         &["bench", "ycsb", "--storage", "n2o", "--gc", "coop"],
