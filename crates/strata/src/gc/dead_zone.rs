@@ -48,8 +48,8 @@
 
 use super::vacuum::Vacuum;
 use super::{Collector, Committed, Common, Engine, Snapshots};
-use crate::storage::version::{Version, INF_TS, TID_MARK};
 use crate::storage::dead_zones::DeadZones;
+use crate::storage::version::{Version, INF_TS, TID_MARK};
 use crate::storage::{self, PrunePlan, Span};
 use crate::table::TableInner;
 use crossbeam_epoch::Guard;

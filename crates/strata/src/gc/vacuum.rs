@@ -42,7 +42,6 @@
 //! ```
 
 use super::dead_zone;
-use crate::storage::dead_zones::DeadZones;
 use super::limbo::Unlinked;
 use super::{
     finish_pass, prune_row, refresh, Collector, Committed, Common, Engine, Garbage, MayRemove,
@@ -50,6 +49,7 @@ use super::{
 };
 use crate::storage;
 use crate::storage::append_only::committed_at_or_below;
+use crate::storage::dead_zones::DeadZones;
 use crate::storage::dirty::BLOCK_TUPLES;
 use crate::storage::version::Version;
 use crate::table::TableInner;
@@ -160,6 +160,9 @@ impl Vacuum {
                     continue;
                 }
                 let mut unlinked = Vec::new();
+                // SIRO hook (storage::siro, gc::siro): zones to writers,
+                // dead segments cut, before the row steps.
+                in_zones += super::siro::on_pass(t, p, zones.as_ref());
                 let r = vacuum_table(t, p, h, zones.as_ref(), &may_remove, &mut unlinked);
                 freed += r.freed;
                 in_zones += r.dead_zone_freed;

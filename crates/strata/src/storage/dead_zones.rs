@@ -39,6 +39,23 @@ impl DeadZones {
         self.begins.get(first_at_or_after).is_none_or(|&b| b >= end)
     }
 
+    /// The timestamp at which these zones were built: snapshots not listed
+    /// began at or above it.
+    #[inline]
+    pub fn floor(&self) -> u64 {
+        self.floor
+    }
+
+    /// Whether a listed snapshot that began below `before` reads a
+    /// version committed at `begin` and overwritten at `end` (SIRO's LLT
+    /// test: is it a snapshot read of a long-lived transaction?).
+    pub fn read_by_snapshot_below(&self, begin: u64, end: u64, before: u64) -> bool {
+        let first = self.begins.partition_point(|&b| b < begin);
+        self.begins
+            .get(first)
+            .is_some_and(|&b| b < end && b < before)
+    }
+
     /// The zones as closed ranges `[start, end]` of timestamps (minus
     /// infinity is 0): versions living strictly inside one are dead.
     #[cfg(test)]
