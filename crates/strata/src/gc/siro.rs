@@ -1,7 +1,9 @@
 //! The collector's side of SIRO version storage (`storage::siro`): once
 //! per table per dead-zone pass, publish the zones to the table's writers
 //! (their first prune and classification at relocation) and cut the
-//! segments that lie inside one dead zone (vDriver §3.4, segment pruning).
+//! segments that lie inside one dead zone (vDriver §3.4, segment pruning);
+//! between passes, republish fresher zones whenever committers refresh
+//! the horizon (vDriver refreshes its zones periodically, §3.3).
 //!
 //! A cut takes, from every sealed dead segment, the locators of the rows
 //! in the caller's partition (the pass holds that partition's lock, so no
@@ -15,12 +17,28 @@
 
 use super::dead_zone::dead_versions;
 use super::vacuum::Partition;
+use super::Snapshots;
 use crate::storage::dead_zones::DeadZones;
 use crate::storage::dirty::BLOCK_TUPLES;
 use crate::storage::{siro, PrunePlan};
 use crate::table::TableInner;
 use crossbeam_epoch as epoch;
 use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Between passes (committers' refresh every few commits): publishes the
+/// zones of `snaps` to every SIRO table, so that a version that died
+/// since the last pass is dropped when it leaves the row instead of
+/// copied off-row (the pass's own row step would remove it, but only at
+/// the next pass, after the copy).
+pub(crate) fn republish(tables: &[Arc<TableInner>], snaps: &Snapshots) {
+    let mut zones = None;
+    for t in tables {
+        if let Some(st) = t.siro.as_deref() {
+            st.publish(zones.get_or_insert_with(|| snaps.dead_zones()));
+        }
+    }
+}
 
 /// Publishes `zones` to `t`'s writers and prunes the dead segments' rows
 /// of partition `p`. Returns versions retired. Does nothing for a table

@@ -203,8 +203,11 @@ impl Vacuum {
     /// Between passes, committers keep the horizon and the protocols'
     /// state fresh.
     pub(crate) fn refresh_only<C: Collector, E: Engine>(c: &C, engine: &E) {
-        let h = refresh(c, engine).oldest();
+        let snaps = refresh(c, engine);
+        let h = snaps.oldest();
         engine.prune_protocol_state(&engine.tables(), h);
+        // SIRO hook (gc::siro): fresher zones for writers' first prune.
+        super::siro::republish(&engine.tables(), &snaps);
     }
 }
 

@@ -60,7 +60,7 @@
 //! published by the collector (and dead zones stay dead: a snapshot that
 //! begins later is above every overwritten version's end).
 
-use super::chain::{Span, Survivor, Versions};
+use super::chain::{self, Newest, Span, Survivor, Versions};
 use super::dead_zones::DeadZones;
 use super::in_place::{retire_record, InPlace, Record, Records, WriteSection};
 use super::time_travel::copy_out;
@@ -417,7 +417,16 @@ impl VersionStore for SiroStore {
                 }
             }
         }
-        Inner::prune(s, tuple, plan, guard)
+        match plan {
+            PrunePlan::OlderThan(keep) => super::append_only::cut_below(keep, guard),
+            // Every SIRO image stands alone (a full copy, or none for a
+            // version pruned at relocation, which no snapshot reads), so
+            // unlike delta storage nothing below a removed run needs a
+            // merged record.
+            PrunePlan::Versions(victims) => {
+                chain::remove(s.rows.slot(tuple), victims, Newest::First, |_, _| {}, guard)
+            }
+        }
     }
 }
 
