@@ -164,7 +164,8 @@ mod tests {
                 assert!(c.verdict.is_err(), "{c:?}");
             }
             if c.storage == VersionStorage::Siro
-                && !matches!(c.gc, GcPolicy::DeadZone | GcPolicy::Cooperative)
+                && c.gc != GcPolicy::DeadZone
+                && c.gc != GcPolicy::Cooperative
                 && c.pointers != IndexPointers::Physical
             {
                 let m = c.verdict.as_ref().unwrap_err();

@@ -89,8 +89,9 @@ pub struct Stats {
     /// append-only schemes; the master and newest header of the in-place
     /// ones.
     pub main_table_bytes: u64,
-    /// Of `version_bytes`, what lives in the time-travel or delta store (SIRO: off-row)
-    /// (older headers and their copies / deltas); 0 for append-only.
+    /// Of `version_bytes`, what lives in the time-travel or delta store
+    /// (older headers and their copies / deltas; SIRO: the off-row
+    /// versions); 0 for append-only.
     pub version_store_bytes: u64,
     /// Bytes of the version headers alone.
     pub header_bytes: u64,
