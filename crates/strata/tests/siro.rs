@@ -214,3 +214,32 @@ fn readers_writers_and_the_cleaner_race_on_the_same_chains() {
         .unwrap();
     assert_eq!(last, rounds);
 }
+
+/// A secondary index created while versions pruned at relocation are
+/// still linked (no image: the collector has not unlinked them yet) is
+/// back-filled without reading them, and finds the current values.
+#[test]
+fn an_index_created_over_pruned_versions_skips_them() {
+    let db = Database::open(opts()).unwrap();
+    let t = table(&db, 2);
+    let _llt = db.begin_read_only().unwrap();
+    for v in 1..=40 {
+        set(&db, &t, 1, v);
+    }
+    let st = db.stats();
+    assert!(sum(st.siro.pruned_at_relocation) > 0, "{:?}", st.siro);
+    assert!(st.longest_chain > 3, "pruned versions still linked");
+    let idx = db
+        .create_index("by_v", &t, &["v"], strata::Unique::No)
+        .unwrap();
+    let mut x = db.begin_read_only().unwrap();
+    let hits = x.index_get(&idx, &key![40]).unwrap();
+    assert_eq!(hits.len(), 1);
+    x.commit().unwrap();
+    // The collector then unlinks them, its index step walking past them.
+    db.collect_garbage();
+    assert_eq!(db.stats().longest_chain, 2);
+    let mut x = db.begin_read_only().unwrap();
+    assert_eq!(x.index_get(&idx, &key![40]).unwrap().len(), 1);
+    assert_eq!(x.index_get(&idx, &key![39]).unwrap().len(), 0);
+}

@@ -507,6 +507,15 @@ fn relocate(s: &Store, tuple: u64, r: &Version, begin: u64, end: u64, guard: &Gu
     }
 }
 
+/// Whether `v` (an in-place version whose record the caller found null)
+/// was pruned at relocation: every other in-place version whose
+/// overwriter committed has a record (the overwrite sets it, inside its
+/// write section, before the overwriter can commit).
+pub(crate) fn is_hole(v: &Version) -> bool {
+    let end = v.end.load(SeqCst);
+    end & TID_MARK == 0 && end != INF_TS && !v.is_tombstone()
+}
+
 /// Whether `v`'s image is SIRO's in-row previous copy.
 pub(crate) fn is_in_row_copy(v: &Version) -> bool {
     v.ext()
