@@ -50,7 +50,11 @@ pub(crate) fn on_pass(t: &TableInner, p: Partition, zones: Option<&DeadZones>) -
     st.publish(z);
     let mine = |tuple: u64| (tuple / BLOCK_TUPLES) % p.count == p.index;
     let taken = siro::take_dead_segments(t, z, mine);
-    if taken.is_empty() {
+    if taken.is_empty() || t.indexed.load(std::sync::atomic::Ordering::SeqCst) {
+        // With secondary indexes, a prune walks the row's kept versions
+        // for index work: the row step that follows in this pass prunes
+        // these (dead) versions with the others in one walk, instead of
+        // a second walk per row here. The dead descriptors are dropped.
         return 0;
     }
     let mut rows: BTreeMap<u64, Vec<usize>> = BTreeMap::new();

@@ -44,7 +44,10 @@
 //!   the collector takes it whole ([`take_dead_segments`]) and unlinks its
 //!   versions from their chains (`gc::siro`: the cut and the fix of the
 //!   chain's links happen in one `PrunePlan::Versions` step per row, so a
-//!   chain is never left with a hole a reader could fall into).
+//!   chain is never left with a hole a reader could fall into). On a
+//!   table with secondary indexes the dead descriptors are dropped and the
+//!   pass's row step unlinks their versions with the rest of the row's dead
+//!   ones, in the one walk its index work needs.
 //! * **Cleaning.** Dead versions in segments that are not wholly dead are
 //!   removed one by one by the dead-zone collector's row step (the
 //!   paper's "cleaning"); the counters tell the three apart.
