@@ -28,7 +28,7 @@ pub struct LltArgs {
     /// Concurrency-control protocol.
     #[arg(long, default_value = "si", value_parser = crate::parse_protocol)]
     pub protocol: Protocol,
-    /// Version storage: n2o, o2n, time-travel or delta.
+    /// Version storage: n2o, o2n, time-travel, delta or siro (siro needs --gc dead-zone).
     #[arg(long, default_value = "n2o", value_parser = crate::parse_storage)]
     pub storage: VersionStorage,
     /// Garbage collection: txn, vac, coop (O2N only), dead-zone or none.

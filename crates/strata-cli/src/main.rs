@@ -157,7 +157,7 @@ pub struct YcsbArgs {
     /// Print one JSON object instead of the summary (and no progress bars).
     #[arg(long)]
     pub json: bool,
-    /// Version storage: n2o, o2n, time-travel or delta.
+    /// Version storage: n2o, o2n, time-travel, delta or siro (siro needs --gc dead-zone).
     #[arg(long, default_value = "n2o", value_parser = parse_storage)]
     pub storage: strata::VersionStorage,
     /// `none` (in memory), `group` (write-ahead log, commit waits for the
@@ -316,7 +316,7 @@ pub struct CheckArgs {
     /// Run transactions without writes as read-only snapshot transactions.
     #[arg(long)]
     pub read_only_snapshots: bool,
-    /// Version storage: n2o, o2n, time-travel or delta.
+    /// Version storage: n2o, o2n, time-travel, delta or siro (siro needs --gc dead-zone).
     #[arg(long, default_value = "n2o", value_parser = parse_storage)]
     pub storage: strata::VersionStorage,
 }

@@ -636,6 +636,7 @@ pub const FIGURES: &[Figure] = &[
     },
 ];
 
+#[cfg(test)]
 impl Figure {
     /// The first figure number its label names (0 for a table alone).
     fn paper_figure(&self) -> u32 {

@@ -58,10 +58,10 @@ pub use index::secondary::Unique;
 pub use log::{LogStats, RecoveryReport, TornTail};
 pub use options::{
     Durability, GcPolicy, IndexPointers, LogTuning, MemorySpaces, NonInline, Options, Protocol,
-    SyncPolicy, VersionStorage,
+    SiroTuning, SyncPolicy, VersionStorage,
 };
 pub use presets::{presets_markdown, Preset, PresetInfo};
-pub use stats::Stats;
+pub use stats::{SiroStats, Stats};
 pub use storage::space::SpaceStats;
 pub use table::{Index, Table};
 pub use txn::Transaction;

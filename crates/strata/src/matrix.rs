@@ -85,6 +85,8 @@ fn label(msg: &str) -> &'static str {
         "not implemented"
     } else if msg.contains("Cooperative") {
         "no: COOP needs O2N"
+    } else if msg.contains("Siro needs") {
+        "no: SIRO needs dead-zone GC"
     } else if msg.contains("physical index pointers") {
         "no: physical needs append-only"
     } else {
@@ -161,8 +163,17 @@ mod tests {
             if c.pointers == IndexPointers::Physical && !c.storage.is_append_only() {
                 assert!(c.verdict.is_err(), "{c:?}");
             }
+            if c.storage == VersionStorage::Siro
+                && c.gc != GcPolicy::DeadZone
+                && c.gc != GcPolicy::Cooperative
+                && c.pointers != IndexPointers::Physical
+            {
+                let m = c.verdict.as_ref().unwrap_err();
+                assert!(m.contains("Siro") && m.contains("DeadZone"), "{m}");
+            }
             if c.pointers == IndexPointers::LogicalTupleId
                 && (c.gc != GcPolicy::Cooperative || c.storage == VersionStorage::AppendOldToNew)
+                && (c.storage != VersionStorage::Siro || c.gc == GcPolicy::DeadZone)
             {
                 assert!(c.verdict.is_ok(), "{c:?}");
             }
@@ -170,5 +181,13 @@ mod tests {
         let md = matrix_markdown();
         assert!(md.contains("| n2o | coop | no: COOP needs O2N |"), "{md}");
         assert!(md.contains("| o2n | coop | ok |"), "{md}");
+        assert!(
+            md.contains("| siro | dead-zone | ok | ok | no: physical"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| siro | vac | no: SIRO needs dead-zone GC |"),
+            "{md}"
+        );
     }
 }

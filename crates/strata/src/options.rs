@@ -94,14 +94,21 @@ pub enum VersionStorage {
     /// Master updated in place (seqlock); the old values of only the
     /// modified attributes go to a delta record in a delta store.
     Delta,
+    /// vDriver's SIRO versioning (`storage::siro`): the current version
+    /// and one previous version in-row, older ones relocated into
+    /// classified version segments (HOT / COLD / LLT), pruned by dead
+    /// zones at relocation and a segment at a time. Needs
+    /// `GcPolicy::DeadZone`.
+    Siro,
 }
 
 impl VersionStorage {
-    pub const ALL: [VersionStorage; 4] = [
+    pub const ALL: [VersionStorage; 5] = [
         VersionStorage::AppendNewToOld,
         VersionStorage::AppendOldToNew,
         VersionStorage::TimeTravel,
         VersionStorage::Delta,
+        VersionStorage::Siro,
     ];
 
     /// Whether every version is a separate, immutable row image (the
@@ -111,17 +118,18 @@ impl VersionStorage {
         // must say which kind it is.
         match self {
             VersionStorage::AppendNewToOld | VersionStorage::AppendOldToNew => true,
-            VersionStorage::TimeTravel | VersionStorage::Delta => false,
+            VersionStorage::TimeTravel | VersionStorage::Delta | VersionStorage::Siro => false,
         }
     }
 
-    /// A short stable name (`n2o`, `o2n`, `time-travel`, `delta`).
+    /// A short stable name (`n2o`, `o2n`, `time-travel`, `delta`, `siro`).
     pub fn name(self) -> &'static str {
         match self {
             VersionStorage::AppendNewToOld => "n2o",
             VersionStorage::AppendOldToNew => "o2n",
             VersionStorage::TimeTravel => "time-travel",
             VersionStorage::Delta => "delta",
+            VersionStorage::Siro => "siro",
         }
     }
 }
@@ -134,7 +142,7 @@ impl std::str::FromStr for VersionStorage {
             .find(|v| v.name().eq_ignore_ascii_case(s))
             .ok_or_else(|| {
                 Error::InvalidConfig(format!(
-                    "unknown version storage {s:?}; expected one of n2o, o2n, time-travel, delta"
+                    "unknown version storage {s:?}; expected one of n2o, o2n, time-travel, delta, siro"
                 ))
             })
     }
@@ -339,6 +347,39 @@ pub struct Options {
     pub log_tuning: LogTuning,
     /// Where versions are allocated: the global allocator or memory spaces.
     pub memory_spaces: MemorySpaces,
+    /// Segment size and classification thresholds of `VersionStorage::Siro`
+    /// (ignored by the other schemes).
+    pub siro: SiroTuning,
+}
+
+/// Tuning of SIRO version storage (vDriver, §3.3 and §5.2.6; see
+/// `storage::siro`). The paper's thresholds are in wall-clock time
+/// ("a multiple of an average transaction length / update interval");
+/// Strata's timestamps are commit counts, so both are in commits: a
+/// snapshot is long-lived once `llt_commits` transactions committed after
+/// it began, and a version is hot when it was overwritten within
+/// `hot_commits` commits of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiroTuning {
+    /// Bytes of version images per segment before it is sealed (the
+    /// paper's default, 64 KiB, is also its smallest, Fig. 19).
+    pub segment_bytes: usize,
+    /// δ_hot: a version whose lifetime (`end - begin`) is shorter is HOT,
+    /// else COLD.
+    pub hot_commits: u64,
+    /// δ_LLT: a snapshot older than this many commits is a long-lived
+    /// transaction; a version it reads is classified LLT.
+    pub llt_commits: u64,
+}
+
+impl Default for SiroTuning {
+    fn default() -> Self {
+        SiroTuning {
+            segment_bytes: 64 << 10,
+            hot_commits: 1_000,
+            llt_commits: 10_000,
+        }
+    }
 }
 
 /// Whether committed transactions survive a crash (see the `log` module).
@@ -428,6 +469,7 @@ impl Default for Options {
             durability: Durability::None,
             log_tuning: LogTuning::default(),
             memory_spaces: MemorySpaces::default(),
+            siro: SiroTuning::default(),
         }
     }
 }
@@ -494,6 +536,10 @@ impl Options {
         self.memory_spaces = m;
         self
     }
+    pub fn siro(mut self, t: SiroTuning) -> Self {
+        self.siro = t;
+        self
+    }
 
     /// Refuses impossible combinations and parts not implemented yet.
     pub fn validate(&self) -> Result<()> {
@@ -533,6 +579,23 @@ impl Options {
                  (n2o or o2n), not {}: an in-place master has no per-version address to \
                  point at",
                 self.version_storage.name()
+            )));
+        }
+        if self.version_storage == VersionStorage::Siro && self.gc != GcPolicy::DeadZone {
+            return Err(Error::InvalidConfig(format!(
+                "version storage Siro needs garbage collection DeadZone, not {:?}: its \
+                 relocation-time pruning and segment pruning use the dead zones that \
+                 collector builds (without them an LLT pins every off-row version)",
+                self.gc
+            )));
+        }
+        if self.version_storage == VersionStorage::Siro
+            && (self.siro.segment_bytes < 1024 || self.siro.hot_commits == 0)
+        {
+            return Err(Error::InvalidConfig(format!(
+                "siro.segment_bytes must be at least 1024 and siro.hot_commits at least 1, \
+                 got {} and {}",
+                self.siro.segment_bytes, self.siro.hot_commits
             )));
         }
         if self.gc_threads == 0 || self.gc_threads > 64 {

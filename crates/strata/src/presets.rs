@@ -24,8 +24,7 @@
 //! vDriver (Kim et al., SIGMOD 2020), as built into MySQL/InnoDB: snapshot
 //! reads (SI), SIRO versioning (current and previous version in-row, older
 //! ones off-row in classified segments), dead-zone pruning, secondary
-//! indexes by primary key. SIRO is not built yet: the preset uses delta
-//! storage (master in place, old values off-row) and says so.
+//! indexes by primary key.
 //!
 //! Where a system needs something Strata does not have, the preset takes
 //! the nearest valid configuration and says so in [`PresetInfo::notes`]
@@ -141,8 +140,8 @@ impl Preset {
             Preset::Ermia => ("ERMIA: SI+SSN, append-only N2O, epoch-based (transaction-level), logical tuple id (indirection array)", SiSsn, AppendNewToOld, TransactionLevel, LogicalTupleId, vec![]),
             Preset::VDriver => (
                 "vDriver (in MySQL/InnoDB): snapshot reads, SIRO versioning, dead-zone pruning, logical (PKey)",
-                Si, Delta, DeadZone, LogicalPrimaryKey,
-                vec!["SIRO versioning -> delta (master in place, old values off-row; SIRO is not built yet)"],
+                Si, Siro, DeadZone, LogicalPrimaryKey,
+                vec![],
             ),
         }
     }

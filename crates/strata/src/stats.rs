@@ -90,7 +90,8 @@ pub struct Stats {
     /// ones.
     pub main_table_bytes: u64,
     /// Of `version_bytes`, what lives in the time-travel or delta store
-    /// (older headers and their copies / deltas); 0 for append-only.
+    /// (older headers and their copies / deltas; SIRO: the off-row
+    /// versions); 0 for append-only.
     pub version_store_bytes: u64,
     /// Bytes of the version headers alone.
     pub header_bytes: u64,
@@ -128,6 +129,55 @@ pub struct Stats {
     /// Per memory space: chunks, bytes reserved and in use, free slots
     /// (empty with `MemorySpaces::System`).
     pub memory_spaces: Vec<crate::storage::space::SpaceStats>,
+    /// SIRO's pruning breakdown (all zero under the other schemes).
+    pub siro: SiroStats,
+}
+
+/// SIRO version storage's pruning breakdown (vDriver Fig. 15), summed over
+/// tables. Per class, indexed HOT, COLD, LLT (`storage::siro::Class`).
+/// In-row and off-row bytes are `Stats::main_table_bytes` and
+/// `Stats::version_store_bytes` (SIRO counts its previous version's copy
+/// in-row and its segments' images off-row).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SiroStats {
+    /// Versions dead when they left the row: never copied off-row.
+    pub pruned_at_relocation: [u64; 3],
+    /// Versions copied off-row into a segment of their class.
+    pub relocated: [u64; 3],
+    /// Off-row versions unlinked with their whole dead segment.
+    pub segment_pruned: [u64; 3],
+    /// Off-row versions unlinked one by one (the dead-zone row step).
+    pub cleaned: [u64; 3],
+    /// Segments dropped whole.
+    pub segments_dropped: u64,
+    /// Segments holding locators now (open ones included).
+    pub segments: [u64; 3],
+}
+
+impl SiroStats {
+    /// Off-row versions still kept, per class (relocated and not yet
+    /// unlinked; versions of rows deleted whole leave this count too late
+    /// or never, so it is an upper bound).
+    pub fn kept(&self) -> [u64; 3] {
+        std::array::from_fn(|i| {
+            self.relocated[i].saturating_sub(self.segment_pruned[i] + self.cleaned[i])
+        })
+    }
+
+    pub(crate) fn add(&mut self, st: &crate::storage::siro::Siro) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let c = &st.counters;
+        for i in 0..3 {
+            self.pruned_at_relocation[i] += c.pruned_at_relocation[i].load(Relaxed);
+            self.relocated[i] += c.relocated[i].load(Relaxed);
+            self.segment_pruned[i] += c.segment_pruned[i].load(Relaxed);
+            self.cleaned[i] += c.cleaned[i].load(Relaxed);
+        }
+        self.segments_dropped += c.segments_dropped.load(Relaxed);
+        for (o, n) in self.segments.iter_mut().zip(st.segment_counts()) {
+            *o += n as u64;
+        }
+    }
 }
 
 impl Stats {
@@ -157,6 +207,7 @@ impl Stats {
             gc_index_steps: 0,
             open_transactions: 0,
             memory_spaces: Vec::new(),
+            siro: SiroStats::default(),
         }
     }
 

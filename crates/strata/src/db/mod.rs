@@ -144,6 +144,7 @@ impl Database {
         let t = Arc::new(
             TableInner::new(id, self.inner.id, schema)
                 .with_storage(self.inner.opts.version_storage, self.inner.opts.non_inline)
+                .with_siro(&self.inner.opts.siro)
                 .with_coop(self.inner.gc.chain_walk_hook())
                 .with_spaces(self.inner.spaces.clone()),
         );
@@ -273,6 +274,9 @@ impl Database {
             st.secondary_index_entries += entries;
             st.secondary_index_bytes += bytes;
             st.gc_index_steps += t.secondary.gc_steps();
+            if let Some(siro) = t.siro.as_deref() {
+                st.siro.add(siro);
+            }
             t.rows.for_each_head(|_, head| {
                 st.rows += 1;
                 // Pinned: chain versions are freed only after being unlinked

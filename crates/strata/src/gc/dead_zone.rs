@@ -89,6 +89,9 @@ pub(crate) struct Pins {
     /// come may read (it ended after the floor), or a deleted row that
     /// could not be unlinked yet.
     pub next_pass: bool,
+    /// A dead version left in-row (SIRO) for its writer to drop when it
+    /// relocates it (first prune); a sweeping pass removes it otherwise.
+    pub in_row: bool,
 }
 
 /// Puts in `dead` the committed versions of `tuple` that `zones` say are
@@ -150,10 +153,24 @@ pub(crate) fn prune_row(
     horizon: u64,
     pins: &mut Pins,
     dead: &mut Vec<*mut Version>,
+    sweep: bool,
     guard: &Guard,
 ) -> (u64, u64) {
     dead.clear();
-    let below = dead_versions(t, tuple, zones, horizon, pins, dead);
+    let mut below = dead_versions(t, tuple, zones, horizon, pins, dead);
+    if !sweep && t.siro.is_some() {
+        // SIRO (vDriver §3.3): a dead version whose image is still in-row
+        // is dropped by the writer that moves it out (first prune, no
+        // copy), so a committers' pass leaves it; a sweeping pass (the GC
+        // thread's, an explicit one) takes it if no write came.
+        let before = dead.len();
+        // SAFETY: pinned by the caller; the chain's versions are alive.
+        dead.retain(|&v| !storage::siro::is_in_row_copy(unsafe { &*v }));
+        if dead.len() < before {
+            pins.in_row = true;
+            below = below.min(dead.len() as u64);
+        }
+    }
     if dead.is_empty() {
         return (0, 0);
     }
@@ -178,14 +195,20 @@ struct Watch {
     by_snapshot: BTreeMap<u64, Vec<Row>>,
     /// Rows the next pass must look at whatever ends.
     next_pass: Vec<Row>,
+    /// Rows with a dead version left in-row (SIRO), for the next sweeping
+    /// pass.
+    in_row: Vec<Row>,
 }
 
 impl Watch {
     /// Takes into `due` every row one of whose pins ended (is no longer a
     /// listed snapshot) or that asked for the next pass; `all` takes every
     /// watched row.
-    fn take_due(&mut self, live: &[u64], all: bool, due: &mut Vec<Row>) {
+    fn take_due(&mut self, live: &[u64], all: bool, sweep: bool, due: &mut Vec<Row>) {
         due.append(&mut self.next_pass);
+        if sweep {
+            due.append(&mut self.in_row);
+        }
         if all {
             due.extend(self.rows.drain().map(|(row, _)| row));
             self.by_snapshot.clear();
@@ -211,6 +234,9 @@ impl Watch {
     fn set(&mut self, row: Row, pins: &mut Pins) {
         if pins.next_pass {
             self.next_pass.push(row);
+        }
+        if pins.in_row {
+            self.in_row.push(row);
         }
         if pins.snapshots.is_empty() {
             self.rows.remove(&row);
@@ -251,14 +277,17 @@ impl DeadZone {
     }
 
     /// One pass: the rows written since the last one, and the watched rows
-    /// whose pins ended (`all`: every watched row). Returns versions freed,
-    /// None if another pass was running and `wait` is false.
+    /// whose pins ended (`wait`, the explicit pass: every watched row).
+    /// `sweep`: also the dead versions SIRO left in-row for first prune.
+    /// Returns versions freed, None if another pass was running and `wait`
+    /// is false.
     fn run<E: Engine>(
         &self,
         common: &Common,
         snaps: &Snapshots,
         engine: &E,
         wait: bool,
+        sweep: bool,
     ) -> Option<u64> {
         let running = if wait {
             common.running.lock()
@@ -271,17 +300,24 @@ impl DeadZone {
         let tables: Vec<Arc<TableInner>> = engine.tables().clone();
         let mut rows = std::mem::take(&mut *self.written.lock());
         let mut watch = self.watch.lock();
-        watch.take_due(snaps.as_slice(), wait, &mut rows);
+        watch.take_due(snaps.as_slice(), wait, sweep, &mut rows);
         rows.sort_unstable();
         rows.dedup();
         let (mut freed, mut in_zones) = (0, 0);
         let mut unlinked = Vec::new();
         let mut pins = Pins::default();
         let mut dead = Vec::new();
+        // SIRO tables (`gc::siro`): the zones go to their writers (first
+        // prune at relocation) and sealed dead segments are cut, before
+        // the row steps.
+        for t in tables.iter().filter(|t| !t.dropped.load(SeqCst)) {
+            in_zones += super::siro::on_pass(t, &zones);
+        }
         let mut guard = epoch::pin();
         for (i, &(table, tuple)) in rows.iter().enumerate() {
             pins.snapshots.clear();
             pins.next_pass = false;
+            pins.in_row = false;
             let Some(t) = tables
                 .get(table as usize)
                 .filter(|t| !t.dropped.load(SeqCst))
@@ -309,7 +345,7 @@ impl DeadZone {
             }
             // Everything below the horizon lies in the first dead zone: one
             // walk prunes it with the versions dead above it.
-            let (n, above) = prune_row(t, tuple, &zones, h, &mut pins, &mut dead, &guard);
+            let (n, above) = prune_row(t, tuple, &zones, h, &mut pins, &mut dead, sweep, &guard);
             freed += n - above;
             in_zones += above;
             watch.set((table, tuple), &mut pins);
@@ -358,13 +394,14 @@ impl Collector for DeadZone {
         engine: &E,
         wait: bool,
     ) -> Option<u64> {
-        self.run(common, snaps, engine, wait)
+        self.run(common, snaps, engine, wait, wait)
     }
 
     /// Committers run the passes (skipping while one runs): the work is
     /// proportional to their writes, and they cannot outrun it.
     fn every_few_commits<E: Engine>(&self, common: &Common, engine: &E) {
-        self.pass(common, engine, false);
+        let snaps = super::refresh(self, engine);
+        self.run(common, &snaps, engine, false, false);
     }
 
     /// One thread, for the versions that die when snapshots end while
@@ -373,8 +410,10 @@ impl Collector for DeadZone {
         usize::from(every.is_some())
     }
 
+    /// The GC thread's pass also sweeps what SIRO left in-row.
     fn background<E: Engine>(&self, common: &Common, engine: &E, _thread: usize) {
-        self.pass(common, engine, false);
+        let snaps = super::refresh(self, engine);
+        self.run(common, &snaps, engine, false, true);
     }
 }
 
@@ -438,12 +477,13 @@ mod tests {
         Pins {
             snapshots: snapshots.to_vec(),
             next_pass,
+            in_row: false,
         }
     }
 
     fn due(w: &mut Watch, live: &[u64], all: bool) -> Vec<Row> {
         let mut rows = Vec::new();
-        w.take_due(live, all, &mut rows);
+        w.take_due(live, all, false, &mut rows);
         rows.sort_unstable();
         rows
     }

@@ -45,6 +45,7 @@ pub mod coop;
 pub mod dead_zone;
 pub(crate) mod limbo;
 pub mod none;
+pub(crate) mod siro;
 pub mod transaction_level;
 pub mod vacuum;
 

@@ -98,6 +98,15 @@ impl TableInner {
         self
     }
 
+    /// Sets up SIRO's segments when the table uses it (before the table is
+    /// shared).
+    pub fn with_siro(mut self, tuning: &crate::options::SiroTuning) -> Self {
+        if self.store.scheme == VersionStorage::Siro {
+            self.store.siro = Some(Arc::new(crate::storage::siro::Siro::new(tuning.clone())));
+        }
+        self
+    }
+
     /// Turns on cooperative cleaning (before the table is shared).
     pub fn with_coop(mut self, coop: Option<Arc<Coop>>) -> Self {
         self.store.coop = coop;

@@ -195,6 +195,11 @@ impl Chain {
         let rec = r.ext().map_or(ptr::null_mut(), |e| {
             e.record.load(std::sync::atomic::Ordering::Acquire)
         });
+        if rec.is_null() && super::siro::is_hole(r) {
+            // Pruned at relocation (SIRO): dead, no image to report.
+            self.chained = false;
+            return Some((v, None));
+        }
         // SAFETY: pinned; records are freed with their versions, through an
         // epoch.
         match unsafe { rec.as_ref() } {

@@ -30,7 +30,7 @@ impl DeadZones {
     /// Whether a version committed at `begin` and overwritten at `end`
     /// (commit timestamps) is read by no snapshot: no live snapshot `b`
     /// with `begin <= b < end`, and `end <= floor` (Theorem 3.5).
-    #[cfg(test)]
+    #[inline]
     pub fn is_dead(&self, begin: u64, end: u64) -> bool {
         matches!(self.pin(begin, end), Pin::Dead)
     }
@@ -49,6 +49,23 @@ impl DeadZones {
             _ if end > self.floor => Pin::Floor,
             _ => Pin::Dead,
         }
+    }
+
+    /// The timestamp at which these zones were built: snapshots not listed
+    /// began at or above it.
+    #[inline]
+    pub fn floor(&self) -> u64 {
+        self.floor
+    }
+
+    /// Whether a listed snapshot that began below `before` reads a
+    /// version committed at `begin` and overwritten at `end` (SIRO's LLT
+    /// test: is it a snapshot read of a long-lived transaction?).
+    pub fn read_by_snapshot_below(&self, begin: u64, end: u64, before: u64) -> bool {
+        let first = self.begins.partition_point(|&b| b < begin);
+        self.begins
+            .get(first)
+            .is_some_and(|&b| b < end && b < before)
     }
 
     /// The zones as closed ranges `[start, end]` of timestamps (minus

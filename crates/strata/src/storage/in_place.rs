@@ -140,6 +140,9 @@ pub struct Record {
     /// `None`: `vals` is the full row image.
     cols: Option<Box<[u32]>>,
     vals: Box<[Value]>,
+    /// Where a SIRO image lives (`super::siro::Place`); 0 for the other
+    /// schemes' records.
+    place: u8,
 }
 
 impl Record {
@@ -147,6 +150,7 @@ impl Record {
         Record {
             cols: None,
             vals: vals.into_boxed_slice(),
+            place: 0,
         }
     }
 
@@ -154,7 +158,19 @@ impl Record {
         Record {
             cols: Some(cols.into_boxed_slice()),
             vals: vals.into_boxed_slice(),
+            place: 0,
         }
+    }
+
+    /// The same record, tagged with a SIRO place.
+    pub(crate) fn placed(mut self, place: u8) -> Record {
+        self.place = place;
+        self
+    }
+
+    /// The SIRO place tag (0: not a SIRO image).
+    pub(crate) fn place(&self) -> u8 {
+        self.place
     }
 
     pub fn is_full(&self) -> bool {

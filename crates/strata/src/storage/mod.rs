@@ -15,6 +15,10 @@
 //!                                         older: full copy per version
 //!  delta         newest -> oldest (hdrs)  newest: master (in place, seqlock)
 //!                                         older: master + deltas backwards
+//!  siro          newest -> oldest (hdrs)  newest: master (in place, seqlock)
+//!                                         previous: full copy, in-row
+//!                                         older: copies in classified
+//!                                         off-row segments (vDriver)
 //! ```
 //!
 //! # The seam
@@ -34,6 +38,8 @@
 //!        ▼             ▼                  ▼                     ▼
 //!   append_only::N2O  append_only::O2N  time_travel::TimeTravel delta::Delta
 //!                                     (= in_place::InPlace<FullCopies | Deltas>)
+//!                                     siro::SiroStore (InPlace<InRowCopies>
+//!                                     + relocation into segments)
 //! ```
 //!
 //! Each scheme owns one invariant: the chain's order and where the newest
@@ -49,8 +55,8 @@
 //! [`Store::indexed`]: whoever prunes tells the indexes first, and frees
 //! go through [`reclaim`].
 //!
-//! See [`append_only`], [`time_travel`], [`delta`], [`in_place`] and
-//! [`chain`].
+//! See [`append_only`], [`time_travel`], [`delta`], [`in_place`],
+//! [`siro`] and [`chain`].
 
 pub mod append_only;
 pub mod chain;
@@ -60,6 +66,7 @@ pub mod dirty;
 pub mod in_place;
 pub mod indirection;
 pub mod reclaim;
+pub mod siro;
 pub mod space;
 pub mod time_travel;
 pub mod version;
@@ -102,6 +109,9 @@ pub struct Store {
     /// cutting a chain then needs index work first, which COOP's workers
     /// do not do, so they leave such chains to the full pass.
     pub indexed: AtomicBool,
+    /// SIRO's segments, published dead zones and counters; None under
+    /// every other scheme.
+    pub siro: Option<Arc<siro::Siro>>,
 }
 
 impl Store {
@@ -115,6 +125,7 @@ impl Store {
             spaces: None,
             coop: None,
             indexed: AtomicBool::new(false),
+            siro: None,
         }
     }
 }
@@ -276,6 +287,11 @@ macro_rules! dispatch {
             VersionStorage::Delta => {
                 type $S = delta::Delta;
                 debug_assert_eq!($S::SCHEME, VersionStorage::Delta);
+                $body
+            }
+            VersionStorage::Siro => {
+                type $S = siro::SiroStore;
+                debug_assert_eq!($S::SCHEME, VersionStorage::Siro);
                 $body
             }
         }
@@ -476,7 +492,9 @@ pub unsafe fn free_row(head: *mut Version) {
 /// Memory of one row split by store: (main table bytes, version store bytes,
 /// versions). Append-only schemes keep every version in the main table; the
 /// in-place ones keep the master and the newest header there and the rest
-/// (headers and their records) in the time-travel / delta store.
+/// (headers and their records) in the time-travel / delta store. SIRO
+/// keeps its previous version's copy in-row too, and counts its off-row
+/// versions (headers and segment images) as the version store.
 pub fn row_footprint(head: *mut Version) -> (u64, u64, u64) {
     let m = master_of(head);
     let mut main = 0u64;
@@ -487,7 +505,7 @@ pub fn row_footprint(head: *mut Version) -> (u64, u64, u64) {
         // SAFETY: the caller is pinned; chain versions are alive.
         let r = unsafe { &*v };
         let b = r.footprint() as u64;
-        if r.is_in_place() && n > 0 {
+        if r.is_in_place() && n > 0 && !siro::is_in_row_copy(r) {
             store += b;
         } else {
             main += b;

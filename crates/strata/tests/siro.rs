@@ -1,0 +1,245 @@
+//! SIRO version storage (`storage::siro`, vDriver §3.2-§3.4): a long
+//! reader's version goes off-row into the LLT cluster, versions dead when
+//! they leave the row are never copied, whole dead segments are cut, the
+//! in-row / off-row split is reported; and writers, readers and the
+//! collector racing on the same chains read exactly what their snapshots
+//! must see.
+
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use strata::{
+    key, row, Database, GcPolicy, Options, Schema, SiroTuning, Table, Type, Value, VersionStorage,
+};
+
+/// Passes only when a test asks (the background thread's interval is
+/// longer than any test), zones republished by committers every 4 commits.
+fn opts() -> Options {
+    Options::default()
+        .version_storage(VersionStorage::Siro)
+        .gc(GcPolicy::DeadZone)
+        .gc_interval(Some(std::time::Duration::from_secs(3600)))
+        .gc_every_commits(4)
+        .siro(SiroTuning {
+            segment_bytes: 1024,
+            hot_commits: 50,
+            llt_commits: 5,
+        })
+}
+
+fn table(db: &Database, rows: i64) -> Table {
+    let t = db
+        .create_table(
+            Schema::new("t")
+                .column("k", Type::Int)
+                .column("v", Type::Int)
+                .primary_key(&["k"]),
+        )
+        .unwrap();
+    db.run(|x| {
+        for k in 0..rows {
+            x.insert(&t, row![k, 0])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    t
+}
+
+fn set(db: &Database, t: &Table, k: i64, v: i64) {
+    db.run(|x| x.update(t, &key![k], &[("v", Value::Int(v))]))
+        .unwrap();
+}
+
+fn sum(a: [u64; 3]) -> u64 {
+    a.iter().sum()
+}
+
+const HOT: usize = 0;
+const LLT: usize = 2;
+
+/// The LLT scenario on SIRO, pass by pass: the reader's version is
+/// relocated into the LLT cluster; versions the last pass's zones already
+/// call dead are never copied off-row; the HOT segments filled meanwhile
+/// lie in the LLT's dead zone and are cut whole; the chain ends at two
+/// versions and the reader still reads its value.
+#[test]
+fn an_llt_keeps_one_off_row_version_and_the_rest_is_pruned_three_ways() {
+    let db = Database::open(opts()).unwrap();
+    let t = table(&db, 2);
+    let mut llt = db.begin_read_only().unwrap();
+    // Age the reader past δ_LLT (5 commits), and publish zones that list it.
+    for v in 1..=10 {
+        set(&db, &t, 0, v);
+    }
+    db.collect_garbage();
+    for v in 1..=400 {
+        set(&db, &t, 1, v);
+        if v % 10 == 0 {
+            // A pass: cuts the HOT segments inside the LLT's dead zone.
+            // Between passes committers republish the zones, so versions
+            // that died since are dropped when they leave the row.
+            db.collect_garbage();
+        }
+    }
+    let st = db.stats();
+    let s = &st.siro;
+    // Row 0's first version left the row before any zones were published
+    // (not known as an LLT's: HOT); row 1's went to the LLT cluster.
+    assert_eq!(s.relocated[LLT], 1, "the reader's version of row 1: {s:?}");
+    assert!(sum(s.pruned_at_relocation) >= 30, "first prune: {s:?}");
+    assert!(s.relocated[HOT] > 100, "{s:?}");
+    assert!(sum(s.segment_pruned) > 0, "segment pruning: {s:?}");
+    assert!(s.segments_dropped > 0, "{s:?}");
+    // The reader's version plus the newest: two versions a row.
+    db.collect_garbage();
+    let st = db.stats();
+    assert_eq!(st.longest_chain, 2, "{:?}", st.siro);
+    assert!(st.version_store_bytes > 0, "the LLT's versions are off-row");
+    assert_eq!(llt.get(&t, &key![1]).unwrap().unwrap()[1], Value::Int(0));
+    assert_eq!(llt.get(&t, &key![0]).unwrap().unwrap()[1], Value::Int(0));
+    llt.commit().unwrap();
+    db.collect_garbage();
+    let st = db.stats();
+    assert_eq!(st.longest_chain, 1);
+    assert_eq!(st.version_store_bytes, 0, "nothing off-row is left");
+    let mut now = db.begin_read_only().unwrap();
+    assert_eq!(now.get(&t, &key![1]).unwrap().unwrap()[1], Value::Int(400));
+}
+
+/// In-row holds the current and the previous version; only older ones
+/// count as off-row bytes.
+#[test]
+fn the_previous_version_stays_in_row() {
+    let db = Database::open(opts()).unwrap();
+    let t = table(&db, 1);
+    let base = db.stats();
+    let _hold = db.begin_read_only().unwrap();
+    set(&db, &t, 0, 1);
+    let one = db.stats();
+    assert_eq!(one.version_store_bytes, 0, "v^(r,1) is in-row");
+    assert!(one.main_table_bytes > base.main_table_bytes);
+    set(&db, &t, 0, 2);
+    let two = db.stats();
+    assert!(two.version_store_bytes > 0, "v^(r,2) went off-row");
+    assert_eq!(sum(two.siro.relocated), 1);
+}
+
+/// An abort restores the row to its previous state: the in-row copy is
+/// the current version again and a later write relocates as usual.
+#[test]
+fn an_abort_leaves_the_row_as_it_was() {
+    let db = Database::open(opts()).unwrap();
+    let t = table(&db, 1);
+    let mut old = db.begin_read_only().unwrap();
+    set(&db, &t, 0, 1);
+    let mut x = db.begin().unwrap();
+    x.update(&t, &key![0], &[("v", Value::Int(-1))]).unwrap();
+    x.abort();
+    set(&db, &t, 0, 2);
+    set(&db, &t, 0, 3);
+    let mut now = db.begin_read_only().unwrap();
+    assert_eq!(old.get(&t, &key![0]).unwrap().unwrap()[1], Value::Int(0));
+    assert_eq!(now.get(&t, &key![0]).unwrap().unwrap()[1], Value::Int(3));
+}
+
+/// Writers, the collector (background passes every millisecond: segment
+/// cuts, row cleaning, zones republished) and readers that hold snapshots
+/// race on a few rows: every read returns exactly the value the reader's
+/// snapshot saw first, and all three pruning paths ran.
+#[test]
+fn readers_writers_and_the_cleaner_race_on_the_same_chains() {
+    let rounds: i64 = std::env::var("STRATA_SOAK")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(1)
+        * 1500;
+    let db = Database::open(
+        opts()
+            .gc_interval(Some(std::time::Duration::from_millis(1)))
+            .gc_every_commits(2),
+    )
+    .unwrap();
+    let t = table(&db, 3);
+    let stop = AtomicBool::new(false);
+    let started = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let writer = s.spawn(|| {
+            while !started.load(SeqCst) {
+                std::thread::yield_now();
+            }
+            for v in 1..=rounds {
+                set(&db, &t, v % 3, v);
+                if v % 50 == 0 {
+                    db.collect_garbage();
+                }
+            }
+            stop.store(true, SeqCst);
+        });
+        let reader = s.spawn(|| {
+            let mut checked = 0u64;
+            while !stop.load(SeqCst) {
+                let mut x = db.begin_read_only().unwrap();
+                let first: Vec<Value> = (0..3)
+                    .map(|k| x.get(&t, &key![k]).unwrap().unwrap()[1].clone())
+                    .collect();
+                started.store(true, SeqCst);
+                for _ in 0..50 {
+                    for k in 0..3 {
+                        let r = x.get(&t, &key![k]).unwrap().unwrap();
+                        assert_eq!(r[1], first[k as usize], "row {k}");
+                        checked += 1;
+                    }
+                    std::thread::yield_now();
+                }
+                x.commit().unwrap();
+            }
+            checked
+        });
+        writer.join().unwrap();
+        assert!(reader.join().unwrap() > 0);
+    });
+    db.collect_garbage();
+    let st = db.stats();
+    let s = &st.siro;
+    assert!(sum(s.relocated) > 0, "{s:?}");
+    assert!(sum(s.pruned_at_relocation) > 0, "{s:?}");
+    assert!(sum(s.segment_pruned) + sum(s.cleaned) > 0, "{s:?}");
+    assert_eq!(st.longest_chain, 1, "{s:?}");
+    let mut now = db.begin_read_only().unwrap();
+    let last: i64 = (0..3)
+        .map(|k| match now.get(&t, &key![k]).unwrap().unwrap()[1] {
+            Value::Int(v) => v,
+            _ => unreachable!(),
+        })
+        .max()
+        .unwrap();
+    assert_eq!(last, rounds);
+}
+
+/// A secondary index created while versions pruned at relocation are
+/// still linked (no image: the collector has not unlinked them yet) is
+/// back-filled without reading them, and finds the current values.
+#[test]
+fn an_index_created_over_pruned_versions_skips_them() {
+    let db = Database::open(opts()).unwrap();
+    let t = table(&db, 2);
+    let _llt = db.begin_read_only().unwrap();
+    for v in 1..=40 {
+        set(&db, &t, 1, v);
+    }
+    let st = db.stats();
+    assert!(sum(st.siro.pruned_at_relocation) > 0, "{:?}", st.siro);
+    assert!(st.longest_chain > 3, "pruned versions still linked");
+    let idx = db
+        .create_index("by_v", &t, &["v"], strata::Unique::No)
+        .unwrap();
+    let mut x = db.begin_read_only().unwrap();
+    let hits = x.index_get(&idx, &key![40]).unwrap();
+    assert_eq!(hits.len(), 1);
+    x.commit().unwrap();
+    // The collector then unlinks them, its index step walking past them.
+    db.collect_garbage();
+    assert_eq!(db.stats().longest_chain, 2);
+    let mut x = db.begin_read_only().unwrap();
+    assert_eq!(x.index_get(&idx, &key![40]).unwrap().len(), 1);
+    assert_eq!(x.index_get(&idx, &key![39]).unwrap().len(), 0);
+}
