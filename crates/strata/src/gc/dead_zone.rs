@@ -149,13 +149,16 @@ pub(crate) fn dead_versions(
 pub(crate) fn prune_row(
     t: &TableInner,
     tuple: u64,
-    zones: &DeadZones,
-    horizon: u64,
+    pass: &PassView<'_>,
     pins: &mut Pins,
     dead: &mut Vec<*mut Version>,
-    sweep: bool,
     guard: &Guard,
 ) -> (u64, u64) {
+    let PassView {
+        zones,
+        horizon,
+        sweep,
+    } = *pass;
     dead.clear();
     let mut below = dead_versions(t, tuple, zones, horizon, pins, dead);
     if !sweep && t.siro.is_some() {
@@ -177,6 +180,15 @@ pub(crate) fn prune_row(
     // (A writer may have added a version since: its commit queues the row.)
     let freed = super::prune_versions(t, tuple, PrunePlan::versions(dead), guard);
     (freed, freed.saturating_sub(below))
+}
+
+/// What a pass's row step needs to know of the pass.
+#[derive(Clone, Copy)]
+pub(crate) struct PassView<'a> {
+    pub zones: &'a DeadZones,
+    pub horizon: u64,
+    /// Also prune dead versions SIRO left in-row (see [`prune_row`]).
+    pub sweep: bool,
 }
 
 /// A row: (table id, tuple).
@@ -345,7 +357,12 @@ impl DeadZone {
             }
             // Everything below the horizon lies in the first dead zone: one
             // walk prunes it with the versions dead above it.
-            let (n, above) = prune_row(t, tuple, &zones, h, &mut pins, &mut dead, sweep, &guard);
+            let view = PassView {
+                zones: &zones,
+                horizon: h,
+                sweep,
+            };
+            let (n, above) = prune_row(t, tuple, &view, &mut pins, &mut dead, &guard);
             freed += n - above;
             in_zones += above;
             watch.set((table, tuple), &mut pins);
