@@ -14,9 +14,11 @@
 //!         -> commits/s, version space, longest chain, every second
 //!  fig14: for each config: one Zipfian run with an LLT
 //!         -> CDF of chain lengths while the LLT is open
-//!  fig15: vDriver, for each Zipfian exponent x {with LLTs, without}
-//!         -> pruning breakdown (needs SIRO's counters)
-//!  fig19: vDriver on SIRO, for each segment size -> longest chain
+//!  fig15: vDriver on SIRO, for each Zipfian exponent x {with LLTs,
+//!         without} -> where versions leaving the row went (1st prune,
+//!         2nd prune, cleaned, kept), per class
+//!  fig19: vDriver on SIRO, for each segment size x {uniform, Zipfian}
+//!         -> the longest chain
 //! ```
 //!
 //! The configurations are the paper's: vDriver (`Preset::VDriver`) against
@@ -32,10 +34,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use serde::Serialize;
-use strata::{Database, GcPolicy, Options, Preset, Protocol, VersionStorage};
+use strata::{Database, GcPolicy, Options, Preset, Protocol, SiroTuning, VersionStorage};
 use strata_workloads::llt::{self, LltConfig, LltReport};
 
-use crate::plot::{line_chart, Line};
+use crate::plot::{line_chart, line_chart_ticks, Line, XTicks};
 use crate::progress::BarObserver;
 use crate::reproduce::ReproduceArgs;
 use crate::UsageError;
@@ -70,14 +72,8 @@ pub fn is_vdriver(name: &str) -> bool {
 }
 
 /// "ready" or why not.
-pub fn status(name: &str) -> String {
-    match name {
-        "vdriver-fig15" | "vdriver-fig19" => {
-            "needs SIRO version storage (its segments and pruning breakdown), not implemented yet"
-                .into()
-        }
-        _ => "ready".into(),
-    }
+pub fn status(_name: &str) -> String {
+    "ready".into()
 }
 
 /// One engine design of a figure.
@@ -184,6 +180,8 @@ pub fn run(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
     let done = match name {
         "vdriver-fig13" => fig13(a, &s),
         "vdriver-fig14" => fig14(a, &s),
+        "vdriver-fig15" => fig15(a, &s),
+        "vdriver-fig19" => fig19(a, &s),
         _ => unreachable!("status() said ready"),
     };
     match done {
@@ -369,6 +367,173 @@ fn fig14(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
         "log10(chain length)",
         "fraction of rows",
         &lines,
+    )?;
+    Ok(vec![csv.display().to_string(), png.display().to_string()])
+}
+
+/// One CSV row of fig15: a pruning stage of one class in one run.
+#[derive(Serialize)]
+struct StageRow {
+    theta: f64,
+    llts: bool,
+    class: &'static str,
+    stage: &'static str,
+    versions: u64,
+}
+
+const CLASSES: [&str; 3] = ["HOT", "COLD", "LLT"];
+
+/// Fig. 15: vDriver on SIRO, one run per Zipfian exponent (keys Zipfian
+/// throughout), with LLTs open from 20% to 80% of the run and with short
+/// readers instead; where the versions that left their rows went: pruned
+/// at relocation (the paper's "1st prune"), with their segment ("2nd
+/// prune"), cleaned one by one, or still kept, per class.
+fn fig15(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
+    let thetas: &[f64] = if a.paper_scale {
+        &[0.0, 0.5, 0.7, 0.9, 1.0, 1.1, 1.2]
+    } else {
+        &[0.0, 0.7, 1.0, 1.2]
+    };
+    // A short run per point: the breakdown, not its time course (the paper
+    // runs 90 s and finds the same shape at any time).
+    let d = if a.duration.is_some() || a.paper_scale {
+        s.duration
+    } else {
+        Duration::from_secs(10)
+    };
+    let opts = Options::preset(Preset::VDriver);
+    let total = thetas.len() * 2;
+    let mut rows = Vec::new();
+    let mut lines: Vec<Line> = Vec::new();
+    let stages = ["1st prune", "2nd prune", "cleaned", "kept"];
+    for long in [true, false] {
+        let mut per_stage: Vec<Line> = stages
+            .iter()
+            .map(|st| Line {
+                label: format!("{st}{}", if long { ", LLTs" } else { ", no LLT" }),
+                points: Vec::new(),
+            })
+            .collect();
+        for &theta in thetas {
+            if strata_workloads::driver::interrupted() {
+                break;
+            }
+            let cfg = LltConfig {
+                duration: d,
+                zipf_at: Some(Duration::ZERO),
+                theta,
+                llts: s.llts.max(if a.paper_scale { 4 } else { 1 }),
+                llt_windows: vec![(at(d, 0.2), at(d, 0.8))],
+                long_snapshots: long,
+                ..base_config(a, s)
+            };
+            let label = format!("vDriver (siro), theta {theta}");
+            let r = run_one(&label, &opts, &cfg, rows.len() / 12 + 1, total)?;
+            let b = &r.siro;
+            let by_stage = [b.pruned_at_relocation, b.segment_pruned, b.cleaned, b.kept];
+            let all: u64 = by_stage.iter().flatten().sum();
+            for (k, counts) in by_stage.iter().enumerate() {
+                let n: u64 = counts.iter().sum();
+                let share = if all == 0 { 0.0 } else { n as f64 / all as f64 };
+                per_stage[k].points.push((theta, share));
+                for (c, &versions) in counts.iter().enumerate() {
+                    rows.push(StageRow {
+                        theta,
+                        llts: long,
+                        class: CLASSES[c],
+                        stage: stages[k],
+                        versions,
+                    });
+                }
+            }
+        }
+        lines.extend(per_stage);
+    }
+    let csv = a.out.join("vdriver-fig15.csv");
+    write_csv(&csv, &rows)?;
+    let png = a.out.join("vdriver-fig15.png");
+    line_chart_ticks(
+        &png,
+        "Where versions leaving the row went (vDriver Fig. 15, SIRO)",
+        "Zipfian exponent",
+        "share of versions",
+        &lines,
+        XTicks::Values(thetas),
+    )?;
+    Ok(vec![csv.display().to_string(), png.display().to_string()])
+}
+
+/// One CSV row of fig19.
+#[derive(Serialize)]
+struct SegmentRow {
+    segment_kib: u64,
+    keys: &'static str,
+    max_longest_chain: u64,
+    max_version_bytes: u64,
+}
+
+/// Fig. 19: vDriver on SIRO with segments of each size, Fig. 13's run
+/// (LLTs open), once with uniform keys and once Zipfian 0.99: the longest
+/// chain the run saw. An unfilled segment has no (v_min, v_max) to prune
+/// by, so larger segments keep hot rows' versions longer.
+fn fig19(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
+    let sizes_kib: &[u64] = if a.paper_scale {
+        &[64, 256, 1024, 4096, 16384]
+    } else {
+        &[4, 16, 64, 256, 1024]
+    };
+    let d = if a.duration.is_some() || a.paper_scale {
+        s.duration
+    } else {
+        Duration::from_secs(10)
+    };
+    let mut rows = Vec::new();
+    let mut lines = Vec::new();
+    let total = sizes_kib.len() * 2;
+    for (keys, zipf) in [("uniform", None), ("Zipfian 0.99", Some(Duration::ZERO))] {
+        let mut line = Line {
+            label: keys.to_string(),
+            points: Vec::new(),
+        };
+        for &kib in sizes_kib {
+            if strata_workloads::driver::interrupted() {
+                break;
+            }
+            let opts = Options::preset(Preset::VDriver).siro(SiroTuning {
+                segment_bytes: (kib as usize) << 10,
+                ..SiroTuning::default()
+            });
+            let cfg = LltConfig {
+                duration: d,
+                zipf_at: zipf,
+                theta: 0.99,
+                llt_windows: vec![(at(d, 0.2), at(d, 0.8))],
+                ..base_config(a, s)
+            };
+            let label = format!("vDriver (siro), {kib} KiB segments, {keys}");
+            let r = run_one(&label, &opts, &cfg, rows.len() + 1, total)?;
+            let x = (kib as f64).log2();
+            line.points.push((x, r.window.max_longest_chain as f64));
+            rows.push(SegmentRow {
+                segment_kib: kib,
+                keys,
+                max_longest_chain: r.window.max_longest_chain,
+                max_version_bytes: r.window.max_version_bytes,
+            });
+        }
+        lines.push(line);
+    }
+    let csv = a.out.join("vdriver-fig19.csv");
+    write_csv(&csv, &rows)?;
+    let png = a.out.join("vdriver-fig19.png");
+    let xs: Vec<f64> = sizes_kib.iter().map(|&k| (k as f64).log2()).collect();
+    line_chart_ticks(
+        &png,
+        "Segment size against the longest chain (vDriver Fig. 19, SIRO)",
+        "segment size, log2(KiB) (6 = 64 KiB, 10 = 1 MiB)",
+        "longest chain while the LLT is open",
+        &lines,
+        XTicks::Values(&xs),
     )?;
     Ok(vec![csv.display().to_string(), png.display().to_string()])
 }

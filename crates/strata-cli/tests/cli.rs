@@ -916,11 +916,13 @@ fn reproduce_vdriver_fig14_writes_a_cdf_per_config() {
     assert!(last.values().all(|&c| c == 1.0), "{csv}");
     assert_valid_png(&dir.join("vdriver-fig14.png"));
     let list = text(&strata(&["reproduce", "--list"]).stdout);
-    assert!(
-        list.lines()
-            .any(|l| l.starts_with("vdriver-fig13") && l.ends_with("[ready]")),
-        "{list}"
-    );
+    for fig in ["vdriver-fig13", "vdriver-fig15", "vdriver-fig19"] {
+        assert!(
+            list.lines()
+                .any(|l| l.starts_with(fig) && l.ends_with("[ready]")),
+            "{fig}: {list}"
+        );
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

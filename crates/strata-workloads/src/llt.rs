@@ -173,6 +173,8 @@ pub struct LltReport {
     pub chain_lengths_during_llt: BTreeMap<u64, u64>,
     pub versions_reclaimed: u64,
     pub versions_pruned_in_dead_zones: u64,
+    /// SIRO's pruning breakdown at the end (zeros on other storage).
+    pub siro: SiroBreakdown,
     /// Rows the LLTs read.
     pub llt_reads: u64,
     /// Figures over the samples with every LLT open (or, without LLTs,
@@ -403,9 +405,35 @@ pub fn run(
         chain_lengths_during_llt: during,
         versions_reclaimed: end.versions_reclaimed,
         versions_pruned_in_dead_zones: end.versions_pruned_in_dead_zones,
+        siro: SiroBreakdown::from(&end.siro),
         llt_reads: llt_reads.into_inner(),
         window,
     })
+}
+
+/// SIRO's pruning breakdown (`strata::SiroStats`), per class (HOT, COLD,
+/// LLT): where each version that left its row went (vDriver Fig. 15).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SiroBreakdown {
+    /// Dead when it left the row: never copied (first prune).
+    pub pruned_at_relocation: [u64; 3],
+    /// Cut with its whole dead segment (segment pruning).
+    pub segment_pruned: [u64; 3],
+    /// Unlinked one by one by the dead-zone row step (cleaning).
+    pub cleaned: [u64; 3],
+    /// Still off-row at the end.
+    pub kept: [u64; 3],
+}
+
+impl From<&strata::SiroStats> for SiroBreakdown {
+    fn from(s: &strata::SiroStats) -> Self {
+        SiroBreakdown {
+            pruned_at_relocation: s.pruned_at_relocation,
+            segment_pruned: s.segment_pruned,
+            cleaned: s.cleaned,
+            kept: s.kept(),
+        }
+    }
 }
 
 /// The LLT windows' figures: the samples taken with the LLTs open, less
