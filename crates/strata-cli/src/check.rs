@@ -139,7 +139,8 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
     let mut exec = StrataExecutor::with_options(
         strata::Options::default()
             .protocol(a.protocol)
-            .version_storage(a.storage),
+            .version_storage(a.storage)
+            .gc(a.gc),
     )
     .map_err(|e| UsageError(e.to_string()))?;
     exec.read_only_snapshots = a.read_only_snapshots;
@@ -161,10 +162,11 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
     let checked = started.elapsed();
 
     println!(
-        "check  protocol {} (promises {promise})  storage {}  workload {}  clients {}  keys {}  \
+        "check  protocol {} (promises {promise})  storage {}  gc {}  workload {}  clients {}  keys {}  \
          skew {}  scan width {}  deletes {}  seed {}{}",
         a.protocol,
         a.storage,
+        a.gc,
         clap::ValueEnum::to_possible_value(&a.workload)
             .map_or_else(|| "?".to_string(), |v| v.get_name().to_string()),
         a.clients,

@@ -319,6 +319,10 @@ pub struct CheckArgs {
     /// Version storage: n2o, o2n, time-travel, delta or siro (siro needs --gc dead-zone).
     #[arg(long, default_value = "n2o", value_parser = parse_storage)]
     pub storage: strata::VersionStorage,
+    /// Garbage collection: txn, vac, coop (O2N only), dead-zone or none;
+    /// passes run every few commits, racing the clients.
+    #[arg(long, default_value = "txn", value_parser = parse_gc)]
+    pub gc: strata::GcPolicy,
 }
 
 /// A user error: printed as one line, exit code 2.

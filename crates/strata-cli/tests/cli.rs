@@ -358,6 +358,10 @@ fn bad_flags_and_configs_are_one_line_errors() {
         &["reproduce", "contention", "--records", "100000000000"],
         "needs about",
     );
+    assert_usage_error(
+        &["check", "--storage", "siro"],
+        "needs garbage collection dead-zone",
+    );
     // Impossible combinations name the flags' values.
     assert_usage_error(
         &["bench", "ycsb", "--storage", "n2o", "--gc", "coop"],

@@ -85,7 +85,7 @@ fn label(msg: &str) -> &'static str {
         "not implemented"
     } else if msg.contains("Cooperative") {
         "no: COOP needs O2N"
-    } else if msg.contains("Siro needs") {
+    } else if msg.contains("siro (VersionStorage::Siro) needs") {
         "no: SIRO needs dead-zone GC"
     } else if msg.contains("physical index pointers") {
         "no: physical needs append-only"

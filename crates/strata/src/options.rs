@@ -583,10 +583,11 @@ impl Options {
         }
         if self.version_storage == VersionStorage::Siro && self.gc != GcPolicy::DeadZone {
             return Err(Error::InvalidConfig(format!(
-                "version storage Siro needs garbage collection DeadZone, not {:?}: its \
-                 relocation-time pruning and segment pruning use the dead zones that \
-                 collector builds (without them an LLT pins every off-row version)",
-                self.gc
+                "version storage siro (VersionStorage::Siro) needs garbage collection \
+                 dead-zone (GcPolicy::DeadZone), not {}: its relocation-time pruning and \
+                 segment pruning use the dead zones that collector builds (without them an \
+                 LLT pins every off-row version)",
+                self.gc.name()
             )));
         }
         if self.version_storage == VersionStorage::Siro
