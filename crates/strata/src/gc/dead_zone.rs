@@ -58,6 +58,13 @@
 //! A background thread (with `gc_interval`) runs the same pass when nobody
 //! commits; `Database::collect_garbage` looks at every watched row.
 //!
+//! On SIRO tables (`storage::siro`, `gc::siro`) each pass also publishes
+//! its zones to the writers and cuts the sealed segments that lie in one
+//! zone; and a committers' pass leaves a dead version that is still the
+//! row's in-row previous one to the writer that moves it out (first prune:
+//! dropped without a copy), while the GC thread's and explicit passes
+//! *sweep* it if no write comes.
+//!
 //! Invariant: a pass removes exactly the versions that are neither the
 //! newest, nor the newest committed, nor read by a snapshot in the copy or
 //! at or above its floor (`tests/dead_zone.rs` checks this against a
