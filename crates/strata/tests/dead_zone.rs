@@ -9,37 +9,11 @@ mod common;
 #[path = "../../strata-cli/src/executor.rs"]
 mod executor;
 
-use common::configs;
+use common::{configs, counters_table, set_v};
 use executor::StrataExecutor;
 use proptest::prelude::*;
 use std::collections::BTreeSet;
-use strata::{
-    key, row, Database, GcPolicy, Options, Protocol, Schema, Table, Type, Value, VersionStorage,
-};
-
-fn table(db: &Database, rows: i64) -> Table {
-    let t = db
-        .create_table(
-            Schema::new("t")
-                .column("k", Type::Int)
-                .column("v", Type::Int)
-                .primary_key(&["k"]),
-        )
-        .unwrap();
-    db.run(|x| {
-        for k in 0..rows {
-            x.insert(&t, row![k, 0])?;
-        }
-        Ok(())
-    })
-    .unwrap();
-    t
-}
-
-fn set(db: &Database, t: &Table, k: i64, v: i64) {
-    db.run(|x| x.update(t, &key![k], &[("v", Value::Int(v))]))
-        .unwrap();
-}
+use strata::{key, Database, GcPolicy, Options, Protocol, Value, VersionStorage};
 
 /// The periodic passes (here after every commit; never the explicit,
 /// exhaustive one) look again at a row when a snapshot that pins one of its
@@ -54,12 +28,12 @@ fn a_version_is_reclaimed_by_the_next_pass_after_its_last_reader_ends() {
             .with(|o| o.gc_interval(None).gc_every_commits(1))
         {
             let db = Database::open(c.opts.clone()).unwrap();
-            let t = table(&db, 3);
+            let t = counters_table(&db, 3);
             let first = db.begin_read_only().unwrap(); // reads v 0
-            set(&db, &t, 1, 1);
+            set_v(&db, &t, 1, 1);
             let second = db.begin_read_only().unwrap(); // reads v 1
-            set(&db, &t, 1, 2);
-            set(&db, &t, 2, 1); // a pass after the row's last write
+            set_v(&db, &t, 1, 2);
+            set_v(&db, &t, 2, 1); // a pass after the row's last write
             assert_eq!(db.stats().chain_lengths.get(&3), Some(&1), "{c}");
             let (a, b) = if first_ends_first {
                 (first, second)
@@ -67,7 +41,7 @@ fn a_version_is_reclaimed_by_the_next_pass_after_its_last_reader_ends() {
                 (second, first)
             };
             a.commit().unwrap();
-            set(&db, &t, 2, 2); // a periodic pass: row 1 lost a reader
+            set_v(&db, &t, 2, 2); // a periodic pass: row 1 lost a reader
             if c.storage == VersionStorage::Siro {
                 // A version dead while still SIRO's in-row previous one
                 // (here row 2's, overwritten after both readers began,
@@ -87,7 +61,7 @@ fn a_version_is_reclaimed_by_the_next_pass_after_its_last_reader_ends() {
             // row 2 (its first version, which both readers read).
             assert_eq!(db.stats().chain_lengths.get(&2), Some(&2), "{c}");
             b.commit().unwrap();
-            set(&db, &t, 2, 3);
+            set_v(&db, &t, 2, 3);
             if c.storage == VersionStorage::Siro {
                 db.collect_garbage(); // the in-row leftovers, as above
             }
@@ -109,10 +83,10 @@ fn one_long_reader_pins_one_version_not_every_version_since() {
         .with(|o| o.gc_interval(None))
     {
         let db = Database::open(c.opts.clone()).unwrap();
-        let t = table(&db, 3);
+        let t = counters_table(&db, 3);
         let mut llt = db.begin_read_only().unwrap();
         for v in 1..=500 {
-            set(&db, &t, 1, v);
+            set_v(&db, &t, 1, v);
         }
         db.collect_garbage();
         let s = db.stats();
@@ -137,10 +111,10 @@ fn one_long_reader_pins_one_version_not_every_version_since() {
     // The same under the horizon collector: the chain grows with the updates
     // (what dead zones are for).
     let db = Database::open(Options::default().gc(GcPolicy::Vacuum).gc_interval(None)).unwrap();
-    let t = table(&db, 3);
+    let t = counters_table(&db, 3);
     let _llt = db.begin_read_only().unwrap();
     for v in 1..=500 {
-        set(&db, &t, 1, v);
+        set_v(&db, &t, 1, v);
     }
     db.collect_garbage();
     assert_eq!(db.stats().longest_chain, 501);
@@ -181,7 +155,7 @@ const ROWS: i64 = 3;
 /// values.
 fn run_model(opts: Options, steps: &[Step]) -> Result<(), TestCaseError> {
     let db = Database::open(opts.gc_interval(None)).unwrap();
-    let t = table(&db, ROWS);
+    let t = counters_table(&db, ROWS);
     // Versions of row k so far: values 0, 1, ..., len - 1.
     let mut versions = vec![1usize; ROWS as usize];
     let mut open: Vec<(strata::Transaction, Vec<usize>)> = Vec::new();
@@ -194,7 +168,7 @@ fn run_model(opts: Options, steps: &[Step]) -> Result<(), TestCaseError> {
             }
             Step::End(_) => {}
             Step::Update(k) => {
-                set(&db, &t, k, versions[k as usize] as i64);
+                set_v(&db, &t, k, versions[k as usize] as i64);
                 versions[k as usize] += 1;
             }
             Step::Abort(k) => {

@@ -5,10 +5,11 @@
 //! collector racing on the same chains read exactly what their snapshots
 //! must see.
 
+mod common;
+
+use common::{counters_table, set_v};
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
-use strata::{
-    key, row, Database, GcPolicy, Options, Schema, SiroTuning, Table, Type, Value, VersionStorage,
-};
+use strata::{key, Database, GcPolicy, Options, SiroTuning, Value, VersionStorage};
 
 /// Passes only when a test asks (the background thread's interval is
 /// longer than any test), zones republished by committers every 4 commits.
@@ -23,30 +24,6 @@ fn opts() -> Options {
             hot_commits: 50,
             llt_commits: 5,
         })
-}
-
-fn table(db: &Database, rows: i64) -> Table {
-    let t = db
-        .create_table(
-            Schema::new("t")
-                .column("k", Type::Int)
-                .column("v", Type::Int)
-                .primary_key(&["k"]),
-        )
-        .unwrap();
-    db.run(|x| {
-        for k in 0..rows {
-            x.insert(&t, row![k, 0])?;
-        }
-        Ok(())
-    })
-    .unwrap();
-    t
-}
-
-fn set(db: &Database, t: &Table, k: i64, v: i64) {
-    db.run(|x| x.update(t, &key![k], &[("v", Value::Int(v))]))
-        .unwrap();
 }
 
 fn sum(a: [u64; 3]) -> u64 {
@@ -64,15 +41,15 @@ const LLT: usize = 2;
 #[test]
 fn an_llt_keeps_one_off_row_version_and_the_rest_is_pruned_three_ways() {
     let db = Database::open(opts()).unwrap();
-    let t = table(&db, 2);
+    let t = counters_table(&db, 2);
     let mut llt = db.begin_read_only().unwrap();
     // Age the reader past δ_LLT (5 commits), and publish zones that list it.
     for v in 1..=10 {
-        set(&db, &t, 0, v);
+        set_v(&db, &t, 0, v);
     }
     db.collect_garbage();
     for v in 1..=400 {
-        set(&db, &t, 1, v);
+        set_v(&db, &t, 1, v);
         if v % 10 == 0 {
             // A pass: cuts the HOT segments inside the LLT's dead zone.
             // Between passes committers republish the zones, so versions
@@ -110,14 +87,14 @@ fn an_llt_keeps_one_off_row_version_and_the_rest_is_pruned_three_ways() {
 #[test]
 fn the_previous_version_stays_in_row() {
     let db = Database::open(opts()).unwrap();
-    let t = table(&db, 1);
+    let t = counters_table(&db, 1);
     let base = db.stats();
     let _hold = db.begin_read_only().unwrap();
-    set(&db, &t, 0, 1);
+    set_v(&db, &t, 0, 1);
     let one = db.stats();
     assert_eq!(one.version_store_bytes, 0, "v^(r,1) is in-row");
     assert!(one.main_table_bytes > base.main_table_bytes);
-    set(&db, &t, 0, 2);
+    set_v(&db, &t, 0, 2);
     let two = db.stats();
     assert!(two.version_store_bytes > 0, "v^(r,2) went off-row");
     assert_eq!(sum(two.siro.relocated), 1);
@@ -128,14 +105,14 @@ fn the_previous_version_stays_in_row() {
 #[test]
 fn an_abort_leaves_the_row_as_it_was() {
     let db = Database::open(opts()).unwrap();
-    let t = table(&db, 1);
+    let t = counters_table(&db, 1);
     let mut old = db.begin_read_only().unwrap();
-    set(&db, &t, 0, 1);
+    set_v(&db, &t, 0, 1);
     let mut x = db.begin().unwrap();
     x.update(&t, &key![0], &[("v", Value::Int(-1))]).unwrap();
     x.abort();
-    set(&db, &t, 0, 2);
-    set(&db, &t, 0, 3);
+    set_v(&db, &t, 0, 2);
+    set_v(&db, &t, 0, 3);
     let mut now = db.begin_read_only().unwrap();
     assert_eq!(old.get(&t, &key![0]).unwrap().unwrap()[1], Value::Int(0));
     assert_eq!(now.get(&t, &key![0]).unwrap().unwrap()[1], Value::Int(3));
@@ -158,7 +135,7 @@ fn readers_writers_and_the_cleaner_race_on_the_same_chains() {
             .gc_every_commits(2),
     )
     .unwrap();
-    let t = table(&db, 3);
+    let t = counters_table(&db, 3);
     let stop = AtomicBool::new(false);
     let started = AtomicBool::new(false);
     std::thread::scope(|s| {
@@ -167,7 +144,7 @@ fn readers_writers_and_the_cleaner_race_on_the_same_chains() {
                 std::thread::yield_now();
             }
             for v in 1..=rounds {
-                set(&db, &t, v % 3, v);
+                set_v(&db, &t, v % 3, v);
                 if v % 50 == 0 {
                     db.collect_garbage();
                 }
@@ -221,10 +198,10 @@ fn readers_writers_and_the_cleaner_race_on_the_same_chains() {
 #[test]
 fn an_index_created_over_pruned_versions_skips_them() {
     let db = Database::open(opts()).unwrap();
-    let t = table(&db, 2);
+    let t = counters_table(&db, 2);
     let _llt = db.begin_read_only().unwrap();
     for v in 1..=40 {
-        set(&db, &t, 1, v);
+        set_v(&db, &t, 1, v);
     }
     let st = db.stats();
     assert!(sum(st.siro.pruned_at_relocation) > 0, "{:?}", st.siro);

@@ -49,6 +49,33 @@ pub fn kvn_table(db: &Database) -> Table {
 }
 
 /// Inserts keys with the given values in one transaction.
+/// `t(k INT, v INT)` with primary key k and rows `0..rows`, each v = 0:
+/// the table of the dead-zone and SIRO tests, which count versions.
+pub fn counters_table(db: &Database, rows: i64) -> Table {
+    let t = db
+        .create_table(
+            Schema::new("t")
+                .column("k", Type::Int)
+                .column("v", Type::Int)
+                .primary_key(&["k"]),
+        )
+        .unwrap();
+    db.run(|x| {
+        for k in 0..rows {
+            x.insert(&t, strata::row![k, 0])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    t
+}
+
+/// Sets column `v` of row `k` in a transaction of its own.
+pub fn set_v(db: &Database, t: &Table, k: i64, v: i64) {
+    db.run(|x| x.update(t, &strata::key![k], &[("v", strata::Value::Int(v))]))
+        .unwrap();
+}
+
 pub fn load(db: &Database, t: &Table, rows: &[(i64, i64)]) {
     let mut txn = db.begin().unwrap();
     for &(k, v) in rows {
