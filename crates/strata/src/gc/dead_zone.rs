@@ -80,7 +80,7 @@ use crate::table::TableInner;
 use crossbeam_epoch::{self as epoch, Guard};
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
@@ -215,8 +215,9 @@ struct Watch {
     /// Rows the next pass must look at whatever ends.
     next_pass: Vec<Row>,
     /// Rows with a dead version left in-row (SIRO), for the next sweeping
-    /// pass.
-    in_row: Vec<Row>,
+    /// pass: a set, since committers' passes meet a hot row again and again
+    /// before a sweep (and there is no GC thread without `gc_interval`).
+    in_row: FxHashSet<Row>,
 }
 
 impl Watch {
@@ -226,7 +227,7 @@ impl Watch {
     fn take_due(&mut self, live: &[u64], all: bool, sweep: bool, due: &mut Vec<Row>) {
         due.append(&mut self.next_pass);
         if sweep {
-            due.append(&mut self.in_row);
+            due.extend(self.in_row.drain());
         }
         if all {
             due.extend(self.rows.drain().map(|(row, _)| row));
@@ -255,7 +256,7 @@ impl Watch {
             self.next_pass.push(row);
         }
         if pins.in_row {
-            self.in_row.push(row);
+            self.in_row.insert(row);
         }
         if pins.snapshots.is_empty() {
             self.rows.remove(&row);
@@ -380,12 +381,9 @@ impl DeadZone {
             }
         }
         drop(watch);
-        // Nothing queued points into a row: unlinked rows wait only for the
-        // transactions that could still reach them.
-        freed += common.limbo.retire(
+        // Nothing queued points into a row (rows, not versions, are).
+        freed += common.limbo.retire_unqueued(
             unlinked,
-            0,
-            &|| u64::MAX,
             h,
             &|| engine.clock(),
             &|id| tables.get(id as usize).cloned(),

@@ -60,6 +60,20 @@ pub(crate) struct Limbo {
 }
 
 impl Limbo {
+    /// [`Limbo::retire`] for collectors that queue nothing that could point
+    /// into a row (the tuple-level passes, dead zones): unlinked rows wait
+    /// only for the transactions that could still reach them.
+    pub(crate) fn retire_unqueued(
+        &self,
+        unlinked: Vec<Unlinked>,
+        horizon: u64,
+        clock: &dyn Fn() -> u64,
+        table: &dyn Fn(u32) -> Option<Arc<TableInner>>,
+        guard: &Guard,
+    ) -> u64 {
+        self.retire(unlinked, 0, &|| u64::MAX, horizon, clock, table, guard)
+    }
+
     /// Puts rows just unlinked into limbo (stamped with the clock read now,
     /// after the unlinks, and with the queue sequence number `seq`), and
     /// frees the limbo rows that no open transaction and no queued entry can

@@ -155,10 +155,8 @@ impl Vacuum {
                 let guard = epoch::pin();
                 // Nothing is queued under tuple-level GC: no entry can
                 // point into an unlinked row.
-                freed += common.limbo.retire(
+                freed += common.limbo.retire_unqueued(
                     limbo,
-                    0,
-                    &|| u64::MAX,
                     h,
                     &|| engine.clock(),
                     &|id| tables.get(id as usize).cloned(),
