@@ -210,8 +210,8 @@ fn write_csv(path: &std::path::Path, r: &LltReport) -> Result<(), String> {
     w.flush().map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// Draws the plots into `dir` (made by `run`'s check before the run).
 fn plot(dir: &std::path::Path, a: &LltArgs, r: &LltReport) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let label = format!("{} / {} / {}", a.protocol, a.storage, a.gc);
     let series = |f: fn(&llt::Sample) -> f64| Line {
         label: label.clone(),

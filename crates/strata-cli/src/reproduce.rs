@@ -784,8 +784,7 @@ pub fn run(a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
                 .map_err(|e| UsageError(format!("{name}, {} at x = {x}: {e}", s.label)))?;
         }
     }
-    std::fs::create_dir_all(&a.out)
-        .map_err(|e| UsageError(format!("cannot create {}: {e}", a.out.display())))?;
+    crate::check_output_dir("out", &a.out)?;
     let driver = DriverConfig {
         warmup: Duration::from_secs_f64(warmup),
         duration: Duration::from_secs_f64(duration),
