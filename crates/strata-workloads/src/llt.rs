@@ -537,11 +537,16 @@ mod tests {
     fn an_llt_grows_chains_under_vac_not_under_dead_zones() {
         let cfg = LltConfig {
             tables: 2,
-            rows: 200,
+            rows: 100,
             row_bytes: 64,
             threads: 1,
-            duration: Duration::from_secs(3),
-            llt_windows: vec![(Duration::from_secs(1), Duration::from_secs(3))],
+            // The window opens before the first sample (at 1 s) and spans
+            // two more, so that a loaded machine, whose stats walks under
+            // VAC take long enough to push a sample past the run's end
+            // (where it has no throughput and is dropped), still leaves
+            // samples inside it.
+            duration: Duration::from_secs(4),
+            llt_windows: vec![(Duration::from_millis(500), Duration::from_secs(4))],
             ..LltConfig::default()
         };
         let mut chains = Vec::new();
