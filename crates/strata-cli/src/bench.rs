@@ -66,7 +66,7 @@ pub fn config(a: &YcsbArgs) -> YcsbConfig {
         ro_threads: x.ro_threads,
         ro_ops: x.ro_ops,
         ro_hint: !x.no_ro_hint,
-        read_only_hint: true,
+        read_only_hint: !x.no_ro_hint,
         prefetch: !x.no_prefetch,
         retry_aborted: !x.no_retry,
         seed: a.seed,
@@ -548,6 +548,16 @@ fn print_summary(s: &Summary) {
     );
     for o in &s.overrides {
         println!("      {o}");
+    }
+    if s.read_ratio >= 1.0 && s.engine == "strata" {
+        println!(
+            "      read-only mix {}",
+            if s.ro_hint {
+                "begun with the READ ONLY hint (no concurrency control)"
+            } else {
+                "without the hint (--no-ro-hint): full serializable transactions"
+            }
+        );
     }
     println!(
         "load      {:.2} s ({:.0} rows/s)",

@@ -34,7 +34,10 @@ pub struct YcsbExtra {
     /// Reads per transaction of the extra read-only threads.
     #[arg(long, default_value_t = 1000)]
     pub ro_ops: usize,
-    /// Begin the extra threads' transactions without the READ ONLY hint.
+    /// Begin read-only transactions (the whole mix at read ratio 1.0, and
+    /// the extra --ro-threads) without the READ ONLY hint: as ordinary
+    /// serializable transactions that do the protocol's full work (read set,
+    /// validation), like a peer engine that has no such hint.
     #[arg(long)]
     pub no_ro_hint: bool,
     /// Do not hand each transaction's keys to Strata up front

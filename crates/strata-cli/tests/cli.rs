@@ -132,6 +132,32 @@ fn bench_ycsb_read_only_summary() {
     let stdout = text(&out.stdout);
     assert!(stdout.contains("committed"), "{stdout}");
     assert!(stdout.contains("p99.9"), "{stdout}");
+    assert!(stdout.contains("READ ONLY hint"), "{stdout}");
+}
+
+/// `--no-ro-hint` runs the read-only mix as full serializable transactions
+/// (the like-for-like comparison with peers), and says so.
+#[test]
+fn bench_ycsb_read_only_without_the_hint() {
+    let out = strata(&[
+        "bench",
+        "ycsb",
+        "--records",
+        "200",
+        "--threads",
+        "1",
+        "--duration",
+        "0.2",
+        "--warmup",
+        "0",
+        "--mix",
+        "read-only",
+        "--no-ro-hint",
+    ]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("without the hint"), "{stdout}");
+    assert!(stdout.contains("committed"), "{stdout}");
 }
 
 #[test]

@@ -791,6 +791,30 @@ mod tests {
         }
     }
 
+    /// A read-only mix begins READ ONLY only with the hint; without it the
+    /// same reads run as ordinary transactions (the like-for-like comparison
+    /// with engines that have no hint).
+    #[test]
+    fn a_read_only_mix_follows_the_hint() {
+        let mut cfg = YcsbConfig {
+            records: 100,
+            read_ratio: 1.0,
+            ..YcsbConfig::default()
+        };
+        for hint in [true, false] {
+            cfg.read_only_hint = hint;
+            for (b, ops) in draw_many(&cfg, 10, false) {
+                assert!(ops.iter().all(|o| o.update.is_none()));
+                let want = if hint {
+                    Begin::ReadOnly
+                } else {
+                    Begin::ReadWrite
+                };
+                assert_eq!(b, want);
+            }
+        }
+    }
+
     /// Aborts every other transaction and records what it was asked to run.
     struct Flaky(std::sync::Mutex<Vec<(Begin, Vec<Op>)>>);
     impl YcsbEngine for Flaky {
