@@ -2,6 +2,7 @@
 
 mod bench;
 mod check;
+mod durable_cmd;
 mod executor;
 mod llt_cmd;
 mod plot;
@@ -85,6 +86,10 @@ enum Bench {
     /// readers joining and leaving; version space and the longest chain
     /// every second.
     Llt(Box<llt_cmd::LltArgs>),
+    /// Durable commits: single-row inserts and updates through Strata's
+    /// write-ahead log with group commit, against peers that fsync each
+    /// commit (redb, RocksDB); txn/s and commit latency.
+    Durable(durable_cmd::DurableArgs),
 }
 
 /// Parses a protocol name (`mvto`, `mvocc`, `mv2pl`, `si`, `ssn`, `ssi`).
@@ -380,6 +385,7 @@ fn main() -> ExitCode {
         }
         Command::Bench(Bench::Tpcc(args)) => tpcc_cmd::run(&args),
         Command::Bench(Bench::Llt(args)) => llt_cmd::run(&args),
+        Command::Bench(Bench::Durable(args)) => durable_cmd::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Protocols => {
             protocols();

@@ -1098,3 +1098,46 @@ fn an_interrupted_run_reports_what_it_measured() {
     assert!(stdout.contains("committed"), "{stdout}");
     assert!(text(&out.stderr).contains("interrupted"));
 }
+
+/// `bench durable` runs each engine in its own directory under --dir,
+/// leaves nothing behind, and reports the group commit's sharing.
+#[test]
+fn bench_durable_compares_group_commit_with_peers() {
+    let dir = std::env::temp_dir().join(format!("strata-cli-durable-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = strata(&[
+        "bench",
+        "durable",
+        "--engine",
+        "strata,redb",
+        "--op",
+        "update",
+        "--records",
+        "100",
+        "--duration",
+        "0.3",
+        "--warmup",
+        "0",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&text(&out.stdout)).expect("JSON");
+    let runs = v.as_array().expect("one report per engine");
+    assert_eq!(runs.len(), 2, "{v}");
+    assert_eq!(runs[0]["engine"], "strata");
+    assert_eq!(runs[1]["engine"], "redb");
+    for r in runs {
+        assert_eq!(r["op"], "update");
+        assert!(r["run"]["committed"].as_u64().unwrap() > 0, "{r}");
+    }
+    assert!(runs[0]["txns_per_fsync"].as_f64().unwrap() >= 1.0, "{v}");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "left files");
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_usage_error(&["bench", "durable", "--engine", "sqlite"], "--engine");
+    assert_usage_error(
+        &["bench", "durable", "--dir", "/nonexistent/strata"],
+        "--dir",
+    );
+}

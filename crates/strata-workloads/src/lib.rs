@@ -21,9 +21,12 @@
 //! * [`llt`]: vDriver's long-lived-transaction workload (short updates,
 //!   long readers joining and leaving) with version space and chain
 //!   lengths over time.
+//! * [`durable`]: single-row durable commits, Strata's group commit
+//!   against peers that fsync each commit.
 //! * [`driver`]: runs any of them and reports the figures.
 
 pub mod driver;
+pub mod durable;
 pub mod llt;
 pub mod peers;
 pub mod rng;
