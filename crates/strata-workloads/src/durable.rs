@@ -261,7 +261,7 @@ impl StrataDurable {
         }))?;
         let mut s = Schema::new("rows").column("k", Type::Int);
         for c in 0..8 {
-            s = s.column(&format!("c{c}"), Type::Int);
+            s = s.column(format!("c{c}"), Type::Int);
         }
         let table = db.create_table(s.primary_key(&["k"]))?;
         for lo in (0..records).step_by(1_000) {
