@@ -46,6 +46,12 @@ pub struct TpccArgs {
     /// Customers (and initial orders) per district; 3000 in the specification.
     #[arg(long, default_value_t = 3_000)]
     pub customers: u32,
+    /// The mix: `standard` (NewOrder 45, Payment 43, OrderStatus, Delivery,
+    /// StockLevel 4 each), `np` (NewOrder and Payment, 50 each: CCBench's
+    /// tpcc_silo and many papers), or five percentages adding up to 100
+    /// (`50,40,0,5,5`, in that order).
+    #[arg(long, default_value = "standard", value_parser = parse_mix)]
+    pub mix: [u32; 5],
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -79,6 +85,7 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         stock_scan: a.stock_scan,
         retry_aborted: !a.no_retry,
         seed: a.seed,
+        mix: a.mix,
     };
     cfg.validate().map_err(|e| UsageError(e.to_string()))?;
     if !(a.duration > 0.0 && a.duration.is_finite()) {
@@ -151,11 +158,16 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "tpcc  protocol {}  warehouses {}  threads {}{}  items {}  customers/district {}",
+        "tpcc  protocol {}  warehouses {}  threads {}{}  mix {}  items {}  customers/district {}",
         a.protocol.name(),
         cfg.warehouses,
         cfg.threads,
         if cfg.stock_scan { " + StockScan" } else { "" },
+        match cfg.mix {
+            tpcc::STANDARD_MIX => "standard".to_string(),
+            tpcc::NEW_ORDER_PAYMENT => "np (NewOrder + Payment)".to_string(),
+            m => format!("{m:?}"),
+        },
         cfg.items,
         cfg.customers
     );
@@ -196,4 +208,22 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         c.warehouses_checked, c.districts_checked, c.orders, c.new_orders, c.order_lines
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--mix`: a name or five percentages (see `TpccArgs::mix`); that they add
+/// up to 100 is `TpccConfig::validate`'s check.
+fn parse_mix(s: &str) -> Result<[u32; 5], String> {
+    match s {
+        "standard" => return Ok(tpcc::STANDARD_MIX),
+        "np" => return Ok(tpcc::NEW_ORDER_PAYMENT),
+        _ => {}
+    }
+    let parts: Vec<u32> = s
+        .split(',')
+        .map(|p| p.trim().parse::<u32>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| format!("expected standard, np or five percentages, got {s:?}"))?;
+    parts
+        .try_into()
+        .map_err(|p: Vec<u32>| format!("expected five percentages, got {}", p.len()))
 }

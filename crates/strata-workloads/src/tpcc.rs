@@ -77,7 +77,17 @@ pub struct TpccConfig {
     /// rows are not retried.
     pub retry_aborted: bool,
     pub seed: u64,
+    /// Percent of each transaction type, in [`TYPES`] order (NewOrder,
+    /// Payment, OrderStatus, Delivery, StockLevel); they add up to 100.
+    /// [`STANDARD_MIX`] is the specification's; [`NEW_ORDER_PAYMENT`] is the
+    /// two-transaction mix many papers (and CCBench's `tpcc_silo`) run.
+    pub mix: [u32; 5],
 }
+
+/// The specification's mix (§5.2.3 minimums, NewOrder the rest).
+pub const STANDARD_MIX: [u32; 5] = [45, 43, 4, 4, 4];
+/// NewOrder and Payment only, half each ("TPC-C-NP").
+pub const NEW_ORDER_PAYMENT: [u32; 5] = [50, 50, 0, 0, 0];
 
 impl TpccConfig {
     /// The specification's sizes.
@@ -90,6 +100,7 @@ impl TpccConfig {
             stock_scan: false,
             retry_aborted: true,
             seed: 1,
+            mix: STANDARD_MIX,
         }
     }
 
@@ -120,6 +131,12 @@ impl TpccConfig {
             return bad(format!(
                 "--customers must be in 10..=3000, got {}",
                 self.customers
+            ));
+        }
+        if self.mix.iter().sum::<u32>() != 100 {
+            return bad(format!(
+                "--mix: the five percentages must add up to 100, got {:?}",
+                self.mix
             ));
         }
         if self.threads == 0 || self.threads > 1024 {
@@ -1185,13 +1202,14 @@ impl<'a> TpccWorker<'a> {
         if self.scanner {
             return STOCK_SCAN;
         }
-        match self.rng.range(1, 100) {
-            1..=45 => NEW_ORDER,
-            46..=88 => PAYMENT,
-            89..=92 => ORDER_STATUS,
-            93..=96 => DELIVERY,
-            _ => STOCK_LEVEL,
+        let mut r = self.rng.range(1, 100) as u32;
+        for (ty, &pct) in self.tpcc.cfg.mix.iter().enumerate() {
+            if r <= pct {
+                return ty;
+            }
+            r -= pct;
         }
+        unreachable!("validate: the mix adds up to 100")
     }
 }
 
@@ -1515,6 +1533,41 @@ mod tests {
 
     /// A short run with every transaction type keeps conditions 1-4, and a
     /// deliberately broken database fails them.
+    #[test]
+    fn a_mix_runs_only_its_types_in_its_proportions() {
+        let db = Database::open(strata::Options::default()).unwrap();
+        let cfg = TpccConfig {
+            threads: 1,
+            mix: [60, 0, 40, 0, 0],
+            ..TpccConfig::small(1)
+        };
+        let d = DriverConfig {
+            warmup: Duration::ZERO,
+            duration: Duration::from_millis(500),
+            series: false,
+        };
+        let r = run(db, &cfg, &d, &mut Quiet).unwrap();
+        let attempts = |ty| {
+            r.run
+                .of_type(ty)
+                .map_or(0, |t: &crate::driver::TypeReport| t.committed + t.aborted)
+        };
+        let (no, os) = (attempts("new-order"), attempts("order-status"));
+        for ty in ["payment", "delivery", "stock-level"] {
+            assert_eq!(attempts(ty), 0, "{ty}");
+        }
+        let share = no as f64 / (no + os) as f64;
+        assert!(
+            (0.55..0.65).contains(&share),
+            "{no} new-order, {os} order-status"
+        );
+        let bad = TpccConfig {
+            mix: [50, 40, 0, 0, 0],
+            ..cfg
+        };
+        assert!(matches!(bad.validate(), Err(WorkloadError::Config(m)) if m.contains("--mix")));
+    }
+
     #[test]
     fn run_keeps_the_consistency_conditions() {
         for protocol in [strata::Protocol::SiSsn, strata::Protocol::Mvocc] {
