@@ -48,10 +48,18 @@ pub struct TpccArgs {
     pub customers: u32,
     /// The mix: `standard` (NewOrder 45, Payment 43, OrderStatus, Delivery,
     /// StockLevel 4 each), `np` (NewOrder and Payment, 50 each: CCBench's
-    /// tpcc_silo and many papers), or five percentages adding up to 100
-    /// (`50,40,0,5,5`, in that order).
+    /// tpcc_silo and many papers), `hybrid` (ERMIA's TPC-C-hybrid: NewOrder
+    /// 40, Payment 38, Q2* 10, 4 each of the others), or percentages in
+    /// that order adding up to 100 (`50,40,0,5,5`; a sixth is Q2*'s).
     #[arg(long, default_value = "standard", value_parser = parse_mix)]
-    pub mix: [u32; 5],
+    pub mix: [u32; 6],
+    /// ERMIA's TPC-C-hybrid: the same as `--mix hybrid`.
+    #[arg(long, conflicts_with = "mix")]
+    pub hybrid: bool,
+    /// Q2*'s size: the fraction of TPC-CH's supplier table it scans (ERMIA
+    /// varies it from 0.01 to 1).
+    #[arg(long, default_value_t = 0.2)]
+    pub q2_size: f64,
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -85,7 +93,8 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         stock_scan: a.stock_scan,
         retry_aborted: !a.no_retry,
         seed: a.seed,
-        mix: a.mix,
+        mix: if a.hybrid { tpcc::HYBRID_MIX } else { a.mix },
+        q2_size: a.q2_size,
     };
     cfg.validate().map_err(|e| UsageError(e.to_string()))?;
     if !(a.duration > 0.0 && a.duration.is_finite()) {
@@ -166,6 +175,7 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         match cfg.mix {
             tpcc::STANDARD_MIX => "standard".to_string(),
             tpcc::NEW_ORDER_PAYMENT => "np (NewOrder + Payment)".to_string(),
+            tpcc::HYBRID_MIX => format!("hybrid (Q2* size {})", cfg.q2_size),
             m => format!("{m:?}"),
         },
         cfg.items,
@@ -212,18 +222,22 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
 
 /// `--mix`: a name or five percentages (see `TpccArgs::mix`); that they add
 /// up to 100 is `TpccConfig::validate`'s check.
-fn parse_mix(s: &str) -> Result<[u32; 5], String> {
+fn parse_mix(s: &str) -> Result<[u32; 6], String> {
     match s {
         "standard" => return Ok(tpcc::STANDARD_MIX),
         "np" => return Ok(tpcc::NEW_ORDER_PAYMENT),
+        "hybrid" => return Ok(tpcc::HYBRID_MIX),
         _ => {}
     }
-    let parts: Vec<u32> = s
+    let mut parts: Vec<u32> = s
         .split(',')
         .map(|p| p.trim().parse::<u32>())
         .collect::<Result<_, _>>()
-        .map_err(|_| format!("expected standard, np or five percentages, got {s:?}"))?;
+        .map_err(|_| format!("expected standard, np, hybrid or percentages, got {s:?}"))?;
+    if parts.len() == 5 {
+        parts.push(0);
+    }
     parts
         .try_into()
-        .map_err(|p: Vec<u32>| format!("expected five percentages, got {}", p.len()))
+        .map_err(|p: Vec<u32>| format!("expected five or six percentages, got {}", p.len()))
 }

@@ -713,7 +713,8 @@ fn bench_tpcc_small_run_checks_consistency() {
             "order-status",
             "delivery",
             "stock-level",
-            "stock-scan"
+            "stock-scan",
+            "q2*"
         ]
     );
     assert!(
@@ -739,7 +740,7 @@ fn bench_tpcc_small_run_checks_consistency() {
     ]);
     assert!(csv.status.success(), "stderr: {}", text(&csv.stderr));
     let lines: Vec<String> = text(&csv.stdout).lines().map(String::from).collect();
-    assert_eq!(lines.len(), 7, "{lines:?}");
+    assert_eq!(lines.len(), 8, "{lines:?}");
     assert!(lines[0].starts_with("protocol,warehouses,threads,type,"));
     assert!(lines[1].starts_with("ssn,1,1,new-order,"));
     assert_usage_error(&["bench", "tpcc", "--warehouses", "0"], "--warehouses");
@@ -1140,4 +1141,42 @@ fn bench_durable_compares_group_commit_with_peers() {
         &["bench", "durable", "--dir", "/nonexistent/strata"],
         "--dir",
     );
+}
+
+/// `--hybrid` runs ERMIA's TPC-C-hybrid: Q2* commits beside the TPC-C types
+/// and the consistency conditions still hold; a bad Q2* size is refused.
+#[test]
+fn bench_tpcc_hybrid_runs_q2_star() {
+    let out = strata(&[
+        "bench",
+        "tpcc",
+        "--hybrid",
+        "--q2-size",
+        "0.05",
+        "--items",
+        "1000",
+        "--customers",
+        "30",
+        "--duration",
+        "0.5",
+        "--warmup",
+        "0",
+        "--json",
+    ]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&text(&out.stdout)).expect("JSON");
+    let q2 = v["run"]["per_type"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "q2*")
+        .expect("a q2* row");
+    assert!(q2["committed"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(v["config"]["mix"], serde_json::json!([40, 38, 4, 4, 4, 10]));
+    assert_eq!(v["consistency"]["districts_checked"], 10);
+    assert_usage_error(
+        &["bench", "tpcc", "--hybrid", "--q2-size", "0"],
+        "--q2-size",
+    );
+    assert_usage_error(&["bench", "tpcc", "--hybrid", "--mix", "np"], "--mix");
 }

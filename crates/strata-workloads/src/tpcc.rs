@@ -8,6 +8,7 @@
 //!
 //!   mix: NewOrder 45%  Payment 43%  OrderStatus 4%  Delivery 4%  StockLevel 4%
 //!   + StockScan (optional): a read-only scan of every stock row, on its own thread
+//!   TPC-C-hybrid (`hybrid`): + TPC-CH's region, nation, supplier and ERMIA's Q2*
 //! ```
 //!
 //! Money is kept in cents and rates (tax, discount) in basis points, as
@@ -43,13 +44,14 @@ use crate::WorkloadError;
 /// Districts per warehouse (fixed by the specification).
 pub const DISTRICTS: i64 = 10;
 /// Transaction types, in report order.
-pub const TYPES: [&str; 6] = [
+pub const TYPES: [&str; 7] = [
     "new-order",
     "payment",
     "order-status",
     "delivery",
     "stock-level",
     "stock-scan",
+    "q2*",
 ];
 const NEW_ORDER: usize = 0;
 const PAYMENT: usize = 1;
@@ -57,6 +59,19 @@ const ORDER_STATUS: usize = 2;
 const DELIVERY: usize = 3;
 const STOCK_LEVEL: usize = 4;
 const STOCK_SCAN: usize = 5;
+const Q2_STAR: usize = 6;
+/// The types a mix's percentages are for, in `TpccConfig::mix` order.
+const MIX_TYPES: [usize; 6] = [
+    NEW_ORDER,
+    PAYMENT,
+    ORDER_STATUS,
+    DELIVERY,
+    STOCK_LEVEL,
+    Q2_STAR,
+];
+
+mod hybrid;
+pub use hybrid::{Ch, ChTables, Q2_REFILL, Q2_THRESHOLD, SUPPLIERS};
 
 /// Sizes and mix of a TPC-C database.
 #[derive(Debug, Clone, Serialize)]
@@ -77,17 +92,24 @@ pub struct TpccConfig {
     /// rows are not retried.
     pub retry_aborted: bool,
     pub seed: u64,
-    /// Percent of each transaction type, in [`TYPES`] order (NewOrder,
-    /// Payment, OrderStatus, Delivery, StockLevel); they add up to 100.
-    /// [`STANDARD_MIX`] is the specification's; [`NEW_ORDER_PAYMENT`] is the
-    /// two-transaction mix many papers (and CCBench's `tpcc_silo`) run.
-    pub mix: [u32; 5],
+    /// Percent of each transaction type (NewOrder, Payment, OrderStatus,
+    /// Delivery, StockLevel, Q2*); they add up to 100. [`STANDARD_MIX`] is
+    /// the specification's; [`NEW_ORDER_PAYMENT`] is the two-transaction
+    /// mix many papers (and CCBench's `tpcc_silo`) run; [`HYBRID_MIX`] is
+    /// ERMIA's TPC-C-hybrid. A mix with Q2* loads TPC-CH's tables.
+    pub mix: [u32; 6],
+    /// Q2*'s size: the fraction of the supplier table it scans (ERMIA
+    /// varies it from 1% to 100%).
+    pub q2_size: f64,
 }
 
 /// The specification's mix (§5.2.3 minimums, NewOrder the rest).
-pub const STANDARD_MIX: [u32; 5] = [45, 43, 4, 4, 4];
+pub const STANDARD_MIX: [u32; 6] = [45, 43, 4, 4, 4, 0];
 /// NewOrder and Payment only, half each ("TPC-C-NP").
-pub const NEW_ORDER_PAYMENT: [u32; 5] = [50, 50, 0, 0, 0];
+pub const NEW_ORDER_PAYMENT: [u32; 6] = [50, 50, 0, 0, 0, 0];
+/// ERMIA's TPC-C-hybrid (§5): NewOrder 40, Payment 38, Q2* 10, and 4 each
+/// of OrderStatus, Delivery and StockLevel.
+pub const HYBRID_MIX: [u32; 6] = [40, 38, 4, 4, 4, 10];
 
 impl TpccConfig {
     /// The specification's sizes.
@@ -101,7 +123,21 @@ impl TpccConfig {
             retry_aborted: true,
             seed: 1,
             mix: STANDARD_MIX,
+            q2_size: 0.2,
         }
+    }
+
+    /// The same, running ERMIA's TPC-C-hybrid mix.
+    pub fn hybrid(self) -> Self {
+        TpccConfig {
+            mix: HYBRID_MIX,
+            ..self
+        }
+    }
+
+    /// Whether the mix runs Q2* (and the TPC-CH tables are loaded).
+    pub fn has_q2(&self) -> bool {
+        self.mix[5] > 0
     }
 
     /// A small database for tests: same schema, mix and rules.
@@ -135,8 +171,14 @@ impl TpccConfig {
         }
         if self.mix.iter().sum::<u32>() != 100 {
             return bad(format!(
-                "--mix: the five percentages must add up to 100, got {:?}",
+                "--mix: the percentages must add up to 100, got {:?}",
                 self.mix
+            ));
+        }
+        if !(self.q2_size > 0.0 && self.q2_size <= 1.0) {
+            return bad(format!(
+                "--q2-size is a fraction of the supplier table, in (0, 1], got {}",
+                self.q2_size
             ));
         }
         if self.threads == 0 || self.threads > 1024 {
@@ -486,6 +528,8 @@ pub struct Tpcc {
     delivery_hint: Vec<AtomicI64>,
     /// Next history row id (history has no natural key).
     next_history: AtomicU64,
+    /// TPC-CH's tables, when the mix runs Q2*.
+    pub ch: Option<Ch>,
 }
 
 /// One load job: a transaction's worth of rows.
@@ -517,6 +561,7 @@ impl Tpcc {
                 .map(|_| AtomicI64::new(cfg.delivered_at_load() + 1))
                 .collect(),
             next_history: AtomicU64::new(1),
+            ch: None,
             db,
             t,
             cfg,
@@ -570,6 +615,10 @@ impl Tpcc {
         });
         observer.finish();
         r?;
+        let mut tpcc = tpcc;
+        if tpcc.cfg.has_q2() {
+            tpcc.ch = Some(Ch::load(&tpcc.db, &tpcc.cfg)?);
+        }
         Ok(tpcc)
     }
 
@@ -1203,7 +1252,7 @@ impl<'a> TpccWorker<'a> {
             return STOCK_SCAN;
         }
         let mut r = self.rng.range(1, 100) as u32;
-        for (ty, &pct) in self.tpcc.cfg.mix.iter().enumerate() {
+        for (&ty, &pct) in MIX_TYPES.iter().zip(&self.tpcc.cfg.mix) {
             if r <= pct {
                 return ty;
             }
@@ -1250,6 +1299,10 @@ impl Worker for TpccWorker<'_> {
             ORDER_STATUS => self.order_status(&mut txn),
             DELIVERY => self.delivery(&mut txn, &mut delivered),
             STOCK_LEVEL => self.stock_level(&mut txn),
+            Q2_STAR => {
+                let region = self.rng.range(0, hybrid::REGIONS as u64 - 1) as i64;
+                hybrid::q2_star(self, &mut txn, region)
+            }
             _ => self.stock_scan(&mut txn),
         };
         let outcome = match body {
@@ -1538,7 +1591,7 @@ mod tests {
         let db = Database::open(strata::Options::default()).unwrap();
         let cfg = TpccConfig {
             threads: 1,
-            mix: [60, 0, 40, 0, 0],
+            mix: [60, 0, 40, 0, 0, 0],
             ..TpccConfig::small(1)
         };
         let d = DriverConfig {
@@ -1562,20 +1615,23 @@ mod tests {
             "{no} new-order, {os} order-status"
         );
         let bad = TpccConfig {
-            mix: [50, 40, 0, 0, 0],
+            mix: [50, 40, 0, 0, 0, 0],
             ..cfg
         };
         assert!(matches!(bad.validate(), Err(WorkloadError::Config(m)) if m.contains("--mix")));
     }
 
+    /// The standard types, Q2* (TPC-C-hybrid) and StockScan all commit, and
+    /// TPC-C's consistency conditions hold after the run.
     #[test]
     fn run_keeps_the_consistency_conditions() {
         for protocol in [strata::Protocol::SiSsn, strata::Protocol::Mvocc] {
             let db = Database::open(strata::Options::default().protocol(protocol)).unwrap();
+            // ERMIA's TPC-C-hybrid mix: the five types and Q2*.
             let cfg = TpccConfig {
                 threads: 2,
                 stock_scan: true,
-                ..TpccConfig::small(1)
+                ..TpccConfig::small(1).hybrid()
             };
             let d = DriverConfig {
                 warmup: Duration::ZERO,
@@ -1634,6 +1690,7 @@ mod tests {
                 ol_i_id: 0,
                 delivery_hint: Vec::new(),
                 next_history: AtomicU64::new(0),
+                ch: None,
             };
             let e = tpcc_view.check_consistency().unwrap_err().to_string();
             assert!(e.contains("condition 1"), "{e}");
