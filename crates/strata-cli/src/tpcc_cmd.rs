@@ -60,6 +60,10 @@ pub struct TpccArgs {
     /// varies it from 0.01 to 1).
     #[arg(long, default_value_t = 0.2)]
     pub q2_size: f64,
+    /// SI+SSN: run the exclusion-window test at commit only, not also on
+    /// every read and overwrite (to measure what the early check is worth).
+    #[arg(long)]
+    pub no_early_exclusion: bool,
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -109,8 +113,12 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
             a.warmup
         )));
     }
-    let db = Database::open(Options::default().protocol(a.protocol))
-        .map_err(|e| UsageError(e.to_string()))?;
+    let db = Database::open(
+        Options::default()
+            .protocol(a.protocol)
+            .ssn_early_exclusion(!a.no_early_exclusion),
+    )
+    .map_err(|e| UsageError(e.to_string()))?;
     let driver = DriverConfig {
         warmup: Duration::from_secs_f64(a.warmup),
         duration: Duration::from_secs_f64(a.duration),

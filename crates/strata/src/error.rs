@@ -23,6 +23,10 @@ pub enum ConflictKind {
     /// SI+SSN: the transaction's exclusion window was violated
     /// (successor low watermark <= predecessor high watermark).
     SsnExclusion,
+    /// SI+SSN, before commit (`Options::ssn_early_exclusion`): a read or an
+    /// overwrite already closed the exclusion window, so the commit-time
+    /// test could only fail; the transaction stops at once.
+    SsnEarlyExclusion,
     /// SI+SSI: the transaction is the pivot of a dangerous structure
     /// (it has both an incoming and an outgoing rw-antidependency).
     DangerousStructure,
@@ -30,12 +34,13 @@ pub enum ConflictKind {
 
 impl ConflictKind {
     /// All kinds, in the order [`crate::Stats`] reports them.
-    pub const ALL: [ConflictKind; 6] = [
+    pub const ALL: [ConflictKind; 7] = [
         ConflictKind::WriteWrite,
         ConflictKind::Validation,
         ConflictKind::ReadLock,
         ConflictKind::TimestampOrder,
         ConflictKind::SsnExclusion,
+        ConflictKind::SsnEarlyExclusion,
         ConflictKind::DangerousStructure,
     ];
 
@@ -51,6 +56,7 @@ impl ConflictKind {
             ConflictKind::ReadLock => "read-lock",
             ConflictKind::TimestampOrder => "timestamp-order",
             ConflictKind::SsnExclusion => "ssn-exclusion",
+            ConflictKind::SsnEarlyExclusion => "ssn-early-exclusion",
             ConflictKind::DangerousStructure => "dangerous-structure",
         }
     }

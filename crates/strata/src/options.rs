@@ -329,6 +329,12 @@ pub struct Options {
     /// Most transactions that may be open at once (each holds one slot of
     /// the transaction table).
     pub max_open_transactions: usize,
+    /// SI+SSN: also apply the exclusion-window test on every read and
+    /// overwrite, with the stamps known so far (ERMIA §3.3, the SSN paper's
+    /// early check), so a transaction that could only fail its commit test
+    /// stops at once (`ConflictKind::SsnEarlyExclusion`). Default on; off
+    /// runs the test at commit only. Other protocols ignore it.
+    pub ssn_early_exclusion: bool,
     /// Transaction-level GC runs after every this many commits on a thread
     /// (tuple-level GC: the shared horizon is refreshed that often).
     pub gc_every_commits: u32,
@@ -462,6 +468,7 @@ impl Default for Options {
             index_pointers: IndexPointers::LogicalTupleId,
             non_inline: NonInline::Shared,
             max_open_transactions: 4096,
+            ssn_early_exclusion: true,
             gc_every_commits: 16,
             gc_threads: 1,
             gc_interval: Some(std::time::Duration::from_millis(40)),
@@ -506,6 +513,10 @@ impl Options {
     }
     pub fn max_open_transactions(mut self, n: usize) -> Self {
         self.max_open_transactions = n;
+        self
+    }
+    pub fn ssn_early_exclusion(mut self, on: bool) -> Self {
+        self.ssn_early_exclusion = on;
         self
     }
     pub fn gc_every_commits(mut self, n: u32) -> Self {

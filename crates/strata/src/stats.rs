@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 pub(crate) struct TxnCounts {
     commits: AtomicU64,
     read_only_commits: AtomicU64,
-    aborts: [AtomicU64; 6],
+    aborts: [AtomicU64; crate::ConflictKind::ALL.len()],
     user_aborts: AtomicU64,
 }
 
@@ -76,7 +76,7 @@ pub struct Stats {
     /// Read-only transactions committed.
     pub read_only_commits: u64,
     /// Conflict aborts, by reason.
-    pub aborts_by_reason: [(crate::ConflictKind, u64); 6],
+    pub aborts_by_reason: [(crate::ConflictKind, u64); crate::ConflictKind::ALL.len()],
     /// Transactions rolled back by the caller (`abort()` or drop).
     pub user_aborts: u64,
     /// Rows (chains with a head) over all tables.

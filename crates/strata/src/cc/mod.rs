@@ -85,6 +85,8 @@ pub(crate) struct Shared {
     /// Test-only: MVOCC and MV2PL skip re-validating predicate reads at
     /// commit (`Database::skip_phantom_validation_for_testing`).
     pub skip_phantom_validation: AtomicBool,
+    /// SI+SSN's early exclusion check (`Options::ssn_early_exclusion`).
+    pub ssn_early_exclusion: bool,
 }
 
 impl Shared {
@@ -95,6 +97,7 @@ impl Shared {
             horizon: CachePadded::new(AtomicU64::new(0)),
             ssi: ssi::Registry::new(),
             skip_phantom_validation: AtomicBool::new(false),
+            ssn_early_exclusion: true,
         }
     }
 }
@@ -283,9 +286,11 @@ pub(crate) trait Cc {
     /// depends on the version seen).
     fn note_read(tx: &mut impl Txn, t: &TableInner, tuple: u64, v: *mut Version) -> Result<()>;
 
-    /// We just overwrote `old` (our version is installed above it).
-    fn on_overwrite(tx: &mut impl Txn, old: &Version) {
+    /// We just overwrote `old` (our version is installed above it and in
+    /// our write set). A conflict rolls the transaction back.
+    fn on_overwrite(tx: &mut impl Txn, old: &Version) -> Result<(), ConflictKind> {
         let _ = (tx, old);
+        Ok(())
     }
 
     /// The commit timestamp, drawn after PRECOMMIT is announced (MVTO:

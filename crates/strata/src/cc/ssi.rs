@@ -107,8 +107,9 @@ impl Cc for SiSsi {
     }
 
     #[inline]
-    fn on_overwrite(tx: &mut impl Txn, old: &Version) {
+    fn on_overwrite(tx: &mut impl Txn, old: &Version) -> Result<(), ConflictKind> {
         on_write(tx, old);
+        Ok(())
     }
 
     fn validate(tx: &mut impl Txn, cts: u64) -> Result<(), ConflictKind> {

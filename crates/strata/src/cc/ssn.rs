@@ -32,20 +32,73 @@
 //! for COMMITTING transactions with a *smaller* cstamp — those whose
 //! decision it needs — so waits cannot form a cycle; those with a larger
 //! cstamp account for the edge themselves when they commit.
+//!
+//! Early exclusion (ERMIA §3.3; `Options::ssn_early_exclusion`): the test
+//! also runs on every read and overwrite, over the stamps already settled,
+//! kept in the transaction's [`EarlyStamps`]:
+//!
+//! ```text
+//!  read v, v's overwriter finished:  pi  = min(pi,  sstamp(v))
+//!  read v / overwrite v:             eta = max(eta, creator's cstamp, pstamp(v))
+//!  pi <= eta  ->  abort now (ssn-early-exclusion)
+//! ```
+//!
+//! Invariant: an early abort happens only where the commit test would
+//! fail. eta only grows and pi only shrinks as more stamps are seen, the
+//! stamps read are final once published (a stamp not yet published reads
+//! as its initial value, which only delays the abort), and the commit test
+//! takes the max and min over a superset of them.
 
 use super::Shared;
 use super::Txn;
 use super::{predicate, si, Cc, TxnCc};
-use crate::error::{ConflictKind, Result};
+use crate::error::{ConflictKind, Error, Result};
 use crate::options::Protocol;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
 use crate::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use crate::table::TableInner;
 use crate::tid::{Status, TidTable};
+use std::cell::Cell;
 use std::sync::Arc;
 
 /// Snapshot isolation plus the Serial Safety Net.
 pub(crate) struct SiSsn;
+
+/// The watermarks settled so far in a running transaction, for the early
+/// exclusion test (see the module doc).
+pub(crate) struct EarlyStamps {
+    /// eta so far: the largest settled predecessor cstamp.
+    pstamp: Cell<u64>,
+    /// pi so far: the smallest settled successor sstamp.
+    sstamp: Cell<u64>,
+}
+
+impl EarlyStamps {
+    /// Folds in a predecessor `eta` and a successor `pi`; false if the
+    /// exclusion window is now empty.
+    fn fold(&self, eta: u64, pi: u64) -> bool {
+        self.pstamp.set(self.pstamp.get().max(eta));
+        self.sstamp.set(self.sstamp.get().min(pi));
+        self.sstamp.get() > self.pstamp.get()
+    }
+}
+
+fn early(tx: &impl Txn) -> Option<&EarlyStamps> {
+    match tx.state() {
+        TxnCc::SiSsn(e) if tx.shared().ssn_early_exclusion => Some(e),
+        _ => None,
+    }
+}
+
+/// A version's creator cstamp, if settled (no wait).
+fn settled_begin(v: &Version) -> u64 {
+    let b = v.begin.load(SeqCst);
+    if b & TID_MARK == 0 {
+        b
+    } else {
+        0
+    }
+}
 
 /// The version's pstamp: the largest commit stamp of a committed reader.
 #[inline]
@@ -68,10 +121,13 @@ impl Cc for SiSsn {
     // A reader can close a cycle between writers (the read-only anomaly).
     const READ_ONLY_COMMIT_UNCHECKED: bool = false;
     const NEWER_THAN_SNAPSHOT: Option<ConflictKind> = Some(ConflictKind::WriteWrite);
-    type State = ();
+    type State = EarlyStamps;
 
     fn new_state(_tid: u64, _ts: u64, _read_only: bool) -> TxnCc {
-        TxnCc::SiSsn(())
+        TxnCc::SiSsn(EarlyStamps {
+            pstamp: Cell::new(0),
+            sstamp: Cell::new(INF_TS),
+        })
     }
 
     fn read(tx: &mut impl Txn, t: &TableInner, tuple: u64) -> Result<*mut Version> {
@@ -80,7 +136,34 @@ impl Cc for SiSsn {
 
     fn on_read(tx: &mut impl Txn, v: *mut Version) -> Result<()> {
         on_read(tx, v);
-        Ok(())
+        // SAFETY: pinned by the caller; v is the version just read.
+        match (early(tx), unsafe { v.as_ref() }) {
+            (Some(e), Some(v)) => {
+                let e_ts = v.end.load(SeqCst);
+                // An overwriter that has finished left its pi on v.
+                let pi = if e_ts != INF_TS && e_ts & TID_MARK == 0 {
+                    self::sstamp(v).load(SeqCst)
+                } else {
+                    INF_TS
+                };
+                if e.fold(settled_begin(v), pi) {
+                    Ok(())
+                } else {
+                    Err(Error::Conflict(ConflictKind::SsnEarlyExclusion))
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn on_overwrite(tx: &mut impl Txn, old: &Version) -> Result<(), ConflictKind> {
+        match early(tx) {
+            // Committed readers of `old` and its creator come before us.
+            Some(e) if !e.fold(settled_begin(old).max(pstamp(old).load(SeqCst)), INF_TS) => {
+                Err(ConflictKind::SsnEarlyExclusion)
+            }
+            _ => Ok(()),
+        }
     }
 
     fn check_write(tx: &impl Txn, head: &Version) -> Result<()> {

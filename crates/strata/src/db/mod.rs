@@ -42,7 +42,10 @@ impl Database {
             inner: Arc::new(DbInner {
                 id: NEXT_DB_ID.fetch_add(1, SeqCst),
                 protocol: opts.protocol,
-                shared: crate::cc::Shared::new(opts.max_open_transactions),
+                shared: crate::cc::Shared {
+                    ssn_early_exclusion: opts.ssn_early_exclusion,
+                    ..crate::cc::Shared::new(opts.max_open_transactions)
+                },
                 opts,
                 tables: RwLock::new(Vec::new()),
                 names: RwLock::new(HashMap::new()),

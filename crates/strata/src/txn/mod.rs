@@ -713,7 +713,6 @@ impl Transaction {
         // it before we commit.
         let h = unsafe { &*head };
         h.end.store(TID_MARK | self.tid, SeqCst);
-        P::on_overwrite(self, h);
         self.writes.push(WriteEntry {
             table: ti,
             tuple,
@@ -721,7 +720,10 @@ impl Transaction {
             old: head,
             index_key,
         });
-        Ok(())
+        match P::on_overwrite(self, h) {
+            Ok(()) => Ok(()),
+            Err(k) => self.fail(Error::Conflict(k)),
+        }
     }
 
     /// Secondary-index maintenance for version `v` just installed over
