@@ -1,4 +1,5 @@
-//! Line plots of a figure's sweep, drawn with `plotters` into a PNG.
+//! Line plots of a figure's sweep (and grouped bar charts of per-type
+//! figures), drawn with `plotters` into a PNG.
 //!
 //! ```text
 //!   y ▲  ●──●──●  series A        one line (with points) per series,
@@ -196,6 +197,133 @@ fn draw<DB: DrawingBackend>(
     root.present()
 }
 
+/// One series of a bar chart: a value per category.
+pub struct Bars {
+    pub label: String,
+    pub values: Vec<f64>,
+}
+
+/// Draws grouped bars into a PNG at `path`: one group per category (in
+/// order), one bar per series in each group, the legend beside the plot.
+pub fn bar_chart(
+    path: &Path,
+    title: &str,
+    y_label: &str,
+    categories: &[&str],
+    series: &[Bars],
+) -> Result<(), String> {
+    register();
+    let err = |e: &dyn std::fmt::Display| format!("plotting {}: {e}", path.display());
+    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    draw_bars(root, title, y_label, categories, series).map_err(|e| err(&e))
+}
+
+/// The same chart as SVG text (for the tests).
+#[cfg(test)]
+pub fn bar_chart_svg(
+    title: &str,
+    y_label: &str,
+    categories: &[&str],
+    series: &[Bars],
+) -> Result<String, String> {
+    register();
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        draw_bars(root, title, y_label, categories, series).map_err(|e| e.to_string())?;
+    }
+    Ok(out)
+}
+
+fn draw_bars<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    y_label: &str,
+    categories: &[&str],
+    series: &[Bars],
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    root.fill(&WHITE)?;
+    let root = root.titled(title, (FAMILY, 22))?;
+    let (plot, legend) = root.split_horizontally(PLOT_WIDTH);
+    let n = categories.len().max(1);
+    let y1 = series
+        .iter()
+        .flat_map(|s| s.values.iter().copied())
+        .fold(0.0f64, f64::max);
+    let y1 = if y1 <= 0.0 { 1.0 } else { y1 * 1.1 };
+    let mut chart = ChartBuilder::on(&plot)
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(80)
+        .build_cartesian_2d(
+            Categories {
+                names: categories.iter().map(|c| c.to_string()).collect(),
+            },
+            0.0..y1,
+        )?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .y_desc(y_label)
+        .label_style((FAMILY, 15))
+        .axis_desc_style((FAMILY, 17))
+        .y_label_formatter(&|v| human(*v))
+        .draw()?;
+    // Each group fills 80% of its slot; its bars share that evenly.
+    let width = 0.8 / series.len().max(1) as f64;
+    for (i, s) in series.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        chart.draw_series(s.values.iter().take(n).enumerate().map(|(c, &v)| {
+            let x0 = c as f64 + 0.1 + width * i as f64;
+            Rectangle::new([(x0, 0.0), (x0 + width, v)], color.filled())
+        }))?;
+    }
+    for (i, s) in series.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let y = 40 + 26 * i as i32;
+        legend.draw(&Rectangle::new([(8, y - 7), (36, y + 7)], color.filled()))?;
+        legend.draw(&Text::new(
+            s.label.clone(),
+            (44, y - 8),
+            (FAMILY, 15).into_font(),
+        ))?;
+    }
+    root.present()
+}
+
+/// A categorical x axis: category i spans [i, i + 1), labelled at its
+/// middle.
+struct Categories {
+    names: Vec<String>,
+}
+
+impl Ranged for Categories {
+    type FormatOption = NoDefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let f = v / self.names.len().max(1) as f64;
+        limit.0 + (f * f64::from(limit.1 - limit.0)).round() as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, _hint: Hint) -> Vec<f64> {
+        (0..self.names.len()).map(|i| i as f64 + 0.5).collect()
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        0.0..self.names.len().max(1) as f64
+    }
+}
+
+impl ValueFormatter<f64> for Categories {
+    fn format_ext(&self, v: &f64) -> String {
+        self.names
+            .get(v.floor() as usize)
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
 /// A linear x axis whose ticks are exactly the ones given, labelled by
 /// [`tick`] (plotters' own picks round numbers, which may miss the values
 /// a sweep ran and print their float noise).
@@ -356,6 +484,43 @@ mod tests {
         let texts = svg_texts(&svg);
         assert!(texts.contains(&"4".to_string()), "{texts:?}");
         assert!(!texts.iter().any(|t| t == "1.5" || t == "1.0"), "{texts:?}");
+    }
+
+    /// A bar chart shows every category under its group and every series
+    /// in the legend; a bar's height follows its value.
+    #[test]
+    fn a_bar_chart_labels_its_categories_and_series() {
+        let series = vec![
+            Bars {
+                label: "OCC".into(),
+                values: vec![100.0, 0.0],
+            },
+            Bars {
+                label: "SI".into(),
+                values: vec![90.0, 50.0],
+            },
+        ];
+        let svg = bar_chart_svg("Commits", "txn/s", &["new-order", "q2*"], &series).unwrap();
+        let texts = svg_texts(&svg);
+        for want in ["Commits", "new-order", "q2*", "OCC", "SI"] {
+            assert!(texts.contains(&want.to_string()), "{want}: {texts:?}");
+        }
+        // Four bars and two legend swatches: the zero bar is drawn flat.
+        let heights: Vec<f64> = svg
+            .split("<rect")
+            .skip(1)
+            .filter_map(|r| {
+                let h = r.split("height=\"").nth(1)?;
+                h[..h.find('"')?].parse().ok()
+            })
+            .collect();
+        assert!(heights.contains(&0.0), "{heights:?}");
+        let dir = std::env::temp_dir().join(format!("strata-bars-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("b.png");
+        bar_chart(&path, "t", "y", &["a", "b"], &series).unwrap();
+        assert_eq!(&std::fs::read(&path).unwrap()[..4], b"\x89PNG");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     fn svg_texts(svg: &str) -> Vec<String> {
