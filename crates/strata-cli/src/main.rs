@@ -418,6 +418,9 @@ fn protocols() {
             Protocol::Si => "snapshot isolation, first-updater-wins (allows write skew)",
             Protocol::SiSsn => "SI + Serial Safety Net (ERMIA); the default",
             Protocol::SiSsi => "SI + Cahill's serializable snapshot isolation",
+            Protocol::Occ => {
+                "Silo-style OCC (ERMIA's Silo-OCC): newest-committed reads, read/scan-set validation at commit, readers too"
+            }
         };
         let level = if p.is_serializable() {
             "serializable"
