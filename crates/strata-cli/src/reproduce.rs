@@ -247,6 +247,7 @@ macro_rules! per_protocol {
             Series { label: "SI", settings: &[Set::Protocol(Protocol::Si) $(, $extra)*] },
             Series { label: "SI+SSN", settings: &[Set::Protocol(Protocol::SiSsn) $(, $extra)*] },
             Series { label: "SI+SSI", settings: &[Set::Protocol(Protocol::SiSsi) $(, $extra)*] },
+            Series { label: "OCC", settings: &[Set::Protocol(Protocol::Occ) $(, $extra)*] },
         ]
     };
 }
