@@ -21,11 +21,14 @@
 //! * [`llt`]: vDriver's long-lived-transaction workload (short updates,
 //!   long readers joining and leaving) with version space and chain
 //!   lengths over time.
+//! * [`read_mostly`]: ERMIA's read-mostly microbenchmark (§5, Figure 1)
+//!   over TPC-C's Stock table: read many rows, update a fraction of them.
 //! * [`driver`]: runs any of them and reports the figures.
 
 pub mod driver;
 pub mod llt;
 pub mod peers;
+pub mod read_mostly;
 pub mod rng;
 pub mod tpcc;
 pub mod ycsb;
