@@ -142,9 +142,12 @@ fn scale(a: &ReproduceArgs) -> Result<Scale, UsageError> {
         ..ReadMostlyConfig::default()
     };
     for &reads in &READS {
-        ReadMostlyConfig { reads, ..base.clone() }
-            .validate()
-            .map_err(|e| UsageError(format!("ermia-fig1: {e} (--records sets the stock rows)")))?;
+        ReadMostlyConfig {
+            reads,
+            ..base.clone()
+        }
+        .validate()
+        .map_err(|e| UsageError(format!("ermia-fig1: {e} (--records sets the stock rows)")))?;
     }
     Ok(Scale { base })
 }
@@ -179,7 +182,8 @@ fn fig1(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
     let mut aborts: Vec<Vec<Line>> = READS.iter().map(|_| Vec::new()).collect();
     let mut step = 0;
     'series: for (label, protocol) in SERIES {
-        let db = Database::open(Options::default().protocol(protocol)).map_err(|e| e.to_string())?;
+        let db =
+            Database::open(Options::default().protocol(protocol)).map_err(|e| e.to_string())?;
         eprintln!(
             "{label}: loading {} stock rows ({} warehouse(s))",
             s.base.rows(),
@@ -224,7 +228,8 @@ fn fig1(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
     write_csv(&csv, &rows)?;
     let mut files = vec![csv.display().to_string()];
     let xs: Vec<f64> = WRITE_FRACTIONS.iter().map(|&f| x_of(f)).collect();
-    let x_label = "write fraction: log10(% of rows read written); -3: none, -2: 0.01%, -1: 0.1%, 0: 1%";
+    let x_label =
+        "write fraction: log10(% of rows read written); -3: none, -2: 0.01%, -1: 0.1%, 0: 1%";
     for (panel, &reads) in READS.iter().enumerate() {
         let k = reads / 1000;
         let size = format!(
@@ -255,7 +260,12 @@ fn fig1(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
     Ok(files)
 }
 
-fn row(label: &'static str, protocol: Protocol, cfg: &ReadMostlyConfig, r: &ReadMostlyReport) -> Row {
+fn row(
+    label: &'static str,
+    protocol: Protocol,
+    cfg: &ReadMostlyConfig,
+    r: &ReadMostlyReport,
+) -> Row {
     Row {
         figure: "ermia-fig1",
         series: label,
@@ -293,7 +303,9 @@ fn print_summary(rows: &[Row]) {
                 .map(|r| format!("{:.0} ({:.3})", r.committed_per_s, r.abort_ratio))
                 .collect();
             let share = match (pts.first(), pts.last()) {
-                (Some(a), Some(b)) if a.committed_per_s > 0.0 && pts.len() == WRITE_FRACTIONS.len() => {
+                (Some(a), Some(b))
+                    if a.committed_per_s > 0.0 && pts.len() == WRITE_FRACTIONS.len() =>
+                {
                     format!("{:.2}x", b.committed_per_s / a.committed_per_s)
                 }
                 _ => "-".into(),
@@ -323,7 +335,12 @@ mod tests {
         // The paper's three systems lead.
         assert_eq!(
             SERIES[..4].iter().map(|s| s.1).collect::<Vec<_>>(),
-            [Protocol::Occ, Protocol::Mvocc, Protocol::Si, Protocol::SiSsn]
+            [
+                Protocol::Occ,
+                Protocol::Mvocc,
+                Protocol::Si,
+                Protocol::SiSsn
+            ]
         );
     }
 }

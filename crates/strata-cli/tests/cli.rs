@@ -1114,7 +1114,10 @@ fn bench_read_mostly_runs_and_checks_its_flags() {
         &["bench", "read-mostly", "--items", "1000", "--reads", "5000"],
         "--reads",
     );
-    assert_usage_error(&["bench", "read-mostly", "--warehouses", "0"], "--warehouses");
+    assert_usage_error(
+        &["bench", "read-mostly", "--warehouses", "0"],
+        "--warehouses",
+    );
 }
 
 /// `reproduce ermia-fig1` at a tiny size: a CSV row per protocol, read-set
@@ -1138,7 +1141,13 @@ fn reproduce_ermia_fig1_writes_every_point() {
     let csv = std::fs::read_to_string(dir.join("ermia-fig1.csv")).unwrap();
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    for col in ["protocol", "reads", "write_fraction", "committed_per_s", "abort_ratio"] {
+    for col in [
+        "protocol",
+        "reads",
+        "write_fraction",
+        "committed_per_s",
+        "abort_ratio",
+    ] {
         assert!(header.contains(&col), "{header:?}");
     }
     let rows = lines.count();

@@ -172,11 +172,7 @@ impl Plan {
             let key = Key(vec![Value::Int(w), Value::Int(item)]);
             let row = txn.read_with(stock, &key, |r| {
                 let int = |c: usize| r[c].as_int().unwrap_or(0);
-                (
-                    int(col::S_QUANTITY),
-                    int(col::S_YTD),
-                    int(col::S_ORDER_CNT),
-                )
+                (int(col::S_QUANTITY), int(col::S_YTD), int(col::S_ORDER_CNT))
             })?;
             let Some((qty, ytd, orders)) = row else {
                 return Err(Error::NotFound {
@@ -215,7 +211,10 @@ impl Worker for Client<'_> {
     fn step(&mut self) -> Result<(usize, Outcome), WorkloadError> {
         let plan = Plan::draw(self.cfg, &mut self.rng);
         let mut txn = self.db.begin()?;
-        match plan.execute(&mut txn, self.stock).and_then(|_| txn.commit()) {
+        match plan
+            .execute(&mut txn, self.stock)
+            .and_then(|_| txn.commit())
+        {
             Ok(()) => Ok((0, Outcome::Committed)),
             Err(Error::Conflict(k)) => Ok((0, Outcome::Aborted(k.name()))),
             Err(e) => Err(e.into()),
@@ -323,8 +322,20 @@ mod tests {
                     ..small()
                 },
             ),
-            ("--items", ReadMostlyConfig { items: 5, ..small() }),
-            ("--reads", ReadMostlyConfig { reads: 0, ..small() }),
+            (
+                "--items",
+                ReadMostlyConfig {
+                    items: 5,
+                    ..small()
+                },
+            ),
+            (
+                "--reads",
+                ReadMostlyConfig {
+                    reads: 0,
+                    ..small()
+                },
+            ),
             (
                 "--reads",
                 ReadMostlyConfig {
@@ -357,7 +368,9 @@ mod tests {
             write_fraction: 1.5,
             ..small()
         };
-        assert!(matches!(over.validate(), Err(WorkloadError::Config(m)) if m.contains("--write-fraction")));
+        assert!(
+            matches!(over.validate(), Err(WorkloadError::Config(m)) if m.contains("--write-fraction"))
+        );
         small().validate().unwrap();
     }
 
@@ -376,7 +389,9 @@ mod tests {
             rows.sort_unstable();
             rows.dedup();
             assert_eq!(rows.len(), cfg.reads, "distinct rows");
-            assert!(rows.iter().all(|&(w, i)| w == 1 && (1..=1_000).contains(&i)));
+            assert!(rows
+                .iter()
+                .all(|&(w, i)| w == 1 && (1..=1_000).contains(&i)));
             assert!(p.updates.iter().all(|&u| u < cfg.reads));
             updates += p.updates.len();
         }
@@ -445,6 +460,10 @@ mod tests {
         assert!(r.run.committed > 0);
         assert_eq!(r.run.aborted, 0, "{:?}", r.run.aborts_by_reason);
         let st = db.stats();
-        assert_eq!((st.live_versions, st.longest_chain), (1_000, 1), "only the load wrote");
+        assert_eq!(
+            (st.live_versions, st.longest_chain),
+            (1_000, 1),
+            "only the load wrote"
+        );
     }
 }

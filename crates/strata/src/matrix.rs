@@ -120,8 +120,11 @@ pub fn matrix_markdown() -> String {
                     .iter()
                     .filter(|c| c.storage == storage && c.gc == gc && c.pointers == pointers)
                     .collect();
-                let refused: Vec<&MatrixCell> =
-                    same.iter().copied().filter(|c| c.verdict.is_err()).collect();
+                let refused: Vec<&MatrixCell> = same
+                    .iter()
+                    .copied()
+                    .filter(|c| c.verdict.is_err())
+                    .collect();
                 match refused.first() {
                     None => s.push_str(" ok |"),
                     Some(c) if refused.len() == same.len() => {

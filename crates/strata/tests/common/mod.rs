@@ -381,9 +381,7 @@ pub fn default_gc() -> GcPolicy {
 pub fn readers_hold_back_gc(p: Protocol) -> bool {
     match p {
         Protocol::Mvto | Protocol::Mv2pl => true,
-        Protocol::Mvocc | Protocol::Si | Protocol::SiSsn | Protocol::SiSsi | Protocol::Occ => {
-            false
-        }
+        Protocol::Mvocc | Protocol::Si | Protocol::SiSsn | Protocol::SiSsi | Protocol::Occ => false,
     }
 }
 
