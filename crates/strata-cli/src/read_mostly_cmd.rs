@@ -1,5 +1,5 @@
 //! `strata bench read-mostly`: ERMIA's read-mostly microbenchmark (SIGMOD
-//! 2016, §5 "Microbenchmark", Figure 1) on a fresh in-memory database:
+//! 2016, §4.2 "Microbenchmark", Figure 1) on a fresh in-memory database:
 //! transactions over TPC-C's Stock table that read `--reads` random rows and
 //! update `--write-fraction` of them.
 //!

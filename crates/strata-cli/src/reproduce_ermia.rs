@@ -1,5 +1,5 @@
 //! `strata reproduce ermia-fig1`: Figure 1 of ERMIA (Kim et al., SIGMOD
-//! 2016, §1, with the setup of §5 "Microbenchmark"): the throughput of a
+//! 2016, §1, with the setup of §4.1 and §4.2 "Microbenchmark"): the throughput of a
 //! read-mostly transaction over TPC-C's Stock table as the fraction of the
 //! rows it reads that it also updates grows, with 1K reads (left) and 10K
 //! reads (right). The paper's finding: Silo's lightweight OCC collapses
@@ -20,7 +20,7 @@
 //! percentage (0.01% -> -2, 0.1% -> -1, 1% -> 0), the read-only point (0%)
 //! one decade left of the smallest (-3); the CSV keeps the fractions.
 //! The Stock table has one warehouse (100,000 rows) per worker thread, the
-//! paper's rule (its scale factor is its thread count, §5), so `--threads`
+//! paper's rule (its scale factor is its thread count, §4.5), so `--threads`
 //! scales the table with the load; `--records` sets the rows instead.
 //! Defaults (2 threads, 1.5 s a point) finish in about two minutes on 2
 //! cores; `--paper-scale` uses the paper's 30 s points.

@@ -1,4 +1,4 @@
-//! ERMIA's read-mostly microbenchmark (Kim et al., SIGMOD 2016, §5
+//! ERMIA's read-mostly microbenchmark (Kim et al., SIGMOD 2016, §4.2
 //! "Microbenchmark", Figure 1): one transaction type over TPC-C's Stock
 //! table that reads a random subset of the rows and updates a small
 //! fraction of what it read. Its purpose is read-write conflicts: a

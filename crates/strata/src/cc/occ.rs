@@ -3,7 +3,7 @@
 //! The lightweight optimistic scheme of Silo (Tu et al., "Speedy
 //! Transactions in Multicore In-Memory Databases", SOSP 2013, §4.4), which
 //! ERMIA (Kim et al., SIGMOD 2016) uses as its "Silo-OCC" baseline (§1,
-//! Figure 1; §5 "Microbenchmark"). A transaction has no begin snapshot: every
+//! Figure 1; §4.2 "Microbenchmark"; §5 on Silo). A transaction has no begin snapshot: every
 //! read returns the newest committed version of the row *as of the read* and
 //! remembers which version that was. Writes lock the row's head when they
 //! happen (Strata's write path; Silo locks its write set at commit, which
@@ -32,7 +32,7 @@
 //! is false, and such readers can starve, as the paper measures.
 //!
 //! `Database::begin_read_only` is Silo's read-only *snapshot* transaction,
-//! which ERMIA enables for its Silo runs (§4 setup, "read-only snapshots are
+//! which ERMIA enables for its Silo runs (§4.1 setup, "read-only snapshots are
 //! enabled"): it reads the engine's begin snapshot and commits without
 //! validation, as under every protocol. That is serializable here because the
 //! serial order of OCC committers is their commit-timestamp order (the
