@@ -2,12 +2,12 @@
 //!
 //! The lightweight optimistic scheme of Silo (Tu et al., "Speedy
 //! Transactions in Multicore In-Memory Databases", SOSP 2013, §4.4), which
-//! ERMIA (Kim et al., SIGMOD 2016) uses as its "Silo-OCC" baseline (§1,
-//! Figure 1; §4.2 "Microbenchmark"; §5 on Silo). A transaction has no begin snapshot: every
-//! read returns the newest committed version of the row *as of the read* and
-//! remembers which version that was. Writes lock the row's head when they
-//! happen (Strata's write path; Silo locks its write set at commit, which
-//! orders the same way). At commit, after the commit timestamp is drawn, the
+//! ERMIA (Kim et al., SIGMOD 2016) uses as its "Silo-OCC" baseline (§1 and
+//! Figure 1; §4.2 "Microbenchmark"; §5 on Silo). A transaction has no begin
+//! snapshot: every read returns the newest committed version of the row
+//! *as of the read* and remembers which version that was. Writes lock the
+//! row's head when they happen (Strata's write path; Silo locks its write
+//! set at commit, which orders the same way). At commit, after the commit timestamp is drawn, the
 //! transaction checks that every version it read is still the newest
 //! committed one and that nobody else holds its lock, and re-runs its range
 //! scans and absent-key reads (Silo's node-set check, here a re-scan):
@@ -28,11 +28,12 @@
 //! commits. MVOCC (`mvocc`) validates the same way but reads a begin
 //! snapshot; OCC reads the newest data, so its reads are never stale when
 //! made, yet a transaction that wrote nothing must validate too (its reads
-//! come from different moments, not one snapshot): `READ_ONLY_COMMIT_UNCHECKED`
-//! is false, and such readers can starve, as the paper measures.
+//! come from different moments, not one snapshot):
+//! `READ_ONLY_COMMIT_UNCHECKED` is false, and such readers can starve, as
+//! the paper measures.
 //!
 //! `Database::begin_read_only` is Silo's read-only *snapshot* transaction,
-//! which ERMIA enables for its Silo runs (§4.1 setup, "read-only snapshots are
+//! which ERMIA enables for its Silo runs (§4.1, "read-only snapshots are
 //! enabled"): it reads the engine's begin snapshot and commits without
 //! validation, as under every protocol. That is serializable here because the
 //! serial order of OCC committers is their commit-timestamp order (the
