@@ -1,13 +1,13 @@
 //! OCC (Silo-style): read the newest committed version, validate at commit.
 //!
-//! The lightweight optimistic scheme of Silo (Tu et al., "Speedy
-//! Transactions in Multicore In-Memory Databases", SOSP 2013, §4.4), which
-//! ERMIA (Kim et al., SIGMOD 2016) uses as its "Silo-OCC" baseline (§1 and
-//! Figure 1; §4.2 "Microbenchmark"; §5 on Silo). A transaction has no begin
-//! snapshot: every read returns the newest committed version of the row
-//! *as of the read* and remembers which version that was. Writes lock the
-//! row's head when they happen (Strata's write path; Silo locks its write
-//! set at commit, which orders the same way). At commit, after the commit timestamp is drawn, the
+//! The lightweight optimistic scheme of Silo (Tu et al., "Speedy Transactions
+//! in Multicore In-Memory Databases", SOSP 2013, §4.4), which ERMIA (Kim et
+//! al., SIGMOD 2016) uses as its "Silo-OCC" baseline (§1 and Figure 1; §4.2
+//! "Microbenchmark"; §5 on Silo). A transaction has no begin snapshot: every
+//! read returns the newest committed version of the row *as of the read* and
+//! remembers which version that was. Writes lock the row's head when they
+//! happen (Strata's write path; Silo locks its write set at commit, which
+//! orders the same way). At commit, after the commit timestamp is drawn, the
 //! transaction checks that every version it read is still the newest
 //! committed one and that nobody else holds its lock, and re-runs its range
 //! scans and absent-key reads (Silo's node-set check, here a re-scan):
