@@ -47,7 +47,7 @@ impl fmt::Display for Promise {
 
 /// What `protocol` promises to the transactions `strata check` runs.
 ///
-/// MVTO, MVOCC and MV2PL serialize in timestamp or commit order, and both
+/// MVTO, MVOCC, MV2PL and OCC serialize in timestamp or commit order, and both
 /// are drawn inside each transaction's lifetime, so the order respects
 /// real time. SSI's too: a cycle that closes through real-time order needs
 /// a pivot whose outgoing rw edge goes to a transaction that committed
@@ -61,7 +61,7 @@ impl fmt::Display for Promise {
 /// read-only anomaly (G2).
 pub fn promise(protocol: Protocol, read_only_snapshots: bool) -> Promise {
     match (protocol, read_only_snapshots) {
-        (Protocol::Mvocc | Protocol::Mv2pl, _) => Promise::StrictSerializable,
+        (Protocol::Mvocc | Protocol::Mv2pl | Protocol::Occ, _) => Promise::StrictSerializable,
         (Protocol::Mvto | Protocol::SiSsi, false) => Promise::StrictSerializable,
         (Protocol::Mvto, true) | (Protocol::SiSsn, false) => Promise::Serializable,
         (Protocol::SiSsn | Protocol::SiSsi, true) | (Protocol::Si, _) => Promise::SnapshotIsolation,

@@ -30,8 +30,8 @@
 //! means the engine rolled the transaction back: it is recorded as
 //! [`Outcome::Aborted`] with the ops issued so far (the failed read without a
 //! value). Any other error is an engine or adapter bug and panics, with one
-//! exception: under MV2PL, which reads the newest committed data rather than
-//! a snapshot, an `insert` of a key that `get` had just reported absent can
+//! exception: under MV2PL and OCC, which read the newest committed data
+//! rather than a snapshot, an `insert` of a key that `get` had just reported absent can
 //! answer `DuplicateKey` when a concurrent transaction inserted and
 //! committed the key in between. The adapter then rolls the transaction
 //! back itself, records it as aborted and counts it in
@@ -81,7 +81,23 @@ impl From<Error> for Stop {
 /// Whether `protocol` may answer `DuplicateKey` to an insert of a key the
 /// same transaction has just read as absent (see the module docs).
 pub fn may_race_on_insert(protocol: Protocol) -> bool {
-    protocol == Protocol::Mv2pl
+    match protocol {
+        Protocol::Mv2pl | Protocol::Occ => true,
+        Protocol::Mvto | Protocol::Mvocc | Protocol::Si | Protocol::SiSsn | Protocol::SiSsi => {
+            false
+        }
+    }
+}
+
+/// Whether `protocol` may answer `NotFound` to an update or delete of a row
+/// `get` has just returned (see [`StrataExecutor::change_found`]).
+pub fn read_row_may_vanish(protocol: Protocol) -> bool {
+    match protocol {
+        Protocol::Mvocc | Protocol::Occ => true,
+        Protocol::Mvto | Protocol::Mv2pl | Protocol::Si | Protocol::SiSsn | Protocol::SiSsi => {
+            false
+        }
+    }
 }
 
 /// Runs planned transactions against a Strata database.
@@ -95,7 +111,7 @@ pub struct StrataExecutor {
     /// Transactions aborted by the adapter after an insert race (see the
     /// module docs).
     pub insert_races: AtomicU64,
-    /// Transactions aborted by the adapter after MVOCC answered `NotFound`
+    /// Transactions aborted by the adapter after MVOCC or OCC answered `NotFound`
     /// to an update or delete of a row its snapshot holds (see
     /// [`StrataExecutor::change_found`]).
     pub vanished_rows: AtomicU64,
@@ -154,8 +170,8 @@ impl StrataExecutor {
             let protocol = self.db.options().protocol;
             format!(
                 "{protocol} answered DuplicateKey {n} time(s) to an insert of a key the same \
-                 transaction had just read as absent (first: {first}); only MV2PL, which reads \
-                 the newest committed data, may race there: {protocol} must answer a conflict"
+                 transaction had just read as absent (first: {first}); only MV2PL and OCC, which \
+                 read the newest committed data, may race there: {protocol} must answer a conflict"
             )
         })
     }
@@ -187,14 +203,14 @@ impl StrataExecutor {
     /// The result of an update or delete of a row that `get` has just
     /// returned. MVOCC answers `NotFound` when a transaction that committed
     /// after our snapshot deleted the row (it checks nothing when it locks
-    /// the head); we would fail validation at commit anyway, so the adapter
-    /// aborts. The other protocols answer a conflict (SI, SSN and SSI:
+    /// the head), OCC when one committed the delete after our read; we would
+    /// fail validation at commit anyway, so the adapter aborts. The other protocols answer a conflict (SI, SSN and SSI:
     /// first updater wins; MVTO: the tombstone is younger than us) or keep
     /// the row from being deleted (MV2PL's read lock), so there `NotFound`
     /// is a bug and panics.
     fn change_found(&self, r: Result<(), Error>) -> Result<(), Stop> {
         match r {
-            Err(Error::NotFound { .. }) if self.db.options().protocol == Protocol::Mvocc => {
+            Err(Error::NotFound { .. }) if read_row_may_vanish(self.db.options().protocol) => {
                 self.vanished_rows.fetch_add(1, Ordering::Relaxed);
                 Err(Stop::Abort)
             }

@@ -8,7 +8,9 @@ mod llt_cmd;
 mod plot;
 mod presets;
 mod progress;
+mod read_mostly_cmd;
 mod reproduce;
+mod reproduce_ermia;
 mod reproduce_vdriver;
 mod tpcc_cmd;
 mod ycsb_args;
@@ -34,8 +36,10 @@ Examples:
   strata bench ycsb --mix update-intensive --engine all --records 1000000
   strata bench ycsb --ro-threads 1 --no-ro-hint --series series.csv
   strata bench tpcc --warehouses 2 --threads 2 --stock-scan
+  strata bench read-mostly --protocol occ --write-fraction 0.001 --reads 1000 --threads 2 --duration 5
   strata reproduce --list
   strata reproduce contention --duration 1 --out results
+  strata reproduce ermia-fig1 --out results
   strata check --protocol ssi --workload predicate --clients 8 --txns 20000
   strata check --protocol si --workload write-skew    # finds G2-item: allowed by SI, exits 3
   strata check --protocol ssn --strict                # real-time-only cycles: allowed by SSN, exits 3
@@ -90,9 +94,12 @@ enum Bench {
     /// write-ahead log with group commit, against peers that fsync each
     /// commit (redb, RocksDB); txn/s and commit latency.
     Durable(durable_cmd::DurableArgs),
+    /// ERMIA's read-mostly microbenchmark (Fig. 1): read many random rows
+    /// of TPC-C's Stock table, update a small fraction of them.
+    ReadMostly(Box<read_mostly_cmd::ReadMostlyArgs>),
 }
 
-/// Parses a protocol name (`mvto`, `mvocc`, `mv2pl`, `si`, `ssn`, `ssi`).
+/// Parses a protocol name (`mvto`, `mvocc`, `mv2pl`, `si`, `ssn`, `ssi`, `occ`).
 pub fn parse_protocol(s: &str) -> Result<Protocol, String> {
     s.parse::<Protocol>().map_err(|_| {
         let names: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
@@ -386,6 +393,7 @@ fn main() -> ExitCode {
         Command::Bench(Bench::Tpcc(args)) => tpcc_cmd::run(&args),
         Command::Bench(Bench::Llt(args)) => llt_cmd::run(&args),
         Command::Bench(Bench::Durable(args)) => durable_cmd::run(&args),
+        Command::Bench(Bench::ReadMostly(args)) => read_mostly_cmd::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Protocols => {
             protocols();
@@ -424,6 +432,9 @@ fn protocols() {
             Protocol::Si => "snapshot isolation, first-updater-wins (allows write skew)",
             Protocol::SiSsn => "SI + Serial Safety Net (ERMIA); the default",
             Protocol::SiSsi => "SI + Cahill's serializable snapshot isolation",
+            Protocol::Occ => {
+                "Silo-style OCC (ERMIA's Silo-OCC): newest-committed reads, read/scan-set validation at commit, readers too"
+            }
         };
         let level = if p.is_serializable() {
             "serializable"

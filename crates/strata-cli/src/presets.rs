@@ -29,7 +29,11 @@ pub fn print_presets() {
 
 /// Prints the validity matrix as the Markdown table README shows.
 pub fn print_matrix() {
-    println!("Every protocol (mvto, mvocc, mv2pl, si, ssn, ssi) has the same verdicts.\n");
+    let names: Vec<&str> = strata::Protocol::ALL.iter().map(|p| p.name()).collect();
+    println!(
+        "Verdicts for every protocol ({}); \"ok except P\" cells are refused for P only.\n",
+        names.join(", ")
+    );
     print!("{}", strata::matrix::matrix_markdown());
 }
 

@@ -1,5 +1,6 @@
 //! `strata reproduce <figure>`: rerun a figure of the Peloton study (the
-//! vDriver paper's LLT figures are in `reproduce_vdriver`).
+//! vDriver paper's LLT figures are in `reproduce_vdriver`, ERMIA's Figure 1 in
+//! `reproduce_ermia`).
 //!
 //! ```text
 //!   figure = sweep of one parameter (x)  ×  series (settings per line)
@@ -247,6 +248,7 @@ macro_rules! per_protocol {
             Series { label: "SI", settings: &[Set::Protocol(Protocol::Si) $(, $extra)*] },
             Series { label: "SI+SSN", settings: &[Set::Protocol(Protocol::SiSsn) $(, $extra)*] },
             Series { label: "SI+SSI", settings: &[Set::Protocol(Protocol::SiSsi) $(, $extra)*] },
+            Series { label: "OCC", settings: &[Set::Protocol(Protocol::Occ) $(, $extra)*] },
         ]
     };
 }
@@ -715,15 +717,23 @@ pub fn run(a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
             let status = crate::reproduce_vdriver::status(name);
             println!("{name:<24} {paper:<18} {title}  [{status}]");
         }
+        for (name, paper, title) in crate::reproduce_ermia::FIGURES {
+            let status = crate::reproduce_ermia::status(name);
+            println!("{name:<24} {paper:<18} {title}  [{status}]");
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let name = a.figure.as_deref().unwrap_or_default();
     if crate::reproduce_vdriver::is_vdriver(name) {
         return crate::reproduce_vdriver::run(name, a);
     }
+    if crate::reproduce_ermia::is_ermia(name) {
+        return crate::reproduce_ermia::run(name, a);
+    }
     let Some(fig) = FIGURES.iter().find(|f| f.name == name) else {
         let names: Vec<&str> = (FIGURES.iter().map(|f| f.name))
             .chain(crate::reproduce_vdriver::FIGURES.iter().map(|f| f.0))
+            .chain(crate::reproduce_ermia::FIGURES.iter().map(|f| f.0))
             .collect();
         return Err(UsageError(format!(
             "unknown figure {name:?}; expected one of {}",

@@ -1179,4 +1179,100 @@ fn bench_tpcc_hybrid_runs_q2_star() {
         "--q2-size",
     );
     assert_usage_error(&["bench", "tpcc", "--hybrid", "--mix", "np"], "--mix");
+/// `bench read-mostly` (ERMIA's microbenchmark) runs briefly under OCC and
+/// commits; at write fraction 0 nothing aborts; bad flags are usage errors
+/// naming the flag.
+#[test]
+fn bench_read_mostly_runs_and_checks_its_flags() {
+    let run = |fraction: &str| {
+        let out = strata(&[
+            "bench",
+            "read-mostly",
+            "--protocol",
+            "occ",
+            "--items",
+            "2000",
+            "--reads",
+            "200",
+            "--write-fraction",
+            fraction,
+            "--duration",
+            "0.3",
+            "--warmup",
+            "0",
+            "--json",
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        serde_json::from_str::<serde_json::Value>(&text(&out.stdout)).expect("JSON")
+    };
+    let v = run("0.01");
+    assert_eq!(v["benchmark"], "read-mostly");
+    assert_eq!(v["protocol"], "occ");
+    assert!(v["run"]["committed"].as_u64().unwrap() > 0, "{v}");
+    assert!(v["abort_ratio"].as_f64().is_some(), "{v}");
+    let v = run("0");
+    assert_eq!(v["run"]["aborted"].as_u64(), Some(0), "{v}");
+    assert_usage_error(
+        &["bench", "read-mostly", "--write-fraction", "2"],
+        "--write-fraction",
+    );
+    assert_usage_error(
+        &["bench", "read-mostly", "--items", "1000", "--reads", "5000"],
+        "--reads",
+    );
+    assert_usage_error(
+        &["bench", "read-mostly", "--warehouses", "0"],
+        "--warehouses",
+    );
+}
+
+/// `reproduce ermia-fig1` at a tiny size: a CSV row per protocol, read-set
+/// size and write fraction (abort ratio included), and the PNGs.
+#[test]
+fn reproduce_ermia_fig1_writes_every_point() {
+    let dir = temp_dir("ermia-fig1");
+    let out = strata(&[
+        "reproduce",
+        "ermia-fig1",
+        "--duration",
+        "0.05",
+        "--warmup",
+        "0",
+        "--records",
+        "10000",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let csv = std::fs::read_to_string(dir.join("ermia-fig1.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    for col in [
+        "protocol",
+        "reads",
+        "write_fraction",
+        "committed_per_s",
+        "abort_ratio",
+    ] {
+        assert!(header.contains(&col), "{header:?}");
+    }
+    let rows = lines.count();
+    assert_eq!(rows, Protocol::ALL.len() * 2 * 4, "{csv}");
+    for p in Protocol::ALL {
+        assert!(csv.contains(&format!(",{},", p.name())), "{p}: {csv}");
+    }
+    for f in [
+        "ermia-fig1-1k.png",
+        "ermia-fig1-10k.png",
+        "ermia-fig1-1k-aborts.png",
+        "ermia-fig1-10k-aborts.png",
+    ] {
+        assert_valid_png(&dir.join(f));
+    }
+    let list = text(&strata(&["reproduce", "--list"]).stdout);
+    assert!(
+        list.lines()
+            .any(|l| l.starts_with("ermia-fig1") && l.ends_with("[ready]")),
+        "{list}"
+    );
 }

@@ -23,12 +23,15 @@
 //!   lengths over time.
 //! * [`durable`]: single-row durable commits, Strata's group commit
 //!   against peers that fsync each commit.
+//! * [`read_mostly`]: ERMIA's read-mostly microbenchmark (§5, Figure 1)
+//!   over TPC-C's Stock table: read many rows, update a fraction of them.
 //! * [`driver`]: runs any of them and reports the figures.
 
 pub mod driver;
 pub mod durable;
 pub mod llt;
 pub mod peers;
+pub mod read_mostly;
 pub mod rng;
 pub mod tpcc;
 pub mod ycsb;

@@ -197,7 +197,7 @@ impl TpccConfig {
 }
 
 // Column positions, per table.
-mod col {
+pub(crate) mod col {
     pub const W_NAME: usize = 1;
     pub const W_TAX: usize = 7;
     pub const W_YTD: usize = 8;
@@ -249,6 +249,117 @@ fn schema(name: &str, cols: &[(&str, Type)], pk: &[&str]) -> Schema {
     cols.iter()
         .fold(Schema::new(name), |s, (c, t)| s.column(*c, *t))
         .primary_key(pk)
+}
+
+/// The Stock table (spec 1.3.1): key (s_w_id, s_i_id), 17 columns. Also
+/// the table of ERMIA's read-mostly microbenchmark (`crate::read_mostly`).
+pub fn stock_schema() -> Schema {
+    use Type::{Int as I, Text as T};
+    let mut cols: Vec<(String, Type)> = vec![
+        ("s_w_id".into(), I),
+        ("s_i_id".into(), I),
+        ("s_quantity".into(), I),
+    ];
+    cols.extend((1..=10).map(|i| (format!("s_dist_{i:02}"), T)));
+    cols.extend([
+        ("s_ytd".into(), I),
+        ("s_order_cnt".into(), I),
+        ("s_remote_cnt".into(), I),
+        ("s_data".into(), T),
+    ]);
+    let cols: Vec<(&str, Type)> = cols.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+    schema("stock", &cols, &["s_w_id", "s_i_id"])
+}
+
+/// Creates the Stock table alone in `db` and loads `warehouses` x `items`
+/// rows as [`Tpcc::load`] does (same rows, same job size, `threads`
+/// loaders), for workloads that need TPC-C's Stock table and nothing else
+/// (ERMIA's microbenchmark, `crate::read_mostly`).
+pub fn load_stock(
+    db: &Database,
+    warehouses: u32,
+    items: u32,
+    threads: usize,
+    seed: u64,
+    observer: &mut dyn Observer,
+) -> Result<Table, WorkloadError> {
+    let stock = db.create_table(stock_schema())?;
+    let pools = Pools::new(seed);
+    let items = items as i64;
+    let jobs: Vec<Job> = (1..=warehouses as i64)
+        .flat_map(|w| (1..=items).step_by(1000).map(move |lo| (w, lo)))
+        .map(|(w, lo)| Job::Stock(w, lo, (lo + 1000).min(items + 1)))
+        .collect();
+    run_load_jobs(db, &jobs, threads, seed, observer, |txn, job, rng| {
+        let Job::Stock(w, lo, hi) = *job else {
+            return Ok(());
+        };
+        insert_stock(txn, &stock, &pools, w, lo, hi, rng)
+    })?;
+    Ok(stock)
+}
+
+/// Inserts the stock rows of warehouse `w`, items `lo..hi` (4.3.3.1).
+fn insert_stock(
+    txn: &mut Transaction,
+    stock: &Table,
+    p: &Pools,
+    w: i64,
+    lo: i64,
+    hi: i64,
+    rng: &mut Rng,
+) -> Result<(), Error> {
+    for i in lo..hi {
+        let mut row = Vec::with_capacity(17);
+        row.extend([int(w), int(i), int(rng.range(10, 100) as i64)]);
+        row.extend((0..10).map(|_| p.dist.pick(rng)));
+        row.extend([int(0), int(0), int(0), p.item_data(rng)]);
+        txn.insert(stock, row)?;
+    }
+    Ok(())
+}
+
+/// Runs load `jobs` on `threads` threads taking them from a queue, each job
+/// one transaction (`Database::run`) with its own seeded generator.
+fn run_load_jobs<J: Sync>(
+    db: &Database,
+    jobs: &[J],
+    threads: usize,
+    seed: u64,
+    observer: &mut dyn Observer,
+    load: impl Fn(&mut Transaction, &J, &mut Rng) -> Result<(), Error> + Sync,
+) -> Result<(), WorkloadError> {
+    let next = AtomicU64::new(0);
+    let done = AtomicU64::new(0);
+    observer.start("load", jobs.len() as u64, "jobs");
+    let r = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads.clamp(1, jobs.len().max(1)))
+            .map(|_| {
+                let (next, done, load) = (&next, &done, &load);
+                s.spawn(move || -> Result<(), WorkloadError> {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                        let Some(job) = jobs.get(i) else {
+                            return Ok(());
+                        };
+                        let mut rng = Rng::new(seed ^ (i as u64 + 1) << 20);
+                        db.run(|txn| load(txn, job, &mut rng))?;
+                        done.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+            })
+            .collect();
+        while !workers.iter().all(|w| w.is_finished()) {
+            observer.set(done.load(Ordering::Relaxed));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        workers.into_iter().try_for_each(|w| {
+            w.join()
+                .map_err(|_| WorkloadError::Engine("a load worker panicked".into()))?
+        })
+    });
+    observer.finish();
+    r
 }
 
 impl Tables {
@@ -374,21 +485,7 @@ impl Tables {
             ],
             &["i_id"],
         ))?;
-        let mut stock_cols: Vec<(String, Type)> = vec![
-            ("s_w_id".into(), I),
-            ("s_i_id".into(), I),
-            ("s_quantity".into(), I),
-        ];
-        stock_cols.extend((1..=10).map(|i| (format!("s_dist_{i:02}"), T)));
-        stock_cols.extend([
-            ("s_ytd".into(), I),
-            ("s_order_cnt".into(), I),
-            ("s_remote_cnt".into(), I),
-            ("s_data".into(), T),
-        ]);
-        let stock_cols: Vec<(&str, Type)> =
-            stock_cols.iter().map(|(n, t)| (n.as_str(), *t)).collect();
-        let stock = db.create_table(schema("stock", &stock_cols, &["s_w_id", "s_i_id"]))?;
+        let stock = db.create_table(stock_schema())?;
         let customer_by_last = db.create_index(
             "customer_by_last",
             &customer,
@@ -506,6 +603,22 @@ impl Pools {
             phone: Pool::new(&mut rng, 64, 16, 16),
         }
     }
+
+    /// An i_data / s_data value: 10% contain "ORIGINAL" (4.3.3.1).
+    fn item_data(&self, rng: &mut Rng) -> Value {
+        if rng.chance(0.1) {
+            let s = self.data.pick(rng);
+            let s = s.as_text().unwrap_or_default();
+            let at = s.len().saturating_sub(8) / 2;
+            Value::from(format!(
+                "{}ORIGINAL{}",
+                &s[..at],
+                &s[at + 8.min(s.len() - at)..]
+            ))
+        } else {
+            self.data.pick(rng)
+        }
+    }
 }
 
 fn now_secs() -> i64 {
@@ -584,37 +697,14 @@ impl Tpcc {
                 }
             }
         }
-        let next = AtomicU64::new(0);
-        let done = AtomicU64::new(0);
-        observer.start("load", jobs.len() as u64, "jobs");
-        let r = std::thread::scope(|s| {
-            let workers: Vec<_> = (0..tpcc.cfg.threads.clamp(1, jobs.len()))
-                .map(|_| {
-                    let (next, done, jobs, tpcc) = (&next, &done, &jobs, &tpcc);
-                    s.spawn(move || -> Result<(), WorkloadError> {
-                        loop {
-                            let i = next.fetch_add(1, Ordering::Relaxed) as usize;
-                            let Some(job) = jobs.get(i) else {
-                                return Ok(());
-                            };
-                            let mut rng = Rng::new(tpcc.cfg.seed ^ (i as u64 + 1) << 20);
-                            tpcc.db.run(|txn| tpcc.load_job(txn, job, &mut rng))?;
-                            done.fetch_add(1, Ordering::Relaxed);
-                        }
-                    })
-                })
-                .collect();
-            while !workers.iter().all(|w| w.is_finished()) {
-                observer.set(done.load(Ordering::Relaxed));
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            workers.into_iter().try_for_each(|w| {
-                w.join()
-                    .map_err(|_| WorkloadError::Engine("a load worker panicked".into()))?
-            })
-        });
-        observer.finish();
-        r?;
+        run_load_jobs(
+            &tpcc.db,
+            &jobs,
+            tpcc.cfg.threads,
+            tpcc.cfg.seed,
+            observer,
+            |txn, job, rng| tpcc.load_job(txn, job, rng),
+        )?;
         let mut tpcc = tpcc;
         if tpcc.cfg.has_q2() {
             tpcc.ch = Some(Ch::load(&tpcc.db, &tpcc.cfg)?);
@@ -625,21 +715,7 @@ impl Tpcc {
     fn load_job(&self, txn: &mut Transaction, job: &Job, rng: &mut Rng) -> Result<(), Error> {
         let p = &self.pools;
         let now = now_secs();
-        // 10% of item and stock data contain "ORIGINAL" (4.3.3.1).
-        let data = |rng: &mut Rng| {
-            if rng.chance(0.1) {
-                let s = p.data.pick(rng);
-                let s = s.as_text().unwrap_or_default();
-                let at = s.len().saturating_sub(8) / 2;
-                Value::from(format!(
-                    "{}ORIGINAL{}",
-                    &s[..at],
-                    &s[at + 8.min(s.len() - at)..]
-                ))
-            } else {
-                p.data.pick(rng)
-            }
-        };
+        let data = |rng: &mut Rng| p.item_data(rng);
         match *job {
             Job::Items(lo, hi) => {
                 for i in lo..hi {
@@ -689,15 +765,7 @@ impl Tpcc {
                     )?;
                 }
             }
-            Job::Stock(w, lo, hi) => {
-                for i in lo..hi {
-                    let mut row = Vec::with_capacity(17);
-                    row.extend([int(w), int(i), int(rng.range(10, 100) as i64)]);
-                    row.extend((0..10).map(|_| p.dist.pick(rng)));
-                    row.extend([int(0), int(0), int(0), data(rng)]);
-                    txn.insert(&self.t.stock, row)?;
-                }
-            }
+            Job::Stock(w, lo, hi) => insert_stock(txn, &self.t.stock, p, w, lo, hi, rng)?,
             Job::Customers(w, d) => {
                 let n = self.cfg.customers as u64;
                 for c in 1..=n as i64 {

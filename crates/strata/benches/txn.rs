@@ -6,7 +6,7 @@
 //! - `update`:      begin + one update of one column + commit
 //!
 //! Rows: `STRATA_BENCH_ROWS` (default 1,000,000); protocols:
-//! `STRATA_BENCH_PROTOCOLS` (comma-separated names, default all six; a
+//! `STRATA_BENCH_PROTOCOLS` (comma-separated names, default all seven; a
 //! criterion filter alone still loads a table per protocol). After the runs the bench
 //! prints header bytes per version and bytes per row (versions + index +
 //! indirection) from `Database::stats()`.

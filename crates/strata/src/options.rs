@@ -21,16 +21,22 @@ pub enum Protocol {
     SiSsn,
     /// Snapshot isolation + Cahill's serializable SI. Serializable.
     SiSsi,
+    /// Silo-style single-version OCC (Tu et al., SOSP 2013; ERMIA's
+    /// "Silo-OCC" baseline): reads see the newest committed version, the
+    /// read set and scan set are validated at commit, read-only
+    /// transactions included. Serializable.
+    Occ,
 }
 
 impl Protocol {
-    pub const ALL: [Protocol; 6] = [
+    pub const ALL: [Protocol; 7] = [
         Protocol::Mvto,
         Protocol::Mvocc,
         Protocol::Mv2pl,
         Protocol::Si,
         Protocol::SiSsn,
         Protocol::SiSsi,
+        Protocol::Occ,
     ];
 
     /// Whether committed histories are serializable.
@@ -40,12 +46,14 @@ impl Protocol {
             | Protocol::Mvocc
             | Protocol::Mv2pl
             | Protocol::SiSsn
-            | Protocol::SiSsi => true,
+            | Protocol::SiSsi
+            | Protocol::Occ => true,
             Protocol::Si => false,
         }
     }
 
-    /// A short stable name (`mvto`, `mvocc`, `mv2pl`, `si`, `ssn`, `ssi`).
+    /// A short stable name (`mvto`, `mvocc`, `mv2pl`, `si`, `ssn`, `ssi`,
+    /// `occ`).
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Mvto => "mvto",
@@ -54,6 +62,7 @@ impl Protocol {
             Protocol::Si => "si",
             Protocol::SiSsn => "ssn",
             Protocol::SiSsi => "ssi",
+            Protocol::Occ => "occ",
         }
     }
 }
@@ -66,7 +75,7 @@ impl std::str::FromStr for Protocol {
             .find(|p| p.name().eq_ignore_ascii_case(s))
             .ok_or_else(|| {
                 Error::InvalidConfig(format!(
-                    "unknown protocol {s:?}; expected one of mvto, mvocc, mv2pl, si, ssn, ssi"
+                    "unknown protocol {s:?}; expected one of mvto, mvocc, mv2pl, si, ssn, ssi, occ"
                 ))
             })
     }
@@ -599,6 +608,17 @@ impl Options {
                  segment pruning use the dead zones that collector builds (without them an \
                  LLT pins every off-row version)",
                 self.gc.name()
+            )));
+        }
+        if self.protocol == Protocol::Occ && self.gc == GcPolicy::DeadZone {
+            return Err(Error::InvalidConfig(format!(
+                "protocol occ (Protocol::Occ) cannot run with garbage collection dead-zone \
+                 (GcPolicy::DeadZone): OCC reads the newest committed version, newer than \
+                 its begin snapshot, so a version in its read set can be overwritten and \
+                 fall into a dead zone (no snapshot reads it) while the transaction is \
+                 open; freed and reused, its address would pass commit validation, which \
+                 compares version addresses (use {} or another horizon collector)",
+                GcPolicy::TransactionLevel.name()
             )));
         }
         if self.version_storage == VersionStorage::Siro

@@ -142,7 +142,7 @@ fn lost_update_is_prevented() {
         let expected = match p {
             Protocol::Mv2pl => (ConflictKind::ReadLock, 2),
             Protocol::Mvto => (ConflictKind::TimestampOrder, 2),
-            Protocol::Mvocc => (ConflictKind::Validation, 1),
+            Protocol::Mvocc | Protocol::Occ => (ConflictKind::Validation, 1),
             _ => (ConflictKind::WriteWrite, 1),
         };
         assert_eq!((kind, winner), expected, "{p}");
@@ -151,7 +151,8 @@ fn lost_update_is_prevented() {
 }
 
 /// G-single read skew: T1 reads x, T2 moves 5 from x to y and commits, T1
-/// reads y. T1 must see x + y = 30.
+/// reads y. T1 must see x + y = 30, or (OCC, whose reads are not one state
+/// while open) see the skew and be refused at commit.
 #[test]
 fn read_skew_g_single_is_prevented() {
     for p in every_config() {
@@ -168,6 +169,11 @@ fn read_skew_g_single_is_prevented() {
             r2.unwrap();
         }
         let y = get(&mut t1, &t, 2).unwrap().unwrap();
+        if !reads_are_consistent_while_open(p) {
+            assert_eq!(x + y, 35, "{p}: the newest y, the old x");
+            assert_eq!(conflict(t1.commit()), ConflictKind::Validation, "{p}");
+            continue;
+        }
         assert_eq!(x + y, 30, "{p}");
         t1.commit().unwrap();
     }
@@ -199,7 +205,7 @@ fn write_skew_g2_item_allowed_only_under_si() {
         let expected = match p {
             Protocol::Mv2pl => ConflictKind::ReadLock,
             Protocol::Mvto => ConflictKind::TimestampOrder,
-            Protocol::Mvocc => ConflictKind::Validation,
+            Protocol::Mvocc | Protocol::Occ => ConflictKind::Validation,
             Protocol::SiSsn => ConflictKind::SsnExclusion,
             Protocol::SiSsi => ConflictKind::DangerousStructure,
             Protocol::Si => unreachable!(),
@@ -249,7 +255,7 @@ fn write_skew_with_both_writes_before_commit_one_commits() {
             Protocol::Mvto => (ConflictKind::TimestampOrder, 2),
             // T2's pending write sits on the y T1 read: T1's read set is
             // not current at its commit.
-            Protocol::Mvocc => (ConflictKind::Validation, 2),
+            Protocol::Mvocc | Protocol::Occ => (ConflictKind::Validation, 2),
             // T1, the first to commit, is the pivot.
             Protocol::SiSsi => (ConflictKind::DangerousStructure, 2),
             Protocol::SiSsn => (ConflictKind::SsnExclusion, 1),
@@ -386,19 +392,22 @@ fn observed_transaction_vanishes_is_prevented() {
         } else {
             r3.unwrap();
         }
-        assert_eq!(
-            get(&mut reader, &t, 2).unwrap(),
-            Some(21),
-            "{p}: T1's write to y vanished"
-        );
+        let y = get(&mut reader, &t, 2).unwrap();
+        if !reads_are_consistent_while_open(p) {
+            // T3's y, T1's x: the reader must not commit what it saw.
+            assert_eq!(y, Some(22), "{p}");
+            assert_eq!(conflict(reader.commit()), ConflictKind::Validation);
+            continue;
+        }
+        assert_eq!(y, Some(21), "{p}: T1's write to y vanished");
         reader.commit().unwrap();
     }
 }
 
 /// Predicate-many-preceders (PMP): a predicate read repeated in one
 /// transaction must not see a row another transaction inserted meanwhile;
-/// where the protocol reads the newest data (MV2PL), the transaction must
-/// then fail to commit.
+/// where the protocol reads the newest data (MV2PL, OCC), the transaction
+/// must then fail to commit.
 #[test]
 fn predicate_many_preceders_is_prevented() {
     for p in every_config() {
@@ -424,9 +433,8 @@ fn predicate_many_preceders_is_prevented() {
                 }
             }
             Ok(rows) => {
-                assert_eq!(
-                    p,
-                    Protocol::Mv2pl,
+                assert!(
+                    reads_newest_data(p),
                     "{p}: predicate read changed within a transaction"
                 );
                 assert_eq!(rows.len(), first + 1);
@@ -476,9 +484,9 @@ fn insert_into_a_scanned_range_through_a_ghost_is_refused() {
                 }
             }
             Ok(rows) => {
-                // MV2PL reads the newest data: the phantom shows, and the
-                // transaction must not commit after seeing both.
-                assert_eq!(p, Protocol::Mv2pl, "{p}: phantom in a repeated scan");
+                // MV2PL and OCC read the newest data: the phantom shows,
+                // and the transaction must not commit after seeing both.
+                assert!(reads_newest_data(p), "{p}: phantom in a repeated scan");
                 assert_eq!(rows.len(), 1);
                 assert_eq!(conflict(younger.commit()), ConflictKind::Validation);
             }
@@ -536,4 +544,98 @@ fn write_skew_through_an_aborted_insert_is_prevented() {
             );
         }
     }
+}
+
+// ------------------------------------------------------------------- OCC
+//
+// Golden scenarios for Silo-style OCC (`cc::occ`; ERMIA §1, Figure 1):
+// no begin snapshot, and read validation for every committer, readers
+// too, which is what starves read-mostly transactions.
+
+/// Every storage scheme under OCC (the name is printed, as above).
+fn occ_configs() -> impl Iterator<Item = Protocol> {
+    every_config().filter(|&p| p == Protocol::Occ)
+}
+
+/// A reader sees a row committed after it began: reads take the newest
+/// committed version, not a begin snapshot.
+#[test]
+fn occ_reader_sees_a_commit_made_after_it_began() {
+    let mut ran = 0;
+    for p in occ_configs() {
+        let (db, t) = setup(p);
+        let mut reader = db.begin().unwrap();
+        let mut writer = db.begin().unwrap();
+        set(&mut writer, &t, 1, 11).unwrap();
+        // Uncommitted: still the old value.
+        assert_eq!(get(&mut reader, &t, 1).unwrap(), Some(10), "{p}");
+        writer.commit().unwrap();
+        // A snapshot protocol would still answer 10 here.
+        assert_eq!(get(&mut reader, &t, 2).unwrap(), Some(20), "{p}");
+        let mut late = db.begin().unwrap();
+        let mut w2 = db.begin().unwrap();
+        set(&mut w2, &t, 2, 21).unwrap();
+        w2.commit().unwrap();
+        assert_eq!(get(&mut late, &t, 2).unwrap(), Some(21), "{p}");
+        late.commit().unwrap();
+        ran += 1;
+    }
+    assert!(ran > 0);
+}
+
+/// ERMIA's starvation (§1, Figure 2): a transaction that only reads is
+/// validated like any committer, so an overwrite of a row it read, committed
+/// before it commits, aborts it. A `begin_read_only` snapshot (Silo's
+/// read-only snapshots, which ERMIA enabled for Silo) is not validated and
+/// commits.
+#[test]
+fn occ_reader_whose_read_row_is_overwritten_aborts() {
+    let mut ran = 0;
+    for p in occ_configs() {
+        let (db, t) = setup(p);
+        let mut reader = db.begin().unwrap();
+        let mut snapshot = db.begin_read_only().unwrap();
+        assert_eq!(get(&mut reader, &t, 1).unwrap(), Some(10), "{p}");
+        assert_eq!(get(&mut reader, &t, 2).unwrap(), Some(20), "{p}");
+        assert_eq!(get(&mut snapshot, &t, 1).unwrap(), Some(10), "{p}");
+        let mut writer = db.begin().unwrap();
+        set(&mut writer, &t, 2, 21).unwrap();
+        writer.commit().unwrap();
+        assert_eq!(conflict(reader.commit()), ConflictKind::Validation, "{p}");
+        assert_eq!(get(&mut snapshot, &t, 2).unwrap(), Some(20), "{p}");
+        snapshot.commit().unwrap();
+        // A reader whose row is only write-locked (not yet committed) at its
+        // commit is refused too: the lock is a write in progress.
+        let mut reader = db.begin().unwrap();
+        get(&mut reader, &t, 1).unwrap();
+        let mut writer = db.begin().unwrap();
+        set(&mut writer, &t, 1, 12).unwrap();
+        assert_eq!(conflict(reader.commit()), ConflictKind::Validation, "{p}");
+        writer.commit().unwrap();
+        ran += 1;
+    }
+    assert!(ran > 0);
+}
+
+/// Write skew (G2-item) under OCC: both read x and y, each writes one; the
+/// second to commit finds a row it read overwritten and is refused.
+#[test]
+fn occ_prevents_write_skew() {
+    let mut ran = 0;
+    for p in occ_configs() {
+        let (db, t) = setup(p);
+        let mut t1 = db.begin().unwrap();
+        let mut t2 = db.begin().unwrap();
+        for tx in [&mut t1, &mut t2] {
+            assert_eq!(get(tx, &t, 1).unwrap(), Some(10));
+            assert_eq!(get(tx, &t, 2).unwrap(), Some(20));
+        }
+        set(&mut t1, &t, 1, 0).unwrap();
+        t1.commit().unwrap();
+        set(&mut t2, &t, 2, 0).unwrap();
+        assert_eq!(conflict(t2.commit()), ConflictKind::Validation, "{p}");
+        assert_eq!((value(&db, &t, 1), value(&db, &t, 2)), (Some(0), Some(20)));
+        ran += 1;
+    }
+    assert!(ran > 0);
 }

@@ -239,7 +239,12 @@ fn long_readers_and_the_collector_on_siro_under_every_protocol() {
 
 fn long_readers_and_the_collector(storage: VersionStorage) {
     use strata_verify::{check, run_workload, CheckOptions, GeneratorConfig, Workload};
-    for p in common::protocols() {
+    // Every protocol that runs with dead zones (OCC refuses them).
+    let valid = common::configs()
+        .storage(storage)
+        .gc(GcPolicy::DeadZone)
+        .protocols();
+    for p in valid.into_iter().map(|c| c.protocol) {
         let opts = Options::default()
             .protocol(p)
             .version_storage(storage)

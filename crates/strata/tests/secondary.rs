@@ -401,8 +401,8 @@ fn old_snapshots_see_old_keys_and_moved_rows_appear_once() {
             db.run(|x| x.update(&t, &key![1, 1, 3], &[("balance", Value::Int(7))]))
                 .unwrap();
             db.run(|x| x.delete(&t, &key![1, 1, 1])).unwrap();
-            // MV2PL's read-write transactions read the newest data.
-            let readers = if p == Protocol::Mv2pl {
+            // MV2PL's and OCC's read-write transactions read the newest data.
+            let readers = if common::reads_newest_data(p) {
                 vec![&mut old]
             } else {
                 vec![&mut old, &mut old_rw]

@@ -35,6 +35,7 @@
 //! | SI       | snapshot         | first updater wins     | none                         | (allowed)           |
 //! | SI+SSN   | snapshot         | first updater wins     | exclusion window pi > eta    | re-validation + scan records |
 //! | SI+SSI   | snapshot         | first updater wins     | no pivot (in and out; edges to aborted partners ignored) | re-validation + scan records |
+//! | OCC      | newest committed | lock only              | read set + scan set current, readers too | scan re-validation |
 //!
 //! Adding a protocol: a new module with a type implementing [`Cc`], a
 //! variant of [`Protocol`] and of [`TxnCc`], and one arm in [`with_cc!`]
@@ -43,6 +44,7 @@
 pub mod mv2pl;
 pub mod mvocc;
 pub mod mvto;
+pub mod occ;
 pub mod predicate;
 mod sets;
 pub mod si;
@@ -82,7 +84,7 @@ pub(crate) struct Shared {
     pub horizon: CachePadded<AtomicU64>,
     /// SSI: SIREAD marks and writer states.
     pub ssi: ssi::Registry,
-    /// Test-only: MVOCC and MV2PL skip re-validating predicate reads at
+    /// Test-only: MVOCC, MV2PL and OCC skip re-validating predicate reads at
     /// commit (`Database::skip_phantom_validation_for_testing`).
     pub skip_phantom_validation: AtomicBool,
     /// SI+SSN's early exclusion check (`Options::ssn_early_exclusion`).
@@ -199,8 +201,8 @@ pub(crate) trait Cc {
     /// The `Protocol` value this type implements.
     const PROTOCOL: Protocol;
     /// Reads see the snapshot taken at begin (MVOCC and the SI family).
-    /// MV2PL reads the newest committed version under a read lock, MVTO
-    /// reads in timestamp order.
+    /// MV2PL reads the newest committed version under a read lock, OCC
+    /// without one, MVTO reads in timestamp order.
     const SNAPSHOT_READS: bool;
     /// Range scans and reads of absent keys are predicate reads that the
     /// commit re-validates (scan re-validation against phantoms).
@@ -212,9 +214,10 @@ pub(crate) trait Cc {
     const SCAN_RECORDS: bool;
     /// A transaction that wrote nothing may commit without validation: it
     /// read one consistent snapshot and its serial point is its snapshot
-    /// (OCC, TO, SI). SSN and SSI must still check such a reader (the
+    /// (MVOCC, TO, SI). SSN and SSI must still check such a reader (the
     /// read-only anomaly); MV2PL checks its scans (see
-    /// `read_only_commit_is_safe`).
+    /// `read_only_commit_is_safe`); Silo-style OCC read no snapshot, so it
+    /// validates its reads as any committer does.
     const READ_ONLY_COMMIT_UNCHECKED: bool;
     /// A write finds the row's holder committed after our snapshot: for us
     /// the key is free (or the row different), yet we cannot write it. The
@@ -364,6 +367,7 @@ pub(crate) enum TxnCc {
     Si(<si::Si as Cc>::State),
     SiSsn(<ssn::SiSsn as Cc>::State),
     SiSsi(<ssi::SiSsi as Cc>::State),
+    Occ(<occ::Occ as Cc>::State),
 }
 
 /// Runs `$body` with `$P` bound to the type implementing the protocol
@@ -394,6 +398,10 @@ macro_rules! with_cc {
             }
             $crate::options::Protocol::SiSsi => {
                 type $P = $crate::cc::ssi::SiSsi;
+                $body
+            }
+            $crate::options::Protocol::Occ => {
+                type $P = $crate::cc::occ::Occ;
                 $body
             }
         }

@@ -71,8 +71,9 @@ pub fn validate(tx: &mut impl Txn) -> Result<(), ConflictKind> {
 }
 
 /// Whether the version read is still the newest committed one (below our own
-/// write, if we wrote the row) and nobody else holds its lock.
-fn still_current(tx: &impl Txn, r: &ReadEntry) -> bool {
+/// write, if we wrote the row) and nobody else holds its lock. (Shared with
+/// `occ`: the check does not care when the version was read.)
+pub(crate) fn still_current(tx: &impl Txn, r: &ReadEntry) -> bool {
     // SAFETY: tables outlive transactions; the caller is pinned.
     let t = unsafe { &*r.table };
     let mut v: *mut Version = storage::newest(t, r.tuple);

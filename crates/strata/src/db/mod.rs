@@ -106,8 +106,8 @@ impl Database {
         &self.inner.opts
     }
 
-    /// **Breaks serializability; for tests only.** From now on MVOCC and
-    /// MV2PL commit without re-validating range scans and reads of absent
+    /// **Breaks serializability; for tests only.** From now on MVOCC, MV2PL
+    /// and OCC commit without re-validating range scans and reads of absent
     /// keys (`cc::predicate::validate_scans`), so phantoms get through. The
     /// history checker's tests use it to show that the predicate workload
     /// catches a protocol with its phantom check missing.

@@ -381,7 +381,7 @@ pub fn default_gc() -> GcPolicy {
 pub fn readers_hold_back_gc(p: Protocol) -> bool {
     match p {
         Protocol::Mvto | Protocol::Mv2pl => true,
-        Protocol::Mvocc | Protocol::Si | Protocol::SiSsn | Protocol::SiSsi => false,
+        Protocol::Mvocc | Protocol::Si | Protocol::SiSsn | Protocol::SiSsi | Protocol::Occ => false,
     }
 }
 
@@ -396,9 +396,43 @@ pub fn stresses_gc(p: Protocol) -> bool {
 pub fn readers_lock(p: Protocol) -> bool {
     match p {
         Protocol::Mv2pl => true,
+        Protocol::Mvto
+        | Protocol::Mvocc
+        | Protocol::Si
+        | Protocol::SiSsn
+        | Protocol::SiSsi
+        | Protocol::Occ => false,
+    }
+}
+
+/// Whether reads return the newest committed data rather than a version
+/// picked by a snapshot or a timestamp (MV2PL under its read locks, OCC
+/// without locks): a repeated read or scan in one transaction can see a
+/// commit made meanwhile, which validation at commit must then refuse.
+pub fn reads_newest_data(p: Protocol) -> bool {
+    match p {
+        Protocol::Mv2pl | Protocol::Occ => true,
         Protocol::Mvto | Protocol::Mvocc | Protocol::Si | Protocol::SiSsn | Protocol::SiSsi => {
             false
         }
+    }
+}
+
+/// Whether the reads of an open transaction always form one consistent
+/// state (a snapshot, timestamp order, or read locks that keep writers
+/// out). Not OCC's (Silo's): it reads each row's newest committed version
+/// at the moment of the read, unlocked, so a transaction can see one
+/// writer's change to x and not its change to y; such a "doomed"
+/// transaction is refused at commit by read validation.
+pub fn reads_are_consistent_while_open(p: Protocol) -> bool {
+    match p {
+        Protocol::Occ => false,
+        Protocol::Mvto
+        | Protocol::Mvocc
+        | Protocol::Mv2pl
+        | Protocol::Si
+        | Protocol::SiSsn
+        | Protocol::SiSsi => true,
     }
 }
 
@@ -409,9 +443,12 @@ pub fn readers_lock(p: Protocol) -> bool {
 pub fn read_only_sees_every_returned_commit(p: Protocol) -> bool {
     match p {
         Protocol::Mvto => false,
-        Protocol::Mvocc | Protocol::Mv2pl | Protocol::Si | Protocol::SiSsn | Protocol::SiSsi => {
-            true
-        }
+        Protocol::Mvocc
+        | Protocol::Mv2pl
+        | Protocol::Si
+        | Protocol::SiSsn
+        | Protocol::SiSsi
+        | Protocol::Occ => true,
     }
 }
 
@@ -443,19 +480,19 @@ pub fn is_tuple_level(g: GcPolicy) -> bool {
 /// transactions rule out.
 pub fn serial_order_is_commit_order(p: Protocol) -> bool {
     match p {
-        Protocol::Mvto | Protocol::Mvocc | Protocol::Mv2pl => true,
+        Protocol::Mvto | Protocol::Mvocc | Protocol::Mv2pl | Protocol::Occ => true,
         Protocol::Si | Protocol::SiSsn | Protocol::SiSsi => false,
     }
 }
 
 /// Whether the protocol's only guard against phantoms is the commit-time
-/// re-scan of its scans and absent-key reads (MVOCC, MV2PL): what the
+/// re-scan of its scans and absent-key reads (MVOCC, MV2PL, OCC): what the
 /// test-only `Database::skip_phantom_validation_for_testing` switches off.
 /// SSN and SSI also publish scan records; MVTO uses ghosts and predicate
 /// timestamps; SI allows phantoms.
 pub fn phantom_check_is_rescan_only(p: Protocol) -> bool {
     match p {
-        Protocol::Mvocc | Protocol::Mv2pl => true,
+        Protocol::Mvocc | Protocol::Mv2pl | Protocol::Occ => true,
         Protocol::Mvto | Protocol::Si | Protocol::SiSsn | Protocol::SiSsi => false,
     }
 }

@@ -1,0 +1,348 @@
+//! `strata reproduce ermia-fig1`: Figure 1 of ERMIA (Kim et al., SIGMOD
+//! 2016, §1, with the setup of §4.1 and §4.2 "Microbenchmark"): the throughput of a
+//! read-mostly transaction over TPC-C's Stock table as the fraction of the
+//! rows it reads that it also updates grows, with 1K reads (left) and 10K
+//! reads (right). The paper's finding: Silo's lightweight OCC collapses
+//! once 0.1-1% of the touched rows are updates, while ERMIA-SI and
+//! ERMIA-SSN hold up.
+//!
+//! ```text
+//!  for each protocol (OCC, MVOCC, SI, SI+SSN, then MVTO, MV2PL, SI+SSI):
+//!    one database, Stock loaded once (tpcc::load_stock)
+//!    for reads in {1000, 10000}, write fraction in {0, 0.0001, 0.001, 0.01}:
+//!      read_mostly::run_on -> committed/s, aborted/s, abort ratio
+//!  -> <out>/ermia-fig1.csv (every point)
+//!     <out>/ermia-fig1-1k.png, -10k.png (throughput),
+//!     <out>/ermia-fig1-1k-aborts.png, -10k-aborts.png (abort ratio)
+//! ```
+//!
+//! The x axis is logarithmic as in the paper: plotted at log10 of the write
+//! percentage (0.01% -> -2, 0.1% -> -1, 1% -> 0), the read-only point (0%)
+//! one decade left of the smallest (-3); the CSV keeps the fractions.
+//! The Stock table has one warehouse (100,000 rows) per worker thread, the
+//! paper's rule (its scale factor is its thread count, §4.5), so `--threads`
+//! scales the table with the load; `--records` sets the rows instead.
+//! Defaults (2 threads, 1.5 s a point) finish in about two minutes on 2
+//! cores; `--paper-scale` uses the paper's 30 s points.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use serde::Serialize;
+use strata::{Database, Options, Protocol};
+use strata_workloads::read_mostly::{self, ReadMostlyConfig, ReadMostlyReport};
+
+use crate::plot::{line_chart_ticks, Line, XTicks};
+use crate::progress::BarObserver;
+use crate::read_mostly_cmd::{write_csv, STOCK_ROW_BYTES};
+use crate::reproduce::ReproduceArgs;
+use crate::UsageError;
+
+/// The figures: name, the paper's reference, title.
+pub const FIGURES: &[(&str, &str, &str)] = &[(
+    "ermia-fig1",
+    "ERMIA Fig. 1",
+    "Read-mostly microbenchmark: throughput against the fraction of rows read that are updated (1K, 10K reads)",
+)];
+
+/// Whether `name` is one of these figures.
+pub fn is_ermia(name: &str) -> bool {
+    FIGURES.iter().any(|f| f.0 == name)
+}
+
+/// "ready" or why not.
+pub fn status(_name: &str) -> String {
+    "ready".into()
+}
+
+/// The paper's write fractions (Figure 1's x axis).
+pub const WRITE_FRACTIONS: [f64; 4] = [0.0, 0.0001, 0.001, 0.01];
+/// The paper's read-set sizes (Figure 1 left and right).
+pub const READS: [usize; 2] = [1_000, 10_000];
+
+/// The series: the paper's three systems first (Silo-OCC, ERMIA-SI,
+/// ERMIA-SSN) and Hekaton-style MVOCC, then the other protocols.
+pub const SERIES: [(&str, Protocol); 7] = [
+    ("OCC (Silo)", Protocol::Occ),
+    ("MVOCC", Protocol::Mvocc),
+    ("SI (ERMIA-SI)", Protocol::Si),
+    ("SI+SSN (ERMIA-SSN)", Protocol::SiSsn),
+    ("MVTO", Protocol::Mvto),
+    ("MV2PL", Protocol::Mv2pl),
+    ("SI+SSI", Protocol::SiSsi),
+];
+
+/// Where a write fraction sits on the plot's log axis.
+pub fn x_of(fraction: f64) -> f64 {
+    if fraction <= 0.0 {
+        -3.0
+    } else {
+        (fraction * 100.0).log10()
+    }
+}
+
+/// One CSV row: one point.
+#[derive(Serialize)]
+struct Row {
+    figure: &'static str,
+    series: &'static str,
+    protocol: &'static str,
+    reads: usize,
+    write_fraction: f64,
+    /// The plot's x: log10 of the write percentage (-3 for none).
+    x: f64,
+    committed_per_s: f64,
+    aborted_per_s: f64,
+    abort_ratio: f64,
+    p50_us: f64,
+    p99_us: f64,
+    threads: usize,
+    warehouses: u32,
+    stock_rows: u64,
+    duration_s: f64,
+}
+
+struct Scale {
+    base: ReadMostlyConfig,
+}
+
+fn scale(a: &ReproduceArgs) -> Result<Scale, UsageError> {
+    let threads = a.threads.unwrap_or(2);
+    let secs = |flag: &str, v: f64| {
+        if v >= 0.0 && v.is_finite() {
+            Ok(Duration::from_secs_f64(v))
+        } else {
+            Err(UsageError(format!(
+                "--{flag} must be zero or more seconds, got {v}"
+            )))
+        }
+    };
+    let duration = secs(
+        "duration",
+        a.duration.unwrap_or(if a.paper_scale { 30.0 } else { 1.5 }),
+    )?;
+    let warmup = secs(
+        "warmup",
+        a.warmup.unwrap_or(if a.paper_scale { 1.0 } else { 0.25 }),
+    )?;
+    // --records: Stock rows in all, 100,000 a warehouse (TPC-C's items);
+    // else a warehouse per thread, as the paper scales.
+    let (warehouses, items) = match a.records {
+        Some(r) => {
+            let w = r.div_ceil(100_000).max(1);
+            (w, r / w)
+        }
+        None => (threads.max(1) as u64, 100_000),
+    };
+    let base = ReadMostlyConfig {
+        warehouses: u32::try_from(warehouses).unwrap_or(u32::MAX),
+        items: u32::try_from(items).unwrap_or(u32::MAX),
+        threads,
+        warmup,
+        duration,
+        seed: a.seed,
+        ..ReadMostlyConfig::default()
+    };
+    for &reads in &READS {
+        ReadMostlyConfig {
+            reads,
+            ..base.clone()
+        }
+        .validate()
+        .map_err(|e| UsageError(format!("ermia-fig1: {e} (--records sets the stock rows)")))?;
+    }
+    Ok(Scale { base })
+}
+
+pub fn run(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
+    if status(name) != "ready" {
+        return Err(UsageError(format!("figure {name} {}", status(name))));
+    }
+    let s = scale(a)?;
+    crate::check_memory(
+        &format!("{name} with {} stock rows", s.base.rows()),
+        s.base.rows() as f64 * STOCK_ROW_BYTES,
+    )?;
+    crate::check_output_dir("out", &a.out)?;
+    match fig1(a, &s) {
+        Ok(files) => {
+            println!("wrote {}", files.join(", "));
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("error: {name}: {e}");
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+fn fig1(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
+    let total = SERIES.len() * READS.len() * WRITE_FRACTIONS.len();
+    let mut rows = Vec::new();
+    // (reads, series) -> points
+    let mut tput: Vec<Vec<Line>> = READS.iter().map(|_| Vec::new()).collect();
+    let mut aborts: Vec<Vec<Line>> = READS.iter().map(|_| Vec::new()).collect();
+    let mut step = 0;
+    'series: for (label, protocol) in SERIES {
+        let db =
+            Database::open(Options::default().protocol(protocol)).map_err(|e| e.to_string())?;
+        eprintln!(
+            "{label}: loading {} stock rows ({} warehouse(s))",
+            s.base.rows(),
+            s.base.warehouses
+        );
+        let stock = read_mostly::load(&db, &s.base, &mut BarObserver::new(false))
+            .map_err(|e| e.to_string())?;
+        for (panel, &reads) in READS.iter().enumerate() {
+            let mut t = Line {
+                label: label.into(),
+                points: Vec::new(),
+            };
+            let mut ab = Line {
+                label: label.into(),
+                points: Vec::new(),
+            };
+            for &f in &WRITE_FRACTIONS {
+                if strata_workloads::driver::interrupted() {
+                    tput[panel].push(t);
+                    aborts[panel].push(ab);
+                    break 'series; // Ctrl-C: write what ran
+                }
+                step += 1;
+                let cfg = ReadMostlyConfig {
+                    reads,
+                    write_fraction: f,
+                    ..s.base.clone()
+                };
+                eprintln!("[{step}/{total}] {label}, {reads} reads, write fraction {f}");
+                let r = read_mostly::run_on(&db, &stock, &cfg, &mut BarObserver::new(false))
+                    .map_err(|e| e.to_string())?;
+                t.points.push((x_of(f), r.run.committed_per_s));
+                ab.points.push((x_of(f), r.abort_ratio));
+                rows.push(row(label, protocol, &cfg, &r));
+            }
+            tput[panel].push(t);
+            aborts[panel].push(ab);
+        }
+    }
+    let out = &a.out;
+    let csv = out.join("ermia-fig1.csv");
+    write_csv(&csv, &rows)?;
+    let mut files = vec![csv.display().to_string()];
+    let xs: Vec<f64> = WRITE_FRACTIONS.iter().map(|&f| x_of(f)).collect();
+    let x_label =
+        "write fraction: log10(% of rows read written); -3: none, -2: 0.01%, -1: 0.1%, 0: 1%";
+    for (panel, &reads) in READS.iter().enumerate() {
+        let k = reads / 1000;
+        let size = format!(
+            "{k}K reads, {} stock rows, {} threads",
+            s.base.rows(),
+            s.base.threads
+        );
+        for (file, title, y, lines) in [
+            (
+                format!("ermia-fig1-{k}k.png"),
+                format!("Read-mostly throughput (ERMIA Fig. 1; {size})"),
+                "committed transactions/s",
+                &tput[panel],
+            ),
+            (
+                format!("ermia-fig1-{k}k-aborts.png"),
+                format!("Read-mostly abort ratio (ERMIA Fig. 1 setup; {size})"),
+                "aborted / (committed + aborted)",
+                &aborts[panel],
+            ),
+        ] {
+            let path = out.join(file);
+            line_chart_ticks(&path, &title, x_label, y, lines, XTicks::Values(&xs))?;
+            files.push(path.display().to_string());
+        }
+    }
+    print_summary(&rows);
+    Ok(files)
+}
+
+fn row(
+    label: &'static str,
+    protocol: Protocol,
+    cfg: &ReadMostlyConfig,
+    r: &ReadMostlyReport,
+) -> Row {
+    Row {
+        figure: "ermia-fig1",
+        series: label,
+        protocol: protocol.name(),
+        reads: cfg.reads,
+        write_fraction: cfg.write_fraction,
+        x: x_of(cfg.write_fraction),
+        committed_per_s: r.run.committed_per_s,
+        aborted_per_s: r.run.aborted_per_s,
+        abort_ratio: r.abort_ratio,
+        p50_us: r.run.latency.p50_us,
+        p99_us: r.run.latency.p99_us,
+        threads: cfg.threads,
+        warehouses: cfg.warehouses,
+        stock_rows: cfg.rows(),
+        duration_s: r.run.measured_s,
+    }
+}
+
+/// Throughput per point, and each series' throughput at 1% writes as a
+/// share of its read-only throughput (the paper's collapse, in one number).
+fn print_summary(rows: &[Row]) {
+    for reads in READS {
+        println!("{reads} reads: committed/s at write fraction {WRITE_FRACTIONS:?} (abort ratio), 1% vs 0%");
+        for (label, _) in SERIES {
+            let pts: Vec<&Row> = rows
+                .iter()
+                .filter(|r| r.reads == reads && r.series == label)
+                .collect();
+            if pts.is_empty() {
+                continue;
+            }
+            let cells: Vec<String> = pts
+                .iter()
+                .map(|r| format!("{:.0} ({:.3})", r.committed_per_s, r.abort_ratio))
+                .collect();
+            let share = match (pts.first(), pts.last()) {
+                (Some(a), Some(b))
+                    if a.committed_per_s > 0.0 && pts.len() == WRITE_FRACTIONS.len() =>
+                {
+                    format!("{:.2}x", b.committed_per_s / a.committed_per_s)
+                }
+                _ => "-".into(),
+            };
+            println!("  {label:<20} {}  {share}", cells.join("  "));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_axis_puts_the_papers_fractions_a_decade_apart() {
+        let xs: Vec<f64> = WRITE_FRACTIONS.iter().map(|&f| x_of(f)).collect();
+        for (x, want) in xs.iter().zip([-3.0, -2.0, -1.0, 0.0]) {
+            assert!((x - want).abs() < 1e-9, "{xs:?}");
+        }
+    }
+
+    #[test]
+    fn every_protocol_is_a_series_once() {
+        for p in Protocol::ALL {
+            assert_eq!(SERIES.iter().filter(|s| s.1 == p).count(), 1, "{p}");
+        }
+        // The paper's three systems lead.
+        assert_eq!(
+            SERIES[..4].iter().map(|s| s.1).collect::<Vec<_>>(),
+            [
+                Protocol::Occ,
+                Protocol::Mvocc,
+                Protocol::Si,
+                Protocol::SiSsn
+            ]
+        );
+    }
+}
