@@ -11,6 +11,7 @@ mod progress;
 mod read_mostly_cmd;
 mod reproduce;
 mod reproduce_ermia;
+mod reproduce_ermia_hybrid;
 mod reproduce_vdriver;
 mod tpcc_cmd;
 mod ycsb_args;

@@ -1,6 +1,6 @@
 //! `strata reproduce <figure>`: rerun a figure of the Peloton study (the
 //! vDriver paper's LLT figures are in `reproduce_vdriver`, ERMIA's Figure 1 in
-//! `reproduce_ermia`).
+//! `reproduce_ermia`, its TPC-C-hybrid figures in `reproduce_ermia_hybrid`).
 //!
 //! ```text
 //!   figure = sweep of one parameter (x)  ×  series (settings per line)
@@ -721,6 +721,9 @@ pub fn run(a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
             let status = crate::reproduce_ermia::status(name);
             println!("{name:<24} {paper:<18} {title}  [{status}]");
         }
+        for (name, paper, title) in crate::reproduce_ermia_hybrid::FIGURES {
+            println!("{name:<24} {paper:<18} {title}  [ready]");
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let name = a.figure.as_deref().unwrap_or_default();
@@ -730,10 +733,14 @@ pub fn run(a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
     if crate::reproduce_ermia::is_ermia(name) {
         return crate::reproduce_ermia::run(name, a);
     }
+    if crate::reproduce_ermia_hybrid::is_hybrid(name) {
+        return crate::reproduce_ermia_hybrid::run(name, a);
+    }
     let Some(fig) = FIGURES.iter().find(|f| f.name == name) else {
         let names: Vec<&str> = (FIGURES.iter().map(|f| f.name))
             .chain(crate::reproduce_vdriver::FIGURES.iter().map(|f| f.0))
             .chain(crate::reproduce_ermia::FIGURES.iter().map(|f| f.0))
+            .chain(crate::reproduce_ermia_hybrid::FIGURES.iter().map(|f| f.0))
             .collect();
         return Err(UsageError(format!(
             "unknown figure {name:?}; expected one of {}",

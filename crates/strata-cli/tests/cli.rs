@@ -1179,6 +1179,8 @@ fn bench_tpcc_hybrid_runs_q2_star() {
         "--q2-size",
     );
     assert_usage_error(&["bench", "tpcc", "--hybrid", "--mix", "np"], "--mix");
+}
+
 /// `bench read-mostly` (ERMIA's microbenchmark) runs briefly under OCC and
 /// commits; at write fraction 0 nothing aborts; bad flags are usage errors
 /// naming the flag.
@@ -1275,4 +1277,93 @@ fn reproduce_ermia_fig1_writes_every_point() {
             .any(|l| l.starts_with("ermia-fig1") && l.ends_with("[ready]")),
         "{list}"
     );
+}
+
+/// ERMIA's TPC-C-hybrid figures at a tiny size: fig2 has a commit ratio for
+/// every type under each series (Q2* only in the hybrid runs), fig5 a point
+/// per series and Q2* size, fig12 three runs per series, size and thread
+/// count; each writes its PNGs.
+#[test]
+fn reproduce_ermia_hybrid_figures_write_every_point() {
+    let dir = temp_dir("ermia-hybrid");
+    let run = |fig: &str, threads: &str| {
+        let out = strata(&[
+            "reproduce",
+            fig,
+            "--duration",
+            "0.05",
+            "--warmup",
+            "0",
+            "--records",
+            "1000",
+            "--threads",
+            threads,
+            "--out",
+            dir.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{fig}: {}", text(&out.stderr));
+        let csv = std::fs::read_to_string(dir.join(format!("{fig}.csv"))).unwrap();
+        let header: Vec<String> = csv
+            .lines()
+            .next()
+            .unwrap()
+            .split(',')
+            .map(String::from)
+            .collect();
+        let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+        let rows: Vec<Vec<String>> = csv
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').map(String::from).collect())
+            .collect();
+        (
+            rows,
+            col("series"),
+            col("type"),
+            col("workload"),
+            col("q2_size"),
+        )
+    };
+    let (rows, series, ty, workload, _) = run("ermia-fig2", "1");
+    for s in ["OCC (Silo)", "SI (ERMIA-SI)", "SI+SSN (ERMIA-SSN)"] {
+        for w in ["tpcc", "tpcc-hybrid"] {
+            let types: Vec<&str> = rows
+                .iter()
+                .filter(|r| r[series] == s && r[workload] == w)
+                .map(|r| r[ty].as_str())
+                .collect();
+            assert!(types.contains(&"new-order"), "{s} {w}: {types:?}");
+            assert_eq!(
+                types.contains(&"q2*"),
+                w == "tpcc-hybrid",
+                "{s} {w}: {types:?}"
+            );
+        }
+    }
+    assert_valid_png(&dir.join("ermia-fig2-tpcc.png"));
+    assert_valid_png(&dir.join("ermia-fig2-hybrid.png"));
+    let (rows, series, ty, _, size) = run("ermia-fig5", "1");
+    let q2: Vec<&Vec<String>> = rows.iter().filter(|r| r[ty] == "q2*").collect();
+    for s in [
+        "OCC (Silo)",
+        "SI (ERMIA-SI)",
+        "SI+SSN (commit-time check only)",
+    ] {
+        let sizes = q2.iter().filter(|r| r[series] == s).count();
+        // A size whose Q2* never ran in the tiny window has no q2* row.
+        assert!(sizes >= 6, "{s}: {sizes} sizes");
+    }
+    assert!(rows.iter().any(|r| r[size] == "1.0"), "the 100% size ran");
+    for f in ["overall", "q2", "q2-aborts"] {
+        assert_valid_png(&dir.join(format!("ermia-fig5-{f}.png")));
+    }
+    let (rows, _, _, _, _) = run("ermia-fig12", "1");
+    let runs = rows
+        .iter()
+        .filter(|r| r.iter().any(|c| c == "new-order"))
+        .count();
+    // 3 series x 2 sizes x threads {1, 2} x 3 runs.
+    assert_eq!(runs, 36, "{rows:?}");
+    assert_valid_png(&dir.join("ermia-fig12-60.png"));
+    assert_valid_png(&dir.join("ermia-fig12-80.png"));
 }
