@@ -132,7 +132,8 @@ pub struct YcsbArgs {
     /// Fraction of operations that are reads; 1.0 runs read-only transactions.
     #[arg(long, default_value_t = 0.8)]
     pub read_ratio: f64,
-    /// Zipfian skew of the keys, in [0, 1): 0 is uniform, 0.99 is very hot.
+    /// Zipfian skew of the keys, in [0, 1]: 0 is uniform, 0.99 and 1 (the
+    /// Peloton study's highest) are very hot.
     #[arg(long, default_value_t = 0.0)]
     pub theta: f64,
     /// Integer value columns per row (besides the key): N.

@@ -55,7 +55,10 @@ impl Rng {
     }
 }
 
-/// YCSB's Zipfian generator over ranks `0..n`.
+/// YCSB's Zipfian generator over ranks `0..n` (Gray et al.'s method) for
+/// theta < 1; for theta = 1 (which the Peloton study uses, and where that
+/// method's exponent 1 / (1 - theta) is infinite) Hörmann and Derflinger's
+/// rejection-inversion sampler, exact for any exponent.
 #[derive(Clone, Debug)]
 pub struct Zipfian {
     n: u64,
@@ -64,19 +67,112 @@ pub struct Zipfian {
     zetan: f64,
     eta: f64,
     half_pow_theta: f64,
+    /// Set for theta >= `REJECTION_FROM`.
+    rejection: Option<RejectionInversion>,
+}
+
+/// From this skew on, `Zipfian` samples by rejection-inversion.
+const REJECTION_FROM: f64 = 0.999_999;
+
+/// Hörmann and Derflinger, "Rejection-inversion to generate variates from
+/// monotone discrete distributions" (1996): invert the integral of the
+/// continuous hat function h(x) = x^-s over [k - 1/2, k + 1/2] and accept
+/// rank k with the probability h(k) / that integral; about one try a draw.
+#[derive(Clone, Debug)]
+struct RejectionInversion {
+    s: f64,
+    n: f64,
+    h_x1: f64,
+    h_n: f64,
+    /// Ranks whose inversion lands this close to them are accepted at once.
+    squeeze: f64,
+}
+
+impl RejectionInversion {
+    fn new(n: u64, s: f64) -> Self {
+        let mut r = RejectionInversion {
+            s,
+            n: n as f64,
+            h_x1: 0.0,
+            h_n: 0.0,
+            squeeze: 0.0,
+        };
+        r.h_x1 = r.h_integral(1.5) - 1.0;
+        r.h_n = r.h_integral(r.n + 0.5);
+        r.squeeze = 2.0 - r.h_integral_inverse(r.h_integral(2.5) - r.h(2.0));
+        r
+    }
+
+    fn h(&self, x: f64) -> f64 {
+        (-self.s * x.ln()).exp()
+    }
+
+    /// The integral of h from 1 (shifted): ((x^(1-s)) - 1) / (1 - s), or
+    /// ln x at s = 1, in a form exact near s = 1.
+    fn h_integral(&self, x: f64) -> f64 {
+        let l = x.ln();
+        expm1_over_x((1.0 - self.s) * l) * l
+    }
+
+    fn h_integral_inverse(&self, x: f64) -> f64 {
+        let t = (x * (1.0 - self.s)).max(-1.0);
+        (ln1p_over_x(t) * x).exp()
+    }
+
+    /// A rank in 1..=n.
+    fn sample(&self, rng: &mut Rng) -> u64 {
+        loop {
+            let u = self.h_n + rng.next_f64() * (self.h_x1 - self.h_n);
+            let x = self.h_integral_inverse(u);
+            let k = (x + 0.5).floor().clamp(1.0, self.n);
+            if k - x <= self.squeeze || u >= self.h_integral(k + 0.5) - self.h(k) {
+                return k as u64;
+            }
+        }
+    }
+}
+
+/// (e^x - 1) / x, 1 at 0.
+fn expm1_over_x(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.exp_m1() / x
+    } else {
+        1.0 + x * 0.5 * (1.0 + x / 3.0)
+    }
+}
+
+/// ln(1 + x) / x, 1 at 0.
+fn ln1p_over_x(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.ln_1p() / x
+    } else {
+        1.0 - x * (0.5 - x / 3.0)
+    }
 }
 
 impl Zipfian {
-    /// `n >= 1` ranks, `theta` in [0, 1); 0 is uniform. Callers validate
+    /// `n >= 1` ranks, `theta` in [0, 1]; 0 is uniform. Callers validate
     /// their input first (`YcsbConfig::validate`); out-of-range values are
     /// clamped rather than panicking.
     pub fn new(n: u64, theta: f64) -> Self {
         let n = n.max(1);
         let theta = if theta.is_finite() {
-            theta.clamp(0.0, 0.999)
+            theta.clamp(0.0, 1.0)
         } else {
             0.0
         };
+        if theta >= REJECTION_FROM {
+            let zetan = (1..=n).map(|i| 1.0 / (i as f64).powf(theta)).sum();
+            return Zipfian {
+                n,
+                theta,
+                alpha: 0.0,
+                zetan,
+                eta: 0.0,
+                half_pow_theta: 0.0,
+                rejection: Some(RejectionInversion::new(n, theta)),
+            };
+        }
         let zeta = |m: u64| (1..=m).map(|i| 1.0 / (i as f64).powf(theta)).sum::<f64>();
         let zetan = if theta == 0.0 { n as f64 } else { zeta(n) };
         let zeta2 = zeta(2.min(n));
@@ -92,6 +188,7 @@ impl Zipfian {
             zetan,
             eta,
             half_pow_theta: 0.5f64.powf(theta),
+            rejection: None,
         }
     }
 
@@ -106,6 +203,9 @@ impl Zipfian {
     }
 
     pub fn sample(&self, rng: &mut Rng) -> u64 {
+        if let Some(r) = &self.rejection {
+            return r.sample(rng) - 1;
+        }
         let u = rng.next_f64();
         if self.theta == 0.0 {
             return ((u * self.n as f64) as u64).min(self.n - 1);
@@ -157,6 +257,40 @@ mod tests {
             "top 100: {top100} vs {theory}"
         );
         assert!(counts[0] > 5 * counts[50]);
+    }
+
+    /// theta = 1 (the study's highest skew) samples the exact Zipf law:
+    /// every one of the ten hottest ranks, and the top 100 together, within
+    /// a few percent of 1 / (r H_n); tiny domains stay in range.
+    #[test]
+    fn zipfian_theta_one_matches_theory() {
+        let z = Zipfian::new(1000, 1.0);
+        let draws = 400_000;
+        let counts = histogram(&z, draws, 11);
+        let harmonic: f64 = (1..=1000).map(|i| 1.0 / i as f64).sum();
+        for r in 0..10u64 {
+            let expect = draws as f64 / ((r + 1) as f64 * harmonic);
+            let got = counts[r as usize] as f64;
+            assert!(
+                (got - expect).abs() < 0.05 * expect,
+                "rank {r}: {got} vs {expect}"
+            );
+            assert!((z.probability(r) * draws as f64 - expect).abs() < 1e-6 * expect);
+        }
+        let top100: u32 = counts[..100].iter().sum();
+        let theory: f64 = (1..=100).map(|i| 1.0 / i as f64).sum::<f64>() / harmonic;
+        let share = f64::from(top100) / draws as f64;
+        assert!(
+            (share - theory).abs() < 0.01,
+            "top 100: {share} vs {theory}"
+        );
+        let mut rng = Rng::new(4);
+        for n in [1, 2, 3] {
+            let z = Zipfian::new(n, 1.0);
+            for _ in 0..1000 {
+                assert!(z.sample(&mut rng) < n);
+            }
+        }
     }
 
     #[test]

@@ -178,8 +178,8 @@ impl YcsbConfig {
                 self.read_ratio
             ));
         }
-        if !(0.0..1.0).contains(&self.theta) {
-            return bad(format!("--theta must be in [0, 1), got {}", self.theta));
+        if !(0.0..=1.0).contains(&self.theta) {
+            return bad(format!("--theta must be in [0, 1], got {}", self.theta));
         }
         if self.attributes == 0 || self.attributes > 1000 {
             return bad(format!(
@@ -874,7 +874,7 @@ mod tests {
             let e = c.validate().unwrap_err().to_string();
             assert!(e.contains(needle), "{e}");
         };
-        bad(&|c| c.theta = 1.0, "--theta");
+        bad(&|c| c.theta = 1.01, "--theta");
         bad(&|c| c.records = 0, "--records");
         bad(&|c| c.modify_attrs = 11, "--modify-attrs");
         bad(&|c| c.read_attrs = 12, "--read-attrs");
