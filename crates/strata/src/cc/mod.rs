@@ -72,8 +72,11 @@ use thin_vec::ThinVec;
 /// before).
 pub(crate) struct Shared {
     /// The global timestamp counter: snapshots read it, commits bump it.
-    /// (`crate::sync`'s: a step of the shuttle models.)
-    pub clock: CachePadded<crate::sync::atomic::AtomicU64>,
+    /// (`crate::sync`'s: a step of the shuttle models.) Shared (an `Arc`)
+    /// because with the write-ahead log on it is also the log's
+    /// reservation counter: a durable commit's one fetch-and-add gives its
+    /// LSN and its commit timestamp (see `crate::log`, "LSN commit stamps").
+    pub clock: crate::log::buffer::Counter,
     pub tids: TidTable,
     /// Last garbage-collection horizon computed (a safe lower bound for new
     /// MVTO read-only snapshots while they register).
@@ -92,7 +95,7 @@ pub(crate) struct Shared {
 impl Shared {
     pub fn new(max_open_transactions: usize) -> Shared {
         Shared {
-            clock: CachePadded::new(crate::sync::atomic::AtomicU64::new(1)),
+            clock: Arc::new(CachePadded::new(crate::sync::atomic::AtomicU64::new(1))),
             tids: TidTable::new(max_open_transactions),
             horizon: CachePadded::new(AtomicU64::new(0)),
             ssi: ssi::Registry::new(),

@@ -40,14 +40,23 @@ use crate::sync::atomic::{
 };
 use crate::sync::{broken, thread, Break, Condvar, Mutex};
 use crossbeam_utils::CachePadded;
+use std::sync::Arc;
 use std::time::Duration;
+
+/// The reservation counter. With LSN commit stamps it is also the
+/// database's clock (`cc::Shared::clock`): the two are one atomic.
+pub type Counter = Arc<CachePadded<AtomicU64>>;
 
 pub struct LogBuffer {
     words: Box<[AtomicU64]>,
     mask: u64,
     cap_bytes: u64,
-    /// Next free LSN. The one global atomic operation of a commit.
-    reserved: CachePadded<AtomicU64>,
+    /// Next free LSN. The one global atomic operation of a commit; shared
+    /// with the clock when commit stamps are LSNs (see `log`).
+    reserved: Counter,
+    /// `reserved` holds LSN + `offset` (0 unless it is the clock, whose
+    /// value the log took over at open: see `log`, "LSN commit stamps").
+    offset: u64,
     /// Everything below this LSN was taken out of the ring by the flusher.
     released: CachePadded<AtomicU64>,
     /// Set by the flusher just before it sleeps; a publisher that sees it
@@ -63,13 +72,27 @@ pub struct LogBuffer {
 impl LogBuffer {
     /// A ring of `cap_bytes` (a power of two) starting at `start_lsn`.
     pub fn new(cap_bytes: usize, start_lsn: u64) -> Self {
+        Self::on_counter(
+            cap_bytes,
+            start_lsn,
+            Arc::new(CachePadded::new(AtomicU64::new(start_lsn))),
+            0,
+        )
+    }
+
+    /// A ring whose reservations advance `counter`, which holds LSN +
+    /// `offset` (set to `start_lsn + offset` here; nothing may move it but
+    /// reservations from now on).
+    pub fn on_counter(cap_bytes: usize, start_lsn: u64, counter: Counter, offset: u64) -> Self {
         debug_assert!(cap_bytes.is_power_of_two() && start_lsn.is_multiple_of(8));
+        counter.store(start_lsn + offset, SeqCst);
         let n = cap_bytes / 8;
         LogBuffer {
             words: (0..n).map(|_| AtomicU64::new(0)).collect(),
             mask: n as u64 - 1,
             cap_bytes: cap_bytes as u64,
-            reserved: CachePadded::new(AtomicU64::new(start_lsn)),
+            reserved: counter,
+            offset,
             released: CachePadded::new(AtomicU64::new(start_lsn)),
             flusher_sleeping: AtomicBool::new(false),
             bell: Mutex::new(false),
@@ -83,13 +106,13 @@ impl LogBuffer {
 
     /// The LSN the next reservation will get.
     pub fn reserved(&self) -> u64 {
-        self.reserved.load(SeqCst)
+        self.reserved.load(SeqCst) - self.offset
     }
 
     /// Reserves `len` bytes (a multiple of 8) and returns their LSN.
     #[inline]
     pub fn reserve(&self, len: usize) -> u64 {
-        self.reserved.fetch_add(len as u64, SeqCst)
+        self.reserved.fetch_add(len as u64, SeqCst) - self.offset
     }
 
     #[inline]

@@ -69,7 +69,7 @@ use crate::options::SyncPolicy;
 use crate::storage::{self, version::Version};
 use buffer::LogBuffer;
 use parking_lot::{Condvar, Mutex};
-use record::{CatalogRecord, CommitBuilder};
+use record::{CatalogRecord, CommitBuilder, MIN_RECORD_BYTES};
 use segment::SegmentWriter;
 use std::cell::Cell;
 use std::fs::File;
@@ -101,6 +101,13 @@ pub struct RecoveryReport {
     pub torn_tail: Option<TornTail>,
     /// Largest commit timestamp recovered; the clock continues above it.
     pub max_commit_ts: u64,
+    /// Reserved ranges of transactions that aborted after reserving (skip
+    /// records), passed over.
+    pub skip_records: u64,
+    /// With LSN commit stamps (the write-ahead log on, any protocol but
+    /// MVTO): `K` in clock = LSN + K, fixed for this open (see the module
+    /// doc). `None`: the clock is a counter of its own.
+    pub stamp_offset: Option<u64>,
     /// Wall time of the whole recovery.
     pub duration: Duration,
 }
@@ -109,7 +116,8 @@ pub struct RecoveryReport {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct LogStats {
     /// Records written (one per committed read-write transaction, plus
-    /// catalog changes).
+    /// catalog changes, plus skip records of transactions that aborted
+    /// after reserving).
     pub records: u64,
     /// Bytes of records reserved.
     pub bytes: u64,
@@ -237,6 +245,24 @@ fn flusher(sh: Arc<Shared>, mut w: SegmentWriter) {
 /// The redo record of a committing transaction, built before validation.
 pub(crate) struct Redo(Vec<u8>);
 
+/// A place in the log reserved before validation (LSN commit stamps): it
+/// gives the commit timestamp, and must be published, as the commit record
+/// (`Log::publish`) or as a skip record (`Log::skip`), or the flusher stops
+/// at it.
+pub(crate) struct Reservation {
+    buf: Vec<u8>,
+    lsn: u64,
+    cts: u64,
+}
+
+impl Reservation {
+    /// The commit timestamp: the record's end LSN + K.
+    #[inline]
+    pub fn cts(&self) -> u64 {
+        self.cts
+    }
+}
+
 /// What a committing transaction waits on after it is visible.
 pub(crate) struct Ticket {
     end: u64,
@@ -257,6 +283,9 @@ pub(crate) struct Log {
     checkpoint_mx: Mutex<()>,
     last_checkpoint_lsn: AtomicU64,
     checkpoints: AtomicU64,
+    /// LSN commit stamps: `Some(K)`, the log's reservation counter is the
+    /// clock and holds LSN + K. `None`: the clock is separate (MVTO).
+    stamp_offset: Option<u64>,
     /// The directory, held locked (flock) while the database is open.
     _lock: File,
 }
@@ -321,8 +350,73 @@ impl Log {
         Ok(Redo(buf))
     }
 
+    /// Whether commit timestamps are LSNs (the clock is the reservation
+    /// counter): then `reserve`/`publish`/`skip` replace `append`.
+    #[inline]
+    pub fn lsn_stamps(&self) -> bool {
+        self.stamp_offset.is_some()
+    }
+
+    /// LSN commit stamps: the one fetch-and-add of a durable commit, made
+    /// right after PRECOMMIT is announced and before validation. The
+    /// counter's new value is the commit timestamp.
+    #[inline]
+    pub fn reserve(&self, redo: Redo) -> Reservation {
+        let buf = redo.0;
+        let lsn = self.sh.buf.reserve(buf.len());
+        let k = self.stamp_offset.unwrap_or(0);
+        Reservation {
+            cts: lsn + buf.len() as u64 + k,
+            lsn,
+            buf,
+        }
+    }
+
+    /// Validation passed: the commit record goes into its reserved place.
+    pub fn publish(&self, r: Reservation) -> Ticket {
+        let Reservation { mut buf, lsn, cts } = r;
+        record::seal(&mut buf, lsn, cts);
+        let t = self.publish_at(lsn, &buf);
+        REDO_BUF.set(buf);
+        t
+    }
+
+    /// The transaction aborts after reserving: its range becomes a skip
+    /// record, which the flusher writes like any other (it writes only a
+    /// gap-free prefix, so the range must be filled) and recovery ignores.
+    pub fn skip(&self, r: Reservation) {
+        let Reservation { mut buf, lsn, .. } = r;
+        record::skip_record(&mut buf);
+        record::seal(&mut buf, lsn, 0);
+        // If the log failed, nothing more is written anyway.
+        let _ = self.publish_at(lsn, &buf);
+        REDO_BUF.set(buf);
+    }
+
+    /// LSN commit stamps: moves the clock past every timestamp drawn so
+    /// far (as a bare `fetch_add` does for a separate clock) by reserving
+    /// and publishing a minimal skip record. Returns the clock's new value.
+    pub fn bump(&self) -> u64 {
+        let mut buf = vec![0u8; MIN_RECORD_BYTES];
+        let lsn = self.sh.buf.reserve(buf.len());
+        record::skip_record(&mut buf);
+        record::seal(&mut buf, lsn, 0);
+        let _ = self.publish_at(lsn, &buf);
+        lsn + buf.len() as u64 + self.stamp_offset.unwrap_or(0)
+    }
+
+    fn publish_at(&self, lsn: u64, buf: &[u8]) -> Ticket {
+        let sh = &self.sh;
+        let published = sh.buf.publish(lsn, buf, &sh.failed);
+        Ticket {
+            end: lsn + buf.len() as u64,
+            published,
+        }
+    }
+
     /// Reserves the record's place (the one fetch-and-add) and publishes it.
-    /// Called after validation, before the versions become visible.
+    /// Called after validation, before the versions become visible. Only
+    /// where the clock is separate (`!lsn_stamps()`).
     pub fn append(&self, redo: Redo, cts: u64) -> Ticket {
         let mut buf = redo.0;
         let t = self.append_bytes(&mut buf, cts);
@@ -333,12 +427,7 @@ impl Log {
     fn append_bytes(&self, buf: &mut [u8], cts: u64) -> Ticket {
         let lsn = self.sh.buf.reserve(buf.len());
         record::seal(buf, lsn, cts);
-        let sh = &self.sh;
-        let published = sh.buf.publish(lsn, buf, &sh.failed);
-        Ticket {
-            end: lsn + buf.len() as u64,
-            published,
-        }
+        self.publish_at(lsn, buf)
     }
 
     /// After the commit is visible: GroupCommit waits for the fsync.
@@ -430,8 +519,19 @@ impl Drop for Log {
     }
 }
 
+/// Whether a durable database with these options stamps commits with LSNs
+/// (the clock is the log's reservation counter). Not under MVTO, whose
+/// commit timestamp is its begin timestamp, drawn from the clock at begin
+/// (a bare increment that would leave a hole in the log).
+pub(crate) fn lsn_stamps(opts: &Options) -> bool {
+    matches!(opts.durability, crate::options::Durability::Wal { .. })
+        && opts.protocol != crate::options::Protocol::Mvto
+}
+
 /// Starts the flusher for a recovered directory (the database attaches
-/// the log and starts its checkpointer, `db::recovery`).
+/// the log and starts its checkpointer, `db::recovery`). With `stamps =
+/// Some((clock, K))` the log's reservation counter is the clock, set here
+/// to the log's end + K (no transaction runs yet).
 pub(crate) fn start(
     opts: &Options,
     dir: PathBuf,
@@ -439,6 +539,7 @@ pub(crate) fn start(
     writer: SegmentWriter,
     report: RecoveryReport,
     checkpoint_lsn: u64,
+    stamps: Option<(buffer::Counter, u64)>,
 ) -> Result<Log> {
     let tuning = &opts.log_tuning;
     let sync = match &opts.durability {
@@ -446,8 +547,13 @@ pub(crate) fn start(
         crate::options::Durability::None => unreachable!("start is called for Wal only"),
     };
     let start = writer.end;
+    let stamp_offset = stamps.as_ref().map(|s| s.1);
+    let buf = match stamps {
+        Some((clock, k)) => LogBuffer::on_counter(tuning.buffer_bytes, start, clock, k),
+        None => LogBuffer::new(tuning.buffer_bytes, start),
+    };
     let sh = Arc::new(Shared {
-        buf: LogBuffer::new(tuning.buffer_bytes, start),
+        buf,
         sync,
         interval: tuning.async_flush_interval,
         failed: AtomicBool::new(false),
@@ -477,6 +583,7 @@ pub(crate) fn start(
         checkpoint_mx: Mutex::new(()),
         last_checkpoint_lsn: AtomicU64::new(checkpoint_lsn),
         checkpoints: AtomicU64::new(0),
+        stamp_offset,
         _lock: lock,
     };
     Ok(log)

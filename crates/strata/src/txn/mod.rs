@@ -810,18 +810,43 @@ impl Transaction {
             return Ok(());
         }
         // Durability (see the log module): the redo record is built before
-        // the commit timestamp, its log position reserved after validation
-        // and before the versions become visible, under our write locks.
-        let logged = self.db.log.get().filter(|_| !self.writes.is_empty());
-        let redo = match logged.map(|log| log.prepare(&self.writes)) {
-            Some(Err(e)) => {
-                self.rollback();
-                return Err(e);
-            }
-            Some(Ok(r)) => Some(r),
+        // the commit timestamp. With LSN commit stamps its log position,
+        // reserved now, *is* the commit timestamp (one fetch-and-add);
+        // otherwise it is reserved after validation. Either way before the
+        // versions become visible, under our write locks.
+        let mut redo = match self.db.log.get().filter(|_| !self.writes.is_empty()) {
+            Some(l) => match l.prepare(&self.writes) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    self.rollback();
+                    return Err(e);
+                }
+            },
             None => None,
         };
-        let cts = P::commit_ts(&self);
+        let mut reserved = None;
+        let cts = match self.db.log.get().filter(|l| l.lsn_stamps()) {
+            Some(l) => {
+                debug_assert_ne!(P::PROTOCOL, crate::options::Protocol::Mvto);
+                self.db.tids.set_precommit(self.tid);
+                match redo.take() {
+                    Some(r) => {
+                        let r = l.reserve(r);
+                        let cts = r.cts();
+                        reserved = Some(r);
+                        cts
+                    }
+                    // Nothing to log (SSN/SSI/MV2PL validate such a
+                    // transaction): a stamp between the reservation the
+                    // clock shows and the next one, which is at least a
+                    // record (40 bytes) further. Unique among writers;
+                    // read-only transactions may share one, and never
+                    // depend on each other (see the log module).
+                    None => self.db.clock.load(SeqCst) + 1,
+                }
+            }
+            None => P::commit_ts(&self),
+        };
         self.db.tids.set_committing(self.tid, cts);
         // A table we wrote may have been dropped since. Checked after the
         // commit is announced (SeqCst): a drop that set the flag before is
@@ -829,26 +854,37 @@ impl Transaction {
         // for our log record) before it logs and returns, so a commit is
         // either ordered before the drop or refused.
         if let Some(table) = self.dropped_table_written() {
+            if let Some(r) = reserved {
+                self.db.log.get().expect("reserved").skip(r);
+            }
             self.db.tids.counts(self.tid).user_abort();
             self.rollback();
             return Err(Error::TableDropped { table });
         }
         if let Err(kind) = P::validate(&mut self, cts) {
+            if let Some(r) = reserved {
+                self.db.log.get().expect("reserved").skip(r);
+            }
             return Err(self.conflict(kind));
         }
-        // The record's place in the log is taken here (under the model, in
-        // a ghost log: `drop_table`'s model checks the order).
+        // The record's place in the log is taken here, or now becomes a
+        // commit record (under the model, in a ghost log: `drop_table`'s
+        // model checks the order).
         if !self.writes.is_empty() {
             crate::sync::logged(crate::sync::Logged::Commit);
         }
-        let ticket = redo.map(|r| self.db.log.get().expect("prepared").append(r, cts));
+        let ticket = match (reserved, redo) {
+            (Some(r), _) => Some(self.db.log.get().expect("reserved").publish(r)),
+            (None, Some(r)) => Some(self.db.log.get().expect("prepared").append(r, cts)),
+            (None, None) => None,
+        };
         self.db.tids.set_committed(self.tid, cts);
         self.post_commit::<P>(cts);
         self.db.tids.counts(self.tid).commit(false);
         self.finish();
         self.db.after_commit();
         match ticket {
-            Some(t) => self.db.log.get().expect("prepared").finish_commit(t),
+            Some(t) => self.db.log.get().expect("logged").finish_commit(t),
             None => Ok(()),
         }
     }
