@@ -181,7 +181,11 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
     // timestamps apart from LSNs). So a new snapshot sees every recovered
     // version and new commits stamp above them.
     let stamps = crate::log::lsn_stamps(&inner.opts).then(|| {
-        let k = inner.clock.load(SeqCst).max(max_cts).saturating_sub(end.end);
+        let k = inner
+            .clock
+            .load(SeqCst)
+            .max(max_cts)
+            .saturating_sub(end.end);
         (Arc::clone(&inner.clock), k)
     });
     if stamps.is_none() {
