@@ -297,7 +297,9 @@ pub(crate) trait Cc {
     }
 
     /// The commit timestamp, drawn after PRECOMMIT is announced (MVTO:
-    /// the transaction's own timestamp).
+    /// the transaction's own timestamp). Not called with LSN commit stamps
+    /// (the write-ahead log on, any protocol but MVTO): there the log's
+    /// reservation gives it (see `crate::log`).
     fn commit_ts(tx: &impl Txn) -> u64 {
         tx.shared().tids.set_precommit(tx.tid());
         tx.shared()

@@ -1,4 +1,6 @@
 //! The central log buffer: one fetch-and-add reserves a record's place.
+//! With LSN commit stamps the counter it adds to is the database's clock,
+//! and the same fetch-and-add draws the commit timestamp (see `log`).
 //!
 //! The buffer is a ring of 8-byte words indexed by LSN (a byte offset in the
 //! log, LSN / 8 mod capacity). A committing transaction reserves its
@@ -351,6 +353,28 @@ mod tests {
         }
         publish(2);
         flusher.join().unwrap();
+    }
+
+    /// On a shared counter (the clock, LSN commit stamps): reservations
+    /// return LSNs while the counter holds LSN + offset, so the counter's
+    /// value after a reservation is that record's end + offset, and a
+    /// reader of the counter (a snapshot) is ordered against it.
+    #[test]
+    fn a_shared_counter_holds_lsn_plus_offset() {
+        let clock: Counter = Arc::new(CachePadded::new(AtomicU64::new(1)));
+        let buf = LogBuffer::on_counter(4096, 64, Arc::clone(&clock), 5);
+        assert_eq!(clock.load(SeqCst), 69);
+        assert_eq!(buf.reserved(), 64);
+        let r = rec(1, 1);
+        let lsn = buf.reserve(r.len());
+        assert_eq!(lsn, 64);
+        assert_eq!(clock.load(SeqCst), 64 + r.len() as u64 + 5);
+        assert_eq!(buf.reserved(), 64 + r.len() as u64);
+        let mut out = Vec::new();
+        let mut rr = r.clone();
+        seal(&mut rr, lsn, clock.load(SeqCst));
+        assert!(buf.publish(lsn, &rr, &AtomicBool::new(false)));
+        assert_eq!(buf.drain(64, &mut out), (64 + r.len() as u64, 1));
     }
 
     #[test]

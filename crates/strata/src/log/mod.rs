@@ -4,8 +4,11 @@
 //! ```text
 //!  txn commit ─ pre-commit: build redo record from the write set (private)
 //!      │        [header | put(table,row) | delete(table,key) ...]
-//!      │        validate OK ──> lsn = reserved.fetch_add(len)   ◄── the one
-//!      │                        copy words into the ring buffer     global op
+//!      │        PRECOMMIT; lsn = clock.fetch_add(len)  ◄── the one global op:
+//!      │                   cts = lsn + len + K              log place AND
+//!      │        COMMITTING(cts); validate                   commit timestamp
+//!      │          fails ──> the range becomes a skip record; roll back
+//!      │          passes ─> seal, copy words into the ring buffer
 //!      │        COMMITTED, stamp versions, unlock
 //!      │        GroupCommit: wait durable >= lsn+len
 //!      │        Async: return, unless more than async_max_unflushed_bytes
@@ -15,24 +18,94 @@
 //!                 (takes published records in LSN order: a prefix)
 //!  checkpointer ──> ckpt-<lsn>.dat + MANIFEST; deletes covered segments
 //!  Database::open(dir) ──> MANIFEST -> checkpoint -> replay log from its
-//!                          LSN -> cut a torn tail -> clock above all cts
+//!                          LSN -> cut a torn tail -> clock = log end + K
 //! ```
 //!
+//! **LSN commit stamps (ERMIA §3.2: "the commit LSN is the commit
+//! timestamp").** With the log on, the database's clock *is* the log's
+//! reservation counter (one `Arc`'d atomic, `cc::Shared::clock` and
+//! `LogBuffer::reserved`), holding the next free LSN + K. A committing
+//! writer's single `fetch_add(len)` gives both its record's place and its
+//! commit timestamp, the counter's new value:
+//!
+//! ```text
+//!  counter (= clock) ──────────────────────────────────────────────────────►
+//!        │ T1 reserves │ T2 reserves │        │ T3 reserves │
+//!  log:  ├──[rec T1]───┼──[rec T2]───┤        ├──[rec T3]───┤
+//!        a            b=cts(T1)     c=cts(T2) ▲            d=cts(T3)
+//!                                             R: snapshot = clock = c
+//!  R sees T1 and T2 (cts <= c), not T3 (cts = d > c): a snapshot sees
+//!  exactly the commits that reserved before it read the clock.
+//! ```
+//!
+//! Invariant **STAMP = RESERVATION END**: every commit record's timestamp
+//! is its end LSN + K, and the clock always equals the next free LSN + K.
+//! So commit timestamps strictly increase in log order (across threads:
+//! the reservations are one atomic's successive values), and reading the
+//! clock for a snapshot orders it against every commit exactly as the old
+//! `clock.fetch_add(1)` did: PRECOMMIT is still announced before the one
+//! atomic, and a reader still waits out PRECOMMIT and COMMITTING
+//! (`TidTable::settled_status`). `tests/lsn_stamps.rs` reads the log files
+//! back and checks it.
+//!
+//! * **Reservation before validation.** SSN, SSI, MVOCC and MV2PL need the
+//!   commit stamp during validation, so the place is taken right after
+//!   PRECOMMIT, before validation (the redo record, built first, gives its
+//!   length). A transaction that then fails (validation, or a table it
+//!   wrote was dropped) holds a reserved range: the flusher writes only a
+//!   gap-free published prefix, so the range is published as a **skip
+//!   record** of the same length (kind 3, zeros, its own CRCs; timestamp
+//!   0), which recovery counts (`RecoveryReport::skip_records`) and
+//!   ignores. Torn-tail detection, durable-end marks and checkpoints treat
+//!   it as any record. While a transaction validates, the flusher waits at
+//!   its range (group commits behind it are delayed by the validation, as
+//!   in ERMIA). No deadlock: a validating transaction waits only for
+//!   deciding transactions with a smaller stamp, i.e. a smaller LSN, and a
+//!   publisher waits for ring room only on smaller LSNs being flushed.
+//! * **Transactions that wrote nothing** (SSN and SSI validate read-only
+//!   ones; MV2PL validates scans) take `clock + 1` without moving the
+//!   clock: no log space, no shared write. It is above every stamp drawn
+//!   before (the clock load is SeqCst, after PRECOMMIT) and below every
+//!   later reservation (at least a 40-byte record further), and never a
+//!   writer's stamp (those are all K mod 8, it is K+1 mod 8). Only such
+//!   transactions can share one, and they never depend on each other (no
+//!   rw-edge joins two transactions that wrote nothing). A minimal record
+//!   instead would cost every SSN reader 40 bytes of log and a ring write.
+//! * **MVTO** draws its timestamp at begin with a `fetch_add(1)` that is
+//!   its commit timestamp: a bare increment of the log's counter would
+//!   leave a hole. So under MVTO the clock stays a counter of its own and
+//!   a durable commit still makes two global increments (begin and
+//!   reservation); timestamps then disagree with log order, which is why
+//!   replay goes by log order (below). `lsn_stamps` decides.
+//! * **K** is fixed at open: the least value keeping the clock at or above
+//!   the stamps replay gave the recovered versions and the largest stamp
+//!   logged (`RecoveryReport::stamp_offset`). It is 1 for a log begun under
+//!   LSN stamps (the in-memory clock starts at 1); a log written under MVTO
+//!   or by an older Strata, whose timestamps ran ahead of its LSNs, gets a
+//!   larger one, so nothing has to be written to fill the difference.
+//! * Catalog records also reserve on the counter (stamp 0); an index
+//!   backfill's clock bump is a minimal skip record (`Log::bump`).
+//! * **In memory** there is no log: `Cc::commit_ts`'s `fetch_add(1)` as
+//!   before; the clock is reached through its `Arc` (one more load, no new
+//!   atomic operation).
+//!
 //! **Why log order is enough.** A transaction reserves its log position
-//! after validation but *before* it is marked COMMITTED and while it still
-//! holds the write locks of every row it wrote. So for each row, the log
-//! order of its writers is its version order; and a transaction that read
-//! or overwrote another's version did so after that version was
-//! committed, hence after its writer had reserved — it lands later in the
-//! log. The flusher writes only a prefix of the log, so an acknowledged
-//! commit (durable) never depends on a lost one. Replay applies records in
-//! log order, never by timestamp: MVTO's commit timestamp is its begin
-//! timestamp, so timestamps and log order may disagree.
+//! before it is marked COMMITTED and while it holds the write locks of
+//! every row it wrote (with LSN stamps before validation, else after). So
+//! for each row, the log order of its writers is its version order; and a
+//! transaction that read or overwrote another's version did so after that
+//! version was committed, hence after its writer had reserved — it lands
+//! later in the log. The flusher writes only a prefix of the log, so an
+//! acknowledged commit (durable) never depends on a lost one. Replay
+//! applies records in log order, never by timestamp: MVTO's commit
+//! timestamp is its begin timestamp, so timestamps and log order may
+//! disagree.
 //!
 //! Records are logical redo: whole rows for inserts (`put`), the key and
 //! the changed columns' new values for updates, the key for deletes, tagged
-//! with the table id and the commit timestamp. Aborted
-//! transactions write nothing, so no partial transaction can be replayed.
+//! with the table id and the commit timestamp. Aborted transactions write
+//! nothing but, if they had reserved, a skip record, so no partial
+//! transaction can be replayed.
 //! Catalog changes (create/drop table) are records in the same log, taken
 //! under the catalog lock, and always wait for their fsync.
 //!
