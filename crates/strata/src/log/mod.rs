@@ -79,10 +79,13 @@
 //!   replay goes by log order (below). `lsn_stamps` decides.
 //! * **K** is fixed at open: the least value keeping the clock at or above
 //!   the stamps replay gave the recovered versions and the largest stamp
-//!   logged (`RecoveryReport::stamp_offset`). It is 1 for a log begun under
-//!   LSN stamps (the in-memory clock starts at 1); a log written under MVTO
-//!   or by an older Strata, whose timestamps ran ahead of its LSNs, gets a
-//!   larger one, so nothing has to be written to fill the difference.
+//!   logged (`RecoveryReport::stamp_offset`). For a log begun under LSN
+//!   stamps it is 1 (the in-memory clock starts at 1), or 0 once records
+//!   without a stamp (catalog, skip) end the log; it may change from one
+//!   open to the next, and stamps still increase in log order, since the
+//!   clock starts at or above the largest one logged. A log written under
+//!   MVTO or by an older Strata, whose timestamps ran ahead of its LSNs,
+//!   gets a larger K, so nothing has to be written to fill the difference.
 //! * Catalog records also reserve on the counter (stamp 0); an index
 //!   backfill's clock bump is a minimal skip record (`Log::bump`).
 //! * **In memory** there is no log: `Cc::commit_ts`'s `fetch_add(1)` as
