@@ -449,6 +449,7 @@ impl Log {
     }
 
     /// Validation passed: the commit record goes into its reserved place.
+    #[inline]
     pub fn publish(&self, r: Reservation) -> Ticket {
         let Reservation { mut buf, lsn, cts } = r;
         record::seal(&mut buf, lsn, cts);
@@ -481,6 +482,7 @@ impl Log {
         lsn + buf.len() as u64 + self.stamp_offset.unwrap_or(0)
     }
 
+    #[inline]
     fn publish_at(&self, lsn: u64, buf: &[u8]) -> Ticket {
         let sh = &self.sh;
         let published = sh.buf.publish(lsn, buf, &sh.failed);
@@ -507,6 +509,7 @@ impl Log {
     }
 
     /// After the commit is visible: GroupCommit waits for the fsync.
+    #[inline]
     pub fn finish_commit(&self, t: Ticket) -> Result<()> {
         if !t.published {
             return Err(self.sh.read_only_error());
