@@ -8,6 +8,10 @@
 //! a transaction that aborts after reserving leaves a skip record that
 //! recovery passes over; in-memory databases keep a clock that moves by one.
 
+mod common;
+use common::{
+    checks_commits_that_wrote_nothing, protocols, protocols_where, stamps_commits_with_lsns,
+};
 use std::fs;
 use std::path::{Path, PathBuf};
 use strata::{
@@ -55,7 +59,7 @@ fn clock(db: &Database) -> u64 {
 
 /// The protocols that stamp with LSNs (MVTO draws its timestamp at begin).
 fn stamped() -> impl Iterator<Item = Protocol> {
-    Protocol::ALL.into_iter().filter(|&p| p != Protocol::Mvto)
+    protocols_where(stamps_commits_with_lsns)
 }
 
 const SEG_HEADER: usize = 4096;
@@ -284,12 +288,7 @@ fn continue_with(d: &Path, p: Protocol, expected_skips: usize) {
 /// K; the state recovered is the state at close (money is conserved).
 #[test]
 fn timestamps_strictly_increase_in_log_order_across_threads() {
-    for p in [
-        Protocol::SiSsn,
-        Protocol::SiSsi,
-        Protocol::Mvocc,
-        Protocol::Si,
-    ] {
+    for p in stamped() {
         transfers(p, LogTuning::default().buffer_bytes, "threads");
     }
 }
@@ -299,7 +298,7 @@ fn timestamps_strictly_increase_in_log_order_across_threads() {
 /// smaller LSNs, so nothing deadlocks and nothing is lost.
 #[test]
 fn a_small_ring_with_reservations_held_through_validation_does_not_deadlock() {
-    for p in [Protocol::SiSsn, Protocol::SiSsi] {
+    for p in stamped() {
         transfers(p, 4096, "small-ring");
     }
 }
@@ -379,7 +378,7 @@ fn transfers(p: Protocol, ring: usize, name: &str) {
 /// a stamp without log space, and does not move the clock.
 #[test]
 fn a_validated_read_only_commit_takes_no_log_space() {
-    for p in [Protocol::SiSsn, Protocol::SiSsi, Protocol::Mv2pl] {
+    for p in protocols_where(checks_commits_that_wrote_nothing) {
         let d = dir(&format!("ro-{p}"));
         let db = Database::open(opts(&d, p, SyncPolicy::GroupCommit)).unwrap();
         let t = kv(&db);
@@ -404,7 +403,7 @@ fn a_validated_read_only_commit_takes_no_log_space() {
 /// exactly one (no log, nothing new to pay).
 #[test]
 fn in_memory_commits_move_the_clock_by_one() {
-    for p in Protocol::ALL {
+    for p in protocols() {
         let db = Database::open(Options::default().protocol(p)).unwrap();
         let t = kv(&db);
         let c0 = clock(&db);
