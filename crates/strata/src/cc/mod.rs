@@ -95,7 +95,7 @@ pub(crate) struct Shared {
 impl Shared {
     pub fn new(max_open_transactions: usize) -> Shared {
         Shared {
-            clock: Arc::new(CachePadded::new(crate::sync::atomic::AtomicU64::new(1))),
+            clock: crate::log::buffer::counter(1),
             tids: TidTable::new(max_open_transactions),
             horizon: CachePadded::new(AtomicU64::new(0)),
             ssi: ssi::Registry::new(),

@@ -49,6 +49,11 @@ use std::time::Duration;
 /// database's clock (`cc::Shared::clock`): the two are one atomic.
 pub type Counter = Arc<CachePadded<AtomicU64>>;
 
+/// A new counter at `v` (its own cache line).
+pub fn counter(v: u64) -> Counter {
+    Arc::new(CachePadded::new(AtomicU64::new(v)))
+}
+
 pub struct LogBuffer {
     words: Box<[AtomicU64]>,
     mask: u64,
@@ -74,12 +79,7 @@ pub struct LogBuffer {
 impl LogBuffer {
     /// A ring of `cap_bytes` (a power of two) starting at `start_lsn`.
     pub fn new(cap_bytes: usize, start_lsn: u64) -> Self {
-        Self::on_counter(
-            cap_bytes,
-            start_lsn,
-            Arc::new(CachePadded::new(AtomicU64::new(start_lsn))),
-            0,
-        )
+        Self::on_counter(cap_bytes, start_lsn, counter(start_lsn), 0)
     }
 
     /// A ring whose reservations advance `counter`, which holds LSN +
@@ -361,7 +361,7 @@ mod tests {
     /// reader of the counter (a snapshot) is ordered against it.
     #[test]
     fn a_shared_counter_holds_lsn_plus_offset() {
-        let clock: Counter = Arc::new(CachePadded::new(AtomicU64::new(1)));
+        let clock = counter(1);
         let buf = LogBuffer::on_counter(4096, 64, Arc::clone(&clock), 5);
         assert_eq!(clock.load(SeqCst), 69);
         assert_eq!(buf.reserved(), 64);
