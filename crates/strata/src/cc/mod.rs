@@ -76,7 +76,7 @@ pub(crate) struct Shared {
     /// because with the write-ahead log on it is also the log's
     /// reservation counter: a durable commit's one fetch-and-add gives its
     /// LSN and its commit timestamp (see `crate::log`, "LSN commit stamps").
-    pub clock: crate::log::buffer::Counter,
+    pub clock: crate::sync::Counter,
     pub tids: TidTable,
     /// Last garbage-collection horizon computed (a safe lower bound for new
     /// MVTO read-only snapshots while they register).
@@ -95,7 +95,7 @@ pub(crate) struct Shared {
 impl Shared {
     pub fn new(max_open_transactions: usize) -> Shared {
         Shared {
-            clock: crate::log::buffer::counter(1),
+            clock: crate::sync::counter(1),
             tids: TidTable::new(max_open_transactions),
             horizon: CachePadded::new(AtomicU64::new(0)),
             ssi: ssi::Registry::new(),

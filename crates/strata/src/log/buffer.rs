@@ -42,17 +42,11 @@ use crate::sync::atomic::{
 };
 use crate::sync::{broken, thread, Break, Condvar, Mutex};
 use crossbeam_utils::CachePadded;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// The reservation counter. With LSN commit stamps it is also the
 /// database's clock (`cc::Shared::clock`): the two are one atomic.
-pub type Counter = Arc<CachePadded<AtomicU64>>;
-
-/// A new counter at `v` (its own cache line).
-pub fn counter(v: u64) -> Counter {
-    Arc::new(CachePadded::new(AtomicU64::new(v)))
-}
+pub use crate::sync::{counter, Counter};
 
 pub struct LogBuffer {
     words: Box<[AtomicU64]>,
