@@ -57,7 +57,10 @@
 //!   record** of the same length (kind 3, zeros, its own CRCs; timestamp
 //!   0), which recovery counts (`RecoveryReport::skip_records`) and
 //!   ignores. Torn-tail detection, durable-end marks and checkpoints treat
-//!   it as any record. While a transaction validates, the flusher waits at
+//!   it as any record. A panic in validation drops the `Reservation`
+//!   unpublished; its drop leaves the range to the transaction's rollback
+//!   (run by its drop in the same unwinding), which fills it too
+//!   (`Log::skip_lost`), so a bug there cannot stall the log. While a transaction validates, the flusher waits at
 //!   its range (group commits behind it are delayed by the validation, as
 //!   in ERMIA). No deadlock: a validating transaction waits only for
 //!   deciding transactions with a smaller stamp, i.e. a smaller LSN, and a
@@ -329,6 +332,21 @@ pub(crate) struct Reservation {
     buf: Vec<u8>,
     lsn: u64,
     cts: u64,
+    /// Which log (its `Shared`'s address), for `Log::skip_lost`.
+    log: usize,
+}
+
+impl Drop for Reservation {
+    /// Dropped unpublished: only by a panic between reserving and
+    /// publishing (validation is the code in between). The range is left
+    /// for the transaction's rollback, run next by its drop during the same
+    /// unwinding, to fill (`Log::skip_lost`); else the flusher would stop
+    /// at it for good and every later durable commit would hang.
+    fn drop(&mut self) {
+        if !self.buf.is_empty() {
+            LOST.set(Some((self.log, self.lsn, self.buf.len())));
+        }
+    }
 }
 
 impl Reservation {
@@ -347,6 +365,8 @@ pub(crate) struct Ticket {
 
 thread_local! {
     static REDO_BUF: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+    /// A reservation dropped unpublished on this thread: (log, LSN, length).
+    static LOST: Cell<Option<(usize, u64, usize)>> = const { Cell::new(None) };
 }
 
 /// The write-ahead log of a durable database.
@@ -445,13 +465,15 @@ impl Log {
             cts: lsn + buf.len() as u64 + k,
             lsn,
             buf,
+            log: Arc::as_ptr(&self.sh) as usize,
         }
     }
 
     /// Validation passed: the commit record goes into its reserved place.
     #[inline]
-    pub fn publish(&self, r: Reservation) -> Ticket {
-        let Reservation { mut buf, lsn, cts } = r;
+    pub fn publish(&self, mut r: Reservation) -> Ticket {
+        // (Taking the buffer disarms the reservation's drop.)
+        let (mut buf, lsn, cts) = (std::mem::take(&mut r.buf), r.lsn, r.cts);
         record::seal(&mut buf, lsn, cts);
         let t = self.publish_at(lsn, &buf);
         REDO_BUF.set(buf);
@@ -461,13 +483,29 @@ impl Log {
     /// The transaction aborts after reserving: its range becomes a skip
     /// record, which the flusher writes like any other (it writes only a
     /// gap-free prefix, so the range must be filled) and recovery ignores.
-    pub fn skip(&self, r: Reservation) {
-        let Reservation { mut buf, lsn, .. } = r;
+    pub fn skip(&self, mut r: Reservation) {
+        let (mut buf, lsn) = (std::mem::take(&mut r.buf), r.lsn);
         record::skip_record(&mut buf);
         record::seal(&mut buf, lsn, 0);
         // If the log failed, nothing more is written anyway.
         let _ = self.publish_at(lsn, &buf);
         REDO_BUF.set(buf);
+    }
+
+    /// From a rollback: fills the range of a reservation of this log that a
+    /// panic dropped unpublished on this thread, if any (see `Reservation`).
+    pub fn skip_lost(&self) {
+        let Some((log, lsn, len)) = LOST.get() else {
+            return;
+        };
+        if log != Arc::as_ptr(&self.sh) as usize {
+            return;
+        }
+        LOST.set(None);
+        let mut buf = vec![0u8; len];
+        record::skip_record(&mut buf);
+        record::seal(&mut buf, lsn, 0);
+        let _ = self.publish_at(lsn, &buf);
     }
 
     /// LSN commit stamps: moves the clock past every timestamp drawn so

@@ -982,6 +982,11 @@ impl Transaction {
         }
         P::release(self);
         P::on_abort(self);
+        // A panic in our validation dropped our log reservation unpublished:
+        // fill it, or the flusher stops there (see `log::Reservation`).
+        if let Some(l) = self.db.log.get() {
+            l.skip_lost();
+        }
         self.db.tids.set_aborted(self.tid);
         self.finish();
     }
@@ -1053,6 +1058,57 @@ mod tests {
         let (hint, head) = hint_and_head(t, k);
         assert!(!hint.is_null(), "{when}: no hint");
         assert!(!hint_is_stale(hint, head), "{when}: stale hint");
+    }
+
+    /// LSN commit stamps: a panic between a commit's log reservation and
+    /// its publication (in validation) drops the reservation unpublished;
+    /// the transaction's rollback, during the same unwinding, fills the
+    /// range with a skip record. Without it the flusher would stop at the
+    /// hole and this later durable commit would never return.
+    #[test]
+    fn a_panic_after_reserving_leaves_a_skip_record_not_a_stalled_log() {
+        use crate::{row, Durability, SyncPolicy};
+        let d = std::env::temp_dir().join(format!("strata-lost-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        let o = Options::default().durability(Durability::Wal {
+            dir: d.clone(),
+            sync: SyncPolicy::GroupCommit,
+        });
+        {
+            let db = Database::open(o.clone()).unwrap();
+            let t = db
+                .create_table(Schema::new("t").column("k", Type::Int).primary_key(&["k"]))
+                .unwrap();
+            let mut tx = db.begin().unwrap();
+            tx.insert(&t, row![1]).unwrap();
+            let inner = std::sync::Arc::clone(&db.inner);
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+                let tx = tx;
+                let log = inner.log.get().unwrap();
+                assert!(log.lsn_stamps());
+                let _reserved = log.reserve(log.prepare(&tx.writes).unwrap());
+                panic!("a bug in validation");
+            }));
+            assert!(r.is_err());
+            let (done, wait) = std::sync::mpsc::channel();
+            let db2 = db.clone();
+            let t2 = t.clone();
+            std::thread::spawn(move || {
+                let r = db2.run(|tx| tx.insert(&t2, row![2]));
+                let _ = done.send(r.is_ok());
+            });
+            assert_eq!(
+                wait.recv_timeout(std::time::Duration::from_secs(20)),
+                Ok(true),
+                "a later durable commit returns"
+            );
+        }
+        let db = Database::open(o).unwrap();
+        assert_eq!(db.recovery_report().unwrap().skip_records, 1);
+        let t = db.table("t").unwrap();
+        let mut ro = db.begin_read_only().unwrap();
+        assert!(ro.get(&t, &key![1]).unwrap().is_none());
+        assert!(ro.get(&t, &key![2]).unwrap().is_some());
     }
 
     #[test]
