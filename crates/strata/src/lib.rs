@@ -76,8 +76,8 @@ pub use value::{Column, ColumnRef, Key, Row, Schema, Type, Value};
 #[cfg(strata_model)]
 #[doc(hidden)]
 pub mod model {
-    pub use crate::log::buffer::LogBuffer;
-    pub use crate::log::record::{parse_header, seal, CommitBuilder};
+    pub use crate::log::buffer::{counter, LogBuffer};
+    pub use crate::log::record::{parse_header, seal, skip_record, CommitBuilder, KIND_SKIP};
     pub use crate::storage::append_only::{cooperate, o2n_prune};
     pub use crate::storage::delta::Deltas;
     pub use crate::storage::in_place::{install, undo, Master, Records};

@@ -51,6 +51,16 @@ pub mod atomic {
     };
 }
 
+/// A counter on its own cache line with several owners: the clock, which
+/// with LSN commit stamps is also the log's reservation counter
+/// (`cc::Shared::clock`, `log::buffer`).
+pub type Counter = std::sync::Arc<crossbeam_utils::CachePadded<atomic::AtomicU64>>;
+
+/// A new [`Counter`] at `v`.
+pub fn counter(v: u64) -> Counter {
+    std::sync::Arc::new(crossbeam_utils::CachePadded::new(atomic::AtomicU64::new(v)))
+}
+
 #[cfg(not(strata_model))]
 pub use crossbeam_utils::Backoff;
 #[cfg(not(strata_model))]

@@ -15,13 +15,24 @@
 //! exactly once, in LSN order (a prefix of the log), and never
 //! sleeps through a published record for ever. `*_is_caught` break one
 //! step each and show the model fails.
+//!
+//! `lsn_stamps_*`: the same ring on a shared counter (the clock, LSN
+//! commit stamps): each writer's one reservation gives its LSN and its
+//! commit timestamp (end LSN + K); one writer "fails validation" after
+//! reserving and publishes a skip record in its range instead. The flusher
+//! still drains everything, the skip in its place; the commit records'
+//! timestamps are end LSN + K and increase in log order; the counter ends
+//! at the log's end + K.
 #![cfg(strata_model)]
 
 use shuttle::sync::Arc;
 use shuttle::thread;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
-use strata::model::{parse_header, seal, with_broken, Break, CommitBuilder, LogBuffer};
+use strata::model::{
+    counter, parse_header, seal, skip_record, with_broken, Break, CommitBuilder, LogBuffer,
+    KIND_SKIP,
+};
 use strata::Value;
 
 const RING: usize = 128;
@@ -142,4 +153,108 @@ fn a_flusher_that_checks_before_raising_its_flag_is_caught() {
         std::panic::catch_unwind(|| shuttle::check_random(model, 3000))
     });
     assert!(r.is_err(), "the model must find the lost wake-up");
+}
+
+/// K of the LSN-stamps model (the clock's value at LSN 0).
+const K: u64 = 1;
+
+fn lsn_stamps_model() {
+    let clock = counter(7);
+    let buf = Arc::new(LogBuffer::on_counter(
+        RING,
+        0,
+        std::sync::Arc::clone(&clock),
+        K,
+    ));
+    let total: u64 = RECS.iter().map(|r| record(r.1).len() as u64).sum();
+    // Writer 0 reserves records 1 and 3 and aborts 1 after reserving;
+    // writer 1 commits 2.
+    let writers: Vec<_> = (0..2)
+        .map(|w| {
+            let buf = Arc::clone(&buf);
+            thread::spawn(move || {
+                let failed = AtomicBool::new(false);
+                let mut stamps = Vec::new();
+                for &(id, vals, who) in &RECS {
+                    if who != w {
+                        continue;
+                    }
+                    let mut r = record(vals);
+                    let lsn = buf.reserve(r.len());
+                    let cts = lsn + r.len() as u64 + K;
+                    thread::yield_now(); // validation
+                    if id == 1 {
+                        skip_record(&mut r);
+                        seal(&mut r, lsn, 0);
+                    } else {
+                        seal(&mut r, lsn, cts);
+                        stamps.push((lsn, cts));
+                    }
+                    assert!(buf.publish(lsn, &r, &failed));
+                }
+                stamps
+            })
+        })
+        .collect();
+    let flusher = {
+        let buf = Arc::clone(&buf);
+        thread::spawn(move || {
+            let idle = AtomicBool::new(false);
+            let mut pos = 0;
+            let mut out = Vec::new();
+            loop {
+                let (next, n) = buf.drain(pos, &mut out);
+                pos = next;
+                if n > 0 {
+                    continue;
+                }
+                if pos == total {
+                    return out;
+                }
+                buf.sleep(pos, true, Duration::from_millis(5), || false, &idle);
+            }
+        })
+    };
+    let mut stamps: Vec<(u64, u64)> = writers
+        .into_iter()
+        .flat_map(|w| w.join().unwrap())
+        .collect();
+    stamps.sort();
+    let out = flusher.join().unwrap();
+    let (mut off, mut skips, mut seen) = (0usize, 0, Vec::new());
+    while off < out.len() {
+        let h = parse_header(&out[off..]).expect("a whole header");
+        assert_eq!(h.lsn, off as u64, "records out of LSN order");
+        assert_eq!(
+            crc32c::crc32c(&out[off + 32..off + h.total]),
+            h.payload_crc,
+            "a record taken in part"
+        );
+        if out[off + 32] == KIND_SKIP {
+            assert_eq!(h.cts, 0);
+            skips += 1;
+        } else {
+            assert_eq!(h.cts, h.lsn + h.total as u64 + K, "stamp = end LSN + K");
+            seen.push((h.lsn, h.cts));
+        }
+        off += h.total;
+    }
+    assert_eq!(skips, 1, "the aborted reservation is a skip record");
+    assert_eq!(seen, stamps, "the commits, in log order, with their stamps");
+    assert!(seen.windows(2).all(|w| w[0].1 < w[1].1));
+    assert_eq!(
+        clock.load(std::sync::atomic::Ordering::SeqCst),
+        total + K,
+        "the clock ends at the log's end + K"
+    );
+}
+
+#[test]
+fn lsn_stamps_skip_records_and_stamps_in_log_order() {
+    shuttle::check_random(lsn_stamps_model, 3000);
+}
+
+#[test]
+fn lsn_stamps_model_pct() {
+    shuttle::check_pct(lsn_stamps_model, 3000, 3);
 }

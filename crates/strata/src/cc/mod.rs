@@ -74,8 +74,11 @@ use thin_vec::ThinVec;
 /// before).
 pub(crate) struct Shared {
     /// The global timestamp counter: snapshots read it, commits bump it.
-    /// (`crate::sync`'s: a step of the shuttle models.)
-    pub clock: CachePadded<crate::sync::atomic::AtomicU64>,
+    /// (`crate::sync`'s: a step of the shuttle models.) Shared (an `Arc`)
+    /// because with the write-ahead log on it is also the log's
+    /// reservation counter: a durable commit's one fetch-and-add gives its
+    /// LSN and its commit timestamp (see `crate::log`, "LSN commit stamps").
+    pub clock: crate::sync::Counter,
     pub tids: TidTable,
     /// Last garbage-collection horizon computed (a safe lower bound for new
     /// MVTO read-only snapshots while they register).
@@ -94,7 +97,7 @@ pub(crate) struct Shared {
 impl Shared {
     pub fn new(max_open_transactions: usize) -> Shared {
         Shared {
-            clock: CachePadded::new(crate::sync::atomic::AtomicU64::new(1)),
+            clock: crate::sync::counter(1),
             tids: TidTable::new(max_open_transactions),
             horizon: CachePadded::new(AtomicU64::new(0)),
             ssi: ssi::Registry::new(),
@@ -297,7 +300,9 @@ pub(crate) trait Cc {
     }
 
     /// The commit timestamp, drawn after PRECOMMIT is announced (MVTO:
-    /// the transaction's own timestamp).
+    /// the transaction's own timestamp). Not called with LSN commit stamps
+    /// (the write-ahead log on, any protocol but MVTO): there the log's
+    /// reservation gives it (see `crate::log`).
     fn commit_ts(tx: &impl Txn) -> u64 {
         tx.shared().tids.set_precommit(tx.tid());
         tx.shared()

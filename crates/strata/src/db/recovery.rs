@@ -11,6 +11,7 @@
 //!                       update = set columns if present, delete = delete
 //!                       if present
 //!     catalog record -> create / drop table (ids must line up)
+//!     skip record    -> nothing (an aborted transaction's reserved range)
 //!  damaged last record past the durable-end mark, nothing valid after
 //!     it -> torn tail (reported)
 //!  anything else damaged, a gap, a sealed last segment, a log ending
@@ -19,7 +20,9 @@
 //!  ── only now change the directory ──────────────────────────────────
 //!  cut the torn tail (or create the first segment), remove stale
 //!  checkpoints and partial segments
-//!  clock := max(clock, largest recovered cts) + 1; start the flusher
+//!  clock := max(clock, largest recovered cts) + 1 (MVTO), or, with LSN
+//!  commit stamps, clock := log end + K, K >= 0 the least that keeps it at
+//!  or above both; start the flusher
 //! ```
 //!
 //! **A failed open changes nothing on disk**: every check runs before the
@@ -129,6 +132,7 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
     };
     let mut txns = 0;
     let mut ddl = 0;
+    let mut skips = 0;
     let end = scan(segs, begin, |rec| {
         let p = decode_payload(rec.payload)
             .map_err(|e| corrupt(format!("log record at LSN {}: {e}", rec.lsn)))?;
@@ -142,6 +146,11 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
             Payload::Catalog(c) => {
                 ddl += 1;
                 apply_catalog(db, c, "log").map_err(at)
+            }
+            // An aborted transaction's reserved range: nothing happened.
+            Payload::Skip => {
+                skips += 1;
+                Ok(())
             }
         }
     })?;
@@ -165,7 +174,25 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
     remove_stale_checkpoints(dir, manifest.as_ref().map_or("", |m| m.file.as_str()));
     remove_partial_segments(dir);
     let inner = &db.inner;
-    inner.clock.fetch_max(max_cts + 1, SeqCst);
+    // LSN commit stamps (see `log`): the clock becomes the log's counter,
+    // LSN + K. K keeps it at or above every timestamp in use: the stamps
+    // replay gave the recovered versions (the clock now) and the largest
+    // one logged (a log written under MVTO or by an older Strata counted
+    // timestamps apart from LSNs). So a new snapshot sees every recovered
+    // version and new commits stamp above them.
+    let stamps = crate::log::lsn_stamps(&inner.opts).then(|| {
+        let k = inner
+            .clock
+            .load(SeqCst)
+            .max(max_cts)
+            .saturating_sub(end.end);
+        (Arc::clone(&inner.clock), k)
+    });
+    if stamps.is_none() {
+        inner.clock.fetch_max(max_cts + 1, SeqCst);
+    }
+    report.stamp_offset = stamps.as_ref().map(|s| s.1);
+    report.skip_records = skips;
     report.replay_from_lsn = begin;
     report.log_end_lsn = end.end;
     report.transactions_replayed = txns;
@@ -174,7 +201,15 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
     report.torn_tail = end.torn;
     report.max_commit_ts = max_cts;
     report.duration = t0.elapsed();
-    let log = crate::log::start(&inner.opts, dir.to_path_buf(), lock, writer, report, begin)?;
+    let log = crate::log::start(
+        &inner.opts,
+        dir.to_path_buf(),
+        lock,
+        writer,
+        report,
+        begin,
+        stamps,
+    )?;
     let every = log.checkpoint_every();
     if inner.log.set(log).is_err() {
         return Err(Error::Misuse("the log was started twice".into()));

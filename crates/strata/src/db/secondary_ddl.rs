@@ -235,8 +235,13 @@ impl Database {
 fn backfill(db: &DbInner, t: &TableInner, idx: &SecondaryIndex) -> Result<()> {
     // Transactions that began before now may have written without knowing
     // the index; wait for them. Bumping the clock makes every later begin
-    // strictly newer, so they are not waited for.
-    let published = db.clock.fetch_add(1, SeqCst) + 1;
+    // strictly newer, so they are not waited for. (With LSN commit stamps
+    // the clock is the log's counter: a bare increment would leave a hole
+    // in the log, so the bump is a minimal skip record.)
+    let published = match db.log.get().filter(|l| l.lsn_stamps()) {
+        Some(l) => l.bump(),
+        None => db.clock.fetch_add(1, SeqCst) + 1,
+    };
     let start = Instant::now();
     while db.tids.min_begin(true) < published {
         if start.elapsed() > BACKFILL_WAIT {

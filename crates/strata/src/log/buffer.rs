@@ -1,4 +1,6 @@
 //! The central log buffer: one fetch-and-add reserves a record's place.
+//! With LSN commit stamps the counter it adds to is the database's clock,
+//! and the same fetch-and-add draws the commit timestamp (see `log`).
 //!
 //! The buffer is a ring of 8-byte words indexed by LSN (a byte offset in the
 //! log, LSN / 8 mod capacity). A committing transaction reserves its
@@ -42,12 +44,20 @@ use crate::sync::{broken, thread, Break, Condvar, Mutex};
 use crossbeam_utils::CachePadded;
 use std::time::Duration;
 
+/// The reservation counter. With LSN commit stamps it is also the
+/// database's clock (`cc::Shared::clock`): the two are one atomic.
+pub use crate::sync::{counter, Counter};
+
 pub struct LogBuffer {
     words: Box<[AtomicU64]>,
     mask: u64,
     cap_bytes: u64,
-    /// Next free LSN. The one global atomic operation of a commit.
-    reserved: CachePadded<AtomicU64>,
+    /// Next free LSN. The one global atomic operation of a commit; shared
+    /// with the clock when commit stamps are LSNs (see `log`).
+    reserved: Counter,
+    /// `reserved` holds LSN + `offset` (0 unless it is the clock, whose
+    /// value the log took over at open: see `log`, "LSN commit stamps").
+    offset: u64,
     /// Everything below this LSN was taken out of the ring by the flusher.
     released: CachePadded<AtomicU64>,
     /// Set by the flusher just before it sleeps; a publisher that sees it
@@ -63,13 +73,22 @@ pub struct LogBuffer {
 impl LogBuffer {
     /// A ring of `cap_bytes` (a power of two) starting at `start_lsn`.
     pub fn new(cap_bytes: usize, start_lsn: u64) -> Self {
+        Self::on_counter(cap_bytes, start_lsn, counter(start_lsn), 0)
+    }
+
+    /// A ring whose reservations advance `counter`, which holds LSN +
+    /// `offset` (set to `start_lsn + offset` here; nothing may move it but
+    /// reservations from now on).
+    pub fn on_counter(cap_bytes: usize, start_lsn: u64, counter: Counter, offset: u64) -> Self {
         debug_assert!(cap_bytes.is_power_of_two() && start_lsn.is_multiple_of(8));
+        counter.store(start_lsn + offset, SeqCst);
         let n = cap_bytes / 8;
         LogBuffer {
             words: (0..n).map(|_| AtomicU64::new(0)).collect(),
             mask: n as u64 - 1,
             cap_bytes: cap_bytes as u64,
-            reserved: CachePadded::new(AtomicU64::new(start_lsn)),
+            reserved: counter,
+            offset,
             released: CachePadded::new(AtomicU64::new(start_lsn)),
             flusher_sleeping: AtomicBool::new(false),
             bell: Mutex::new(false),
@@ -83,13 +102,13 @@ impl LogBuffer {
 
     /// The LSN the next reservation will get.
     pub fn reserved(&self) -> u64 {
-        self.reserved.load(SeqCst)
+        self.reserved.load(SeqCst) - self.offset
     }
 
     /// Reserves `len` bytes (a multiple of 8) and returns their LSN.
     #[inline]
     pub fn reserve(&self, len: usize) -> u64 {
-        self.reserved.fetch_add(len as u64, SeqCst)
+        self.reserved.fetch_add(len as u64, SeqCst) - self.offset
     }
 
     #[inline]
@@ -328,6 +347,28 @@ mod tests {
         }
         publish(2);
         flusher.join().unwrap();
+    }
+
+    /// On a shared counter (the clock, LSN commit stamps): reservations
+    /// return LSNs while the counter holds LSN + offset, so the counter's
+    /// value after a reservation is that record's end + offset, and a
+    /// reader of the counter (a snapshot) is ordered against it.
+    #[test]
+    fn a_shared_counter_holds_lsn_plus_offset() {
+        let clock = counter(1);
+        let buf = LogBuffer::on_counter(4096, 64, Arc::clone(&clock), 5);
+        assert_eq!(clock.load(SeqCst), 69);
+        assert_eq!(buf.reserved(), 64);
+        let r = rec(1, 1);
+        let lsn = buf.reserve(r.len());
+        assert_eq!(lsn, 64);
+        assert_eq!(clock.load(SeqCst), 64 + r.len() as u64 + 5);
+        assert_eq!(buf.reserved(), 64 + r.len() as u64);
+        let mut out = Vec::new();
+        let mut rr = r.clone();
+        seal(&mut rr, lsn, clock.load(SeqCst));
+        assert!(buf.publish(lsn, &rr, &AtomicBool::new(false)));
+        assert_eq!(buf.drain(64, &mut out), (64 + r.len() as u64, 1));
     }
 
     #[test]

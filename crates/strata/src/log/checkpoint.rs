@@ -15,8 +15,10 @@
 //!
 //! * Every record below B belongs to a transaction that reserved its log
 //!   space before step 1, so it had drawn its commit timestamp (<= T) and
-//!   was at least COMMITTING; a snapshot reader at T waits for such a
-//!   transaction, so its writes are in the checkpoint.
+//!   was at least PRECOMMIT; a snapshot reader at T waits for such a
+//!   transaction, so its writes are in the checkpoint. (With LSN commit
+//!   stamps it reserved before validating: if it then aborted, its range is
+//!   a skip record and there is nothing to have.)
 //! * Every version the scan saw is committed, so its record is below E and
 //!   durable before the manifest names the checkpoint (step 4).
 //! * Redo records are after-images (whole rows, or the new values of the

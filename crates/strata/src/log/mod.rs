@@ -4,8 +4,11 @@
 //! ```text
 //!  txn commit ─ pre-commit: build redo record from the write set (private)
 //!      │        [header | put(table,row) | delete(table,key) ...]
-//!      │        validate OK ──> lsn = reserved.fetch_add(len)   ◄── the one
-//!      │                        copy words into the ring buffer     global op
+//!      │        PRECOMMIT; lsn = clock.fetch_add(len)  ◄── the one global op:
+//!      │                   cts = lsn + len + K              log place AND
+//!      │        COMMITTING(cts); validate                   commit timestamp
+//!      │          fails ──> the range becomes a skip record; roll back
+//!      │          passes ─> seal, copy words into the ring buffer
 //!      │        COMMITTED, stamp versions, unlock
 //!      │        GroupCommit: wait durable >= lsn+len
 //!      │        Async: return, unless more than async_max_unflushed_bytes
@@ -15,24 +18,100 @@
 //!                 (takes published records in LSN order: a prefix)
 //!  checkpointer ──> ckpt-<lsn>.dat + MANIFEST; deletes covered segments
 //!  Database::open(dir) ──> MANIFEST -> checkpoint -> replay log from its
-//!                          LSN -> cut a torn tail -> clock above all cts
+//!                          LSN -> cut a torn tail -> clock = log end + K
 //! ```
 //!
+//! **LSN commit stamps (ERMIA §3.2: "the commit LSN is the commit
+//! timestamp").** With the log on, the database's clock *is* the log's
+//! reservation counter (one `Arc`'d atomic, `cc::Shared::clock` and
+//! `LogBuffer::reserved`), holding the next free LSN + K. A committing
+//! writer's single `fetch_add(len)` gives both its record's place and its
+//! commit timestamp, the counter's new value:
+//!
+//! ```text
+//!  counter (= clock) ──────────────────────────────────────────────────────►
+//!        │ T1 reserves │ T2 reserves │        │ T3 reserves │
+//!  log:  ├──[rec T1]───┼──[rec T2]───┤        ├──[rec T3]───┤
+//!        a            b=cts(T1)     c=cts(T2) ▲            d=cts(T3)
+//!                                             R: snapshot = clock = c
+//!  R sees T1 and T2 (cts <= c), not T3 (cts = d > c): a snapshot sees
+//!  exactly the commits that reserved before it read the clock.
+//! ```
+//!
+//! Invariant **STAMP = RESERVATION END**: every commit record's timestamp
+//! is its end LSN + K, and the clock always equals the next free LSN + K.
+//! So commit timestamps strictly increase in log order (across threads:
+//! the reservations are one atomic's successive values), and reading the
+//! clock for a snapshot orders it against every commit exactly as the old
+//! `clock.fetch_add(1)` did: PRECOMMIT is still announced before the one
+//! atomic, and a reader still waits out PRECOMMIT and COMMITTING
+//! (`TidTable::settled_status`). `tests/lsn_stamps.rs` reads the log files
+//! back and checks it.
+//!
+//! * **Reservation before validation.** SSN, SSI, MVOCC and MV2PL need the
+//!   commit stamp during validation, so the place is taken right after
+//!   PRECOMMIT, before validation (the redo record, built first, gives its
+//!   length). A transaction that then fails (validation, or a table it
+//!   wrote was dropped) holds a reserved range: the flusher writes only a
+//!   gap-free published prefix, so the range is published as a **skip
+//!   record** of the same length (kind 3, zeros, its own CRCs; timestamp
+//!   0), which recovery counts (`RecoveryReport::skip_records`) and
+//!   ignores. Torn-tail detection, durable-end marks and checkpoints treat
+//!   it as any record. A panic in validation drops the `Reservation`
+//!   unpublished; its drop leaves the range to the transaction's rollback
+//!   (run by its drop in the same unwinding), which fills it too
+//!   (`Log::skip_lost`), so a bug there cannot stall the log. While a transaction validates, the flusher waits at
+//!   its range (group commits behind it are delayed by the validation, as
+//!   in ERMIA). No deadlock: a validating transaction waits only for
+//!   deciding transactions with a smaller stamp, i.e. a smaller LSN, and a
+//!   publisher waits for ring room only on smaller LSNs being flushed.
+//! * **Transactions that wrote nothing** (SSN and SSI validate read-only
+//!   ones; MV2PL validates scans) take `clock + 1` without moving the
+//!   clock: no log space, no shared write. It is above every stamp drawn
+//!   before (the clock load is SeqCst, after PRECOMMIT) and below every
+//!   later reservation (at least a 40-byte record further), and never a
+//!   writer's stamp (those are all K mod 8, it is K+1 mod 8). Only such
+//!   transactions can share one, and they never depend on each other (no
+//!   rw-edge joins two transactions that wrote nothing). A minimal record
+//!   instead would cost every SSN reader 40 bytes of log and a ring write.
+//! * **MVTO** draws its timestamp at begin with a `fetch_add(1)` that is
+//!   its commit timestamp: a bare increment of the log's counter would
+//!   leave a hole. So under MVTO the clock stays a counter of its own and
+//!   a durable commit still makes two global increments (begin and
+//!   reservation); timestamps then disagree with log order, which is why
+//!   replay goes by log order (below). `lsn_stamps` decides.
+//! * **K** is fixed at open: the least value keeping the clock at or above
+//!   the stamps replay gave the recovered versions and the largest stamp
+//!   logged (`RecoveryReport::stamp_offset`). For a log begun under LSN
+//!   stamps it is 1 (the in-memory clock starts at 1), or 0 once records
+//!   without a stamp (catalog, skip) end the log; it may change from one
+//!   open to the next, and stamps still increase in log order, since the
+//!   clock starts at or above the largest one logged. A log written under
+//!   MVTO or by an older Strata, whose timestamps ran ahead of its LSNs,
+//!   gets a larger K, so nothing has to be written to fill the difference.
+//! * Catalog records also reserve on the counter (stamp 0); an index
+//!   backfill's clock bump is a minimal skip record (`Log::bump`).
+//! * **In memory** there is no log: `Cc::commit_ts`'s `fetch_add(1)` as
+//!   before; the clock is reached through its `Arc` (one more load, no new
+//!   atomic operation).
+//!
 //! **Why log order is enough.** A transaction reserves its log position
-//! after validation but *before* it is marked COMMITTED and while it still
-//! holds the write locks of every row it wrote. So for each row, the log
-//! order of its writers is its version order; and a transaction that read
-//! or overwrote another's version did so after that version was
-//! committed, hence after its writer had reserved — it lands later in the
-//! log. The flusher writes only a prefix of the log, so an acknowledged
-//! commit (durable) never depends on a lost one. Replay applies records in
-//! log order, never by timestamp: MVTO's commit timestamp is its begin
-//! timestamp, so timestamps and log order may disagree.
+//! before it is marked COMMITTED and while it holds the write locks of
+//! every row it wrote (with LSN stamps before validation, else after). So
+//! for each row, the log order of its writers is its version order; and a
+//! transaction that read or overwrote another's version did so after that
+//! version was committed, hence after its writer had reserved — it lands
+//! later in the log. The flusher writes only a prefix of the log, so an
+//! acknowledged commit (durable) never depends on a lost one. Replay
+//! applies records in log order, never by timestamp: MVTO's commit
+//! timestamp is its begin timestamp, so timestamps and log order may
+//! disagree.
 //!
 //! Records are logical redo: whole rows for inserts (`put`), the key and
 //! the changed columns' new values for updates, the key for deletes, tagged
-//! with the table id and the commit timestamp. Aborted
-//! transactions write nothing, so no partial transaction can be replayed.
+//! with the table id and the commit timestamp. Aborted transactions write
+//! nothing but, if they had reserved, a skip record, so no partial
+//! transaction can be replayed.
 //! Catalog changes (create/drop table) are records in the same log, taken
 //! under the catalog lock, and always wait for their fsync.
 //!
@@ -69,7 +148,7 @@ use crate::options::SyncPolicy;
 use crate::storage::{self, version::Version};
 use buffer::LogBuffer;
 use parking_lot::{Condvar, Mutex};
-use record::{CatalogRecord, CommitBuilder};
+use record::{CatalogRecord, CommitBuilder, MIN_RECORD_BYTES};
 use segment::SegmentWriter;
 use std::cell::Cell;
 use std::fs::File;
@@ -101,6 +180,13 @@ pub struct RecoveryReport {
     pub torn_tail: Option<TornTail>,
     /// Largest commit timestamp recovered; the clock continues above it.
     pub max_commit_ts: u64,
+    /// Reserved ranges of transactions that aborted after reserving (skip
+    /// records), passed over.
+    pub skip_records: u64,
+    /// With LSN commit stamps (the write-ahead log on, any protocol but
+    /// MVTO): `K` in clock = LSN + K, fixed for this open (see the module
+    /// doc). `None`: the clock is a counter of its own.
+    pub stamp_offset: Option<u64>,
     /// Wall time of the whole recovery.
     pub duration: Duration,
 }
@@ -109,7 +195,8 @@ pub struct RecoveryReport {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct LogStats {
     /// Records written (one per committed read-write transaction, plus
-    /// catalog changes).
+    /// catalog changes, plus skip records of transactions that aborted
+    /// after reserving).
     pub records: u64,
     /// Bytes of records reserved.
     pub bytes: u64,
@@ -237,6 +324,39 @@ fn flusher(sh: Arc<Shared>, mut w: SegmentWriter) {
 /// The redo record of a committing transaction, built before validation.
 pub(crate) struct Redo(Vec<u8>);
 
+/// A place in the log reserved before validation (LSN commit stamps): it
+/// gives the commit timestamp, and must be published, as the commit record
+/// (`Log::publish`) or as a skip record (`Log::skip`), or the flusher stops
+/// at it.
+pub(crate) struct Reservation {
+    buf: Vec<u8>,
+    lsn: u64,
+    cts: u64,
+    /// Which log (its `Shared`'s address), for `Log::skip_lost`.
+    log: usize,
+}
+
+impl Drop for Reservation {
+    /// Dropped unpublished: only by a panic between reserving and
+    /// publishing (validation is the code in between). The range is left
+    /// for the transaction's rollback, run next by its drop during the same
+    /// unwinding, to fill (`Log::skip_lost`); else the flusher would stop
+    /// at it for good and every later durable commit would hang.
+    fn drop(&mut self) {
+        if !self.buf.is_empty() {
+            LOST.set(Some((self.log, self.lsn, self.buf.len())));
+        }
+    }
+}
+
+impl Reservation {
+    /// The commit timestamp: the record's end LSN + K.
+    #[inline]
+    pub fn cts(&self) -> u64 {
+        self.cts
+    }
+}
+
 /// What a committing transaction waits on after it is visible.
 pub(crate) struct Ticket {
     end: u64,
@@ -245,6 +365,8 @@ pub(crate) struct Ticket {
 
 thread_local! {
     static REDO_BUF: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+    /// A reservation dropped unpublished on this thread: (log, LSN, length).
+    static LOST: Cell<Option<(usize, u64, usize)>> = const { Cell::new(None) };
 }
 
 /// The write-ahead log of a durable database.
@@ -257,6 +379,9 @@ pub(crate) struct Log {
     checkpoint_mx: Mutex<()>,
     last_checkpoint_lsn: AtomicU64,
     checkpoints: AtomicU64,
+    /// LSN commit stamps: `Some(K)`, the log's reservation counter is the
+    /// clock and holds LSN + K. `None`: the clock is separate (MVTO).
+    stamp_offset: Option<u64>,
     /// The directory, held locked (flock) while the database is open.
     _lock: File,
 }
@@ -321,8 +446,93 @@ impl Log {
         Ok(Redo(buf))
     }
 
+    /// Whether commit timestamps are LSNs (the clock is the reservation
+    /// counter): then `reserve`/`publish`/`skip` replace `append`.
+    #[inline]
+    pub fn lsn_stamps(&self) -> bool {
+        self.stamp_offset.is_some()
+    }
+
+    /// LSN commit stamps: the one fetch-and-add of a durable commit, made
+    /// right after PRECOMMIT is announced and before validation. The
+    /// counter's new value is the commit timestamp.
+    #[inline]
+    pub fn reserve(&self, redo: Redo) -> Reservation {
+        let buf = redo.0;
+        let lsn = self.sh.buf.reserve(buf.len());
+        let k = self.stamp_offset.unwrap_or(0);
+        Reservation {
+            cts: lsn + buf.len() as u64 + k,
+            lsn,
+            buf,
+            log: Arc::as_ptr(&self.sh) as usize,
+        }
+    }
+
+    /// Validation passed: the commit record goes into its reserved place.
+    #[inline]
+    pub fn publish(&self, mut r: Reservation) -> Ticket {
+        // (Taking the buffer disarms the reservation's drop.)
+        let (mut buf, lsn, cts) = (std::mem::take(&mut r.buf), r.lsn, r.cts);
+        record::seal(&mut buf, lsn, cts);
+        let t = self.publish_at(lsn, &buf);
+        REDO_BUF.set(buf);
+        t
+    }
+
+    /// The transaction aborts after reserving: its range becomes a skip
+    /// record, which the flusher writes like any other (it writes only a
+    /// gap-free prefix, so the range must be filled) and recovery ignores.
+    pub fn skip(&self, mut r: Reservation) {
+        let (mut buf, lsn) = (std::mem::take(&mut r.buf), r.lsn);
+        record::skip_record(&mut buf);
+        record::seal(&mut buf, lsn, 0);
+        // If the log failed, nothing more is written anyway.
+        let _ = self.publish_at(lsn, &buf);
+        REDO_BUF.set(buf);
+    }
+
+    /// From a rollback: fills the range of a reservation of this log that a
+    /// panic dropped unpublished on this thread, if any (see `Reservation`).
+    pub fn skip_lost(&self) {
+        let Some((log, lsn, len)) = LOST.get() else {
+            return;
+        };
+        if log != Arc::as_ptr(&self.sh) as usize {
+            return;
+        }
+        LOST.set(None);
+        let mut buf = vec![0u8; len];
+        record::skip_record(&mut buf);
+        record::seal(&mut buf, lsn, 0);
+        let _ = self.publish_at(lsn, &buf);
+    }
+
+    /// LSN commit stamps: moves the clock past every timestamp drawn so
+    /// far (as a bare `fetch_add` does for a separate clock) by reserving
+    /// and publishing a minimal skip record. Returns the clock's new value.
+    pub fn bump(&self) -> u64 {
+        let mut buf = vec![0u8; MIN_RECORD_BYTES];
+        let lsn = self.sh.buf.reserve(buf.len());
+        record::skip_record(&mut buf);
+        record::seal(&mut buf, lsn, 0);
+        let _ = self.publish_at(lsn, &buf);
+        lsn + buf.len() as u64 + self.stamp_offset.unwrap_or(0)
+    }
+
+    #[inline]
+    fn publish_at(&self, lsn: u64, buf: &[u8]) -> Ticket {
+        let sh = &self.sh;
+        let published = sh.buf.publish(lsn, buf, &sh.failed);
+        Ticket {
+            end: lsn + buf.len() as u64,
+            published,
+        }
+    }
+
     /// Reserves the record's place (the one fetch-and-add) and publishes it.
-    /// Called after validation, before the versions become visible.
+    /// Called after validation, before the versions become visible. Only
+    /// where the clock is separate (`!lsn_stamps()`).
     pub fn append(&self, redo: Redo, cts: u64) -> Ticket {
         let mut buf = redo.0;
         let t = self.append_bytes(&mut buf, cts);
@@ -333,15 +543,11 @@ impl Log {
     fn append_bytes(&self, buf: &mut [u8], cts: u64) -> Ticket {
         let lsn = self.sh.buf.reserve(buf.len());
         record::seal(buf, lsn, cts);
-        let sh = &self.sh;
-        let published = sh.buf.publish(lsn, buf, &sh.failed);
-        Ticket {
-            end: lsn + buf.len() as u64,
-            published,
-        }
+        self.publish_at(lsn, buf)
     }
 
     /// After the commit is visible: GroupCommit waits for the fsync.
+    #[inline]
     pub fn finish_commit(&self, t: Ticket) -> Result<()> {
         if !t.published {
             return Err(self.sh.read_only_error());
@@ -430,8 +636,19 @@ impl Drop for Log {
     }
 }
 
+/// Whether a durable database with these options stamps commits with LSNs
+/// (the clock is the log's reservation counter). Not under MVTO, whose
+/// commit timestamp is its begin timestamp, drawn from the clock at begin
+/// (a bare increment that would leave a hole in the log).
+pub(crate) fn lsn_stamps(opts: &Options) -> bool {
+    matches!(opts.durability, crate::options::Durability::Wal { .. })
+        && opts.protocol != crate::options::Protocol::Mvto
+}
+
 /// Starts the flusher for a recovered directory (the database attaches
-/// the log and starts its checkpointer, `db::recovery`).
+/// the log and starts its checkpointer, `db::recovery`). With `stamps =
+/// Some((clock, K))` the log's reservation counter is the clock, set here
+/// to the log's end + K (no transaction runs yet).
 pub(crate) fn start(
     opts: &Options,
     dir: PathBuf,
@@ -439,6 +656,7 @@ pub(crate) fn start(
     writer: SegmentWriter,
     report: RecoveryReport,
     checkpoint_lsn: u64,
+    stamps: Option<(buffer::Counter, u64)>,
 ) -> Result<Log> {
     let tuning = &opts.log_tuning;
     let sync = match &opts.durability {
@@ -446,8 +664,13 @@ pub(crate) fn start(
         crate::options::Durability::None => unreachable!("start is called for Wal only"),
     };
     let start = writer.end;
+    let stamp_offset = stamps.as_ref().map(|s| s.1);
+    let buf = match stamps {
+        Some((clock, k)) => LogBuffer::on_counter(tuning.buffer_bytes, start, clock, k),
+        None => LogBuffer::new(tuning.buffer_bytes, start),
+    };
     let sh = Arc::new(Shared {
-        buf: LogBuffer::new(tuning.buffer_bytes, start),
+        buf,
         sync,
         interval: tuning.async_flush_interval,
         failed: AtomicBool::new(false),
@@ -477,6 +700,7 @@ pub(crate) fn start(
         checkpoint_mx: Mutex::new(()),
         last_checkpoint_lsn: AtomicU64::new(checkpoint_lsn),
         checkpoints: AtomicU64::new(0),
+        stamp_offset,
         _lock: lock,
     };
     Ok(log)

@@ -8,13 +8,15 @@
 //!  ┌───────┬──────────┬────────┬────────┬─────────────┬────────────┬──────────────┐
 //!  │ magic │ total len│  LSN   │  cts   │ payload crc │ header crc │ payload ...  │
 //!  └───────┴──────────┴────────┴────────┴─────────────┴────────────┴──────────────┘
-//!  payload = kind (1 commit | 2 catalog), then
+//!  payload = kind (1 commit | 2 catalog | 3 skip), then
 //!    commit:  n ops, each: op, table id, then
 //!               put:    the whole row (inserts, and rows over a tombstone)
 //!               delete: the key
 //!               update: the key, then n × (column, value) of the changed
 //!                       columns only (an after-image of what changed)
 //!    catalog: one CatalogRecord
+//!    skip:    zeros to the end (a log range reserved by a transaction that
+//!             then aborted; recovery ignores it, see `log`)
 //!  values  = n, each: tag (0 int | 1 text), i64 | len + UTF-8 bytes
 //! ```
 //!
@@ -31,6 +33,12 @@ pub const HEADER_BYTES: usize = 32;
 
 pub const KIND_COMMIT: u8 = 1;
 pub const KIND_CATALOG: u8 = 2;
+/// Kind 3, added with LSN commit stamps: logs written before hold none, so
+/// they read as before; an older Strata refuses a log holding one
+/// (`Error::Corrupt`, "unknown record kind 3").
+pub const KIND_SKIP: u8 = 3;
+/// The smallest record: a header and one padded payload word.
+pub const MIN_RECORD_BYTES: usize = HEADER_BYTES + 8;
 
 pub const OP_PUT: u8 = 1;
 pub const OP_DELETE: u8 = 2;
@@ -84,6 +92,8 @@ pub enum RedoOp {
 pub enum Payload {
     Commit(Vec<RedoOp>),
     Catalog(CatalogRecord),
+    /// A reserved range that holds nothing (an aborted transaction's).
+    Skip,
 }
 
 // ----------------------------------------------------------------- encoding
@@ -158,6 +168,14 @@ pub fn catalog_record(buf: &mut Vec<u8>, c: &CatalogRecord) {
     buf.push(KIND_CATALOG);
     put_catalog(buf, c);
     pad(buf);
+}
+
+/// Turns `buf` (a record's whole reserved length, at least
+/// `MIN_RECORD_BYTES`) into an unsealed skip record of the same length.
+pub fn skip_record(buf: &mut [u8]) {
+    debug_assert!(buf.len() >= MIN_RECORD_BYTES && buf.len().is_multiple_of(8));
+    buf[HEADER_BYTES..].fill(0);
+    buf[HEADER_BYTES] = KIND_SKIP;
 }
 
 fn pad(buf: &mut Vec<u8>) {
@@ -431,6 +449,7 @@ pub fn decode_payload(p: &[u8]) -> std::result::Result<Payload, String> {
             Ok(Payload::Commit(ops))
         }
         KIND_CATALOG => Ok(Payload::Catalog(r.catalog()?)),
+        KIND_SKIP => Ok(Payload::Skip),
         k => Err(format!("unknown record kind {k}")),
     }
 }

@@ -810,18 +810,43 @@ impl Transaction {
             return Ok(());
         }
         // Durability (see the log module): the redo record is built before
-        // the commit timestamp, its log position reserved after validation
-        // and before the versions become visible, under our write locks.
-        let logged = self.db.log.get().filter(|_| !self.writes.is_empty());
-        let redo = match logged.map(|log| log.prepare(&self.writes)) {
-            Some(Err(e)) => {
-                self.rollback();
-                return Err(e);
-            }
-            Some(Ok(r)) => Some(r),
+        // the commit timestamp. With LSN commit stamps its log position,
+        // reserved now, *is* the commit timestamp (one fetch-and-add);
+        // otherwise it is reserved after validation. Either way before the
+        // versions become visible, under our write locks.
+        let mut redo = match self.db.log.get().filter(|_| !self.writes.is_empty()) {
+            Some(l) => match l.prepare(&self.writes) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    self.rollback();
+                    return Err(e);
+                }
+            },
             None => None,
         };
-        let cts = P::commit_ts(&self);
+        let mut reserved = None;
+        let cts = match self.db.log.get().filter(|l| l.lsn_stamps()) {
+            Some(l) => {
+                debug_assert_ne!(P::PROTOCOL, crate::options::Protocol::Mvto);
+                self.db.tids.set_precommit(self.tid);
+                match redo.take() {
+                    Some(r) => {
+                        let r = l.reserve(r);
+                        let cts = r.cts();
+                        reserved = Some(r);
+                        cts
+                    }
+                    // Nothing to log (SSN/SSI/MV2PL validate such a
+                    // transaction): a stamp between the reservation the
+                    // clock shows and the next one, which is at least a
+                    // record (40 bytes) further. Unique among writers;
+                    // read-only transactions may share one, and never
+                    // depend on each other (see the log module).
+                    None => self.db.clock.load(SeqCst) + 1,
+                }
+            }
+            None => P::commit_ts(&self),
+        };
         self.db.tids.set_committing(self.tid, cts);
         // A table we wrote may have been dropped since. Checked after the
         // commit is announced (SeqCst): a drop that set the flag before is
@@ -829,26 +854,37 @@ impl Transaction {
         // for our log record) before it logs and returns, so a commit is
         // either ordered before the drop or refused.
         if let Some(table) = self.dropped_table_written() {
+            if let Some(r) = reserved {
+                self.db.log.get().expect("reserved").skip(r);
+            }
             self.db.tids.counts(self.tid).user_abort();
             self.rollback();
             return Err(Error::TableDropped { table });
         }
         if let Err(kind) = P::validate(&mut self, cts) {
+            if let Some(r) = reserved {
+                self.db.log.get().expect("reserved").skip(r);
+            }
             return Err(self.conflict(kind));
         }
-        // The record's place in the log is taken here (under the model, in
-        // a ghost log: `drop_table`'s model checks the order).
+        // The record's place in the log is taken here, or now becomes a
+        // commit record (under the model, in a ghost log: `drop_table`'s
+        // model checks the order).
         if !self.writes.is_empty() {
             crate::sync::logged(crate::sync::Logged::Commit);
         }
-        let ticket = redo.map(|r| self.db.log.get().expect("prepared").append(r, cts));
+        let ticket = match (reserved, redo) {
+            (Some(r), _) => Some(self.db.log.get().expect("reserved").publish(r)),
+            (None, Some(r)) => Some(self.db.log.get().expect("prepared").append(r, cts)),
+            (None, None) => None,
+        };
         self.db.tids.set_committed(self.tid, cts);
         self.post_commit::<P>(cts);
         self.db.tids.counts(self.tid).commit(false);
         self.finish();
         self.db.after_commit();
         match ticket {
-            Some(t) => self.db.log.get().expect("prepared").finish_commit(t),
+            Some(t) => self.db.log.get().expect("logged").finish_commit(t),
             None => Ok(()),
         }
     }
@@ -946,6 +982,11 @@ impl Transaction {
         }
         P::release(self);
         P::on_abort(self);
+        // A panic in our validation dropped our log reservation unpublished:
+        // fill it, or the flusher stops there (see `log::Reservation`).
+        if let Some(l) = self.db.log.get() {
+            l.skip_lost();
+        }
         self.db.tids.set_aborted(self.tid);
         self.finish();
     }
@@ -1017,6 +1058,57 @@ mod tests {
         let (hint, head) = hint_and_head(t, k);
         assert!(!hint.is_null(), "{when}: no hint");
         assert!(!hint_is_stale(hint, head), "{when}: stale hint");
+    }
+
+    /// LSN commit stamps: a panic between a commit's log reservation and
+    /// its publication (in validation) drops the reservation unpublished;
+    /// the transaction's rollback, during the same unwinding, fills the
+    /// range with a skip record. Without it the flusher would stop at the
+    /// hole and this later durable commit would never return.
+    #[test]
+    fn a_panic_after_reserving_leaves_a_skip_record_not_a_stalled_log() {
+        use crate::{row, Durability, SyncPolicy};
+        let d = std::env::temp_dir().join(format!("strata-lost-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        let o = Options::default().durability(Durability::Wal {
+            dir: d.clone(),
+            sync: SyncPolicy::GroupCommit,
+        });
+        {
+            let db = Database::open(o.clone()).unwrap();
+            let t = db
+                .create_table(Schema::new("t").column("k", Type::Int).primary_key(&["k"]))
+                .unwrap();
+            let mut tx = db.begin().unwrap();
+            tx.insert(&t, row![1]).unwrap();
+            let inner = std::sync::Arc::clone(&db.inner);
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+                let tx = tx;
+                let log = inner.log.get().unwrap();
+                assert!(log.lsn_stamps());
+                let _reserved = log.reserve(log.prepare(&tx.writes).unwrap());
+                panic!("a bug in validation");
+            }));
+            assert!(r.is_err());
+            let (done, wait) = std::sync::mpsc::channel();
+            let db2 = db.clone();
+            let t2 = t.clone();
+            std::thread::spawn(move || {
+                let r = db2.run(|tx| tx.insert(&t2, row![2]));
+                let _ = done.send(r.is_ok());
+            });
+            assert_eq!(
+                wait.recv_timeout(std::time::Duration::from_secs(20)),
+                Ok(true),
+                "a later durable commit returns"
+            );
+        }
+        let db = Database::open(o).unwrap();
+        assert_eq!(db.recovery_report().unwrap().skip_records, 1);
+        let t = db.table("t").unwrap();
+        let mut ro = db.begin_read_only().unwrap();
+        assert!(ro.get(&t, &key![1]).unwrap().is_none());
+        assert!(ro.get(&t, &key![2]).unwrap().is_some());
     }
 
     #[test]

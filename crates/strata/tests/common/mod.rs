@@ -452,6 +452,28 @@ pub fn read_only_sees_every_returned_commit(p: Protocol) -> bool {
     }
 }
 
+/// Whether, with the write-ahead log on, the protocol's commit timestamp is
+/// its log record's position (LSN commit stamps, one atomic per durable
+/// commit). Not MVTO's: its timestamp is drawn at begin.
+pub fn stamps_commits_with_lsns(p: Protocol) -> bool {
+    match p {
+        Protocol::Mvto => false,
+        Protocol::Mvocc | Protocol::Mv2pl | Protocol::Si | Protocol::SiSsn | Protocol::SiSsi => {
+            true
+        }
+    }
+}
+
+/// Whether a read-write transaction that wrote nothing but read and
+/// scanned still goes through validation at commit (and so takes a commit
+/// stamp): SSN and SSI (the read-only anomaly), MV2PL (its scans).
+pub fn checks_commits_that_wrote_nothing(p: Protocol) -> bool {
+    match p {
+        Protocol::SiSsn | Protocol::SiSsi | Protocol::Mv2pl => true,
+        Protocol::Mvto | Protocol::Mvocc | Protocol::Si => false,
+    }
+}
+
 /// Whether the policy reclaims versions at all.
 pub fn reclaims(g: GcPolicy) -> bool {
     match g {
