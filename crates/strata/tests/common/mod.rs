@@ -458,18 +458,22 @@ pub fn read_only_sees_every_returned_commit(p: Protocol) -> bool {
 pub fn stamps_commits_with_lsns(p: Protocol) -> bool {
     match p {
         Protocol::Mvto => false,
-        Protocol::Mvocc | Protocol::Mv2pl | Protocol::Si | Protocol::SiSsn | Protocol::SiSsi => {
-            true
-        }
+        Protocol::Mvocc
+        | Protocol::Mv2pl
+        | Protocol::Si
+        | Protocol::SiSsn
+        | Protocol::SiSsi
+        | Protocol::Occ => true,
     }
 }
 
 /// Whether a read-write transaction that wrote nothing but read and
 /// scanned still goes through validation at commit (and so takes a commit
-/// stamp): SSN and SSI (the read-only anomaly), MV2PL (its scans).
+/// stamp): SSN and SSI (the read-only anomaly), MV2PL (its scans), OCC (its
+/// reads are not a snapshot).
 pub fn checks_commits_that_wrote_nothing(p: Protocol) -> bool {
     match p {
-        Protocol::SiSsn | Protocol::SiSsi | Protocol::Mv2pl => true,
+        Protocol::SiSsn | Protocol::SiSsi | Protocol::Mv2pl | Protocol::Occ => true,
         Protocol::Mvto | Protocol::Mvocc | Protocol::Si => false,
     }
 }
