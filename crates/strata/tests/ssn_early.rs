@@ -104,6 +104,12 @@ fn a_read_that_empties_the_window_aborts_at_once() {
         Err(Error::Conflict(ConflictKind::SsnEarlyExclusion)) => {}
         other => panic!("expected ssn-early-exclusion, got {other:?}"),
     }
+    drop(t1);
+    // The abort rolled T1 back: its write of y is gone, and y can be
+    // written again at once.
+    let mut r = db.begin_read_only().unwrap();
+    assert_eq!(r.get(&t, &key![2]).unwrap().unwrap()[1], Value::Int(0));
+    set(&db, &t, 2, 5);
 }
 
 /// Without an empty window nothing changes: T1 reads an overwritten x and
