@@ -9,7 +9,6 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use clap::Args;
 use strata_workloads::durable::{self, CommitOp, DurableConfig, DurableReport};
@@ -59,15 +58,7 @@ pub struct DurableArgs {
 }
 
 pub fn run(a: &DurableArgs) -> Result<ExitCode, UsageError> {
-    let secs = |flag: &str, s: f64| {
-        if s.is_finite() && s >= 0.0 {
-            Ok(Duration::from_secs_f64(s))
-        } else {
-            Err(UsageError(format!(
-                "--{flag} must be a number of seconds >= 0"
-            )))
-        }
-    };
+    let secs = crate::seconds;
     if a.runs == 0 {
         return Err(UsageError("--runs must be at least 1".into()));
     }

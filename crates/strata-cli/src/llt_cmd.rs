@@ -97,16 +97,6 @@ pub struct LltArgs {
     pub plot: Option<PathBuf>,
 }
 
-fn secs(name: &str, v: f64) -> Result<Duration, UsageError> {
-    if v >= 0.0 && v.is_finite() {
-        Ok(Duration::from_secs_f64(v))
-    } else {
-        Err(UsageError(format!(
-            "--{name} must be zero or more seconds, got {v}"
-        )))
-    }
-}
-
 /// The LLT windows of `--llt-start` and `--llt-end` (as many of each).
 pub fn windows(starts: &[f64], ends: &[f64]) -> Result<Vec<(Duration, Duration)>, UsageError> {
     if starts.len() != ends.len() {
@@ -119,7 +109,12 @@ pub fn windows(starts: &[f64], ends: &[f64]) -> Result<Vec<(Duration, Duration)>
     starts
         .iter()
         .zip(ends)
-        .map(|(&s, &e)| Ok((secs("llt-start", s)?, secs("llt-end", e)?)))
+        .map(|(&s, &e)| {
+            Ok((
+                crate::seconds("llt-start", s)?,
+                crate::seconds("llt-end", e)?,
+            ))
+        })
         .collect()
 }
 
@@ -141,11 +136,14 @@ pub fn run(a: &LltArgs) -> Result<ExitCode, UsageError> {
         row_bytes: a.row_bytes,
         threads: a.threads,
         updates_per_txn: a.updates_per_txn,
-        duration: secs("duration", a.duration)?,
+        duration: crate::seconds("duration", a.duration)?,
         llts: a.llts,
         llt_windows: windows(&a.llt_start, &a.llt_end)?,
         long_snapshots: !a.short_readers,
-        zipf_at: a.zipf_at.map(|z| secs("zipf-at", z)).transpose()?,
+        zipf_at: a
+            .zipf_at
+            .map(|z| crate::seconds("zipf-at", z))
+            .transpose()?,
         theta: a.theta,
         seed: a.seed,
     };

@@ -200,6 +200,17 @@ pub enum DurabilityArg {
 /// anything (a run that fails only when it writes its results loses them).
 /// Creates the file (empty) if it does not exist; an existing one is left
 /// as it is until the run overwrites it.
+/// A `--flag` of seconds: zero or more, finite.
+pub fn seconds(flag: &str, v: f64) -> Result<std::time::Duration, UsageError> {
+    if v >= 0.0 && v.is_finite() {
+        Ok(std::time::Duration::from_secs_f64(v))
+    } else {
+        Err(UsageError(format!(
+            "--{flag} must be zero or more seconds, got {v}"
+        )))
+    }
+}
+
 pub fn check_output_file(flag: &str, path: &std::path::Path) -> Result<(), UsageError> {
     std::fs::OpenOptions::new()
         .write(true)

@@ -10,7 +10,6 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use clap::Args;
 use serde::Serialize;
@@ -66,16 +65,6 @@ pub struct ReadMostlyArgs {
     pub csv: Option<PathBuf>,
 }
 
-fn secs(name: &str, v: f64) -> Result<Duration, UsageError> {
-    if v >= 0.0 && v.is_finite() {
-        Ok(Duration::from_secs_f64(v))
-    } else {
-        Err(UsageError(format!(
-            "--{name} must be zero or more seconds, got {v}"
-        )))
-    }
-}
-
 /// Bytes a stock row takes with its version and index entry (17 columns,
 /// the text values shared from TPC-C's pools), for the memory check.
 pub const STOCK_ROW_BYTES: f64 = 400.0;
@@ -129,8 +118,8 @@ pub fn run(a: &ReadMostlyArgs) -> Result<ExitCode, UsageError> {
         reads: a.reads,
         write_fraction: a.write_fraction,
         threads: a.threads,
-        warmup: secs("warmup", a.warmup)?,
-        duration: secs("duration", a.duration)?,
+        warmup: crate::seconds("warmup", a.warmup)?,
+        duration: crate::seconds("duration", a.duration)?,
         seed: a.seed,
     };
     cfg.validate().map_err(|e| UsageError(e.to_string()))?;

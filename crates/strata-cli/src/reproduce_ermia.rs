@@ -26,7 +26,6 @@
 //! cores; `--paper-scale` uses the paper's 30 s points.
 
 use std::process::ExitCode;
-use std::time::Duration;
 
 use serde::Serialize;
 use strata::{Database, Options, Protocol};
@@ -108,15 +107,7 @@ struct Scale {
 
 fn scale(a: &ReproduceArgs) -> Result<Scale, UsageError> {
     let threads = a.threads.unwrap_or(2);
-    let secs = |flag: &str, v: f64| {
-        if v >= 0.0 && v.is_finite() {
-            Ok(Duration::from_secs_f64(v))
-        } else {
-            Err(UsageError(format!(
-                "--{flag} must be zero or more seconds, got {v}"
-            )))
-        }
-    };
+    let secs = crate::seconds;
     let duration = secs(
         "duration",
         a.duration.unwrap_or(if a.paper_scale { 30.0 } else { 1.5 }),

@@ -22,7 +22,6 @@
 //! the early check, ERMIA §3.3, is worth).
 
 use std::process::ExitCode;
-use std::time::Duration;
 
 use serde::Serialize;
 use strata::{Database, Options, Protocol};
@@ -126,15 +125,7 @@ struct Scale {
 }
 
 fn scale(a: &ReproduceArgs) -> Result<Scale, UsageError> {
-    let secs = |flag: &str, v: f64| {
-        if v >= 0.0 && v.is_finite() {
-            Ok(Duration::from_secs_f64(v))
-        } else {
-            Err(UsageError(format!(
-                "--{flag} must be zero or more seconds, got {v}"
-            )))
-        }
-    };
+    let secs = crate::seconds;
     let duration = secs(
         "duration",
         a.duration.unwrap_or(if a.paper_scale { 30.0 } else { 2.0 }),
@@ -566,6 +557,7 @@ fn fig12(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn the_sizes_are_the_papers_and_fig12s_are_among_them() {
