@@ -12,7 +12,6 @@ use std::process::ExitCode;
 
 use clap::Args;
 use strata_workloads::durable::{self, CommitOp, DurableConfig, DurableReport};
-use strata_workloads::WorkloadError;
 
 use crate::progress::BarObserver;
 use crate::UsageError;
@@ -91,14 +90,11 @@ pub fn run(a: &DurableArgs) -> Result<ExitCode, UsageError> {
         let mut runs: Vec<Vec<DurableReport>> = vec![Vec::new(); a.engine.len()];
         for _ in 0..a.runs {
             for (i, e) in a.engine.iter().enumerate() {
-                match durable::run(e, &cfg, &mut BarObserver::new(a.json)) {
-                    Ok(r) => runs[i].push(r),
-                    Err(WorkloadError::Config(m)) => return Err(UsageError(m)),
-                    Err(e) => {
-                        eprintln!("error: {e}");
-                        return Ok(ExitCode::FAILURE);
-                    }
-                }
+                let r = durable::run(e, &cfg, &mut BarObserver::new(a.json));
+                let Some(r) = crate::workload_outcome(r)? else {
+                    return Ok(ExitCode::FAILURE);
+                };
+                runs[i].push(r);
                 if strata_workloads::driver::interrupted() {
                     break;
                 }

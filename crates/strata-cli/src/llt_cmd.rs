@@ -16,7 +16,6 @@ use clap::Args;
 use serde::Serialize;
 use strata::{Database, GcPolicy, Options, Protocol, VersionStorage};
 use strata_workloads::llt::{self, LltConfig, LltReport};
-use strata_workloads::WorkloadError;
 
 use crate::plot::{line_chart, Line};
 use crate::progress::BarObserver;
@@ -166,13 +165,9 @@ pub fn run(a: &LltArgs) -> Result<ExitCode, UsageError> {
         .gc_every_commits(a.gc_every)
         .gc_interval(Some(Duration::from_millis(a.gc_interval_ms.max(1))));
     let db = Database::open(opts).map_err(|e| UsageError(e.to_string()))?;
-    let r = match llt::run(&db, &cfg, &mut BarObserver::new(a.json)) {
-        Ok(r) => r,
-        Err(WorkloadError::Config(m)) => return Err(UsageError(m)),
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(ExitCode::FAILURE);
-        }
+    let Some(r) = crate::workload_outcome(llt::run(&db, &cfg, &mut BarObserver::new(a.json)))?
+    else {
+        return Ok(ExitCode::FAILURE);
     };
     if let Some(path) = &a.csv {
         write_csv(path, &r).map_err(UsageError)?;

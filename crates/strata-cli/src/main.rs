@@ -200,6 +200,22 @@ pub enum DurabilityArg {
 /// anything (a run that fails only when it writes its results loses them).
 /// Creates the file (empty) if it does not exist; an existing one is left
 /// as it is until the run overwrites it.
+/// A workload run's result as a command sees it: a configuration error is
+/// a usage error (one line, exit 2); any other failure is printed and the
+/// command exits 1 (`None`).
+pub fn workload_outcome<T>(
+    r: Result<T, strata_workloads::WorkloadError>,
+) -> Result<Option<T>, UsageError> {
+    match r {
+        Ok(r) => Ok(Some(r)),
+        Err(strata_workloads::WorkloadError::Config(m)) => Err(UsageError(m)),
+        Err(e) => {
+            eprintln!("error: {e}");
+            Ok(None)
+        }
+    }
+}
+
 /// A `--flag` of seconds: zero or more, finite.
 pub fn seconds(flag: &str, v: f64) -> Result<std::time::Duration, UsageError> {
     if v >= 0.0 && v.is_finite() {

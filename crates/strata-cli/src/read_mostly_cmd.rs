@@ -15,7 +15,6 @@ use clap::Args;
 use serde::Serialize;
 use strata::{Database, GcPolicy, Options, Protocol, VersionStorage};
 use strata_workloads::read_mostly::{self, ReadMostlyConfig, ReadMostlyReport};
-use strata_workloads::WorkloadError;
 
 use crate::progress::BarObserver;
 use crate::UsageError;
@@ -135,13 +134,10 @@ pub fn run(a: &ReadMostlyArgs) -> Result<ExitCode, UsageError> {
         .version_storage(a.storage)
         .gc(a.gc);
     let db = Database::open(opts).map_err(|e| UsageError(e.to_string()))?;
-    let r = match read_mostly::run(&db, &cfg, &mut BarObserver::new(a.json)) {
-        Ok(r) => r,
-        Err(WorkloadError::Config(m)) => return Err(UsageError(m)),
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(ExitCode::FAILURE);
-        }
+    let Some(r) =
+        crate::workload_outcome(read_mostly::run(&db, &cfg, &mut BarObserver::new(a.json)))?
+    else {
+        return Ok(ExitCode::FAILURE);
     };
     if let Some(path) = &a.csv {
         write_csv(path, &[CsvRow::new(a.protocol, &r)]).map_err(UsageError)?;

@@ -72,6 +72,27 @@ pub struct ReproduceArgs {
     pub seed: u64,
 }
 
+impl ReproduceArgs {
+    /// Measured and warm-up time of a point: `--duration` / `--warmup`,
+    /// else `quick` seconds and 0.25 s (30 s and 1 s with --paper-scale).
+    pub fn point_times(
+        &self,
+        quick: f64,
+    ) -> Result<(std::time::Duration, std::time::Duration), UsageError> {
+        let paper = self.paper_scale;
+        Ok((
+            crate::seconds(
+                "duration",
+                self.duration.unwrap_or(if paper { 30.0 } else { quick }),
+            )?,
+            crate::seconds(
+                "warmup",
+                self.warmup.unwrap_or(if paper { 1.0 } else { 0.25 }),
+            )?,
+        ))
+    }
+}
+
 /// One setting of a run: a field of `Options` or of the YCSB configuration.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Set {

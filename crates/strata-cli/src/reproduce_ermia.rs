@@ -107,15 +107,7 @@ struct Scale {
 
 fn scale(a: &ReproduceArgs) -> Result<Scale, UsageError> {
     let threads = a.threads.unwrap_or(2);
-    let secs = crate::seconds;
-    let duration = secs(
-        "duration",
-        a.duration.unwrap_or(if a.paper_scale { 30.0 } else { 1.5 }),
-    )?;
-    let warmup = secs(
-        "warmup",
-        a.warmup.unwrap_or(if a.paper_scale { 1.0 } else { 0.25 }),
-    )?;
+    let (duration, warmup) = a.point_times(1.5)?;
     // --records: Stock rows in all, 100,000 a warehouse (TPC-C's items);
     // else a warehouse per thread, as the paper scales.
     let (warehouses, items) = match a.records {

@@ -125,15 +125,7 @@ struct Scale {
 }
 
 fn scale(a: &ReproduceArgs) -> Result<Scale, UsageError> {
-    let secs = crate::seconds;
-    let duration = secs(
-        "duration",
-        a.duration.unwrap_or(if a.paper_scale { 30.0 } else { 2.0 }),
-    )?;
-    let warmup = secs(
-        "warmup",
-        a.warmup.unwrap_or(if a.paper_scale { 1.0 } else { 0.25 }),
-    )?;
+    let (duration, warmup) = a.point_times(2.0)?;
     let items = match a.records {
         Some(r) => u32::try_from(r).unwrap_or(u32::MAX),
         None => 100_000,

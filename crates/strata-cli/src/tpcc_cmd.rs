@@ -14,7 +14,6 @@ use serde::Serialize;
 use strata::{Database, Options, Protocol};
 use strata_workloads::driver::DriverConfig;
 use strata_workloads::tpcc::{self, TpccConfig, TpccReport};
-use strata_workloads::WorkloadError;
 
 use crate::progress::BarObserver;
 use crate::UsageError;
@@ -124,13 +123,14 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         duration: Duration::from_secs_f64(a.duration),
         series: false,
     };
-    let r = match tpcc::run(db, &cfg, &driver, &mut BarObserver::new(a.json || a.csv)) {
-        Ok(r) => r,
-        Err(WorkloadError::Config(m)) => return Err(UsageError(m)),
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(ExitCode::FAILURE);
-        }
+    let Some(r) = crate::workload_outcome(tpcc::run(
+        db,
+        &cfg,
+        &driver,
+        &mut BarObserver::new(a.json || a.csv),
+    ))?
+    else {
+        return Ok(ExitCode::FAILURE);
     };
     if a.json {
         let s = Summary {

@@ -55,6 +55,23 @@ pub trait Observer {
 pub struct Quiet;
 impl Observer for Quiet {}
 
+/// Waits for a load's worker threads, moving `observer` to `done` as they
+/// go; the first worker's error (or panic) is the load's.
+pub(crate) fn join_loaders(
+    workers: Vec<std::thread::ScopedJoinHandle<'_, Result<(), WorkloadError>>>,
+    done: &AtomicU64,
+    observer: &mut dyn Observer,
+) -> Result<(), WorkloadError> {
+    while !workers.iter().all(|w| w.is_finished()) {
+        observer.set(done.load(Ordering::Relaxed));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    workers.into_iter().try_for_each(|w| {
+        w.join()
+            .map_err(|_| WorkloadError::Engine("a load worker panicked".into()))?
+    })
+}
+
 /// Timing of a run.
 #[derive(Debug, Clone)]
 pub struct DriverConfig {

@@ -75,18 +75,7 @@ impl ReadMostlyConfig {
     /// Checks every setting; the error names the flag.
     pub fn validate(&self) -> Result<(), WorkloadError> {
         let bad = |m: String| Err(WorkloadError::Config(m));
-        if self.warehouses == 0 || self.warehouses > 10_000 {
-            return bad(format!(
-                "--warehouses must be in 1..=10000, got {}",
-                self.warehouses
-            ));
-        }
-        if self.items < 100 || self.items > 100_000 {
-            return bad(format!(
-                "--items must be in 100..=100000, got {}",
-                self.items
-            ));
-        }
+        crate::tpcc::validate_scale(self.warehouses, self.items)?;
         if self.reads == 0 || self.reads as u64 > self.rows() {
             return bad(format!(
                 "--reads must be in 1..={} (the stock rows: --warehouses x --items), got {}",

@@ -32,7 +32,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::Serialize;
 use strata::{Database, Error, Index, Key, Schema, Table, Transaction, Type, Unique, Value};
@@ -103,6 +103,22 @@ pub struct TpccConfig {
     pub q2_size: f64,
 }
 
+/// Checks `--warehouses` and `--items` (TPC-C's and the Stock-only
+/// workloads' scale).
+pub(crate) fn validate_scale(warehouses: u32, items: u32) -> Result<(), WorkloadError> {
+    if warehouses == 0 || warehouses > 10_000 {
+        return Err(WorkloadError::Config(format!(
+            "--warehouses must be in 1..=10000, got {warehouses}"
+        )));
+    }
+    if !(100..=100_000).contains(&items) {
+        return Err(WorkloadError::Config(format!(
+            "--items must be in 100..=100000, got {items}"
+        )));
+    }
+    Ok(())
+}
+
 /// The specification's mix (§5.2.3 minimums, NewOrder the rest).
 pub const STANDARD_MIX: [u32; 6] = [45, 43, 4, 4, 4, 0];
 /// NewOrder and Payment only, half each ("TPC-C-NP").
@@ -151,18 +167,7 @@ impl TpccConfig {
 
     pub fn validate(&self) -> Result<(), WorkloadError> {
         let bad = |m: String| Err(WorkloadError::Config(m));
-        if self.warehouses == 0 || self.warehouses > 10_000 {
-            return bad(format!(
-                "--warehouses must be in 1..=10000, got {}",
-                self.warehouses
-            ));
-        }
-        if self.items < 100 || self.items > 100_000 {
-            return bad(format!(
-                "--items must be in 100..=100000, got {}",
-                self.items
-            ));
-        }
+        validate_scale(self.warehouses, self.items)?;
         if self.customers < 10 || self.customers > 3_000 {
             return bad(format!(
                 "--customers must be in 10..=3000, got {}",
@@ -349,14 +354,7 @@ fn run_load_jobs<J: Sync>(
                 })
             })
             .collect();
-        while !workers.iter().all(|w| w.is_finished()) {
-            observer.set(done.load(Ordering::Relaxed));
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        workers.into_iter().try_for_each(|w| {
-            w.join()
-                .map_err(|_| WorkloadError::Engine("a load worker panicked".into()))?
-        })
+        crate::driver::join_loaders(workers, &done, observer)
     });
     observer.finish();
     r
@@ -1535,6 +1533,7 @@ pub fn per_type(r: &Report) -> BTreeMap<&'static str, f64> {
 mod tests {
     use super::*;
     use crate::Quiet;
+    use std::time::Duration;
 
     #[test]
     fn last_names_and_nurand_follow_the_spec() {

@@ -658,14 +658,7 @@ pub fn load(
                 })
             })
             .collect();
-        while !workers.iter().all(|w| w.is_finished()) {
-            observer.set(done.load(Ordering::Relaxed));
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        workers.into_iter().try_for_each(|w| {
-            w.join()
-                .map_err(|_| WorkloadError::Engine("a load worker panicked".into()))?
-        })
+        crate::driver::join_loaders(workers, &done, observer)
     });
     observer.finish();
     r?;
