@@ -376,6 +376,10 @@ impl YcsbEngine for StrataYcsb {
                             acc = acc.wrapping_add(match &row[1 + (first + i) % width] {
                                 Value::Int(v) => *v as u64,
                                 Value::Text(s) => s.len() as u64,
+                                Value::Bytes(b) => b.len() as u64,
+                                Value::Float(f) => f.to_bits(),
+                                Value::Bool(b) => u64::from(*b),
+                                Value::Null => 0,
                             });
                         }
                         acc

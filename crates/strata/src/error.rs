@@ -1,6 +1,7 @@
 //! Typed errors. Every failure a caller can cause or must react to is a
 //! variant here; the engine never panics on bad input.
 
+use crate::types::Type;
 use std::fmt;
 
 /// Why a transaction was refused by its concurrency control protocol.
@@ -81,9 +82,21 @@ pub enum Error {
     /// visible to the transaction).
     #[error("no row with key {key} in {table}")]
     NotFound { table: String, key: String },
-    /// Unknown table or column, wrong value type, wrong arity, bad schema.
+    /// Unknown table or column, wrong arity, bad schema.
     #[error("schema error: {0}")]
     Schema(String),
+    /// A value (in a row, an update or a key) is not of its column's type.
+    #[error("type mismatch: column {table}.{column} is {expected}, got a {found} value")]
+    TypeMismatch {
+        table: String,
+        column: String,
+        expected: Type,
+        found: Type,
+    },
+    /// A `Null` (in a row, an update or a key) for a column that is not
+    /// nullable.
+    #[error("column {table}.{column} is not nullable, got a null")]
+    NullNotAllowed { table: String, column: String },
     /// The table was dropped: by the time of the call, or (for `commit`)
     /// after the transaction wrote to it and before it committed. The
     /// transaction has been rolled back (a commit that is not refused is

@@ -50,6 +50,7 @@ pub mod sync;
 mod table;
 mod tid;
 mod txn;
+mod types;
 mod value;
 
 pub use db::{backoff, Database};

@@ -163,7 +163,7 @@ impl std::fmt::Display for VersionStorage {
     }
 }
 
-/// How a new version holds the non-inline (text) attributes it did not
+/// How a new version holds the non-inline (text and bytes) attributes it did not
 /// change (the Peloton study's Fig. 11).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum NonInline {

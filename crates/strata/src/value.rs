@@ -9,54 +9,175 @@
 //!                             ├──> "alice" (one allocation, refcount 2)
 //!   v1: [Int 7, Int 100, Text ┘]
 //! ```
+//!
+//! `Bytes` values are shared the same way. A column is typed and, unless
+//! declared nullable, never holds `Null`; the schema checks every value
+//! written ([`Error::TypeMismatch`], [`Error::NullNotAllowed`]), so storage,
+//! indexes and the log only ever see values that fit their column.
 
 use crate::error::{Error, Result};
+use std::cmp::Ordering;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-/// Column types.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Type {
-    /// A 64-bit signed integer.
-    Int,
-    /// A UTF-8 string, stored out of line and shared between versions.
-    Text,
-}
+pub use crate::types::Type;
 
-/// One attribute value. 16 bytes: `Text` is a thin pointer to a shared string.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// One attribute value. 16 bytes: `Text` and `Bytes` are thin pointers to
+/// shared buffers.
+///
+/// Values are totally ordered, and that order is the one the key encoding
+/// (`index::key`) preserves: `Null` sorts before every other value, values
+/// of one type compare naturally (`Text` and `Bytes` byte-wise, `false <
+/// true`), and floats compare by IEEE 754 total order with two
+/// canonicalisations, so that `Eq`, `Ord`, `Hash` and the key bytes agree:
+/// `-0.0 == 0.0`, and every NaN equals every other NaN and sorts after
+/// `+inf`. (Values of different types only meet in a column when one is
+/// `Null`; otherwise they order by type, in declaration order.)
+#[derive(Clone)]
 pub enum Value {
+    /// The absence of a value, in a column declared nullable.
+    Null,
     Int(i64),
     Text(Arc<String>),
+    Bytes(Arc<Vec<u8>>),
+    Float(f64),
+    Bool(bool),
+}
+
+/// Maps a float to a `u64` whose unsigned order is the float order of
+/// [`Value`]: NaNs become one NaN and `-0.0` becomes `0.0`, then the sign
+/// bit is flipped for positives and every bit inverted for negatives (IEEE
+/// total order). The key encoding stores exactly these bits.
+#[inline]
+pub(crate) fn float_to_ordered(f: f64) -> u64 {
+    let f = if f.is_nan() {
+        f64::NAN
+    } else if f == 0.0 {
+        0.0
+    } else {
+        f
+    };
+    let b = f.to_bits();
+    if b >> 63 == 1 {
+        !b
+    } else {
+        b | 1 << 63
+    }
 }
 
 impl Value {
-    /// The value's type.
-    pub fn ty(&self) -> Type {
+    /// The value's type; `None` for `Null`.
+    pub fn ty(&self) -> Option<Type> {
         match self {
-            Value::Int(_) => Type::Int,
-            Value::Text(_) => Type::Text,
+            Value::Null => None,
+            Value::Int(_) => Some(Type::Int),
+            Value::Text(_) => Some(Type::Text),
+            Value::Bytes(_) => Some(Type::Bytes),
+            Value::Float(_) => Some(Type::Float),
+            Value::Bool(_) => Some(Type::Bool),
         }
+    }
+    /// Position in the cross-type order (also the key encoding's tag).
+    fn rank(&self) -> u8 {
+        match self {
+            Value::Null => 0,
+            Value::Int(_) => 1,
+            Value::Text(_) => 2,
+            Value::Bytes(_) => 3,
+            Value::Float(_) => 4,
+            Value::Bool(_) => 5,
+        }
+    }
+    /// True for `Null`.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
     }
     /// The integer, if this is an `Int`.
     pub fn as_int(&self) -> Option<i64> {
         match self {
             Value::Int(i) => Some(*i),
-            Value::Text(_) => None,
+            _ => None,
         }
     }
     /// The string, if this is a `Text`.
     pub fn as_text(&self) -> Option<&str> {
         match self {
             Value::Text(s) => Some(s.as_str()),
-            Value::Int(_) => None,
+            _ => None,
         }
     }
-    /// Bytes this value owns out of line (text payload), not counting sharing.
+    /// The bytes, if this is a `Bytes`.
+    pub fn as_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Value::Bytes(b) => Some(b.as_slice()),
+            _ => None,
+        }
+    }
+    /// The float, if this is a `Float` (an `Int` is not converted).
+    pub fn as_float(&self) -> Option<f64> {
+        match self {
+            Value::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+    /// The boolean, if this is a `Bool`.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+    /// Bytes this value owns out of line (a text or byte-string payload and
+    /// its `Arc` counts), not counting sharing.
     pub(crate) fn heap_bytes(&self) -> usize {
         match self {
-            Value::Int(_) => 0,
+            Value::Null | Value::Int(_) | Value::Float(_) | Value::Bool(_) => 0,
             Value::Text(s) => s.capacity() + 2 * std::mem::size_of::<usize>(),
+            Value::Bytes(b) => b.capacity() + 2 * std::mem::size_of::<usize>(),
+        }
+    }
+    /// Whether this value owns an out-of-line buffer (see `heap_bytes`).
+    pub(crate) fn has_heap(&self) -> bool {
+        matches!(self, Value::Text(_) | Value::Bytes(_))
+    }
+}
+
+impl Ord for Value {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (Value::Int(a), Value::Int(b)) => a.cmp(b),
+            (Value::Text(a), Value::Text(b)) => a.cmp(b),
+            (Value::Bytes(a), Value::Bytes(b)) => a.cmp(b),
+            (Value::Float(a), Value::Float(b)) => float_to_ordered(*a).cmp(&float_to_ordered(*b)),
+            (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
+            // Two nulls, or two types: the type order (nulls first).
+            _ => self.rank().cmp(&other.rank()),
+        }
+    }
+}
+impl PartialOrd for Value {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Value {}
+impl Hash for Value {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.rank().hash(h);
+        match self {
+            Value::Null => {}
+            Value::Int(i) => i.hash(h),
+            Value::Text(s) => s.hash(h),
+            Value::Bytes(b) => b.hash(h),
+            // Equal floats (per `Ord`) have equal ordered bits.
+            Value::Float(f) => float_to_ordered(*f).hash(h),
+            Value::Bool(b) => b.hash(h),
         }
     }
 }
@@ -64,8 +185,12 @@ impl Value {
 impl fmt::Debug for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Value::Null => f.write_str("NULL"),
             Value::Int(i) => write!(f, "{i}"),
             Value::Text(s) => write!(f, "{s:?}"),
+            Value::Bytes(b) => write!(f, "b\"{}\"", b.escape_ascii()),
+            Value::Float(x) => write!(f, "{x:?}"),
+            Value::Bool(b) => write!(f, "{b}"),
         }
     }
 }
@@ -73,8 +198,10 @@ impl fmt::Debug for Value {
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Value::Int(i) => write!(f, "{i}"),
             Value::Text(s) => write!(f, "{s}"),
+            Value::Null | Value::Int(_) | Value::Bytes(_) | Value::Float(_) | Value::Bool(_) => {
+                write!(f, "{self:?}")
+            }
         }
     }
 }
@@ -107,6 +234,42 @@ impl From<String> for Value {
 impl From<Arc<String>> for Value {
     fn from(v: Arc<String>) -> Self {
         Value::Text(v)
+    }
+}
+impl From<Vec<u8>> for Value {
+    fn from(v: Vec<u8>) -> Self {
+        Value::Bytes(Arc::new(v))
+    }
+}
+impl From<&[u8]> for Value {
+    fn from(v: &[u8]) -> Self {
+        Value::Bytes(Arc::new(v.to_vec()))
+    }
+}
+impl<const N: usize> From<&[u8; N]> for Value {
+    fn from(v: &[u8; N]) -> Self {
+        Value::Bytes(Arc::new(v.to_vec()))
+    }
+}
+impl From<Arc<Vec<u8>>> for Value {
+    fn from(v: Arc<Vec<u8>>) -> Self {
+        Value::Bytes(v)
+    }
+}
+impl From<f64> for Value {
+    fn from(v: f64) -> Self {
+        Value::Float(v)
+    }
+}
+impl From<bool> for Value {
+    fn from(v: bool) -> Self {
+        Value::Bool(v)
+    }
+}
+/// `None` is `Null`; `Some(x)` is `x`'s value.
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(v: Option<T>) -> Self {
+        v.map_or(Value::Null, Into::into)
     }
 }
 
@@ -163,6 +326,9 @@ macro_rules! key {
 pub struct Column {
     pub name: String,
     pub ty: Type,
+    /// Whether the column admits `Value::Null` (never for a primary-key
+    /// column).
+    pub nullable: bool,
 }
 
 /// A table schema: a name, typed columns and a primary key.
@@ -185,11 +351,22 @@ impl Schema {
             pending_pk: Vec::new(),
         }
     }
-    /// Adds a column.
+    /// Adds a column that never holds `Null`.
     pub fn column(mut self, name: impl Into<String>, ty: Type) -> Self {
         self.columns.push(Column {
             name: name.into(),
             ty,
+            nullable: false,
+        });
+        self
+    }
+    /// Adds a column that may hold `Value::Null` (it cannot be part of the
+    /// primary key; in a secondary index nulls sort first).
+    pub fn nullable_column(mut self, name: impl Into<String>, ty: Type) -> Self {
+        self.columns.push(Column {
+            name: name.into(),
+            ty,
+            nullable: true,
         });
         self
     }
@@ -236,6 +413,19 @@ impl Schema {
             self.primary_key = pk;
             self.pending_pk.clear();
         }
+        // A key identifies one row; a null one would not (and a null
+        // never equals anything in SQL), so key columns are never null.
+        if let Some(c) = self
+            .primary_key
+            .iter()
+            .map(|&i| &self.columns[i])
+            .find(|c| c.nullable)
+        {
+            return Err(Error::Schema(format!(
+                "primary-key column {}.{} is nullable; key columns cannot hold nulls",
+                self.name, c.name
+            )));
+        }
         Ok(self)
     }
 
@@ -263,18 +453,24 @@ impl Schema {
         Ok(())
     }
 
+    /// Checks one value against its column: `Error::NullNotAllowed` for a
+    /// null in a column not declared nullable, `Error::TypeMismatch` for a
+    /// value of another type.
     pub(crate) fn check_value(&self, c: &Column, v: &Value) -> Result<()> {
-        if v.ty() != c.ty {
-            return Err(Error::Schema(format!(
-                "column {}.{} is {:?}, got {:?} value {:?}",
-                self.name,
-                c.name,
-                c.ty,
-                v.ty(),
-                v
-            )));
+        match v.ty() {
+            None if c.nullable => Ok(()),
+            None => Err(Error::NullNotAllowed {
+                table: self.name.clone(),
+                column: c.name.clone(),
+            }),
+            Some(t) if t == c.ty => Ok(()),
+            Some(found) => Err(Error::TypeMismatch {
+                table: self.name.clone(),
+                column: c.name.clone(),
+                expected: c.ty,
+                found,
+            }),
         }
-        Ok(())
     }
 
     /// Checks a key against the primary key's arity and types.

@@ -2,7 +2,9 @@
 
 mod common;
 use common::*;
-use strata::{key, row, ConflictKind, Database, Error, Options, Protocol, Schema, Type, Value};
+use strata::{
+    key, row, ConflictKind, Database, Error, Key, Options, Protocol, Schema, Type, Value,
+};
 
 #[test]
 fn insert_get_update_delete_roundtrip() {
@@ -111,10 +113,14 @@ fn typed_errors_for_bad_input_leave_the_transaction_usable() {
     ));
     assert!(matches!(
         txn.insert(&t, row![2, "oops", "x"]),
-        Err(Error::Schema(_))
+        Err(Error::TypeMismatch { table, column, expected: Type::Int, found: Type::Text })
+            if table == "kv" && column == "v"
     ));
     assert!(matches!(txn.insert(&t, row![2, 5]), Err(Error::Schema(_))));
-    assert!(matches!(txn.get(&t, &key!["text"]), Err(Error::Schema(_))));
+    assert!(matches!(
+        txn.get(&t, &key!["text"]),
+        Err(Error::TypeMismatch { .. })
+    ));
     assert!(matches!(txn.get(&t, &key![1, 2]), Err(Error::Schema(_))));
     assert!(matches!(
         txn.update(&t, &key![1], &[("nope", Value::Int(1))]),
@@ -122,7 +128,20 @@ fn typed_errors_for_bad_input_leave_the_transaction_usable() {
     ));
     assert!(matches!(
         txn.update(&t, &key![1], &[("v", Value::from("s"))]),
-        Err(Error::Schema(_))
+        Err(Error::TypeMismatch { .. })
+    ));
+    // A null for a column not declared nullable, in a row, an update, a key.
+    assert!(matches!(
+        txn.insert(&t, row![2, None::<i64>, "x"]),
+        Err(Error::NullNotAllowed { table, column }) if table == "kv" && column == "v"
+    ));
+    assert!(matches!(
+        txn.update(&t, &key![1], &[("v", Value::Null)]),
+        Err(Error::NullNotAllowed { .. })
+    ));
+    assert!(matches!(
+        txn.get(&t, &Key(vec![Value::Null])),
+        Err(Error::NullNotAllowed { .. })
     ));
     assert!(matches!(
         txn.update(&t, &key![1], &[("k", Value::Int(7))]),
@@ -356,7 +375,10 @@ fn inverted_and_empty_ranges_return_nothing() {
         assert!(txn.scan(&t, key![5]..key![5]).unwrap().is_empty(), "{p}");
         assert_eq!(txn.scan(&t, key![5]..=key![5]).unwrap().len(), 1, "{p}");
         assert!(
-            matches!(txn.scan(&t, key!["x"]..key!["y"]), Err(Error::Schema(_))),
+            matches!(
+                txn.scan(&t, key!["x"]..key!["y"]),
+                Err(Error::TypeMismatch { .. })
+            ),
             "{p}"
         );
         txn.commit().unwrap();
@@ -447,7 +469,10 @@ fn prefetch_records_nothing_and_checks_its_arguments() {
         // Bad arguments are refused like a read's.
         let mut c = db.begin().unwrap();
         assert!(
-            matches!(c.prefetch(&t, &[key!["one"]]), Err(Error::Schema(_))),
+            matches!(
+                c.prefetch(&t, &[key!["one"]]),
+                Err(Error::TypeMismatch { .. })
+            ),
             "{p}"
         );
         assert!(

@@ -35,6 +35,10 @@ fn key_value(ty: Type, r: i64) -> Value {
     match ty {
         Type::Int => Value::Int(r),
         Type::Text => Value::Text(Arc::new(format!("k{r:06}"))),
+        // Byte-encoded keys, like text: the same index path.
+        Type::Bytes => Value::from(r.to_be_bytes().to_vec()),
+        Type::Float => Value::Float(r as f64 / 4.0),
+        Type::Bool => panic!("a bool key has two values, not {ROUNDS}"),
     }
 }
 

@@ -142,7 +142,10 @@ fn primary_scan_accepts_prefix_bounds() {
         txn.scan(&t, key![1, 1, 1, 1]..),
         Err(Error::Schema(_))
     ));
-    assert!(matches!(txn.scan(&t, key!["x"]..), Err(Error::Schema(_))));
+    assert!(matches!(
+        txn.scan(&t, key!["x"]..),
+        Err(Error::TypeMismatch { .. })
+    ));
 }
 
 #[test]
@@ -171,7 +174,7 @@ fn ddl_errors_are_typed() {
     ));
     assert!(matches!(
         txn.index_get(&idx, &key![1]),
-        Err(Error::Schema(_))
+        Err(Error::TypeMismatch { .. })
     ));
     txn.commit().unwrap();
     assert_eq!(db.index_names(), vec!["i".to_string()]);

@@ -548,10 +548,8 @@ fn stats_can_run_while_text_is_updated_in_place() {
                     } else {
                         Value::Int(n)
                     };
-                    let upd = match v {
-                        Value::Text(_) => x.update(&t, &key![n % 8], &[("a", v)]),
-                        Value::Int(_) => x.update(&t, &key![n % 8], &[("b", v)]),
-                    };
+                    let col = if v.as_text().is_some() { "a" } else { "b" };
+                    let upd = x.update(&t, &key![n % 8], &[(col, v)]);
                     if upd.is_ok() && n % 3 != 0 {
                         let _ = x.commit();
                     }

@@ -355,8 +355,8 @@ pub(crate) fn prefix_lower(b: Bound<&Key>) -> Bound<EncodedKey> {
         Bound::Included(k) => Bound::Included(EncodedKey::Bytes(enc(k).into())),
         Bound::Excluded(k) => match prefix_end(&enc(k)) {
             Some(e) => Bound::Included(EncodedKey::Bytes(e.into())),
-            // Nothing follows every key: an empty range (all keys start
-            // with 0x01 or 0x02).
+            // Nothing follows every key: an empty range (every key starts
+            // with a tag below 0xFF, see `key`).
             None => Bound::Included(EncodedKey::Bytes(vec![0xFF].into())),
         },
     }

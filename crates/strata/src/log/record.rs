@@ -17,15 +17,26 @@
 //!    catalog: one CatalogRecord
 //!    skip:    zeros to the end (a log range reserved by a transaction that
 //!             then aborted; recovery ignores it, see `log`)
-//!  values  = n, each: tag (0 int | 1 text), i64 | len + UTF-8 bytes
+//!  values  = n, each: tag, then
+//!               0 int:   i64            3 bytes: len + bytes
+//!               1 text:  len + UTF-8    4 float: f64 bits (as written)
+//!               2 null:  nothing        5 bool:  0 | 1
+//!  schema  = name, n columns (name, type byte), n pk columns (position)
+//!  type byte = 0 int | 1 text | 2 bytes | 3 float | 4 bool, + 0x80 if nullable
 //! ```
+//!
+//! Tags 2..5 and the type bytes 2..4 and 0x80 came with the `Null`, `Bytes`,
+//! `Float` and `Bool` values: earlier logs and checkpoints hold none of them,
+//! so they read as before (no format version changed); an older Strata
+//! refuses a file that holds one (`Error::Corrupt`, "unknown value tag" or
+//! "unknown column type"), as this one refuses any unknown tag.
 //!
 //! The header has its own CRC so that a reader which finds a damaged record
 //! can still tell a real record header further on from garbage (see
 //! `segment::scan`): the LSN in a header must equal the record's position.
 
 use crate::error::{Error, Result};
-use crate::value::{Schema, Type, Value};
+use crate::value::{Column, Schema, Type, Value};
 use std::sync::Arc;
 
 pub const RECORD_MAGIC: u32 = 0x4c52_5453; // "STRL"
@@ -205,22 +216,65 @@ pub fn put_values(buf: &mut Vec<u8>, vals: &[Value]) {
     }
 }
 
+const V_INT: u8 = 0;
+const V_TEXT: u8 = 1;
+const V_NULL: u8 = 2;
+const V_BYTES: u8 = 3;
+const V_FLOAT: u8 = 4;
+const V_BOOL: u8 = 5;
+
 fn put_value(buf: &mut Vec<u8>, v: &Value) {
     match v {
         Value::Int(i) => {
-            buf.push(0);
+            buf.push(V_INT);
             buf.extend_from_slice(&i.to_le_bytes());
         }
         Value::Text(s) => {
-            buf.push(1);
+            buf.push(V_TEXT);
             put_str(buf, s);
+        }
+        Value::Null => buf.push(V_NULL),
+        Value::Bytes(b) => {
+            buf.push(V_BYTES);
+            put_bytes(buf, b);
+        }
+        Value::Float(f) => {
+            // The bits as written (`-0.0` and NaN payloads survive).
+            buf.push(V_FLOAT);
+            buf.extend_from_slice(&f.to_bits().to_le_bytes());
+        }
+        Value::Bool(b) => {
+            buf.push(V_BOOL);
+            buf.push(u8::from(*b));
         }
     }
 }
 
+/// The schema's type byte: the type, plus `NULLABLE` for a nullable column.
+const NULLABLE: u8 = 0x80;
+
+fn type_byte(c: &Column) -> u8 {
+    let t = match c.ty {
+        Type::Int => 0,
+        Type::Text => 1,
+        Type::Bytes => 2,
+        Type::Float => 3,
+        Type::Bool => 4,
+    };
+    if c.nullable {
+        t | NULLABLE
+    } else {
+        t
+    }
+}
+
+fn put_bytes(buf: &mut Vec<u8>, b: &[u8]) {
+    buf.extend_from_slice(&(b.len() as u32).to_le_bytes());
+    buf.extend_from_slice(b);
+}
+
 fn put_str(buf: &mut Vec<u8>, s: &str) {
-    buf.extend_from_slice(&(s.len() as u32).to_le_bytes());
-    buf.extend_from_slice(s.as_bytes());
+    put_bytes(buf, s.as_bytes());
 }
 
 pub fn put_schema(buf: &mut Vec<u8>, s: &Schema) {
@@ -228,10 +282,7 @@ pub fn put_schema(buf: &mut Vec<u8>, s: &Schema) {
     buf.extend_from_slice(&(s.columns.len() as u32).to_le_bytes());
     for c in &s.columns {
         put_str(buf, &c.name);
-        buf.push(match c.ty {
-            Type::Int => 0,
-            Type::Text => 1,
-        });
+        buf.push(type_byte(c));
     }
     buf.extend_from_slice(&(s.primary_key.len() as u32).to_le_bytes());
     for &i in &s.primary_key {
@@ -350,8 +401,19 @@ impl<'a> Reader<'a> {
     }
     pub fn value(&mut self) -> std::result::Result<Value, String> {
         Ok(match self.u8()? {
-            0 => Value::Int(self.u64()? as i64),
-            1 => Value::Text(Arc::new(self.str()?)),
+            V_INT => Value::Int(self.u64()? as i64),
+            V_TEXT => Value::Text(Arc::new(self.str()?)),
+            V_NULL => Value::Null,
+            V_BYTES => {
+                let n = self.u32()? as usize;
+                Value::Bytes(Arc::new(self.take(n)?.to_vec()))
+            }
+            V_FLOAT => Value::Float(f64::from_bits(self.u64()?)),
+            V_BOOL => match self.u8()? {
+                0 => Value::Bool(false),
+                1 => Value::Bool(true),
+                b => return Err(format!("invalid bool byte {b}")),
+            },
             t => return Err(format!("unknown value tag {t}")),
         })
     }
@@ -362,13 +424,21 @@ impl<'a> Reader<'a> {
         let mut names = Vec::new();
         for _ in 0..n {
             let c = self.str()?;
-            let ty = match self.u8()? {
+            let b = self.u8()?;
+            let ty = match b & !NULLABLE {
                 0 => Type::Int,
                 1 => Type::Text,
-                t => return Err(format!("unknown column type {t}")),
+                2 => Type::Bytes,
+                3 => Type::Float,
+                4 => Type::Bool,
+                _ => return Err(format!("unknown column type {b}")),
             };
             names.push(c.clone());
-            s = s.column(c, ty);
+            s = if b & NULLABLE != 0 {
+                s.nullable_column(c, ty)
+            } else {
+                s.column(c, ty)
+            };
         }
         let npk = self.u32()? as usize;
         let mut pk = Vec::new();

@@ -334,6 +334,7 @@ fn o2n_visible<T: TxnStates>(
 pub fn carry(v: &Value, mode: NonInline) -> Value {
     match (mode, v) {
         (NonInline::Copy, Value::Text(s)) => Value::Text(Arc::new(String::clone(s))),
+        (NonInline::Copy, Value::Bytes(b)) => Value::Bytes(Arc::new(Vec::clone(b))),
         _ => v.clone(),
     }
 }

@@ -68,9 +68,14 @@ const FAST_CELLS: usize = 32;
 const EMPTY: u64 = 0;
 const INT: u64 = 1;
 const TEXT: u64 = 2;
+const NULL: u64 = 3;
+const BYTES: u64 = 4;
+const FLOAT: u64 = 5;
+const BOOL: u64 = 6;
 
 /// One attribute of the master, as two atomic words (tag, payload): a text
-/// value is held as the raw pointer of its `Arc`, owned by the master.
+/// or byte-string value is held as the raw pointer of its `Arc`, owned by
+/// the master; a float as its bits.
 struct Cell {
     tag: AtomicU64,
     bits: AtomicU64,
@@ -83,15 +88,25 @@ struct Raw {
 }
 
 fn encode(v: Value) -> Raw {
-    match v {
-        Value::Int(i) => Raw {
-            tag: INT,
-            bits: i as u64,
-        },
-        Value::Text(s) => Raw {
-            tag: TEXT,
-            bits: Arc::into_raw(s) as u64,
-        },
+    let (tag, bits) = match v {
+        Value::Int(i) => (INT, i as u64),
+        Value::Text(s) => (TEXT, Arc::into_raw(s) as u64),
+        Value::Null => (NULL, 0),
+        Value::Bytes(b) => (BYTES, Arc::into_raw(b) as u64),
+        Value::Float(f) => (FLOAT, f.to_bits()),
+        Value::Bool(b) => (BOOL, u64::from(b)),
+    };
+    Raw { tag, bits }
+}
+
+/// The value `r` encodes when it owns nothing out of line.
+fn decode_inline(r: Raw) -> Option<Value> {
+    match r.tag {
+        INT => Some(Value::Int(r.bits as i64)),
+        NULL => Some(Value::Null),
+        FLOAT => Some(Value::Float(f64::from_bits(r.bits))),
+        BOOL => Some(Value::Bool(r.bits != 0)),
+        _ => None,
     }
 }
 
@@ -102,12 +117,15 @@ fn encode(v: Value) -> Raw {
 /// (the cell it came from no longer holds it).
 unsafe fn decode_owned(r: Raw) -> Option<Value> {
     match r.tag {
-        INT => Some(Value::Int(r.bits as i64)),
         // SAFETY: the bits are an `Arc::into_raw` pointer whose count we own.
         TEXT => Some(Value::Text(unsafe {
             Arc::from_raw(r.bits as *const String)
         })),
-        _ => None,
+        // SAFETY: as for text.
+        BYTES => Some(Value::Bytes(unsafe {
+            Arc::from_raw(r.bits as *const Vec<u8>)
+        })),
+        _ => decode_inline(r),
     }
 }
 
@@ -118,18 +136,25 @@ unsafe fn decode_owned(r: Raw) -> Option<Value> {
 /// alive: held by the master or a record or retired through an epoch the
 /// caller is pinned in.
 unsafe fn decode_clone(r: Raw) -> Option<Value> {
-    match r.tag {
-        INT => Some(Value::Int(r.bits as i64)),
-        TEXT => {
-            let p = r.bits as *const String;
-            // SAFETY: per the contract the Arc is alive; we add our count
-            // before making the handle that will own it.
-            unsafe {
-                Arc::increment_strong_count(p);
-                Some(Value::Text(Arc::from_raw(p)))
-            }
+    /// A second handle on the `Arc` behind `p`.
+    ///
+    /// # Safety
+    /// As for `decode_clone`: `p` came from `Arc::into_raw` and is alive.
+    unsafe fn share<T>(p: u64) -> Arc<T> {
+        let p = p as *const T;
+        // SAFETY: per the contract the Arc is alive; we add our count
+        // before making the handle that will own it.
+        unsafe {
+            Arc::increment_strong_count(p);
+            Arc::from_raw(p)
         }
-        _ => None,
+    }
+    match r.tag {
+        // SAFETY: forwarded contract.
+        TEXT => Some(Value::Text(unsafe { share(r.bits) })),
+        // SAFETY: forwarded contract.
+        BYTES => Some(Value::Bytes(unsafe { share(r.bits) })),
+        _ => decode_inline(r),
     }
 }
 
@@ -357,7 +382,7 @@ impl Master {
         unsafe { defer_free(m, guard, |m| Master::free(m)) }
     }
 
-    /// Bytes of the master: struct, cells and owned text.
+    /// Bytes of the master: struct, cells and owned text and byte strings.
     /// The caller is pinned (stats may run while writers update the row).
     pub fn footprint(&self) -> usize {
         // A cell's tag and payload are two words: only a seqlock-validated
@@ -375,15 +400,21 @@ impl Master {
                 break raw;
             }
         };
-        let text: usize = raw
+        // Out-of-line payloads, counted as `Value::heap_bytes` counts them.
+        let arc_counts = 2 * std::mem::size_of::<usize>();
+        let heap: usize = raw
             .iter()
-            .filter(|r| r.tag == TEXT)
-            // SAFETY: validated snapshot; the caller is pinned, and a TEXT
-            // cell's Arc stays alive while in the cell, in a record, or
-            // retired through an epoch.
-            .map(|r| unsafe { (*(r.bits as *const String)).capacity() + 16 })
+            .map(|r| match r.tag {
+                // SAFETY: validated snapshot; the caller is pinned, and a
+                // TEXT or BYTES cell's Arc stays alive while in the cell, in
+                // a record, or retired through an epoch.
+                TEXT => unsafe { (*(r.bits as *const String)).capacity() + arc_counts },
+                // SAFETY: as for TEXT.
+                BYTES => unsafe { (*(r.bits as *const Vec<u8>)).capacity() + arc_counts },
+                _ => 0,
+            })
             .sum();
-        std::mem::size_of::<Master>() + self.len * std::mem::size_of::<Cell>() + text
+        std::mem::size_of::<Master>() + self.len * std::mem::size_of::<Cell>() + heap
     }
 
     /// Opens a write section. The caller holds the row's write lock, so no
@@ -661,6 +692,12 @@ impl WriteSection<'_> {
             (INT, Value::Int(x)) => r.bits as i64 != *x,
             // SAFETY: we are the writer: the cell owns this Arc.
             (TEXT, Value::Text(s)) => (unsafe { &*(r.bits as *const String) }) != s.as_ref(),
+            // SAFETY: as for text.
+            (BYTES, Value::Bytes(b)) => (unsafe { &*(r.bits as *const Vec<u8>) }) != b.as_ref(),
+            // Bit equality: writing `-0.0` over `0.0` is a change.
+            (FLOAT, Value::Float(f)) => r.bits != f.to_bits(),
+            (BOOL, Value::Bool(b)) => (r.bits != 0) != *b,
+            (NULL, Value::Null) => false,
             _ => true,
         }
     }
@@ -673,7 +710,7 @@ impl WriteSection<'_> {
     pub fn finish(mut self, guard: &Guard) {
         let d = std::mem::take(&mut self.displaced);
         drop(self);
-        if d.iter().any(|v| matches!(v, Value::Text(_))) {
+        if d.iter().any(Value::has_heap) {
             guard.defer(move || drop(d));
         }
     }

@@ -281,7 +281,7 @@ impl Version {
             let mut heap = false;
             for i in 0..len {
                 let v = value(i);
-                heap |= matches!(v, Value::Text(_));
+                heap |= v.has_heap();
                 dst.add(i).write(v);
             }
             if heap {
