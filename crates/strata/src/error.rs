@@ -86,7 +86,7 @@ pub enum Error {
     #[error("schema error: {0}")]
     Schema(String),
     /// A value (in a row, an update or a key) is not of its column's type.
-    #[error("type mismatch: column {table}.{column} is {expected}, got a {found} value")]
+    #[error("type mismatch: column {table}.{column} is {expected}, got a value of type {found}")]
     TypeMismatch {
         table: String,
         column: String,

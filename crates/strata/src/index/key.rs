@@ -167,11 +167,12 @@ mod tests {
                 .prop_map(Value::Int)
                 .boxed(),
             Type::Text => "[a-c\\x00]{0,4}".prop_map(Value::from).boxed(),
-            Type::Bytes => {
-                proptest::collection::vec(prop_oneof![Just(0u8), Just(1), Just(0xFE), Just(0xFF)], 0..4)
-                    .prop_map(Value::from)
-                    .boxed()
-            }
+            Type::Bytes => proptest::collection::vec(
+                prop_oneof![Just(0u8), Just(1), Just(0xFE), Just(0xFF)],
+                0..4,
+            )
+            .prop_map(Value::from)
+            .boxed(),
             Type::Float => prop_oneof![
                 any::<f64>(),
                 Just(0.0),
@@ -255,7 +256,11 @@ mod tests {
         for l in [ladder, bytes, bools] {
             for w in l.windows(2) {
                 let ((a, _), (c, tie)) = (&w[0], &w[1]);
-                let want = if *tie { Ordering::Equal } else { Ordering::Less };
+                let want = if *tie {
+                    Ordering::Equal
+                } else {
+                    Ordering::Less
+                };
                 assert_eq!(a.cmp(c), want, "{a:?} vs {c:?}");
                 let (ka, kc) = (Key(vec![a.clone()]), Key(vec![c.clone()]));
                 assert_eq!(bytes_of(&ka).cmp(&bytes_of(&kc)), want, "{a:?} vs {c:?}");
