@@ -83,7 +83,8 @@ pub struct Stats {
     pub rows: u64,
     /// Versions currently linked in chains, tombstones included.
     pub live_versions: u64,
-    /// Bytes of those versions: header, row image, text payloads.
+    /// Bytes of those versions: header, row image, text and byte-string
+    /// payloads.
     pub version_bytes: u64,
     /// Of `version_bytes`, what lives in the main table: every version of the
     /// append-only schemes; the master and newest header of the in-place

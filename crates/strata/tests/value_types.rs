@@ -431,3 +431,32 @@ fn a_row_maps_to_a_struct_and_back() {
         .collect();
     assert_eq!(back, rs);
 }
+
+/// Byte-string payloads count in the memory statistics like text ones: in
+/// the row image (append-only), the master (in-place), and the copy or
+/// delta an update leaves behind.
+#[test]
+fn byte_payloads_count_in_version_bytes() {
+    const BIG: usize = 100_000;
+    for c in configs().storages().gc(strata::GcPolicy::None) {
+        let db = c.open();
+        let t = db
+            .create_table(
+                Schema::new("blob")
+                    .column("k", Type::Int)
+                    .column("v", Type::Bytes)
+                    .primary_key(&["k"]),
+            )
+            .unwrap();
+        let empty = db.stats().version_bytes;
+        db.run(|x| x.insert(&t, row![1, vec![7u8; BIG]])).unwrap();
+        let one = db.stats().version_bytes;
+        assert!(one - empty >= BIG as u64, "{c}: {empty} -> {one}");
+        // The big value moves to the old version (or its copy / delta).
+        db.run(|x| x.update(&t, &key![1], &[("v", Value::from(b"small"))]))
+            .unwrap();
+        let two = db.stats().version_bytes;
+        assert!(two - empty >= BIG as u64, "{c}: {empty} -> {two}");
+        assert!(two - empty < 2 * BIG as u64, "{c}: {empty} -> {two}");
+    }
+}
