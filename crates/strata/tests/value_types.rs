@@ -460,3 +460,55 @@ fn byte_payloads_count_in_version_bytes() {
         assert!(two - empty < 2 * BIG as u64, "{c}: {empty} -> {two}");
     }
 }
+
+/// Nulls are distinct in a unique index (as in SQL): many rows may hold a
+/// null key, on insert and when the index is created over them; a non-null
+/// key is still unique.
+#[test]
+fn unique_index_admits_many_nulls() {
+    for s in storage_pointer_schemes() {
+        let db =
+            Database::open(Options::default().version_storage(s.0).index_pointers(s.1)).unwrap();
+        let t = db
+            .create_table(
+                Schema::new("u")
+                    .column("k", Type::Int)
+                    .nullable_column("email", Type::Text)
+                    .nullable_column("region", Type::Int)
+                    .primary_key(&["k"]),
+            )
+            .unwrap();
+        db.run(|x| {
+            x.insert(&t, row![1, None::<&str>, 1])?;
+            x.insert(&t, row![2, None::<&str>, 1])
+        })
+        .unwrap();
+        // Created over two null emails: fine.
+        let by_email = db
+            .create_index("by_email", &t, &["region", "email"], Unique::Yes)
+            .unwrap();
+        db.run(|x| {
+            x.insert(&t, row![3, None::<&str>, 1])?;
+            x.insert(&t, row![4, "a@x", 1])?;
+            x.insert(&t, row![5, "a@x", None::<i64>])?;
+            x.insert(&t, row![6, "a@x", None::<i64>])
+        })
+        .unwrap();
+        let mut x = db.begin().unwrap();
+        assert!(
+            matches!(
+                x.insert(&t, row![7, "a@x", 1]),
+                Err(Error::DuplicateKey { .. })
+            ),
+            "{s:?}"
+        );
+        let nulls = x.index_get(&by_email, &key![1, None::<&str>]).unwrap();
+        assert_eq!(keys(nulls), vec![1, 2, 3], "{s:?}");
+        x.commit().unwrap();
+        // A unique index over a non-null duplicate is still refused.
+        assert!(matches!(
+            db.create_index("by_email_only", &t, &["email"], Unique::Yes),
+            Err(Error::DuplicateKey { .. })
+        ));
+    }
+}

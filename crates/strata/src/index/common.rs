@@ -163,7 +163,8 @@ fn add_entry<K: EntryScheme, C: IndexTxn>(
         cx.check_insert(&idx.predicate_read_ts)
             .map_err(Error::Conflict)?;
     }
-    if idx.unique {
+    // Nulls are distinct (as in SQL): a key holding one is never a duplicate.
+    if idx.unique && !idx.columns.iter().any(|&c| new[c].is_null()) {
         let ikey_len = idx.ikey_len(&ident);
         unique_check::<K, C>(cx, t, idx, &ident, ikey_len, tuple)?;
     }
@@ -502,7 +503,8 @@ pub(super) fn check_unique<K: EntryScheme>(t: &TableInner, idx: &SecondaryIndex)
             }
             j += 1;
         }
-        if holders.len() > 1 {
+        // Nulls are distinct: rows sharing a key with a null never clash.
+        if holders.len() > 1 && !crate::index::key::any_null(ikey, idx.columns.len()) {
             return Err(Error::DuplicateKey {
                 table: format!("{} (unique index {})", t.schema.name, idx.name),
                 key: "two rows share an index key".into(),

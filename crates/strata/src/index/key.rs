@@ -137,6 +137,20 @@ pub fn skip_values(b: &[u8], n: usize) -> usize {
     i.min(b.len())
 }
 
+/// Whether one of the first `n` encoded values at the start of `b` is a
+/// `Null` (a unique index does not compare keys that hold one).
+pub fn any_null(b: &[u8], n: usize) -> bool {
+    let mut i = 0;
+    for _ in 0..n {
+        match b.get(i) {
+            Some(&NULL) => return true,
+            Some(_) => i += skip_values(&b[i..], 1),
+            None => return false,
+        }
+    }
+    false
+}
+
 /// The smallest byte string greater than every string that starts with
 /// `prefix`, or None if there is none (empty or all 0xFF).
 pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
@@ -312,6 +326,12 @@ mod tests {
                 prop_assert_eq!(h.hash_one(&ka), h.hash_one(&kb));
                 prop_assert_eq!(bytes_of(&ka), bytes_of(&kb));
             }
+        }
+
+        #[test]
+        fn any_null_finds_nulls_in_a_prefix((ka, _kb) in arb_key_pair(), n in 0usize..4) {
+            let n = n.min(ka.0.len());
+            prop_assert_eq!(any_null(&bytes_of(&ka), n), ka.0[..n].iter().any(Value::is_null));
         }
 
         #[test]
