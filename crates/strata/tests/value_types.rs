@@ -6,10 +6,8 @@
 //! type is in `durability.rs`.
 
 mod common;
-use common::{configs, storage_pointer_schemes};
-use strata::{
-    key, row, Database, Error, Key, Options, Protocol, Schema, Table, Type, Unique, Value,
-};
+use common::{configs, protocols, storage_pointer_schemes};
+use strata::{key, row, Database, Error, Key, Options, Schema, Table, Type, Unique, Value};
 
 /// `all(k INT, b BYTES, f FLOAT, t BOOL, nb BYTES?, nf FLOAT?, nt BOOL?,
 /// ns TEXT?, ni INT?)`.
@@ -176,7 +174,7 @@ fn keys_of_every_type_scan_in_value_order() {
         (Type::Bytes, bytes.iter().map(|&b| Value::from(b)).collect()),
         (Type::Bool, vec![Value::Bool(false), Value::Bool(true)]),
     ];
-    for p in [Protocol::SiSsn, Protocol::Occ] {
+    for p in protocols() {
         for (ty, sorted) in &cases {
             let db = Database::open(Options::default().protocol(p)).unwrap();
             let t = db
