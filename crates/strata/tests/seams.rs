@@ -159,6 +159,7 @@ fn the_check_finds_wildcards_and_matches_macros() {
 /// `../shared/tools/module_cycles.py`: `#[cfg(test)] mod tests` and comments
 /// are left out (a test may use anything).
 const LAYERS: &[&[&str]] = &[
+    &["types"],
     &["sync", "prefetch", "error"],
     &["value"],
     &["options"],
