@@ -97,6 +97,11 @@ pub enum Error {
     /// nullable.
     #[error("column {table}.{column} is not nullable, got a null")]
     NullNotAllowed { table: String, column: String },
+    /// `serde_row`: a struct could not be turned into a row or a row into
+    /// a struct (a field type with no column type, a value the field cannot
+    /// take, a row of another length); says what.
+    #[error("row mapping: {0}")]
+    RowMapping(String),
     /// The table was dropped: by the time of the call, or (for `commit`)
     /// after the transaction wrote to it and before it committed. The
     /// transaction has been rolled back (a commit that is not refused is

@@ -43,6 +43,7 @@ pub mod matrix;
 mod options;
 mod prefetch;
 mod presets;
+pub mod serde_row;
 mod stats;
 mod storage;
 #[doc(hidden)]

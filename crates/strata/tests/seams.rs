@@ -162,6 +162,7 @@ const LAYERS: &[&[&str]] = &[
     &["types"],
     &["sync", "prefetch", "error"],
     &["value"],
+    &["serde_row"],
     &["options"],
     &["matrix"],
     &["presets"],

@@ -359,7 +359,8 @@ fn secondary_index_on_a_nullable_column_puts_nulls_first() {
     }
 }
 
-/// A row maps to a struct by position; the README shows the same.
+/// A row maps to a struct by position, by hand (the README shows
+/// `serde_row`, which does the same through serde).
 #[test]
 fn a_row_maps_to_a_struct_and_back() {
     #[derive(Debug, PartialEq)]
