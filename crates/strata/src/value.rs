@@ -162,8 +162,15 @@ impl PartialOrd for Value {
     }
 }
 impl PartialEq for Value {
+    /// `cmp(..) == Equal`, with the common same-type cases spelled out
+    /// (a string compare checks lengths first).
     fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
+        match (self, other) {
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::Text(a), Value::Text(b)) => a == b,
+            (Value::Bytes(a), Value::Bytes(b)) => a == b,
+            _ => self.cmp(other) == Ordering::Equal,
+        }
     }
 }
 impl Eq for Value {}

@@ -286,6 +286,7 @@ mod tests {
         #[test]
         fn encoding_preserves_order((ka, kb) in arb_key_pair()) {
             prop_assert_eq!(ka.cmp(&kb), encode(&ka, false).cmp(&encode(&kb, false)));
+            prop_assert_eq!(ka == kb, ka.cmp(&kb) == Ordering::Equal);
         }
 
         /// A prefix of a key's values selects exactly the keys that start
