@@ -59,8 +59,8 @@ pub struct ReproduceArgs {
     /// Directory for <figure>.csv, its PNGs and <figure>.md.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
-    /// Measured seconds per point (default 2, or 10 with --paper-scale;
-    /// time-axis figures: 8, or 120).
+    /// Measured seconds per point (default 2, 1.5 for `all`, or 10 with
+    /// --paper-scale; time-axis figures: 8, or 120).
     #[arg(long)]
     pub duration: Option<f64>,
     /// Warm-up seconds per point (default: a quarter of the duration, at most 1).
@@ -1589,11 +1589,15 @@ impl Plan {
     fn new(fig: &'static Figure, a: &ReproduceArgs) -> Result<Plan, UsageError> {
         let name = fig.name;
         let time = fig.axis == Axis::Time;
-        let duration = a.duration.unwrap_or(match (a.paper_scale, time) {
-            (true, true) => 120.0,
-            (true, false) => 10.0,
-            (false, true) => 8.0,
-            (false, false) => 2.0,
+        // `all` runs shorter points so that the whole study fits in half an
+        // hour on 2 cores.
+        let all = a.figure.as_deref() == Some("all");
+        let duration = a.duration.unwrap_or(match (a.paper_scale, time, all) {
+            (true, true, _) => 120.0,
+            (true, false, _) => 10.0,
+            (false, true, _) => 8.0,
+            (false, false, false) => 2.0,
+            (false, false, true) => 1.5,
         });
         let duration = crate::seconds("duration", duration)?;
         if duration.is_zero() {
