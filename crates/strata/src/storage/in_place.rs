@@ -177,11 +177,11 @@ impl Record {
         self.cols.is_none()
     }
 
-    pub fn footprint(&self) -> usize {
+    pub(crate) fn footprint(&self, seen: &mut super::version::Payloads) -> usize {
         std::mem::size_of::<Record>()
             + self.vals.len() * std::mem::size_of::<Value>()
             + self.cols.as_ref().map_or(0, |c| c.len() * 4)
-            + self.vals.iter().map(Value::heap_bytes).sum::<usize>()
+            + seen.bytes(&self.vals)
     }
 
     /// The row image of a full record.
