@@ -35,6 +35,9 @@ pub enum Metric {
     ScanLatencyMs,
     /// Abort rate of one TPC-C transaction type ("new-order", "payment").
     TypeAbortRate(&'static str),
+    /// New resident memory per committed transaction, each second (time
+    /// axes).
+    NewBytesPerTxn,
 }
 
 impl Metric {
@@ -46,6 +49,7 @@ impl Metric {
             Metric::BytesPerRow => "bytes per row".into(),
             Metric::ScanLatencyMs => "StockScan latency (ms)".into(),
             Metric::TypeAbortRate(t) => format!("{t} abort rate"),
+            Metric::NewBytesPerTxn => "new memory per transaction (bytes)".into(),
         }
     }
     /// The file-name suffix of the panel that plots it.
@@ -57,6 +61,7 @@ impl Metric {
             Metric::BytesPerRow => "bytes".into(),
             Metric::ScanLatencyMs => "scan-latency".into(),
             Metric::TypeAbortRate(t) => format!("{t}-aborts"),
+            Metric::NewBytesPerTxn => "memory".into(),
         }
     }
 }
