@@ -33,7 +33,8 @@ pub enum Metric {
     /// Mean StockScan latency in milliseconds (TPC-C with a StockScan
     /// thread).
     ScanLatencyMs,
-    /// Abort rate of one TPC-C transaction type ("new-order", "payment").
+    /// Conflict-abort rate of one TPC-C transaction type ("new-order",
+    /// "payment"): the specified rollbacks do not count.
     TypeAbortRate(&'static str),
     /// New resident memory per committed transaction, each second (time
     /// axes).
@@ -48,7 +49,7 @@ impl Metric {
             Metric::AbortRate => "abort rate".into(),
             Metric::BytesPerRow => "bytes per row".into(),
             Metric::ScanLatencyMs => "StockScan latency (ms)".into(),
-            Metric::TypeAbortRate(t) => format!("{t} abort rate"),
+            Metric::TypeAbortRate(t) => format!("{t} conflict-abort rate"),
             Metric::NewBytesPerTxn => "new memory per transaction (bytes)".into(),
         }
     }
