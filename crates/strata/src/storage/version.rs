@@ -427,7 +427,7 @@ impl Version {
         self.len & TOMBSTONE != 0
     }
 
-    /// Bytes this version occupies: header, row image and text payloads
+    /// Bytes this version occupies: header, row image and text and bytes payloads
     /// (a payload shared with another version is counted by whichever of
     /// them `seen` meets first).
     pub(crate) fn footprint(&self, seen: &mut Payloads) -> usize {
@@ -499,8 +499,8 @@ mod tests {
     }
 }
 
-/// The text payloads one walk over a row has counted. Versions share an
-/// unmodified attribute's text (`NonInline::Shared`: the new version holds
+/// The text and byte-string payloads one walk over a row has counted.
+/// Versions share an unmodified attribute's payload (`NonInline::Shared`: the new version holds
 /// another reference to the same `Arc`), so the memory a row holds counts
 /// each payload once, however many versions name it; counting it per
 /// version made sharing look costlier than copying (issue 17, Fig. 11).
@@ -514,6 +514,7 @@ impl Payloads {
             .iter()
             .map(|v| match v {
                 Value::Text(s) if !self.0.insert(Arc::as_ptr(s) as usize) => 0,
+                Value::Bytes(b) if !self.0.insert(Arc::as_ptr(b) as usize) => 0,
                 _ => v.heap_bytes(),
             })
             .sum()
