@@ -126,10 +126,13 @@ pub struct Finding {
     pub expect: Expect,
 }
 
+/// One series' points: (x, each metric's value).
+pub type SeriesPoints = Vec<(f64, Vec<(Metric, f64)>)>;
+
 /// A run's measured points: series label -> (x, metric) -> value.
 #[derive(Debug, Default)]
 pub struct Measured {
-    pub points: BTreeMap<String, Vec<(f64, Vec<(Metric, f64)>)>>,
+    pub points: BTreeMap<String, SeriesPoints>,
 }
 
 impl Measured {
