@@ -225,7 +225,12 @@ fn unique_check<K: EntryScheme, C: IndexTxn>(
 
 /// A duplicate answer depends on the holder's version: read it under
 /// the protocol (a conflict there wins).
-fn duplicate<C: IndexTxn>(cx: &mut C, t: &TableInner, idx: &SecondaryIndex, holder: u64) -> Error {
+pub(super) fn duplicate<C: IndexTxn>(
+    cx: &mut C,
+    t: &TableInner,
+    idx: &SecondaryIndex,
+    holder: u64,
+) -> Error {
     if !cx.is_own(storage::newest(t, holder)) {
         if let Err(e) = cx.read_row(t, holder) {
             return e;

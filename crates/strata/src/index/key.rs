@@ -28,7 +28,6 @@ pub fn int_to_ordered(i: i64) -> u64 {
 }
 
 /// Inverse of [`int_to_ordered`].
-#[cfg(test)]
 pub fn ordered_to_int(u: u64) -> i64 {
     (u ^ (1 << 63)) as i64
 }
@@ -67,6 +66,34 @@ pub fn encode_values_into<'a>(values: impl IntoIterator<Item = &'a Value>, out: 
             }
         }
     }
+}
+
+/// The values encoded in `b` (a concatenation of `encode_values_into`
+/// outputs), back.
+pub fn decode_values(b: &[u8]) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            1 => {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(&b[i + 1..i + 9]);
+                out.push(Value::Int(ordered_to_int(u64::from_be_bytes(w))));
+                i += 9;
+            }
+            _ => {
+                let mut s = Vec::new();
+                i += 1;
+                while i + 1 < b.len() && !(b[i] == 0 && b[i + 1] == 0) {
+                    s.push(b[i]);
+                    i += if b[i] == 0 { 2 } else { 1 };
+                }
+                i += 2;
+                out.push(Value::Text(String::from_utf8_lossy(&s).into_owned().into()));
+            }
+        }
+    }
+    out
 }
 
 /// Length of the first `n` encoded values at the start of `b`.
@@ -149,6 +176,13 @@ mod tests {
             prop_assert_eq!(skip_values(&ea, n), p.len());
             let in_range = *eb >= *p && prefix_end(&p).is_none_or(|e| *eb < *e);
             prop_assert_eq!(in_range, kb.0.starts_with(&prefix.0));
+        }
+
+        #[test]
+        fn decoding_inverts_encoding((ka, _kb) in arb_key_pair()) {
+            let mut b = Vec::new();
+            encode_values_into(&ka.0, &mut b);
+            prop_assert_eq!(decode_values(&b), ka.0);
         }
 
         #[test]
