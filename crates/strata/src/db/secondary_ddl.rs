@@ -216,7 +216,9 @@ impl Database {
     /// Freezes the writable partition P_N of MV-PBT index `idx` now (as
     /// reaching `Options::mvpbt_partition_records` does): it becomes an
     /// immutable sorted partition without the records no live snapshot can
-    /// see, with its Bloom filters. `Error::Misuse` for another kind.
+    /// see, with its Bloom filters; then merges all frozen partitions into
+    /// one, with the same GC. With no snapshot open, that leaves one record
+    /// per row. `Error::Misuse` for another kind.
     pub fn freeze_index(&self, idx: &Index) -> Result<()> {
         let si = &idx.inner;
         if si.owner != self.inner.id {
@@ -232,7 +234,7 @@ impl Database {
             )));
         };
         let snaps = crate::gc::Engine::snapshots(&*self.inner);
-        p.freeze(si, &snaps, &self.inner.tids);
+        p.freeze(si, &snaps, &self.inner.tids, true);
         Ok(())
     }
 

@@ -233,9 +233,11 @@ impl Record {
 /// Bytes after the identity in a partition key: `u64::MAX - seq`, so a
 /// newer record of an identity sorts first (§5.3).
 const SEQ_BYTES: usize = 8;
+/// More frozen partitions than this are merged into one at the next freeze.
+const MERGE_AT: usize = 8;
 /// Writers draw sequence numbers from here up; a back-fill below it, so
 /// what it adds for versions already committed sorts after (older than)
-/// what writers added meanwhile.
+/// what writers added meanwhile, should the two ever share a partition.
 const WRITER_SEQ: u64 = 1 << 62;
 
 #[inline]
@@ -319,9 +321,11 @@ pub(crate) struct Partitions {
     active_len: AtomicUsize,
     limit: usize,
     seq: AtomicU64,
-    backfill_seq: AtomicU64,
-    /// One freeze at a time.
+    /// One freeze (or back-fill publish) at a time.
     freezing: Mutex<()>,
+    /// The back-fill is in (`create_index_as`): no record of a version
+    /// older than the index can arrive any more.
+    backfilled: AtomicBool,
     freezes: AtomicU64,
     dropped: AtomicU64,
     probes: AtomicU64,
@@ -340,8 +344,8 @@ impl Partitions {
             active_len: AtomicUsize::new(0),
             limit: limit.max(1),
             seq: AtomicU64::new(WRITER_SEQ),
-            backfill_seq: AtomicU64::new(0),
             freezing: Mutex::new(()),
+            backfilled: AtomicBool::new(false),
             freezes: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
             probes: AtomicU64::new(0),
@@ -429,41 +433,83 @@ impl Partitions {
     /// Freezes P_N (Algorithm 4): it becomes an immutable sorted partition
     /// without the records no snapshot in `snaps` (nor any later one) can
     /// decide by (§5.6), with its Bloom filters. Readers keep reading the
-    /// sealed P_N until the frozen partition replaces it.
-    pub(crate) fn freeze(&self, idx: &SecondaryIndex, snaps: &Snapshots, tids: &TidTable) {
+    /// sealed P_N until the frozen partition replaces it. Past
+    /// [`MERGE_AT`] frozen partitions, or with `merge`, the frozen ones are
+    /// merged into one (the same GC over all of them).
+    pub(crate) fn freeze(
+        &self,
+        idx: &SecondaryIndex,
+        snaps: &Snapshots,
+        tids: &TidTable,
+        merge: bool,
+    ) {
         let _one = self.freezing.lock();
+        let zones = snaps.dead_zones();
         let (sealed, older) = {
             let mut s = self.set.write();
-            if s.active.is_empty() {
-                return;
-            }
-            let sealed = std::mem::replace(&mut s.active, Arc::new(SkipMap::new()));
-            self.active_len.store(0, Relaxed);
-            s.sealed = Some(Arc::clone(&sealed));
+            let sealed = (!s.active.is_empty()).then(|| {
+                let sealed = std::mem::replace(&mut s.active, Arc::new(SkipMap::new()));
+                self.active_len.store(0, Relaxed);
+                s.sealed = Some(Arc::clone(&sealed));
+                sealed
+            });
             (sealed, s.frozen.clone())
         };
-        let zones = snaps.dead_zones();
-        let mut kept: Vec<(Box<[u8]>, Arc<Record>)> = Vec::with_capacity(sealed.len());
-        let mut group: Vec<(Box<[u8]>, Arc<Record>)> = Vec::new();
-        let mut dropped = 0u64;
-        for e in sealed.iter() {
-            if group
-                .first()
-                .is_some_and(|(k, _)| ident_of(k) != ident_of(e.key()))
-            {
-                dropped += gc_group(&mut group, &zones, tids, &older, &mut kept);
-            }
-            group.push((e.key().clone(), Arc::clone(e.value())));
-        }
-        dropped += gc_group(&mut group, &zones, tids, &older, &mut kept);
-        let frozen = Arc::new(build_filters(idx, kept));
-        {
+        if let Some(sealed) = sealed {
+            let recs = sealed
+                .iter()
+                .map(|e| (e.key().clone(), Arc::clone(e.value())));
+            let kept = self.collect(recs, &zones, tids, &older);
+            let frozen = Arc::new(build_filters(idx, kept));
             let mut s = self.set.write();
             s.frozen.push(frozen);
             s.sealed = None;
+            self.freezes.fetch_add(1, Relaxed);
         }
-        self.freezes.fetch_add(1, Relaxed);
+        let all = self.set.read().frozen.clone();
+        if all.len() > 1 && (merge || all.len() > MERGE_AT) {
+            // Records of one identity keep their order: keys are unique
+            // (sequence numbers) and newer partitions hold newer ones.
+            let mut recs: Vec<(Box<[u8]>, Arc<Record>)> = all
+                .iter()
+                .flat_map(|f| f.records.iter().map(|(k, r)| (k.clone(), Arc::clone(r))))
+                .collect();
+            recs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            let kept = self.collect(recs.into_iter(), &zones, tids, &[]);
+            let merged = Arc::new(build_filters(idx, kept));
+            // Only freezes (serialised by `freezing`) change the list.
+            self.set.write().frozen = vec![merged];
+        }
+    }
+
+    /// The records of `recs` (sorted) that survive GC, given the partitions
+    /// `older` below them.
+    fn collect(
+        &self,
+        recs: impl Iterator<Item = (Box<[u8]>, Arc<Record>)>,
+        zones: &DeadZones,
+        tids: &TidTable,
+        older: &[Arc<Frozen>],
+    ) -> Vec<(Box<[u8]>, Arc<Record>)> {
+        // While a back-fill runs, records of versions committed before the
+        // index existed may still arrive (into a partition below all
+        // others): anti-matter must stay to end them.
+        let complete = self.backfilled.load(SeqCst);
+        let mut kept = Vec::new();
+        let mut group: Vec<(Box<[u8]>, Arc<Record>)> = Vec::new();
+        let mut dropped = 0u64;
+        for (k, r) in recs {
+            if group
+                .first()
+                .is_some_and(|(g, _)| ident_of(g) != ident_of(&k))
+            {
+                dropped += gc_group(&mut group, zones, tids, older, complete, &mut kept);
+            }
+            group.push((k, r));
+        }
+        dropped += gc_group(&mut group, zones, tids, older, complete, &mut kept);
         self.dropped.fetch_add(dropped, Relaxed);
+        kept
     }
 
     /// This index's figures.
@@ -497,6 +543,7 @@ fn gc_group(
     zones: &DeadZones,
     tids: &TidTable,
     older: &[Arc<Frozen>],
+    complete: bool,
     kept: &mut Vec<(Box<[u8]>, Arc<Record>)>,
 ) -> u64 {
     let n = group.len();
@@ -529,7 +576,7 @@ fn gc_group(
     }
     // Committed anti-matter with nothing older to end, here or in an older
     // partition, decides nothing a missing record would not.
-    while kept.len() > mark {
+    while complete && kept.len() > mark {
         let (k, r) = kept.last().expect("non-empty");
         let committed = *last_committed.last().expect("one per kept");
         if !committed || r.ty.is_matter() || older.iter().any(|f| f.has_ident(ident_of(k))) {
@@ -711,7 +758,7 @@ impl MvPbt {
         for idx in list {
             let p = parts(idx);
             if p.active_len.load(Relaxed) >= p.limit && !p.freezing.is_locked() {
-                p.freeze(idx, &cx.snapshots(), cx.tids());
+                p.freeze(idx, &cx.snapshots(), cx.tids(), false);
             }
         }
     }
@@ -1045,10 +1092,15 @@ impl SecondaryIndexKind for MvPbt {
 
     /// Records for every committed version, oldest first per row, stamped
     /// with their commit timestamps, as if the index had seen each write.
+    /// They form a partition below all others: writers maintaining the
+    /// index meanwhile wrote only newer records (or the same ones), and
+    /// their partitions may be frozen already.
     fn backfill(t: &TableInner, idx: &SecondaryIndex) {
         let p = parts(idx);
         let guard = epoch::pin();
         let mut n = 0u64;
+        let mut seq = 0u64;
+        let mut recs: Vec<(Box<[u8]>, Arc<Record>)> = Vec::new();
         t.rows.for_each_head(|tuple, _| {
             let mut hist: Vec<(*mut Version, u64, Option<Vec<u8>>)> = Vec::new();
             let mut chain = storage::chain(t, tuple, Span::ALL);
@@ -1062,10 +1114,10 @@ impl SecondaryIndexKind for MvPbt {
             }
             let mut prev: Option<(*mut Version, Vec<u8>)> = None;
             for (v, cts, ident) in hist.into_iter().rev() {
-                let put = |ident: &[u8], ty, version: *mut Version, pred: *mut Version| {
-                    let key = part_key(ident, p.backfill_seq.fetch_add(1, Relaxed));
+                let mut put = |ident: &[u8], ty, version: *mut Version, pred: *mut Version| {
                     let r = Record::new(ty, cts, tuple, version, pred as usize as u64);
-                    p.insert(key, Arc::new(r));
+                    recs.push((part_key(ident, seq), Arc::new(r)));
+                    seq += 1;
                 };
                 match (&prev, &ident) {
                     (None, Some(i)) => put(i, RecordType::Regular, v, std::ptr::null_mut()),
@@ -1084,6 +1136,14 @@ impl SecondaryIndexKind for MvPbt {
                 guard.flush();
             }
         });
+        debug_assert!(seq < WRITER_SEQ);
+        recs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let _one = p.freezing.lock();
+        if !recs.is_empty() {
+            let bottom = Arc::new(build_filters(idx, recs));
+            p.set.write().frozen.insert(0, bottom);
+        }
+        p.backfilled.store(true, SeqCst);
     }
 
     /// No two rows hold one key in their newest state (uncommitted records
