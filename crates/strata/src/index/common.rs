@@ -605,7 +605,6 @@ mod tests {
 #[cfg(test)]
 mod unique_check_tests {
     use super::*;
-    use crate::index::with_index_kind;
     use crate::{key, row, Database, Options, Schema, Type, Unique, VersionStorage};
 
     /// The unique check after a back-fill lists a row's versions and then
@@ -674,7 +673,9 @@ mod unique_check_tests {
             };
             assert_eq!(newest_state_holds(ti, si, &chain, &ident), expected, "{s}");
             // The whole check, over the row as it is now.
-            with_index_kind!(si.pointers, K => check_unique::<K>(ti, si)).unwrap();
+            assert_eq!(si.pointers, crate::IndexPointers::LogicalTupleId);
+            check_unique::<crate::index::logical::Logical<crate::index::logical::TupleId>>(ti, si)
+                .unwrap();
         }
     }
 }

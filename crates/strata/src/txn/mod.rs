@@ -21,7 +21,7 @@
 //! (unknown column, duplicate key, ...) leave it open and unchanged.
 
 mod db_inner;
-mod index_ops;
+pub(crate) mod index_ops;
 
 pub(crate) use db_inner::DbInner;
 
