@@ -467,7 +467,9 @@ impl Partitions {
             self.freezes.fetch_add(1, Relaxed);
         }
         let all = self.set.read().frozen.clone();
-        if all.len() > 1 && (merge || all.len() > MERGE_AT) {
+        // `merge` also re-collects a lone partition: snapshots that kept
+        // its records may have ended since its freeze.
+        if (merge && !all.is_empty()) || all.len() > MERGE_AT {
             // Records of one identity keep their order: keys are unique
             // (sequence numbers) and newer partitions hold newer ones.
             let mut recs: Vec<(Box<[u8]>, Arc<Record>)> = all
