@@ -166,3 +166,49 @@ fn bloom_filters_skip_partitions_and_report_their_false_positive_rate() {
     let rate = st.false_positive_rate();
     assert!(rate < 0.05, "measured false-positive rate {rate}: {st:?}");
 }
+
+/// The kind is durable: recovery (log replay, then a checkpoint) rebuilds
+/// an MV-PBT index as MV-PBT, its records from the recovered rows.
+#[test]
+fn the_index_kind_survives_recovery() {
+    let d = std::env::temp_dir().join(format!("strata-mvpbt-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    let opts = || {
+        strata::Options::default().durability(strata::Durability::Wal {
+            dir: d.clone(),
+            sync: strata::SyncPolicy::GroupCommit,
+        })
+    };
+    {
+        let db = strata::Database::open(opts()).unwrap();
+        let t = common::kvn_table(&db);
+        db.create_index_as("by_v", &t, &["v"], Unique::Yes, IndexKind::MvPbt)
+            .unwrap();
+        db.create_index("by_n", &t, &["n"], Unique::No).unwrap();
+        db.run(|x| {
+            x.insert(&t, row![1, 10, 0])?;
+            x.insert(&t, row![2, 20, 0])
+        })
+        .unwrap();
+        db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(30))]))
+            .unwrap();
+    }
+    for round in 0..2 {
+        let db = strata::Database::open(opts()).unwrap();
+        let v = db.index("by_v").unwrap();
+        assert_eq!(v.kind(), IndexKind::MvPbt, "round {round}");
+        assert_eq!(db.index("by_n").unwrap().kind(), IndexKind::Standard);
+        let mut ro = db.begin_read_only().unwrap();
+        assert_eq!(
+            ro.index_scan_keys(&v, ..).unwrap(),
+            vec![row![20, 2], row![30, 1]]
+        );
+        let t = db.table("kv").unwrap();
+        let dup = db.run(|x| x.insert(&t, row![3, 30, 0]));
+        assert!(matches!(dup, Err(Error::DuplicateKey { .. })), "{dup:?}");
+        if round == 0 {
+            db.checkpoint().unwrap();
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
