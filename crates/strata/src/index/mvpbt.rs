@@ -665,10 +665,18 @@ fn decide(
     let p = parts(idx);
     let view = p.view();
     let mut decided: BTreeMap<Box<[u8]>, Option<Arc<Record>>> = BTreeMap::new();
+    // Records of one identity are adjacent in a partition: remember the
+    // last one's answer instead of asking the map for each.
+    let (mut last, mut last_decided) = (Vec::new(), false);
     p.for_each(&view, lo, hi, &probe(idx, lo, hi), |k, r| {
         let ident = ident_of(k);
+        if ident != &last[..] {
+            last.clear();
+            last.extend_from_slice(ident);
+            last_decided = decided.contains_key(ident);
+        }
         // (c): a newer record of this identity already decided.
-        if decided.contains_key(ident) {
+        if last_decided {
             return;
         }
         // (a), (b)
@@ -678,6 +686,7 @@ fn decide(
         // (d): anti-matter decides "not visible".
         let matter = r.ty.is_matter().then(|| Arc::clone(r));
         decided.insert(ident.into(), matter);
+        last_decided = true;
     });
     decided
 }
