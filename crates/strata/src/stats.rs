@@ -151,6 +151,10 @@ pub struct MvPbtStats {
     /// Records the freezes dropped: no live or future snapshot could see
     /// them (§5.6), or their writer aborted.
     pub records_dropped_at_freeze: u64,
+    /// Records writers removed from P_N before its freeze: older records of
+    /// the row they wrote, superseded by one every snapshot at or above the
+    /// published horizon sees (§5.6 phase 2).
+    pub records_purged_from_p_n: u64,
     /// Bytes of the per-partition Bloom filters on the full index key.
     pub bloom_bytes: u64,
     /// Bytes of the per-partition prefix Bloom filters (first column).
@@ -182,6 +186,7 @@ impl MvPbtStats {
         self.frozen_records += o.frozen_records;
         self.freezes += o.freezes;
         self.records_dropped_at_freeze += o.records_dropped_at_freeze;
+        self.records_purged_from_p_n += o.records_purged_from_p_n;
         self.bloom_bytes += o.bloom_bytes;
         self.prefix_bloom_bytes += o.prefix_bloom_bytes;
         self.filter_probes += o.filter_probes;

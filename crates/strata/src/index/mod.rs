@@ -107,6 +107,9 @@ pub(crate) trait IndexTxn {
     /// horizon bounded by the protocol): MV-PBT drops records none of them
     /// can see when it freezes a partition.
     fn snapshots(&self) -> crate::tid::snapshots::Snapshots;
+    /// The horizon garbage collection last published (0: none yet): every
+    /// open and future snapshot is at or above it.
+    fn horizon(&self) -> u64;
 }
 
 /// How a scan reads the rows its entries lead to.

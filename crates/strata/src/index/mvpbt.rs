@@ -54,12 +54,16 @@
 //! identity) at `end` is dropped when no snapshot lies in `[stamp, end)`
 //! (`DeadZones::is_dead`, the view version GC uses), and committed
 //! anti-matter with nothing older left to end (in this partition or an
-//! older one) goes too. Versions never wait for records: a record that
-//! names a retired version is one no live snapshot decides by.
+//! older one) goes too. More than [`MERGE_AT`] frozen partitions are merged
+//! into one with the same GC. Before the freeze, each write drops the older
+//! records of its identity from P_N that a newer committed record at or
+//! below the published horizon covers (§5.6 phase 2). Versions never wait
+//! for records: a record that names a retired version is one no live
+//! snapshot decides by.
 //!
-//! Not built: spilling frozen partitions to files (mmap), merging frozen
-//! partitions, GC inside P_N before the freeze, the MV-PBT buffer shared by
-//! all indexes (each index freezes on its own count).
+//! Not built: spilling frozen partitions to files (mmap), the MV-PBT buffer
+//! shared by all indexes (each index freezes on its own count), dense
+//! packing and key compression (§5.7).
 
 use super::common::{self, ScanReads, SecScan, SecWrite, SecWrites};
 use super::secondary::SecondaryIndex;
@@ -328,6 +332,7 @@ pub(crate) struct Partitions {
     backfilled: AtomicBool,
     freezes: AtomicU64,
     dropped: AtomicU64,
+    purged: AtomicU64,
     probes: AtomicU64,
     skips: AtomicU64,
     false_positives: AtomicU64,
@@ -348,6 +353,7 @@ impl Partitions {
             backfilled: AtomicBool::new(false),
             freezes: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
+            purged: AtomicU64::new(0),
             probes: AtomicU64::new(0),
             skips: AtomicU64::new(0),
             false_positives: AtomicU64::new(0),
@@ -369,6 +375,41 @@ impl Partitions {
         let s = self.set.read();
         s.active.insert(key, rec);
         self.active_len.fetch_add(1, Relaxed);
+    }
+
+    /// §5.6 phase 2, for the identity of `key` (a record just added):
+    /// records of it in P_N older than its newest committed one at or below
+    /// `horizon` decide for no snapshot (every open and future one sees
+    /// that one or a newer one), so they go now rather than at the freeze.
+    fn purge_older(&self, key: &[u8], horizon: u64) {
+        if horizon == 0 {
+            return;
+        }
+        let ident = ident_of(key);
+        let s = self.set.read();
+        let mut covered = false;
+        let mut n = 0;
+        for e in s
+            .active
+            .range::<[u8], _>((Bound::Excluded(key), Bound::Unbounded))
+        {
+            if ident_of(e.key()) != ident {
+                break;
+            }
+            if covered {
+                if e.remove() {
+                    n += 1;
+                }
+                continue;
+            }
+            let r = e.value();
+            let st = r.stamp.load(SeqCst);
+            covered = !r.aborted() && st & TID_MARK == 0 && st <= horizon;
+        }
+        if n > 0 {
+            self.active_len.fetch_sub(n, Relaxed);
+            self.purged.fetch_add(n as u64, Relaxed);
+        }
     }
 
     /// The record under partition key `key`, wherever it is now.
@@ -523,6 +564,7 @@ impl Partitions {
             active_records: (v.active.len() + v.sealed.as_ref().map_or(0, |m| m.len())) as u64,
             freezes: self.freezes.load(Relaxed),
             records_dropped_at_freeze: self.dropped.load(Relaxed),
+            records_purged_from_p_n: self.purged.load(Relaxed),
             filter_probes: self.probes.load(Relaxed),
             filter_skips: self.skips.load(Relaxed),
             filter_false_positives: self.false_positives.load(Relaxed),
@@ -738,6 +780,7 @@ impl MvPbt {
             pred as usize as u64,
         );
         p.insert(key.clone(), Arc::new(rec));
+        p.purge_older(&key, cx.horizon());
         cx.sec_writes().push(SecWrite {
             index: Arc::clone(idx),
             key,
@@ -1543,6 +1586,36 @@ mod tests {
         assert_eq!(ro.index_scan(&idx, ..).unwrap(), vec![row![1, 10, 0]]);
     }
 
+    /// §5.6 phase 2: a writer drops its row's older records from P_N once
+    /// a newer committed one is at or below the published horizon; an open
+    /// snapshot holds the horizon back, so what it reads stays.
+    #[test]
+    fn updates_purge_older_records_of_their_row_from_p_n() {
+        let (db, t, idx) = kv_db(Options::default());
+        db.run(|x| x.insert(&t, row![1, 10, 0])).unwrap();
+        let mut old = db.begin_read_only().unwrap();
+        for n in 1..=5 {
+            db.run(|x| x.update(&t, &key![1], &[("n", Value::Int(n))]))
+                .unwrap();
+            db.collect_garbage(); // publishes the horizon
+        }
+        let st = parts(&idx.inner).stats();
+        assert_eq!(st.records_purged_from_p_n, 0, "the snapshot needs them");
+        assert_eq!(st.active_records, 6);
+        assert_eq!(old.index_scan(&idx, ..).unwrap(), vec![row![1, 10, 0]]);
+        drop(old);
+        for n in 6..=10 {
+            db.run(|x| x.update(&t, &key![1], &[("n", Value::Int(n))]))
+                .unwrap();
+            db.collect_garbage();
+        }
+        let st = parts(&idx.inner).stats();
+        assert!(st.active_records <= 3, "{st:?}");
+        assert_eq!(st.active_records + st.records_purged_from_p_n, 11);
+        let mut ro = db.begin_read_only().unwrap();
+        assert_eq!(ro.index_scan(&idx, ..).unwrap(), vec![row![1, 10, 10]]);
+    }
+
     /// An [`IndexTxn`] that counts the rows read (`panic_on_read`: and
     /// refuses to read any).
     struct Counting<'a, P> {
@@ -1578,6 +1651,9 @@ mod tests {
         }
         fn snapshots(&self) -> Snapshots {
             self.inner.snapshots()
+        }
+        fn horizon(&self) -> u64 {
+            self.inner.horizon()
         }
     }
 

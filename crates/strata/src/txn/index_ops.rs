@@ -74,6 +74,10 @@ impl<P: Cc> IndexTxn for Through<'_, P> {
     fn snapshots(&self) -> Snapshots {
         crate::gc::Engine::snapshots(&*self.tx.db)
     }
+    #[inline]
+    fn horizon(&self) -> u64 {
+        self.tx.db.horizon.load(SeqCst)
+    }
 }
 
 impl Transaction {
