@@ -395,7 +395,8 @@ pub(crate) fn on_delete<C: IndexTxn>(
     if !list.iter().any(|i| i.kind == IndexKind::MvPbt) {
         return Ok(());
     }
-    // SAFETY: see above.
+    // SAFETY: `prev` is the head the deleter holds locked, or its own
+    // uncommitted version: neither is retired while the call runs.
     let Some(p) = (unsafe { prev.as_ref() }) else {
         return Ok(());
     };

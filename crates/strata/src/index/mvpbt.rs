@@ -1019,7 +1019,9 @@ impl SecondaryIndexKind for MvPbt {
                     }
                 };
                 // SAFETY: pinned by the caller; the version a live
-                // snapshot sees is not retired.
+                // snapshot sees is not retired (GC retires only versions
+                // no registered snapshot reads), and the deciding record
+                // names exactly that version.
                 let Some(v) = (unsafe { v.as_ref() }) else {
                     debug_assert!(false, "a visible record's row has no visible version");
                     continue;
