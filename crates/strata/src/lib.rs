@@ -59,11 +59,11 @@ pub use error::{ConflictKind, Error, Result};
 pub use index::secondary::Unique;
 pub use log::{LogStats, RecoveryReport, TornTail};
 pub use options::{
-    Durability, GcPolicy, IndexPointers, LogTuning, MemorySpaces, NonInline, Options, Protocol,
-    SiroTuning, SyncPolicy, VersionStorage,
+    Durability, GcPolicy, IndexKind, IndexPointers, LogTuning, MemorySpaces, NonInline, Options,
+    Protocol, SiroTuning, SyncPolicy, VersionStorage,
 };
 pub use presets::{presets_markdown, Preset, PresetInfo};
-pub use stats::{SiroStats, Stats};
+pub use stats::{MvPbtStats, SiroStats, Stats};
 pub use storage::space::SpaceStats;
 pub use table::{Index, Table};
 pub use txn::Transaction;

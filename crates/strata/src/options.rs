@@ -260,6 +260,39 @@ impl IndexPointers {
     ];
 }
 
+/// The structure of one secondary index, chosen per index
+/// (`Database::create_index_as`); every other index setting comes from the
+/// database's [`Options`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum IndexKind {
+    /// Entries lead to rows and storage decides visibility (the scheme of
+    /// `Options::index_pointers`; see `index::logical`, `index::physical`).
+    #[default]
+    Standard,
+    /// A multi-version partitioned B-tree (MV-PBT, `index::mvpbt`): version
+    /// records stamped by their writers, so a scan decides visibility from
+    /// the index alone.
+    MvPbt,
+}
+
+impl IndexKind {
+    pub const ALL: [IndexKind; 2] = [IndexKind::Standard, IndexKind::MvPbt];
+
+    /// Its name in messages and the CLI (`standard`, `mvpbt`).
+    pub fn name(self) -> &'static str {
+        match self {
+            IndexKind::Standard => "standard",
+            IndexKind::MvPbt => "mvpbt",
+        }
+    }
+}
+
+impl std::fmt::Display for IndexKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Where versions are allocated (the Peloton study's Fig. 16; see
 /// `storage::space`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -365,6 +398,10 @@ pub struct Options {
     /// Segment size and classification thresholds of `VersionStorage::Siro`
     /// (ignored by the other schemes).
     pub siro: SiroTuning,
+    /// MV-PBT indexes (`IndexKind::MvPbt`): records in the newest, writable
+    /// partition P_N before it is frozen into an immutable sorted partition
+    /// (MV-PBT §5.5). Small values freeze often (tests force this).
+    pub mvpbt_partition_records: usize,
 }
 
 /// Tuning of SIRO version storage (vDriver, §3.3 and §5.2.6; see
@@ -486,6 +523,7 @@ impl Default for Options {
             log_tuning: LogTuning::default(),
             memory_spaces: MemorySpaces::default(),
             siro: SiroTuning::default(),
+            mvpbt_partition_records: 1 << 16,
         }
     }
 }
@@ -505,6 +543,11 @@ impl Options {
     }
     pub fn index_pointers(mut self, p: IndexPointers) -> Self {
         self.index_pointers = p;
+        self
+    }
+    /// See [`Options::mvpbt_partition_records`].
+    pub fn mvpbt_partition_records(mut self, n: usize) -> Self {
+        self.mvpbt_partition_records = n;
         self
     }
     pub fn non_inline(mut self, n: NonInline) -> Self {
@@ -578,6 +621,11 @@ impl Options {
         if self.gc_every_commits == 0 {
             return Err(Error::InvalidConfig(
                 "gc_every_commits must be at least 1".into(),
+            ));
+        }
+        if self.mvpbt_partition_records == 0 {
+            return Err(Error::InvalidConfig(
+                "mvpbt_partition_records must be at least 1".into(),
             ));
         }
         // Impossible combinations first (they stay impossible once the

@@ -132,6 +132,68 @@ pub struct Stats {
     pub memory_spaces: Vec<crate::storage::space::SpaceStats>,
     /// SIRO's pruning breakdown (all zero under the other schemes).
     pub siro: SiroStats,
+    /// MV-PBT indexes (`IndexKind::MvPbt`), all of them together.
+    pub mvpbt: MvPbtStats,
+}
+
+/// MV-PBT figures (`index::mvpbt`): partitions, records, filters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MvPbtStats {
+    /// MV-PBT indexes.
+    pub indexes: u64,
+    /// Frozen (immutable, sorted) partitions P_0..P_{N-1}.
+    pub frozen_partitions: u64,
+    /// Records in the writable partitions P_N.
+    pub active_records: u64,
+    /// Records in the frozen partitions.
+    pub frozen_records: u64,
+    /// Freezes run (Algorithm 4).
+    pub freezes: u64,
+    /// Records the freezes dropped: no live or future snapshot could see
+    /// them (§5.6), or their writer aborted.
+    pub records_dropped_at_freeze: u64,
+    /// Records writers removed from P_N before its freeze: older records of
+    /// the row they wrote, superseded by one every snapshot at or above the
+    /// published horizon sees (§5.6 phase 2).
+    pub records_purged_from_p_n: u64,
+    /// Bytes of the per-partition Bloom filters on the full index key.
+    pub bloom_bytes: u64,
+    /// Bytes of the per-partition prefix Bloom filters (first column).
+    pub prefix_bloom_bytes: u64,
+    /// Partition filter probes by point lookups and prefix scans.
+    pub filter_probes: u64,
+    /// Probes answered "absent": the partition was skipped.
+    pub filter_skips: u64,
+    /// Probes answered "maybe" where the partition held no record of the
+    /// key or prefix.
+    pub filter_false_positives: u64,
+}
+
+impl MvPbtStats {
+    /// False positives over all probes of keys absent from the partition
+    /// (a Bloom filter has no false negatives: every skip was right).
+    pub fn false_positive_rate(&self) -> f64 {
+        let absent = self.filter_false_positives + self.filter_skips;
+        if absent == 0 {
+            return 0.0;
+        }
+        self.filter_false_positives as f64 / absent as f64
+    }
+
+    pub(crate) fn add(&mut self, o: &MvPbtStats) {
+        self.indexes += o.indexes;
+        self.frozen_partitions += o.frozen_partitions;
+        self.active_records += o.active_records;
+        self.frozen_records += o.frozen_records;
+        self.freezes += o.freezes;
+        self.records_dropped_at_freeze += o.records_dropped_at_freeze;
+        self.records_purged_from_p_n += o.records_purged_from_p_n;
+        self.bloom_bytes += o.bloom_bytes;
+        self.prefix_bloom_bytes += o.prefix_bloom_bytes;
+        self.filter_probes += o.filter_probes;
+        self.filter_skips += o.filter_skips;
+        self.filter_false_positives += o.filter_false_positives;
+    }
 }
 
 /// SIRO version storage's pruning breakdown (vDriver Fig. 15), summed over
@@ -209,6 +271,7 @@ impl Stats {
             open_transactions: 0,
             memory_spaces: Vec::new(),
             siro: SiroStats::default(),
+            mvpbt: MvPbtStats::default(),
         }
     }
 

@@ -64,6 +64,10 @@ impl Index {
     pub fn is_unique(&self) -> bool {
         self.inner.unique
     }
+    /// The index's structure (`Database::create_index_as`).
+    pub fn kind(&self) -> crate::IndexKind {
+        self.inner.kind
+    }
     /// The indexed table.
     pub fn table(&self) -> &Table {
         &self.table

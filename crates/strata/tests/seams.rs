@@ -1,11 +1,11 @@
 //! The design-dimension seams stay seams: no wildcard arm (`_ =>`) and no
 //! `matches!` on a design-dimension enum anywhere in the engine.
 //!
-//! A variant added to `Protocol`, `VersionStorage`, `GcPolicy` or
-//! `IndexPointers` must make the compiler point at every place that decides
+//! A variant added to `Protocol`, `VersionStorage`, `GcPolicy`,
+//! `IndexPointers` or `IndexKind` (per index) must make the compiler point at every place that decides
 //! on that dimension; a `_ =>` arm (or `matches!`, which hides one) would
 //! silently give the new variant some other variant's behaviour. Clippy's
-//! `wildcard_enum_match_arm` cannot be scoped to four enums, so this test
+//! `wildcard_enum_match_arm` cannot be scoped to five enums, so this test
 //! reads the engine's sources instead (comments stripped).
 //!
 //! The engine's top-level modules also stay layered: each imports only
@@ -14,11 +14,12 @@
 
 use std::path::{Path, PathBuf};
 
-const ENUMS: [&str; 4] = [
+const ENUMS: [&str; 5] = [
     "Protocol::",
     "VersionStorage::",
     "GcPolicy::",
     "IndexPointers::",
+    "IndexKind::",
 ];
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {

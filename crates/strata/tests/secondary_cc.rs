@@ -1,19 +1,34 @@
 //! Secondary indexes under concurrency: phantom anomalies on index ranges
 //! for every protocol and pointer scheme, and concurrent writers of
 //! indexed columns against readers that compare index scans with
-//! primary-key reads of the same snapshot.
+//! primary-key reads of the same snapshot. Every scenario runs on both
+//! index kinds: today's (`IndexKind::Standard`) and MV-PBT, whose small
+//! writable partition freezes often (`PARTITION`).
 
 mod common;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use strata::{
-    key, row, Database, Error, Index, IndexPointers, Options, Protocol, Schema, Table, Transaction,
-    Type, Unique, Value, VersionStorage,
+    key, row, Database, Error, Index, IndexKind, IndexPointers, Options, Protocol, Schema, Table,
+    Transaction, Type, Unique, Value, VersionStorage,
 };
 
-/// Every valid (version storage, pointer scheme) pair: physical pointers
-/// need append-only storage (N2O, O2N).
-type Cfg = (VersionStorage, IndexPointers);
+/// Every valid (version storage, pointer scheme) pair (physical pointers
+/// need append-only storage: N2O, O2N), with each index kind.
+type Cfg = (VersionStorage, IndexPointers, IndexKind);
+
+/// MV-PBT partition size here: small, so scans cross frozen partitions.
+const PARTITION: usize = 16;
+
+fn schemes() -> Vec<Cfg> {
+    let mut out = Vec::new();
+    for (s, p) in common::storage_pointer_schemes() {
+        for k in IndexKind::ALL {
+            out.push((s, p, k));
+        }
+    }
+    out
+}
 
 fn soak() -> u64 {
     std::env::var("STRATA_SOAK")
@@ -28,7 +43,8 @@ fn setup(p: Protocol, s: Cfg) -> (Database, Table, Index) {
         Options::default()
             .protocol(p)
             .version_storage(s.0)
-            .index_pointers(s.1),
+            .index_pointers(s.1)
+            .mvpbt_partition_records(PARTITION),
     )
     .unwrap();
     let t = db
@@ -46,7 +62,9 @@ fn setup(p: Protocol, s: Cfg) -> (Database, Table, Index) {
     txn.insert(&t, row![2, 200, "y"]).unwrap();
     txn.insert(&t, row![3, 5, "in A"]).unwrap();
     txn.commit().unwrap();
-    let idx = db.create_index("by_cat", &t, &["cat"], Unique::No).unwrap();
+    let idx = db
+        .create_index_as("by_cat", &t, &["cat"], Unique::No, s.2)
+        .unwrap();
     (db, t, idx)
 }
 
@@ -61,7 +79,7 @@ fn count(txn: &mut Transaction, idx: &Index, lo: i64, hi: i64) -> Result<i64, Er
 #[test]
 fn index_range_phantom_by_insert() {
     for p in common::protocols() {
-        for s in common::storage_pointer_schemes() {
+        for s in schemes() {
             let (db, t, idx) = setup(p, s);
             let mut t1 = db.begin().unwrap();
             let mut t2 = db.begin().unwrap();
@@ -84,7 +102,7 @@ fn index_range_phantom_by_insert() {
 #[test]
 fn index_range_phantom_by_update_of_the_indexed_column() {
     for p in common::protocols() {
-        for s in common::storage_pointer_schemes() {
+        for s in schemes() {
             let (db, t, idx) = setup(p, s);
             let mut t1 = db.begin().unwrap();
             let mut t2 = db.begin().unwrap();
@@ -108,7 +126,7 @@ fn index_range_phantom_by_update_of_the_indexed_column() {
 #[test]
 fn index_range_write_skew_by_moving_a_row_out() {
     for p in common::protocols() {
-        for s in common::storage_pointer_schemes() {
+        for s in schemes() {
             let (db, t, idx) = setup(p, s);
             let mut t1 = db.begin().unwrap();
             let mut t2 = db.begin().unwrap();
@@ -142,7 +160,7 @@ fn late_insert_into_committed_index_range_is_refused() {
         if !p.is_serializable() {
             continue;
         }
-        for s in common::storage_pointer_schemes() {
+        for s in schemes() {
             let (db, t, idx) = setup(p, s);
             let mut u = db.begin().unwrap();
             let ux = u.get(&t, &key![1]);
@@ -172,7 +190,7 @@ fn late_insert_into_committed_index_range_is_refused() {
 #[test]
 fn index_entry_of_an_insert_after_the_snapshot_is_a_phantom() {
     for p in common::protocols() {
-        for s in common::storage_pointer_schemes() {
+        for s in schemes() {
             let (db, t, idx) = setup(p, s);
             let mut t1 = db.begin().unwrap();
             let mut t2 = db.begin().unwrap();
@@ -215,7 +233,7 @@ fn index_entry_of_an_insert_after_the_snapshot_is_a_phantom() {
 #[test]
 fn index_scan_of_rows_read_before_an_update_of_their_key_is_no_phantom() {
     for p in common::protocols() {
-        for s in common::storage_pointer_schemes() {
+        for s in schemes() {
             for (lo, hi, new_cat) in [(0, 1000, [150, 160]), (0, 50, [20, 30])] {
                 let (db, t, idx) = setup(p, s);
                 let mut t1 = db.begin().unwrap();
@@ -268,7 +286,7 @@ fn index_scan_of_rows_read_before_an_update_of_their_key_is_no_phantom() {
 #[test]
 fn row_moved_into_a_scanned_range_then_read_is_a_phantom_where_reads_are_newest() {
     for p in common::protocols() {
-        for s in common::storage_pointer_schemes() {
+        for s in schemes() {
             let (db, t, idx) = setup(p, s);
             let mut t1 = db.begin().unwrap();
             assert_eq!(count(&mut t1, &idx, 0, 50), Ok(1));
@@ -297,7 +315,7 @@ fn row_moved_into_a_scanned_range_then_read_is_a_phantom_where_reads_are_newest(
 #[test]
 fn index_scan_refuses_a_row_it_did_not_read_moving_into_the_range() {
     for p in common::protocols() {
-        for s in common::storage_pointer_schemes() {
+        for s in schemes() {
             let (db, t, idx) = setup(p, s);
             db.run(|x| x.insert(&t, row![4, 5000, "out"])).unwrap();
             let mut t1 = db.begin().unwrap();
@@ -321,7 +339,7 @@ fn index_scan_refuses_a_row_it_did_not_read_moving_into_the_range() {
 #[test]
 fn repeated_index_scan_sees_no_phantom_rows() {
     for p in common::protocols() {
-        for s in common::storage_pointer_schemes() {
+        for s in schemes() {
             let (db, t, idx) = setup(p, s);
             let mut ro = db.begin_read_only().unwrap();
             assert_eq!(count(&mut ro, &idx, 0, 10).unwrap(), 1);
@@ -351,7 +369,7 @@ fn assert_phantom_outcome(p: Protocol, s: Cfg, r1: Result<(), Error>, r2: Result
 #[test]
 fn concurrent_index_scans_agree_with_primary_reads() {
     concurrent_agreement(
-        common::storage_pointer_schemes()
+        schemes()
             .into_iter()
             .filter(|s| s.1 != IndexPointers::Physical)
             .collect(),
@@ -367,7 +385,7 @@ fn concurrent_index_scans_agree_with_primary_reads() {
 #[test]
 fn concurrent_index_scans_agree_with_primary_reads_physical() {
     concurrent_agreement(
-        common::storage_pointer_schemes()
+        schemes()
             .into_iter()
             .filter(|s| s.1 == IndexPointers::Physical)
             .collect(),
@@ -403,7 +421,8 @@ fn concurrent_agreement(schemes: Vec<Cfg>) {
                 Options::default()
                     .protocol(p)
                     .version_storage(s.0)
-                    .index_pointers(s.1),
+                    .index_pointers(s.1)
+                    .mvpbt_partition_records(PARTITION),
             )
             .unwrap();
             let t = common::kvn_table(&db);
@@ -412,7 +431,9 @@ fn concurrent_agreement(schemes: Vec<Cfg>) {
                 txn.insert(&t, row![k, k % 8, 0]).unwrap();
             }
             txn.commit().unwrap();
-            let idx = db.create_index("by_v", &t, &["v"], Unique::No).unwrap();
+            let idx = db
+                .create_index_as("by_v", &t, &["v"], Unique::No, s.2)
+                .unwrap();
             let done = AtomicBool::new(false);
             std::thread::scope(|sc| {
                 for w in 0..2i64 {
@@ -472,6 +493,10 @@ fn concurrent_agreement(schemes: Vec<Cfg>) {
             let rows = ro.scan(&t, ..).unwrap().len() as u64;
             drop(ro);
             db.collect_garbage();
+            if s.2 == IndexKind::MvPbt {
+                // Records go at a freeze (and merge), not at a GC pass.
+                db.freeze_index(&idx).unwrap();
+            }
             let st = db.stats();
             // After GC only the current key of each row remains.
             assert_eq!(st.secondary_index_entries, rows, "{p} {s:?}: {st:?}");
@@ -518,11 +543,18 @@ fn agree(txn: &mut Transaction, t: &Table, idx: &Index, p: Protocol, s: Cfg) {
 #[test]
 fn racing_inserts_of_one_new_key_make_one_row() {
     const KEYS: i64 = 3_000;
-    for s in common::storage_pointer_schemes() {
-        let db =
-            Database::open(Options::default().version_storage(s.0).index_pointers(s.1)).unwrap();
+    for s in schemes() {
+        let db = Database::open(
+            Options::default()
+                .version_storage(s.0)
+                .index_pointers(s.1)
+                .mvpbt_partition_records(PARTITION),
+        )
+        .unwrap();
         let t = common::kvn_table(&db);
-        let idx = db.create_index("by_v", &t, &["v"], Unique::No).unwrap();
+        let idx = db
+            .create_index_as("by_v", &t, &["v"], Unique::No, s.2)
+            .unwrap();
         let barrier = std::sync::Barrier::new(3);
         std::thread::scope(|sc| {
             for w in 0..3i64 {
@@ -551,6 +583,9 @@ fn racing_inserts_of_one_new_key_make_one_row() {
         assert_eq!(via_index, rows, "{s:?}: one row per key, index == table");
         drop(ro);
         db.collect_garbage();
+        if s.2 == IndexKind::MvPbt {
+            db.freeze_index(&idx).unwrap();
+        }
         assert_eq!(
             db.stats().secondary_index_entries,
             rows.len() as u64,
@@ -563,9 +598,14 @@ fn racing_inserts_of_one_new_key_make_one_row() {
 /// the table in every snapshot.
 #[test]
 fn index_created_under_concurrent_writers_is_complete() {
-    for s in common::storage_pointer_schemes() {
-        let db =
-            Database::open(Options::default().version_storage(s.0).index_pointers(s.1)).unwrap();
+    for s in schemes() {
+        let db = Database::open(
+            Options::default()
+                .version_storage(s.0)
+                .index_pointers(s.1)
+                .mvpbt_partition_records(PARTITION),
+        )
+        .unwrap();
         let t = common::kvn_table(&db);
         let mut txn = db.begin().unwrap();
         for k in 0..2000 {
@@ -589,7 +629,9 @@ fn index_created_under_concurrent_writers_is_complete() {
                     i += 1;
                 }
             });
-            let idx = db.create_index("by_v", &t, &["v"], Unique::No).unwrap();
+            let idx = db
+                .create_index_as("by_v", &t, &["v"], Unique::No, s.2)
+                .unwrap();
             std::thread::sleep(std::time::Duration::from_millis(20));
             done.store(true, Ordering::SeqCst);
             idx

@@ -274,6 +274,11 @@ impl Database {
             st.indirection_bytes += t.rows.capacity_used() * 8;
             st.index_bytes += (t.index.len() * t.index.approx_entry_bytes()) as u64;
             let (entries, bytes) = crate::index::secondary::stats(t);
+            for i in t.secondary.load(&guard) {
+                if let Some(p) = &i.mvpbt {
+                    st.mvpbt.add(&p.stats());
+                }
+            }
             st.secondary_index_entries += entries;
             st.secondary_index_bytes += bytes;
             st.gc_index_steps += t.secondary.gc_steps();
@@ -425,6 +430,7 @@ impl crate::index::secondary::IndexCatalog {
                         name: n.clone(),
                         columns: idx.column_names.clone(),
                         unique: idx.unique,
+                        kind: idx.kind,
                     },
                 )
             })

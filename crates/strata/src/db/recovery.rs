@@ -285,6 +285,7 @@ fn apply_catalog(db: &Database, c: CatalogRecord, from: &str) -> Result<()> {
             name,
             columns,
             unique,
+            kind,
         } => {
             let t = table_by_id(db, table)?.ok_or_else(|| {
                 corrupt(format!(
@@ -297,7 +298,7 @@ fn apply_catalog(db: &Database, c: CatalogRecord, from: &str) -> Result<()> {
             } else {
                 crate::Unique::No
             };
-            let idx = db.create_index(&name, &t, &cols, unique)?;
+            let idx = db.create_index_as(&name, &t, &cols, unique, kind)?;
             // Its record is in the log (replay logs nothing itself), so
             // checkpoints from now on carry it.
             idx.inner

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::index::secondary::{SecondaryIndex, Unique};
 use crate::index::{with_index_kind, SecondaryIndexKind};
 use crate::log::record::CatalogRecord;
+use crate::options::IndexKind;
 use crate::table::Index;
 use crate::table::{Table, TableInner};
 use std::sync::atomic::Ordering::SeqCst;
@@ -70,6 +71,44 @@ impl Database {
         columns: &[&str],
         unique: Unique,
     ) -> Result<Index> {
+        self.create_index_as(name, table, columns, unique, IndexKind::Standard)
+    }
+
+    /// [`Database::create_index`] with the index's structure chosen:
+    /// `IndexKind::Standard` (the database's pointer scheme, as
+    /// `create_index`) or `IndexKind::MvPbt`, a multi-version partitioned
+    /// B-tree whose scans decide visibility from the index alone (see
+    /// `index::mvpbt`). Kinds mix freely on one table.
+    ///
+    /// ```
+    /// use strata::{key, row, Database, IndexKind, Options, Schema, Type, Unique, Value};
+    ///
+    /// let db = Database::open(Options::default())?;
+    /// let t = db.create_table(
+    ///     Schema::new("item").column("id", Type::Int).column("cat", Type::Int).primary_key(&["id"]),
+    /// )?;
+    /// let by_cat = db.create_index_as("by_cat", &t, &["cat"], Unique::No, IndexKind::MvPbt)?;
+    /// db.run(|x| {
+    ///     x.insert(&t, row![1, 10])?;
+    ///     x.insert(&t, row![2, 10])
+    /// })?;
+    /// let mut old = db.begin_read_only()?;
+    /// db.run(|x| x.update(&t, &key![1], &[("cat", Value::Int(20))]))?;
+    /// // The old snapshot still finds row 1 under the key it had then; the
+    /// // covering scan answers (cat, id) from the index alone.
+    /// assert_eq!(old.index_scan_keys(&by_cat, key![10]..=key![10])?, vec![row![10, 1], row![10, 2]]);
+    /// let mut now = db.begin_read_only()?;
+    /// assert_eq!(now.index_get(&by_cat, &key![10])?, vec![row![2, 10]]);
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    pub fn create_index_as(
+        &self,
+        name: &str,
+        table: &Table,
+        columns: &[&str],
+        unique: Unique,
+        kind: IndexKind,
+    ) -> Result<Index> {
         let db = &self.inner;
         let ti = &table.inner;
         if ti.owner != db.id {
@@ -106,6 +145,8 @@ impl Database {
             columns,
             unique,
             db.opts.index_pointers,
+            kind,
+            db.opts.mvpbt_partition_records,
         ));
         {
             let mut names = db.indexes.by_name.write();
@@ -139,6 +180,7 @@ impl Database {
                         name: name.to_string(),
                         columns: idx.column_names.clone(),
                         unique: idx.unique,
+                        kind: idx.kind,
                     })?;
                     idx.logged.store(true, SeqCst);
                     drop(names);
@@ -169,6 +211,31 @@ impl Database {
             inner: idx,
             table: table.clone(),
         })
+    }
+
+    /// Freezes the writable partition P_N of MV-PBT index `idx` now (as
+    /// reaching `Options::mvpbt_partition_records` does): it becomes an
+    /// immutable sorted partition without the records no live snapshot can
+    /// see, with its Bloom filters; then merges all frozen partitions into
+    /// one, with the same GC. With no snapshot open, that leaves one record
+    /// per row. `Error::Misuse` for another kind.
+    pub fn freeze_index(&self, idx: &Index) -> Result<()> {
+        let si = &idx.inner;
+        if si.owner != self.inner.id {
+            return Err(Error::Schema(format!(
+                "index {} belongs to another database",
+                si.name
+            )));
+        }
+        let Some(p) = &si.mvpbt else {
+            return Err(Error::Misuse(format!(
+                "index {} is {}, not an MV-PBT index (IndexKind::MvPbt): it has no partitions",
+                si.name, si.kind
+            )));
+        };
+        let snaps = crate::gc::Engine::snapshots(&*self.inner);
+        p.freeze(si, &snaps, &self.inner.tids, true);
+        Ok(())
     }
 
     /// Looks an index up by name.
@@ -255,9 +322,9 @@ fn backfill(db: &DbInner, t: &TableInner, idx: &SecondaryIndex) -> Result<()> {
     // GC must not cut versions while we add entries for them (an entry for
     // a version it retires would dangle, for physical pointers).
     db.gc
-        .paused(|| with_index_kind!(idx.pointers, K => K::backfill(t, idx)));
+        .paused(|| with_index_kind!(idx.dispatch(), K => K::backfill(t, idx)));
     if idx.unique {
-        with_index_kind!(idx.pointers, K => K::check_unique(t, idx))?;
+        with_index_kind!(idx.dispatch(), K => K::check_unique(t, idx))?;
     }
     Ok(())
 }

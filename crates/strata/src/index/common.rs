@@ -226,7 +226,12 @@ fn unique_check<K: EntryScheme, C: IndexTxn>(
 
 /// A duplicate answer depends on the holder's version: read it under
 /// the protocol (a conflict there wins).
-fn duplicate<C: IndexTxn>(cx: &mut C, t: &TableInner, idx: &SecondaryIndex, holder: u64) -> Error {
+pub(super) fn duplicate<C: IndexTxn>(
+    cx: &mut C,
+    t: &TableInner,
+    idx: &SecondaryIndex,
+    holder: u64,
+) -> Error {
     if !cx.is_own(storage::newest(t, holder)) {
         if let Err(e) = cx.read_row(t, holder) {
             return e;
@@ -602,7 +607,6 @@ mod tests {
 #[cfg(test)]
 mod unique_check_tests {
     use super::*;
-    use crate::index::with_index_kind;
     use crate::{key, row, Database, Options, Schema, Type, Unique, VersionStorage};
 
     /// The unique check after a back-fill lists a row's versions and then
@@ -671,7 +675,9 @@ mod unique_check_tests {
             };
             assert_eq!(newest_state_holds(ti, si, &chain, &ident), expected, "{s}");
             // The whole check, over the row as it is now.
-            with_index_kind!(si.pointers, K => check_unique::<K>(ti, si)).unwrap();
+            assert_eq!(si.pointers, crate::IndexPointers::LogicalTupleId);
+            check_unique::<crate::index::logical::Logical<crate::index::logical::TupleId>>(ti, si)
+                .unwrap();
         }
     }
 }

@@ -46,7 +46,7 @@ use super::table::TableInner;
 use super::{IndexTxn, ScanMode, SecondaryIndexKind};
 use crate::error::Result;
 use crate::index::key::EncodedKey;
-use crate::options::IndexPointers;
+use crate::options::{IndexKind, IndexPointers};
 use crate::storage::version::Version;
 use crate::storage::version::GC_TID;
 use crate::storage::{self, PrunePlan, Span};
@@ -143,7 +143,9 @@ impl<P: Pointer> EntryScheme for Logical<P> {
 }
 
 impl<P: Pointer> SecondaryIndexKind for Logical<P> {
-    const POINTERS: IndexPointers = P::POINTERS;
+    fn implements(kind: IndexKind, pointers: IndexPointers) -> bool {
+        kind == IndexKind::Standard && pointers == P::POINTERS
+    }
 
     fn on_write<C: IndexTxn>(
         cx: &mut C,
@@ -177,7 +179,7 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
         let new: Option<Vec<Value>> =
             (!nv.is_tombstone()).then(|| storage::with_values(nv, |d| d.to_vec()));
         writes.retain_mut(|w| {
-            if w.version != own {
+            if w.version != own || !super::is_mine::<Self>(w) {
                 return true;
             }
             // An entry names the row: one whose key `v` has stays (and now

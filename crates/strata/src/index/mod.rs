@@ -55,6 +55,7 @@ pub mod table;
 
 mod common;
 pub(crate) mod logical;
+pub mod mvpbt;
 pub(crate) mod physical;
 
 pub(crate) use common::{SecScan, SecWrite, SecWrites};
@@ -62,7 +63,7 @@ pub(crate) use common::{SecScan, SecWrite, SecWrites};
 use super::table::TableInner;
 use crate::error::{ConflictKind, Result};
 use crate::index::key::EncodedKey;
-use crate::options::IndexPointers;
+use crate::options::{IndexKind, IndexPointers};
 use crate::storage::version::Version;
 use crate::storage::PrunePlan;
 use crate::tid::TidTable;
@@ -102,6 +103,13 @@ pub(crate) trait IndexTxn {
     /// May we add a key to a key space whose predicate timestamp word is
     /// `predicate_ts` (MVTO: not below a later scanner's timestamp)?
     fn check_insert(&self, predicate_ts: &AtomicU64) -> Result<(), ConflictKind>;
+    /// The live snapshots now, as garbage collection sees them (its
+    /// horizon bounded by the protocol): MV-PBT drops records none of them
+    /// can see when it freezes a partition.
+    fn snapshots(&self) -> crate::tid::snapshots::Snapshots;
+    /// The horizon garbage collection last published (0: none yet): every
+    /// open and future snapshot is at or above it.
+    fn horizon(&self) -> u64;
 }
 
 /// How a scan reads the rows its entries lead to.
@@ -119,15 +127,17 @@ pub(crate) struct ScanMode {
 /// zero-sized types; state lives in [`SecondaryIndex`] (the entries) and
 /// in the transaction's [`SecWrites`].
 pub(crate) trait SecondaryIndexKind {
-    /// The `IndexPointers` value this type implements.
-    const POINTERS: IndexPointers;
+    /// Whether this type implements indexes of `kind` under the database's
+    /// pointer scheme `pointers` (what [`with_index_kind!`] maps there).
+    fn implements(kind: IndexKind, pointers: IndexPointers) -> bool;
 
     /// A write installed version `v` of `tuple` with row `new` over `prev`
     /// (null: a fresh insert), under the row's write lock: add the entries
     /// `v` needs to every live index of `list`, record them in
     /// `cx.sec_writes()`, and check unique indexes. `v` may also be our own
     /// uncommitted `prev` that is about to be replaced (see
-    /// `on_replace_own`). On error nothing was added.
+    /// `on_replace_own`). On error nothing was added. `list` holds only
+    /// indexes of this kind.
     fn on_write<C: IndexTxn>(
         cx: &mut C,
         t: &TableInner,
@@ -138,9 +148,56 @@ pub(crate) trait SecondaryIndexKind {
         new: &[Value],
     ) -> Result<()>;
 
+    /// A delete installed tombstone `v` of `tuple` over `prev` (the row
+    /// `old`), under the row's write lock. Today's kinds have nothing to
+    /// do: their entries stay until GC unlinks the row. On error nothing
+    /// was added.
+    #[inline(always)]
+    fn on_delete<C: IndexTxn>(
+        cx: &mut C,
+        t: &TableInner,
+        list: &[Arc<SecondaryIndex>],
+        tuple: u64,
+        prev: *mut Version,
+        v: *mut Version,
+        old: &[Value],
+    ) -> Result<()> {
+        let _ = (cx, t, list, tuple, prev, v, old);
+        Ok(())
+    }
+
+    /// Whether entry `w` puts a new key into the index's key space (what
+    /// SSN/SSI scan records treat as a possible phantom). An entry of
+    /// today's kinds always does; an MV-PBT anti-record or tombstone does
+    /// not.
+    #[inline(always)]
+    fn adds_key(w: &SecWrite) -> bool {
+        let _ = w;
+        true
+    }
+
+    /// A covering scan: calls `f` on the identity (`enc(index key) ++
+    /// enc(primary key)`) of each row visible to the scanning transaction
+    /// in `[lo, hi]`, in order, from the index alone. None: this kind (or
+    /// this mode) cannot answer without reading rows, and nothing was
+    /// called.
+    #[inline(always)]
+    fn scan_keys<C: IndexTxn>(
+        cx: &mut C,
+        idx: &Arc<SecondaryIndex>,
+        lo: &Bound<EncodedKey>,
+        hi: &Bound<EncodedKey>,
+        mode: ScanMode,
+        f: impl FnMut(&[u8]),
+    ) -> Option<usize> {
+        let _ = (cx, idx, lo, hi, mode, f);
+        None
+    }
+
     /// Our uncommitted version `own` of `tuple` was replaced by `v` (whose
     /// entries `on_write` added naming `own`): entries naming `own` move to
-    /// `v` or go. Runs before `own` is retired.
+    /// `v` or go. Runs before `own` is retired. `writes` holds every
+    /// kind's entries: touch only your own ([`is_mine`]).
     fn on_replace_own(
         writes: &mut SecWrites,
         t: &TableInner,
@@ -223,21 +280,40 @@ pub(crate) trait SecondaryIndexKind {
 }
 
 /// Runs `$body` with `$K` bound to the type implementing the index kind
-/// `$pointers`: the one dispatch point from a runtime [`IndexPointers`] to
-/// a kind's code. Exhaustive by construction (no wildcard arm).
+/// `$key`, an `(IndexKind, IndexPointers)` pair (see
+/// [`SecondaryIndex::dispatch`]): the one dispatch point from an index's
+/// runtime kind to its code. Exhaustive by construction (no wildcard arm).
+/// An MV-PBT index runs one type under every pointer scheme (its records
+/// carry both the tuple id and the version address; the scheme picks which
+/// a read follows).
 macro_rules! with_index_kind {
-    ($pointers:expr, $K:ident => $body:expr) => {
-        match $pointers {
-            $crate::options::IndexPointers::LogicalTupleId => {
+    ($key:expr, $K:ident => $body:expr) => {
+        match $key {
+            (
+                $crate::options::IndexKind::Standard,
+                $crate::options::IndexPointers::LogicalTupleId,
+            ) => {
                 type $K = $crate::index::logical::Logical<$crate::index::logical::TupleId>;
                 $body
             }
-            $crate::options::IndexPointers::LogicalPrimaryKey => {
+            (
+                $crate::options::IndexKind::Standard,
+                $crate::options::IndexPointers::LogicalPrimaryKey,
+            ) => {
                 type $K = $crate::index::logical::Logical<$crate::index::logical::PrimaryKey>;
                 $body
             }
-            $crate::options::IndexPointers::Physical => {
+            ($crate::options::IndexKind::Standard, $crate::options::IndexPointers::Physical) => {
                 type $K = $crate::index::physical::Physical;
+                $body
+            }
+            (
+                $crate::options::IndexKind::MvPbt,
+                $crate::options::IndexPointers::LogicalTupleId
+                | $crate::options::IndexPointers::LogicalPrimaryKey
+                | $crate::options::IndexPointers::Physical,
+            ) => {
+                type $K = $crate::index::mvpbt::MvPbt;
                 $body
             }
         }
@@ -247,10 +323,39 @@ pub(crate) use with_index_kind;
 
 // ------------------------------------------------ the engine's entry points
 
+/// Whether write `w` belongs to an index of kind `K` (a transaction's
+/// writes mix every kind of its tables' indexes).
+#[inline]
+pub(crate) fn is_mine<K: SecondaryIndexKind>(w: &SecWrite) -> bool {
+    let (kind, pointers) = w.index.dispatch();
+    K::implements(kind, pointers)
+}
+
 /// Whether `t` has a secondary index (the write path's fast exit).
 #[inline]
 pub(crate) fn has_indexes(t: &TableInner) -> bool {
     !t.secondary.load(&epoch::pin()).is_empty()
+}
+
+/// Runs `op` on each run of same-kind indexes of `list` (kept sorted by
+/// kind, see `TableIndexes::replace`); on an error, undoes what the runs
+/// before it added (each kind undoes its own run's entries) and stops.
+fn per_kind_run<C: IndexTxn>(
+    cx: &mut C,
+    list: &[Arc<SecondaryIndex>],
+    mut op: impl FnMut(&mut C, &[Arc<SecondaryIndex>]) -> Result<()>,
+) -> Result<()> {
+    let mark = cx.sec_writes().len();
+    for run in list.chunk_by(|a, b| a.kind == b.kind) {
+        if let Err(e) = op(cx, run) {
+            let undo: Vec<SecWrite> = cx.sec_writes().drain(mark..).collect();
+            for w in undo.iter().rev() {
+                with_index_kind!(w.index.dispatch(), K => K::on_abort(w));
+            }
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 /// See [`SecondaryIndexKind::on_write`].
@@ -267,14 +372,43 @@ pub(crate) fn on_write<C: IndexTxn>(
     if list.is_empty() {
         return Ok(());
     }
-    // A published index set the kind before it was published.
-    let Some(kind) = t.secondary.kind() else {
+    per_kind_run(cx, list, |cx, run| {
+        with_index_kind!(run[0].dispatch(), K => {
+            debug_assert!(run.iter().all(|i| K::implements(i.kind, i.pointers)));
+            K::on_write(cx, t, run, tuple, prev, v, new)
+        })
+    })
+}
+
+/// See [`SecondaryIndexKind::on_delete`]. `prev` is the locked head or our
+/// own version (alive, not a tombstone).
+pub(crate) fn on_delete<C: IndexTxn>(
+    cx: &mut C,
+    t: &TableInner,
+    tuple: u64,
+    prev: *mut Version,
+    v: *mut Version,
+) -> Result<()> {
+    let guard = epoch::pin();
+    let list = t.secondary.load(&guard);
+    // Today's kinds do nothing on a delete: skip reading the old row.
+    if !list.iter().any(|i| i.kind == IndexKind::MvPbt) {
+        return Ok(());
+    }
+    // SAFETY: `prev` is the head the deleter holds locked, or its own
+    // uncommitted version: neither is retired while the call runs.
+    let Some(p) = (unsafe { prev.as_ref() }) else {
         return Ok(());
     };
-    with_index_kind!(kind, K => {
-        debug_assert!(list.iter().all(|i| i.pointers == K::POINTERS), "one kind per table");
-        K::on_write(cx, t, list, tuple, prev, v, new)
-    })
+    if p.is_tombstone() {
+        return Ok(());
+    }
+    let old = crate::storage::with_values(p, |d| d.to_vec());
+    per_kind_run(
+        cx,
+        list,
+        |cx, run| with_index_kind!(run[0].dispatch(), K => K::on_delete(cx, t, run, tuple, prev, v, &old)),
+    )
 }
 
 /// See [`SecondaryIndexKind::on_replace_own`].
@@ -288,9 +422,15 @@ pub(crate) fn on_replace_own(
     if writes.is_empty() {
         return;
     }
-    // No kind: the table never had an index, so no entry names `own`.
-    if let Some(kind) = t.secondary.kind() {
-        with_index_kind!(kind, K => K::on_replace_own(writes, t, tuple, own, v));
+    // No pointer scheme: the table never had an index, so no entry names
+    // `own`.
+    let Some(pointers) = t.secondary.kind() else {
+        return;
+    };
+    for kind in IndexKind::ALL {
+        if writes.iter().any(|w| w.index.kind == kind) {
+            with_index_kind!((kind, pointers), K => K::on_replace_own(writes, t, tuple, own, v));
+        }
     }
 }
 
@@ -298,14 +438,14 @@ pub(crate) fn on_replace_own(
 #[inline]
 pub(crate) fn on_commit(writes: &[SecWrite], cts: u64) {
     for w in writes {
-        with_index_kind!(w.index.pointers, K => K::on_commit(w, cts));
+        with_index_kind!(w.index.dispatch(), K => K::on_commit(w, cts));
     }
 }
 
 /// Abort: undoes every entry the transaction added, newest first.
 pub(crate) fn on_abort(writes: &mut SecWrites) {
     for w in writes.drain(..).rev() {
-        with_index_kind!(w.index.pointers, K => K::on_abort(&w));
+        with_index_kind!(w.index.dispatch(), K => K::on_abort(&w));
     }
 }
 
@@ -319,7 +459,19 @@ pub(crate) fn scan<C: IndexTxn>(
     mode: ScanMode,
     f: impl FnMut(&[Value]),
 ) -> Result<(usize, Option<SecScan>)> {
-    with_index_kind!(idx.pointers, K => K::scan(cx, t, idx, lo, hi, mode, f))
+    with_index_kind!(idx.dispatch(), K => K::scan(cx, t, idx, lo, hi, mode, f))
+}
+
+/// See [`SecondaryIndexKind::scan_keys`].
+pub(crate) fn scan_keys<C: IndexTxn>(
+    cx: &mut C,
+    idx: &Arc<SecondaryIndex>,
+    lo: &Bound<EncodedKey>,
+    hi: &Bound<EncodedKey>,
+    mode: ScanMode,
+    f: impl FnMut(&[u8]),
+) -> Option<usize> {
+    with_index_kind!(idx.dispatch(), K => K::scan_keys(cx, idx, lo, hi, mode, f))
 }
 
 /// See [`SecondaryIndexKind::validate`].
@@ -331,14 +483,15 @@ pub(crate) fn validate(
     own: &[SecWrite],
     accounted: impl FnOnce() -> Vec<u64>,
 ) -> bool {
-    with_index_kind!(sec.index.pointers, K => K::validate(t, sec, lo, hi, own, accounted))
+    with_index_kind!(sec.index.dispatch(), K => K::validate(t, sec, lo, hi, own, accounted))
 }
 
-/// The entry keys in `writes`, by index, as scan records see them, with
-/// their rows (for SSN/SSI inserter checks).
+/// The entry keys in `writes` that add a key to their index, by index, as
+/// scan records see them, with their rows (for SSN/SSI inserter checks).
 pub(crate) fn added_keys(writes: &[SecWrite]) -> Vec<(Arc<SecondaryIndex>, EncodedKey, u64)> {
     writes
         .iter()
+        .filter(|w| with_index_kind!(w.index.dispatch(), K => K::adds_key(w)))
         .map(|w| {
             (
                 Arc::clone(&w.index),
@@ -352,30 +505,34 @@ pub(crate) fn added_keys(writes: &[SecWrite]) -> Vec<(Arc<SecondaryIndex>, Encod
 /// See [`SecondaryIndexKind::before_prune`].
 pub(crate) fn before_prune(t: &TableInner, tuple: u64, plan: PrunePlan<'_>, guard: &Guard) {
     let list = t.secondary.load(guard);
-    if list.is_empty() {
-        return;
+    for run in list.chunk_by(|a, b| a.kind == b.kind) {
+        with_index_kind!(run[0].dispatch(), K => K::before_prune(t, run, tuple, plan, guard));
     }
-    let Some(kind) = t.secondary.kind() else {
-        return;
-    };
-    with_index_kind!(kind, K => K::before_prune(t, list, tuple, plan, guard));
 }
 
 /// See [`SecondaryIndexKind::on_unlink`].
 pub(crate) fn on_unlink(t: &TableInner, tuple: u64) {
-    // No kind: the table never had an index.
-    let Some(kind) = t.secondary.kind() else {
+    // No pointer scheme: the table never had an index.
+    let Some(pointers) = t.secondary.kind() else {
         return;
     };
     let guard = epoch::pin();
     let list = t.secondary.load(&guard);
-    with_index_kind!(kind, K => K::on_unlink(t, list, tuple));
+    // Every kind hears of the unlink, with its live indexes (none: an
+    // index dropped since may still have left state to clear).
+    for kind in IndexKind::ALL {
+        let from = list.partition_point(|i| i.kind < kind);
+        let to = list.partition_point(|i| i.kind <= kind);
+        with_index_kind!((kind, pointers), K => K::on_unlink(t, &list[from..to], tuple));
+    }
 }
 
 /// See [`SecondaryIndexKind::retry_deferred`].
 pub(crate) fn retry_deferred(t: &TableInner) {
-    if let Some(kind) = t.secondary.kind() {
-        with_index_kind!(kind, K => K::retry_deferred(t));
+    if let Some(pointers) = t.secondary.kind() {
+        for kind in IndexKind::ALL {
+            with_index_kind!((kind, pointers), K => K::retry_deferred(t));
+        }
     }
 }
 
@@ -408,13 +565,25 @@ mod tests {
         assert!(checked >= 8, "read index/'s sources");
     }
 
-    /// The dispatch point maps every pointer scheme to the type that
-    /// implements it (a swapped arm would run one scheme's code under
-    /// another's name).
+    /// The dispatch point maps every kind and pointer scheme to the type
+    /// that implements it (a swapped arm would run one scheme's code under
+    /// another's name), and no type claims another's pair.
     #[test]
     fn with_index_kind_picks_the_schemes_own_type() {
-        for p in IndexPointers::ALL {
-            assert_eq!(with_index_kind!(p, K => K::POINTERS), p);
+        for k in IndexKind::ALL {
+            for p in IndexPointers::ALL {
+                assert!(with_index_kind!((k, p), K => K::implements(k, p)));
+                for k2 in IndexKind::ALL {
+                    for p2 in IndexPointers::ALL {
+                        let same_type = k2 == k && (p2 == p || k == IndexKind::MvPbt);
+                        assert_eq!(
+                            with_index_kind!((k, p), K => K::implements(k2, p2)),
+                            same_type,
+                            "{k}/{p:?} vs {k2}/{p2:?}"
+                        );
+                    }
+                }
+            }
         }
     }
 }

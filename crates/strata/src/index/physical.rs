@@ -30,7 +30,7 @@ use super::table::TableInner;
 use super::{IndexTxn, ScanMode, SecondaryIndexKind};
 use crate::error::Result;
 use crate::index::key::EncodedKey;
-use crate::options::IndexPointers;
+use crate::options::{IndexKind, IndexPointers};
 use crate::storage::version::{Version, INF_TS, TID_MARK};
 use crate::storage::visibility::{self, Mode};
 use crate::storage::{self, PrunePlan};
@@ -77,7 +77,9 @@ impl EntryScheme for Physical {
 }
 
 impl SecondaryIndexKind for Physical {
-    const POINTERS: IndexPointers = IndexPointers::Physical;
+    fn implements(kind: IndexKind, pointers: IndexPointers) -> bool {
+        kind == IndexKind::Standard && pointers == IndexPointers::Physical
+    }
 
     fn on_write<C: IndexTxn>(
         cx: &mut C,
@@ -106,7 +108,7 @@ impl SecondaryIndexKind for Physical {
             (!nv.is_tombstone()).then(|| storage::with_values(nv, |d| d.to_vec()));
         let mut moved = Vec::new();
         writes.retain_mut(|w| {
-            if w.version != own {
+            if w.version != own || !super::is_mine::<Self>(w) {
                 return true;
             }
             let ident = Self::ident_of(&w.key);

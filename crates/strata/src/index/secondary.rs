@@ -40,9 +40,10 @@
 use super::table::TableInner;
 use crate::error::{Error, Result};
 use crate::index::key::{encode_values_into, prefix_end, skip_values, EncodedKey};
+use crate::index::mvpbt::Partitions;
 use crate::index::scan_log::ScanLog;
 use crate::index::{with_index_kind, SecondaryIndexKind};
-use crate::options::IndexPointers;
+use crate::options::{IndexKind, IndexPointers};
 use crate::value::{Key, Schema, Value};
 use crossbeam_epoch::{self as epoch, Atomic, Guard, Owned};
 use crossbeam_skiplist::SkipMap;
@@ -69,8 +70,14 @@ pub(crate) struct SecondaryIndex {
     pub columns: Vec<usize>,
     pub column_names: Vec<String>,
     pub unique: bool,
+    /// The database's pointer scheme (`Options::index_pointers`).
     pub pointers: IndexPointers,
+    /// This index's structure, chosen at `create_index_as`.
+    pub kind: IndexKind,
+    /// Entries of a `Standard` index (empty for MV-PBT).
     pub tree: Entries,
+    /// Partitions of an `MvPbt` index (None for `Standard`).
+    pub mvpbt: Option<Partitions>,
     pub dropped: AtomicBool,
     /// Its `CreateIndex` record is in the log (set under the catalog lock):
     /// checkpoints from then on carry its definition.
@@ -84,8 +91,10 @@ pub(crate) struct SecondaryIndex {
 }
 
 impl SecondaryIndex {
-    /// A new, empty index on columns `columns` (positions; `names` are
-    /// their names) of a table of database `owner`.
+    /// A new, empty index of `kind` on columns `columns` (positions;
+    /// `names` are their names) of a table of database `owner`; an MV-PBT
+    /// index freezes its writable partition at `partition_records`.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: &str,
         owner: u64,
@@ -93,8 +102,16 @@ impl SecondaryIndex {
         names: &[&str],
         unique: Unique,
         pointers: IndexPointers,
+        kind: IndexKind,
+        partition_records: usize,
     ) -> SecondaryIndex {
+        let mvpbt = match kind {
+            IndexKind::Standard => None,
+            IndexKind::MvPbt => Some(Partitions::new(partition_records)),
+        };
         SecondaryIndex {
+            kind,
+            mvpbt,
             name: name.to_string(),
             owner,
             columns,
@@ -107,6 +124,12 @@ impl SecondaryIndex {
             predicate_read_ts: AtomicU64::new(0),
             scan_log: ScanLog::default(),
         }
+    }
+
+    /// The pair [`with_index_kind!`] dispatches on.
+    #[inline]
+    pub fn dispatch(&self) -> (IndexKind, IndexPointers) {
+        (self.kind, self.pointers)
     }
 
     /// `enc(index key) ++ enc(primary key)` of a (non-tombstone) row.
@@ -279,7 +302,9 @@ impl TableIndexes {
         f: impl FnOnce(&[Arc<SecondaryIndex>]) -> Vec<Arc<SecondaryIndex>>,
     ) {
         let guard = epoch::pin();
-        let new = f(self.load(&guard));
+        let mut new = f(self.load(&guard));
+        // Runs of one kind, so per-table operations dispatch once per run.
+        new.sort_by_key(|i| i.kind);
         let empty = new.is_empty();
         if !empty {
             indexed.store(true, SeqCst);
@@ -417,7 +442,7 @@ pub(crate) fn stats(t: &TableInner) -> (u64, u64) {
     t.secondary
         .load(&guard)
         .iter()
-        .map(|i| with_index_kind!(i.pointers, K => K::stats(i)))
+        .map(|i| with_index_kind!(i.dispatch(), K => K::stats(i)))
         .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
 }
 

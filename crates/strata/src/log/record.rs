@@ -36,6 +36,7 @@
 //! `segment::scan`): the LSN in a header must equal the record's position.
 
 use crate::error::{Error, Result};
+use crate::options::IndexKind;
 use crate::value::{Column, Schema, Type, Value};
 use std::sync::Arc;
 
@@ -74,6 +75,9 @@ pub enum CatalogRecord {
         name: String,
         columns: Vec<String>,
         unique: bool,
+        /// Stored in bit 1 of the uniqueness byte (set: MV-PBT), so records
+        /// written before kinds existed read as `Standard`.
+        kind: IndexKind,
     },
     /// Tag 4.
     DropIndex {
@@ -306,6 +310,7 @@ pub fn put_catalog(buf: &mut Vec<u8>, c: &CatalogRecord) {
             name,
             columns,
             unique,
+            kind,
         } => {
             buf.push(3);
             buf.extend_from_slice(&table.to_le_bytes());
@@ -314,7 +319,11 @@ pub fn put_catalog(buf: &mut Vec<u8>, c: &CatalogRecord) {
             for c in columns {
                 put_str(buf, c);
             }
-            buf.push(u8::from(*unique));
+            let kind_bit = match kind {
+                IndexKind::Standard => 0,
+                IndexKind::MvPbt => 2,
+            };
+            buf.push(u8::from(*unique) | kind_bit);
         }
         CatalogRecord::DropIndex { name } => {
             buf.push(4);
@@ -468,16 +477,21 @@ impl<'a> Reader<'a> {
                 for _ in 0..n {
                     columns.push(self.str()?);
                 }
-                let unique = match self.u8()? {
-                    0 => false,
-                    1 => true,
-                    u => return Err(format!("unknown uniqueness flag {u}")),
+                let flags = self.u8()?;
+                if flags > 3 {
+                    return Err(format!("unknown index flags {flags}"));
+                }
+                let kind = if flags & 2 != 0 {
+                    IndexKind::MvPbt
+                } else {
+                    IndexKind::Standard
                 };
                 Ok(CatalogRecord::CreateIndex {
                     table,
                     name,
                     columns,
-                    unique,
+                    unique: flags & 1 != 0,
+                    kind,
                 })
             }
             4 => Ok(CatalogRecord::DropIndex { name: self.str()? }),
@@ -596,6 +610,14 @@ mod tests {
                 name: "by_ab".into(),
                 columns: vec!["a".into(), "b".into()],
                 unique: true,
+                kind: IndexKind::Standard,
+            },
+            CatalogRecord::CreateIndex {
+                table: 3,
+                name: "by_b".into(),
+                columns: vec!["b".into()],
+                unique: false,
+                kind: IndexKind::MvPbt,
             },
             CatalogRecord::DropIndex {
                 name: "by_ab".into(),

@@ -9,11 +9,13 @@
 use super::Transaction;
 use crate::cc::{with_cc, Cc};
 use crate::error::{ConflictKind, Error, Result};
+use crate::index::key::decode_values;
 use crate::index::secondary::{check_prefix, prefix_lower, prefix_upper, SecondaryIndex};
 use crate::index::{self, IndexTxn, ScanMode, SecWrites};
 use crate::storage::version::Version;
 use crate::table::Index;
 use crate::table::TableInner;
+use crate::tid::snapshots::Snapshots;
 use crate::tid::TidTable;
 use crate::value::{Key, Row, Value};
 use crossbeam_epoch as epoch;
@@ -69,6 +71,13 @@ impl<P: Cc> IndexTxn for Through<'_, P> {
     fn check_insert(&self, predicate_ts: &AtomicU64) -> Result<(), ConflictKind> {
         P::check_insert(&*self.tx, predicate_ts)
     }
+    fn snapshots(&self) -> Snapshots {
+        crate::gc::Engine::snapshots(&*self.tx.db)
+    }
+    #[inline]
+    fn horizon(&self) -> u64 {
+        self.tx.db.horizon.load(SeqCst)
+    }
 }
 
 impl Transaction {
@@ -91,6 +100,20 @@ impl Transaction {
         new: &[Value],
     ) -> Result<()> {
         index::on_write(&mut Through::<P>::new(self), ti, tuple, prev, v, new)
+    }
+
+    /// The index records a delete of `tuple` needs (tombstone `v` over
+    /// `prev`, the locked head or our own version), under the row's write
+    /// lock. On error nothing was added.
+    #[inline]
+    pub(crate) fn sec_on_delete<P: Cc>(
+        &mut self,
+        ti: &TableInner,
+        tuple: u64,
+        prev: *mut Version,
+        v: *mut Version,
+    ) -> Result<()> {
+        index::on_delete(&mut Through::<P>::new(self), ti, tuple, prev, v)
     }
 
     /// Our uncommitted version `own` of a row was replaced by `v`: its
@@ -145,12 +168,58 @@ impl Transaction {
         with_cc!(self.db.protocol, P => self.index_scan_as::<P>(idx, range, f))
     }
 
-    fn index_scan_as<P: Cc>(
+    /// A covering scan: for each row [`Transaction::index_scan`] would
+    /// return, the index's columns followed by the primary-key columns, in
+    /// the same order. An MV-PBT index (`IndexKind::MvPbt`) answers a
+    /// read-only transaction from its records alone, reading no row; other
+    /// cases read the rows and project them.
+    pub fn index_scan_keys(
         &mut self,
         idx: &Index,
         range: impl RangeBounds<Key>,
-        f: impl FnMut(&[Value]),
-    ) -> Result<usize> {
+    ) -> Result<Vec<Row>> {
+        with_cc!(self.db.protocol, P => self.index_scan_keys_as::<P>(idx, range))
+    }
+
+    fn index_scan_keys_as<P: Cc>(
+        &mut self,
+        idx: &Index,
+        range: impl RangeBounds<Key>,
+    ) -> Result<Vec<Row>> {
+        let (lo, hi) = self.index_bounds(idx, &range)?;
+        let si: &Arc<SecondaryIndex> = &idx.inner;
+        let mut out = Vec::new();
+        if self.read_only {
+            let _guard = epoch::pin();
+            let mode = ScanMode {
+                rw: false,
+                record: false,
+            };
+            let answered =
+                index::scan_keys(&mut Through::<P>::new(self), si, &lo, &hi, mode, |k| {
+                    out.push(decode_values(k))
+                });
+            if answered.is_some() {
+                return Ok(out);
+            }
+        }
+        let pk = &idx.table.inner.schema.primary_key;
+        let cols: Vec<usize> = si.columns.iter().chain(pk).copied().collect();
+        self.index_scan_as::<P>(idx, range, |r| {
+            out.push(cols.iter().map(|&c| r[c].clone()).collect())
+        })?;
+        Ok(out)
+    }
+
+    /// Checks a scan of `idx` and returns its byte bounds.
+    fn index_bounds(
+        &self,
+        idx: &Index,
+        range: &impl RangeBounds<Key>,
+    ) -> Result<(
+        Bound<crate::index::key::EncodedKey>,
+        Bound<crate::index::key::EncodedKey>,
+    )> {
         self.check_open(&idx.table)?;
         let si: &Arc<SecondaryIndex> = &idx.inner;
         if si.owner != self.db.id {
@@ -169,8 +238,21 @@ impl Transaction {
                 check_prefix(&ti.schema, &si.columns, &what, k)?;
             }
         }
-        let lo = prefix_lower(range.start_bound());
-        let hi = prefix_upper(range.end_bound());
+        Ok((
+            prefix_lower(range.start_bound()),
+            prefix_upper(range.end_bound()),
+        ))
+    }
+
+    fn index_scan_as<P: Cc>(
+        &mut self,
+        idx: &Index,
+        range: impl RangeBounds<Key>,
+        f: impl FnMut(&[Value]),
+    ) -> Result<usize> {
+        let (lo, hi) = self.index_bounds(idx, &range)?;
+        let si: &Arc<SecondaryIndex> = &idx.inner;
+        let ti: &TableInner = &idx.table.inner;
         let _guard = epoch::pin();
         let rw = !self.read_only;
         if rw {

@@ -21,7 +21,7 @@
 //! (unknown column, duplicate key, ...) leave it open and unchanged.
 
 mod db_inner;
-mod index_ops;
+pub(crate) mod index_ops;
 
 pub(crate) use db_inner::DbInner;
 
@@ -738,8 +738,11 @@ impl Transaction {
     ) -> Result<()> {
         // SAFETY: `v` is ours and alive.
         let r = unsafe { &*v };
-        if r.is_tombstone() || !crate::index::has_indexes(ti) {
+        if !crate::index::has_indexes(ti) {
             return Ok(());
+        }
+        if r.is_tombstone() {
+            return self.sec_on_delete::<P>(ti, tuple, prev, v);
         }
         storage::with_values(r, |d| self.sec_on_write::<P>(ti, tuple, prev, v, d))
     }
@@ -770,8 +773,9 @@ impl Transaction {
                     Some(&derived)
                 }
             };
-            if let Some(new) = new {
-                self.sec_on_write::<P>(ti, tuple, own, own, new)?;
+            match new {
+                Some(new) => self.sec_on_write::<P>(ti, tuple, own, own, new)?,
+                None => self.sec_on_delete::<P>(ti, tuple, own, own)?,
             }
         }
         let tid = self.tid;
