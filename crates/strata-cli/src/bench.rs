@@ -61,6 +61,7 @@ pub fn config(a: &YcsbArgs) -> YcsbConfig {
         ops_per_txn: a.ops_per_txn,
         read_attrs: x.read_attrs,
         modify_attrs: x.modify_attrs,
+        update_text: x.update_text,
         secondary_indexes: x.secondary_indexes,
         threads: a.threads,
         ro_threads: x.ro_threads,

@@ -4,6 +4,7 @@ mod bench;
 mod check;
 mod durable_cmd;
 mod executor;
+mod findings;
 mod llt_cmd;
 mod plot;
 mod presets;

@@ -24,6 +24,10 @@ pub struct YcsbExtra {
     /// Integer attributes each update sets.
     #[arg(long, default_value_t = 1)]
     pub modify_attrs: usize,
+    /// Updates set one random text attribute to a new 100-byte text
+    /// instead of integers (needs --text-attributes).
+    #[arg(long)]
+    pub update_text: bool,
     /// Secondary indexes on the first integer attributes.
     #[arg(long, default_value_t = 0)]
     pub secondary_indexes: usize,

@@ -459,8 +459,15 @@ fn reproduce_writes_csv_rows_and_a_png() {
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!(
-        &header[..5],
-        ["figure", "series", "x_name", "x", "committed_per_s"]
+        &header[..6],
+        [
+            "figure",
+            "series",
+            "x_name",
+            "x",
+            "trial",
+            "committed_per_s"
+        ]
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     // One series per protocol (labelled MVTO, ..., SI+SSN: its name, upper
@@ -478,7 +485,7 @@ fn reproduce_writes_csv_rows_and_a_png() {
     for r in &rows {
         assert_eq!(r[0], "contention");
         assert_eq!(r[2], "theta");
-        assert!(r[4].parse::<f64>().unwrap() > 0.0, "{r:?}");
+        assert!(r[5].parse::<f64>().unwrap() > 0.0, "{r:?}");
     }
     assert_valid_png(&dir.join("contention.png"));
     // --threads sets every point's worker threads (the last column).
@@ -498,8 +505,15 @@ fn reproduce_writes_csv_rows_and_a_png() {
     ]);
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));
     let csv = std::fs::read_to_string(dir.join("footprint.csv")).unwrap();
-    assert!(csv.lines().next().unwrap().ends_with(",threads"), "{csv}");
-    assert!(csv.lines().skip(1).all(|l| l.ends_with(",3")), "{csv}");
+    let threads = (csv.lines().next().unwrap().split(','))
+        .position(|h| h == "threads")
+        .unwrap();
+    assert!(
+        csv.lines()
+            .skip(1)
+            .all(|l| l.split(',').nth(threads) == Some("3")),
+        "{csv}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -521,7 +535,7 @@ fn reproduce_list_and_unimplemented_figures() {
     assert!(
         stdout
             .lines()
-            .any(|l| l.starts_with("presets") && l.ends_with("[ready]")),
+            .any(|l| l.starts_with("configurations") && l.ends_with("[ready]")),
         "{stdout}"
     );
     assert_usage_error(&["reproduce", "fig99"], "unknown figure");
@@ -534,7 +548,7 @@ fn reproduce_memory_spaces_runs_every_series() {
         "reproduce",
         "memory-spaces",
         "--duration",
-        "0.3",
+        "0.2",
         "--warmup",
         "0",
         "--records",
@@ -549,22 +563,121 @@ fn reproduce_memory_spaces_runs_every_series() {
         .skip(1)
         .map(|l| l.split(',').collect())
         .collect();
-    // Five series (global allocator, 1/2/4/8 spaces) x threads 1, 2.
-    assert_eq!(rows.len(), 10, "{csv}");
-    for s in [
-        "global allocator",
-        "1 space",
-        "2 spaces",
-        "4 spaces",
-        "8 spaces",
-    ] {
+    // Fig. 16: the three storage schemes over the number of memory spaces.
+    assert_eq!(rows.len(), 12, "{csv}");
+    for s in ["append-only", "time-travel", "delta"] {
         let xs: Vec<&str> = rows.iter().filter(|r| r[1] == s).map(|r| r[3]).collect();
-        assert_eq!(xs, ["1", "2"], "{s}: {csv}");
+        assert_eq!(xs, ["1", "2", "4", "8"], "{s}: {csv}");
     }
     for r in &rows {
-        assert_eq!((r[0], r[2]), ("memory-spaces", "threads"));
-        assert!(r[4].parse::<f64>().unwrap() > 0.0, "{r:?}");
+        assert_eq!((r[0], r[2]), ("memory-spaces", "memory_spaces"));
+        assert!(r[5].parse::<f64>().unwrap() > 0.0, "{r:?}");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `reproduce all` at the smallest size: every figure of the study writes
+/// its CSV with the paper's series and x values and a PNG per panel, and
+/// the report has a section per figure with the paper's findings judged.
+#[test]
+fn reproduce_all_runs_every_figure_and_writes_the_report() {
+    let dir = temp_dir("all");
+    let out = strata(&[
+        "reproduce",
+        "all",
+        "--duration",
+        "0.02",
+        "--warmup",
+        "0",
+        "--records",
+        "500",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let list = text(&strata(&["reproduce", "--list"]).stdout);
+    let study: Vec<&str> = list
+        .lines()
+        .take_while(|l| !l.starts_with("vdriver"))
+        .collect();
+    assert!(study.len() >= 28, "{list}");
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    for line in study {
+        let name = line.split_whitespace().next().unwrap();
+        if line.contains("[needs") {
+            assert!(
+                report.contains(&format!("| {name} | not run: needs")),
+                "{name}"
+            );
+            continue;
+        }
+        let csv = std::fs::read_to_string(dir.join(format!("{name}.csv"))).unwrap();
+        assert!(csv.lines().count() > 1, "{name}: {csv}");
+        assert_valid_png(&dir.join(format!("{name}.png")));
+        assert!(report.contains(&format!("(`{name}`)")), "{name}");
+    }
+    // The paper's series and x values, for figures issue 17 found wrong.
+    let series_xs = |name: &str| -> Vec<(String, String)> {
+        let csv = std::fs::read_to_string(dir.join(format!("{name}.csv"))).unwrap();
+        csv.lines()
+            .skip(1)
+            .map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                (f[1].to_string(), f[3].to_string())
+            })
+            .collect()
+    };
+    let pairs = |series: &[&str], xs: &[&str]| -> Vec<(String, String)> {
+        (series.iter())
+            .flat_map(|s| xs.iter().map(move |x| (s.to_string(), x.to_string())))
+            .collect()
+    };
+    let thetas = ["0", "0.5", "0.7", "0.8", "0.9", "0.99"];
+    assert_eq!(
+        series_xs("chain-ordering-read"),
+        pairs(&["N2O", "O2N"], &thetas)
+    );
+    let schemes = ["append-only", "time-travel", "delta"];
+    assert_eq!(
+        series_xs("footprint-wide"),
+        pairs(&schemes, &["0", "20", "50", "80", "100"])
+    );
+    assert_eq!(
+        series_xs("attributes-accessed-all"),
+        pairs(&schemes, &["1", "10", "25", "50", "100"])
+    );
+    assert_eq!(
+        series_xs("index-pointers-high"),
+        pairs(
+            &["logical (tuple id)", "logical (primary key)", "physical"],
+            &["1", "2", "5", "10"]
+        )
+    );
+    // Panels drawn from the same runs: read-only throughput (Fig. 8b, 9b),
+    // abort rates by TPC-C type (Fig. 10b), StockScan latency (Fig. 17b, 25).
+    for png in [
+        "heterogeneous-read-only",
+        "heterogeneous-hint-read-only",
+        "tpcc-payment-aborts",
+        "tpcc-storage-scan-latency",
+        "configurations-scan-latency",
+    ] {
+        assert_valid_png(&dir.join(format!("{png}.png")));
+    }
+    // Every finding has a verdict.
+    let findings = report.lines().filter(|l| l.starts_with("- ")).count();
+    let judged = report
+        .lines()
+        .filter(|l| {
+            l.starts_with("- ")
+                && (l.ends_with(": agrees")
+                    || l.ends_with(": agrees in direction")
+                    || l.ends_with(": differs")
+                    || l.ends_with(": not measured")
+                    || l.contains("states no finding"))
+        })
+        .count();
+    assert!(findings > 40 && judged == findings, "{report}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

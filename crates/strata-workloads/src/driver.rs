@@ -125,6 +125,20 @@ pub struct SeriesPoint {
     /// Seconds since the measured window began (end of the interval).
     pub t_s: f64,
     pub committed_per_s: f64,
+    /// New memory the process took in the interval (growth of its resident
+    /// set), per committed transaction: the study's "memory allocated per
+    /// transaction" (Wu et al., Figures 19 and 21). Negative when memory
+    /// went back to the OS; 0 where the OS does not say.
+    pub new_bytes_per_txn: f64,
+}
+
+/// The process's resident memory in bytes (Linux: `VmRSS` of
+/// `/proc/self/status`), if the OS says.
+pub fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// What a run measured.
@@ -212,14 +226,23 @@ pub fn run<W: Worker>(
         let end = measure_started + cfg.duration;
         let mut next_sample = measure_started + Duration::from_secs(1);
         let mut last_sum = 0u64;
+        let mut last_resident = if cfg.series { resident_bytes() } else { None };
         let sum = |c: &[Padded]| c.iter().map(|p| p.0.load(Ordering::Relaxed)).sum::<u64>();
         tick_until(end, started, observer, &handles, |now| {
             if cfg.series && now >= next_sample {
                 let total = sum(&counters);
+                let resident = resident_bytes();
+                let committed = total - last_sum;
+                let grown = match (resident, last_resident) {
+                    (Some(now), Some(before)) => now as f64 - before as f64,
+                    _ => 0.0,
+                };
                 series.push(SeriesPoint {
                     t_s: next_sample.duration_since(measure_started).as_secs_f64(),
-                    committed_per_s: (total - last_sum) as f64,
+                    committed_per_s: committed as f64,
+                    new_bytes_per_txn: grown / committed.max(1) as f64,
                 });
+                last_resident = resident;
                 last_sum = total;
                 next_sample += Duration::from_secs(1);
             }
@@ -368,6 +391,18 @@ fn merge(
 
 #[cfg(test)]
 mod tests {
+    /// The resident set is read, and grows when memory is touched.
+    #[test]
+    fn resident_bytes_grow_with_touched_memory() {
+        let Some(before) = super::resident_bytes() else {
+            return; // not Linux
+        };
+        let v = vec![1u8; 64 << 20];
+        let after = super::resident_bytes().unwrap();
+        assert!(after >= before + (32 << 20), "{before} -> {after}");
+        drop(std::hint::black_box(v));
+    }
+
     use super::*;
 
     /// Commits type 0, aborts type 1 every third step.
@@ -401,6 +436,7 @@ mod tests {
         assert_eq!(r.aborts_by_reason["write-write"], r.aborted);
         assert_eq!(r.series.len(), 1, "{:?}", r.series);
         assert!(r.series[0].committed_per_s > 0.0);
+        assert!(r.series[0].new_bytes_per_txn.is_finite());
         assert!(r.latency.p99_us >= r.latency.p50_us);
     }
 

@@ -386,6 +386,47 @@ fn text_is_shared_or_copied_between_versions() {
     }
 }
 
+/// `stats()` counts a text payload once per row, however many versions
+/// share it: ten updates of an Int column keep eleven versions (a reader
+/// holds the first) but one 1,000-byte text under `Shared`, eleven under
+/// `Copy`. Counting it per version made sharing look costlier than copying
+/// (issue 17, `reproduce non-inline`'s memory panel).
+#[test]
+fn shared_text_is_counted_once_in_the_version_bytes() {
+    for c in configs().storages().gc(GcPolicy::None) {
+        let s = c.storage;
+        let bytes = |mode| {
+            let db = Database::open(c.opts.clone().non_inline(mode)).unwrap();
+            let t = db
+                .create_table(
+                    Schema::new("t")
+                        .column("k", Type::Int)
+                        .column("v", Type::Int)
+                        .column("s", Type::Text)
+                        .primary_key(&["k"]),
+                )
+                .unwrap();
+            let mut txn = db.begin().unwrap();
+            txn.insert(&t, row![1, 0, "x".repeat(1000)]).unwrap();
+            txn.commit().unwrap();
+            let _reader = db.begin_read_only().unwrap();
+            for i in 1..=10 {
+                let mut txn = db.begin().unwrap();
+                txn.update(&t, &key![1], &[("v", Value::Int(i))]).unwrap();
+                txn.commit().unwrap();
+            }
+            db.stats().version_bytes
+        };
+        let (shared, copied) = (bytes(NonInline::Shared), bytes(NonInline::Copy));
+        // One payload in the versions (and one in an in-place master), plus
+        // headers and images of well under 400 bytes a version.
+        assert!(shared < 2 * 1000 + 11 * 400, "{s}: shared {shared}");
+        if s != VersionStorage::Delta {
+            assert!(copied >= shared + 9 * 1000, "{s}: {copied} vs {shared}");
+        }
+    }
+}
+
 // ------------------------------------------------------------ validation
 
 #[test]

@@ -124,6 +124,13 @@ pub(crate) fn read_value(cfg: &YcsbConfig, op: &Op, v: &[u8]) -> u64 {
 
 /// Applies update `op` to value bytes `v`.
 pub(crate) fn apply_update(cfg: &YcsbConfig, op: &Op, value: i64, v: &mut [u8]) {
+    if cfg.update_text {
+        let at = cfg.attributes * 8 + op.first as usize * TEXT_BYTES;
+        if let Some(slot) = v.get_mut(at..at + TEXT_BYTES) {
+            slot.copy_from_slice(crate::ycsb::updated_text(value).as_bytes());
+        }
+        return;
+    }
     for i in 0..cfg.modify_attrs {
         let a = (op.first as usize + i) % cfg.attributes;
         if let Some(slot) = v.get_mut(a * 8..a * 8 + 8) {

@@ -177,11 +177,11 @@ impl Record {
         self.cols.is_none()
     }
 
-    pub fn footprint(&self) -> usize {
+    pub(crate) fn footprint(&self, seen: &mut super::version::Payloads) -> usize {
         std::mem::size_of::<Record>()
             + self.vals.len() * std::mem::size_of::<Value>()
             + self.cols.as_ref().map_or(0, |c| c.len() * 4)
-            + self.vals.iter().map(Value::heap_bytes).sum::<usize>()
+            + seen.bytes(&self.vals)
     }
 
     /// The row image of a full record.
@@ -1010,7 +1010,18 @@ fn merge_records(run: &[*mut Version], kept: *mut Version, guard: &Guard) {
                     vals.push(v.clone());
                 }
             }
-            Record::delta(cols, vals)
+            // SAFETY: pinned; a version's master lives as long as its row.
+            let width = unsafe { ext.master.as_ref() }.map_or(usize::MAX, Master::len);
+            if cols.len() == width {
+                // Every attribute: the image itself. Stored full, later
+                // merges into this version stop at the early return above
+                // instead of re-sorting the whole row each time (under a
+                // long reader every update's predecessor merges into the
+                // reader's version).
+                Record::full(vals)
+            } else {
+                Record::delta(cols, vals)
+            }
         }
     };
     let old = ext.record.swap(Box::into_raw(Box::new(merged)), AcqRel);
@@ -1082,6 +1093,57 @@ fn alloc_version(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Merging a run's delta records into the kept version's: later
+    /// records win, and a merge that covers every attribute is stored as
+    /// the full image (so the next merge into it is free).
+    #[test]
+    fn merged_records_become_full_once_they_cover_the_row() {
+        let guard = crossbeam_epoch::pin();
+        let m = Master::with_row(vec![Value::Int(9), Value::Int(9), Value::Int(9)]);
+        let kept = Version::alloc_in_place(None, 1, m, std::ptr::null_mut());
+        let run = Version::alloc_in_place(None, 2, m, kept);
+        let set = |v: *mut Version, r: Record| {
+            // SAFETY: ours, alive until the end of the test.
+            let ext = unsafe { &*v }.ext().unwrap();
+            ext.record.store(Box::into_raw(Box::new(r)), SeqCst);
+        };
+        let record = |v: *mut Version| {
+            // SAFETY: as above.
+            let ext = unsafe { &*v }.ext().unwrap();
+            unsafe { &*ext.record.load(SeqCst) }
+        };
+        set(
+            run,
+            Record::delta(vec![0, 1], vec![Value::Int(1), Value::Int(1)]),
+        );
+        set(kept, Record::delta(vec![1], vec![Value::Int(2)]));
+        merge_records(&[run], kept, &guard);
+        let r = record(kept);
+        assert!(!r.is_full(), "two of three attributes");
+        assert_eq!(r.cols.as_deref(), Some(&[0, 1][..]));
+        assert_eq!(
+            &r.vals[..],
+            &[Value::Int(1), Value::Int(2)][..],
+            "kept's own wins"
+        );
+        set(run, Record::delta(vec![2], vec![Value::Int(3)]));
+        merge_records(&[run], kept, &guard);
+        let r = record(kept);
+        assert!(r.is_full(), "every attribute: the image");
+        assert_eq!(
+            r.full_values(),
+            &[Value::Int(1), Value::Int(2), Value::Int(3)][..]
+        );
+        drop(guard);
+        // SAFETY: never shared; each freed once (a version frees its own
+        // record; the merge retired the replaced ones through the epoch).
+        unsafe {
+            Version::free(run);
+            Version::free(kept);
+            Master::free(m);
+        }
+    }
 
     /// A reader never accepts a master while a writer is inside its write
     /// section, on either read path, and accepts it again after.

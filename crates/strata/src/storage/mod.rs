@@ -501,10 +501,11 @@ pub fn row_footprint(head: *mut Version) -> (u64, u64, u64) {
     let mut store = 0u64;
     let mut n = 0u64;
     let mut v = head;
+    let mut seen = version::Payloads::default();
     while !v.is_null() {
         // SAFETY: the caller is pinned; chain versions are alive.
         let r = unsafe { &*v };
-        let b = r.footprint() as u64;
+        let b = r.footprint(&mut seen) as u64;
         if r.is_in_place() && n > 0 && !siro::is_in_row_copy(r) {
             store += b;
         } else {

@@ -501,7 +501,7 @@ fn relocate(s: &Store, tuple: u64, r: &Version, begin: u64, end: u64, guard: &Gu
         return;
     };
     let copy = Record::full(old.full_values().to_vec()).placed(class.place());
-    let bytes = copy.footprint();
+    let bytes = copy.footprint(&mut super::version::Payloads::default());
     let old = ext.record.swap(Box::into_raw(Box::new(copy)), AcqRel);
     retire_record(old, guard);
     if let Some(st) = st {

@@ -33,6 +33,7 @@ use super::space::{self, SpaceSet};
 use crate::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use crate::value::Value;
 use std::alloc::{handle_alloc_error, Layout};
+use std::sync::Arc;
 
 /// Set in `begin`/`end` while they hold a transaction id, not a timestamp.
 pub const TID_MARK: u64 = 1 << 63;
@@ -427,16 +428,15 @@ impl Version {
     }
 
     /// Bytes this version occupies: header, row image and text payloads
-    /// (text shared with other versions is counted once per version that
-    /// holds it, i.e. an upper bound).
-    pub fn footprint(&self) -> usize {
-        let inline = layout(self.count(), self.is_in_place()).0.size()
-            + self.data().iter().map(Value::heap_bytes).sum::<usize>();
+    /// (a payload shared with another version is counted by whichever of
+    /// them `seen` meets first).
+    pub(crate) fn footprint(&self, seen: &mut Payloads) -> usize {
+        let inline = layout(self.count(), self.is_in_place()).0.size() + seen.bytes(self.data());
         // SAFETY: the record lives as long as the version (epoch-retired).
         let rec = self
             .ext()
             .and_then(|e| unsafe { e.record.load(Ordering::Acquire).as_ref() })
-            .map_or(0, Record::footprint);
+            .map_or(0, |r| r.footprint(seen));
         inline + rec
     }
 
@@ -496,5 +496,26 @@ mod tests {
             Version::free(tomb);
             Version::free(empty);
         }
+    }
+}
+
+/// The text payloads one walk over a row has counted. Versions share an
+/// unmodified attribute's text (`NonInline::Shared`: the new version holds
+/// another reference to the same `Arc`), so the memory a row holds counts
+/// each payload once, however many versions name it; counting it per
+/// version made sharing look costlier than copying (issue 17, Fig. 11).
+#[derive(Default)]
+pub(crate) struct Payloads(rustc_hash::FxHashSet<usize>);
+
+impl Payloads {
+    /// Out-of-line bytes of `values` not yet counted.
+    pub(crate) fn bytes(&mut self, values: &[Value]) -> usize {
+        values
+            .iter()
+            .map(|v| match v {
+                Value::Text(s) if !self.0.insert(Arc::as_ptr(s) as usize) => 0,
+                _ => v.heap_bytes(),
+            })
+            .sum()
     }
 }
