@@ -1507,6 +1507,9 @@ fn list() {
     for (name, paper, title) in crate::reproduce_ermia_hybrid::FIGURES {
         println!("{name:<24} {paper:<22} {title}  [ready]");
     }
+    for (name, paper, title) in crate::reproduce_mvpbt::FIGURES {
+        println!("{name:<24} {paper:<22} {title}  [ready]");
+    }
     println!(
         "{:<24} {:<22} every figure of the study above, quick scale, with report.md",
         "all", ""
@@ -1528,6 +1531,9 @@ pub fn run(a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
     if crate::reproduce_ermia_hybrid::is_hybrid(name) {
         return crate::reproduce_ermia_hybrid::run(name, a);
     }
+    if crate::reproduce_mvpbt::is_mvpbt(name) {
+        return crate::reproduce_mvpbt::run(name, a);
+    }
     if name == "all" {
         return run_all(a);
     }
@@ -1536,6 +1542,7 @@ pub fn run(a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
             .chain(crate::reproduce_vdriver::FIGURES.iter().map(|f| f.0))
             .chain(crate::reproduce_ermia::FIGURES.iter().map(|f| f.0))
             .chain(crate::reproduce_ermia_hybrid::FIGURES.iter().map(|f| f.0))
+            .chain(crate::reproduce_mvpbt::FIGURES.iter().map(|f| f.0))
             .chain(["all"])
             .collect();
         return Err(UsageError(format!(

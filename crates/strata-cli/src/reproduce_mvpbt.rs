@@ -111,7 +111,10 @@ pub fn run(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
         .iter()
         .map(|&k| Bars {
             label: k.name().to_string(),
-            values: workloads.iter().map(|w| tput(w, k).unwrap_or(0.0)).collect(),
+            values: workloads
+                .iter()
+                .map(|w| tput(w, k).unwrap_or(0.0))
+                .collect(),
         })
         .collect();
     let png = a.out.join(format!("{name}.png"));
@@ -129,9 +132,7 @@ pub fn run(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
     // The bar for the cost of version records: MV-PBT at least
     // 0.85x today's index on the update-heavy workload A (the paper: 6% on
     // TPC-C).
-    let mut md = format!(
-        "## MV-PBT Fig. 15a (`{name}`)\n\n![{name}]({name}.png)\n\n"
-    );
+    let mut md = format!("## MV-PBT Fig. 15a (`{name}`)\n\n![{name}]({name}.png)\n\n");
     for w in &workloads {
         let ratio = match (tput(w, IndexKind::MvPbt), tput(w, IndexKind::Standard)) {
             (Some(m), Some(s)) if s > 0.0 => Some(m / s),

@@ -63,7 +63,8 @@ pub struct CoreArgs {
 }
 
 fn parse_workload(s: &str) -> Result<CoreWorkload, String> {
-    s.parse().map_err(|e: strata_workloads::WorkloadError| e.to_string())
+    s.parse()
+        .map_err(|e: strata_workloads::WorkloadError| e.to_string())
 }
 
 /// Parses an index kind (`standard`, `mvpbt`).
