@@ -2065,6 +2065,8 @@ fn value(m: Metric, r: &Ran) -> f64 {
         Metric::ScanLatencyMs => ty("stock-scan").map_or(0.0, |t| t.latency.mean_us / 1000.0),
         // Time series only: one run has no single value.
         Metric::NewBytesPerTxn => 0.0,
+        // Other figures' measurements; no study figure plots one.
+        Metric::Named(_) => 0.0,
         // Conflicts only: NewOrder's specified 1% rollbacks and rows a
         // Delivery found gone are the workload's outcomes, not the
         // protocol's aborts.
