@@ -39,6 +39,9 @@ pub enum Metric {
     /// New resident memory per committed transaction, each second (time
     /// axes).
     NewBytesPerTxn,
+    /// A figure's own measurement, by its label (a scan's time, a filter's
+    /// false-positive rate).
+    Named(&'static str),
 }
 
 impl Metric {
@@ -51,6 +54,7 @@ impl Metric {
             Metric::ScanLatencyMs => "StockScan latency (ms)".into(),
             Metric::TypeAbortRate(t) => format!("{t} conflict-abort rate"),
             Metric::NewBytesPerTxn => "new memory per transaction (bytes)".into(),
+            Metric::Named(l) => l.into(),
         }
     }
     /// The file-name suffix of the panel that plots it.
@@ -63,6 +67,7 @@ impl Metric {
             Metric::ScanLatencyMs => "scan-latency".into(),
             Metric::TypeAbortRate(t) => format!("{t}-aborts"),
             Metric::NewBytesPerTxn => "memory".into(),
+            Metric::Named(l) => l.replace(' ', "-"),
         }
     }
 }
@@ -89,6 +94,8 @@ pub enum Expect {
     Below1,
     /// At most this (the paper says the series are "the same").
     AtMost(f64),
+    /// At least this (the bars: "grows at least 5x").
+    AtLeast(f64),
 }
 
 /// How a claim becomes one number.
@@ -225,11 +232,17 @@ pub fn judge(expect: Expect, here: Option<f64>) -> Verdict {
         Expect::Above1 if r > 1.0 => Verdict::Agrees,
         Expect::Below1 if r < 1.0 => Verdict::Agrees,
         Expect::AtMost(m) if r <= m => Verdict::Agrees,
+        Expect::AtLeast(m) if r >= m => Verdict::Agrees,
+        Expect::AtLeast(m) if m > 1.0 && r > 1.0 => Verdict::AgreesInDirection,
         Expect::Range(lo, hi) if (lo..=hi).contains(&r) => Verdict::Agrees,
         // A range on one side of 1 states a direction too.
         Expect::Range(lo, _) if lo > 1.0 && r > 1.0 => Verdict::AgreesInDirection,
         Expect::Range(_, hi) if hi < 1.0 && r < 1.0 => Verdict::AgreesInDirection,
-        Expect::Above1 | Expect::Below1 | Expect::AtMost(_) | Expect::Range(..) => Verdict::Differs,
+        Expect::Above1
+        | Expect::Below1
+        | Expect::AtMost(_)
+        | Expect::AtLeast(_)
+        | Expect::Range(..) => Verdict::Differs,
     }
 }
 
@@ -269,6 +282,7 @@ fn expect_text(e: Expect) -> String {
         Expect::Above1 => "above 1".into(),
         Expect::Below1 => "below 1".into(),
         Expect::AtMost(m) => format!("at most {m}x (about equal)"),
+        Expect::AtLeast(m) => format!("at least {m}x"),
     }
 }
 

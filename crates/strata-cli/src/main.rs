@@ -13,9 +13,11 @@ mod read_mostly_cmd;
 mod reproduce;
 mod reproduce_ermia;
 mod reproduce_ermia_hybrid;
+mod reproduce_mvpbt;
 mod reproduce_vdriver;
 mod tpcc_cmd;
 mod ycsb_args;
+mod ycsb_core_cmd;
 
 use std::process::ExitCode;
 
@@ -99,6 +101,10 @@ enum Bench {
     /// ERMIA's read-mostly microbenchmark (Fig. 1): read many random rows
     /// of TPC-C's Stock table, update a small fraction of them.
     ReadMostly(Box<read_mostly_cmd::ReadMostlyArgs>),
+    /// YCSB's core workloads A, B, D and E through a secondary index of
+    /// either kind (MV-PBT's Fig. 15a): --workload a|b|d|e --index
+    /// standard|mvpbt.
+    YcsbCore(Box<ycsb_core_cmd::CoreArgs>),
 }
 
 /// Parses a protocol name (`mvto`, `mvocc`, `mv2pl`, `si`, `ssn`, `ssi`, `occ`).
@@ -424,6 +430,7 @@ fn main() -> ExitCode {
         Command::Bench(Bench::Llt(args)) => llt_cmd::run(&args),
         Command::Bench(Bench::Durable(args)) => durable_cmd::run(&args),
         Command::Bench(Bench::ReadMostly(args)) => read_mostly_cmd::run(&args),
+        Command::Bench(Bench::YcsbCore(args)) => ycsb_core_cmd::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Protocols => {
             protocols();

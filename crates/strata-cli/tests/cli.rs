@@ -1480,3 +1480,73 @@ fn reproduce_ermia_hybrid_figures_write_every_point() {
     assert_valid_png(&dir.join("ermia-fig12-60.png"));
     assert_valid_png(&dir.join("ermia-fig12-80.png"));
 }
+
+/// `bench ycsb-core` runs each core workload through either index kind;
+/// `reproduce mvpbt-fig15a` writes a row per workload and kind, the bar
+/// chart and the findings.
+#[test]
+fn ycsb_core_and_mvpbt_fig15a() {
+    for (w, index) in [("a", "mvpbt"), ("e", "standard")] {
+        let out = strata(&[
+            "bench",
+            "ycsb-core",
+            "--workload",
+            w,
+            "--index",
+            index,
+            "--records",
+            "2000",
+            "--duration",
+            "0.1",
+            "--warmup",
+            "0",
+            "--json",
+        ]);
+        assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["config"]["index"], index);
+        assert!(v["run"]["committed"].as_u64().unwrap() > 0, "{v}");
+    }
+    assert_usage_error(&["bench", "ycsb-core", "--workload", "c"], "a, b, d or e");
+    assert_usage_error(
+        &["bench", "ycsb-core", "--index", "lsm"],
+        "standard or mvpbt",
+    );
+    let dir = temp_dir("fig15a");
+    let out = strata(&[
+        "reproduce",
+        "mvpbt-fig15a",
+        "--records",
+        "2000",
+        "--duration",
+        "0.05",
+        "--warmup",
+        "0",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let csv = std::fs::read_to_string(dir.join("mvpbt-fig15a.csv")).unwrap();
+    let pairs: Vec<String> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').take(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            "a standard",
+            "a mvpbt",
+            "b standard",
+            "b mvpbt",
+            "d standard",
+            "d mvpbt",
+            "e standard",
+            "e mvpbt"
+        ]
+    );
+    assert_valid_png(&dir.join("mvpbt-fig15a.png"));
+    let md = std::fs::read_to_string(dir.join("mvpbt-fig15a.md")).unwrap();
+    assert!(md.contains("workload a: MV-PBT / standard"), "{md}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

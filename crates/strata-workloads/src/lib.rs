@@ -35,6 +35,7 @@ pub mod read_mostly;
 pub mod rng;
 pub mod tpcc;
 pub mod ycsb;
+pub mod ycsb_core;
 
 pub use driver::{DriverConfig, Observer, Outcome, Quiet, Report, Worker};
 pub use rng::{Rng, Zipfian};
