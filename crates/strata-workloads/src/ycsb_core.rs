@@ -215,7 +215,7 @@ pub fn load(
         .column("k", Type::Int)
         .column("sk", Type::Int);
     for f in 0..cfg.fields {
-        schema = schema.column(&format!("f{f}"), Type::Text);
+        schema = schema.column(format!("f{f}"), Type::Text);
     }
     let table = db.create_table(schema.primary_key(&["k"]))?;
     observer.start("load", cfg.records, "rows");
