@@ -1550,3 +1550,50 @@ fn ycsb_core_and_mvpbt_fig15a() {
     assert!(md.contains("workload a: MV-PBT / standard"), "{md}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// MV-PBT's other figures at the smallest size: each writes its CSV, its
+/// PNGs and its findings.
+#[test]
+fn mvpbt_figures_write_their_files() {
+    let dir = temp_dir("mvpbt-figs");
+    let d = dir.to_str().unwrap();
+    for (fig, extra, pngs) in [
+        ("mvpbt-fig12b", "500", &["mvpbt-fig12b"][..]),
+        (
+            "mvpbt-fig13",
+            "5000",
+            &["mvpbt-fig13", "mvpbt-fig13-size"][..],
+        ),
+        (
+            "mvpbt-fig15b",
+            "2000",
+            &["mvpbt-fig15b", "mvpbt-fig15b-partitions"][..],
+        ),
+    ] {
+        let out = strata(&[
+            "reproduce",
+            fig,
+            "--records",
+            extra,
+            "--duration",
+            "2",
+            "--out",
+            d,
+        ]);
+        assert!(out.status.success(), "{fig}: {}", text(&out.stderr));
+        let csv = std::fs::read_to_string(dir.join(format!("{fig}.csv"))).unwrap();
+        assert!(csv.lines().count() > 2, "{fig}: {csv}");
+        for png in pngs {
+            assert_valid_png(&dir.join(format!("{png}.png")));
+        }
+        let md = std::fs::read_to_string(dir.join(format!("{fig}.md"))).unwrap();
+        assert!(
+            md.contains(": agrees") || md.contains(": differs"),
+            "{fig}: {md}"
+        );
+    }
+    // Figure 12b's three series at every chain length.
+    let csv = std::fs::read_to_string(dir.join("mvpbt-fig12b.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 3 * 7, "{csv}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
