@@ -15,53 +15,72 @@
 //! zones say it is dead (true of every version of a dead segment), so an
 //! address reused by a newer version is never pruned by mistake.
 
-use super::dead_zone::{dead_versions, Pins};
 use crate::storage::dead_zones::DeadZones;
-use crate::storage::{siro, PrunePlan};
+use crate::storage::siro::{self, CutAction, CutOutcome, Handover};
 use crate::table::TableInner;
 use crossbeam_epoch as epoch;
 use std::collections::BTreeMap;
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 
-/// Publishes `zones` to `t`'s writers and prunes the rows of its dead
-/// segments. Returns versions retired. Does nothing for a table of another
-/// scheme. Called by the dead-zone pass (`gc::dead_zone`) once per table,
-/// under the pass lock: no other collector touches these rows.
-pub(crate) fn on_pass(t: &TableInner, z: &DeadZones) -> u64 {
+/// What a pass's cut did to one table.
+#[derive(Default)]
+pub(crate) struct Cut {
+    /// Headers retired (by Fixups).
+    pub freed: u64,
+    /// Rows the cut left in the 1-hole state: the next pass's row step
+    /// looks at them (it unlinks their holes with their other dead
+    /// versions, unless a cut's Fixup comes first).
+    pub holes: Vec<u64>,
+}
+
+/// Publishes `zones` to `t`'s writers and cuts the rows of its dead
+/// segments. Does nothing for a table of another scheme. Called by the
+/// dead-zone pass (`gc::dead_zone`) once per table, under the pass lock:
+/// no other collector touches these rows.
+pub(crate) fn on_pass(t: &TableInner, z: &DeadZones) -> Cut {
     let Some(st) = t.siro.as_deref() else {
-        return 0;
+        return Cut::default();
     };
     st.publish(z);
-    let taken = siro::take_dead_segments(t, z, |_| true);
-    if taken.is_empty() || t.indexed.load(std::sync::atomic::Ordering::SeqCst) {
+    let (taken, event) = siro::take_dead_segments(t, z, |_| true);
+    let Some(event) = event else {
+        return Cut::default();
+    };
+    match event {
+        siro::CutEvent::CutI => st.counters.cut_i.fetch_add(1, Relaxed),
+        siro::CutEvent::CutII => st.counters.cut_ii.fetch_add(1, Relaxed),
+    };
+    if taken.is_empty() || t.indexed.load(SeqCst) {
         // With secondary indexes, a prune walks the row's kept versions
-        // for index work: the row step prunes these (dead) versions with
-        // the others in one walk when the row comes up (its versions' last
-        // readers ended: the watch hands it over), instead of a second
-        // walk per row here. The dead descriptors are dropped.
-        return 0;
+        // for index work and reads the images of the versions it removes:
+        // the row step prunes these (dead) versions with the others in one
+        // walk when the row comes up (its versions' last readers ended:
+        // the watch hands it over), instead of a cut that drops images.
+        // The dead descriptors are dropped.
+        return Cut::default();
     }
+    let zones = st.zones().expect("published above");
     let mut rows: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
     for (tuple, v) in taken {
         rows.entry(tuple).or_default().push(v);
     }
-    let mut freed = 0;
-    let (mut pins, mut dead) = (Pins::default(), Vec::new());
-    for (tuple, mut addrs) in rows {
+    let mut out = Cut::default();
+    for (tuple, mut victims) in rows {
         let guard = epoch::pin();
-        addrs.sort_unstable();
-        dead.clear();
-        dead_versions(t, tuple, z, 0, &mut pins, &mut dead);
-        let mut victims: Vec<_> = dead
-            .iter()
-            .copied()
-            .filter(|&v| addrs.binary_search(&(v as usize)).is_ok())
-            .collect();
-        if victims.is_empty() {
-            continue;
-        }
-        freed += siro::cutting(|| {
-            super::prune_versions(t, tuple, PrunePlan::versions(&mut victims), &guard)
+        victims.sort_unstable();
+        victims.dedup();
+        let h = Box::new(Handover {
+            victims,
+            event,
+            zones: zones.clone(),
         });
+        match siro::cut(t, st, tuple, h, &guard) {
+            CutOutcome::Done(CutAction::LeaveHole, _) => out.holes.push(tuple),
+            CutOutcome::Done(CutAction::Fixup | CutAction::Nothing, n) => out.freed += n,
+            // The writer holding the row cuts it; its commit queues the
+            // row for the row step.
+            CutOutcome::HandedOver => {}
+        }
     }
-    freed
+    out
 }
