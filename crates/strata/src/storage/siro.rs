@@ -879,8 +879,15 @@ fn sort(s: &Store, st: &Siro, tuple: u64, prev: *mut Version, guard: &Guard) {
     let row = st.row(tuple);
     row.sorter_enter();
     relocate_below(s, tuple, prev, guard);
+    sorter_leave(s, st, tuple, &row, guard);
+}
+
+/// The writer leaves the row it holds; a cut handed over meanwhile is
+/// its to do first (the paper's invariant: whoever wins deletes the dead
+/// versions). Pinned by the caller.
+pub(crate) fn sorter_leave(s: &Store, st: &Siro, tuple: u64, row: &RowState, guard: &Guard) {
     if let Some(h) = row.sorter_release() {
-        cut_chain(s, st, tuple, &row, &h, guard);
+        cut_chain(s, st, tuple, row, &h, guard);
         row.sorter_done();
     }
 }
