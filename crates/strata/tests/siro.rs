@@ -301,8 +301,8 @@ fn the_cutter_races_writers_on_the_same_chains_under_long_snapshots() {
                         // around it), the others over a few.
                         let hold = if r == 0 && round % 4 == 0 { 200 } else { 8 };
                         let until = committed.load(SeqCst) + hold;
-                        let deadline = std::time::Instant::now()
-                            + std::time::Duration::from_millis(500);
+                        let deadline =
+                            std::time::Instant::now() + std::time::Duration::from_millis(500);
                         loop {
                             for k in 0..3 {
                                 let v = int(&x.get(t, &key![k as i64]).unwrap().unwrap()[1]);
@@ -337,8 +337,14 @@ fn the_cutter_races_writers_on_the_same_chains_under_long_snapshots() {
     let s = &st.siro;
     eprintln!("{s:?}");
     assert!(s.cut_i + s.cut_ii > 0, "no segment was cut: {s:?}");
-    assert!(s.holes_opened + s.fixups > 0, "no cut reached a chain: {s:?}");
-    assert_eq!(s.one_hole_chains, 0, "the last pass filled every hole: {s:?}");
+    assert!(
+        s.holes_opened + s.fixups > 0,
+        "no cut reached a chain: {s:?}"
+    );
+    assert_eq!(
+        s.one_hole_chains, 0,
+        "the last pass filled every hole: {s:?}"
+    );
     assert_eq!(st.longest_chain, 1, "{s:?}");
     let mut now = db.begin_read_only().unwrap();
     let total: i64 = (0..3)

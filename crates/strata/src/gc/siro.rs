@@ -195,7 +195,10 @@ mod tests {
         let cut = on_pass(&t.inner, &keeping(&t, &[0, 3, 4, 5, 6]));
         assert_eq!((cut.freed, cut.holes.as_slice()), (0, &[0][..]));
         assert_eq!(st.chain_state(0), ChainState::OneHole);
-        assert_eq!((count(&st.counters.cut_i), count(&st.counters.holes_opened)), (1, 1));
+        assert_eq!(
+            (count(&st.counters.cut_i), count(&st.counters.holes_opened)),
+            (1, 1)
+        );
         let some = |v: &[i64]| v.iter().map(|&x| Some(x)).collect::<Vec<_>>();
         let mut want = some(&[8, 7, 6, 5, 4, 3]);
         want.extend([None, None, Some(0)]);
@@ -205,7 +208,10 @@ mod tests {
         let cut = on_pass(&t.inner, &keeping(&t, &[0, 3, 5]));
         assert_eq!((cut.freed, cut.holes.len()), (4, 0));
         assert_eq!(st.chain_state(0), ChainState::ZeroHole);
-        assert_eq!((count(&st.counters.cut_ii), count(&st.counters.fixups)), (1, 1));
+        assert_eq!(
+            (count(&st.counters.cut_ii), count(&st.counters.fixups)),
+            (1, 1)
+        );
         assert_eq!(chain(&t), some(&[8, 7, 5, 3, 0]));
         assert_eq!(st.one_hole_chains(), 0);
     }

@@ -254,7 +254,8 @@ impl Siro {
         shard.entry(tuple).or_default().clone()
     }
 
-    /// The row's state if it has one (readers of the state: stats, tests).
+    /// The row's state if it has one.
+    #[cfg(test)]
     fn row_if_any(&self, tuple: u64) -> Option<Arc<RowState>> {
         self.rows[tuple as usize % ROW_SHARDS]
             .lock()
@@ -275,6 +276,7 @@ impl Siro {
 
     /// The state of `tuple`'s chain by its marker (tests; the cut itself
     /// also checks that the marked hole is still linked).
+    #[cfg(test)]
     pub fn chain_state(&self, tuple: u64) -> ChainState {
         match self.row_if_any(tuple) {
             Some(r) if r.hole.load(Relaxed) != 0 => ChainState::OneHole,
@@ -531,6 +533,10 @@ impl RowState {
     /// cutter handed over. Then the row stays taken (a collector waits)
     /// until [`RowState::sorter_done`].
     pub fn sorter_release(&self) -> Option<Box<Handover>> {
+        if crate::sync::broken(crate::sync::Break::CutHandoverDropped) {
+            self.flag.swap(FREE, SeqCst);
+            return None;
+        }
         match self.flag.compare_exchange(SORTER, FREE, SeqCst, SeqCst) {
             Ok(_) => None,
             Err(f) => {
