@@ -1,19 +1,43 @@
 //! The collector's side of SIRO version storage (`storage::siro`): once
-//! per table per dead-zone pass, publish the zones to the table's writers
-//! (their first prune and classification at relocation) and cut the
-//! segments that lie inside one dead zone (vDriver §3.4, segment pruning);
-//! between passes, republish fresher zones whenever committers refresh
-//! the horizon (vDriver refreshes its zones periodically, §3.3).
+//! per table per dead-zone pass (committers run them every
+//! `gc_every_commits`, so the zones are as fresh as that; vDriver too
+//! refreshes its zones periodically, §3.3), publish the zones to the
+//! table's writers (their first prune and classification at relocation)
+//! and cut the segments that lie inside one dead zone (vDriver §3.4,
+//! vCUTTER's segment cleaning).
 //!
-//! A cut takes, from every sealed dead segment, the locators of the rows
-//! in the caller's partition (the pass holds that partition's lock, so no
-//! other collector touches those rows), and unlinks those versions from
-//! their chains in one `PrunePlan::Versions` step per row: secondary
-//! entries first, as every prune does (`super::prune_versions`). A locator
-//! is an address, not a pointer: a version the row step already pruned is
-//! simply not found in its chain; one still there is pruned only if the
-//! zones say it is dead (true of every version of a dead segment), so an
-//! address reused by a newer version is never pruned by mistake.
+//! A cut takes every sealed dead segment's locators and names the event
+//! (Cut-I: the dead segments were consecutive in one cluster; Cut-II:
+//! not), then cuts row by row, each row under its cleaning flag
+//! (`siro::cut`: the test-and-set of collaborative cleaning, Fig. 9). A
+//! cut that wins the row takes the chain's transition of Fig. 8 (leave a
+//! hole: drop the images, keep the headers linked; or Fixup: unlink every
+//! hole); one that loses hands the row's cut to the writer holding it,
+//! which does it before it frees the row.
+//!
+//! ```text
+//!  pass ──> publish zones ──> take_dead_segments ──> event (Cut-I | Cut-II)
+//!             │                                        │ per row:
+//!             v                                        v
+//!      writers' first prune          TAS ── won ──> transition: LeaveHole ──> row queued
+//!                                     │                         Fixup ──> headers retired
+//!                                     └─ lost ──> the writer does the cut (its commit
+//!                                                 queues the row)
+//! ```
+//!
+//! A locator is an address, not a pointer: a version the row step already
+//! pruned is simply not found in its chain; one still there is cut only
+//! if it is off-row and the zones say it is dead (true of every version of
+//! a dead segment), so an address reused by a newer version is never cut
+//! by mistake, even when a handed-over cut runs after the cutter unpinned.
+//! A cut drops images and needs no index work, so it runs only on tables
+//! without secondary indexes (see `on_pass`).
+//!
+//! Invariant (owned here): a row this cut left in the 1-hole state comes
+//! up at the next pass (the row step fills the hole if no cut's Fixup
+//! came first). A cut handed over to a writer comes up with the writer's
+//! commit; if the writer aborts, with the row's next write or the next
+//! cut that meets the chain.
 
 use crate::storage::dead_zones::DeadZones;
 use crate::storage::siro::{self, CutAction, CutOutcome, Handover};

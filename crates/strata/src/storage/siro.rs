@@ -25,10 +25,12 @@
 //!   (`in_place`, read under its seqlock like the other in-place schemes);
 //!   the previous version's image is the full copy the overwrite displaced
 //!   (as time-travel keeps it), tagged [`place::IN_ROW`]. An abort restores
-//!   the master from that copy and drops it (the in-place undo), which is
-//!   what the paper's toggle flip achieves; Strata's readers already
-//!   validate the master by its seqlock, so the pair is a master plus one
-//!   immutable copy rather than two cell arrays and a toggle bit.
+//!   the master from that copy and drops it (the in-place undo). The
+//!   paper's abort is a toggle flip between two cell arrays (§3.2, §3.5);
+//!   that is not built: the master and its seqlock readers are shared
+//!   with time-travel and delta (and model-checked as such), and a second
+//!   cell array with a toggle word would change every reader's validation
+//!   and the write section, for an abort that here costs one copy back.
 //! * **Relocation (vSORTER).** When a write makes v^{r,1} the new
 //!   v^{r,1→2}, its in-row copy is moved off-row: the dead-zone test first
 //!   (a dead version's image is retired, never copied: [`Counters`]'
@@ -41,27 +43,110 @@
 //!   the locators (tuple, header address) of its images, so it can be cut.
 //! * **Segment pruning (vCUTTER).** A sealed segment whose
 //!   `[v_min, v_max]` lies inside one dead zone holds only dead versions;
-//!   the collector takes it whole ([`take_dead_segments`]) and unlinks its
-//!   versions from their chains (`gc::siro`: the cut and the fix of the
-//!   chain's links happen in one `PrunePlan::Versions` step per row, so a
-//!   chain is never left with a hole a reader could fall into). On a
-//!   table with secondary indexes the dead descriptors are dropped and the
-//!   pass's row step unlinks their versions with the rest of the row's dead
-//!   ones, in the one walk its index work needs.
+//!   the collector takes it whole ([`take_dead_segments`], which also
+//!   names the cut event) and cuts its versions out of their chains by
+//!   cut-and-fix (below). On a table with secondary indexes the dead
+//!   descriptors are dropped and the pass's row step unlinks their
+//!   versions with the rest of the row's dead ones, in the one walk its
+//!   index work needs (it reads the images a cut would drop).
 //! * **Cleaning.** Dead versions in segments that are not wholly dead are
 //!   removed one by one by the dead-zone collector's row step (the
 //!   paper's "cleaning"); the counters tell the three apart.
 //!
-//! The images of first-pruned versions are gone while their headers are
-//! still linked (the collector unlinks them at its next pass). No snapshot
-//! reads them (that is what dead means), but secondary-index maintenance
-//! reads the images of the versions it removes, so a table with secondary
-//! indexes relocates every version and leaves dead ones to the collector.
+//! # Cut-and-fix (§3.4, Fig. 8)
 //!
-//! Invariant: every version a live snapshot can read has an image (in-row
-//! or in a segment); a version without one is dead by zones that were
-//! published by the collector (and dead zones stay dead: a snapshot that
-//! begins later is above every overwritten version's end).
+//! A cut drops the images of a segment's versions at once (the segment's
+//! memory, the bulk of it) but may leave their headers linked: a *hole*,
+//! a run of image-less headers whose `next` links still bridge to the
+//! older versions. A later event fills it (*Fixup*: link the hole's newer
+//! neighbour to its older one, retire the headers). Each chain is in one
+//! of the paper's two states, kept per row as a *hole marker*
+//! ([`RowState`]: the address of the hole's newest header, 0 for none),
+//! and [`transition`] is Fig. 8's state diagram:
+//!
+//! ```text
+//!   chain, newest first         state    event on the pass's dead segments
+//!   v9 v8 v6 v5 v4 v2 v1        0-hole
+//!   v9 v8 v6 v5 [v4 v2] v1      1-hole   Cut-I (consecutive): leave a hole
+//!   v9 v8 [v6] v5 [v4 v2] v1    ------   Cut-II on 1-hole: Fixup instead
+//!   v9 v8 v5 v1                 0-hole   (every hole filled, headers retired)
+//!
+//!   0-hole ──Cut-I/II, one hole──> 1-hole ──Cut-I, hole only grows──┐
+//!     ^                              │  <──────────────────────────┘
+//!     └──── Fixup: Cut-II, or any cut leaving 2+ holes ──┘
+//! ```
+//!
+//! The row step fills a hole too: its headers are dead, so it unlinks
+//! them with the row's other dead versions (`holes_cleaned`); a cut that
+//! leaves one queues the row for the next pass for that.
+//!
+//! Where memory differs from the paper, and why:
+//!
+//! * The paper's hole is a broken locator link, so its readers reach the
+//!   versions below it from the chain's tail, and a second hole orphans
+//!   the versions between the two: the Fixup is about reachability. Here
+//!   a chain is singly linked from its head, and a hole keeps its links
+//!   (only the images go), so no version is ever orphaned; what the
+//!   1-hole bound bounds is the image-less headers readers step over and
+//!   that linger before they are retired. The state machine is the
+//!   paper's, its stake is space and steps, not reachability.
+//! * "Consecutive segments leave at most one hole" holds in the paper's
+//!   version space; here a chain spreads over three clusters, so Cut-I can
+//!   still leave two runs in one chain. The cut counts the holes it would
+//!   leave in each chain, and takes the Fixup for two or more whatever
+//!   the event: "at most one hole per chain" holds regardless.
+//! * Headers of versions pruned at relocation (first prune) are also
+//!   image-less and linked (the paper never inserts them); a hole that
+//!   touches them absorbs them, and the Fixup retires them with it.
+//!
+//! Invariant (readers never fall into a hole): a reader stops only at the
+//! version its snapshot reads, which is never dead, and every hole header
+//! is dead by zones the collector published (a snapshot missing from
+//! those zones began above their floor, above every dead version's end);
+//! it steps over a hole on the untouched `next` links, and the Fixup
+//! relinks each hole with one store and retires its headers through the
+//! epoch, so a reader inside a hole walks on to the same older version.
+//!
+//! # Collaborative cleaning (§3.4, Fig. 9)
+//!
+//! The cutter and the writer that relocates v^{r,1→2} (vSORTER, under the
+//! row's write lock) meet on the chain below v^{r,1}: the cutter drops
+//! images and relinks around v^{r,2}, the writer moves the copy above it
+//! off-row (and, when it is dead, drops its image: a hole member). A
+//! per-row flag taken by test-and-set with footprints decides
+//! ([`RowState`]):
+//!
+//! ```text
+//!  flag: FREE ──swap(SORTER)──> writer wins ──relocates──> CAS(SORTER→FREE)
+//!                                │ cutter swaps its Handover in: loses,   │ fails: the
+//!                                │ returns at once                        │ cutter's cut;
+//!                                │                                        └ do it, FREE
+//!        FREE ──swap(&Handover)─> cutter wins ──cuts──> swap(FREE) = SORTER?
+//!                                │ writer swaps SORTER in: loses,          (the writer
+//!                                └ spin-waits until FREE, then relocates    waited)
+//! ```
+//!
+//! The winner does the dead versions' deletion whoever asked for it (the
+//! paper's invariant); the writer, losing, does its own suspended
+//! relocation after the wait. The dead-zone row step takes the same flag
+//! (by compare-and-swap from FREE, waiting), so one thread at a time
+//! edits the chain below v^{r,1}; `tests/siro_model.rs` checks the
+//! protocol under shuttle. Unlike the paper's "winner constant" flag in
+//! the record, the flag lives in a sharded map beside the segments (one
+//! entry per row that relocated a version, kept while the table lives):
+//! the in-place master is shared with the other in-place schemes.
+//!
+//! # Invariants
+//!
+//! Every version a live snapshot can read has an image (in-row or in a
+//! segment); a version without one is dead by zones that were published
+//! by the collector (and dead zones stay dead: a snapshot that begins
+//! later is above every overwritten version's end). The images of
+//! first-pruned and cut versions are gone while their headers may still
+//! be linked. No snapshot reads them, but secondary-index maintenance
+//! reads the images of the versions it removes, so a table with
+//! secondary indexes relocates every version, is never cut, and leaves
+//! dead ones to the collector's row step.
 
 use super::chain::{self, Newest, Span, Survivor, Versions};
 use super::dead_zones::DeadZones;
