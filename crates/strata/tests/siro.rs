@@ -299,14 +299,18 @@ fn the_cutter_races_writers_on_the_same_chains_under_long_snapshots() {
                         // Reader 0 holds every fourth snapshot over 200
                         // commits (an LLT: wide dead zones open and close
                         // around it), the others over a few.
-                        let hold = if r == 0 && round % 4 == 0 { 200 } else { 8 };
+                        let hold = if r == 0 && round.is_multiple_of(4) {
+                            200
+                        } else {
+                            8
+                        };
                         let until = committed.load(SeqCst) + hold;
                         let deadline =
                             std::time::Instant::now() + std::time::Duration::from_millis(500);
                         loop {
-                            for k in 0..3 {
+                            for (k, want) in first.iter().enumerate() {
                                 let v = int(&x.get(t, &key![k as i64]).unwrap().unwrap()[1]);
-                                assert_eq!(v, first[k], "reader {r}, row {k}");
+                                assert_eq!(v, *want, "reader {r}, row {k}");
                                 checked += 1;
                             }
                             std::thread::yield_now();

@@ -315,12 +315,15 @@ pub struct Siro {
     /// Per row that relocated a version: its cleaning flag and hole
     /// marker ([`RowState`]), sharded by tuple. Never shrinks while the
     /// table lives: a row's two parties must always meet on one flag.
-    rows: Box<[Mutex<FxHashMap<u64, Arc<RowState>>>]>,
+    rows: Box<[RowShard]>,
     pub counters: Counters,
 }
 
 /// Shards of [`Siro::rows`].
 const ROW_SHARDS: usize = 64;
+
+/// One shard of [`Siro::rows`]: tuple -> its row's state.
+type RowShard = Mutex<FxHashMap<u64, Arc<RowState>>>;
 
 impl Siro {
     pub fn new(tuning: SiroTuning) -> Siro {
