@@ -176,7 +176,7 @@ mod tests {
     }
 
     /// The chain, newest first: each version's `v` (None: no image).
-    fn images(t: &Table) -> Vec<Option<i64>> {
+    fn chain(t: &Table) -> Vec<Option<i64>> {
         let _g = epoch::pin();
         let mut c = storage::chain(&t.inner, 0, Span::ALL);
         let mut out = Vec::new();
@@ -201,10 +201,6 @@ mod tests {
     }
 
     const N: i64 = 8;
-
-    fn chain(t: &Table) -> Vec<Option<i64>> {
-        images(t)
-    }
 
     /// 0-hole + Cut-I -> 1-hole; 1-hole + Cut-II -> Fixup -> 0-hole. The
     /// hole's headers stay linked with no image; every other version
@@ -333,7 +329,11 @@ mod tests {
                 set(&db, &t, N + 1);
                 done.store(true, SeqCst);
             });
-            std::thread::sleep(std::time::Duration::from_millis(50));
+            // The writer swapped its footprint in: it lost and spin-waits.
+            while !row.writer_footprint() {
+                std::thread::yield_now();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
             assert!(!done.load(SeqCst), "the writer waits for the cutter");
             let (action, _) = siro::cut_chain(&t.inner, st, 0, &row, &h, &epoch::pin());
             assert_eq!(action, CutAction::LeaveHole);

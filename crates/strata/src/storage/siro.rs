@@ -664,6 +664,13 @@ impl RowState {
         }
     }
 
+    /// Whether a writer's footprint is in the flag (tests: a writer that
+    /// lost to the cutter is waiting).
+    #[cfg(test)]
+    pub(crate) fn writer_footprint(&self) -> bool {
+        self.flag.load(SeqCst) == SORTER
+    }
+
     /// The cutter leaves: whether a writer waited meanwhile.
     pub fn cutter_release(&self) -> bool {
         self.flag.swap(FREE, SeqCst) == SORTER
