@@ -170,6 +170,9 @@ pub struct SiroStats {
     pub cutter_won: u64,
     /// ... or the writer won (and did the cutter's cut of the row too).
     pub sorter_won: u64,
+    /// Aborts undone by the toggle: the previous version's in-row copy
+    /// became current again, nothing copied back (vDriver §3.5).
+    pub aborts_toggled: u64,
 }
 
 impl SiroStats {
@@ -200,6 +203,7 @@ impl SiroStats {
         self.one_hole_chains += st.one_hole_chains() as u64;
         self.cutter_won += c.cutter_won.load(Relaxed);
         self.sorter_won += c.sorter_won.load(Relaxed);
+        self.aborts_toggled += c.aborts_toggled.load(Relaxed);
         for (o, n) in self.segments.iter_mut().zip(st.segment_counts()) {
             *o += n as u64;
         }

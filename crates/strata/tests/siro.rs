@@ -118,6 +118,75 @@ fn an_abort_leaves_the_row_as_it_was() {
     assert_eq!(now.get(&t, &key![0]).unwrap().unwrap()[1], Value::Int(3));
 }
 
+/// vDriver §3.5: an abort toggles. The aborted write's previous version
+/// becomes current again with the image it already has (its in-row copy),
+/// nothing copied back; a later write derives from that image; aborted
+/// deletes, repeated aborts and a transaction writing the row twice
+/// (then aborting, or committing) all leave exactly the committed values.
+#[test]
+fn an_abort_toggles_back_to_the_in_row_copy() {
+    let db = Database::open(opts()).unwrap();
+    let t = counters_table(&db, 1);
+    let int = |x: &mut strata::Transaction| match x.get(&t, &key![0]).unwrap() {
+        Some(r) => r[1].clone(),
+        None => Value::from("deleted"),
+    };
+    let mut old = db.begin_read_only().unwrap();
+    set_v(&db, &t, 0, 1);
+    let toggled = || db.stats().siro.aborts_toggled;
+    let mut x = db.begin().unwrap();
+    x.update(&t, &key![0], &[("v", Value::Int(-1))]).unwrap();
+    x.abort();
+    assert_eq!(toggled(), 1);
+    let mut now = db.begin_read_only().unwrap();
+    assert_eq!(int(&mut now), Value::Int(1));
+    now.commit().unwrap();
+    // An increment over the toggled version reads and derives from its copy.
+    db.run(|x| {
+        let v = match x.get(&t, &key![0])?.unwrap()[1] {
+            Value::Int(v) => v,
+            Value::Text(_) => unreachable!(),
+        };
+        x.update(&t, &key![0], &[("v", Value::Int(v + 10))])
+    })
+    .unwrap();
+    // A delete aborted, twice an update aborted, a double update aborted.
+    let mut x = db.begin().unwrap();
+    x.delete(&t, &key![0]).unwrap();
+    x.abort();
+    for v in [-2, -3] {
+        let mut x = db.begin().unwrap();
+        x.update(&t, &key![0], &[("v", Value::Int(v))]).unwrap();
+        x.abort();
+    }
+    let mut x = db.begin().unwrap();
+    x.update(&t, &key![0], &[("v", Value::Int(-4))]).unwrap();
+    x.update(&t, &key![0], &[("v", Value::Int(-5))]).unwrap();
+    assert_eq!(int(&mut x), Value::Int(-5), "its own write");
+    x.abort();
+    assert_eq!(toggled(), 5);
+    let mut now = db.begin_read_only().unwrap();
+    assert_eq!(int(&mut now), Value::Int(11));
+    // Written twice and committed, over the toggled version.
+    let mut x = db.begin().unwrap();
+    x.update(&t, &key![0], &[("v", Value::Int(20))]).unwrap();
+    x.update(&t, &key![0], &[("v", Value::Int(21))]).unwrap();
+    x.commit().unwrap();
+    set_v(&db, &t, 0, 22);
+    let mut last = db.begin_read_only().unwrap();
+    assert_eq!(int(&mut last), Value::Int(22));
+    assert_eq!(int(&mut now), Value::Int(11));
+    assert_eq!(int(&mut old), Value::Int(0));
+    // And the versions are pruned as usual once nobody reads them.
+    for x in [old, now, last] {
+        x.commit().unwrap();
+    }
+    db.collect_garbage();
+    assert_eq!(db.stats().longest_chain, 1);
+    let mut end = db.begin_read_only().unwrap();
+    assert_eq!(int(&mut end), Value::Int(22));
+}
+
 /// Writers, the collector (background passes every millisecond: segment
 /// cuts, row cleaning, zones republished) and readers that hold snapshots
 /// race on a few rows: every read returns exactly the value the reader's
@@ -264,6 +333,14 @@ fn the_cutter_races_writers_on_the_same_chains_under_long_snapshots() {
                         // Rows 0 and 1 are hot; row 2, written every 16th
                         // time, leaves COLD versions.
                         let k = if i % 16 == 15 { 2 } else { (i % 2) as i64 };
+                        // Every fifth increment is first written and
+                        // aborted: the abort toggles, racing the cutter.
+                        if i % 5 == 4 {
+                            let mut x = db.begin().unwrap();
+                            if x.update(&t, &key![k], &[("v", Value::Int(-1))]).is_ok() {
+                                x.abort();
+                            }
+                        }
                         db.run(|x| {
                             let v = int(&x.get(&t, &key![k])?.expect("row")[1]);
                             x.update(&t, &key![k], &[("v", Value::Int(v + 1))])
@@ -345,6 +422,7 @@ fn the_cutter_races_writers_on_the_same_chains_under_long_snapshots() {
         s.holes_opened + s.fixups > 0,
         "no cut reached a chain: {s:?}"
     );
+    assert!(s.aborts_toggled > 0, "{s:?}");
     assert_eq!(
         s.one_hole_chains, 0,
         "the last pass filled every hole: {s:?}"

@@ -301,6 +301,8 @@ pub struct Counters {
     pub cutter_won: AtomicU64,
     /// ... or the writer won (and did the cutter's cut of that row too).
     pub sorter_won: AtomicU64,
+    /// Aborts that toggled back to the in-row copy (§3.5).
+    pub aborts_toggled: AtomicU64,
 }
 
 /// A table's SIRO state: the published dead zones, the clusters and the
@@ -873,7 +875,11 @@ impl VersionStore for SiroStore {
         prev: *mut Version,
         row: NewRow<'_>,
     ) -> *mut Version {
-        let v = Inner::install(s, tuple, tid, prev, row);
+        let v = if is_toggled(prev) {
+            super::in_place::install_over_copy(s, tuple, tid, prev, row)
+        } else {
+            Inner::install(s, tuple, tid, prev, row)
+        };
         // SAFETY: `prev` is locked by us and alive.
         if unsafe { prev.as_ref() }.is_some_and(|p| !p.next().is_null()) {
             let guard = crossbeam_epoch::pin();
@@ -897,7 +903,20 @@ impl VersionStore for SiroStore {
         Inner::replace_own(s, tuple, tid, own, prev, row, guard)
     }
 
+    /// The toggle (§3.5): when `own` overwrote a live version of the same
+    /// master, `prev`'s in-row copy (made by that overwrite) simply
+    /// becomes current again; else (an insert, over nothing or a
+    /// tombstone) the in-place undo.
     fn undo(s: &Store, tuple: u64, own: *mut Version, prev: *mut Version, guard: &Guard) {
+        let m = super::in_place::master_of(own);
+        if !m.is_null() && super::in_place::master_of(prev) == m && is_toggled(prev) {
+            // SAFETY: the master lives as long as its row.
+            super::in_place::toggle_back(s.rows.slot(tuple), unsafe { &*m }, prev, guard);
+            if let Some(st) = s.siro.as_deref() {
+                st.counters.aborts_toggled.fetch_add(1, Relaxed);
+            }
+            return;
+        }
         Inner::undo(s, tuple, own, prev, guard)
     }
 
@@ -1077,6 +1096,15 @@ fn relocate(s: &Store, tuple: u64, r: &Version, begin: u64, end: u64, guard: &Gu
 pub(crate) fn is_hole(v: &Version) -> bool {
     let end = v.end.load(SeqCst);
     end & TID_MARK == 0 && end != INF_TS && !v.is_tombstone()
+}
+
+/// Whether `prev`, the row's newest committed version (locked by the
+/// caller), has its image in its in-row copy rather than in the master's
+/// cells: the toggle's other side, after an abort over it.
+fn is_toggled(prev: *mut Version) -> bool {
+    // SAFETY: the caller holds `prev`'s lock; it is alive.
+    unsafe { prev.as_ref() }
+        .is_some_and(|p| !p.is_tombstone() && p.is_in_place() && is_in_row_copy(p))
 }
 
 /// Whether `v`'s image is SIRO's in-row previous copy.
