@@ -1,9 +1,11 @@
-//! SIRO version storage (`storage::siro`, vDriver §3.2-§3.4): a long
+//! SIRO version storage (`storage::siro`, vDriver §3.2-§3.5): a long
 //! reader's version goes off-row into the LLT cluster, versions dead when
-//! they leave the row are never copied, whole dead segments are cut, the
-//! in-row / off-row split is reported; and writers, readers and the
-//! collector racing on the same chains read exactly what their snapshots
-//! must see.
+//! they leave the row are never copied, whole dead segments are cut (by
+//! cut-and-fix), an abort toggles back to the in-row copy, the in-row /
+//! off-row split is reported; and writers, readers and the collector (its
+//! cutter racing writers for the same chains, Fig. 9) read exactly what
+//! their snapshots must see. The cut-and-fix state transitions one by one
+//! are `gc::siro`'s unit tests.
 
 mod common;
 
@@ -100,8 +102,8 @@ fn the_previous_version_stays_in_row() {
     assert_eq!(sum(two.siro.relocated), 1);
 }
 
-/// An abort restores the row to its previous state: the in-row copy is
-/// the current version again and a later write relocates as usual.
+/// An abort leaves the row in its previous state: the in-row copy is the
+/// current version again (the toggle) and a later write relocates as usual.
 #[test]
 fn an_abort_leaves_the_row_as_it_was() {
     let db = Database::open(opts()).unwrap();

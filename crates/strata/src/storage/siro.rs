@@ -21,16 +21,25 @@
 //!
 //! # Mapping onto Strata
 //!
-//! * **Two in-row images.** The current image is the in-place master
-//!   (`in_place`, read under its seqlock like the other in-place schemes);
-//!   the previous version's image is the full copy the overwrite displaced
-//!   (as time-travel keeps it), tagged [`place::IN_ROW`]. An abort restores
-//!   the master from that copy and drops it (the in-place undo). The
-//!   paper's abort is a toggle flip between two cell arrays (§3.2, §3.5);
-//!   that is not built: the master and its seqlock readers are shared
-//!   with time-travel and delta (and model-checked as such), and a second
-//!   cell array with a toggle word would change every reader's validation
-//!   and the write section, for an abort that here costs one copy back.
+//! * **Two in-row images and the toggle (§3.2, §3.5).** The row's two
+//!   in-row slots are the in-place master's cells (read under its seqlock
+//!   like the other in-place schemes) and the full copy an overwrite
+//!   displaces (as time-travel keeps it), tagged [`place::IN_ROW`], on
+//!   the previous version. Which one holds the current image is the
+//!   toggle: normally the cells (the master's `owner` is the newest
+//!   version); after an abort, the copy. An abort only unlinks the
+//!   aborted version and clears the master's owner
+//!   (`in_place::toggle_back`): the previous version, which already reads
+//!   from its copy, is current again, nothing is copied back, and the
+//!   cells keep the aborted image as the paper's placeholder keeps its
+//!   bytes. The next write over that version finds its image already in
+//!   the copy, so nothing is displaced: the cells take the new image
+//!   (`in_place::install_over_copy`), and the toggle flips back. The
+//!   paper toggles a bit between two equal slots; here the slots differ
+//!   (a seqlocked master shared with time-travel and delta, and a copy),
+//!   so the "bit" is whether the newest committed version has an in-row
+//!   copy (`is_toggled`); readers need no change, since a version with
+//!   a full copy is read from it first (`in_place::values_of`).
 //! * **Relocation (vSORTER).** When a write makes v^{r,1} the new
 //!   v^{r,1→2}, its in-row copy is moved off-row: the dead-zone test first
 //!   (a dead version's image is retired, never copied: [`Counters`]'
