@@ -152,9 +152,11 @@ pub struct SiroStats {
     pub segments_dropped: u64,
     /// Segments holding locators now (open ones included).
     pub segments: [u64; 3],
-    /// Cut events (vDriver §3.4, Fig. 8): passes whose dead segments were
-    /// consecutive in one cluster (Cut-I), or not (Cut-II).
+    /// Cut-I events (vDriver §3.4, Fig. 8): passes whose dead segments
+    /// were consecutive in one cluster.
     pub cut_i: u64,
+    /// Cut-II events: passes whose dead segments were not (a live segment
+    /// between them, or several clusters).
     pub cut_ii: u64,
     /// Chains a cut took from the 0-hole to the 1-hole state.
     pub holes_opened: u64,

@@ -294,9 +294,10 @@ pub struct Counters {
     pub cleaned: [AtomicU64; 3],
     /// Segments dropped whole.
     pub segments_dropped: AtomicU64,
-    /// Cut events (§3.4): passes whose dead segments were consecutive in
-    /// one cluster (Cut-I), or not (Cut-II).
+    /// Cut-I events (§3.4): passes whose dead segments were consecutive
+    /// in one cluster.
     pub cut_i: AtomicU64,
+    /// Cut-II events: passes whose dead segments were not.
     pub cut_ii: AtomicU64,
     /// Chains a cut took from the 0-hole to the 1-hole state.
     pub holes_opened: AtomicU64,
