@@ -145,9 +145,8 @@ fn an_abort_toggles_back_to_the_in_row_copy() {
     now.commit().unwrap();
     // An increment over the toggled version reads and derives from its copy.
     db.run(|x| {
-        let v = match x.get(&t, &key![0])?.unwrap()[1] {
-            Value::Int(v) => v,
-            Value::Text(_) => unreachable!(),
+        let Value::Int(v) = x.get(&t, &key![0])?.unwrap()[1] else {
+            panic!("v is an INT column");
         };
         x.update(&t, &key![0], &[("v", Value::Int(v + 10))])
     })
@@ -343,9 +342,11 @@ fn the_cutter_races_writers_on_the_same_chains_under_long_snapshots() {
     .unwrap();
     let t = counters_table(&db, 3);
     let stop = AtomicBool::new(false);
-    let int = |v: &Value| match v {
-        Value::Int(i) => *i,
-        Value::Text(_) => unreachable!(),
+    let int = |v: &Value| {
+        let Value::Int(i) = v else {
+            panic!("v is an INT column");
+        };
+        *i
     };
     let committed = std::sync::atomic::AtomicU64::new(0);
     std::thread::scope(|s| {

@@ -181,9 +181,11 @@ mod tests {
         let mut c = storage::chain(&t.inner, 0, Span::ALL);
         let mut out = Vec::new();
         while let Some((_, img)) = c.step() {
-            out.push(img.map(|r| match r[1] {
-                Value::Int(v) => v,
-                Value::Text(_) => unreachable!(),
+            out.push(img.map(|r| {
+                let Value::Int(v) = r[1] else {
+                    panic!("v is an INT column");
+                };
+                v
             }));
         }
         out
