@@ -81,8 +81,10 @@ pub mod model {
     pub use crate::log::buffer::{counter, LogBuffer};
     pub use crate::log::record::{parse_header, seal, skip_record, CommitBuilder, KIND_SKIP};
     pub use crate::storage::append_only::{cooperate, o2n_prune};
+    pub use crate::storage::dead_zones::DeadZones;
     pub use crate::storage::delta::Deltas;
     pub use crate::storage::in_place::{install, undo, Master, Records};
+    pub use crate::storage::siro::{CutEvent, CutterTas, Handover, RowState};
     pub use crate::storage::time_travel::FullCopies;
     pub use crate::storage::version::{Version, INF_TS, TID_MARK};
     pub use crate::sync::model::{take_logged, take_retired, with_broken};

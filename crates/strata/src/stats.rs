@@ -215,6 +215,29 @@ pub struct SiroStats {
     pub segments_dropped: u64,
     /// Segments holding locators now (open ones included).
     pub segments: [u64; 3],
+    /// Cut-I events (vDriver §3.4, Fig. 8): passes whose dead segments
+    /// were consecutive in one cluster.
+    pub cut_i: u64,
+    /// Cut-II events: passes whose dead segments were not (a live segment
+    /// between them, or several clusters).
+    pub cut_ii: u64,
+    /// Chains a cut took from the 0-hole to the 1-hole state.
+    pub holes_opened: u64,
+    /// Fixups: cuts that filled every hole of a chain.
+    pub fixups: u64,
+    /// Holes the row step filled (unlinking them with the row's other
+    /// dead versions).
+    pub holes_cleaned: u64,
+    /// Chains in the 1-hole state now.
+    pub one_hole_chains: u64,
+    /// Collaborative cleaning (Fig. 9), contested rows: the cutter won
+    /// (the writer waited, then relocated) ...
+    pub cutter_won: u64,
+    /// ... or the writer won (and did the cutter's cut of the row too).
+    pub sorter_won: u64,
+    /// Aborts undone by the toggle: the previous version's in-row copy
+    /// became current again, nothing copied back (vDriver §3.5).
+    pub aborts_toggled: u64,
 }
 
 impl SiroStats {
@@ -237,6 +260,15 @@ impl SiroStats {
             self.cleaned[i] += c.cleaned[i].load(Relaxed);
         }
         self.segments_dropped += c.segments_dropped.load(Relaxed);
+        self.cut_i += c.cut_i.load(Relaxed);
+        self.cut_ii += c.cut_ii.load(Relaxed);
+        self.holes_opened += c.holes_opened.load(Relaxed);
+        self.fixups += c.fixups.load(Relaxed);
+        self.holes_cleaned += c.holes_cleaned.load(Relaxed);
+        self.one_hole_chains += st.one_hole_chains() as u64;
+        self.cutter_won += c.cutter_won.load(Relaxed);
+        self.sorter_won += c.sorter_won.load(Relaxed);
+        self.aborts_toggled += c.aborts_toggled.load(Relaxed);
         for (o, n) in self.segments.iter_mut().zip(st.segment_counts()) {
             *o += n as u64;
         }

@@ -118,6 +118,9 @@ pub enum Break {
     ScanBeforeClock,
     /// `Database::drop_table` does not wait for commits that are deciding.
     DropDoesNotWait,
+    /// SIRO's writer, winning collaborative cleaning, frees the row without
+    /// doing the cut the losing cutter handed it (`RowState::sorter_release`).
+    CutHandoverDropped,
 }
 
 /// Whether the model test broke step `b` (never, outside the model build).

@@ -329,9 +329,12 @@ impl DeadZone {
         let mut dead = Vec::new();
         // SIRO tables (`gc::siro`): the zones go to their writers (first
         // prune at relocation) and sealed dead segments are cut, before
-        // the row steps.
+        // the row steps; a chain a cut left with a hole comes up at the
+        // next pass.
         for t in tables.iter().filter(|t| !t.dropped.load(SeqCst)) {
-            in_zones += super::siro::on_pass(t, &zones);
+            let cut = super::siro::on_pass(t, &zones);
+            in_zones += cut.freed;
+            (watch.next_pass).extend(cut.holes.into_iter().map(|tuple| (t.id, tuple)));
         }
         let mut guard = epoch::pin();
         for (i, &(table, tuple)) in rows.iter().enumerate() {

@@ -309,7 +309,8 @@ pub(crate) enum Newest {
 /// The newest version, and the newest committed one, are never removed:
 /// a writer may be about to overwrite, or to undo back to, it. A run that
 /// would include one is kept (a debug build panics: the plan was wrong).
-/// The caller is the row's only collector; under O2N no cooperating
+/// The caller is the row's only collector (under SIRO: whoever holds the
+/// row's cleaning flag, `siro::RowState`); under O2N no cooperating
 /// worker may move the slot meanwhile (one moving it past a run being
 /// unlinked would retire the run again).
 pub(crate) fn remove(

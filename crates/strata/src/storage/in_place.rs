@@ -827,6 +827,56 @@ pub fn install<R: Records>(
     sec.finish(guard);
 }
 
+/// SIRO's toggled abort (vDriver §3.5): `own` (uncommitted, which
+/// overwrote `prev`) goes, and `prev` stays current with the image it
+/// already has, its in-row copy. Nothing is copied back: the cells keep
+/// the aborted image, the master has no owner (no version's image is in
+/// the cells), and the next write over `prev` fills them
+/// ([`install_over_copy`]). The caller holds `prev`'s lock.
+pub(crate) fn toggle_back(
+    slot: &AtomicPtr<Version>,
+    m: &Master,
+    prev: *mut Version,
+    guard: &Guard,
+) {
+    let mut sec = m.write();
+    // No reader takes the cells for `prev`: it reads its full copy first
+    // (`values_of`), and nobody but its writer reads `own`.
+    sec.set_owner(ptr::null_mut());
+    slot.store(prev, SeqCst);
+    sec.finish(guard);
+}
+
+/// SIRO: a write over `prev` whose image is its in-row copy (after a
+/// toggled abort): the copy already is `prev`'s record, so nothing is
+/// displaced; the stale cells get the new image. The caller holds `prev`'s
+/// lock.
+pub(crate) fn install_over_copy(
+    s: &Store,
+    tuple: u64,
+    tid: u64,
+    prev: *mut Version,
+    row: NewRow<'_>,
+) -> *mut Version {
+    let m = master_of(prev);
+    let v = alloc_version(s, tid, m, &row, prev);
+    // SAFETY: `prev` is locked by us and alive.
+    let img = image(s, unsafe { &*prev }, row);
+    let guard = epoch::pin();
+    // SAFETY: the master lives as long as its row.
+    let mut sec = unsafe { &*m }.write();
+    for i in 0..sec.m.len() {
+        sec.discard(i);
+    }
+    for (i, x) in img.into_iter().flatten().enumerate() {
+        sec.put(i, x);
+    }
+    sec.set_owner(v);
+    s.rows.slot(tuple).store(v, SeqCst);
+    sec.finish(&guard);
+    v
+}
+
 /// Replaces our own uncommitted `own` (which overwrote `prev`) by `new`:
 /// restore, then overwrite again, in one write section.
 fn reinstall<R: Records>(
@@ -1107,6 +1157,18 @@ fn image(s: &Store, base: &Version, row: NewRow<'_>) -> Option<Vec<Value>> {
 fn writer_row(base: &Version) -> Vec<Value> {
     if !base.is_in_place() || base.is_tombstone() {
         return base.data().to_vec();
+    }
+    // A newest version with a full copy is SIRO's after a toggled abort
+    // (`install_over_copy`): the copy is its image, the cells are stale.
+    // (Under the other schemes the newest version has no record.)
+    // SAFETY: the writer holds the row's lock: nobody retires the record.
+    if let Some(r) = base
+        .ext()
+        .and_then(|e| unsafe { e.record.load(Acquire).as_ref() })
+    {
+        if r.is_full() {
+            return r.full_values().to_vec();
+        }
     }
     // SAFETY: the writer holds the row's lock: the master is stable.
     unsafe { &*master_of(base as *const _ as *mut _) }.writer_values()
