@@ -1026,6 +1026,17 @@ impl<R: Records> VersionStore for InPlace<R> {
     }
 }
 
+/// Whether delta record `own` sets every attribute the delta records
+/// `run` set (its columns are sorted, as every delta record's are).
+fn covers(own: &Record, run: &[&Record]) -> bool {
+    let mine = own.cols.as_deref().expect("a delta record");
+    run.iter().all(|r| {
+        (r.cols.as_deref().expect("a delta record"))
+            .iter()
+            .all(|c| mine.binary_search(c).is_ok())
+    })
+}
+
 /// Before `run` (newest first) leaves the chain above `kept`: makes
 /// `kept`'s record relative to the version that will be its newer
 /// neighbour. Its delta was taken against the run's oldest version, whose
@@ -1075,6 +1086,13 @@ fn merge_records(run: &[*mut Version], kept: *mut Version, guard: &Guard) {
             }
             own_rec.apply_to(&mut row);
             Record::full(row)
+        }
+        None if covers(own_rec, &recs) => {
+            // `kept`'s own record sets every attribute the run's do, and it
+            // is applied last: the merge is that record itself. (Under a
+            // long reader whose updaters keep setting the same attributes,
+            // every prune is this case: no new record, nothing to retire.)
+            return;
         }
         None => {
             // Later records win (applied last): a stable sort by attribute
@@ -1212,11 +1230,20 @@ mod tests {
             let ext = unsafe { &*v }.ext().unwrap();
             unsafe { &*ext.record.load(SeqCst) }
         };
+        // A run whose attributes kept's own record sets: nothing to merge,
+        // the record stays (no new one, nothing retired).
+        set(run, Record::delta(vec![1], vec![Value::Int(7)]));
+        set(kept, Record::delta(vec![1], vec![Value::Int(2)]));
+        // SAFETY: ours, alive until the end of the test.
+        let before = unsafe { &*kept }.ext().unwrap().record.load(SeqCst);
+        merge_records(&[run], kept, &guard);
+        let after = unsafe { &*kept }.ext().unwrap().record.load(SeqCst);
+        assert_eq!(after, before, "no new record");
+        assert_eq!(&record(kept).vals[..], &[Value::Int(2)][..]);
         set(
             run,
             Record::delta(vec![0, 1], vec![Value::Int(1), Value::Int(1)]),
         );
-        set(kept, Record::delta(vec![1], vec![Value::Int(2)]));
         merge_records(&[run], kept, &guard);
         let r = record(kept);
         assert!(!r.is_full(), "two of three attributes");
