@@ -110,18 +110,22 @@ const FP_RATE: Metric = Metric::Named("false-positive rate");
 const FILTER_BYTES: Metric = Metric::Named("filter bytes per partition");
 const PARTITIONS: Metric = Metric::Named("frozen partitions");
 
+/// The figures' table `t(k, sk, v)`, empty.
+fn table_t(db: &Database) -> Result<Table, UsageError> {
+    db.create_table(
+        Schema::new("t")
+            .column("k", Type::Int)
+            .column("sk", Type::Int)
+            .column("v", Type::Int)
+            .primary_key(&["k"]),
+    )
+    .map_err(|e| UsageError(e.to_string()))
+}
+
 /// A table `t(k, sk, v)` of `rows` rows with an index on `sk` of `kind`.
 fn indexed_table(db: &Database, rows: u64, kind: IndexKind) -> Result<(Table, Index), UsageError> {
     let e = |e: strata::Error| UsageError(e.to_string());
-    let t = db
-        .create_table(
-            Schema::new("t")
-                .column("k", Type::Int)
-                .column("sk", Type::Int)
-                .column("v", Type::Int)
-                .primary_key(&["k"]),
-        )
-        .map_err(e)?;
+    let t = table_t(db)?;
     let mut k = 0;
     while k < rows {
         let mut txn = db.begin().map_err(e)?;
@@ -327,15 +331,7 @@ fn fig13(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
         let db = Database::open(Options::default().mvpbt_partition_records(size)).map_err(e)?;
         // The index exists before the rows, so inserts fill and freeze
         // partition after partition.
-        let t = db
-            .create_table(
-                Schema::new("t")
-                    .column("k", Type::Int)
-                    .column("sk", Type::Int)
-                    .column("v", Type::Int)
-                    .primary_key(&["k"]),
-            )
-            .map_err(e)?;
+        let t = table_t(&db)?;
         let idx = db
             .create_index_as("t_sk_v", &t, &["sk", "v"], Unique::No, IndexKind::MvPbt)
             .map_err(e)?;
