@@ -681,3 +681,14 @@ mod unique_check_tests {
         }
     }
 }
+
+/// The image a write overwrote (`None` for an insert or over a
+/// tombstone): what the kinds compare the new image with.
+pub(crate) fn prev_image(prev: *mut Version) -> Option<Vec<Value>> {
+    // SAFETY: per the write path, `prev` is the locked head or the
+    // writer's own version: alive.
+    match unsafe { prev.as_ref() } {
+        Some(p) if !p.is_tombstone() => Some(storage::with_values(p, |d| d.to_vec())),
+        _ => None,
+    }
+}

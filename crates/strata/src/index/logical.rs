@@ -158,11 +158,7 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
     ) -> Result<()> {
         // An update that leaves an index's columns alone: the row has the
         // entry already.
-        // SAFETY: `prev` is the locked head or our own version: alive.
-        let old: Option<Vec<Value>> = match unsafe { prev.as_ref() } {
-            Some(p) if !p.is_tombstone() => Some(storage::with_values(p, |d| d.to_vec())),
-            _ => None,
-        };
+        let old = common::prev_image(prev);
         common::add_entries::<Self, C>(cx, t, list, tuple, v, new, old.as_deref())
     }
 

@@ -395,15 +395,11 @@ pub(crate) fn on_delete<C: IndexTxn>(
     if !list.iter().any(|i| i.kind == IndexKind::MvPbt) {
         return Ok(());
     }
-    // SAFETY: `prev` is the head the deleter holds locked, or its own
-    // uncommitted version: neither is retired while the call runs.
-    let Some(p) = (unsafe { prev.as_ref() }) else {
+    // `prev` is the head the deleter holds locked, or its own uncommitted
+    // version: neither is retired while the call runs.
+    let Some(old) = common::prev_image(prev) else {
         return Ok(());
     };
-    if p.is_tombstone() {
-        return Ok(());
-    }
-    let old = crate::storage::with_values(p, |d| d.to_vec());
     per_kind_run(
         cx,
         list,

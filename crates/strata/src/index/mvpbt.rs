@@ -891,11 +891,7 @@ impl SecondaryIndexKind for MvPbt {
         v: *mut Version,
         new: &[Value],
     ) -> Result<()> {
-        // SAFETY: `prev` is the locked head or our own version: alive.
-        let old: Option<Vec<Value>> = match unsafe { prev.as_ref() } {
-            Some(p) if !p.is_tombstone() => Some(storage::with_values(p, |d| d.to_vec())),
-            _ => None,
-        };
+        let old = common::prev_image(prev);
         let mark = cx.sec_writes().len();
         for idx in list {
             if idx.dropped.load(SeqCst) {
