@@ -15,6 +15,8 @@
 //!
 //!  insert row 7 (a=3)           P_N: (3,7) REGULAR      tx1
 //!  update b (not indexed)       P_N: (3,7) REPLACEMENT  tx2   names the new version
+//!                                    (physical pointers only: under logical
+//!                                    ones the record names the row, its VID)
 //!  update a 3 -> 5              P_N: (3,7) ANTI-RECORD  tx3   (3,7) ends
 //!                                    (5,7) REPLACEMENT  tx3   (5,7) begins
 //!  delete                       P_N: (5,7) TOMBSTONE    tx4   the row ends
@@ -276,12 +278,21 @@ impl Frozen {
             Bound::Excluded(l) => r.partition_point(|(k, _)| &k[..] <= l),
             Bound::Unbounded => 0,
         };
-        let to = match hi {
-            Bound::Included(h) => r.partition_point(|(k, _)| &k[..] <= h),
-            Bound::Excluded(h) => r.partition_point(|(k, _)| &k[..] < h),
-            Bound::Unbounded => r.len(),
+        let below = |k: &[u8]| match hi {
+            Bound::Included(h) => k <= h,
+            Bound::Excluded(h) => k < h,
+            Bound::Unbounded => true,
         };
-        &r[from..to.max(from)]
+        // A point lookup's range is a record or two: step to its end
+        // before paying for a second binary search.
+        let mut to = from;
+        while to < r.len() && to - from < 4 && below(&r[to].0) {
+            to += 1;
+        }
+        if to - from == 4 {
+            to += r[to..].partition_point(|(k, _)| below(k));
+        }
+        &r[from..to]
     }
 
     fn get(&self, key: &[u8]) -> Option<&Arc<Record>> {
@@ -908,7 +919,16 @@ impl SecondaryIndexKind for MvPbt {
             };
             let old_ident = idx.ident(&t.schema, o);
             if old_ident == ident {
-                Self::add(cx, idx, &ident, RecordType::Replacement, tuple, v, prev);
+                // A non-key update. Physical pointers need a replacement
+                // record naming the new version (§5.1). Under logical
+                // pointers a record names the row (its tuple id, the
+                // paper's VID: §4 and Fig. 7), not a version: the
+                // row's newest record still says "it holds this key",
+                // readers reach the version through the tuple id, so a
+                // replacement would carry nothing a scan decides by.
+                if idx.pointers == IndexPointers::Physical {
+                    Self::add(cx, idx, &ident, RecordType::Replacement, tuple, v, prev);
+                }
                 continue;
             }
             Self::add(
@@ -1173,7 +1193,12 @@ impl SecondaryIndexKind for MvPbt {
                 };
                 match (&prev, &ident) {
                     (None, Some(i)) => put(i, RecordType::Regular, v, std::ptr::null_mut()),
-                    (Some((pv, pi)), Some(i)) if pi == i => put(i, RecordType::Replacement, v, *pv),
+                    // As `on_write`: only physical pointers need one.
+                    (Some((pv, pi)), Some(i)) if pi == i => {
+                        if idx.pointers == IndexPointers::Physical {
+                            put(i, RecordType::Replacement, v, *pv);
+                        }
+                    }
                     (Some((pv, pi)), Some(i)) => {
                         put(pi, RecordType::AntiRecord, *pv, *pv);
                         put(i, RecordType::Replacement, v, *pv);
@@ -1589,7 +1614,8 @@ mod tests {
     /// snapshot holds the horizon back, so what it reads stays.
     #[test]
     fn updates_purge_older_records_of_their_row_from_p_n() {
-        let (db, t, idx) = kv_db(Options::default());
+        // Physical pointers: each non-key update adds a replacement.
+        let (db, t, idx) = kv_db(Options::default().index_pointers(IndexPointers::Physical));
         db.run(|x| x.insert(&t, row![1, 10, 0])).unwrap();
         let mut old = db.begin_read_only().unwrap();
         for n in 1..=5 {
@@ -1612,6 +1638,43 @@ mod tests {
         assert_eq!(st.active_records + st.records_purged_from_p_n, 11);
         let mut ro = db.begin_read_only().unwrap();
         assert_eq!(ro.index_scan(&idx, ..).unwrap(), vec![row![1, 10, 10]]);
+    }
+
+    /// Under logical pointers a record names the row, not a version: a
+    /// non-key update adds no record (physical pointers add a replacement
+    /// each), a key update adds an anti-record and a replacement, and
+    /// snapshots of every age still get their rows under their keys.
+    #[test]
+    fn only_physical_pointers_add_a_record_per_non_key_update() {
+        for ptr in IndexPointers::ALL {
+            let (db, t, idx) = kv_db(Options::default().index_pointers(ptr));
+            db.run(|x| x.insert(&t, row![1, 10, 0])).unwrap();
+            let mut first = db.begin_read_only().unwrap();
+            for n in 1..=3 {
+                db.run(|x| x.update(&t, &key![1], &[("n", Value::Int(n))]))
+                    .unwrap();
+            }
+            let mut mid = db.begin_read_only().unwrap();
+            let per_version = (ptr == IndexPointers::Physical) as usize;
+            assert_eq!(all_records(&idx).len(), 1 + 3 * per_version, "{ptr:?}");
+            db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(20))]))
+                .unwrap();
+            let recs = all_records(&idx);
+            assert_eq!(recs.len(), 3 + 3 * per_version, "{ptr:?}");
+            let types: Vec<RecordType> = recs.iter().map(|r| r.ty).collect();
+            assert!(types.contains(&RecordType::AntiRecord), "{types:?}");
+            let mut now = db.begin_read_only().unwrap();
+            let at = |tx: &mut crate::Transaction, v: i64| tx.index_get(&idx, &key![v]).unwrap();
+            assert_eq!(at(&mut first, 10), vec![row![1, 10, 0]], "{ptr:?}");
+            assert_eq!(at(&mut first, 20), Vec::<crate::Row>::new());
+            assert_eq!(at(&mut mid, 10), vec![row![1, 10, 3]], "{ptr:?}");
+            assert_eq!(at(&mut now, 10), Vec::<crate::Row>::new());
+            assert_eq!(at(&mut now, 20), vec![row![1, 20, 3]], "{ptr:?}");
+            db.freeze_index(&idx).unwrap();
+            assert_eq!(at(&mut first, 10), vec![row![1, 10, 0]], "{ptr:?}");
+            assert_eq!(at(&mut mid, 10), vec![row![1, 10, 3]], "{ptr:?}");
+            assert_eq!(at(&mut now, 20), vec![row![1, 20, 3]], "{ptr:?}");
+        }
     }
 
     /// An [`IndexTxn`] that counts the rows read (`panic_on_read`: and
