@@ -5,6 +5,7 @@ mod check;
 mod durable_cmd;
 mod executor;
 mod findings;
+mod htap_cmd;
 mod llt_cmd;
 mod plot;
 mod presets;
@@ -105,6 +106,11 @@ enum Bench {
     /// either kind (MV-PBT's Fig. 15a): --workload a|b|d|e --index
     /// standard|mvpbt.
     YcsbCore(Box<ycsb_core_cmd::CoreArgs>),
+    /// MV-PBT's HTAP mix (Fig. 3): YCSB A+E clients while an analytical
+    /// reader holds an old snapshot, scans through the secondary index
+    /// and queries a row whose chain grew: --index standard|mvpbt
+    /// --chain-length N.
+    Htap(Box<htap_cmd::HtapArgs>),
 }
 
 /// Parses a protocol name (`mvto`, `mvocc`, `mv2pl`, `si`, `ssn`, `ssi`, `occ`).
@@ -431,6 +437,7 @@ fn main() -> ExitCode {
         Command::Bench(Bench::Durable(args)) => durable_cmd::run(&args),
         Command::Bench(Bench::ReadMostly(args)) => read_mostly_cmd::run(&args),
         Command::Bench(Bench::YcsbCore(args)) => ycsb_core_cmd::run(&args),
+        Command::Bench(Bench::Htap(args)) => htap_cmd::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Protocols => {
             protocols();

@@ -1597,3 +1597,76 @@ fn mvpbt_figures_write_their_files() {
     assert_eq!(csv.lines().count(), 1 + 3 * 7, "{csv}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `bench htap` runs the HTAP mix on either index kind and refuses
+/// settings it cannot run; `reproduce mvpbt-fig3` writes a row per chain
+/// length and kind, both panels and the findings.
+#[test]
+fn htap_and_mvpbt_fig3() {
+    let out = strata(&[
+        "bench",
+        "htap",
+        "--index",
+        "mvpbt",
+        "--records",
+        "2000",
+        "--scan-rows",
+        "200",
+        "--chain-length",
+        "5",
+        "--point-every",
+        "0.01",
+        "--duration",
+        "0.2",
+        "--warmup",
+        "0",
+        "--json",
+    ]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["config"]["core"]["index"], "mvpbt");
+    assert!(v["analytical"]["scans"].as_u64().unwrap() > 0, "{v}");
+    assert!(
+        v["analytical"]["point_queries"].as_u64().unwrap() > 0,
+        "{v}"
+    );
+    assert!(v["oltp"]["committed"].as_u64().unwrap() > 0, "{v}");
+    assert_usage_error(
+        &["bench", "htap", "--records", "2000", "--scan-rows", "1500"],
+        "--scan-rows",
+    );
+    assert_usage_error(&["bench", "htap", "--chain-length", "0"], "--chain-length");
+    let dir = temp_dir("fig3");
+    let out = strata(&[
+        "reproduce",
+        "mvpbt-fig3",
+        "--records",
+        "2000",
+        "--duration",
+        "0.05",
+        "--warmup",
+        "0",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let csv = std::fs::read_to_string(dir.join("mvpbt-fig3.csv")).unwrap();
+    let pairs: Vec<String> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').take(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    let want: Vec<String> = [1, 5, 10, 20, 30, 40, 50]
+        .iter()
+        .flat_map(|l| [format!("standard {l}"), format!("mvpbt {l}")])
+        .collect();
+    assert_eq!(pairs, want);
+    assert_valid_png(&dir.join("mvpbt-fig3.png"));
+    assert_valid_png(&dir.join("mvpbt-fig3-oltp.png"));
+    let md = std::fs::read_to_string(dir.join("mvpbt-fig3.md")).unwrap();
+    assert!(
+        md.contains("at least 2x today's index at 50 versions"),
+        "{md}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

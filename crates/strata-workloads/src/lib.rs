@@ -29,6 +29,7 @@
 
 pub mod driver;
 pub mod durable;
+pub mod htap;
 pub mod llt;
 pub mod peers;
 pub mod read_mostly;

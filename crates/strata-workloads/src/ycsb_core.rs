@@ -40,7 +40,7 @@ pub const TYPES: [&str; 4] = ["read", "update", "insert", "scan"];
 const READ: usize = 0;
 const UPDATE: usize = 1;
 const INSERT: usize = 2;
-const SCAN: usize = 3;
+pub(crate) const SCAN: usize = 3;
 
 /// One of YCSB's core workloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -196,6 +196,11 @@ fn field_text(k: u64, f: usize, bytes: usize, salt: u64) -> String {
     s
 }
 
+/// Field `f` of row `k` as the load wrote it.
+pub(crate) fn loaded_text(cfg: &CoreConfig, k: u64, f: usize) -> Value {
+    Value::from(field_text(k, f, cfg.field_bytes, 0))
+}
+
 fn row(cfg: &CoreConfig, k: u64) -> Vec<Value> {
     let mut r = Vec::with_capacity(2 + cfg.fields);
     r.push(Value::Int(k as i64));
@@ -241,24 +246,50 @@ pub fn load(
 }
 
 /// One closed-loop client.
-struct Client<'a> {
+pub(crate) struct Client<'a> {
     db: &'a Database,
     t: &'a CoreTables,
     cfg: &'a CoreConfig,
+    /// Percent of reads, updates, inserts and scans.
+    mix: [u32; 4],
+    /// Keys below this are not drawn (the HTAP mix keeps its analysed
+    /// rows out of the OLTP traffic).
+    base: u64,
     zipf: Zipfian,
     rng: Rng,
 }
 
+/// `cfg.threads` clients running `mix` over the keys from `base` up.
+pub(crate) fn clients<'a>(
+    db: &'a Database,
+    t: &'a CoreTables,
+    cfg: &'a CoreConfig,
+    mix: [u32; 4],
+    base: u64,
+) -> Vec<Client<'a>> {
+    (0..cfg.threads)
+        .map(|i| Client {
+            db,
+            t,
+            cfg,
+            mix,
+            base,
+            zipf: Zipfian::new(cfg.records - base, cfg.theta),
+            rng: Rng::for_thread(cfg.seed ^ 0x7c5b, i),
+        })
+        .collect()
+}
+
 impl Client<'_> {
-    /// A key in `[0, n)`: Zipfian ranks scrambled over the keys (YCSB's
+    /// A key in `[base, n)`: Zipfian ranks scrambled over the keys (YCSB's
     /// "scrambled zipfian"), so the hot keys are not neighbours.
     fn zipf_key(&mut self, n: u64) -> u64 {
         let r = self.zipf.sample(&mut self.rng);
-        (r.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (r >> 7)) % n
+        self.base + (r.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (r >> 7)) % (n - self.base)
     }
 
     fn op(&mut self) -> usize {
-        let mix = self.cfg.workload.mix();
+        let mix = self.mix;
         let mut p = self.rng.range(0, 99) as u32;
         for (i, &share) in mix.iter().enumerate() {
             if p < share {
@@ -339,15 +370,7 @@ pub fn run_on(
     observer: &mut dyn Observer,
 ) -> Result<Report, WorkloadError> {
     cfg.validate()?;
-    let workers: Vec<Client> = (0..cfg.threads)
-        .map(|i| Client {
-            db,
-            t,
-            cfg,
-            zipf: Zipfian::new(cfg.records, cfg.theta),
-            rng: Rng::for_thread(cfg.seed ^ 0x7c5b, i),
-        })
-        .collect();
+    let workers = clients(db, t, cfg, cfg.workload.mix(), 0);
     let driver_cfg = DriverConfig {
         warmup: cfg.warmup,
         duration: cfg.duration,
