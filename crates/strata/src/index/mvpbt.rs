@@ -66,6 +66,7 @@
 //! packing and key compression (§5.7).
 
 use super::common::{self, ScanReads, SecScan, SecWrite, SecWrites};
+use super::mvpbt_spill::{Fixed, SpillDir, SpillFile};
 use super::secondary::SecondaryIndex;
 use super::table::TableInner;
 use super::{IndexTxn, ScanMode, SecondaryIndexKind};
@@ -147,8 +148,7 @@ pub(crate) struct Record {
     /// ends (the version's address).
     version: AtomicU64,
     /// A replacement's predecessor version (0: none); kept for the record
-    /// format of §5.1, never followed.
-    #[allow(dead_code)]
+    /// format of §5.1 (and in spill files), never followed.
     pub predecessor: u64,
 }
 
@@ -234,6 +234,114 @@ impl Record {
     }
 }
 
+/// A record as a reader gets it: one held in memory, or one decoded from a
+/// spill file (`index::mvpbt_spill`) without an allocation. A spilled
+/// record is decided: its stamp is a commit timestamp for good, it has no
+/// GC flag, and its version is no longer replaced.
+#[derive(Clone, Copy)]
+pub(crate) enum Rec<'a> {
+    Mem(&'a Arc<Record>),
+    File(Fixed),
+}
+
+impl Rec<'_> {
+    #[inline]
+    fn ty(&self) -> RecordType {
+        match self {
+            Rec::Mem(r) => r.ty,
+            Rec::File(f) => RecordType::from_code(f.ty as u64),
+        }
+    }
+
+    #[inline]
+    fn tuple(&self) -> u64 {
+        match self {
+            Rec::Mem(r) => r.tuple,
+            Rec::File(f) => f.tuple,
+        }
+    }
+
+    #[inline]
+    fn version(&self) -> *mut Version {
+        match self {
+            Rec::Mem(r) => r.version(),
+            Rec::File(f) => f.version as usize as *mut Version,
+        }
+    }
+
+    #[inline]
+    fn aborted(&self) -> bool {
+        match self {
+            Rec::Mem(r) => r.aborted(),
+            Rec::File(_) => false,
+        }
+    }
+
+    /// The stamp as stored (`TID_MARK | tid` or a commit timestamp).
+    #[inline]
+    fn raw_stamp(&self) -> u64 {
+        match self {
+            Rec::Mem(r) => r.stamp.load(SeqCst),
+            Rec::File(f) => f.stamp,
+        }
+    }
+
+    /// [`Record::visible_to`].
+    #[inline]
+    fn visible_to(&self, ts: u64, me: u64, tids: &TidTable) -> bool {
+        match self {
+            Rec::Mem(r) => r.visible_to(ts, me, tids),
+            Rec::File(f) => f.stamp <= ts,
+        }
+    }
+
+    /// [`Record::committed`].
+    #[inline]
+    fn committed(&self, tids: &TidTable) -> Option<u64> {
+        match self {
+            Rec::Mem(r) => r.committed(tids),
+            Rec::File(f) => Some(f.stamp),
+        }
+    }
+
+    fn to_buf(self) -> RecBuf {
+        match self {
+            Rec::Mem(r) => RecBuf::Mem(Arc::clone(r)),
+            Rec::File(f) => RecBuf::File(f),
+        }
+    }
+}
+
+/// A [`Rec`] kept past the callback that got it.
+pub(crate) enum RecBuf {
+    Mem(Arc<Record>),
+    File(Fixed),
+}
+
+impl RecBuf {
+    #[inline]
+    fn get(&self) -> Rec<'_> {
+        match self {
+            RecBuf::Mem(r) => Rec::Mem(r),
+            RecBuf::File(f) => Rec::File(*f),
+        }
+    }
+}
+
+/// The stamp of `r` if it is decided for good (committed: its commit
+/// timestamp), resolving a TID mark through `tids` (None: only records
+/// stamped already count).
+fn decided_stamp(r: &Record, tids: Option<&TidTable>) -> Option<u64> {
+    if r.aborted() {
+        return None;
+    }
+    let s = r.stamp.load(SeqCst);
+    if s & TID_MARK == 0 {
+        return Some(s);
+    }
+    tids.and_then(|t| r.committed(t))
+}
+
 /// Bytes after the identity in a partition key: `u64::MAX - seq`, so a
 /// newer record of an identity sorts first (§5.3).
 const SEQ_BYTES: usize = 8;
@@ -259,8 +367,18 @@ fn part_key(ident: &[u8], seq: u64) -> Box<[u8]> {
 type Active = SkipMap<Box<[u8]>, Arc<Record>>;
 
 /// An immutable partition P_i: its records sorted, and its filters.
+///
+/// In memory (no spill directory, or a spill that failed) `records` holds
+/// them all and `file` is None. Spilled, `file` holds the records decided
+/// at the freeze (committed, stamped with their commit timestamps) and
+/// `records` only the undecided ones (their writers were still running):
+/// a file is never updated, and those records' stamps, GC flags and
+/// versions still change (`on_commit`, `on_abort`, `on_replace_own` find
+/// them here). Both are sorted and disjoint; readers merge them. The next
+/// merge writes those decided by then to its file.
 pub(crate) struct Frozen {
     records: Vec<(Box<[u8]>, Arc<Record>)>,
+    file: Option<SpillFile>,
     /// On the full index key (point lookups).
     bloom: BloomFilter,
     /// On the first index column (prefix scans); None for a one-column
@@ -269,7 +387,81 @@ pub(crate) struct Frozen {
 }
 
 impl Frozen {
-    fn range(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> &[(Box<[u8]>, Arc<Record>)] {
+    /// Records here, in memory and spilled.
+    fn len(&self) -> usize {
+        self.records.len() + self.file.as_ref().map_or(0, |f| f.len())
+    }
+
+    /// Calls `f` for each record in `[lo, hi]` in key order (the
+    /// in-memory ones and the spilled ones merged); returns how many.
+    fn for_range(
+        &self,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        mut f: impl FnMut(&[u8], Rec<'_>),
+    ) -> usize {
+        let mem = self.mem_range(lo, hi);
+        let Some(file) = &self.file else {
+            for (k, r) in mem {
+                f(k, Rec::Mem(r));
+            }
+            return mem.len();
+        };
+        let from = match lo {
+            Bound::Included(l) => file.lower(l, false),
+            Bound::Excluded(l) => file.lower(l, true),
+            Bound::Unbounded => 0,
+        };
+        let to = match hi {
+            Bound::Included(h) => file.lower(h, true),
+            Bound::Excluded(h) => file.lower(h, false),
+            Bound::Unbounded => file.len(),
+        }
+        .max(from);
+        let (mut i, mut m) = (from, mem.iter().peekable());
+        loop {
+            let fk = (i < to).then(|| file.key(i));
+            match (fk, m.peek()) {
+                (None, None) => break,
+                (Some(k), Some((mk, _))) if &mk[..] >= k => {
+                    f(k, Rec::File(file.record(i)));
+                    i += 1;
+                }
+                (Some(k), None) => {
+                    f(k, Rec::File(file.record(i)));
+                    i += 1;
+                }
+                (_, Some(_)) => {
+                    let (mk, r) = m.next().expect("peeked");
+                    f(mk, Rec::Mem(r));
+                }
+            }
+        }
+        mem.len() + (to - from)
+    }
+
+    /// Every record, owned (for a merge): spilled ones are decoded into
+    /// new records with their (final) commit stamps.
+    fn owned(&self) -> impl Iterator<Item = (Box<[u8]>, Arc<Record>)> + '_ {
+        let mem = self.records.iter().map(|(k, r)| (k.clone(), Arc::clone(r)));
+        let file = self.file.iter().flat_map(|f| {
+            (0..f.len()).map(move |i| {
+                let x = f.record(i);
+                let r = Record::new(
+                    RecordType::from_code(x.ty as u64),
+                    x.stamp,
+                    x.tuple,
+                    x.version as usize as *mut Version,
+                    x.predecessor,
+                );
+                (Box::from(f.key(i)), Arc::new(r))
+            })
+        });
+        mem.chain(file)
+    }
+
+    /// The in-memory records in `[lo, hi]`.
+    fn mem_range(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> &[(Box<[u8]>, Arc<Record>)] {
         let r = &self.records;
         let from = match lo {
             Bound::Included(l) => r.partition_point(|(k, _)| &k[..] < l),
@@ -284,6 +476,8 @@ impl Frozen {
         &r[from..to.max(from)]
     }
 
+    /// The in-memory record under `key`: a spilled one is decided, so
+    /// nothing looks for it to change it.
     fn get(&self, key: &[u8]) -> Option<&Arc<Record>> {
         let i = self
             .records
@@ -294,10 +488,15 @@ impl Frozen {
 
     /// Whether any record of `ident` is here.
     fn has_ident(&self, ident: &[u8]) -> bool {
+        let of = |k: &[u8]| k.len() == ident.len() + SEQ_BYTES && k.starts_with(ident);
         let i = self.records.partition_point(|(k, _)| &k[..] < ident);
-        self.records
-            .get(i)
-            .is_some_and(|(k, _)| k.len() == ident.len() + SEQ_BYTES && k.starts_with(ident))
+        if self.records.get(i).is_some_and(|(k, _)| of(k)) {
+            return true;
+        }
+        self.file.as_ref().is_some_and(|f| {
+            let i = f.lower(ident, false);
+            i < f.len() && of(f.key(i))
+        })
     }
 }
 
@@ -336,10 +535,18 @@ pub(crate) struct Partitions {
     probes: AtomicU64,
     skips: AtomicU64,
     false_positives: AtomicU64,
+    /// Where frozen partitions spill (`Options::mvpbt_spill_dir`), and the
+    /// stem of this index's file names; None: they stay in memory.
+    spill: Option<(Arc<SpillDir>, String)>,
+    /// Spills the OS refused (the partition stayed in memory).
+    spill_failures: AtomicU64,
+    /// Spill files found damaged when mapped (the partition stayed in
+    /// memory, rebuilt from the records the freeze still held).
+    spill_corrupt: AtomicU64,
 }
 
 impl Partitions {
-    pub fn new(limit: usize) -> Partitions {
+    pub fn new(limit: usize, spill: Option<(Arc<SpillDir>, String)>) -> Partitions {
         Partitions {
             set: RwLock::new(View {
                 active: Arc::new(SkipMap::new()),
@@ -357,6 +564,9 @@ impl Partitions {
             probes: AtomicU64::new(0),
             skips: AtomicU64::new(0),
             false_positives: AtomicU64::new(0),
+            spill,
+            spill_failures: AtomicU64::new(0),
+            spill_corrupt: AtomicU64::new(0),
         }
     }
 
@@ -433,7 +643,7 @@ impl Partitions {
         lo: &Bound<EncodedKey>,
         hi: &Bound<EncodedKey>,
         probe: &Probe<'_>,
-        mut f: impl FnMut(&[u8], &Arc<Record>),
+        mut f: impl FnMut(&[u8], Rec<'_>),
     ) {
         let (lo, hi) = (bytes(lo), bytes(hi));
         if let (Bound::Included(l) | Bound::Excluded(l), Bound::Included(h) | Bound::Excluded(h)) =
@@ -445,7 +655,7 @@ impl Partitions {
         }
         for m in std::iter::once(&view.active).chain(view.sealed.as_ref()) {
             for e in m.range::<[u8], _>((lo, hi)) {
-                f(e.key(), e.value());
+                f(e.key(), Rec::Mem(e.value()));
             }
         }
         for p in view.frozen.iter().rev() {
@@ -461,12 +671,9 @@ impl Partitions {
                 self.skips.fetch_add(1, Relaxed);
                 continue;
             }
-            let recs = p.range(lo, hi);
-            if asked == Some(true) && recs.is_empty() {
+            let n = p.for_range(lo, hi, &mut f);
+            if asked == Some(true) && n == 0 {
                 self.false_positives.fetch_add(1, Relaxed);
-            }
-            for (k, r) in recs {
-                f(k, r);
             }
         }
     }
@@ -501,7 +708,7 @@ impl Partitions {
                 .iter()
                 .map(|e| (e.key().clone(), Arc::clone(e.value())));
             let kept = self.collect(recs, &zones, tids, &older);
-            let frozen = Arc::new(build_filters(idx, kept));
+            let frozen = Arc::new(self.build(idx, kept, Some(tids)));
             let mut s = self.set.write();
             s.frozen.push(frozen);
             s.sealed = None;
@@ -513,13 +720,13 @@ impl Partitions {
         if (merge && !all.is_empty()) || all.len() > MERGE_AT {
             // Records of one identity keep their order: keys are unique
             // (sequence numbers) and newer partitions hold newer ones.
-            let mut recs: Vec<(Box<[u8]>, Arc<Record>)> = all
-                .iter()
-                .flat_map(|f| f.records.iter().map(|(k, r)| (k.clone(), Arc::clone(r))))
-                .collect();
+            let mut recs: Vec<(Box<[u8]>, Arc<Record>)> =
+                all.iter().flat_map(|f| f.owned()).collect();
             recs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
             let kept = self.collect(recs.into_iter(), &zones, tids, &[]);
-            let merged = Arc::new(build_filters(idx, kept));
+            // The partitions merged (and their files, once no reader holds
+            // them) go when the list no longer names them.
+            let merged = Arc::new(self.build(idx, kept, Some(tids)));
             // Only freezes (serialised by `freezing`) change the list.
             self.set.write().frozen = vec![merged];
         }
@@ -555,6 +762,66 @@ impl Partitions {
         kept
     }
 
+    /// The frozen partition of `records` (sorted) with its filters (§5.7).
+    /// With a spill directory its decided records go to a file and only
+    /// the undecided ones stay in memory ([`Frozen`]); `tids` resolves TID
+    /// marks (None: only records stamped already are decided). A spill the
+    /// OS refuses, or whose file reads back damaged, keeps the whole
+    /// partition in memory and is counted: never a record lost.
+    fn build(
+        &self,
+        idx: &SecondaryIndex,
+        mut records: Vec<(Box<[u8]>, Arc<Record>)>,
+        tids: Option<&TidTable>,
+    ) -> Frozen {
+        let (bloom, prefix_bloom) = filters(idx, &records);
+        let mut file = None;
+        if let Some((dir, stem)) = &self.spill {
+            let decided: Vec<Option<u64>> = records
+                .iter()
+                .map(|(_, r)| decided_stamp(r, tids))
+                .collect();
+            let out: Vec<(&[u8], Fixed)> = records
+                .iter()
+                .zip(&decided)
+                .filter_map(|((k, r), d)| {
+                    d.map(|stamp| {
+                        let f = Fixed {
+                            ty: r.ty.code() as u8,
+                            stamp,
+                            tuple: r.tuple,
+                            version: r.version.load(SeqCst),
+                            predecessor: r.predecessor,
+                        };
+                        (&k[..], f)
+                    })
+                })
+                .collect();
+            let spilled = (!out.is_empty()).then(|| dir.spill(stem, &out));
+            drop(out);
+            match spilled {
+                None => {}
+                Some(Ok(f)) => {
+                    let mut d = decided.iter();
+                    records.retain(|_| d.next().expect("one per record").is_none());
+                    file = Some(f);
+                }
+                Some(Err(e)) if e.is_corrupt() => {
+                    self.spill_corrupt.fetch_add(1, Relaxed);
+                }
+                Some(Err(_)) => {
+                    self.spill_failures.fetch_add(1, Relaxed);
+                }
+            }
+        }
+        Frozen {
+            records,
+            file,
+            bloom,
+            prefix_bloom,
+        }
+    }
+
     /// This index's figures.
     pub(crate) fn stats(&self) -> MvPbtStats {
         let v = self.view();
@@ -568,10 +835,17 @@ impl Partitions {
             filter_probes: self.probes.load(Relaxed),
             filter_skips: self.skips.load(Relaxed),
             filter_false_positives: self.false_positives.load(Relaxed),
+            spill_failures: self.spill_failures.load(Relaxed),
+            spill_corrupt_rebuilt: self.spill_corrupt.load(Relaxed),
             ..MvPbtStats::default()
         };
         for f in &v.frozen {
-            st.frozen_records += f.records.len() as u64;
+            st.frozen_records += f.len() as u64;
+            if let Some(file) = &f.file {
+                st.spilled_partitions += 1;
+                st.spilled_records += file.len() as u64;
+                st.spilled_bytes += file.bytes();
+            }
             st.bloom_bytes += (f.bloom.num_bits() / 8) as u64;
             st.prefix_bloom_bytes += f.prefix_bloom.as_ref().map_or(0, |b| b.num_bits() / 8) as u64;
         }
@@ -632,10 +906,13 @@ fn gc_group(
     (n - (kept.len() - mark)) as u64
 }
 
-/// The frozen partition of `records` with its filters (§5.7): a Bloom
-/// filter on each full index key, and on each first column for a
-/// multi-column index.
-fn build_filters(idx: &SecondaryIndex, records: Vec<(Box<[u8]>, Arc<Record>)>) -> Frozen {
+/// The filters of a frozen partition of `records` (§5.7): a Bloom filter
+/// on each full index key, and on each first column for a multi-column
+/// index.
+fn filters(
+    idx: &SecondaryIndex,
+    records: &[(Box<[u8]>, Arc<Record>)],
+) -> (BloomFilter, Option<BloomFilter>) {
     let mut keys: Vec<&[u8]> = records.iter().map(|(k, _)| &k[..idx.ikey_len(k)]).collect();
     keys.dedup();
     let mut bloom = BloomFilter::with_false_pos(0.01)
@@ -655,11 +932,7 @@ fn build_filters(idx: &SecondaryIndex, records: Vec<(Box<[u8]>, Arc<Record>)>) -
         }
         b
     });
-    Frozen {
-        records,
-        bloom,
-        prefix_bloom,
-    }
+    (bloom, prefix_bloom)
 }
 
 fn bytes(b: &Bound<EncodedKey>) -> Bound<&[u8]> {
@@ -703,10 +976,10 @@ fn decide(
     ts: u64,
     me: u64,
     tids: &TidTable,
-) -> BTreeMap<Box<[u8]>, Option<Arc<Record>>> {
+) -> BTreeMap<Box<[u8]>, Option<RecBuf>> {
     let p = parts(idx);
     let view = p.view();
-    let mut decided: BTreeMap<Box<[u8]>, Option<Arc<Record>>> = BTreeMap::new();
+    let mut decided: BTreeMap<Box<[u8]>, Option<RecBuf>> = BTreeMap::new();
     // Records of one identity are adjacent in a partition: remember the
     // last one's answer instead of asking the map for each.
     let (mut last, mut last_decided) = (Vec::new(), false);
@@ -726,7 +999,7 @@ fn decide(
             return;
         }
         // (d): anti-matter decides "not visible".
-        let matter = r.ty.is_matter().then(|| Arc::clone(r));
+        let matter = r.ty().is_matter().then(|| r.to_buf());
         decided.insert(ident.into(), matter);
         last_decided = true;
     });
@@ -748,8 +1021,8 @@ fn candidates(
         if r.aborted() {
             return;
         }
-        let e = out.entry(ident_of(k).into()).or_insert((r.tuple, false));
-        e.1 |= r.ty.is_matter();
+        let e = out.entry(ident_of(k).into()).or_insert((r.tuple(), false));
+        e.1 |= r.ty().is_matter();
     });
     out
 }
@@ -839,18 +1112,19 @@ fn unique_check<C: IndexTxn>(
     };
     let p = parts(idx);
     let view = p.view();
-    let mut newest: BTreeMap<Box<[u8]>, Arc<Record>> = BTreeMap::new();
+    let mut newest: BTreeMap<Box<[u8]>, RecBuf> = BTreeMap::new();
     p.for_each(&view, &lo, &hi, &Probe::Key(ikey), |k, r| {
         if !r.aborted() && !newest.contains_key(ident_of(k)) {
-            newest.insert(ident_of(k).into(), Arc::clone(r));
+            newest.insert(ident_of(k).into(), r.to_buf());
         }
     });
     let (me, ts) = (cx.tid(), cx.snapshot_ts());
-    for (other, r) in newest {
-        if &other[ikey_len..] == my_pk || r.tuple == tuple {
+    for (other, r) in &newest {
+        let r = r.get();
+        if &other[ikey_len..] == my_pk || r.tuple() == tuple {
             continue; // our own row
         }
-        let s = r.stamp.load(SeqCst);
+        let s = r.raw_stamp();
         let mine = s == TID_MARK | me;
         let committed = r.committed(cx.tids());
         if !mine && committed.is_none() {
@@ -859,7 +1133,7 @@ fn unique_check<C: IndexTxn>(
             }
             return Err(Error::Conflict(ConflictKind::WriteWrite));
         }
-        if !r.ty.is_matter() {
+        if !r.ty().is_matter() {
             continue; // the row left the key
         }
         if let Some(c) = committed.filter(|&c| !mine && c > ts) {
@@ -868,7 +1142,7 @@ fn unique_check<C: IndexTxn>(
                 return Err(Error::Conflict(k));
             }
         }
-        return Err(common::duplicate(cx, t, idx, r.tuple));
+        return Err(common::duplicate(cx, t, idx, r.tuple()));
     }
     Ok(())
 }
@@ -1008,10 +1282,11 @@ impl SecondaryIndexKind for MvPbt {
             let decided = decide(idx, lo, hi, cx.snapshot_ts(), cx.tid(), cx.tids());
             for (ident, r) in decided {
                 let Some(r) = r else { continue };
+                let r = r.get();
                 let v = match idx.pointers {
                     IndexPointers::Physical => r.version(),
                     IndexPointers::LogicalTupleId | IndexPointers::LogicalPrimaryKey => {
-                        cx.read_row(t, r.tuple)?
+                        cx.read_row(t, r.tuple())?
                     }
                 };
                 // SAFETY: pinned by the caller; the version a live
@@ -1192,7 +1467,7 @@ impl SecondaryIndexKind for MvPbt {
         recs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let _one = p.freezing.lock();
         if !recs.is_empty() {
-            let bottom = Arc::new(build_filters(idx, recs));
+            let bottom = Arc::new(p.build(idx, recs, None));
             p.set.write().frozen.insert(0, bottom);
         }
         p.backfilled.store(true, SeqCst);
@@ -1201,7 +1476,7 @@ impl SecondaryIndexKind for MvPbt {
     /// No two rows hold one key in their newest state (uncommitted records
     /// count, conservatively).
     fn check_unique(t: &TableInner, idx: &SecondaryIndex) -> Result<()> {
-        let mut newest: BTreeMap<Box<[u8]>, Arc<Record>> = BTreeMap::new();
+        let mut newest: BTreeMap<Box<[u8]>, RecBuf> = BTreeMap::new();
         let p = parts(idx);
         let view = p.view();
         p.for_each(
@@ -1211,13 +1486,13 @@ impl SecondaryIndexKind for MvPbt {
             &Probe::None,
             |k, r| {
                 if !r.aborted() && !newest.contains_key(ident_of(k)) {
-                    newest.insert(ident_of(k).into(), Arc::clone(r));
+                    newest.insert(ident_of(k).into(), r.to_buf());
                 }
             },
         );
         let mut last: Option<Box<[u8]>> = None;
         for (ident, r) in newest {
-            if !r.ty.is_matter() {
+            if !r.get().ty().is_matter() {
                 continue;
             }
             let ikey: Box<[u8]> = ident[..idx.ikey_len(&ident)].into();
@@ -1235,8 +1510,10 @@ impl SecondaryIndexKind for MvPbt {
     fn stats(idx: &SecondaryIndex) -> (u64, u64) {
         let st = parts(idx).stats();
         let records = st.active_records + st.frozen_records;
-        // key (about an entry's), Arc'd record, skip-list or Vec slot
-        let bytes = records * (24 + 8 + 56 + 32) + st.bloom_bytes + st.prefix_bloom_bytes;
+        // key (about an entry's), Arc'd record, skip-list or Vec slot; a
+        // spilled record is in its file (`spilled_bytes`), not in memory.
+        let resident = records - st.spilled_records;
+        let bytes = resident * (24 + 8 + 56 + 32) + st.bloom_bytes + st.prefix_bloom_bytes;
         (records, bytes)
     }
 }
@@ -1270,6 +1547,7 @@ mod tests {
             IndexPointers::LogicalTupleId,
             IndexKind::MvPbt,
             1 << 20,
+            None,
         )
     }
 
@@ -1300,7 +1578,7 @@ mod tests {
                     (
                         v[0].as_int().unwrap(),
                         v[1].as_int().unwrap(),
-                        r.version() as u64,
+                        r.get().version() as u64,
                     )
                 })
             })
@@ -1541,7 +1819,10 @@ mod tests {
             &Bound::Unbounded,
             &Bound::Unbounded,
             &Probe::None,
-            |_, r| out.push(Arc::clone(r)),
+            |_, r| match r {
+                Rec::Mem(r) => out.push(Arc::clone(r)),
+                Rec::File(_) => panic!("no spill directory"),
+            },
         );
         out
     }

@@ -194,6 +194,7 @@ impl SpillDir {
     }
 
     /// This database's directory.
+    #[cfg(test)]
     pub(crate) fn path(&self) -> &Path {
         &self.dir
     }
