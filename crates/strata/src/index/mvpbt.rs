@@ -2020,4 +2020,361 @@ mod tests {
             assert!(st.freezes > 0 && st.frozen_partitions > 0, "{st:?}");
         }
     }
+
+    /// A fresh spill directory for one test (a database makes its own
+    /// subdirectory in it and removes that when it closes).
+    fn spill_root(name: &str) -> std::path::PathBuf {
+        let p = std::env::temp_dir().join(format!(
+            "strata-mvpbt-test-{}-{name}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        p
+    }
+
+    /// The `.mvpbt` files in the database's spill directory.
+    fn spill_files(db: &Database) -> usize {
+        let dir = db.inner.mvpbt_spill.as_ref().expect("a spill dir").path();
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "mvpbt")
+            })
+            .count()
+    }
+
+    /// Spilled, the records a freeze finds decided go to the file; those
+    /// of a still-running writer stay in memory (they are stamped at its
+    /// commit, flagged at its abort) and go to the file at the next merge
+    /// once decided. Every reader gets the answers of the in-memory index
+    /// throughout; a merge's old files go, and the database's directory
+    /// goes with it.
+    #[test]
+    fn undecided_records_stay_in_memory_until_a_merge_finds_them_decided() {
+        let root = spill_root("overlay");
+        let (db, t, idx) = kv_db(Options::default().mvpbt_spill_dir(Some(root.clone())));
+        db.run(|x| x.insert(&t, row![1, 10, 0])).unwrap();
+        let mut w = db.begin().unwrap();
+        w.insert(&t, row![2, 10, 0]).unwrap();
+        w.update(&t, &key![1], &[("n", Value::Int(1))]).unwrap();
+        db.freeze_index(&idx).unwrap();
+        let st = db.stats().mvpbt;
+        assert_eq!(
+            (st.spilled_partitions, st.spilled_records, st.frozen_records),
+            (1, 1, 3),
+            "{st:?}"
+        );
+        assert!(st.spilled_bytes > 0);
+        assert_eq!(spill_files(&db), 1);
+        let mut ro = db.begin_read_only().unwrap();
+        assert_eq!(ro.index_scan(&idx, ..).unwrap(), vec![row![1, 10, 0]]);
+        assert_eq!(
+            w.index_scan(&idx, ..).unwrap(),
+            vec![row![1, 10, 1], row![2, 10, 0]]
+        );
+        // The commit stamps the records in memory (a file is never
+        // written again).
+        w.commit().unwrap();
+        drop(ro);
+        let mut ro = db.begin_read_only().unwrap();
+        assert_eq!(
+            ro.index_scan(&idx, ..).unwrap(),
+            vec![row![1, 10, 1], row![2, 10, 0]]
+        );
+        drop(ro);
+        db.collect_garbage();
+        db.freeze_index(&idx).unwrap();
+        let st = db.stats().mvpbt;
+        assert_eq!(
+            (st.spilled_partitions, st.spilled_records, st.frozen_records),
+            (1, 2, 2),
+            "all decided now, one record per row: {st:?}"
+        );
+        assert_eq!(spill_files(&db), 1, "the merged partition's file went");
+        // An abort flags its records in memory; the next merge drops them.
+        let mut w = db.begin().unwrap();
+        w.update(&t, &key![2], &[("v", Value::Int(20))]).unwrap();
+        db.freeze_index(&idx).unwrap();
+        let st = db.stats().mvpbt;
+        assert_eq!((st.spilled_records, st.frozen_records), (2, 4), "{st:?}");
+        assert_eq!(
+            w.index_scan(&idx, ..).unwrap(),
+            vec![row![1, 10, 1], row![2, 20, 0]]
+        );
+        w.abort();
+        let mut ro = db.begin_read_only().unwrap();
+        assert_eq!(
+            ro.index_scan(&idx, ..).unwrap(),
+            vec![row![1, 10, 1], row![2, 10, 0]]
+        );
+        assert_eq!(ro.index_get(&idx, &key![20]).unwrap(), Vec::<Vec<Value>>::new());
+        drop(ro);
+        db.freeze_index(&idx).unwrap();
+        let st = db.stats().mvpbt;
+        assert_eq!((st.spilled_records, st.frozen_records), (2, 2), "{st:?}");
+        assert_eq!((st.spill_failures, st.spill_corrupt_rebuilt), (0, 0));
+        let inst = db.inner.mvpbt_spill.as_ref().unwrap().path().to_path_buf();
+        assert!(inst.exists());
+        drop((t, idx));
+        drop(db);
+        assert!(!inst.exists(), "the database's spill files go with it");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// A little random generator (deterministic, so two databases can be
+    /// given the same operations).
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    type Db3 = (Database, crate::Table, crate::Index);
+
+    /// Runs the same random operations (interleaved writers, some left
+    /// open across freezes, aborts, old snapshots, merges) on each of
+    /// `dbs`, asserting after each step that every open transaction's
+    /// scans agree between them.
+    fn same_answers(dbs: &[Db3], seed: u64, steps: usize) {
+        let mut rng = Rng(seed);
+        let mut open: Vec<Vec<crate::Transaction>> = Vec::new();
+        let mut snaps: Vec<Vec<crate::Transaction>> = Vec::new();
+        let all = |txns: &mut Vec<crate::Transaction>, what: &str| {
+            let first = {
+                let (_, _, idx) = &dbs[0];
+                let r = txns[0].index_scan(idx, ..).map_err(|e| format!("{e:?}"));
+                let g = txns[0].index_get(idx, &key![3]).map_err(|e| format!("{e:?}"));
+                (r, g)
+            };
+            for (i, (_, _, idx)) in dbs.iter().enumerate().skip(1) {
+                let r = txns[i].index_scan(idx, ..).map_err(|e| format!("{e:?}"));
+                let g = txns[i].index_get(idx, &key![3]).map_err(|e| format!("{e:?}"));
+                assert_eq!((r, g), first, "{what}: database {i} answers otherwise");
+            }
+        };
+        for step in 0..steps {
+            match rng.next(12) {
+                0..=5 => {
+                    if open.len() < 3 && (open.is_empty() || rng.next(3) == 0) {
+                        open.push(dbs.iter().map(|(db, _, _)| db.begin().unwrap()).collect());
+                    }
+                    let at = rng.next(open.len() as u64) as usize;
+                    let (k, v, op) = (rng.next(24) as i64, rng.next(6) as i64, rng.next(4));
+                    let mut res = Vec::new();
+                    for (i, (_, t, _)) in dbs.iter().enumerate() {
+                        let x = &mut open[at][i];
+                        let r = match op {
+                            0 => x.insert(t, row![k, v, step as i64]),
+                            1 => x.update(t, &key![k], &[("v", Value::Int(v))]),
+                            2 => x.update(t, &key![k], &[("n", Value::Int(step as i64))]),
+                            _ => x.delete(t, &key![k]),
+                        };
+                        res.push(format!("{r:?}"));
+                    }
+                    assert!(res.iter().all(|r| *r == res[0]), "step {step}: {res:?}");
+                    if res[0].starts_with("Err(Conflict") {
+                        for x in open.remove(at) {
+                            x.abort();
+                        }
+                    }
+                }
+                6 | 7 if !open.is_empty() => {
+                    let at = rng.next(open.len() as u64) as usize;
+                    let mut txns = open.remove(at);
+                    all(&mut txns, "a writer before its end");
+                    if rng.next(4) == 0 {
+                        txns.into_iter().for_each(|x| x.abort());
+                    } else {
+                        let res: Vec<String> =
+                            txns.into_iter().map(|x| format!("{:?}", x.commit())).collect();
+                        assert!(res.iter().all(|r| *r == res[0]), "step {step}: {res:?}");
+                    }
+                }
+                8 => {
+                    if snaps.len() >= 2 {
+                        snaps.remove(0);
+                    }
+                    snaps.push(
+                        dbs.iter()
+                            .map(|(db, _, _)| db.begin_read_only().unwrap())
+                            .collect(),
+                    );
+                }
+                9 => {
+                    for (db, _, idx) in dbs {
+                        db.freeze_index(idx).unwrap();
+                    }
+                }
+                _ => {
+                    for (db, _, _) in dbs {
+                        db.collect_garbage();
+                    }
+                }
+            }
+            for txns in open.iter_mut() {
+                all(txns, "an open writer");
+            }
+            for txns in snaps.iter_mut() {
+                all(txns, "an old snapshot");
+            }
+            let mut now: Vec<_> = dbs
+                .iter()
+                .map(|(db, _, _)| db.begin_read_only().unwrap())
+                .collect();
+            all(&mut now, "a new snapshot");
+        }
+    }
+
+    /// An index with a spill directory and tiny partitions answers exactly
+    /// as one in memory, for every pointer scheme, with writers left open
+    /// across freezes and merges (their records stay in memory) and old
+    /// snapshots (their records stay in the files).
+    #[test]
+    fn a_spilled_index_answers_as_an_in_memory_one() {
+        let root = spill_root("same");
+        for ptr in IndexPointers::ALL {
+            for seed in [1u64, 0x9e37_79b9_7f4a_7c15, 42] {
+                let o = Options::default()
+                    .index_pointers(ptr)
+                    .mvpbt_partition_records(3);
+                let dbs = [
+                    kv_db(o.clone()),
+                    kv_db(o.mvpbt_spill_dir(Some(root.clone()))),
+                ];
+                same_answers(&dbs, seed, 400);
+                let st = dbs[1].0.stats().mvpbt;
+                assert!(st.spilled_partitions > 0 && st.spilled_records > 0, "{st:?}");
+                assert_eq!((st.spill_failures, st.spill_corrupt_rebuilt), (0, 0));
+                let mem = dbs[0].0.stats().mvpbt;
+                assert_eq!(
+                    (mem.frozen_records, mem.active_records, mem.frozen_partitions),
+                    (st.frozen_records, st.active_records, st.frozen_partitions),
+                    "the same records, spilled or not"
+                );
+                assert_eq!(spill_files(&dbs[1].0) as u64, st.spilled_partitions);
+            }
+        }
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// A spill file damaged between its write and its map (truncated, a
+    /// byte flipped, a wrong magic) is a typed error there: the partition
+    /// stays in memory, it is counted, and every scan answers as before;
+    /// once files come out whole again, partitions spill again. A spill the
+    /// OS refuses (the directory gone) keeps the partition in memory too.
+    #[test]
+    fn a_damaged_or_refused_spill_keeps_the_partition_in_memory() {
+        type Damage = fn(&std::path::Path);
+        let truncate: Damage = |p| {
+            let f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
+            let len = f.metadata().unwrap().len();
+            f.set_len(len - 5).unwrap();
+        };
+        let flip: Damage = |p| {
+            let mut b = std::fs::read(p).unwrap();
+            let at = b.len() - 3;
+            b[at] ^= 0x40;
+            std::fs::write(p, b).unwrap();
+        };
+        let magic: Damage = |p| {
+            let mut b = std::fs::read(p).unwrap();
+            b[0] = b'?';
+            std::fs::write(p, b).unwrap();
+        };
+        let root = spill_root("damage");
+        for (name, damage) in [("truncate", truncate), ("flip", flip), ("magic", magic)] {
+            let o = Options::default()
+                .mvpbt_partition_records(4)
+                .mvpbt_spill_dir(Some(root.clone()));
+            let (db, t, idx) = kv_db(o);
+            let dir = Arc::clone(db.inner.mvpbt_spill.as_ref().unwrap());
+            *dir.tamper.lock() = Some(Box::new(damage));
+            let mut model: BTreeMap<i64, i64> = BTreeMap::new();
+            let check = |model: &BTreeMap<i64, i64>| {
+                let mut want: Vec<(i64, i64)> = model.iter().map(|(&k, &v)| (v, k)).collect();
+                want.sort();
+                let want: Vec<Vec<Value>> = want
+                    .into_iter()
+                    .map(|(v, k)| vec![Value::Int(k), Value::Int(v)])
+                    .collect();
+                let mut ro = db.begin_read_only().unwrap();
+                let got: Vec<Vec<Value>> = ro
+                    .index_scan(&idx, ..)
+                    .unwrap()
+                    .into_iter()
+                    .map(|r| r[..2].to_vec())
+                    .collect();
+                assert_eq!(got, want, "{name}");
+                for v in 0..5 {
+                    let n = ro.index_get(&idx, &key![v]).unwrap().len();
+                    assert_eq!(n, model.values().filter(|&&x| x == v).count(), "{name}");
+                }
+            };
+            let mut rng = Rng(7);
+            for round in 0..60 {
+                let (k, v) = (rng.next(20) as i64, rng.next(5) as i64);
+                db.run(|x| match model.contains_key(&k) {
+                    true if round % 5 == 0 => x.delete(&t, &key![k]),
+                    true => x.update(&t, &key![k], &[("v", Value::Int(v))]),
+                    false => x.insert(&t, row![k, v, round]),
+                })
+                .unwrap();
+                if model.contains_key(&k) && round % 5 == 0 {
+                    model.remove(&k);
+                } else {
+                    model.insert(k, v);
+                }
+                check(&model);
+            }
+            db.freeze_index(&idx).unwrap();
+            check(&model);
+            let st = db.stats().mvpbt;
+            assert!(st.spill_corrupt_rebuilt > 0, "{name}: {st:?}");
+            assert_eq!((st.spilled_partitions, st.spill_failures), (0, 0), "{name}");
+            assert_eq!(spill_files(&db), 0, "{name}: a damaged file is removed");
+            // Whole files again: the next freeze spills.
+            *dir.tamper.lock() = None;
+            db.freeze_index(&idx).unwrap();
+            check(&model);
+            let st = db.stats().mvpbt;
+            assert_eq!(st.spilled_partitions, 1, "{name}: {st:?}");
+            // The OS refuses: the directory is gone.
+            std::fs::remove_dir_all(dir.path()).unwrap();
+            db.run(|x| x.insert(&t, row![100, 1, 0])).unwrap();
+            model.insert(100, 1);
+            db.freeze_index(&idx).unwrap();
+            check(&model);
+            let st = db.stats().mvpbt;
+            assert!(st.spill_failures > 0, "{name}: {st:?}");
+            assert_eq!(st.spilled_partitions, 0, "{name}: {st:?}");
+        }
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// `Options::mvpbt_spill_dir`: a file in its place is refused at open
+    /// with a typed error, a missing directory is created.
+    #[test]
+    fn the_spill_dir_option_is_checked_at_open() {
+        let root = spill_root("option");
+        std::fs::write(&root, b"a file").unwrap();
+        let o = Options::default().mvpbt_spill_dir(Some(root.clone()));
+        assert!(matches!(o.validate(), Err(Error::InvalidConfig(_))));
+        assert!(matches!(Database::open(o), Err(Error::InvalidConfig(_))));
+        let o = Options::default().mvpbt_spill_dir(Some(root.join("sub")));
+        assert!(matches!(Database::open(o), Err(Error::Io(_))));
+        std::fs::remove_file(&root).unwrap();
+        let o = Options::default().mvpbt_spill_dir(Some(root.join("a/b")));
+        let db = Database::open(o).unwrap();
+        assert!(root.join("a/b").is_dir());
+        drop(db);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }
