@@ -804,6 +804,7 @@ impl Partitions {
                 Some(Ok(f)) => {
                     let mut d = decided.iter();
                     records.retain(|_| d.next().expect("one per record").is_none());
+                    records.shrink_to_fit();
                     file = Some(f);
                 }
                 Some(Err(e)) if e.is_corrupt() => {
@@ -2369,6 +2370,49 @@ mod tests {
             assert!(st.spill_failures > 0, "{name}: {st:?}");
             assert_eq!(st.spilled_partitions, 0, "{name}: {st:?}");
         }
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// The back-fill's partition (every record committed) spills whole.
+    #[test]
+    fn a_backfilled_partition_spills() {
+        let root = spill_root("backfill");
+        let db = Database::open(
+            Options::default()
+                .gc_interval(None)
+                .mvpbt_spill_dir(Some(root.clone())),
+        )
+        .unwrap();
+        let t = db
+            .create_table(
+                Schema::new("kv")
+                    .column("k", Type::Int)
+                    .column("v", Type::Int)
+                    .primary_key(&["k"]),
+            )
+            .unwrap();
+        for k in 0..50 {
+            db.run(|x| x.insert(&t, row![k, k % 7])).unwrap();
+        }
+        db.run(|x| x.update(&t, &key![3], &[("v", Value::Int(100))]))
+            .unwrap();
+        let idx = db
+            .create_index_as("by_v", &t, &["v"], Unique::No, IndexKind::MvPbt)
+            .unwrap();
+        let st = db.stats().mvpbt;
+        assert_eq!((st.spilled_partitions, st.frozen_records), (1, st.spilled_records));
+        assert!(st.spilled_records >= 50, "{st:?}");
+        let mut ro = db.begin_read_only().unwrap();
+        assert_eq!(ro.index_get(&idx, &key![100]).unwrap(), vec![row![3, 100]]);
+        let want: Vec<_> = (0..50).filter(|k| k % 7 == 3 && *k != 3).collect();
+        let got: Vec<_> = ro
+            .index_get(&idx, &key![3])
+            .unwrap()
+            .into_iter()
+            .map(|r| r[0].as_int().unwrap())
+            .collect();
+        assert_eq!(got, want);
+        drop((ro, db, t, idx));
         std::fs::remove_dir_all(&root).unwrap();
     }
 
