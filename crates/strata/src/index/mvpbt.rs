@@ -7,7 +7,8 @@
 //!             │  at `mvpbt_partition_records`:    (Algorithms 1, 2), each frozen
 //!             │  freeze (Algorithm 4): drop what  partition first asked through
 //!             ▼  no snapshot can see (§5.6)       its Bloom filters (§5.7)
-//!  P_N-1 .. P_0 (frozen: sorted Vec + Bloom filter on the index key
+//!  P_N-1 .. P_0 (frozen: sorted Vec, or a spill file + the undecided
+//!               records in memory; Bloom filter on the index key
 //!               + prefix Bloom filter on its first column)
 //!
 //!  a record (§5.1):  ident = enc(index key) ++ enc(pk)   stamp   type   tuple, version
@@ -61,9 +62,22 @@
 //! for records: a record that names a retired version is one no live
 //! snapshot decides by.
 //!
-//! Not built: spilling frozen partitions to files (mmap), the MV-PBT buffer
-//! shared by all indexes (each index freezes on its own count), dense
-//! packing and key compression (§5.7).
+//! **Spilling** (`Options::mvpbt_spill_dir`, [`super::mvpbt_spill`]). A
+//! freeze, a merge and the back-fill write the partition's decided records
+//! (committed: the stamp resolved through the TID table to the commit
+//! timestamp) sequentially to a file and read them through a memory map
+//! ([`Frozen`]); a file is never updated, so the records whose writer is
+//! still running stay in memory beside it, where `on_commit`, `on_abort`
+//! and `on_replace_own` still find and change them, and go to the file of
+//! the next merge that finds them decided. Readers merge the two sorted
+//! runs and get a [`Rec`] (no allocation for a spilled record). A spill
+//! the OS refuses, or a file that reads back damaged, keeps the partition
+//! in memory: the answers are those of the in-memory index either way.
+//!
+//! Not built: a streaming merge of spilled partitions (a merge gathers
+//! their records in memory), the MV-PBT buffer shared by all indexes (each
+//! index freezes on its own count), dense packing and key compression
+//! (§5.7).
 
 use super::common::{self, ScanReads, SecScan, SecWrite, SecWrites};
 use super::mvpbt_spill::{Fixed, SpillDir, SpillFile};
