@@ -87,13 +87,7 @@ fn spill_root() -> std::path::PathBuf {
     std::env::temp_dir().join(format!("strata-model-secondary-{}", std::process::id()))
 }
 
-fn run(
-    p: Protocol,
-    s: Cfg,
-    kind: IndexKind,
-    spill: bool,
-    ops: &[Op],
-) -> Result<(), TestCaseError> {
+fn run(p: Protocol, s: Cfg, kind: IndexKind, spill: bool, ops: &[Op]) -> Result<(), TestCaseError> {
     let db = Database::open(
         Options::default()
             .protocol(p)

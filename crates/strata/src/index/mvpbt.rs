@@ -2039,10 +2039,8 @@ mod tests {
     /// A fresh spill directory for one test (a database makes its own
     /// subdirectory in it and removes that when it closes).
     fn spill_root(name: &str) -> std::path::PathBuf {
-        let p = std::env::temp_dir().join(format!(
-            "strata-mvpbt-test-{}-{name}",
-            std::process::id()
-        ));
+        let p =
+            std::env::temp_dir().join(format!("strata-mvpbt-test-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&p);
         p
     }
@@ -2126,7 +2124,10 @@ mod tests {
             ro.index_scan(&idx, ..).unwrap(),
             vec![row![1, 10, 1], row![2, 10, 0]]
         );
-        assert_eq!(ro.index_get(&idx, &key![20]).unwrap(), Vec::<Vec<Value>>::new());
+        assert_eq!(
+            ro.index_get(&idx, &key![20]).unwrap(),
+            Vec::<Vec<Value>>::new()
+        );
         drop(ro);
         db.freeze_index(&idx).unwrap();
         let st = db.stats().mvpbt;
@@ -2169,12 +2170,16 @@ mod tests {
             let first = {
                 let (_, _, idx) = &dbs[0];
                 let r = txns[0].index_scan(idx, ..).map_err(|e| format!("{e:?}"));
-                let g = txns[0].index_get(idx, &key![3]).map_err(|e| format!("{e:?}"));
+                let g = txns[0]
+                    .index_get(idx, &key![3])
+                    .map_err(|e| format!("{e:?}"));
                 (r, g)
             };
             for (i, (_, _, idx)) in dbs.iter().enumerate().skip(1) {
                 let r = txns[i].index_scan(idx, ..).map_err(|e| format!("{e:?}"));
-                let g = txns[i].index_get(idx, &key![3]).map_err(|e| format!("{e:?}"));
+                let g = txns[i]
+                    .index_get(idx, &key![3])
+                    .map_err(|e| format!("{e:?}"));
                 assert_eq!((r, g), first, "{what}: database {i} answers otherwise");
             }
         };
@@ -2211,8 +2216,10 @@ mod tests {
                     if rng.next(4) == 0 {
                         txns.into_iter().for_each(|x| x.abort());
                     } else {
-                        let res: Vec<String> =
-                            txns.into_iter().map(|x| format!("{:?}", x.commit())).collect();
+                        let res: Vec<String> = txns
+                            .into_iter()
+                            .map(|x| format!("{:?}", x.commit()))
+                            .collect();
                         assert!(res.iter().all(|r| *r == res[0]), "step {step}: {res:?}");
                     }
                 }
@@ -2277,13 +2284,23 @@ mod tests {
                     kv_db(o.mvpbt_spill_dir(Some(root.clone()))),
                 ];
                 let overlay = same_answers(&dbs, seed, 400);
-                assert!(overlay > 0, "some writer's records were undecided at a freeze");
+                assert!(
+                    overlay > 0,
+                    "some writer's records were undecided at a freeze"
+                );
                 let st = dbs[1].0.stats().mvpbt;
-                assert!(st.spilled_partitions > 0 && st.spilled_records > 0, "{st:?}");
+                assert!(
+                    st.spilled_partitions > 0 && st.spilled_records > 0,
+                    "{st:?}"
+                );
                 assert_eq!((st.spill_failures, st.spill_corrupt_rebuilt), (0, 0));
                 let mem = dbs[0].0.stats().mvpbt;
                 assert_eq!(
-                    (mem.frozen_records, mem.active_records, mem.frozen_partitions),
+                    (
+                        mem.frozen_records,
+                        mem.active_records,
+                        mem.frozen_partitions
+                    ),
                     (st.frozen_records, st.active_records, st.frozen_partitions),
                     "the same records, spilled or not"
                 );
@@ -2414,7 +2431,10 @@ mod tests {
             .create_index_as("by_v", &t, &["v"], Unique::No, IndexKind::MvPbt)
             .unwrap();
         let st = db.stats().mvpbt;
-        assert_eq!((st.spilled_partitions, st.frozen_records), (1, st.spilled_records));
+        assert_eq!(
+            (st.spilled_partitions, st.frozen_records),
+            (1, st.spilled_records)
+        );
         assert!(st.spilled_records >= 50, "{st:?}");
         let mut ro = db.begin_read_only().unwrap();
         assert_eq!(ro.index_get(&idx, &key![100]).unwrap(), vec![row![3, 100]]);

@@ -117,6 +117,10 @@ pub(crate) struct Fixed {
     pub predecessor: u64,
 }
 
+/// Tests: damages a file between its write and its map.
+#[cfg(test)]
+pub(crate) type Tamper = Box<dyn Fn(&Path) + Send + Sync>;
+
 /// The spill directory of one open database: its own subdirectory of
 /// `Options::mvpbt_spill_dir`, removed when the database (and every
 /// partition holding a file in it) is gone.
@@ -129,7 +133,7 @@ pub(crate) struct SpillDir {
     /// Tests: runs between the write and the map of each file (to damage
     /// it).
     #[cfg(test)]
-    pub(crate) tamper: parking_lot::Mutex<Option<Box<dyn Fn(&Path) + Send + Sync>>>,
+    pub(crate) tamper: parking_lot::Mutex<Option<Tamper>>,
 }
 
 impl std::fmt::Debug for SpillDir {
@@ -202,7 +206,11 @@ impl SpillDir {
     /// Writes `recs` (in key order, decided) to a new file named after
     /// `stem` (`<table>-<index>`) and maps it, verified. On any error the
     /// file is removed and the caller keeps the records in memory.
-    pub(crate) fn spill(&self, stem: &str, recs: &[(&[u8], Fixed)]) -> Result<SpillFile, SpillError> {
+    pub(crate) fn spill(
+        &self,
+        stem: &str,
+        recs: &[(&[u8], Fixed)],
+    ) -> Result<SpillFile, SpillError> {
         let seq = self.next.fetch_add(1, Relaxed);
         let path = self.dir.join(format!("{stem}-{seq}.mvpbt"));
         let done = write(&path, recs).and_then(|()| {
@@ -250,7 +258,13 @@ pub(crate) fn stem(table: &str, index: &str) -> String {
     let clean = |s: &str| -> String {
         s.chars()
             .take(32)
-            .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect()
     };
     format!("{}-{}", clean(table), clean(index))
@@ -258,9 +272,7 @@ pub(crate) fn stem(table: &str, index: &str) -> String {
 
 /// The bytes of a file holding `recs`.
 fn body_len(recs: &[(&[u8], Fixed)]) -> u64 {
-    recs.iter()
-        .map(|(k, _)| (8 + FIXED + k.len()) as u64)
-        .sum()
+    recs.iter().map(|(k, _)| (8 + FIXED + k.len()) as u64).sum()
 }
 
 /// Writes the file (see the module doc): the header last, once the
@@ -285,8 +297,8 @@ fn write(path: &Path, recs: &[(&[u8], Fixed)]) -> Result<(), SpillError> {
         off += (FIXED + k.len()) as u64;
     }
     for (k, r) in recs {
-        let len = u32::try_from(k.len())
-            .map_err(|_| SpillError::Io("a key longer than 4 GiB".into()))?;
+        let len =
+            u32::try_from(k.len()).map_err(|_| SpillError::Io("a key longer than 4 GiB".into()))?;
         let mut fixed = [0u8; FIXED];
         fixed[0..4].copy_from_slice(&len.to_le_bytes());
         fixed[4] = r.ty;
@@ -449,7 +461,9 @@ pub(crate) fn verify(b: &[u8]) -> Result<usize, SpillError> {
         )));
     }
     if b[12..16] != [0; 4] || b[36..40] != [0; 4] {
-        return Err(SpillError::Malformed("reserved header bytes are set".into()));
+        return Err(SpillError::Malformed(
+            "reserved header bytes are set".into(),
+        ));
     }
     let stored = u32::from_le_bytes(b[32..36].try_into().expect("4 bytes"));
     let computed = crc32c::crc32c_append(crc32c::crc32c(&b[0..32]), &b[HEADER..]);
@@ -561,7 +575,10 @@ mod tests {
             assert!(!path.exists(), "unlinked on drop");
             let inst = dir.path().to_path_buf();
             drop(dir);
-            assert!(!inst.exists(), "the instance directory goes with the database");
+            assert!(
+                !inst.exists(),
+                "the instance directory goes with the database"
+            );
             fs::remove_dir_all(&root).unwrap();
         }
     }
@@ -601,7 +618,9 @@ mod tests {
             assert!(
                 matches!(
                     e,
-                    SpillError::Checksum { .. } | SpillError::Truncated(_) | SpillError::Malformed(_)
+                    SpillError::Checksum { .. }
+                        | SpillError::Truncated(_)
+                        | SpillError::Malformed(_)
                 ),
                 "byte {at}: {e:?}"
             );
@@ -646,11 +665,17 @@ mod tests {
         let root = temp_root("dir");
         fs::create_dir_all(root.parent().unwrap()).unwrap();
         fs::write(&root, b"not a dir").unwrap();
-        assert!(matches!(SpillDir::open(&root), Err(Error::InvalidConfig(_))));
+        assert!(matches!(
+            SpillDir::open(&root),
+            Err(Error::InvalidConfig(_))
+        ));
         fs::remove_file(&root).unwrap();
         // Something under a file cannot be created.
         fs::write(&root, b"x").unwrap();
-        assert!(matches!(SpillDir::open(&root.join("sub")), Err(Error::Io(_))));
+        assert!(matches!(
+            SpillDir::open(&root.join("sub")),
+            Err(Error::Io(_))
+        ));
         fs::remove_file(&root).unwrap();
 
         let live = SpillDir::open(&root).unwrap();
@@ -682,7 +707,11 @@ mod tests {
         let recs = sample(5);
         let e = dir.spill("t-i", &borrowed(&recs)).unwrap_err();
         assert!(matches!(e, SpillError::Truncated(_)), "{e:?}");
-        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1, "only the lock is left");
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "only the lock is left"
+        );
         drop(dir);
         fs::remove_dir_all(&root).unwrap();
     }
