@@ -2446,7 +2446,17 @@ mod tests {
             .map(|r| r[0].as_int().unwrap())
             .collect();
         assert_eq!(got, want);
-        drop((ro, db, t, idx));
+        drop(ro);
+        // A dropped index's files go with its last handle.
+        assert_eq!(spill_files(&db), 1);
+        db.drop_index("by_v").unwrap();
+        drop(idx);
+        for _ in 0..4 {
+            db.collect_garbage();
+            epoch::pin().flush();
+        }
+        assert_eq!(spill_files(&db), 0);
+        drop((db, t));
         std::fs::remove_dir_all(&root).unwrap();
     }
 
