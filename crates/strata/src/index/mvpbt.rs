@@ -2137,6 +2137,12 @@ mod tests {
         assert!(inst.exists());
         drop((t, idx));
         drop(db);
+        // (Index lists are freed through the epoch.)
+        let start = std::time::Instant::now();
+        while inst.exists() && start.elapsed() < std::time::Duration::from_secs(20) {
+            epoch::pin().flush();
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         assert!(!inst.exists(), "the database's spill files go with it");
         std::fs::remove_dir_all(&root).unwrap();
     }
@@ -2447,13 +2453,17 @@ mod tests {
             .collect();
         assert_eq!(got, want);
         drop(ro);
-        // A dropped index's files go with its last handle.
+        // A dropped index's files go with its last handle (the table's old
+        // index list is freed through the epoch, which other tests' threads
+        // may hold back a while).
         assert_eq!(spill_files(&db), 1);
         db.drop_index("by_v").unwrap();
         drop(idx);
-        for _ in 0..4 {
+        let start = std::time::Instant::now();
+        while spill_files(&db) > 0 && start.elapsed() < std::time::Duration::from_secs(20) {
             db.collect_garbage();
             epoch::pin().flush();
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
         assert_eq!(spill_files(&db), 0);
         drop((db, t));
