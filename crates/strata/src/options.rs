@@ -402,6 +402,15 @@ pub struct Options {
     /// partition P_N before it is frozen into an immutable sorted partition
     /// (MV-PBT §5.5). Small values freeze often (tests force this).
     pub mvpbt_partition_records: usize,
+    /// MV-PBT indexes: `None` (the default) keeps frozen partitions in
+    /// memory; a directory has each frozen partition's decided records
+    /// written to a file there and read through a memory map
+    /// (`index::mvpbt_spill`), so an index can outgrow memory. The files
+    /// are caches: each open database uses a subdirectory of its own,
+    /// removed when it closes; those of processes that ended are removed
+    /// at open. A path that exists and is not a directory, or that cannot
+    /// be created, is refused at open.
+    pub mvpbt_spill_dir: Option<std::path::PathBuf>,
 }
 
 /// Tuning of SIRO version storage (vDriver, §3.3 and §5.2.6; see
@@ -524,6 +533,7 @@ impl Default for Options {
             memory_spaces: MemorySpaces::default(),
             siro: SiroTuning::default(),
             mvpbt_partition_records: 1 << 16,
+            mvpbt_spill_dir: None,
         }
     }
 }
@@ -548,6 +558,11 @@ impl Options {
     /// See [`Options::mvpbt_partition_records`].
     pub fn mvpbt_partition_records(mut self, n: usize) -> Self {
         self.mvpbt_partition_records = n;
+        self
+    }
+    /// See [`Options::mvpbt_spill_dir`].
+    pub fn mvpbt_spill_dir(mut self, dir: Option<std::path::PathBuf>) -> Self {
+        self.mvpbt_spill_dir = dir;
         self
     }
     pub fn non_inline(mut self, n: NonInline) -> Self {
@@ -627,6 +642,19 @@ impl Options {
             return Err(Error::InvalidConfig(
                 "mvpbt_partition_records must be at least 1".into(),
             ));
+        }
+        if let Some(d) = &self.mvpbt_spill_dir {
+            if d.as_os_str().is_empty() {
+                return Err(Error::InvalidConfig(
+                    "mvpbt_spill_dir is empty (use None to keep partitions in memory)".into(),
+                ));
+            }
+            if d.exists() && !d.is_dir() {
+                return Err(Error::InvalidConfig(format!(
+                    "mvpbt_spill_dir {} exists and is not a directory",
+                    d.display()
+                )));
+            }
         }
         // Impossible combinations first (they stay impossible once the
         // parts exist), then parts not implemented yet.

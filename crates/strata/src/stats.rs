@@ -167,6 +167,19 @@ pub struct MvPbtStats {
     /// Probes answered "maybe" where the partition held no record of the
     /// key or prefix.
     pub filter_false_positives: u64,
+    /// Frozen partitions whose decided records are in a spill file
+    /// (`Options::mvpbt_spill_dir`), read through a memory map.
+    pub spilled_partitions: u64,
+    /// Records in those files (part of `frozen_records`).
+    pub spilled_records: u64,
+    /// Bytes of those files.
+    pub spilled_bytes: u64,
+    /// Spills the operating system refused (disk full, permissions): the
+    /// partition stayed in memory.
+    pub spill_failures: u64,
+    /// Spill files found truncated or corrupt when mapped: the partition
+    /// stayed in memory, rebuilt from the records the freeze held.
+    pub spill_corrupt_rebuilt: u64,
 }
 
 impl MvPbtStats {
@@ -193,6 +206,11 @@ impl MvPbtStats {
         self.filter_probes += o.filter_probes;
         self.filter_skips += o.filter_skips;
         self.filter_false_positives += o.filter_false_positives;
+        self.spilled_partitions += o.spilled_partitions;
+        self.spilled_records += o.spilled_records;
+        self.spilled_bytes += o.spilled_bytes;
+        self.spill_failures += o.spill_failures;
+        self.spill_corrupt_rebuilt += o.spill_corrupt_rebuilt;
     }
 }
 

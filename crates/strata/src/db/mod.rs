@@ -38,6 +38,10 @@ impl Database {
                 crate::storage::space::SpaceSet::new(count, increment),
             )),
         };
+        let mvpbt_spill = match &opts.mvpbt_spill_dir {
+            Some(d) => Some(crate::index::mvpbt_spill::SpillDir::open(d)?),
+            None => None,
+        };
         let db = Database {
             inner: Arc::new(DbInner {
                 id: NEXT_DB_ID.fetch_add(1, SeqCst),
@@ -53,6 +57,7 @@ impl Database {
                 log: OnceLock::new(),
                 indexes: Default::default(),
                 spaces,
+                mvpbt_spill,
             }),
         };
         db.inner

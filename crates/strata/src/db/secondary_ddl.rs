@@ -147,6 +147,12 @@ impl Database {
             db.opts.index_pointers,
             kind,
             db.opts.mvpbt_partition_records,
+            db.mvpbt_spill.as_ref().map(|d| {
+                (
+                    Arc::clone(d),
+                    crate::index::mvpbt_spill::stem(&ti.schema.name, name),
+                )
+            }),
         ));
         {
             let mut names = db.indexes.by_name.write();

@@ -56,6 +56,7 @@ pub mod table;
 mod common;
 pub(crate) mod logical;
 pub mod mvpbt;
+pub(crate) mod mvpbt_spill;
 pub(crate) mod physical;
 
 pub(crate) use common::{SecScan, SecWrite, SecWrites};

@@ -7,7 +7,8 @@
 //!             │  at `mvpbt_partition_records`:    (Algorithms 1, 2), each frozen
 //!             │  freeze (Algorithm 4): drop what  partition first asked through
 //!             ▼  no snapshot can see (§5.6)       its Bloom filters (§5.7)
-//!  P_N-1 .. P_0 (frozen: sorted Vec + Bloom filter on the index key
+//!  P_N-1 .. P_0 (frozen: sorted Vec, or a spill file + the undecided
+//!               records in memory; Bloom filter on the index key
 //!               + prefix Bloom filter on its first column)
 //!
 //!  a record (§5.1):  ident = enc(index key) ++ enc(pk)   stamp   type   tuple, version
@@ -63,11 +64,25 @@
 //! for records: a record that names a retired version is one no live
 //! snapshot decides by.
 //!
-//! Not built: spilling frozen partitions to files (mmap), the MV-PBT buffer
-//! shared by all indexes (each index freezes on its own count), dense
-//! packing and key compression (§5.7).
+//! **Spilling** (`Options::mvpbt_spill_dir`, [`super::mvpbt_spill`]). A
+//! freeze, a merge and the back-fill write the partition's decided records
+//! (committed: the stamp resolved through the TID table to the commit
+//! timestamp) sequentially to a file and read them through a memory map
+//! ([`Frozen`]); a file is never updated, so the records whose writer is
+//! still running stay in memory beside it, where `on_commit`, `on_abort`
+//! and `on_replace_own` still find and change them, and go to the file of
+//! the next merge that finds them decided. Readers merge the two sorted
+//! runs and get a [`Rec`] (no allocation for a spilled record). A spill
+//! the OS refuses, or a file that reads back damaged, keeps the partition
+//! in memory: the answers are those of the in-memory index either way.
+//!
+//! Not built: a streaming merge of spilled partitions (a merge gathers
+//! their records in memory), the MV-PBT buffer shared by all indexes (each
+//! index freezes on its own count), dense packing and key compression
+//! (§5.7).
 
 use super::common::{self, ScanReads, SecScan, SecWrite, SecWrites};
+use super::mvpbt_spill::{Fixed, SpillDir, SpillFile};
 use super::secondary::SecondaryIndex;
 use super::table::TableInner;
 use super::{IndexTxn, ScanMode, SecondaryIndexKind};
@@ -149,8 +164,7 @@ pub(crate) struct Record {
     /// ends (the version's address).
     version: AtomicU64,
     /// A replacement's predecessor version (0: none); kept for the record
-    /// format of §5.1, never followed.
-    #[allow(dead_code)]
+    /// format of §5.1 (and in spill files), never followed.
     pub predecessor: u64,
 }
 
@@ -236,6 +250,114 @@ impl Record {
     }
 }
 
+/// A record as a reader gets it: one held in memory, or one decoded from a
+/// spill file (`index::mvpbt_spill`) without an allocation. A spilled
+/// record is decided: its stamp is a commit timestamp for good, it has no
+/// GC flag, and its version is no longer replaced.
+#[derive(Clone, Copy)]
+pub(crate) enum Rec<'a> {
+    Mem(&'a Arc<Record>),
+    File(Fixed),
+}
+
+impl Rec<'_> {
+    #[inline]
+    fn ty(&self) -> RecordType {
+        match self {
+            Rec::Mem(r) => r.ty,
+            Rec::File(f) => RecordType::from_code(f.ty as u64),
+        }
+    }
+
+    #[inline]
+    fn tuple(&self) -> u64 {
+        match self {
+            Rec::Mem(r) => r.tuple,
+            Rec::File(f) => f.tuple,
+        }
+    }
+
+    #[inline]
+    fn version(&self) -> *mut Version {
+        match self {
+            Rec::Mem(r) => r.version(),
+            Rec::File(f) => f.version as usize as *mut Version,
+        }
+    }
+
+    #[inline]
+    fn aborted(&self) -> bool {
+        match self {
+            Rec::Mem(r) => r.aborted(),
+            Rec::File(_) => false,
+        }
+    }
+
+    /// The stamp as stored (`TID_MARK | tid` or a commit timestamp).
+    #[inline]
+    fn raw_stamp(&self) -> u64 {
+        match self {
+            Rec::Mem(r) => r.stamp.load(SeqCst),
+            Rec::File(f) => f.stamp,
+        }
+    }
+
+    /// [`Record::visible_to`].
+    #[inline]
+    fn visible_to(&self, ts: u64, me: u64, tids: &TidTable) -> bool {
+        match self {
+            Rec::Mem(r) => r.visible_to(ts, me, tids),
+            Rec::File(f) => f.stamp <= ts,
+        }
+    }
+
+    /// [`Record::committed`].
+    #[inline]
+    fn committed(&self, tids: &TidTable) -> Option<u64> {
+        match self {
+            Rec::Mem(r) => r.committed(tids),
+            Rec::File(f) => Some(f.stamp),
+        }
+    }
+
+    fn to_buf(self) -> RecBuf {
+        match self {
+            Rec::Mem(r) => RecBuf::Mem(Arc::clone(r)),
+            Rec::File(f) => RecBuf::File(f),
+        }
+    }
+}
+
+/// A [`Rec`] kept past the callback that got it.
+pub(crate) enum RecBuf {
+    Mem(Arc<Record>),
+    File(Fixed),
+}
+
+impl RecBuf {
+    #[inline]
+    fn get(&self) -> Rec<'_> {
+        match self {
+            RecBuf::Mem(r) => Rec::Mem(r),
+            RecBuf::File(f) => Rec::File(*f),
+        }
+    }
+}
+
+/// The stamp of `r` if it is decided for good (committed: its commit
+/// timestamp), resolving a TID mark through `tids` (None: only records
+/// stamped already count).
+fn decided_stamp(r: &Record, tids: Option<&TidTable>) -> Option<u64> {
+    if r.aborted() {
+        return None;
+    }
+    let s = r.stamp.load(SeqCst);
+    if s & TID_MARK == 0 {
+        return Some(s);
+    }
+    tids.and_then(|t| r.committed(t))
+}
+
 /// Bytes after the identity in a partition key: `u64::MAX - seq`, so a
 /// newer record of an identity sorts first (§5.3).
 const SEQ_BYTES: usize = 8;
@@ -261,8 +383,18 @@ fn part_key(ident: &[u8], seq: u64) -> Box<[u8]> {
 type Active = SkipMap<Box<[u8]>, Arc<Record>>;
 
 /// An immutable partition P_i: its records sorted, and its filters.
+///
+/// In memory (no spill directory, or a spill that failed) `records` holds
+/// them all and `file` is None. Spilled, `file` holds the records decided
+/// at the freeze (committed, stamped with their commit timestamps) and
+/// `records` only the undecided ones (their writers were still running):
+/// a file is never updated, and those records' stamps, GC flags and
+/// versions still change (`on_commit`, `on_abort`, `on_replace_own` find
+/// them here). Both are sorted and disjoint; readers merge them. The next
+/// merge writes those decided by then to its file.
 pub(crate) struct Frozen {
     records: Vec<(Box<[u8]>, Arc<Record>)>,
+    file: Option<SpillFile>,
     /// On the full index key (point lookups).
     bloom: BloomFilter,
     /// On the first index column (prefix scans); None for a one-column
@@ -271,7 +403,81 @@ pub(crate) struct Frozen {
 }
 
 impl Frozen {
-    fn range(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> &[(Box<[u8]>, Arc<Record>)] {
+    /// Records here, in memory and spilled.
+    fn len(&self) -> usize {
+        self.records.len() + self.file.as_ref().map_or(0, |f| f.len())
+    }
+
+    /// Calls `f` for each record in `[lo, hi]` in key order (the
+    /// in-memory ones and the spilled ones merged); returns how many.
+    fn for_range(
+        &self,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        mut f: impl FnMut(&[u8], Rec<'_>),
+    ) -> usize {
+        let mem = self.mem_range(lo, hi);
+        let Some(file) = &self.file else {
+            for (k, r) in mem {
+                f(k, Rec::Mem(r));
+            }
+            return mem.len();
+        };
+        let from = match lo {
+            Bound::Included(l) => file.lower(l, false),
+            Bound::Excluded(l) => file.lower(l, true),
+            Bound::Unbounded => 0,
+        };
+        let to = match hi {
+            Bound::Included(h) => file.lower(h, true),
+            Bound::Excluded(h) => file.lower(h, false),
+            Bound::Unbounded => file.len(),
+        }
+        .max(from);
+        let (mut i, mut m) = (from, mem.iter().peekable());
+        loop {
+            let fk = (i < to).then(|| file.key(i));
+            match (fk, m.peek()) {
+                (None, None) => break,
+                (Some(k), Some((mk, _))) if &mk[..] >= k => {
+                    f(k, Rec::File(file.record(i)));
+                    i += 1;
+                }
+                (Some(k), None) => {
+                    f(k, Rec::File(file.record(i)));
+                    i += 1;
+                }
+                (_, Some(_)) => {
+                    let (mk, r) = m.next().expect("peeked");
+                    f(mk, Rec::Mem(r));
+                }
+            }
+        }
+        mem.len() + (to - from)
+    }
+
+    /// Every record, owned (for a merge): spilled ones are decoded into
+    /// new records with their (final) commit stamps.
+    fn owned(&self) -> impl Iterator<Item = (Box<[u8]>, Arc<Record>)> + '_ {
+        let mem = self.records.iter().map(|(k, r)| (k.clone(), Arc::clone(r)));
+        let file = self.file.iter().flat_map(|f| {
+            (0..f.len()).map(move |i| {
+                let x = f.record(i);
+                let r = Record::new(
+                    RecordType::from_code(x.ty as u64),
+                    x.stamp,
+                    x.tuple,
+                    x.version as usize as *mut Version,
+                    x.predecessor,
+                );
+                (Box::from(f.key(i)), Arc::new(r))
+            })
+        });
+        mem.chain(file)
+    }
+
+    /// The in-memory records in `[lo, hi]`.
+    fn mem_range(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> &[(Box<[u8]>, Arc<Record>)] {
         let r = &self.records;
         let from = match lo {
             Bound::Included(l) => r.partition_point(|(k, _)| &k[..] < l),
@@ -295,6 +501,8 @@ impl Frozen {
         &r[from..to]
     }
 
+    /// The in-memory record under `key`: a spilled one is decided, so
+    /// nothing looks for it to change it.
     fn get(&self, key: &[u8]) -> Option<&Arc<Record>> {
         let i = self
             .records
@@ -305,10 +513,15 @@ impl Frozen {
 
     /// Whether any record of `ident` is here.
     fn has_ident(&self, ident: &[u8]) -> bool {
+        let of = |k: &[u8]| k.len() == ident.len() + SEQ_BYTES && k.starts_with(ident);
         let i = self.records.partition_point(|(k, _)| &k[..] < ident);
-        self.records
-            .get(i)
-            .is_some_and(|(k, _)| k.len() == ident.len() + SEQ_BYTES && k.starts_with(ident))
+        if self.records.get(i).is_some_and(|(k, _)| of(k)) {
+            return true;
+        }
+        self.file.as_ref().is_some_and(|f| {
+            let i = f.lower(ident, false);
+            i < f.len() && of(f.key(i))
+        })
     }
 }
 
@@ -347,10 +560,18 @@ pub(crate) struct Partitions {
     probes: AtomicU64,
     skips: AtomicU64,
     false_positives: AtomicU64,
+    /// Where frozen partitions spill (`Options::mvpbt_spill_dir`), and the
+    /// stem of this index's file names; None: they stay in memory.
+    spill: Option<(Arc<SpillDir>, String)>,
+    /// Spills the OS refused (the partition stayed in memory).
+    spill_failures: AtomicU64,
+    /// Spill files found damaged when mapped (the partition stayed in
+    /// memory, rebuilt from the records the freeze still held).
+    spill_corrupt: AtomicU64,
 }
 
 impl Partitions {
-    pub fn new(limit: usize) -> Partitions {
+    pub fn new(limit: usize, spill: Option<(Arc<SpillDir>, String)>) -> Partitions {
         Partitions {
             set: RwLock::new(View {
                 active: Arc::new(SkipMap::new()),
@@ -368,6 +589,9 @@ impl Partitions {
             probes: AtomicU64::new(0),
             skips: AtomicU64::new(0),
             false_positives: AtomicU64::new(0),
+            spill,
+            spill_failures: AtomicU64::new(0),
+            spill_corrupt: AtomicU64::new(0),
         }
     }
 
@@ -444,7 +668,7 @@ impl Partitions {
         lo: &Bound<EncodedKey>,
         hi: &Bound<EncodedKey>,
         probe: &Probe<'_>,
-        mut f: impl FnMut(&[u8], &Arc<Record>),
+        mut f: impl FnMut(&[u8], Rec<'_>),
     ) {
         let (lo, hi) = (bytes(lo), bytes(hi));
         if let (Bound::Included(l) | Bound::Excluded(l), Bound::Included(h) | Bound::Excluded(h)) =
@@ -456,7 +680,7 @@ impl Partitions {
         }
         for m in std::iter::once(&view.active).chain(view.sealed.as_ref()) {
             for e in m.range::<[u8], _>((lo, hi)) {
-                f(e.key(), e.value());
+                f(e.key(), Rec::Mem(e.value()));
             }
         }
         for p in view.frozen.iter().rev() {
@@ -472,12 +696,9 @@ impl Partitions {
                 self.skips.fetch_add(1, Relaxed);
                 continue;
             }
-            let recs = p.range(lo, hi);
-            if asked == Some(true) && recs.is_empty() {
+            let n = p.for_range(lo, hi, &mut f);
+            if asked == Some(true) && n == 0 {
                 self.false_positives.fetch_add(1, Relaxed);
-            }
-            for (k, r) in recs {
-                f(k, r);
             }
         }
     }
@@ -512,7 +733,7 @@ impl Partitions {
                 .iter()
                 .map(|e| (e.key().clone(), Arc::clone(e.value())));
             let kept = self.collect(recs, &zones, tids, &older);
-            let frozen = Arc::new(build_filters(idx, kept));
+            let frozen = Arc::new(self.build(idx, kept, Some(tids)));
             let mut s = self.set.write();
             s.frozen.push(frozen);
             s.sealed = None;
@@ -524,13 +745,13 @@ impl Partitions {
         if (merge && !all.is_empty()) || all.len() > MERGE_AT {
             // Records of one identity keep their order: keys are unique
             // (sequence numbers) and newer partitions hold newer ones.
-            let mut recs: Vec<(Box<[u8]>, Arc<Record>)> = all
-                .iter()
-                .flat_map(|f| f.records.iter().map(|(k, r)| (k.clone(), Arc::clone(r))))
-                .collect();
+            let mut recs: Vec<(Box<[u8]>, Arc<Record>)> =
+                all.iter().flat_map(|f| f.owned()).collect();
             recs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
             let kept = self.collect(recs.into_iter(), &zones, tids, &[]);
-            let merged = Arc::new(build_filters(idx, kept));
+            // The partitions merged (and their files, once no reader holds
+            // them) go when the list no longer names them.
+            let merged = Arc::new(self.build(idx, kept, Some(tids)));
             // Only freezes (serialised by `freezing`) change the list.
             self.set.write().frozen = vec![merged];
         }
@@ -566,6 +787,67 @@ impl Partitions {
         kept
     }
 
+    /// The frozen partition of `records` (sorted) with its filters (§5.7).
+    /// With a spill directory its decided records go to a file and only
+    /// the undecided ones stay in memory ([`Frozen`]); `tids` resolves TID
+    /// marks (None: only records stamped already are decided). A spill the
+    /// OS refuses, or whose file reads back damaged, keeps the whole
+    /// partition in memory and is counted: never a record lost.
+    fn build(
+        &self,
+        idx: &SecondaryIndex,
+        mut records: Vec<(Box<[u8]>, Arc<Record>)>,
+        tids: Option<&TidTable>,
+    ) -> Frozen {
+        let (bloom, prefix_bloom) = filters(idx, &records);
+        let mut file = None;
+        if let Some((dir, stem)) = &self.spill {
+            let decided: Vec<Option<u64>> = records
+                .iter()
+                .map(|(_, r)| decided_stamp(r, tids))
+                .collect();
+            let out: Vec<(&[u8], Fixed)> = records
+                .iter()
+                .zip(&decided)
+                .filter_map(|((k, r), d)| {
+                    d.map(|stamp| {
+                        let f = Fixed {
+                            ty: r.ty.code() as u8,
+                            stamp,
+                            tuple: r.tuple,
+                            version: r.version.load(SeqCst),
+                            predecessor: r.predecessor,
+                        };
+                        (&k[..], f)
+                    })
+                })
+                .collect();
+            let spilled = (!out.is_empty()).then(|| dir.spill(stem, &out));
+            drop(out);
+            match spilled {
+                None => {}
+                Some(Ok(f)) => {
+                    let mut d = decided.iter();
+                    records.retain(|_| d.next().expect("one per record").is_none());
+                    records.shrink_to_fit();
+                    file = Some(f);
+                }
+                Some(Err(e)) if e.is_corrupt() => {
+                    self.spill_corrupt.fetch_add(1, Relaxed);
+                }
+                Some(Err(_)) => {
+                    self.spill_failures.fetch_add(1, Relaxed);
+                }
+            }
+        }
+        Frozen {
+            records,
+            file,
+            bloom,
+            prefix_bloom,
+        }
+    }
+
     /// This index's figures.
     pub(crate) fn stats(&self) -> MvPbtStats {
         let v = self.view();
@@ -579,10 +861,17 @@ impl Partitions {
             filter_probes: self.probes.load(Relaxed),
             filter_skips: self.skips.load(Relaxed),
             filter_false_positives: self.false_positives.load(Relaxed),
+            spill_failures: self.spill_failures.load(Relaxed),
+            spill_corrupt_rebuilt: self.spill_corrupt.load(Relaxed),
             ..MvPbtStats::default()
         };
         for f in &v.frozen {
-            st.frozen_records += f.records.len() as u64;
+            st.frozen_records += f.len() as u64;
+            if let Some(file) = &f.file {
+                st.spilled_partitions += 1;
+                st.spilled_records += file.len() as u64;
+                st.spilled_bytes += file.bytes();
+            }
             st.bloom_bytes += (f.bloom.num_bits() / 8) as u64;
             st.prefix_bloom_bytes += f.prefix_bloom.as_ref().map_or(0, |b| b.num_bits() / 8) as u64;
         }
@@ -643,10 +932,13 @@ fn gc_group(
     (n - (kept.len() - mark)) as u64
 }
 
-/// The frozen partition of `records` with its filters (§5.7): a Bloom
-/// filter on each full index key, and on each first column for a
-/// multi-column index.
-fn build_filters(idx: &SecondaryIndex, records: Vec<(Box<[u8]>, Arc<Record>)>) -> Frozen {
+/// The filters of a frozen partition of `records` (§5.7): a Bloom filter
+/// on each full index key, and on each first column for a multi-column
+/// index.
+fn filters(
+    idx: &SecondaryIndex,
+    records: &[(Box<[u8]>, Arc<Record>)],
+) -> (BloomFilter, Option<BloomFilter>) {
     let mut keys: Vec<&[u8]> = records.iter().map(|(k, _)| &k[..idx.ikey_len(k)]).collect();
     keys.dedup();
     let mut bloom = BloomFilter::with_false_pos(0.01)
@@ -666,11 +958,7 @@ fn build_filters(idx: &SecondaryIndex, records: Vec<(Box<[u8]>, Arc<Record>)>) -
         }
         b
     });
-    Frozen {
-        records,
-        bloom,
-        prefix_bloom,
-    }
+    (bloom, prefix_bloom)
 }
 
 fn bytes(b: &Bound<EncodedKey>) -> Bound<&[u8]> {
@@ -714,10 +1002,10 @@ fn decide(
     ts: u64,
     me: u64,
     tids: &TidTable,
-) -> BTreeMap<Box<[u8]>, Option<Arc<Record>>> {
+) -> BTreeMap<Box<[u8]>, Option<RecBuf>> {
     let p = parts(idx);
     let view = p.view();
-    let mut decided: BTreeMap<Box<[u8]>, Option<Arc<Record>>> = BTreeMap::new();
+    let mut decided: BTreeMap<Box<[u8]>, Option<RecBuf>> = BTreeMap::new();
     // Records of one identity are adjacent in a partition: remember the
     // last one's answer instead of asking the map for each.
     let (mut last, mut last_decided) = (Vec::new(), false);
@@ -737,7 +1025,7 @@ fn decide(
             return;
         }
         // (d): anti-matter decides "not visible".
-        let matter = r.ty.is_matter().then(|| Arc::clone(r));
+        let matter = r.ty().is_matter().then(|| r.to_buf());
         decided.insert(ident.into(), matter);
         last_decided = true;
     });
@@ -759,8 +1047,8 @@ fn candidates(
         if r.aborted() {
             return;
         }
-        let e = out.entry(ident_of(k).into()).or_insert((r.tuple, false));
-        e.1 |= r.ty.is_matter();
+        let e = out.entry(ident_of(k).into()).or_insert((r.tuple(), false));
+        e.1 |= r.ty().is_matter();
     });
     out
 }
@@ -850,18 +1138,19 @@ fn unique_check<C: IndexTxn>(
     };
     let p = parts(idx);
     let view = p.view();
-    let mut newest: BTreeMap<Box<[u8]>, Arc<Record>> = BTreeMap::new();
+    let mut newest: BTreeMap<Box<[u8]>, RecBuf> = BTreeMap::new();
     p.for_each(&view, &lo, &hi, &Probe::Key(ikey), |k, r| {
         if !r.aborted() && !newest.contains_key(ident_of(k)) {
-            newest.insert(ident_of(k).into(), Arc::clone(r));
+            newest.insert(ident_of(k).into(), r.to_buf());
         }
     });
     let (me, ts) = (cx.tid(), cx.snapshot_ts());
-    for (other, r) in newest {
-        if &other[ikey_len..] == my_pk || r.tuple == tuple {
+    for (other, r) in &newest {
+        let r = r.get();
+        if &other[ikey_len..] == my_pk || r.tuple() == tuple {
             continue; // our own row
         }
-        let s = r.stamp.load(SeqCst);
+        let s = r.raw_stamp();
         let mine = s == TID_MARK | me;
         let committed = r.committed(cx.tids());
         if !mine && committed.is_none() {
@@ -870,7 +1159,7 @@ fn unique_check<C: IndexTxn>(
             }
             return Err(Error::Conflict(ConflictKind::WriteWrite));
         }
-        if !r.ty.is_matter() {
+        if !r.ty().is_matter() {
             continue; // the row left the key
         }
         if let Some(c) = committed.filter(|&c| !mine && c > ts) {
@@ -879,7 +1168,7 @@ fn unique_check<C: IndexTxn>(
                 return Err(Error::Conflict(k));
             }
         }
-        return Err(common::duplicate(cx, t, idx, r.tuple));
+        return Err(common::duplicate(cx, t, idx, r.tuple()));
     }
     Ok(())
 }
@@ -1028,10 +1317,11 @@ impl SecondaryIndexKind for MvPbt {
             let decided = decide(idx, lo, hi, cx.snapshot_ts(), cx.tid(), cx.tids());
             for (ident, r) in decided {
                 let Some(r) = r else { continue };
+                let r = r.get();
                 let v = match idx.pointers {
                     IndexPointers::Physical => r.version(),
                     IndexPointers::LogicalTupleId | IndexPointers::LogicalPrimaryKey => {
-                        cx.read_row(t, r.tuple)?
+                        cx.read_row(t, r.tuple())?
                     }
                 };
                 // SAFETY: pinned by the caller; the version a live
@@ -1217,7 +1507,7 @@ impl SecondaryIndexKind for MvPbt {
         recs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let _one = p.freezing.lock();
         if !recs.is_empty() {
-            let bottom = Arc::new(build_filters(idx, recs));
+            let bottom = Arc::new(p.build(idx, recs, None));
             p.set.write().frozen.insert(0, bottom);
         }
         p.backfilled.store(true, SeqCst);
@@ -1226,7 +1516,7 @@ impl SecondaryIndexKind for MvPbt {
     /// No two rows hold one key in their newest state (uncommitted records
     /// count, conservatively).
     fn check_unique(t: &TableInner, idx: &SecondaryIndex) -> Result<()> {
-        let mut newest: BTreeMap<Box<[u8]>, Arc<Record>> = BTreeMap::new();
+        let mut newest: BTreeMap<Box<[u8]>, RecBuf> = BTreeMap::new();
         let p = parts(idx);
         let view = p.view();
         p.for_each(
@@ -1236,13 +1526,13 @@ impl SecondaryIndexKind for MvPbt {
             &Probe::None,
             |k, r| {
                 if !r.aborted() && !newest.contains_key(ident_of(k)) {
-                    newest.insert(ident_of(k).into(), Arc::clone(r));
+                    newest.insert(ident_of(k).into(), r.to_buf());
                 }
             },
         );
         let mut last: Option<Box<[u8]>> = None;
         for (ident, r) in newest {
-            if !r.ty.is_matter() {
+            if !r.get().ty().is_matter() {
                 continue;
             }
             let ikey: Box<[u8]> = ident[..idx.ikey_len(&ident)].into();
@@ -1260,8 +1550,10 @@ impl SecondaryIndexKind for MvPbt {
     fn stats(idx: &SecondaryIndex) -> (u64, u64) {
         let st = parts(idx).stats();
         let records = st.active_records + st.frozen_records;
-        // key (about an entry's), Arc'd record, skip-list or Vec slot
-        let bytes = records * (24 + 8 + 56 + 32) + st.bloom_bytes + st.prefix_bloom_bytes;
+        // key (about an entry's), Arc'd record, skip-list or Vec slot; a
+        // spilled record is in its file (`spilled_bytes`), not in memory.
+        let resident = records - st.spilled_records;
+        let bytes = resident * (24 + 8 + 56 + 32) + st.bloom_bytes + st.prefix_bloom_bytes;
         (records, bytes)
     }
 }
@@ -1295,6 +1587,7 @@ mod tests {
             IndexPointers::LogicalTupleId,
             IndexKind::MvPbt,
             1 << 20,
+            None,
         )
     }
 
@@ -1325,7 +1618,7 @@ mod tests {
                     (
                         v[0].as_int().unwrap(),
                         v[1].as_int().unwrap(),
-                        r.version() as u64,
+                        r.get().version() as u64,
                     )
                 })
             })
@@ -1566,7 +1859,10 @@ mod tests {
             &Bound::Unbounded,
             &Bound::Unbounded,
             &Probe::None,
-            |_, r| out.push(Arc::clone(r)),
+            |_, r| match r {
+                Rec::Mem(r) => out.push(Arc::clone(r)),
+                Rec::File(_) => panic!("no spill directory"),
+            },
         );
         out
     }
@@ -1801,5 +2097,458 @@ mod tests {
             let st = db.stats().mvpbt;
             assert!(st.freezes > 0 && st.frozen_partitions > 0, "{st:?}");
         }
+    }
+
+    /// A fresh spill directory for one test (a database makes its own
+    /// subdirectory in it and removes that when it closes).
+    fn spill_root(name: &str) -> std::path::PathBuf {
+        let p =
+            std::env::temp_dir().join(format!("strata-mvpbt-test-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        p
+    }
+
+    /// The `.mvpbt` files in the database's spill directory.
+    fn spill_files(db: &Database) -> usize {
+        let dir = db.inner.mvpbt_spill.as_ref().expect("a spill dir").path();
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "mvpbt")
+            })
+            .count()
+    }
+
+    /// Spilled, the records a freeze finds decided go to the file; those
+    /// of a still-running writer stay in memory (they are stamped at its
+    /// commit, flagged at its abort) and go to the file at the next merge
+    /// once decided. Every reader gets the answers of the in-memory index
+    /// throughout; a merge's old files go, and the database's directory
+    /// goes with it.
+    #[test]
+    fn undecided_records_stay_in_memory_until_a_merge_finds_them_decided() {
+        let root = spill_root("overlay");
+        let (db, t, idx) = kv_db(Options::default().mvpbt_spill_dir(Some(root.clone())));
+        db.run(|x| x.insert(&t, row![1, 10, 0])).unwrap();
+        let mut w = db.begin().unwrap();
+        w.insert(&t, row![2, 10, 0]).unwrap();
+        w.update(&t, &key![1], &[("n", Value::Int(1))]).unwrap();
+        db.freeze_index(&idx).unwrap();
+        let st = db.stats().mvpbt;
+        assert_eq!(
+            (st.spilled_partitions, st.spilled_records, st.frozen_records),
+            (1, 1, 3),
+            "{st:?}"
+        );
+        assert!(st.spilled_bytes > 0);
+        assert_eq!(spill_files(&db), 1);
+        let mut ro = db.begin_read_only().unwrap();
+        assert_eq!(ro.index_scan(&idx, ..).unwrap(), vec![row![1, 10, 0]]);
+        assert_eq!(
+            w.index_scan(&idx, ..).unwrap(),
+            vec![row![1, 10, 1], row![2, 10, 0]]
+        );
+        // The commit stamps the records in memory (a file is never
+        // written again).
+        w.commit().unwrap();
+        drop(ro);
+        let mut ro = db.begin_read_only().unwrap();
+        assert_eq!(
+            ro.index_scan(&idx, ..).unwrap(),
+            vec![row![1, 10, 1], row![2, 10, 0]]
+        );
+        drop(ro);
+        db.collect_garbage();
+        db.freeze_index(&idx).unwrap();
+        let st = db.stats().mvpbt;
+        assert_eq!(
+            (st.spilled_partitions, st.spilled_records, st.frozen_records),
+            (1, 2, 2),
+            "all decided now, one record per row: {st:?}"
+        );
+        assert_eq!(spill_files(&db), 1, "the merged partition's file went");
+        // An abort flags its records in memory; the next merge drops them.
+        let mut w = db.begin().unwrap();
+        w.update(&t, &key![2], &[("v", Value::Int(20))]).unwrap();
+        db.freeze_index(&idx).unwrap();
+        let st = db.stats().mvpbt;
+        assert_eq!((st.spilled_records, st.frozen_records), (2, 4), "{st:?}");
+        assert_eq!(
+            w.index_scan(&idx, ..).unwrap(),
+            vec![row![1, 10, 1], row![2, 20, 0]]
+        );
+        w.abort();
+        let mut ro = db.begin_read_only().unwrap();
+        assert_eq!(
+            ro.index_scan(&idx, ..).unwrap(),
+            vec![row![1, 10, 1], row![2, 10, 0]]
+        );
+        assert_eq!(
+            ro.index_get(&idx, &key![20]).unwrap(),
+            Vec::<Vec<Value>>::new()
+        );
+        drop(ro);
+        db.freeze_index(&idx).unwrap();
+        let st = db.stats().mvpbt;
+        assert_eq!((st.spilled_records, st.frozen_records), (2, 2), "{st:?}");
+        assert_eq!((st.spill_failures, st.spill_corrupt_rebuilt), (0, 0));
+        let inst = db.inner.mvpbt_spill.as_ref().unwrap().path().to_path_buf();
+        assert!(inst.exists());
+        drop((t, idx));
+        drop(db);
+        // (Index lists are freed through the epoch.)
+        let start = std::time::Instant::now();
+        while inst.exists() && start.elapsed() < std::time::Duration::from_secs(20) {
+            epoch::pin().flush();
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert!(!inst.exists(), "the database's spill files go with it");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// A little random generator (deterministic, so two databases can be
+    /// given the same operations).
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    type Db3 = (Database, crate::Table, crate::Index);
+
+    /// Runs the same random operations (interleaved writers, some left
+    /// open across freezes, aborts, old snapshots, merges) on each of
+    /// `dbs`, asserting after each step that every open transaction's
+    /// scans agree between them. Returns the most records the last
+    /// database held in memory in frozen partitions alongside spilled ones
+    /// (undecided at their freeze).
+    fn same_answers(dbs: &[Db3], seed: u64, steps: usize) -> u64 {
+        let mut overlay = 0;
+        let mut rng = Rng(seed);
+        let mut open: Vec<Vec<crate::Transaction>> = Vec::new();
+        let mut snaps: Vec<Vec<crate::Transaction>> = Vec::new();
+        let all = |txns: &mut Vec<crate::Transaction>, what: &str| {
+            let first = {
+                let (_, _, idx) = &dbs[0];
+                let r = txns[0].index_scan(idx, ..).map_err(|e| format!("{e:?}"));
+                let g = txns[0]
+                    .index_get(idx, &key![3])
+                    .map_err(|e| format!("{e:?}"));
+                (r, g)
+            };
+            for (i, (_, _, idx)) in dbs.iter().enumerate().skip(1) {
+                let r = txns[i].index_scan(idx, ..).map_err(|e| format!("{e:?}"));
+                let g = txns[i]
+                    .index_get(idx, &key![3])
+                    .map_err(|e| format!("{e:?}"));
+                assert_eq!((r, g), first, "{what}: database {i} answers otherwise");
+            }
+        };
+        for step in 0..steps {
+            match rng.next(12) {
+                0..=5 => {
+                    if open.len() < 3 && (open.is_empty() || rng.next(3) == 0) {
+                        open.push(dbs.iter().map(|(db, _, _)| db.begin().unwrap()).collect());
+                    }
+                    let at = rng.next(open.len() as u64) as usize;
+                    let (k, v, op) = (rng.next(24) as i64, rng.next(6) as i64, rng.next(4));
+                    let mut res = Vec::new();
+                    for (i, (_, t, _)) in dbs.iter().enumerate() {
+                        let x = &mut open[at][i];
+                        let r = match op {
+                            0 => x.insert(t, row![k, v, step as i64]),
+                            1 => x.update(t, &key![k], &[("v", Value::Int(v))]),
+                            2 => x.update(t, &key![k], &[("n", Value::Int(step as i64))]),
+                            _ => x.delete(t, &key![k]),
+                        };
+                        res.push(format!("{r:?}"));
+                    }
+                    assert!(res.iter().all(|r| *r == res[0]), "step {step}: {res:?}");
+                    if res[0].starts_with("Err(Conflict") {
+                        for x in open.remove(at) {
+                            x.abort();
+                        }
+                    }
+                }
+                6 | 7 if !open.is_empty() => {
+                    let at = rng.next(open.len() as u64) as usize;
+                    let mut txns = open.remove(at);
+                    all(&mut txns, "a writer before its end");
+                    if rng.next(4) == 0 {
+                        txns.into_iter().for_each(|x| x.abort());
+                    } else {
+                        let res: Vec<String> = txns
+                            .into_iter()
+                            .map(|x| format!("{:?}", x.commit()))
+                            .collect();
+                        assert!(res.iter().all(|r| *r == res[0]), "step {step}: {res:?}");
+                    }
+                }
+                8 => {
+                    if snaps.len() >= 2 {
+                        snaps.remove(0);
+                    }
+                    snaps.push(
+                        dbs.iter()
+                            .map(|(db, _, _)| db.begin_read_only().unwrap())
+                            .collect(),
+                    );
+                }
+                9 => {
+                    for (db, _, idx) in dbs {
+                        db.freeze_index(idx).unwrap();
+                    }
+                }
+                _ => {
+                    for (db, _, _) in dbs {
+                        db.collect_garbage();
+                    }
+                }
+            }
+            for txns in open.iter_mut() {
+                all(txns, "an open writer");
+            }
+            for txns in snaps.iter_mut() {
+                all(txns, "an old snapshot");
+            }
+            let mut now: Vec<_> = dbs
+                .iter()
+                .map(|(db, _, _)| db.begin_read_only().unwrap())
+                .collect();
+            all(&mut now, "a new snapshot");
+            let in_memory: usize = parts(&dbs[dbs.len() - 1].2.inner)
+                .view()
+                .frozen
+                .iter()
+                .filter(|f| f.file.is_some())
+                .map(|f| f.records.len())
+                .sum();
+            overlay = overlay.max(in_memory as u64);
+        }
+        overlay
+    }
+
+    /// An index with a spill directory and tiny partitions answers exactly
+    /// as one in memory, for every pointer scheme, with writers left open
+    /// across freezes and merges (their records stay in memory) and old
+    /// snapshots (their records stay in the files).
+    #[test]
+    fn a_spilled_index_answers_as_an_in_memory_one() {
+        let root = spill_root("same");
+        for ptr in IndexPointers::ALL {
+            for seed in [1u64, 0x9e37_79b9_7f4a_7c15, 42] {
+                let o = Options::default()
+                    .index_pointers(ptr)
+                    .mvpbt_partition_records(3);
+                let dbs = [
+                    kv_db(o.clone()),
+                    kv_db(o.mvpbt_spill_dir(Some(root.clone()))),
+                ];
+                let overlay = same_answers(&dbs, seed, 400);
+                assert!(
+                    overlay > 0,
+                    "some writer's records were undecided at a freeze"
+                );
+                let st = dbs[1].0.stats().mvpbt;
+                assert!(
+                    st.spilled_partitions > 0 && st.spilled_records > 0,
+                    "{st:?}"
+                );
+                assert_eq!((st.spill_failures, st.spill_corrupt_rebuilt), (0, 0));
+                let mem = dbs[0].0.stats().mvpbt;
+                assert_eq!(
+                    (
+                        mem.frozen_records,
+                        mem.active_records,
+                        mem.frozen_partitions
+                    ),
+                    (st.frozen_records, st.active_records, st.frozen_partitions),
+                    "the same records, spilled or not"
+                );
+                assert_eq!(spill_files(&dbs[1].0) as u64, st.spilled_partitions);
+            }
+        }
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// A spill file damaged between its write and its map (truncated, a
+    /// byte flipped, a wrong magic) is a typed error there: the partition
+    /// stays in memory, it is counted, and every scan answers as before;
+    /// once files come out whole again, partitions spill again. A spill the
+    /// OS refuses (the directory gone) keeps the partition in memory too.
+    #[test]
+    fn a_damaged_or_refused_spill_keeps_the_partition_in_memory() {
+        type Damage = fn(&std::path::Path);
+        let truncate: Damage = |p| {
+            let f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
+            let len = f.metadata().unwrap().len();
+            f.set_len(len - 5).unwrap();
+        };
+        let flip: Damage = |p| {
+            let mut b = std::fs::read(p).unwrap();
+            let at = b.len() - 3;
+            b[at] ^= 0x40;
+            std::fs::write(p, b).unwrap();
+        };
+        let magic: Damage = |p| {
+            let mut b = std::fs::read(p).unwrap();
+            b[0] = b'?';
+            std::fs::write(p, b).unwrap();
+        };
+        let root = spill_root("damage");
+        for (name, damage) in [("truncate", truncate), ("flip", flip), ("magic", magic)] {
+            let o = Options::default()
+                .mvpbt_partition_records(4)
+                .mvpbt_spill_dir(Some(root.clone()));
+            let (db, t, idx) = kv_db(o);
+            let dir = Arc::clone(db.inner.mvpbt_spill.as_ref().unwrap());
+            *dir.tamper.lock() = Some(Box::new(damage));
+            let mut model: BTreeMap<i64, i64> = BTreeMap::new();
+            let check = |model: &BTreeMap<i64, i64>| {
+                let mut want: Vec<(i64, i64)> = model.iter().map(|(&k, &v)| (v, k)).collect();
+                want.sort();
+                let want: Vec<Vec<Value>> = want
+                    .into_iter()
+                    .map(|(v, k)| vec![Value::Int(k), Value::Int(v)])
+                    .collect();
+                let mut ro = db.begin_read_only().unwrap();
+                let got: Vec<Vec<Value>> = ro
+                    .index_scan(&idx, ..)
+                    .unwrap()
+                    .into_iter()
+                    .map(|r| r[..2].to_vec())
+                    .collect();
+                assert_eq!(got, want, "{name}");
+                for v in 0..5 {
+                    let n = ro.index_get(&idx, &key![v]).unwrap().len();
+                    assert_eq!(n, model.values().filter(|&&x| x == v).count(), "{name}");
+                }
+            };
+            let mut rng = Rng(7);
+            for round in 0..60 {
+                let (k, v) = (rng.next(20) as i64, rng.next(5) as i64);
+                db.run(|x| match model.contains_key(&k) {
+                    true if round % 5 == 0 => x.delete(&t, &key![k]),
+                    true => x.update(&t, &key![k], &[("v", Value::Int(v))]),
+                    false => x.insert(&t, row![k, v, round]),
+                })
+                .unwrap();
+                if model.contains_key(&k) && round % 5 == 0 {
+                    model.remove(&k);
+                } else {
+                    model.insert(k, v);
+                }
+                check(&model);
+            }
+            db.freeze_index(&idx).unwrap();
+            check(&model);
+            let st = db.stats().mvpbt;
+            assert!(st.spill_corrupt_rebuilt > 0, "{name}: {st:?}");
+            assert_eq!((st.spilled_partitions, st.spill_failures), (0, 0), "{name}");
+            assert_eq!(spill_files(&db), 0, "{name}: a damaged file is removed");
+            // Whole files again: the next freeze spills.
+            *dir.tamper.lock() = None;
+            db.freeze_index(&idx).unwrap();
+            check(&model);
+            let st = db.stats().mvpbt;
+            assert_eq!(st.spilled_partitions, 1, "{name}: {st:?}");
+            // The OS refuses: the directory is gone.
+            std::fs::remove_dir_all(dir.path()).unwrap();
+            db.run(|x| x.insert(&t, row![100, 1, 0])).unwrap();
+            model.insert(100, 1);
+            db.freeze_index(&idx).unwrap();
+            check(&model);
+            let st = db.stats().mvpbt;
+            assert!(st.spill_failures > 0, "{name}: {st:?}");
+            assert_eq!(st.spilled_partitions, 0, "{name}: {st:?}");
+        }
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// The back-fill's partition (every record committed) spills whole.
+    #[test]
+    fn a_backfilled_partition_spills() {
+        let root = spill_root("backfill");
+        let db = Database::open(
+            Options::default()
+                .gc_interval(None)
+                .mvpbt_spill_dir(Some(root.clone())),
+        )
+        .unwrap();
+        let t = db
+            .create_table(
+                Schema::new("kv")
+                    .column("k", Type::Int)
+                    .column("v", Type::Int)
+                    .primary_key(&["k"]),
+            )
+            .unwrap();
+        for k in 0..50 {
+            db.run(|x| x.insert(&t, row![k, k % 7])).unwrap();
+        }
+        db.run(|x| x.update(&t, &key![3], &[("v", Value::Int(100))]))
+            .unwrap();
+        let idx = db
+            .create_index_as("by_v", &t, &["v"], Unique::No, IndexKind::MvPbt)
+            .unwrap();
+        let st = db.stats().mvpbt;
+        assert_eq!(
+            (st.spilled_partitions, st.frozen_records),
+            (1, st.spilled_records)
+        );
+        assert!(st.spilled_records >= 50, "{st:?}");
+        let mut ro = db.begin_read_only().unwrap();
+        assert_eq!(ro.index_get(&idx, &key![100]).unwrap(), vec![row![3, 100]]);
+        let want: Vec<_> = (0..50).filter(|k| k % 7 == 3 && *k != 3).collect();
+        let got: Vec<_> = ro
+            .index_get(&idx, &key![3])
+            .unwrap()
+            .into_iter()
+            .map(|r| r[0].as_int().unwrap())
+            .collect();
+        assert_eq!(got, want);
+        drop(ro);
+        // A dropped index's files go with its last handle (the table's old
+        // index list is freed through the epoch, which other tests' threads
+        // may hold back a while).
+        assert_eq!(spill_files(&db), 1);
+        db.drop_index("by_v").unwrap();
+        drop(idx);
+        let start = std::time::Instant::now();
+        while spill_files(&db) > 0 && start.elapsed() < std::time::Duration::from_secs(20) {
+            db.collect_garbage();
+            epoch::pin().flush();
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert_eq!(spill_files(&db), 0);
+        drop((db, t));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// `Options::mvpbt_spill_dir`: a file in its place is refused at open
+    /// with a typed error, a missing directory is created.
+    #[test]
+    fn the_spill_dir_option_is_checked_at_open() {
+        let root = spill_root("option");
+        std::fs::write(&root, b"a file").unwrap();
+        let o = Options::default().mvpbt_spill_dir(Some(root.clone()));
+        assert!(matches!(o.validate(), Err(Error::InvalidConfig(_))));
+        assert!(matches!(Database::open(o), Err(Error::InvalidConfig(_))));
+        let o = Options::default().mvpbt_spill_dir(Some(root.join("sub")));
+        assert!(matches!(Database::open(o), Err(Error::Io(_))));
+        std::fs::remove_file(&root).unwrap();
+        let o = Options::default().mvpbt_spill_dir(Some(root.join("a/b")));
+        let db = Database::open(o).unwrap();
+        assert!(root.join("a/b").is_dir());
+        drop(db);
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -41,6 +41,7 @@ use super::table::TableInner;
 use crate::error::{Error, Result};
 use crate::index::key::{encode_values_into, prefix_end, skip_values, EncodedKey};
 use crate::index::mvpbt::Partitions;
+use crate::index::mvpbt_spill::SpillDir;
 use crate::index::scan_log::ScanLog;
 use crate::index::{with_index_kind, SecondaryIndexKind};
 use crate::options::{IndexKind, IndexPointers};
@@ -93,7 +94,8 @@ pub(crate) struct SecondaryIndex {
 impl SecondaryIndex {
     /// A new, empty index of `kind` on columns `columns` (positions;
     /// `names` are their names) of a table of database `owner`; an MV-PBT
-    /// index freezes its writable partition at `partition_records`.
+    /// index freezes its writable partition at `partition_records` and
+    /// spills frozen partitions to `spill` (its directory, the file stem).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: &str,
@@ -104,10 +106,11 @@ impl SecondaryIndex {
         pointers: IndexPointers,
         kind: IndexKind,
         partition_records: usize,
+        spill: Option<(Arc<SpillDir>, String)>,
     ) -> SecondaryIndex {
         let mvpbt = match kind {
             IndexKind::Standard => None,
-            IndexKind::MvPbt => Some(Partitions::new(partition_records)),
+            IndexKind::MvPbt => Some(Partitions::new(partition_records, spill)),
         };
         SecondaryIndex {
             kind,

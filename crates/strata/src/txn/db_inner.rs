@@ -46,6 +46,9 @@ pub(crate) struct DbInner {
     /// Memory spaces versions are allocated from (`Options::memory_spaces`);
     /// every table holds a clone.
     pub spaces: Option<Arc<crate::storage::space::SpaceSet>>,
+    /// Where MV-PBT indexes spill frozen partitions
+    /// (`Options::mvpbt_spill_dir`), this database's own subdirectory.
+    pub mvpbt_spill: Option<Arc<crate::index::mvpbt_spill::SpillDir>>,
 }
 
 impl std::ops::Deref for DbInner {
