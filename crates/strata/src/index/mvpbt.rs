@@ -1032,13 +1032,17 @@ fn decide(
     decided
 }
 
-/// The identities in `[lo, hi]` with matter in any partition, each with
-/// the row its newest live record names (what a read-write scan reads and
-/// its commit re-checks).
+/// The identities in `[lo, hi]`, each with the row its newest live record
+/// names and whether any of its live records not `ours` (by partition key)
+/// is matter: what a read-write scan reads (matter of anyone) and what its
+/// commit re-checks (matter of others: a row another transaction made
+/// hold the key is a phantom even if we wrote the row later, say deleted
+/// it; only matter we wrote ourselves is no phantom).
 fn candidates(
     idx: &SecondaryIndex,
     lo: &Bound<EncodedKey>,
     hi: &Bound<EncodedKey>,
+    ours: impl Fn(&[u8]) -> bool,
 ) -> BTreeMap<Box<[u8]>, (u64, bool)> {
     let p = parts(idx);
     let view = p.view();
@@ -1048,7 +1052,7 @@ fn candidates(
             return;
         }
         let e = out.entry(ident_of(k).into()).or_insert((r.tuple(), false));
-        e.1 |= r.ty().is_matter();
+        e.1 |= r.ty().is_matter() && !ours(k);
     });
     out
 }
@@ -1351,7 +1355,7 @@ impl SecondaryIndexKind for MvPbt {
         // Read-write: through the protocol, for its read tracking.
         let mut reads = ScanReads::new(mode);
         let mut buf = Vec::new();
-        for (ident, (tuple, matter)) in candidates(idx, lo, hi) {
+        for (ident, (tuple, matter)) in candidates(idx, lo, hi, |_| false) {
             if !matter {
                 continue;
             }
@@ -1402,8 +1406,9 @@ impl SecondaryIndexKind for MvPbt {
         Some(n)
     }
 
-    /// An identity with matter in the range that the scan did not see, is
-    /// not ours, and whose row we did not read: a phantom.
+    /// An identity with another transaction's matter in the range that
+    /// the scan did not see, and whose row the scan did not read: a
+    /// phantom (also when we wrote the row after the scan).
     fn validate(
         t: &TableInner,
         sec: &SecScan,
@@ -1415,14 +1420,15 @@ impl SecondaryIndexKind for MvPbt {
         let idx = &sec.index;
         let mut accounted = Some(accounted);
         let mut rows: Option<Vec<u64>> = None;
-        for (ident, (tuple, matter)) in candidates(idx, lo, hi) {
-            if !matter || sec.seen.binary_search_by(|x| (**x).cmp(&ident)).is_ok() {
-                continue;
-            }
-            if own
-                .iter()
-                .any(|w| Arc::ptr_eq(&w.index, idx) && ident_of(&w.key) == &ident[..])
-            {
+        let mut mine: Vec<&[u8]> = own
+            .iter()
+            .filter(|w| Arc::ptr_eq(&w.index, idx))
+            .map(|w| &w.key[..])
+            .collect();
+        mine.sort_unstable();
+        let ours = |k: &[u8]| mine.binary_search(&k).is_ok();
+        for (ident, (tuple, others)) in candidates(idx, lo, hi, ours) {
+            if !others || sec.seen.binary_search_by(|x| (**x).cmp(&ident)).is_ok() {
                 continue;
             }
             if t.rows.head(tuple).is_null() {
