@@ -40,6 +40,14 @@
 //! chain swaps in a merged record for the kept version below them first
 //! ([`merge_records`]), so every kept version still reads right.
 //!
+//! A record is one allocation (header, values, attribute numbers), owned
+//! by a [`RecordBox`] until it is published and again once it is unlinked:
+//! with memory spaces (`Options::memory_spaces`) it comes from the
+//! allocating thread's space, like the version headers, and it remembers
+//! which allocator it came from, so every free (a version's, an abort's, a
+//! merge's or SIRO's retirement through the epoch, also after the database
+//! is gone) returns it there.
+//!
 //! The master's atomics come from `crate::sync`: `tests/seqlock_model.rs`
 //! runs `install`, `undo` and `Master::read` under shuttle.
 

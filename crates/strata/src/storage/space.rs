@@ -1,9 +1,11 @@
-//! Memory spaces: separate allocation spaces for versions (the Peloton
-//! study's Fig. 16).
+//! Memory spaces: separate allocation spaces for versions and records (the
+//! Peloton study's Fig. 16).
 //!
 //! With `Options::memory_spaces(MemorySpaces::Spaces { .. })` every version
-//! header (with its inline row image, or its in-place extension) comes from
-//! one of `n` spaces instead of the global allocator. A space grows by
+//! header (with its inline row image, or its in-place extension) and every
+//! record of the in-place schemes (a time-travel copy, a delta, a merged
+//! record, a SIRO image: `storage::in_place::RecordBox`) comes from one of
+//! `n` spaces instead of the global allocator. A space grows by
 //! *chunks* of `increment` bytes (512 KiB by default). A chunk is aligned
 //! to its size, so the chunk (and from its header, the owning space) of any
 //! slot is found by masking the slot's address; one chunk serves one size
@@ -25,11 +27,13 @@
 //! ```
 //!
 //! Size classes are multiples of 16 bytes up to `min(increment / 8, 8 KiB)`;
-//! a larger version (a very wide row) falls back to the global allocator
-//! (counted in [`SpaceStats::large_allocations`] of space 0). The version
-//! records which allocator it came from in its `len` word (the log2 of the
-//! increment, 0 for the global allocator), so the header stays 48 bytes and
-//! a free needs no database handle.
+//! a larger version or record (a very wide row) falls back to the global
+//! allocator (counted in [`SpaceStats::large_allocations`] of space 0).
+//! Each records which allocator it came from, the log2 of the increment (0
+//! for the global allocator): a version in its `len` word (the header
+//! stays 48 bytes), a record in a byte of its 16-byte header (beside its
+//! value count and attribute count). So a free needs no database handle,
+//! and each free site returns the memory to the allocator it came from.
 //!
 //! A thread allocates from one space, chosen round-robin the first time it
 //! allocates in a given set (thread *k* of a set gets space *k mod n*), so
@@ -38,13 +42,17 @@
 //! any thread (GC's epoch callbacks run wherever the epoch advances): a freed
 //! slot goes back to the free list of the space that owns its chunk.
 //!
-//! Only versions live in spaces. The in-place schemes' masters and records
-//! (time-travel copies, deltas), text payloads and index entries stay on the
-//! global allocator.
+//! Versions and the in-place schemes' records live in spaces (records are
+//! counted apart too, in [`SpaceStats::record_allocations`]): everything
+//! an update allocates under the three schemes of the study, which is what
+//! its Fig. 16 measures. A row's master (allocated once, at insert, and
+//! updated in place), text payloads and index entries stay on the global
+//! allocator.
 //!
 //! Lifetime: chunks are returned to the global allocator (and the OS) only
 //! once the set is dropped *and* every slot of a space has been freed.
-//! Epoch-deferred frees can run after the database (and its set) is gone, so
+//! Epoch-deferred frees (of versions and of records alike) can run after
+//! the database (and its set) is gone, so
 //! each space counts its slots in use; dropping the set *closes* each space,
 //! and whoever brings a closed space to zero slots in use (the drop itself,
 //! or the last deferred free) releases it. Both happen under the space's
@@ -122,9 +130,9 @@ pub struct SpaceStats {
     pub chunks: u64,
     /// Bytes reserved: chunks × increment.
     pub bytes_reserved: u64,
-    /// Bytes of slots holding a live (not yet freed) version.
+    /// Bytes of slots holding a live (not yet freed) version or record.
     pub bytes_in_use: u64,
-    /// Slots holding a live version.
+    /// Slots holding a live version or record.
     pub slots_in_use: u64,
     /// Freed slots waiting on the free lists for reuse.
     pub free_slots: u64,
