@@ -260,8 +260,16 @@ fn time_travel_copies_and_delta_records_come_from_the_spaces() {
         let sp = st.memory_spaces[0];
         assert_eq!(st.live_versions, 100 + UPDATES, "{storage}");
         assert_eq!(sp.record_allocations, UPDATES, "{storage}: {sp:?}");
-        assert_eq!(sp.allocations, st.live_versions + UPDATES, "{storage}: {sp:?}");
-        assert_eq!(sp.slots_in_use, st.live_versions + UPDATES, "{storage}: {sp:?}");
+        assert_eq!(
+            sp.allocations,
+            st.live_versions + UPDATES,
+            "{storage}: {sp:?}"
+        );
+        assert_eq!(
+            sp.slots_in_use,
+            st.live_versions + UPDATES,
+            "{storage}: {sp:?}"
+        );
         assert_eq!(sp.large_allocations, 0, "{storage}: {sp:?}");
         let no_gc = sp.bytes_reserved;
         drop((t, db));
@@ -297,11 +305,18 @@ fn time_travel_copies_and_delta_records_come_from_the_spaces() {
             st.live_versions
         );
         assert!(sp.slots_in_use < UPDATES / 4, "{storage}: {sp:?}");
-        assert!(sp.bytes_reserved * 4 < no_gc, "{storage}: {sp:?}, {no_gc} B without GC");
+        assert!(
+            sp.bytes_reserved * 4 < no_gc,
+            "{storage}: {sp:?}, {no_gc} B without GC"
+        );
         assert_eq!(value(&db, &t, 99), Some(UPDATES as i64 - 1));
         drop((t, db));
     }
-    assert!(all_spaces_released(), "{} spaces left", strata::live_spaces());
+    assert!(
+        all_spaces_released(),
+        "{} spaces left",
+        strata::live_spaces()
+    );
 }
 
 #[test]

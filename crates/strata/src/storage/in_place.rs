@@ -228,7 +228,9 @@ impl Record {
     fn cols_ptr(p: *const Record, len: usize) -> *mut u32 {
         // SAFETY: in bounds (or one past the end, for no numbers) of the
         // record's allocation (see `record_layout`).
-        unsafe { (Self::vals_ptr(p) as *mut u8).add(len * std::mem::size_of::<Value>()) as *mut u32 }
+        unsafe {
+            (Self::vals_ptr(p) as *mut u8).add(len * std::mem::size_of::<Value>()) as *mut u32
+        }
     }
 
     /// The values: the row image of a full record, else the old values of
@@ -249,10 +251,7 @@ impl Record {
         // SAFETY: `ncols` numbers were written by `RecordBox::new` after
         // the values and live, unchanged, as long as the record.
         Some(unsafe {
-            std::slice::from_raw_parts(
-                Self::cols_ptr(self, self.len as usize),
-                self.ncols as usize,
-            )
+            std::slice::from_raw_parts(Self::cols_ptr(self, self.len as usize), self.ncols as usize)
         })
     }
 
@@ -326,7 +325,11 @@ impl Record {
             if shift == 0 {
                 dealloc(p as *mut u8, l);
             } else {
-                space::free(NonNull::new_unchecked(p as *mut u8), l.size(), u32::from(shift));
+                space::free(
+                    NonNull::new_unchecked(p as *mut u8),
+                    l.size(),
+                    u32::from(shift),
+                );
             }
         }
     }
@@ -1312,12 +1315,7 @@ fn covers(own: &Record, run: &[&Record]) -> bool {
 /// applies the run's records and then the merged one, which sets every
 /// attribute to the same values again. The merged record comes from `sp`,
 /// the database's memory spaces (the collecting thread's space).
-fn merge_records(
-    run: &[*mut Version],
-    kept: *mut Version,
-    sp: Option<&SpaceSet>,
-    guard: &Guard,
-) {
+fn merge_records(run: &[*mut Version], kept: *mut Version, sp: Option<&SpaceSet>, guard: &Guard) {
     // SAFETY: pinned; `kept` and the run are alive (the caller is the
     // row's collector).
     let Some(k) = (unsafe { kept.as_ref() }) else {
@@ -1551,19 +1549,31 @@ mod tests {
         let inc = space::MIN_INCREMENT;
         let set = SpaceSet::new(1, inc);
         let text = Arc::new("old".to_string());
-        let full = RecordBox::full(Some(&set), vec![Value::Int(1), Value::Text(Arc::clone(&text))]);
+        let full = RecordBox::full(
+            Some(&set),
+            vec![Value::Int(1), Value::Text(Arc::clone(&text))],
+        );
         assert!(full.is_full());
         assert_eq!(full.shift, inc.trailing_zeros() as u8);
-        assert_eq!(full.full_values(), &[Value::Int(1), Value::Text(Arc::clone(&text))][..]);
-        let delta = RecordBox::delta(Some(&set), &[0, 2], vec![Value::Int(7), Value::Null])
-            .placed(3);
-        assert_eq!((delta.cols(), delta.vals()), (Some(&[0, 2][..]), &[Value::Int(7), Value::Null][..]));
+        assert_eq!(
+            full.full_values(),
+            &[Value::Int(1), Value::Text(Arc::clone(&text))][..]
+        );
+        let delta =
+            RecordBox::delta(Some(&set), &[0, 2], vec![Value::Int(7), Value::Null]).placed(3);
+        assert_eq!(
+            (delta.cols(), delta.vals()),
+            (Some(&[0, 2][..]), &[Value::Int(7), Value::Null][..])
+        );
         assert_eq!(delta.place(), 3);
         let mut row = vec![Value::Int(9); 3];
         delta.apply_to(&mut row);
         assert_eq!(row, [Value::Int(7), Value::Int(9), Value::Null]);
         let st = set.stats()[0];
-        assert_eq!((st.allocations, st.record_allocations, st.slots_in_use), (2, 2, 2));
+        assert_eq!(
+            (st.allocations, st.record_allocations, st.slots_in_use),
+            (2, 2, 2)
+        );
         // 16 B header + 2 values (+ 2 numbers for the delta), in 16 B granules.
         assert_eq!(st.bytes_in_use, 48 + 64);
         // Published and retired as the engine does: the deferred free runs
