@@ -202,6 +202,10 @@ pub struct Record {
 const RECORD_VALS_AT: usize =
     std::mem::size_of::<Record>().next_multiple_of(std::mem::align_of::<Value>());
 const _: () = assert!(RECORD_VALS_AT == 16, "a record's header is 16 bytes");
+const _: () = assert!(
+    space::MAX_INCREMENT.trailing_zeros() <= u8::MAX as u32,
+    "a chunk shift fits a record's byte"
+);
 
 /// The layout of a record of `len` values and `ncols` attribute numbers:
 /// [`RECORD_VALS_AT`], the values, the numbers, padded.
@@ -393,6 +397,7 @@ impl RecordBox {
         mut cell: impl FnMut(usize) -> (u32, Value),
     ) -> RecordBox {
         let ncols = if full { 0 } else { len };
+        let len32 = u32::try_from(len).expect("row too wide");
         let l = record_layout(len, ncols);
         let (p, shift) = match sp.and_then(|s| s.alloc_record(l.size())) {
             Some((p, shift)) => (p.as_ptr() as *mut Record, shift),
@@ -411,10 +416,11 @@ impl RecordBox {
         unsafe {
             let p = p.as_ptr();
             p.write(Record {
-                len: u32::try_from(len).expect("row too wide"),
-                ncols: ncols as u32,
+                len: len32,
+                ncols: if full { 0 } else { len32 },
                 place: 0,
-                shift: u8::try_from(shift).expect("a chunk shift fits a byte"),
+                // At most log2(MAX_INCREMENT) (asserted below).
+                shift: shift as u8,
                 full,
             });
             let vals = Record::vals_ptr(p);
