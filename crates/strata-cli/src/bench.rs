@@ -614,13 +614,14 @@ fn print_summary(s: &Summary) {
         );
         for sp in &m.memory_spaces {
             println!(
-                "space {:<3} {} B reserved ({} chunks)  {} B in use  {} free slots  {} allocations",
+                "space {:<3} {} B reserved ({} chunks)  {} B in use  {} free slots  {} allocations ({} records)",
                 sp.space,
                 sp.bytes_reserved,
                 sp.chunks,
                 sp.bytes_in_use,
                 sp.free_slots,
-                sp.allocations
+                sp.allocations,
+                sp.record_allocations
             );
         }
     }

@@ -1047,7 +1047,7 @@ pub const FIGURES: &[Figure] = &[
                 Expect::Range(1.6, 4.0),
             ),
         ],
-        note: Some("spaces hold append-only versions; time-travel copies and delta records use the global allocator"),
+        note: Some("spaces hold every version and the in-place schemes' records (time-travel copies, deltas); a row's master (made once, at insert), text payloads and index entries use the global allocator"),
         ..FIG
     },
     Figure {

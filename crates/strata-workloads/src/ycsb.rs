@@ -477,6 +477,8 @@ pub struct SpaceMemory {
     pub slots_in_use: u64,
     pub free_slots: u64,
     pub allocations: u64,
+    /// Of `allocations`, records (time-travel copies, deltas).
+    pub record_allocations: u64,
     pub large_allocations: u64,
 }
 
@@ -505,6 +507,7 @@ impl Memory {
                     slots_in_use: s.slots_in_use,
                     free_slots: s.free_slots,
                     allocations: s.allocations,
+                    record_allocations: s.record_allocations,
                     large_allocations: s.large_allocations,
                 })
                 .collect(),

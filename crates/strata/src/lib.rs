@@ -64,6 +64,11 @@ pub use options::{
 };
 pub use presets::{presets_markdown, Preset, PresetInfo};
 pub use stats::{MvPbtStats, SiroStats, Stats};
+/// Memory spaces not yet released in the whole process (a space outlives
+/// its database while epoch-deferred frees still hold slots of it): tests
+/// check with it that every version and record slot is freed.
+#[doc(hidden)]
+pub use storage::space::live_spaces;
 pub use storage::space::SpaceStats;
 pub use table::{Index, Table};
 pub use txn::Transaction;

@@ -1,7 +1,10 @@
 //! Memory spaces (`Options::memory_spaces`, the Peloton study's Fig. 16):
 //! garbage collection hands freed slots back, so endless updates keep the
 //! reserved memory bounded under every GC scheme; n threads on n spaces
-//! spread their versions over all of them; bad settings are refused.
+//! spread their versions over all of them; the in-place schemes' records
+//! (time-travel copies, deltas) come from the spaces too and go back to
+//! them; slots freed after the database is gone release its spaces; bad
+//! settings are refused.
 
 mod common;
 use common::*;
@@ -156,31 +159,164 @@ fn one_space_is_shared_by_every_thread() {
     assert_eq!(st.memory_spaces[0].slots_in_use, 3);
 }
 
-#[test]
-fn versions_outlive_the_database_through_deferred_frees() {
-    let _serial = serial();
-    // Versions retired to the epoch just before the database drops are
-    // freed after it; the spaces must still be there (run under Miri or
-    // ASan to see a use-after-free if they were not).
-    for _ in 0..20 {
-        let db = Database::open(
-            Options::default()
-                .gc_every_commits(1)
-                .memory_spaces(spaces(2)),
-        )
-        .unwrap();
-        let t = kv_table(&db);
-        load(&db, &t, &[(1, 0)]);
-        for i in 0..50 {
-            db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(i))]))
-                .unwrap();
-        }
-        drop(t);
-        drop(db);
+/// Whether every memory space of the process is released once the epoch
+/// has run the deferred frees (no database is open: the tests here run
+/// one at a time). A slot never freed keeps its space for good.
+fn all_spaces_released() -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_secs(20) {
         for _ in 0..64 {
             crossbeam_epoch::pin().flush();
         }
+        if strata::live_spaces() == 0 {
+            return true;
+        }
+        std::thread::yield_now();
     }
+    false
+}
+
+#[test]
+fn versions_and_records_outlive_the_database_through_deferred_frees() {
+    let _serial = serial();
+    // Versions and records retired to the epoch just before the database
+    // drops are freed after it; the spaces must still be there (run under
+    // Miri, ASan or valgrind to see a use-after-free if they were not),
+    // and the last free releases them.
+    // Drops after which an in-place scheme's space waited for deferred
+    // frees (some policies free everything at the drop, e.g. by joining
+    // their GC thread).
+    let mut records_outlived = 0;
+    for c in configs()
+        .storages()
+        .gc_where(reclaims)
+        .with(|o| o.gc_every_commits(1).memory_spaces(spaces(2)))
+    {
+        let (storage, gc) = (c.storage, c.gc);
+        let mut outlived = 0;
+        for _ in 0..20 {
+            let db = c.open();
+            let t = kv_table(&db);
+            load(&db, &t, &[(1, 0), (2, 0)]);
+            for i in 0..50 {
+                db.run(|x| x.update(&t, &key![1 + i % 2], &[("v", Value::Int(i))]))
+                    .unwrap();
+            }
+            // Frees still pending when the database goes (unless the epoch
+            // already ran them all: then the drop releases the spaces).
+            let before = db.stats().memory_spaces;
+            if !storage.is_append_only() {
+                assert!(
+                    before.iter().map(|s| s.record_allocations).sum::<u64>() >= 50,
+                    "{storage}/{gc}: {before:?}"
+                );
+            }
+            drop(t);
+            drop(db);
+            outlived += u32::from(strata::live_spaces() > 0);
+            for _ in 0..64 {
+                crossbeam_epoch::pin().flush();
+            }
+        }
+        if !storage.is_append_only() {
+            records_outlived += outlived;
+        }
+        assert!(
+            all_spaces_released(),
+            "{storage}/{gc}: {} spaces never released: a version or record slot leaked",
+            strata::live_spaces()
+        );
+    }
+    // What the test is about: records freed after their database is gone.
+    assert!(records_outlived > 0, "no record free was pending at a drop");
+}
+
+/// `updates` single-row updates of `v` over 100 rows, one transaction each.
+fn update_rows(db: &Database, t: &strata::Table, updates: i64) {
+    for i in 0..updates {
+        db.run(|x| x.update(t, &key![i % 100], &[("v", Value::Int(i))]))
+            .unwrap();
+    }
+}
+
+#[test]
+fn time_travel_copies_and_delta_records_come_from_the_spaces() {
+    let _serial = serial();
+    const UPDATES: u64 = 2_000;
+    for storage in storages_where(one_record_per_overwrite) {
+        // Without GC every overwritten version keeps its record: one slot
+        // for each version header and one for each record.
+        let db = Database::open(
+            Options::default()
+                .version_storage(storage)
+                .gc(GcPolicy::None)
+                .memory_spaces(spaces(1)),
+        )
+        .unwrap();
+        let t = kv_table(&db);
+        load(&db, &t, &(0..100).map(|k| (k, 0)).collect::<Vec<_>>());
+        update_rows(&db, &t, UPDATES as i64);
+        let st = db.stats();
+        let sp = st.memory_spaces[0];
+        assert_eq!(st.live_versions, 100 + UPDATES, "{storage}");
+        assert_eq!(sp.record_allocations, UPDATES, "{storage}: {sp:?}");
+        assert_eq!(
+            sp.allocations,
+            st.live_versions + UPDATES,
+            "{storage}: {sp:?}"
+        );
+        assert_eq!(
+            sp.slots_in_use,
+            st.live_versions + UPDATES,
+            "{storage}: {sp:?}"
+        );
+        assert_eq!(sp.large_allocations, 0, "{storage}: {sp:?}");
+        let no_gc = sp.bytes_reserved;
+        drop((t, db));
+
+        // With GC the records go back with their versions: the slots in
+        // use drop back to about one header per row and the records
+        // still needed, and the freed slots serve later records.
+        let db = Database::open(
+            Options::default()
+                .version_storage(storage)
+                .gc_every_commits(8)
+                .memory_spaces(spaces(1)),
+        )
+        .unwrap();
+        let t = kv_table(&db);
+        load(&db, &t, &(0..100).map(|k| (k, 0)).collect::<Vec<_>>());
+        update_rows(&db, &t, UPDATES as i64);
+        db.collect_garbage();
+        for _ in 0..64 {
+            crossbeam_epoch::pin().flush();
+        }
+        db.collect_garbage();
+        for _ in 0..64 {
+            crossbeam_epoch::pin().flush();
+        }
+        let st = db.stats();
+        let sp = st.memory_spaces[0];
+        assert!(sp.record_allocations >= UPDATES, "{storage}: {sp:?}");
+        // Each live version has at most one record.
+        assert!(
+            sp.slots_in_use <= 2 * st.live_versions,
+            "{storage}: {sp:?}, {} live versions",
+            st.live_versions
+        );
+        assert!(sp.slots_in_use < UPDATES / 4, "{storage}: {sp:?}");
+        assert!(
+            sp.bytes_reserved * 4 < no_gc,
+            "{storage}: {sp:?}, {no_gc} B without GC"
+        );
+        assert_eq!(value(&db, &t, 99), Some(UPDATES as i64 - 1));
+        drop((t, db));
+    }
+    assert!(
+        all_spaces_released(),
+        "{} spaces left",
+        strata::live_spaces()
+    );
 }
 
 #[test]

@@ -27,7 +27,8 @@
 //!  v3 ─> v1 {a: 1, b: 1}                  ({b: 2} then {a: 1, b: 1})
 //! ```
 
-use super::in_place::{InPlace, Record, Records, WriteSection};
+use super::in_place::{InPlace, RecordBox, Records, WriteSection};
+use super::space::SpaceSet;
 use crate::options::VersionStorage;
 use crate::value::Value;
 
@@ -41,25 +42,40 @@ impl Records for Deltas {
     const SCHEME: VersionStorage = VersionStorage::Delta;
 
     #[inline]
-    fn displace(sec: &mut WriteSection<'_>, image: Option<&[Value]>) -> Record {
+    fn displace(
+        sec: &mut WriteSection<'_>,
+        image: Option<&[Value]>,
+        sp: Option<&SpaceSet>,
+    ) -> RecordBox {
         match image {
-            Some(img) => diff_out(sec, img),
+            Some(img) => diff_out(sec, img, sp),
             // A delete keeps the whole row.
-            None => super::time_travel::copy_out(sec),
+            None => super::time_travel::copy_out(sec, sp),
         }
     }
 }
 
 /// Moves out the cells that the new image changes; their old values are the
-/// delta.
-pub(crate) fn diff_out(sec: &mut WriteSection<'_>, image: &[Value]) -> Record {
-    let mut cols = Vec::new();
-    let mut vals = Vec::new();
-    for (i, v) in image.iter().enumerate() {
-        if sec.differs(i, v) {
-            cols.push(i as u32);
-            vals.push(sec.take(i).expect("an overwritten row has every cell"));
+/// delta, a record made in `sp`. Two passes (count, then move), so the
+/// record is the only allocation.
+pub(crate) fn diff_out(
+    sec: &mut WriteSection<'_>,
+    image: &[Value],
+    sp: Option<&SpaceSet>,
+) -> RecordBox {
+    let n = (0..image.len())
+        .filter(|&i| sec.differs(i, &image[i]))
+        .count();
+    let mut next = 0;
+    RecordBox::delta_with(sp, n, |_| {
+        while !sec.differs(next, &image[next]) {
+            next += 1;
         }
-    }
-    Record::delta(cols, vals)
+        let c = next;
+        next += 1;
+        (
+            c as u32,
+            sec.take(c).expect("an overwritten row has every cell"),
+        )
+    })
 }

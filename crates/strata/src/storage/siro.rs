@@ -159,7 +159,8 @@
 
 use super::chain::{self, Newest, Span, Survivor, Versions};
 use super::dead_zones::DeadZones;
-use super::in_place::{retire_record, InPlace, Record, Records, WriteSection};
+use super::in_place::{retire_record, InPlace, RecordBox, Records, WriteSection};
+use super::space::SpaceSet;
 use super::time_travel::copy_out;
 use super::version::{Version, INF_TS, TID_MARK};
 use super::visibility::{Mode, TxnStates};
@@ -852,8 +853,12 @@ impl Records for InRowCopies {
     const SCHEME: VersionStorage = VersionStorage::Siro;
 
     #[inline]
-    fn displace(sec: &mut WriteSection<'_>, _image: Option<&[Value]>) -> Record {
-        copy_out(sec).placed(place::IN_ROW)
+    fn displace(
+        sec: &mut WriteSection<'_>,
+        _image: Option<&[Value]>,
+        sp: Option<&SpaceSet>,
+    ) -> RecordBox {
+        copy_out(sec, sp).placed(place::IN_ROW)
     }
 }
 
@@ -1089,9 +1094,11 @@ fn relocate(s: &Store, tuple: u64, r: &Version, begin: u64, end: u64, guard: &Gu
     let Some(old) = (unsafe { ext.record.load(Acquire).as_ref() }) else {
         return;
     };
-    let copy = Record::full(old.full_values().to_vec()).placed(class.place());
+    let vals = old.full_values();
+    let copy = RecordBox::full_with(s.spaces.as_deref(), vals.len(), |i| vals[i].clone())
+        .placed(class.place());
     let bytes = copy.footprint(&mut super::version::Payloads::default());
-    let old = ext.record.swap(Box::into_raw(Box::new(copy)), AcqRel);
+    let old = ext.record.swap(copy.into_raw(), AcqRel);
     retire_record(old, guard);
     if let Some(st) = st {
         st.counters.relocated[class.index()].fetch_add(1, Relaxed);

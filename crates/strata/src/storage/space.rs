@@ -1,9 +1,11 @@
-//! Memory spaces: separate allocation spaces for versions (the Peloton
-//! study's Fig. 16).
+//! Memory spaces: separate allocation spaces for versions and records (the
+//! Peloton study's Fig. 16).
 //!
 //! With `Options::memory_spaces(MemorySpaces::Spaces { .. })` every version
-//! header (with its inline row image, or its in-place extension) comes from
-//! one of `n` spaces instead of the global allocator. A space grows by
+//! header (with its inline row image, or its in-place extension) and every
+//! record of the in-place schemes (a time-travel copy, a delta, a merged
+//! record, a SIRO image: `storage::in_place::RecordBox`) comes from one of
+//! `n` spaces instead of the global allocator. A space grows by
 //! *chunks* of `increment` bytes (512 KiB by default). A chunk is aligned
 //! to its size, so the chunk (and from its header, the owning space) of any
 //! slot is found by masking the slot's address; one chunk serves one size
@@ -25,11 +27,13 @@
 //! ```
 //!
 //! Size classes are multiples of 16 bytes up to `min(increment / 8, 8 KiB)`;
-//! a larger version (a very wide row) falls back to the global allocator
-//! (counted in [`SpaceStats::large_allocations`] of space 0). The version
-//! records which allocator it came from in its `len` word (the log2 of the
-//! increment, 0 for the global allocator), so the header stays 48 bytes and
-//! a free needs no database handle.
+//! a larger version or record (a very wide row) falls back to the global
+//! allocator (counted in [`SpaceStats::large_allocations`] of space 0).
+//! Each records which allocator it came from, the log2 of the increment (0
+//! for the global allocator): a version in its `len` word (the header
+//! stays 48 bytes), a record in a byte of its 16-byte header (beside its
+//! value count and attribute count). So a free needs no database handle,
+//! and each free site returns the memory to the allocator it came from.
 //!
 //! A thread allocates from one space, chosen round-robin the first time it
 //! allocates in a given set (thread *k* of a set gets space *k mod n*), so
@@ -38,13 +42,17 @@
 //! any thread (GC's epoch callbacks run wherever the epoch advances): a freed
 //! slot goes back to the free list of the space that owns its chunk.
 //!
-//! Only versions live in spaces. The in-place schemes' masters and records
-//! (time-travel copies, deltas), text payloads and index entries stay on the
-//! global allocator.
+//! Versions and the in-place schemes' records live in spaces (records are
+//! counted apart too, in [`SpaceStats::record_allocations`]): everything
+//! an update allocates under the three schemes of the study, which is what
+//! its Fig. 16 measures. A row's master (allocated once, at insert, and
+//! updated in place), text payloads and index entries stay on the global
+//! allocator.
 //!
 //! Lifetime: chunks are returned to the global allocator (and the OS) only
 //! once the set is dropped *and* every slot of a space has been freed.
-//! Epoch-deferred frees can run after the database (and its set) is gone, so
+//! Epoch-deferred frees (of versions and of records alike) can run after
+//! the database (and its set) is gone, so
 //! each space counts its slots in use; dropping the set *closes* each space,
 //! and whoever brings a closed space to zero slots in use (the drop itself,
 //! or the last deferred free) releases it. Both happen under the space's
@@ -95,6 +103,7 @@ struct SpaceState {
     bytes_in_use: u64,
     free_slots: u64,
     allocations: u64,
+    record_allocations: u64,
     /// The set was dropped: release the space once no slot is in use.
     closed: bool,
 }
@@ -121,16 +130,19 @@ pub struct SpaceStats {
     pub chunks: u64,
     /// Bytes reserved: chunks × increment.
     pub bytes_reserved: u64,
-    /// Bytes of slots holding a live (not yet freed) version.
+    /// Bytes of slots holding a live (not yet freed) version or record.
     pub bytes_in_use: u64,
-    /// Slots holding a live version.
+    /// Slots holding a live version or record.
     pub slots_in_use: u64,
     /// Freed slots waiting on the free lists for reuse.
     pub free_slots: u64,
-    /// Slots handed out so far (new or reused).
+    /// Slots handed out so far (new or reused), versions and records.
     pub allocations: u64,
-    /// Versions too large for a size class, served by the global allocator
-    /// (counted on space 0 only).
+    /// Of `allocations`, the slots handed out to records: time-travel
+    /// copies, deltas and SIRO's images (`storage::in_place::Record`).
+    pub record_allocations: u64,
+    /// Versions and records too large for a size class, served by the
+    /// global allocator (counted on space 0 only).
     pub large_allocations: u64,
 }
 
@@ -154,6 +166,7 @@ impl Space {
                 bytes_in_use: 0,
                 free_slots: 0,
                 allocations: 0,
+                record_allocations: 0,
                 closed: false,
             }),
         }
@@ -166,11 +179,11 @@ impl Space {
     /// A slot of `slot` bytes (a multiple of [`GRANULE`], at most the
     /// largest class). `this` is the space's pointer from `Box::into_raw`,
     /// which chunk headers keep (a pointer with the provenance to release
-    /// the space through).
+    /// the space through). `record`: counted as a record's slot.
     ///
     /// # Safety
     /// `this` is an open space of a live set.
-    unsafe fn alloc(this: *mut Space, slot: usize) -> NonNull<u8> {
+    unsafe fn alloc(this: *mut Space, slot: usize, record: bool) -> NonNull<u8> {
         // SAFETY: per the contract.
         let me = unsafe { &*this };
         let mut st = me.state.lock();
@@ -179,6 +192,7 @@ impl Space {
         st.slots_in_use += 1;
         st.bytes_in_use += slot as u64;
         st.allocations += 1;
+        st.record_allocations += u64::from(record);
         let c = &mut st.classes[slot / GRANULE];
         if let Some(f) = NonNull::new(c.free) {
             // SAFETY: every free-list entry is a freed slot of this class in
@@ -245,6 +259,7 @@ impl Space {
             slots_in_use: st.slots_in_use,
             free_slots: st.free_slots,
             allocations: st.allocations,
+            record_allocations: st.record_allocations,
             large_allocations: 0,
         }
     }
@@ -258,6 +273,7 @@ impl Space {
     unsafe fn release(sp: *mut Space) {
         // SAFETY: per the contract we own the space exclusively.
         let sp = unsafe { Box::from_raw(sp) };
+        LIVE_SPACES.fetch_sub(1, Relaxed);
         let l = sp.chunk_layout();
         for c in sp.state.lock().chunks.drain(..) {
             // SAFETY: each chunk was allocated with this layout, once.
@@ -271,6 +287,17 @@ fn max_class_bytes(increment: usize) -> usize {
 }
 
 static NEXT_SET_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Spaces made and not yet released, in the whole process.
+static LIVE_SPACES: AtomicU64 = AtomicU64::new(0);
+
+/// Spaces (of every database in the process) not yet released: a space
+/// outlives its set while slots are in use, so once every database is
+/// dropped and the epoch has run its deferred frees this drops back. Tests
+/// check with it that no record or version slot is leaked.
+pub fn live_spaces() -> u64 {
+    LIVE_SPACES.load(Relaxed)
+}
 
 thread_local! {
     /// The space this thread allocates from: (set id, space index). One
@@ -318,6 +345,7 @@ impl SpaceSet {
             "memory space increment must be validated by Options"
         );
         assert!((1..=MAX_SPACES).contains(&n), "validated by Options");
+        LIVE_SPACES.fetch_add(n as u64, Relaxed);
         SpaceSet {
             id: NEXT_SET_ID.fetch_add(1, Relaxed),
             increment,
@@ -364,6 +392,19 @@ impl SpaceSet {
     /// class (use the global allocator).
     #[inline]
     pub fn alloc(&self, size: usize) -> Option<(NonNull<u8>, u32)> {
+        self.alloc_as(size, false)
+    }
+
+    /// [`SpaceSet::alloc`] for a record (a time-travel copy, a delta, a
+    /// SIRO image): the same slots and free lists, counted in
+    /// [`SpaceStats::record_allocations`] too.
+    #[inline]
+    pub fn alloc_record(&self, size: usize) -> Option<(NonNull<u8>, u32)> {
+        self.alloc_as(size, true)
+    }
+
+    #[inline]
+    fn alloc_as(&self, size: usize, record: bool) -> Option<(NonNull<u8>, u32)> {
         let slot = size.div_ceil(GRANULE).max(1) * GRANULE;
         if slot > self.max_class {
             self.large.fetch_add(1, Relaxed);
@@ -371,7 +412,7 @@ impl SpaceSet {
         }
         // SAFETY: the set is alive (we hold `&self`), so its spaces are open.
         Some((
-            unsafe { Space::alloc(self.spaces[self.mine()], slot) },
+            unsafe { Space::alloc(self.spaces[self.mine()], slot, record) },
             self.shift,
         ))
     }

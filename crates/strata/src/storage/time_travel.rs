@@ -20,7 +20,8 @@
 //! immutable copy, so each old version stands alone; pruning any of them
 //! needs no repair of the others.
 
-use super::in_place::{InPlace, Record, Records, WriteSection};
+use super::in_place::{InPlace, RecordBox, Records, WriteSection};
+use super::space::SpaceSet;
 use crate::options::VersionStorage;
 use crate::value::Value;
 
@@ -34,17 +35,19 @@ impl Records for FullCopies {
     const SCHEME: VersionStorage = VersionStorage::TimeTravel;
 
     #[inline]
-    fn displace(sec: &mut WriteSection<'_>, _image: Option<&[Value]>) -> Record {
-        copy_out(sec)
+    fn displace(
+        sec: &mut WriteSection<'_>,
+        _image: Option<&[Value]>,
+        sp: Option<&SpaceSet>,
+    ) -> RecordBox {
+        copy_out(sec, sp)
     }
 }
 
 /// Moves every cell of the master into a full copy (the new values are
-/// written afterwards from the writer's full image).
-pub(crate) fn copy_out(sec: &mut WriteSection<'_>) -> Record {
-    Record::full(
-        (0..sec.width())
-            .map(|i| sec.take(i).expect("an overwritten row has every cell"))
-            .collect(),
-    )
+/// written afterwards from the writer's full image), a record made in `sp`.
+pub(crate) fn copy_out(sec: &mut WriteSection<'_>, sp: Option<&SpaceSet>) -> RecordBox {
+    RecordBox::full_with(sp, sec.width(), |i| {
+        sec.take(i).expect("an overwritten row has every cell")
+    })
 }

@@ -28,7 +28,7 @@
 //! transaction table ([`crate::tid`]) whether that transaction has
 //! committed, and at which timestamp (ERMIA's post-commit stamping).
 
-use super::in_place::{Master, Record};
+use super::in_place::{Master, Record, RecordBox};
 use super::space::{self, SpaceSet};
 use crate::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use crate::value::Value;
@@ -317,9 +317,11 @@ impl Version {
             if ext {
                 // The record (old values) belongs to this version; the
                 // master belongs to the row and is freed with it.
+                // It goes back to its own allocator (a space or the global
+                // one: `Record::free`).
                 let rec = (*Self::ext_ptr(v)).record.load(Ordering::Acquire);
                 if !rec.is_null() {
-                    drop(Box::from_raw(rec));
+                    drop(RecordBox::from_raw(rec));
                 }
             }
             Self::release(v, layout(len, ext).0);

@@ -478,6 +478,19 @@ pub fn checks_commits_that_wrote_nothing(p: Protocol) -> bool {
     }
 }
 
+/// Whether each overwrite leaves exactly one record (a time-travel copy or
+/// a delta) that stays until its version goes: the in-place schemes but
+/// SIRO, which also copies each in-row image off-row once its overwriter
+/// has committed. (Append-only schemes keep no records.)
+pub fn one_record_per_overwrite(s: VersionStorage) -> bool {
+    match s {
+        VersionStorage::TimeTravel | VersionStorage::Delta => true,
+        VersionStorage::AppendNewToOld | VersionStorage::AppendOldToNew | VersionStorage::Siro => {
+            false
+        }
+    }
+}
+
 /// Whether the policy reclaims versions at all.
 pub fn reclaims(g: GcPolicy) -> bool {
     match g {
