@@ -2138,7 +2138,12 @@ mod tests {
     #[test]
     fn undecided_records_stay_in_memory_until_a_merge_finds_them_decided() {
         let root = spill_root("overlay");
-        let (db, t, idx) = kv_db(Options::default().mvpbt_spill_dir(Some(root.clone())));
+        // Physical pointers: the non-key update below adds a replacement.
+        let (db, t, idx) = kv_db(
+            Options::default()
+                .index_pointers(IndexPointers::Physical)
+                .mvpbt_spill_dir(Some(root.clone())),
+        );
         db.run(|x| x.insert(&t, row![1, 10, 0])).unwrap();
         let mut w = db.begin().unwrap();
         w.insert(&t, row![2, 10, 0]).unwrap();
