@@ -141,13 +141,18 @@ fn predicate_through_secondary_indexes() {
     for kind in [IndexKind::Standard, IndexKind::MvPbt] {
         for (i, protocol) in common::protocols().enumerate() {
             for read_only_snapshots in [false, true] {
-                // Open bug: under OCC a read-only snapshot scanning through
-                // MV-PBT sees part of one writer's commit about once in ten
-                // runs of this test (a G-single and an internal anomaly,
-                // seeds vary); not yet explained, so not run here. The
-                // read-write runs under OCC, and every other protocol's
-                // snapshots, are checked.
-                if kind == IndexKind::MvPbt && protocol == Protocol::Occ && read_only_snapshots {
+                // Open bug: with read-only snapshots under OCC and MV-PBT
+                // this test twice found a G-single with an internal anomaly
+                // (a scan missing a row a later read of the same
+                // transaction saw) in about 20 runs; 12 runs and 700 seeded
+                // runs after it found none. Not yet explained, so not run
+                // unless STRATA_VERIFY_OCC_MVPBT is set; the read-write runs
+                // under OCC and every other protocol's snapshots are checked.
+                if kind == IndexKind::MvPbt
+                    && protocol == Protocol::Occ
+                    && read_only_snapshots
+                    && std::env::var_os("STRATA_VERIFY_OCC_MVPBT").is_none()
+                {
                     continue;
                 }
                 let seed = 0x1d8 + i as u64;
