@@ -10,13 +10,11 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use serde::Serialize;
-use strata::{Database, IndexKind, Options, Protocol};
+use strata::{IndexKind, Protocol};
 use strata_workloads::htap::{self, HtapConfig, HtapReport};
 use strata_workloads::ycsb_core::{CoreConfig, CoreWorkload};
 
-use crate::progress::BarObserver;
-use crate::ycsb_core_cmd::parse_index_kind;
+use crate::ycsb_core_cmd::{on_fresh_db, parse_index_kind, print_json};
 use crate::UsageError;
 
 #[derive(Args, Debug, Clone)]
@@ -100,23 +98,13 @@ impl HtapArgs {
     }
 }
 
-#[derive(Serialize)]
-struct Summary<'a> {
-    benchmark: &'static str,
-    protocol: &'static str,
-    #[serde(flatten)]
-    report: &'a HtapReport,
-}
-
 /// Opens a database for `protocol` and runs `cfg` on it.
 pub fn run_config(
     protocol: Protocol,
     cfg: &HtapConfig,
     quiet: bool,
 ) -> Result<Option<HtapReport>, UsageError> {
-    let db = Database::open(Options::default().protocol(protocol))
-        .map_err(|e| UsageError(e.to_string()))?;
-    crate::workload_outcome(htap::run(&db, cfg, &mut BarObserver::new(quiet)))
+    on_fresh_db(protocol, quiet, |db, bar| htap::run(db, cfg, bar))
 }
 
 pub fn run(a: &HtapArgs) -> Result<ExitCode, UsageError> {
@@ -125,15 +113,7 @@ pub fn run(a: &HtapArgs) -> Result<ExitCode, UsageError> {
         return Ok(ExitCode::FAILURE);
     };
     if a.json {
-        let s = Summary {
-            benchmark: "htap",
-            protocol: a.protocol.name(),
-            report: &r,
-        };
-        println!(
-            "{}",
-            serde_json::to_string(&s).expect("the summary serialises")
-        );
+        print_json("htap", a.protocol, &r);
         return Ok(ExitCode::SUCCESS);
     }
     println!(

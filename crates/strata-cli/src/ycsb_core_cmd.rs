@@ -12,6 +12,7 @@ use clap::Args;
 use serde::Serialize;
 use strata::{Database, IndexKind, Options, Protocol};
 use strata_workloads::ycsb_core::{self, CoreConfig, CoreReport, CoreWorkload};
+use strata_workloads::WorkloadError;
 
 use crate::progress::BarObserver;
 use crate::UsageError;
@@ -99,12 +100,37 @@ impl CoreArgs {
     }
 }
 
-#[derive(Serialize)]
-struct Summary<'a> {
-    benchmark: &'static str,
-    protocol: &'static str,
-    #[serde(flatten)]
-    report: &'a CoreReport,
+/// Prints `report` as one JSON object, tagged with the benchmark and the
+/// protocol (the `--json` output of `bench ycsb-core` and `bench htap`).
+pub fn print_json<T: Serialize>(benchmark: &'static str, protocol: Protocol, report: &T) {
+    #[derive(Serialize)]
+    struct Summary<'a, T> {
+        benchmark: &'static str,
+        protocol: &'static str,
+        #[serde(flatten)]
+        report: &'a T,
+    }
+    let s = Summary {
+        benchmark,
+        protocol: protocol.name(),
+        report,
+    };
+    println!(
+        "{}",
+        serde_json::to_string(&s).expect("the summary serialises")
+    );
+}
+
+/// Opens a fresh database for `protocol` and runs `work` on it with a
+/// progress bar (`quiet`: none).
+pub fn on_fresh_db<R>(
+    protocol: Protocol,
+    quiet: bool,
+    work: impl FnOnce(&Database, &mut BarObserver) -> Result<R, WorkloadError>,
+) -> Result<Option<R>, UsageError> {
+    let db = Database::open(Options::default().protocol(protocol))
+        .map_err(|e| UsageError(e.to_string()))?;
+    crate::workload_outcome(work(&db, &mut BarObserver::new(quiet)))
 }
 
 /// Opens a database for `protocol` and runs `cfg` on it.
@@ -113,9 +139,7 @@ pub fn run_config(
     cfg: &CoreConfig,
     quiet: bool,
 ) -> Result<Option<CoreReport>, UsageError> {
-    let db = Database::open(Options::default().protocol(protocol))
-        .map_err(|e| UsageError(e.to_string()))?;
-    crate::workload_outcome(ycsb_core::run(&db, cfg, &mut BarObserver::new(quiet)))
+    on_fresh_db(protocol, quiet, |db, bar| ycsb_core::run(db, cfg, bar))
 }
 
 pub fn run(a: &CoreArgs) -> Result<ExitCode, UsageError> {
@@ -124,15 +148,7 @@ pub fn run(a: &CoreArgs) -> Result<ExitCode, UsageError> {
         return Ok(ExitCode::FAILURE);
     };
     if a.json {
-        let s = Summary {
-            benchmark: "ycsb-core",
-            protocol: a.protocol.name(),
-            report: &r,
-        };
-        println!(
-            "{}",
-            serde_json::to_string(&s).expect("the summary serialises")
-        );
+        print_json("ycsb-core", a.protocol, &r);
         return Ok(ExitCode::SUCCESS);
     }
     println!(
