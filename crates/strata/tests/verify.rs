@@ -141,21 +141,6 @@ fn predicate_through_secondary_indexes() {
     for kind in [IndexKind::Standard, IndexKind::MvPbt] {
         for (i, protocol) in common::protocols().enumerate() {
             for read_only_snapshots in [false, true] {
-                // Open bug: with read-only snapshots under OCC and MV-PBT
-                // this test twice found a G-single with an internal anomaly
-                // (one transaction saw part of another's writes) in about 20
-                // runs; 52 runs of it and 700 seeded runs of that case
-                // since (after the spill-file merge) found none. Not
-                // explained, so not run unless STRATA_VERIFY_OCC_MVPBT is
-                // set; the read-write runs under OCC and every other
-                // protocol's snapshots are checked.
-                if kind == IndexKind::MvPbt
-                    && protocol == Protocol::Occ
-                    && read_only_snapshots
-                    && std::env::var_os("STRATA_VERIFY_OCC_MVPBT").is_none()
-                {
-                    continue;
-                }
                 let seed = 0x1d8 + i as u64;
                 let opts = Options::default()
                     .protocol(protocol)
