@@ -982,7 +982,7 @@ impl<'a> TpccWorker<'a> {
             }
             None => txn
                 .get(&t.customer, &k3(w, d, c_id))?
-                .ok_or(Error::NotFound {
+                .ok_or_else(|| Error::NotFound {
                     table: "customer".into(),
                     key: format!("({w}, {d}, {c_id})"),
                 }),
@@ -1019,7 +1019,7 @@ impl<'a> TpccWorker<'a> {
             .read_with(&t.district, &k2(w, d), |r| {
                 (get_int(r, col::D_TAX), get_int(r, col::D_NEXT_O_ID))
             })?
-            .ok_or(Error::NotFound {
+            .ok_or_else(|| Error::NotFound {
                 table: "district".into(),
                 key: format!("({w}, {d})"),
             })?;
@@ -1049,7 +1049,7 @@ impl<'a> TpccWorker<'a> {
                 return Ok(Flow::Rollback);
             };
             let sk = k2(supply, i_id);
-            let stock = txn.get(&t.stock, &sk)?.ok_or(Error::NotFound {
+            let stock = txn.get(&t.stock, &sk)?.ok_or_else(|| Error::NotFound {
                 table: "stock".into(),
                 key: format!("{sk}"),
             })?;
@@ -1116,7 +1116,7 @@ impl<'a> TpccWorker<'a> {
             .read_with(&t.warehouse, &k1(w), |r| {
                 (get_int(r, col::W_YTD), r[col::W_NAME].clone())
             })?
-            .ok_or(Error::NotFound {
+            .ok_or_else(|| Error::NotFound {
                 table: "warehouse".into(),
                 key: format!("({w})"),
             })?;
@@ -1125,7 +1125,7 @@ impl<'a> TpccWorker<'a> {
             .read_with(&t.district, &k2(w, d), |r| {
                 (get_int(r, col::D_YTD), r[col::D_NAME].clone())
             })?
-            .ok_or(Error::NotFound {
+            .ok_or_else(|| Error::NotFound {
                 table: "district".into(),
                 key: format!("({w}, {d})"),
             })?;
@@ -1236,7 +1236,7 @@ impl<'a> TpccWorker<'a> {
             txn.delete(&t.new_order, &k3(w, d, o))?;
             let c = txn
                 .read_with(&t.orders, &k3(w, d, o), |r| get_int(r, col::O_C_ID))?
-                .ok_or(Error::NotFound {
+                .ok_or_else(|| Error::NotFound {
                     table: "orders".into(),
                     key: format!("({w}, {d}, {o})"),
                 })?;
@@ -1258,7 +1258,7 @@ impl<'a> TpccWorker<'a> {
                     &[(col::OL_DELIVERY_D, int(now))],
                 )?;
             }
-            let cust = txn.get(&t.customer, &k3(w, d, c))?.ok_or(Error::NotFound {
+            let cust = txn.get(&t.customer, &k3(w, d, c))?.ok_or_else(|| Error::NotFound {
                 table: "customer".into(),
                 key: format!("({w}, {d}, {c})"),
             })?;
