@@ -167,7 +167,7 @@ pub fn run(
                     let at = Instant::now();
                     let found = snap.index_get(index, &hot)?;
                     if found.len() != 1 || found[0][2] != loaded {
-                        return Err(WorkloadError::Config(
+                        return Err(WorkloadError::Inconsistent(
                             "the analytical snapshot lost its version of row 0".into(),
                         ));
                     }
@@ -177,7 +177,7 @@ pub fn run(
                 let at = Instant::now();
                 let n = snap.index_scan_keys(index, lo.clone()..hi.clone())?.len() as u64;
                 if n != rows {
-                    return Err(WorkloadError::Config(format!(
+                    return Err(WorkloadError::Inconsistent(format!(
                         "the analytical scan found {n} rows of {rows}"
                     )));
                 }

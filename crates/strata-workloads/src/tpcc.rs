@@ -1258,10 +1258,12 @@ impl<'a> TpccWorker<'a> {
                     &[(col::OL_DELIVERY_D, int(now))],
                 )?;
             }
-            let cust = txn.get(&t.customer, &k3(w, d, c))?.ok_or_else(|| Error::NotFound {
-                table: "customer".into(),
-                key: format!("({w}, {d}, {c})"),
-            })?;
+            let cust = txn
+                .get(&t.customer, &k3(w, d, c))?
+                .ok_or_else(|| Error::NotFound {
+                    table: "customer".into(),
+                    key: format!("({w}, {d}, {c})"),
+                })?;
             txn.update(
                 &t.customer,
                 &k3(w, d, c),
