@@ -154,8 +154,10 @@ fn indexed_table(db: &Database, rows: u64, kind: IndexKind) -> Result<(Table, In
 /// Figure 12b: a long reader opens, then every row is updated until the
 /// chains hold `length` versions; the reader scans the index. Today's
 /// index resolves each entry to its row and walks the chain to the
-/// reader's version; MV-PBT decides from its records (and drops the
-/// dead middle ones at the freeze, §5.6).
+/// reader's version; MV-PBT decides from its records: under the default
+/// logical pointers one per row, as the updates change no indexed column
+/// (physical pointers would add a replacement per version, whose dead
+/// middle ones the freeze drops, §5.6).
 fn fig12b(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
     let rows = a
         .records
