@@ -240,13 +240,13 @@ fn grow_chains(
     let rounds = cfg.chain_length - 1;
     observer.start("versions", rounds * cfg.scan_rows, "updates");
     for round in 0..rounds {
+        let text = Value::from(format!("{round:0width$}", width = cfg.core.field_bytes));
         let mut k = 0;
         while k < cfg.scan_rows {
             let end = (k + 1000).min(cfg.scan_rows);
             let mut txn = db.begin()?;
             for key in k..end {
-                let text = format!("{round:0width$}", width = cfg.core.field_bytes);
-                txn.update(table, &strata::key![key as i64], &[(2, Value::from(text))])?;
+                txn.update(table, &strata::key![key as i64], &[(2, text.clone())])?;
             }
             txn.commit()?;
             k = end;

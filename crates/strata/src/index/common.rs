@@ -345,8 +345,7 @@ pub(super) fn validate<K: EntryScheme>(
     accounted: impl FnOnce() -> Vec<u64>,
 ) -> bool {
     let idx = &sec.index;
-    let mut accounted = Some(accounted);
-    let mut rows: Option<Vec<u64>> = None;
+    let mut unseen = Unseen::new(t, accounted);
     for (k, val) in idx.range(lo, hi) {
         let ident = K::ident_of(&k);
         if sec.seen.binary_search_by(|x| (**x).cmp(ident)).is_ok() {
@@ -358,16 +357,42 @@ pub(super) fn validate<K: EntryScheme>(
         let Some(tuple) = K::resolve(t, idx, &k, val) else {
             continue;
         };
-        if t.rows.head(tuple).is_null() {
-            continue; // an aborted insert being undone
+        if unseen.is_phantom(tuple) {
+            return false;
         }
-        let rows = rows.get_or_insert_with(|| accounted.take().expect("computed once")());
-        if rows.binary_search(&tuple).is_ok() {
-            continue;
-        }
-        return false;
     }
     true
+}
+
+/// The last step of every kind's commit-time re-scan: a row the scan did
+/// not see (and the transaction did not write) is a phantom unless it is
+/// gone (an aborted insert being undone) or the transaction's read
+/// tracking accounts for it (`accounted`, computed once, on first need).
+pub(super) struct Unseen<'a, F: FnOnce() -> Vec<u64>> {
+    t: &'a TableInner,
+    accounted: Option<F>,
+    rows: Option<Vec<u64>>,
+}
+
+impl<'a, F: FnOnce() -> Vec<u64>> Unseen<'a, F> {
+    pub(super) fn new(t: &'a TableInner, accounted: F) -> Self {
+        Unseen {
+            t,
+            accounted: Some(accounted),
+            rows: None,
+        }
+    }
+
+    pub(super) fn is_phantom(&mut self, tuple: u64) -> bool {
+        if self.t.rows.head(tuple).is_null() {
+            return false;
+        }
+        let accounted = &mut self.accounted;
+        let rows = self
+            .rows
+            .get_or_insert_with(|| accounted.take().expect("computed once")());
+        rows.binary_search(&tuple).is_err()
+    }
 }
 
 // ---------------------------------------------------------------------- GC

@@ -1418,8 +1418,7 @@ impl SecondaryIndexKind for MvPbt {
         accounted: impl FnOnce() -> Vec<u64>,
     ) -> bool {
         let idx = &sec.index;
-        let mut accounted = Some(accounted);
-        let mut rows: Option<Vec<u64>> = None;
+        let mut unseen = common::Unseen::new(t, accounted);
         let mut mine: Vec<&[u8]> = own
             .iter()
             .filter(|w| Arc::ptr_eq(&w.index, idx))
@@ -1431,14 +1430,9 @@ impl SecondaryIndexKind for MvPbt {
             if !others || sec.seen.binary_search_by(|x| (**x).cmp(&ident)).is_ok() {
                 continue;
             }
-            if t.rows.head(tuple).is_null() {
-                continue; // gone, or an aborted insert being undone
+            if unseen.is_phantom(tuple) {
+                return false;
             }
-            let rows = rows.get_or_insert_with(|| accounted.take().expect("computed once")());
-            if rows.binary_search(&tuple).is_ok() {
-                continue;
-            }
-            return false;
         }
         true
     }
