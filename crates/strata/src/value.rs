@@ -463,7 +463,19 @@ impl Schema {
     /// Checks one value against its column: `Error::NullNotAllowed` for a
     /// null in a column not declared nullable, `Error::TypeMismatch` for a
     /// value of another type.
+    #[inline]
     pub(crate) fn check_value(&self, c: &Column, v: &Value) -> Result<()> {
+        // Every read and write checks its key and values: the matching
+        // type answers inline, the error is built out of line.
+        if v.ty() == Some(c.ty) {
+            return Ok(());
+        }
+        self.value_error(c, v)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn value_error(&self, c: &Column, v: &Value) -> Result<()> {
         match v.ty() {
             None if c.nullable => Ok(()),
             None => Err(Error::NullNotAllowed {
@@ -481,7 +493,24 @@ impl Schema {
     }
 
     /// Checks a key against the primary key's arity and types.
+    #[inline]
     pub(crate) fn check_key(&self, key: &Key) -> Result<()> {
+        // (Key columns are never nullable: a match of every type is all.)
+        if key.0.len() == self.primary_key.len()
+            && key
+                .0
+                .iter()
+                .zip(&self.primary_key)
+                .all(|(v, &ci)| v.ty() == Some(self.columns[ci].ty))
+        {
+            return Ok(());
+        }
+        self.key_error(key)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn key_error(&self, key: &Key) -> Result<()> {
         if key.0.len() != self.primary_key.len() {
             return Err(Error::Schema(format!(
                 "primary key of {} has {} columns, key has {}",

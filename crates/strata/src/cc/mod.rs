@@ -46,7 +46,7 @@ pub mod mvocc;
 pub mod mvto;
 pub mod occ;
 pub mod predicate;
-mod sets;
+pub(crate) mod sets;
 pub mod si;
 pub mod ssi;
 pub mod ssn;

@@ -148,12 +148,11 @@ impl IntHashIndex {
     }
 
     /// Starts loading the entry where the probe for `key` begins (see
-    /// [`crate::prefetch`]).
+    /// [`crate::prefetch`]). `guard`: the caller's pin, as in `get_hinted`.
     #[inline]
-    pub fn prefetch(&self, key: u64) {
-        let guard = epoch::pin();
+    pub fn prefetch(&self, key: u64, guard: &epoch::Guard) {
         let h = hash(key);
-        let t = table_ref(self.shard(h).table.load(Acquire, &guard));
+        let t = table_ref(self.shard(h).table.load(Acquire, guard));
         crate::prefetch::line(&t.entries[h as usize & t.mask]);
     }
 
@@ -195,10 +194,10 @@ impl IntHashIndex {
     /// Records `head` as the chain-head hint of `key` if the key still maps
     /// to `tuple`. Lock-free and best effort: a concurrent insert, remove
     /// or resize may drop it, which costs a later reader only the overlap.
-    pub fn set_hint(&self, key: u64, tuple: u64, head: *const u8) {
-        let guard = epoch::pin();
+    /// `guard`: the caller's pin, as in `get_hinted`.
+    pub fn set_hint(&self, key: u64, tuple: u64, head: *const u8, guard: &epoch::Guard) {
         let h = hash(key);
-        let t = table_ref(self.shard(h).table.load(Acquire, &guard));
+        let t = table_ref(self.shard(h).table.load(Acquire, guard));
         let (e, v) = probe(t, h, key);
         let new = self.hinted(tuple, head);
         if id_part(v) == id_part(new) && v != new {
@@ -425,7 +424,7 @@ mod tests {
                     let target = model.get(&key).map_or(tuple, |e| e.0);
                     let wrong = x.is_multiple_of(3);
                     let t = if wrong { target ^ 1 } else { target };
-                    idx.set_hint(key, t, fake_head(step + 7));
+                    idx.set_hint(key, t, fake_head(step + 7), &epoch::pin());
                     if let Some(e) = model.get_mut(&key).filter(|_| !wrong) {
                         e.1 = fake_head(step + 7);
                     }
@@ -449,7 +448,7 @@ mod tests {
             Some((10, std::ptr::null()))
         );
         let a = 0x7f00_0000_1040 as *const u8;
-        idx.set_hint(1, 10, a);
+        idx.set_hint(1, 10, a, &epoch::pin());
         let (_, h) = idx.get_hinted(1, &epoch::pin()).unwrap();
         // The hint names the cache line, not the byte.
         assert_eq!(h as u64, 0x7f00_0000_1040 & !63);
@@ -482,7 +481,7 @@ mod tests {
                 while !stop.load(Relaxed) {
                     n += 1;
                     for t in 0..4 {
-                        idx.set_hint(42, t, fake_head(n));
+                        idx.set_hint(42, t, fake_head(n), &epoch::pin());
                     }
                     hints.store(n, Relaxed);
                 }

@@ -153,9 +153,15 @@ impl PrimaryIndex {
 
     /// Records `head` as the chain-head hint of `key` (integer keys only).
     #[inline]
-    pub fn set_hint(&self, key: &EncodedKey, tuple: u64, head: *const u8) {
+    pub fn set_hint(
+        &self,
+        key: &EncodedKey,
+        tuple: u64,
+        head: *const u8,
+        guard: &crossbeam_epoch::Guard,
+    ) {
         if let PrimaryIndex::Int(_, h) = self {
-            h.set_hint(as_u64(key), tuple, head);
+            h.set_hint(as_u64(key), tuple, head, guard);
         }
     }
 
@@ -163,9 +169,9 @@ impl PrimaryIndex {
     /// entry of an integer key. Byte keys live only in the skip list, whose
     /// lookups are dependent misses with nothing to start early.
     #[inline]
-    pub fn prefetch(&self, key: &EncodedKey) {
+    pub fn prefetch(&self, key: &EncodedKey, guard: &crossbeam_epoch::Guard) {
         if let PrimaryIndex::Int(_, h) = self {
-            h.prefetch(as_u64(key));
+            h.prefetch(as_u64(key), guard);
         }
     }
 

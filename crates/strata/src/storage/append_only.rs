@@ -265,17 +265,14 @@ fn alloc(
         NewRow::Tombstone(k) => Version::alloc_tombstone(sp, tid, k, next),
         NewRow::Update(ch) => {
             // SAFETY: `base` is locked by or belongs to the writer.
-            let old = unsafe { &*base }.data();
-            let new = |i: usize| ch.iter().find(|(c, _)| *c == i).map(|(_, v)| (*v).clone());
-            // Two loops rather than a per-attribute test of the mode: this is
-            // the update hot path of the default configuration.
+            let base = unsafe { &*base };
+            // Two closures rather than a per-attribute test of the mode:
+            // this is the update hot path of the default configuration.
             match s.non_inline {
-                NonInline::Shared => Version::alloc_with(sp, tid, old.len(), next, |i| {
-                    new(i).unwrap_or_else(|| old[i].clone())
-                }),
-                NonInline::Copy => Version::alloc_with(sp, tid, old.len(), next, |i| {
-                    new(i).unwrap_or_else(|| carry(&old[i], NonInline::Copy))
-                }),
+                NonInline::Shared => Version::alloc_update(sp, tid, base, ch, next, Value::clone),
+                NonInline::Copy => {
+                    Version::alloc_update(sp, tid, base, ch, next, |v| carry(v, NonInline::Copy))
+                }
             }
         }
     }

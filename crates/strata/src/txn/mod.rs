@@ -145,14 +145,19 @@ impl Transaction {
         // GC pass that misses it still sees the (smaller) lower bound.
         db.tids.set_snapshot(tid, ts);
         let cc = P::new_state(tid, ts, read_only);
+        let (writes, reads) = if read_only {
+            (Vec::new(), Vec::new())
+        } else {
+            crate::cc::sets::take_sets()
+        };
         Ok(Transaction {
             db,
             tid,
             ts,
             read_only,
             active: true,
-            writes: Vec::new(),
-            reads: Vec::new(),
+            writes,
+            reads,
             scans: ThinVec::new(),
             sec_writes: ThinVec::new(),
             cc,
@@ -275,7 +280,7 @@ impl Transaction {
             let mut eks: [Option<EncodedKey>; BATCH] = Default::default();
             for (k, ek) in chunk.iter().zip(eks.iter_mut()) {
                 let e = ti.encode(k);
-                ti.index.prefetch(&e);
+                ti.index.prefetch(&e, &guard);
                 *ek = Some(e);
             }
             // The hinted heads load alongside the slots; only rows whose
@@ -361,7 +366,7 @@ impl Transaction {
             let head = t.rows.head(tuple) as *const u8;
             if crate::index::hash::hint_is_stale(hint, head) {
                 // (A no-op for byte keys, which have no hints.)
-                t.index.set_hint(ek, tuple, head);
+                t.index.set_hint(ek, tuple, head, guard);
             }
         }
         Some(tuple)
@@ -568,7 +573,8 @@ impl Transaction {
         self.check_writable(t)?;
         let ti: &TableInner = &t.inner;
         ti.schema.check_key(key)?;
-        let mut cols: Vec<(usize, &Value)> = Vec::with_capacity(changes.len());
+        let mut cols: smallvec::SmallVec<[(usize, &Value); 8]> =
+            smallvec::SmallVec::with_capacity(changes.len());
         for (c, v) in changes {
             let i = c.resolve(&ti.schema)?;
             ti.schema.check_value(&ti.schema.columns[i], v)?;
@@ -640,7 +646,7 @@ impl Transaction {
         // Readers of the new head (once we commit) then find it hinted
         // instead of refreshing the hint themselves (no-op for byte keys).
         ti.index
-            .set_hint(&ek, tuple, ti.rows.head(tuple) as *const u8);
+            .set_hint(&ek, tuple, ti.rows.head(tuple) as *const u8, &guard);
         Ok(())
     }
 
@@ -1020,6 +1026,12 @@ impl Drop for Transaction {
             self.db.tids.counts(self.tid).user_abort();
             self.rollback();
         }
+        if self.writes.capacity() + self.reads.capacity() > 0 {
+            crate::cc::sets::stash_sets(
+                std::mem::take(&mut self.writes),
+                std::mem::take(&mut self.reads),
+            );
+        }
     }
 }
 
@@ -1115,6 +1127,44 @@ mod tests {
         assert!(ro.get(&t, &key![2]).unwrap().is_some());
     }
 
+    /// A thread's next read-write transaction starts with the last one's
+    /// (emptied) sets, so steady work allocates none; a bulk transaction's
+    /// big sets are freed, not kept.
+    #[test]
+    fn finished_sets_are_reused_by_the_threads_next_transaction() {
+        let db = Database::open(Options::default()).unwrap();
+        let t = db
+            .create_table(
+                Schema::new("t")
+                    .column("k", Type::Int)
+                    .column("v", Type::Int)
+                    .primary_key(&["k"]),
+            )
+            .unwrap();
+        let mut txn = db.begin().unwrap();
+        for k in 0..5000 {
+            txn.insert(&t, vec![Value::Int(k), Value::Int(0)]).unwrap();
+        }
+        txn.commit().unwrap();
+        let txn = db.begin().unwrap();
+        assert_eq!(txn.writes.capacity(), 0, "5,000 entries are not stashed");
+        drop(txn);
+        let mut txn = db.begin().unwrap();
+        txn.update(&t, &key![1], &[("v", Value::Int(1))]).unwrap();
+        txn.get(&t, &key![2]).unwrap();
+        txn.commit().unwrap();
+        let mut txn = db.begin().unwrap();
+        assert!(txn.writes.capacity() > 0 && txn.reads.capacity() > 0);
+        assert!(txn.writes.is_empty() && txn.reads.is_empty());
+        // An abort hands its sets back too, emptied.
+        txn.update(&t, &key![3], &[("v", Value::Int(3))]).unwrap();
+        drop(txn);
+        let mut txn = db.begin().unwrap();
+        assert!(txn.writes.capacity() > 0 && txn.writes.is_empty());
+        let v = txn.get(&t, &key![3]).unwrap().unwrap();
+        assert_eq!(v[1], Value::Int(0), "the aborted update left no trace");
+    }
+
     #[test]
     fn chain_head_hints_follow_inserts_updates_and_reads() {
         for storage in VersionStorage::ALL {
@@ -1146,7 +1196,8 @@ mod tests {
             let ti = &t.inner;
             let ek = ti.encode(&key![1]);
             let tuple = ti.index.get(&ek).unwrap();
-            ti.index.set_hint(&ek, tuple, 0x40 as *const u8);
+            ti.index
+                .set_hint(&ek, tuple, 0x40 as *const u8, &crossbeam_epoch::pin());
             assert!(hint_is_stale(
                 hint_and_head(&t, 1).0,
                 hint_and_head(&t, 1).1
