@@ -51,13 +51,20 @@ pub fn ordered_to_int(u: u64) -> i64 {
     (u ^ (1 << 63)) as i64
 }
 
-/// Encodes a key; `int_key` selects the single-Int fast form.
+/// Encodes a key; `int_key` selects the single-Int fast form (inline:
+/// every point read and write encodes its key).
+#[inline]
 pub fn encode(key: &Key, int_key: bool) -> EncodedKey {
     if int_key {
         if let [Value::Int(i)] = key.0.as_slice() {
             return EncodedKey::U64(int_to_ordered(*i));
         }
     }
+    encode_bytes(key)
+}
+
+#[inline(never)]
+fn encode_bytes(key: &Key) -> EncodedKey {
     let mut out = Vec::with_capacity(key.0.len() * 9);
     encode_values_into(&key.0, &mut out);
     EncodedKey::Bytes(out.into_boxed_slice())
