@@ -427,18 +427,19 @@ impl StrataYcsb {
                 None => {
                     let first = op.first as usize;
                     let r = t.read_with(&self.table, key, |row| {
-                        let mut acc = 0u64;
-                        for i in 0..nread {
-                            acc = acc.wrapping_add(match &row[1 + (first + i) % width] {
+                        // The attributes from `first` on, wrapping around:
+                        // two slices, not a division per attribute.
+                        let (before, from) = row[1..=width].split_at(first);
+                        from.iter().chain(before).take(nread).fold(0u64, |acc, v| {
+                            acc.wrapping_add(match v {
                                 Value::Int(v) => *v as u64,
                                 Value::Text(s) => s.len() as u64,
                                 Value::Bytes(b) => b.len() as u64,
                                 Value::Float(f) => f.to_bits(),
                                 Value::Bool(b) => u64::from(*b),
                                 Value::Null => 0,
-                            });
-                        }
-                        acc
+                            })
+                        })
                     });
                     match r {
                         Ok(v) => *sink = sink.wrapping_add(v.unwrap_or(0)),
@@ -983,6 +984,42 @@ mod tests {
             }
         }
         assert!(texts_changed > 0, "the updates wrote text");
+    }
+
+    /// A read sums `read_attrs` attributes from its first one, wrapping
+    /// past the last: here 8, 9, then 0 of ten.
+    #[test]
+    fn reads_sum_their_attributes_wrapping_around() {
+        let db = Database::open(strata::Options::default()).unwrap();
+        let cfg = YcsbConfig {
+            records: 3,
+            read_attrs: 3,
+            ..YcsbConfig::default()
+        };
+        cfg.validate().unwrap();
+        let engine = StrataYcsb::new(db, &cfg).unwrap();
+        load(&engine, &cfg, &mut crate::Quiet).unwrap();
+        let read = |key: u64, first: u16| {
+            let mut sink = 0u64;
+            let op = Op {
+                key,
+                update: None,
+                first,
+            };
+            let out = engine
+                .execute(&cfg, &[op], Begin::ReadWrite, &mut sink)
+                .unwrap();
+            assert!(matches!(out, Outcome::Committed));
+            sink
+        };
+        let sum = |k: u64, attrs: &[usize]| {
+            attrs
+                .iter()
+                .fold(0u64, |a, &i| a.wrapping_add(initial_value(k, i) as u64))
+        };
+        assert_eq!(read(2, 8), sum(2, &[8, 9, 0]));
+        assert_eq!(read(1, 0), sum(1, &[0, 1, 2]));
+        assert_eq!(read(2, 9), sum(2, &[9, 0, 1]));
     }
 
     #[test]
