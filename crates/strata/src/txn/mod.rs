@@ -1060,6 +1060,17 @@ mod tests {
     use crate::index::key::EncodedKey;
     use crate::{key, Database, Options, Schema, Table, Type, Value, VersionStorage};
 
+    /// Table `t (k Int primary key, v Int)`.
+    fn kv_table(db: &Database) -> Table {
+        db.create_table(
+            Schema::new("t")
+                .column("k", Type::Int)
+                .column("v", Type::Int)
+                .primary_key(&["k"]),
+        )
+        .unwrap()
+    }
+
     /// (hint, chain head) of integer key `k`.
     fn hint_and_head(t: &Table, k: i64) -> (*const u8, *const u8) {
         let ti = &t.inner;
@@ -1133,14 +1144,7 @@ mod tests {
     #[test]
     fn finished_sets_are_reused_by_the_threads_next_transaction() {
         let db = Database::open(Options::default()).unwrap();
-        let t = db
-            .create_table(
-                Schema::new("t")
-                    .column("k", Type::Int)
-                    .column("v", Type::Int)
-                    .primary_key(&["k"]),
-            )
-            .unwrap();
+        let t = kv_table(&db);
         let mut txn = db.begin().unwrap();
         for k in 0..5000 {
             txn.insert(&t, vec![Value::Int(k), Value::Int(0)]).unwrap();
@@ -1173,14 +1177,7 @@ mod tests {
                 o = o.gc(crate::GcPolicy::DeadZone); // the only GC it runs with
             }
             let db = Database::open(o).unwrap();
-            let t = db
-                .create_table(
-                    Schema::new("t")
-                        .column("k", Type::Int)
-                        .column("v", Type::Int)
-                        .primary_key(&["k"]),
-                )
-                .unwrap();
+            let t = kv_table(&db);
             let mut txn = db.begin().unwrap();
             txn.insert(&t, vec![Value::Int(1), Value::Int(10)]).unwrap();
             txn.commit().unwrap();
