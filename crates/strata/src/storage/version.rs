@@ -194,12 +194,18 @@ impl Version {
         // SAFETY: `p` is fresh with room for `old.len()` values (see
         // `alloc_header`), unshared. Without HAS_HEAP every value of `old`
         // is Int, Float, Bool or Null, which own nothing: a byte copy is a
-        // clone, and the copies overwritten below need no drop. Each
-        // change's column is a valid, non-key index (checked by `update`).
+        // clone, and the copies overwritten below need no drop. Each slot
+        // written is below `old.len()` and written at most once (checked).
         unsafe {
             std::ptr::copy_nonoverlapping(old.as_ptr(), dst, old.len());
-            for (c, v) in changes {
-                debug_assert!(*c < old.len());
+            for (j, (c, v)) in changes.iter().enumerate() {
+                // As the cloning path: a column named twice takes its first
+                // value (a second write would also leak the first), and a
+                // column past the image is not written (never the case for
+                // a schema-checked update).
+                if *c >= old.len() || changes[..j].iter().any(|(d, _)| d == c) {
+                    continue;
+                }
                 heap |= v.has_heap();
                 dst.add(*c).write((*v).clone());
             }
@@ -604,6 +610,25 @@ mod tests {
             let c = Version::alloc_update(None, 4, &*plain, &[(0, &seven)], plain, Value::clone);
             assert_eq!((*c).data(), &[Value::Int(7), Value::Null, Value::Int(3)]);
             assert_eq!((*c).len & HAS_HEAP, 0);
+            // A column named twice keeps its first value on both paths,
+            // and the text not used is not kept (its count is back).
+            let twice = [(1, &new_text), (1, &seven)];
+            let d = Version::alloc_update(None, 5, &*plain, &twice, plain, Value::clone);
+            let e = Version::alloc_update(
+                None,
+                6,
+                &*a,
+                &[(2, &seven), (2, &new_text)],
+                a,
+                Value::clone,
+            );
+            assert_eq!((*d).data()[1], new_text);
+            assert_eq!((*e).data()[2], Value::Int(7));
+            assert_eq!(Arc::strong_count(&text), 6);
+            for v in [e, d] {
+                Version::free(v);
+            }
+            assert_eq!(Arc::strong_count(&text), 4);
             for v in [c, b, a, plain] {
                 Version::free(v);
             }
