@@ -470,12 +470,14 @@ impl Schema {
         if v.ty() == Some(c.ty) {
             return Ok(());
         }
-        self.value_error(c, v)
+        self.check_value_slow(c, v)
     }
 
+    /// The rest of `check_value`: a null (allowed only where declared
+    /// nullable) or an error.
     #[cold]
     #[inline(never)]
-    fn value_error(&self, c: &Column, v: &Value) -> Result<()> {
+    fn check_value_slow(&self, c: &Column, v: &Value) -> Result<()> {
         match v.ty() {
             None if c.nullable => Ok(()),
             None => Err(Error::NullNotAllowed {
@@ -505,12 +507,14 @@ impl Schema {
         {
             return Ok(());
         }
-        self.key_error(key)
+        self.check_key_slow(key)
     }
 
+    /// The rest of `check_key`: always an error (key columns are never
+    /// nullable), built here.
     #[cold]
     #[inline(never)]
-    fn key_error(&self, key: &Key) -> Result<()> {
+    fn check_key_slow(&self, key: &Key) -> Result<()> {
         if key.0.len() != self.primary_key.len() {
             return Err(Error::Schema(format!(
                 "primary key of {} has {} columns, key has {}",
