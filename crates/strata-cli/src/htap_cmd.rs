@@ -54,22 +54,13 @@ pub struct HtapArgs {
     /// OLTP worker threads (the analytical reader has its own).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
-    /// Measured run time, in seconds.
-    #[arg(long, default_value_t = 5.0)]
-    pub duration: f64,
-    /// Unmeasured warm-up time before the run, in seconds.
-    #[arg(long, default_value_t = 0.5)]
-    pub warmup: f64,
-    /// Random seed.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Print one JSON object instead of the summary.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub run: crate::RunFlags,
 }
 
 impl HtapArgs {
     pub fn config(&self) -> Result<HtapConfig, UsageError> {
+        let (warmup, duration) = self.run.times()?;
         let cfg = HtapConfig {
             core: CoreConfig {
                 workload: CoreWorkload::A,
@@ -80,9 +71,9 @@ impl HtapArgs {
                 max_scan: self.max_scan,
                 index: self.index,
                 threads: self.threads,
-                warmup: crate::seconds("warmup", self.warmup)?,
-                duration: crate::seconds("duration", self.duration)?,
-                seed: self.seed,
+                warmup,
+                duration,
+                seed: self.run.seed,
             },
             chain_length: self.chain_length,
             scan_rows: self.scan_rows,
@@ -109,10 +100,10 @@ pub fn run_config(
 
 pub fn run(a: &HtapArgs) -> Result<ExitCode, UsageError> {
     let cfg = a.config()?;
-    let Some(r) = run_config(a.protocol, &cfg, a.json)? else {
+    let Some(r) = run_config(a.protocol, &cfg, a.run.json)? else {
         return Ok(ExitCode::FAILURE);
     };
-    if a.json {
+    if a.run.json {
         print_json("htap", a.protocol, &r);
         return Ok(ExitCode::SUCCESS);
     }

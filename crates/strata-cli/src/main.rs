@@ -240,6 +240,34 @@ pub fn seconds(flag: &str, v: f64) -> Result<std::time::Duration, UsageError> {
     }
 }
 
+/// The run flags `bench read-mostly`, `ycsb-core` and `htap` share
+/// (flattened into each command's arguments).
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunFlags {
+    /// Measured run time, in seconds.
+    #[arg(long, default_value_t = 5.0)]
+    pub duration: f64,
+    /// Unmeasured warm-up time before the run, in seconds.
+    #[arg(long, default_value_t = 0.5)]
+    pub warmup: f64,
+    /// Random seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print one JSON object instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl RunFlags {
+    /// (warm-up, measured duration), checked.
+    pub fn times(&self) -> Result<(std::time::Duration, std::time::Duration), UsageError> {
+        Ok((
+            seconds("warmup", self.warmup)?,
+            seconds("duration", self.duration)?,
+        ))
+    }
+}
+
 pub fn check_output_file(flag: &str, path: &std::path::Path) -> Result<(), UsageError> {
     std::fs::OpenOptions::new()
         .write(true)

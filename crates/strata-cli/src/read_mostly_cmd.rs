@@ -47,18 +47,8 @@ pub struct ReadMostlyArgs {
     /// Worker threads.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
-    /// Measured run time, in seconds.
-    #[arg(long, default_value_t = 5.0)]
-    pub duration: f64,
-    /// Unmeasured warm-up time before the run, in seconds.
-    #[arg(long, default_value_t = 0.5)]
-    pub warmup: f64,
-    /// Random seed.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Print one JSON object instead of the summary.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub run: crate::RunFlags,
     /// Write the run's figures as one CSV row (with a header) to this file.
     #[arg(long)]
     pub csv: Option<PathBuf>,
@@ -111,15 +101,16 @@ impl CsvRow {
 }
 
 pub fn run(a: &ReadMostlyArgs) -> Result<ExitCode, UsageError> {
+    let (warmup, duration) = a.run.times()?;
     let cfg = ReadMostlyConfig {
         warehouses: a.warehouses,
         items: a.items,
         reads: a.reads,
         write_fraction: a.write_fraction,
         threads: a.threads,
-        warmup: crate::seconds("warmup", a.warmup)?,
-        duration: crate::seconds("duration", a.duration)?,
-        seed: a.seed,
+        warmup,
+        duration,
+        seed: a.run.seed,
     };
     cfg.validate().map_err(|e| UsageError(e.to_string()))?;
     crate::check_memory(
@@ -134,15 +125,18 @@ pub fn run(a: &ReadMostlyArgs) -> Result<ExitCode, UsageError> {
         .version_storage(a.storage)
         .gc(a.gc);
     let db = Database::open(opts).map_err(|e| UsageError(e.to_string()))?;
-    let Some(r) =
-        crate::workload_outcome(read_mostly::run(&db, &cfg, &mut BarObserver::new(a.json)))?
+    let Some(r) = crate::workload_outcome(read_mostly::run(
+        &db,
+        &cfg,
+        &mut BarObserver::new(a.run.json),
+    ))?
     else {
         return Ok(ExitCode::FAILURE);
     };
     if let Some(path) = &a.csv {
         write_csv(path, &[CsvRow::new(a.protocol, &r)]).map_err(UsageError)?;
     }
-    if a.json {
+    if a.run.json {
         let s = Summary {
             benchmark: "read-mostly",
             protocol: a.protocol.name(),

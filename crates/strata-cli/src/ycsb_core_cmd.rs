@@ -49,18 +49,8 @@ pub struct CoreArgs {
     /// Worker threads.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
-    /// Measured run time, in seconds.
-    #[arg(long, default_value_t = 5.0)]
-    pub duration: f64,
-    /// Unmeasured warm-up time before the run, in seconds.
-    #[arg(long, default_value_t = 0.5)]
-    pub warmup: f64,
-    /// Random seed.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Print one JSON object instead of the summary.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub run: crate::RunFlags,
 }
 
 fn parse_workload(s: &str) -> Result<CoreWorkload, String> {
@@ -78,6 +68,7 @@ pub fn parse_index_kind(s: &str) -> Result<IndexKind, String> {
 
 impl CoreArgs {
     pub fn config(&self) -> Result<CoreConfig, UsageError> {
+        let (warmup, duration) = self.run.times()?;
         let cfg = CoreConfig {
             workload: self.workload,
             records: self.records,
@@ -87,9 +78,9 @@ impl CoreArgs {
             max_scan: self.max_scan,
             index: self.index,
             threads: self.threads,
-            warmup: crate::seconds("warmup", self.warmup)?,
-            duration: crate::seconds("duration", self.duration)?,
-            seed: self.seed,
+            warmup,
+            duration,
+            seed: self.run.seed,
         };
         cfg.validate().map_err(|e| UsageError(e.to_string()))?;
         crate::check_memory(
@@ -144,10 +135,10 @@ pub fn run_config(
 
 pub fn run(a: &CoreArgs) -> Result<ExitCode, UsageError> {
     let cfg = a.config()?;
-    let Some(r) = run_config(a.protocol, &cfg, a.json)? else {
+    let Some(r) = run_config(a.protocol, &cfg, a.run.json)? else {
         return Ok(ExitCode::FAILURE);
     };
-    if a.json {
+    if a.run.json {
         print_json("ycsb-core", a.protocol, &r);
         return Ok(ExitCode::SUCCESS);
     }

@@ -428,6 +428,29 @@ fn temp_dir(tag: &str) -> std::path::PathBuf {
     d
 }
 
+/// Runs `strata reproduce FIG` at the smallest size into `dir` and
+/// returns the first two columns of each CSV row (the figure's points).
+fn small_mvpbt_figure(fig: &str, dir: &std::path::Path) -> Vec<String> {
+    let out = strata(&[
+        "reproduce",
+        fig,
+        "--records",
+        "2000",
+        "--duration",
+        "0.05",
+        "--warmup",
+        "0",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let csv = std::fs::read_to_string(dir.join(format!("{fig}.csv"))).unwrap();
+    csv.lines()
+        .skip(1)
+        .map(|l| l.split(',').take(2).collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
 /// Checks the PNG signature and that the IHDR chunk gives a sane size.
 fn assert_valid_png(path: &std::path::Path) {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -1339,6 +1362,11 @@ fn bench_read_mostly_runs_and_checks_its_flags() {
         &["bench", "read-mostly", "--warehouses", "0"],
         "--warehouses",
     );
+    // The run flags read-mostly, ycsb-core and htap share (`RunFlags`).
+    for cmd in ["read-mostly", "ycsb-core", "htap"] {
+        assert_usage_error(&["bench", cmd, "--duration", "-1"], "--duration");
+        assert_usage_error(&["bench", cmd, "--warmup", "nan"], "--warmup");
+    }
 }
 
 /// `reproduce ermia-fig1` at a tiny size: a CSV row per protocol, read-set
@@ -1513,25 +1541,7 @@ fn ycsb_core_and_mvpbt_fig15a() {
         "standard or mvpbt",
     );
     let dir = temp_dir("fig15a");
-    let out = strata(&[
-        "reproduce",
-        "mvpbt-fig15a",
-        "--records",
-        "2000",
-        "--duration",
-        "0.05",
-        "--warmup",
-        "0",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
-    let csv = std::fs::read_to_string(dir.join("mvpbt-fig15a.csv")).unwrap();
-    let pairs: Vec<String> = csv
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').take(2).collect::<Vec<_>>().join(" "))
-        .collect();
+    let pairs = small_mvpbt_figure("mvpbt-fig15a", &dir);
     assert_eq!(
         pairs,
         [
@@ -1637,25 +1647,7 @@ fn htap_and_mvpbt_fig3() {
     );
     assert_usage_error(&["bench", "htap", "--chain-length", "0"], "--chain-length");
     let dir = temp_dir("fig3");
-    let out = strata(&[
-        "reproduce",
-        "mvpbt-fig3",
-        "--records",
-        "2000",
-        "--duration",
-        "0.05",
-        "--warmup",
-        "0",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
-    let csv = std::fs::read_to_string(dir.join("mvpbt-fig3.csv")).unwrap();
-    let pairs: Vec<String> = csv
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').take(2).collect::<Vec<_>>().join(" "))
-        .collect();
+    let pairs = small_mvpbt_figure("mvpbt-fig3", &dir);
     let want: Vec<String> = [1, 5, 10, 20, 30, 40, 50]
         .iter()
         .flat_map(|l| [format!("standard {l}"), format!("mvpbt {l}")])
