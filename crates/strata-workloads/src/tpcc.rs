@@ -974,9 +974,7 @@ impl<'a> TpccWorker<'a> {
             Some(last) => {
                 let prefix = Key(vec![int(w), int(d), Value::from(last)]);
                 let mut rows = Vec::new();
-                txn.index_scan_with(&t.customer_by_last, &prefix..=&prefix, |r| {
-                    rows.push(f(r))
-                })?;
+                txn.index_scan_with(&t.customer_by_last, &prefix..=&prefix, |r| rows.push(f(r)))?;
                 let n = rows.len();
                 if n == 0 {
                     return Err(Error::NotFound {
@@ -1083,7 +1081,10 @@ impl<'a> TpccWorker<'a> {
                     (col::S_QUANTITY, int(new_qty)),
                     (col::S_YTD, int(s_ytd + qty)),
                     (col::S_ORDER_CNT, int(s_order_cnt + 1)),
-                    (col::S_REMOTE_CNT, int(s_remote_cnt + i64::from(supply != w))),
+                    (
+                        col::S_REMOTE_CNT,
+                        int(s_remote_cnt + i64::from(supply != w)),
+                    ),
                 ],
             )?;
             let amount = qty * price;

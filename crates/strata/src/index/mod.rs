@@ -492,7 +492,7 @@ pub(crate) fn added_keys(writes: &[SecWrite]) -> Vec<(Arc<SecondaryIndex>, Encod
         .map(|w| {
             (
                 Arc::clone(&w.index),
-                EncodedKey::Bytes(w.key.clone()),
+                EncodedKey::Bytes(key::ByteKey::from_slice(&w.key)),
                 w.tuple,
             )
         })

@@ -1137,7 +1137,7 @@ fn unique_check<C: IndexTxn>(
     let my_pk = &ident[ikey_len..];
     let lo = Bound::Included(EncodedKey::Bytes(ikey.into()));
     let hi = match prefix_end(ikey) {
-        Some(e) => Bound::Excluded(EncodedKey::Bytes(e.into_boxed_slice())),
+        Some(e) => Bound::Excluded(EncodedKey::Bytes(e.into())),
         None => Bound::Unbounded,
     };
     let p = parts(idx);

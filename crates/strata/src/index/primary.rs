@@ -35,17 +35,17 @@
 //! correctness wins over the B+-tree's denser nodes.
 
 use super::hash::IntHashIndex;
-use super::key::EncodedKey;
+use super::key::{ByteKey, EncodedKey, INLINE_KEY};
 use crossbeam_skiplist::SkipMap;
 use rustc_hash::FxBuildHasher;
 use std::ops::Bound;
 
 /// The hash side of a byte-keyed index.
-type BytesHash = scc::HashIndex<Box<[u8]>, u64, FxBuildHasher>;
+type BytesHash = scc::HashIndex<ByteKey, u64, FxBuildHasher>;
 
 pub enum PrimaryIndex {
     Int(SkipMap<u64, u64>, IntHashIndex),
-    Bytes(SkipMap<Box<[u8]>, u64>, BytesHash),
+    Bytes(SkipMap<ByteKey, u64>, BytesHash),
 }
 
 /// Inserts `k -> value` unless the key is present; Err(the value present).
@@ -101,7 +101,7 @@ fn as_u64(k: &EncodedKey) -> u64 {
     }
 }
 
-fn as_bytes(k: &EncodedKey) -> &[u8] {
+fn as_bytes(k: &EncodedKey) -> &ByteKey {
     match k {
         EncodedKey::Bytes(b) => b,
         EncodedKey::U64(_) => unreachable!("integer key given to a byte-keyed index"),
@@ -187,7 +187,7 @@ impl PrimaryIndex {
                 Ok(())
             }
             PrimaryIndex::Bytes(t, h) => {
-                let k: Box<[u8]> = as_bytes(key).into();
+                let k = as_bytes(key).clone();
                 insert_new(t, k.clone(), tuple)?;
                 // As above: the tree admitted it, the hash has no entry.
                 let _ = h.insert_sync(k, tuple);
@@ -220,8 +220,10 @@ impl PrimaryIndex {
                 out.extend(t.range(r).map(|e| *e.value()));
             }
             PrimaryIndex::Bytes(t, _) => {
-                let r: (Bound<&[u8]>, Bound<&[u8]>) =
-                    (map_bound(lo, as_bytes), map_bound(hi, as_bytes));
+                let r: (Bound<&[u8]>, Bound<&[u8]>) = (
+                    map_bound(lo, |k| &as_bytes(k)[..]),
+                    map_bound(hi, |k| &as_bytes(k)[..]),
+                );
                 out.extend(t.range::<[u8], _>(r).map(|e| *e.value()));
             }
         }
@@ -237,12 +239,12 @@ impl PrimaryIndex {
     /// Approximate bytes per entry, for `Stats`: a skip-list node (key,
     /// value, reference count and height, about 1.33 tower pointers on
     /// average, rounded up to the allocator's 48-byte class) plus, for
-    /// integer keys, the hash slot; for byte keys, the hash entry and a
-    /// second copy of the key.
+    /// integer keys, the hash slot; for byte keys, whose node holds the
+    /// 48-byte `ByteKey` (80-byte class), the hash entry with its own copy.
     pub fn approx_entry_bytes(&self) -> usize {
         match self {
             PrimaryIndex::Int(..) => 48 + (16 + 8),
-            PrimaryIndex::Bytes(..) => 48 + 16 + (24 + 32),
+            PrimaryIndex::Bytes(..) => 80 + (INLINE_KEY + 8) + 16,
         }
     }
 }
@@ -292,6 +294,35 @@ mod tests {
             assert_eq!(out, vec![20]);
             assert_eq!(ix.len(), 3);
         }
+    }
+
+    /// Keys past the inline size live on the heap: they must find, order
+    /// and remove like inline ones, and beside them.
+    #[test]
+    fn long_byte_keys_find_and_sort_beside_short_ones() {
+        let ix = PrimaryIndex::new(false);
+        let k = |len: usize, last: u8| {
+            let mut b = vec![7u8; len];
+            b.push(last);
+            EncodedKey::Bytes(b.into())
+        };
+        let keys = [
+            k(3, 2),
+            k(INLINE_KEY + 20, 1),
+            k(INLINE_KEY - 1, 9),
+            k(200, 0),
+        ];
+        for (i, key) in keys.iter().enumerate() {
+            ix.insert(key, i as u64, std::ptr::null()).unwrap();
+        }
+        for (i, key) in keys.iter().enumerate() {
+            assert_eq!(ix.get(key), Some(i as u64));
+        }
+        // As bytes compare: [7;3]+2 < [7;60]+1 < [7;200]+0 < [7;39]+9.
+        assert_eq!(full(&ix), vec![0, 1, 3, 2]);
+        assert!(ix.remove(&keys[1], 1));
+        assert_eq!(ix.get(&keys[1]), None);
+        assert_eq!(full(&ix), vec![0, 3, 2]);
     }
 
     /// Two inserters of an absent key race: exactly one may win.

@@ -179,7 +179,7 @@ impl SecondaryIndex {
     /// Entries whose index key is exactly `ikey` (encoded).
     pub fn with_ikey(&self, ikey: &[u8]) -> Vec<(Box<[u8]>, u64)> {
         let hi = match prefix_end(ikey) {
-            Some(e) => Bound::Excluded(EncodedKey::Bytes(e.into_boxed_slice())),
+            Some(e) => Bound::Excluded(EncodedKey::Bytes(e.into())),
             None => Bound::Unbounded,
         };
         self.range(&Bound::Included(EncodedKey::Bytes(ikey.into())), &hi)
