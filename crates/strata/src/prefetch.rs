@@ -32,6 +32,32 @@ pub(crate) fn line<T>(p: *const T) {
     let _ = p;
 }
 
+/// Asks the CPU for the cache line holding `p` in a writable state
+/// (`prefetchw`): a later store then does not wait for the line's
+/// ownership.
+#[inline(always)]
+pub(crate) fn line_for_write<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: like `line`: a prefetch never faults and has no
+    // architectural effect; `prefetchw` is a NOP where unsupported.
+    unsafe {
+        std::arch::asm!("prefetchw [{0}]", in(reg) p, options(nostack, preserves_flags, readonly));
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// `range` for lines about to be written.
+#[inline(always)]
+pub(crate) fn range_for_write<T>(p: *const T, bytes: usize) {
+    let p = p as *const u8;
+    let mut off = 0;
+    while off < bytes {
+        line_for_write(p.wrapping_add(off));
+        off += 64;
+    }
+}
+
 /// Prefetches `bytes` bytes starting at `p`, one line at a time.
 #[inline(always)]
 pub(crate) fn range<T>(p: *const T, bytes: usize) {

@@ -65,9 +65,13 @@ pub unsafe fn alloc_block(l: Layout) -> *mut u8 {
     let cached = CACHE
         .try_with(|c| {
             let mut c = c.try_borrow_mut().ok()?;
-            c.0.iter_mut()
-                .find(|s| s.layout == Some(l))
-                .and_then(|s| s.blocks.pop())
+            c.0.iter_mut().find(|s| s.layout == Some(l)).and_then(|s| {
+                let p = s.blocks.pop();
+                if let Some(&next) = s.blocks.last() {
+                    crate::prefetch::range_for_write(next, l.size());
+                }
+                p
+            })
         })
         .ok()
         .flatten();
