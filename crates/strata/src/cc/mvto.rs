@@ -32,7 +32,7 @@ use crate::storage;
 use crate::storage::version::Version;
 use crate::storage::visibility::Mode;
 use crate::table::TableInner;
-use crate::tid::Status;
+use crate::tid::{Status, TidTable};
 use crate::value::Key;
 use std::sync::atomic::{fence, AtomicU64, Ordering::SeqCst};
 
@@ -90,7 +90,7 @@ impl Cc for Mvto {
     fn absent_read(tx: &mut impl Txn, t: &TableInner, key: &Key, ek: &EncodedKey) -> Option<u64> {
         // The key gets a ghost row whose read timestamp an older inserter
         // must respect: phantom protection per key, not per table.
-        ghost(t, key, ek, tx.ts(), tx.gc())
+        ghost(t, key, ek, tx.ts(), TidTable::slot_index(tx.tid()), tx.gc())
     }
 
     fn before_scan(tx: &impl Txn, predicate_ts: &AtomicU64) {
@@ -204,12 +204,13 @@ fn insert_allowed(predicate_ts: &AtomicU64, ts: u64) -> bool {
 /// (the row found instead, if another transaction inserted meanwhile).
 /// A new ghost is handed to the collector (as a write committed at `ts`)
 /// while still locked, so no writer can queue an entry for the row before
-/// it (see `gc::Garbage`).
+/// it (see `gc::Garbage`). `slot`: the index of our TID slot.
 pub fn ghost(
     t: &TableInner,
     key: &Key,
     ek: &EncodedKey,
     ts: u64,
+    slot: usize,
     gc: &crate::gc::Gc,
 ) -> Option<u64> {
     let Some(tuple) = t.rows.allocate() else {
@@ -232,6 +233,7 @@ pub fn ghost(
         Ok(()) => {
             gc.on_commit(
                 ts,
+                slot,
                 std::iter::once(crate::gc::Committed {
                     table: t,
                     tuple,

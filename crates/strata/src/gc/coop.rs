@@ -51,7 +51,7 @@ impl Cooperative {
 impl Collector for Cooperative {
     /// Nothing: workers find the garbage on their chain walks.
     #[inline]
-    fn on_commit<'a>(&self, _cts: u64, _rows: impl Iterator<Item = Committed<'a>>) {}
+    fn on_commit<'a>(&self, _cts: u64, _slot: usize, _rows: impl Iterator<Item = Committed<'a>>) {}
 
     fn chain_walk_hook(&self) -> Option<Arc<Coop>> {
         Some(Arc::clone(&self.shared))

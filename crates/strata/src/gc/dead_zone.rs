@@ -385,7 +385,7 @@ impl DeadZone {
         }
         drop(watch);
         // Nothing queued points into a row (rows, not versions, are).
-        freed += common.limbo.retire_unqueued(
+        freed += common.limbo.retire(
             unlinked,
             h,
             &|| engine.clock(),
@@ -405,7 +405,7 @@ impl DeadZone {
 
 impl Collector for DeadZone {
     #[inline]
-    fn on_commit<'a>(&self, _cts: u64, rows: impl Iterator<Item = Committed<'a>>) {
+    fn on_commit<'a>(&self, _cts: u64, _slot: usize, rows: impl Iterator<Item = Committed<'a>>) {
         let mut w = self.written.lock();
         w.extend(rows.map(|r| (r.table.id, r.tuple)));
     }

@@ -12,9 +12,10 @@
 //!  horizon 81: every transaction open at 80 has ended -> retire, reuse 9
 //! ```
 //!
-//! Transaction-level GC also keeps a row here while an entry queued before
-//! the unlink may still point into it (`seq`); tuple-level GC queues
-//! nothing and passes `u64::MAX` as the oldest queued entry.
+//! Transaction-level GC's queued entries may point into an unlinked row
+//! too: an entry queued before the unlink committed at or below
+//! `unlinked_at`, so a pass has processed it by the time the horizon has
+//! passed `unlinked_at` (see [`super::transaction_level`]).
 
 use crate::storage::{self, version::Version};
 use crate::table::TableInner;
@@ -27,9 +28,6 @@ use std::sync::Arc;
 /// and its tuple id may still be in use).
 pub(crate) struct Unlinked {
     pub(crate) unlinked_at: u64,
-    /// Queue sequence number at the unlink: entries before it may point
-    /// into this row.
-    pub(crate) seq: u64,
     pub(crate) head: *mut Version,
     pub(crate) table: u32,
     pub(crate) tuple: u64,
@@ -40,12 +38,10 @@ pub(crate) struct Unlinked {
 unsafe impl Send for Unlinked {}
 
 impl Unlinked {
-    /// A row just unlinked; `unlinked_at` and `seq` are set by
-    /// [`Limbo::retire`].
+    /// A row just unlinked; `unlinked_at` is set by [`Limbo::retire`].
     pub(crate) fn new(table: u32, tuple: u64, head: *mut Version) -> Unlinked {
         Unlinked {
             unlinked_at: 0,
-            seq: 0,
             head,
             table,
             tuple,
@@ -60,32 +56,13 @@ pub(crate) struct Limbo {
 }
 
 impl Limbo {
-    /// [`Limbo::retire`] for collectors that queue nothing that could point
-    /// into a row (the tuple-level passes, dead zones): unlinked rows wait
-    /// only for the transactions that could still reach them.
-    pub(crate) fn retire_unqueued(
-        &self,
-        unlinked: Vec<Unlinked>,
-        horizon: u64,
-        clock: &dyn Fn() -> u64,
-        table: &dyn Fn(u32) -> Option<Arc<TableInner>>,
-        guard: &Guard,
-    ) -> u64 {
-        self.retire(unlinked, 0, &|| u64::MAX, horizon, clock, table, guard)
-    }
-
     /// Puts rows just unlinked into limbo (stamped with the clock read now,
-    /// after the unlinks, and with the queue sequence number `seq`), and
-    /// frees the limbo rows that no open transaction and no queued entry can
-    /// reach any more: unlinked below `horizon`, and no entry older than
-    /// their unlink still queued (`oldest_queued` reads the sequence number
-    /// of the oldest queued entry). Returns versions freed.
-    #[allow(clippy::too_many_arguments)]
+    /// after the unlinks), and frees the limbo rows that no open
+    /// transaction and no queued entry can reach any more: unlinked below
+    /// `horizon`. Returns versions freed.
     pub(crate) fn retire(
         &self,
         unlinked: Vec<Unlinked>,
-        seq: u64,
-        oldest_queued: &dyn Fn() -> u64,
         horizon: u64,
         clock: &dyn Fn() -> u64,
         table: &dyn Fn(u32) -> Option<Arc<TableInner>>,
@@ -100,14 +77,11 @@ impl Limbo {
         let unlinked_at = clock();
         for l in &mut unlinked {
             l.unlinked_at = unlinked_at;
-            l.seq = seq;
         }
-        // Entries still queued from before an unlink may point into it.
-        let oldest_queued = oldest_queued();
         let mut limbo = self.rows.lock();
         limbo.extend(unlinked);
         limbo.retain(|l| {
-            if l.unlinked_at >= horizon || oldest_queued < l.seq {
+            if l.unlinked_at >= horizon {
                 return true;
             }
             freed += storage::retire_row(l.head, guard);

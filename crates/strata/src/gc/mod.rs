@@ -4,7 +4,7 @@
 //! points, and the collector sees the engine through [`Engine`]:
 //!
 //! ```text
-//!  commit (txn) ──────────── on_commit(cts, rows) ───┐
+//!  commit (txn) ────── on_commit(cts, slot, rows) ───┐
 //!  storage's read path ───── chain_walk_hook (COOP;  │
 //!    each table carries it: TableInner::coop) ───────┤
 //!  every N commits, GC threads,                      │
@@ -110,9 +110,11 @@ pub struct Committed<'a> {
 pub trait Collector {
     /// On commit: a transaction that committed at `cts` hands over the rows
     /// it overwrote or deleted, before it unlocks them (the next writer of
-    /// a row hands its row over after us). On the commit path: no
-    /// allocation beyond what the policy keeps, no indirect call.
-    fn on_commit<'a>(&self, cts: u64, rows: impl Iterator<Item = Committed<'a>>);
+    /// a row hands its row over after us). `slot`: the index of the
+    /// transaction's TID slot, which it holds until after this returns. On
+    /// the commit path: no allocation beyond what the policy keeps, no
+    /// indirect call.
+    fn on_commit<'a>(&self, cts: u64, slot: usize, rows: impl Iterator<Item = Committed<'a>>);
 
     /// On chain walk: the state storage's read path consults before it
     /// walks a chain (storage has no database, so every table carries it,
@@ -315,8 +317,8 @@ impl Gc {
 
     /// See [`Collector::on_commit`].
     #[inline]
-    pub fn on_commit<'a>(&self, cts: u64, rows: impl Iterator<Item = Committed<'a>>) {
-        dispatch!(&self.policy, p => p.on_commit(cts, rows))
+    pub fn on_commit<'a>(&self, cts: u64, slot: usize, rows: impl Iterator<Item = Committed<'a>>) {
+        dispatch!(&self.policy, p => p.on_commit(cts, slot, rows))
     }
 
     /// See [`Collector::chain_walk_hook`].
@@ -371,11 +373,14 @@ impl Gc {
 ///
 /// `version` stays valid until the entry is processed: entries of one row
 /// are queued in the order of its writes (a writer queues before it
-/// unlocks), the queue is processed in order (an entry that a later ready
-/// entry of its row supersedes is dropped unprocessed), a version is
+/// unlocks), a pass takes every entry at or below its horizon (with every
+/// earlier entry of each of their rows: see [`transaction_level`]) and
+/// processes them in commit order (an entry that a later ready entry of
+/// its row supersedes is dropped unprocessed), a version is
 /// retired only by processing a later write's entry of its row, and a row
 /// unlinked from its table leaves limbo only after every entry queued
 /// before the unlink has been processed (or dropped).
+#[derive(Clone, Copy)]
 pub struct Garbage {
     pub cts: u64,
     pub table: u32,

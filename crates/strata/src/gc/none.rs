@@ -14,7 +14,7 @@ pub struct NoGc;
 
 impl Collector for NoGc {
     #[inline]
-    fn on_commit<'a>(&self, _cts: u64, _rows: impl Iterator<Item = Committed<'a>>) {}
+    fn on_commit<'a>(&self, _cts: u64, _slot: usize, _rows: impl Iterator<Item = Committed<'a>>) {}
 
     fn collect<E: Engine>(&self, _: &Common, _: &Snapshots, _: &E, _wait: bool) -> Option<u64> {
         Some(0)

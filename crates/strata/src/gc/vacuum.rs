@@ -155,7 +155,7 @@ impl Vacuum {
                 let guard = epoch::pin();
                 // Nothing is queued under tuple-level GC: no entry can
                 // point into an unlinked row.
-                freed += common.limbo.retire_unqueued(
+                freed += common.limbo.retire(
                     limbo,
                     h,
                     &|| engine.clock(),
@@ -189,7 +189,7 @@ impl Collector for Vacuum {
     /// cleared it before sees the row next time). Queue entries would
     /// point at versions a scan may free.
     #[inline]
-    fn on_commit<'a>(&self, _cts: u64, rows: impl Iterator<Item = Committed<'a>>) {
+    fn on_commit<'a>(&self, _cts: u64, _slot: usize, rows: impl Iterator<Item = Committed<'a>>) {
         rows.for_each(|r| r.table.dirty.mark(r.tuple));
     }
 

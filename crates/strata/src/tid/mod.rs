@@ -287,6 +287,13 @@ impl TidTable {
         s.begin.store(u64::MAX, Release);
     }
 
+    /// The index of `tid`'s slot (a small number: slots are taken from 0
+    /// up).
+    #[inline]
+    pub fn slot_index(tid: u64) -> usize {
+        (tid & SLOT_MASK) as usize
+    }
+
     #[inline]
     pub fn slot(&self, tid: u64) -> &Slot {
         &self.slots[(tid & SLOT_MASK) as usize]

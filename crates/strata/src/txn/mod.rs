@@ -924,6 +924,7 @@ impl Transaction {
         // tombstone still has to go.
         self.db.gc.on_commit(
             cts,
+            crate::tid::TidTable::slot_index(self.tid),
             self.writes
                 .iter()
                 // SAFETY: our versions are alive until GC; tables outlive us.
