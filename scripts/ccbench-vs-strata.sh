@@ -13,6 +13,13 @@
 #   runs.csv's other_cpu_s = CPU seconds the machine spent during the run
 #   beyond the benchmark process's own: anything over ~1 s means another job
 #   ran alongside; the summary lists those runs.
+#   xcore_before_ns/xcore_after_ns: the cross-core round trip (Strata's
+#   `core_latency` example, 0.5 s) just before and just after the run. On
+#   a VM it can flip between modes (80 ns and 390 ns on the development
+#   VM) and line-sharing workloads follow it, so the summary labels each
+#   run fast (both probes under 1.6x the batch's lowest), slow (both over
+#   2.5x) or mixed, and repeats the table for the fast and the slow runs.
+#   XCORE=0 skips the probes.
 #   Summary only, from an existing OUTDIR:  SUMMARY_ONLY=1 ccbench-vs-strata.sh STRATA OUTDIR
 #
 # Engines: Strata with --protocol ssn (default, SI+SSN), mvocc, si, and
@@ -49,7 +56,7 @@
 #
 # ---- Strata -----------------------------------------------------------------
 #   cd STRATA_CHECKOUT && cargo build --release -p strata-cli && \
-#   cargo build --release -p strata --example memory_latency
+#   cargo build --release -p strata --example memory_latency --example core_latency
 # The binaries are copied into OUTDIR/bin first, so a rebuild in the checkout
 # during the batch cannot change what is measured.
 set -u
@@ -64,6 +71,7 @@ THREADS=${THREADS:-2}
 OPS=${OPS:-10}
 PEERS=${PEERS:-1}
 MEMLAT=${MEMLAT:-1}
+XCORE=${XCORE:-1}
 CLOCKS=${CLOCKS_PER_US:-$(awk '/^cpu MHz/{printf "%d", $4; exit}' /proc/cpuinfo)}
 
 ALL_ENGINES="strata-ssn strata-ssn-nohint strata-mvocc strata-si cc-silo cc-ermia cc-si cc-cicada"
@@ -94,6 +102,11 @@ quiet_gate() {
   done
 }
 
+xcore() { # median cross-core round trip now, ns (NA without the probe)
+  [ "$XCORE" = 1 ] || { echo NA; return; }
+  "$OUT/bin/core_latency" 0.5 2>/dev/null | awk '{print $2; f=1} END{if(!f)print "NA"}'
+}
+
 mix_rr() { local m=${1#r}; echo "${m%%-*}"; }          # 100 | 50 (percent)
 mix_theta() { echo "${1##*-t}"; }                       # 0 | 0.9
 
@@ -103,7 +116,8 @@ run_one() { # engine mix round seq
   log="$OUT/raw/r${r}-$(printf %02d "$q")-$e-$m.log"
   quiet_gate
   load=$(cut -d' ' -f1 /proc/loadavg)
-  local b0 t0 b1 t1 own other
+  local b0 t0 b1 t1 own other x0 x1
+  x0=$(xcore)
   read -r b0 t0 < <(stat_cpu)
   case $e in
     strata-*)
@@ -126,12 +140,13 @@ run_one() { # engine mix round seq
       ;;
   esac
   read -r b1 t1 < <(stat_cpu)
+  x1=$(xcore)
   own=$(awk 'NR==1 && NF==2 {print $1 + $2}' "$log.cpu" 2>/dev/null)
   other=$(awk -v b=$((b1 - b0)) -v o="${own:-0}" -v hz="$HZ" 'BEGIN{printf "%.2f", b / hz - o}')
   [ -n "$tps" ] || tps="NA NA"
   set -- $tps
-  echo "$r,$q,$e,$m,$1,$2,$load,$(date +%H:%M:%S),$other" >>"$CSV"
-  printf 'round %s #%02d %-13s %-9s %12s txn/s  abort %s  (load %s, other cpu %ss)\n' "$r" "$q" "$e" "$m" "$1" "$2" "$load" "$other"
+  echo "$r,$q,$e,$m,$1,$2,$load,$(date +%H:%M:%S),$other,$x0,$x1" >>"$CSV"
+  printf 'round %s #%02d %-13s %-9s %12s txn/s  abort %s  (load %s, other cpu %ss, cross-core %s/%s ns)\n' "$r" "$q" "$e" "$m" "$1" "$2" "$load" "$other" "$x0" "$x1"
 }
 
 summary() {
@@ -139,39 +154,64 @@ python3 - "$CSV" "$OUT" <<'EOF'
 import csv, statistics, sys, os, glob, json
 rows = list(csv.reader(open(sys.argv[1])))[1:]
 out = sys.argv[2]
-data = {}
-for r in rows:
-    if r[4] == "NA": continue
-    data.setdefault((r[2], r[3]), []).append((float(r[4]), float(r[5])))
-engines = [e for e in ["strata-ssn","strata-ssn-nohint","strata-mvocc","strata-si","cc-silo","cc-ermia","cc-si","cc-cicada"] if any(k[0] == e for k in data)]
 mixes = ["r100-t0","r100-t0.9","r50-t0","r50-t0.9"]
-def med(e, m):
-    v = data.get((e, m));  return statistics.median(x for x, _ in v) if v else float("nan")
-print("committed txn/s: median [min-max] over rounds (n), abort % median")
-print("%-13s" % "engine" + "".join("| %-40s" % m for m in mixes))
-for e in engines:
-    line = "%-13s" % e
+ALL = ["strata-ssn","strata-ssn-nohint","strata-mvocc","strata-si","cc-silo","cc-ermia","cc-si","cc-cicada"]
+def num(x):
+    try: return float(x)
+    except ValueError: return None
+# Cross-core mode of each run, from the probes around it (see the header).
+probes = [num(x) for r in rows if len(r) > 10 for x in r[9:11] if num(x) is not None]
+low = min(probes) if probes else None
+def mode(r):
+    if low is None or len(r) < 11 or num(r[9]) is None or num(r[10]) is None: return "?"
+    a, b = num(r[9]), num(r[10])
+    if max(a, b) < 1.6 * low: return "fast"
+    if min(a, b) > 2.5 * low: return "slow"
+    return "mixed"
+def table(title, keep):
+    data = {}
+    for r in rows:
+        if r[4] == "NA" or not keep(r): continue
+        data.setdefault((r[2], r[3]), []).append((float(r[4]), float(r[5])))
+    if not data: return
+    engines = [e for e in ALL if any(k[0] == e for k in data)]
+    def med(e, m):
+        v = data.get((e, m));  return statistics.median(x for x, _ in v) if v else float("nan")
+    print("== " + title)
+    print("committed txn/s: median [min-max] over rounds (n), abort % median")
+    print("%-13s" % "engine" + "".join("| %-40s" % m for m in mixes))
+    for e in engines:
+        line = "%-13s" % e
+        for m in mixes:
+            v = data.get((e, m), [])
+            if not v: line += "| %-40s" % "-"; continue
+            t = [x for x, _ in v]; a = [y for _, y in v]
+            line += "| %-40s" % ("%9.0f [%.0f-%.0f] (%d) %.2f%%" % (statistics.median(t), min(t), max(t), len(t), 100*statistics.median(a)))
+        print(line)
+    print()
+    print("ratios of medians")
+    pairs = [p for p in [("strata-ssn","cc-silo"),("strata-ssn-nohint","cc-silo"),("strata-ssn","cc-ermia"),("strata-si","cc-si")] if p[0] in engines and p[1] in engines]
+    print("%-26s" % "ratio" + "".join("| %-10s" % m for m in mixes))
+    for a, b in pairs:
+        print("%-26s" % (a + "/" + b) + "".join("| %-10.2f" % (med(a, m) / med(b, m)) for m in mixes))
+    line = "%-26s" % "best-strata/best-ccbench"
+    names = []
     for m in mixes:
-        v = data.get((e, m), [])
-        if not v: line += "| %-40s" % "-"; continue
-        t = [x for x, _ in v]; a = [y for _, y in v]
-        line += "| %-40s" % ("%9.0f [%.0f-%.0f] (%d) %.2f%%" % (statistics.median(t), min(t), max(t), len(t), 100*statistics.median(a)))
+        st = [e for e in engines if e.startswith("strata") and (e, m) in data]; cc = [e for e in engines if e.startswith("cc-") and (e, m) in data]
+        if not st or not cc: line += "| %-10s" % "-"; continue
+        bs = max(st, key=lambda e: med(e, m)); bc = max(cc, key=lambda e: med(e, m))
+        line += "| %-10.2f" % (med(bs, m) / med(bc, m)); names.append("%s: %s / %s" % (m, bs, bc))
     print(line)
-print()
-print("ratios of medians")
-pairs = [p for p in [("strata-ssn","cc-silo"),("strata-ssn-nohint","cc-silo"),("strata-ssn","cc-ermia"),("strata-si","cc-si")] if p[0] in engines and p[1] in engines]
-print("%-26s" % "ratio" + "".join("| %-10s" % m for m in mixes))
-for a, b in pairs:
-    print("%-26s" % (a + "/" + b) + "".join("| %-10.2f" % (med(a, m) / med(b, m)) for m in mixes))
-line = "%-26s" % "best-strata/best-ccbench"
-names = []
-for m in mixes:
-    st = [e for e in engines if e.startswith("strata")]; cc = [e for e in engines if e.startswith("cc-")]
-    if not st or not cc: break
-    bs = max(st, key=lambda e: med(e, m)); bc = max(cc, key=lambda e: med(e, m))
-    line += "| %-10.2f" % (med(bs, m) / med(bc, m)); names.append("%s: %s / %s" % (m, bs, bc))
-print(line)
-print("  (" + "; ".join(names) + ")")
+    print("  (" + "; ".join(names) + ")")
+    print()
+table("all runs", lambda r: True)
+if low is not None:
+    modes = [mode(r) for r in rows]
+    print("cross-core round trip: lowest probe %.0f ns; runs fast %d, slow %d, mixed %d"
+          % (low, modes.count("fast"), modes.count("slow"), modes.count("mixed")))
+    print()
+    table("fast cross-core mode only", lambda r: mode(r) == "fast")
+    table("slow cross-core mode only", lambda r: mode(r) == "slow")
 noisy = [r for r in rows if len(r) > 8 and float(r[8]) > 1.0]
 print()
 print("runs with > 1 CPU-s of other work alongside: %d of %d" % (len(noisy), len(rows)))
@@ -182,6 +222,7 @@ EOF
 if [ "${SUMMARY_ONLY:-0}" = 1 ]; then summary; exit 0; fi
 
 cp "$S/target/release/strata" "$OUT/bin/strata" || exit 1
+if [ "$XCORE" = 1 ]; then cp "$S/target/release/examples/core_latency" "$OUT/bin/core_latency" || exit 1; fi
 [ "$MEMLAT" = 1 ] && cp "$S/target/release/examples/memory_latency" "$OUT/bin/memory_latency"
 for e in "${ENGINES[@]}"; do p=${e#cc-}; [ "$p" = "$e" ] || [ -x "$CC/$p/build/$p.exe" ] || echo "missing $CC/$p/build/$p.exe" >&2; done
 {
@@ -190,7 +231,7 @@ for e in "${ENGINES[@]}"; do p=${e#cc-}; [ "$p" = "$e" ] || [ -x "$CC/$p/build/$
   echo "ccbench clocks_per_us=$CLOCKS rounds=$ROUNDS dur=$DUR warm=$WARM records=$RECORDS threads=$THREADS ops=$OPS"
   echo "thp: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
 } | tee "$OUT/meta.txt"
-echo "round,seq,engine,mix,txn_per_s,abort_rate,load1,end_time,other_cpu_s" >"$CSV"
+echo "round,seq,engine,mix,txn_per_s,abort_rate,load1,end_time,other_cpu_s,xcore_before_ns,xcore_after_ns" >"$CSV"
 
 [ "$MEMLAT" = 1 ] && { quiet_gate; echo "== memory_latency (before)"; "$OUT/bin/memory_latency" 2>&1 | tee "$OUT/memlat-before.txt"; }
 
