@@ -277,6 +277,56 @@ fn index_scan_of_rows_read_before_an_update_of_their_key_is_no_phantom() {
     }
 }
 
+/// A key inserted and deleted by one transaction (GC unlinks the row at
+/// once), then read as absent through a unique index and inserted again by
+/// a transaction running alone: it commits. (MV-PBT's commit check took the
+/// identity's newest record, our own insert's, for the row to check: our
+/// new row, which the lookup had not read, so a phantom. A partition of 3
+/// records, as in `tests/model_secondary.rs`, which found it.)
+#[test]
+fn a_key_deleted_then_inserted_again_alone_is_no_phantom() {
+    for p in common::protocols() {
+        for s in schemes() {
+            let db = Database::open(
+                Options::default()
+                    .protocol(p)
+                    .version_storage(s.0)
+                    .index_pointers(s.1)
+                    .mvpbt_partition_records(3)
+                    .gc_every_commits(1)
+                    .gc_interval(None),
+            )
+            .unwrap();
+            let t = db
+                .create_table(
+                    Schema::new("m")
+                        .column("k", Type::Int)
+                        .column("u", Type::Int)
+                        .primary_key(&["k"]),
+                )
+                .unwrap();
+            let by_u = db
+                .create_index_as("by_u", &t, &["u"], Unique::Yes, s.2)
+                .unwrap();
+            let mut t1 = db.begin().unwrap();
+            t1.insert(&t, row![1, 3]).unwrap();
+            t1.insert(&t, row![2, 0]).unwrap();
+            t1.delete(&t, &key![1]).unwrap();
+            t1.commit().unwrap();
+            let mut t2 = db.begin().unwrap();
+            assert_eq!(t2.index_get(&by_u, &key![3]), Ok(vec![]), "{p} {s:?}");
+            t2.insert(&t, row![1, 3]).unwrap();
+            assert_eq!(t2.commit(), Ok(()), "{p} {s:?}");
+            let mut r = db.begin().unwrap();
+            assert_eq!(
+                r.index_get(&by_u, &key![3]),
+                Ok(vec![row![1, 3]]),
+                "{p} {s:?}"
+            );
+        }
+    }
+}
+
 /// The order reversed: T1 scans cat [0, 50), T2 moves row 1 into it and
 /// commits, then T1 reads row 1. Snapshot protocols read the old row 1
 /// (T1 before T2) and commit. MV2PL and OCC read the newest row 1, in the

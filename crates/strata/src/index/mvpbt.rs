@@ -1034,10 +1034,10 @@ fn decide(
 
 /// The identities in `[lo, hi]`, each with the row its newest live record
 /// names and whether any of its live records not `ours` (by partition key)
-/// is matter: what a read-write scan reads (matter of anyone) and what its
-/// commit re-checks (matter of others: a row another transaction made
-/// hold the key is a phantom even if we wrote the row later, say deleted
-/// it; only matter we wrote ourselves is no phantom).
+/// is matter: what a read-write scan reads (matter of anyone). (Its commit
+/// re-checks `others_matter`: a row another transaction made hold
+/// the key is a phantom even if we wrote the row later, say deleted it;
+/// only matter we wrote ourselves is no phantom.)
 fn candidates(
     idx: &SecondaryIndex,
     lo: &Bound<EncodedKey>,
@@ -1053,6 +1053,32 @@ fn candidates(
         }
         let e = out.entry(ident_of(k).into()).or_insert((r.tuple(), false));
         e.1 |= r.ty().is_matter() && !ours(k);
+    });
+    out
+}
+
+/// The identities in `[lo, hi]` with matter that another transaction (not
+/// `ours`, by partition key) wrote, each with the row its newest such
+/// record names: what the commit check of a scan looks for. The row must
+/// come from those records: the identity's newest record of any writer
+/// (what `candidates` keeps) can be our own and name our own new row, which the
+/// scan did not read, so the check took it for a phantom and refused a
+/// transaction running alone (`tests/secondary_cc.rs`,
+/// `a_key_deleted_then_inserted_again_alone_is_no_phantom`).
+fn others_matter(
+    idx: &SecondaryIndex,
+    lo: &Bound<EncodedKey>,
+    hi: &Bound<EncodedKey>,
+    ours: impl Fn(&[u8]) -> bool,
+) -> BTreeMap<Box<[u8]>, u64> {
+    let p = parts(idx);
+    let view = p.view();
+    let mut out: BTreeMap<Box<[u8]>, u64> = BTreeMap::new();
+    p.for_each(&view, lo, hi, &probe(idx, lo, hi), |k, r| {
+        // Newest first (`Parts::for_each`): the first such record wins.
+        if !r.aborted() && r.ty().is_matter() && !ours(k) {
+            out.entry(ident_of(k).into()).or_insert(r.tuple());
+        }
     });
     out
 }
@@ -1426,8 +1452,8 @@ impl SecondaryIndexKind for MvPbt {
             .collect();
         mine.sort_unstable();
         let ours = |k: &[u8]| mine.binary_search(&k).is_ok();
-        for (ident, (tuple, others)) in candidates(idx, lo, hi, ours) {
-            if !others || sec.seen.binary_search_by(|x| (**x).cmp(&ident)).is_ok() {
+        for (ident, tuple) in others_matter(idx, lo, hi, ours) {
+            if sec.seen.binary_search_by(|x| (**x).cmp(&ident)).is_ok() {
                 continue;
             }
             if unseen.is_phantom(tuple) {
