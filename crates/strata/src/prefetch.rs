@@ -50,21 +50,21 @@ pub(crate) fn line_for_write<T>(p: *const T) {
 /// `range` for lines about to be written.
 #[inline(always)]
 pub(crate) fn range_for_write<T>(p: *const T, bytes: usize) {
-    let p = p as *const u8;
-    let mut off = 0;
-    while off < bytes {
-        line_for_write(p.wrapping_add(off));
-        off += 64;
-    }
+    each_line(p, bytes, line_for_write);
 }
 
 /// Prefetches `bytes` bytes starting at `p`, one line at a time.
 #[inline(always)]
 pub(crate) fn range<T>(p: *const T, bytes: usize) {
+    each_line(p, bytes, line);
+}
+
+#[inline(always)]
+fn each_line<T>(p: *const T, bytes: usize, prefetch: impl Fn(*const u8)) {
     let p = p as *const u8;
     let mut off = 0;
     while off < bytes {
-        line(p.wrapping_add(off));
+        prefetch(p.wrapping_add(off));
         off += 64;
     }
 }
