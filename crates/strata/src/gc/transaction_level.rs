@@ -23,8 +23,8 @@
 //! practice one shard per thread): a commit appends to its own shard,
 //! under a lock no other committer takes, so the commit path shares no
 //! cache line with other threads' commits. (One queue under one mutex
-//! cost the 50%-update YCSB mix under skew about 8% of its time on this
-//! machine when cache lines crossed cores slowly: the lock word and the
+//! took about 8% of the workers' samples on the 50%-update YCSB mix under
+//! skew when cache lines crossed cores slowly: the lock word and the
 //! queue's tail moved between the two cores on every commit.) A pass
 //! takes every ready entry from every shard and processes them in
 //! commit-timestamp order:
