@@ -1032,40 +1032,17 @@ fn decide(
     decided
 }
 
-/// The identities in `[lo, hi]`, each with the row its newest live record
-/// names and whether any of its live records not `ours` (by partition key)
-/// is matter: what a read-write scan reads (matter of anyone). (Its commit
-/// re-checks `others_matter`: a row another transaction made hold
-/// the key is a phantom even if we wrote the row later, say deleted it;
-/// only matter we wrote ourselves is no phantom.)
-fn candidates(
-    idx: &SecondaryIndex,
-    lo: &Bound<EncodedKey>,
-    hi: &Bound<EncodedKey>,
-    ours: impl Fn(&[u8]) -> bool,
-) -> BTreeMap<Box<[u8]>, (u64, bool)> {
-    let p = parts(idx);
-    let view = p.view();
-    let mut out: BTreeMap<Box<[u8]>, (u64, bool)> = BTreeMap::new();
-    p.for_each(&view, lo, hi, &probe(idx, lo, hi), |k, r| {
-        if r.aborted() {
-            return;
-        }
-        let e = out.entry(ident_of(k).into()).or_insert((r.tuple(), false));
-        e.1 |= r.ty().is_matter() && !ours(k);
-    });
-    out
-}
-
-/// The identities in `[lo, hi]` with matter that another transaction (not
-/// `ours`, by partition key) wrote, each with the row its newest such
-/// record names: what the commit check of a scan looks for. The row must
-/// come from those records: the identity's newest record of any writer
-/// (what `candidates` keeps) can be our own and name our own new row, which the
-/// scan did not read, so the check took it for a phantom and refused a
-/// transaction running alone (`tests/secondary_cc.rs`,
+/// The identities in `[lo, hi]` with matter not `ours` (by partition key),
+/// each with the row the newest such record names: with `ours` never true,
+/// what a read-write scan reads; with our own writes, what its commit
+/// re-checks (a row another transaction made hold the key is a phantom
+/// even if we wrote the row later, say deleted it; only matter we wrote
+/// ourselves is no phantom). The row must come from those records: the
+/// identity's newest record of any writer can be our own and name our own
+/// new row, which the scan did not read, and the check took that for a
+/// phantom and refused a transaction running alone (`tests/secondary_cc.rs`,
 /// `a_key_deleted_then_inserted_again_alone_is_no_phantom`).
-fn others_matter(
+fn matter_by_identity(
     idx: &SecondaryIndex,
     lo: &Bound<EncodedKey>,
     hi: &Bound<EncodedKey>,
@@ -1381,10 +1358,7 @@ impl SecondaryIndexKind for MvPbt {
         // Read-write: through the protocol, for its read tracking.
         let mut reads = ScanReads::new(mode);
         let mut buf = Vec::new();
-        for (ident, (tuple, matter)) in candidates(idx, lo, hi, |_| false) {
-            if !matter {
-                continue;
-            }
+        for (ident, tuple) in matter_by_identity(idx, lo, hi, |_| false) {
             let v = reads.read(cx, t, tuple)?;
             // SAFETY: pinned; `v` is at or above our visible version.
             let Some(r) = (unsafe { v.as_ref() }) else {
@@ -1452,7 +1426,7 @@ impl SecondaryIndexKind for MvPbt {
             .collect();
         mine.sort_unstable();
         let ours = |k: &[u8]| mine.binary_search(&k).is_ok();
-        for (ident, tuple) in others_matter(idx, lo, hi, ours) {
+        for (ident, tuple) in matter_by_identity(idx, lo, hi, ours) {
             if sec.seen.binary_search_by(|x| (**x).cmp(&ident)).is_ok() {
                 continue;
             }
