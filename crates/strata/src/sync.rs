@@ -121,6 +121,8 @@ pub enum Break {
     /// SIRO's writer, winning collaborative cleaning, frees the row without
     /// doing the cut the losing cutter handed it (`RowState::sorter_release`).
     CutHandoverDropped,
+    /// `cc::read_only_stamp` takes `clock + 2`: the next writer's stamp.
+    ReadOnlyStampOnWriters,
 }
 
 /// Whether the model test broke step `b` (never, outside the model build).

@@ -28,6 +28,9 @@
 //!   against deciding commits, observed through the order in which their
 //!   records would reach the log (`strata::model::take_logged`: the model's
 //!   database has no log, its flusher being an OS thread).
+//! - `read_only_stamps_keep_the_read_only_anomaly_out`: SSN's and SSI's
+//!   commit of a transaction that wrote nothing (a stamp that does not
+//!   move the clock) against a writer's commit closing a cycle with it.
 //!
 //! Each has a `*_is_caught` test that breaks one step of that code
 //! (`strata::model::Break`, compiled to `false` outside the model build)
@@ -681,5 +684,68 @@ fn drop_table_orders_or_refuses_every_commit() {
 fn a_drop_that_does_not_wait_for_deciding_commits_is_caught() {
     assert!(caught(Break::DropDoesNotWait, || {
         shuttle::check_pct(drop_model, 2000, 3)
+    }));
+}
+
+// ------------------------- 7. read-only commit stamps vs a writer's stamp
+
+// A transaction that wrote nothing takes `clock + 1` as its commit stamp
+// without moving the clock (`cc::read_only_stamp`); writers move it by two.
+// The read-only anomaly, set up one step at a time: T2 reads X and Y;
+// T1 sets Y and commits; T3 begins, reads X (T2's write of X is not
+// committed) and Y (T1's); T2 writes X. Now T2 -rw-> T1 -wr-> T3 -rw-> T2:
+// T2 and T3 commit concurrently and one of them must fail. SSN finds the
+// edge T3 -rw-> T2 from whichever side has the larger stamp (the reader:
+// the overwriter is COMMITTING below it; the overwriter: the reader is in
+// its filter below it, or published its pstamp); a read-only stamp equal to
+// a writer's would let both sides leave the edge to the other
+// (`Break::ReadOnlyStampOnWriters`: `a_read_only_stamp_on_a_writers_is_caught`).
+// SSI finds T2 as a pivot.
+
+fn read_only_anomaly_model(p: Protocol) {
+    let (db, t) = open(options(p, GcPolicy::None, 4), 2);
+    let (x, y) = (0, 1);
+    let mut t2 = db.begin().unwrap();
+    read_v(&mut t2, &t, x).unwrap();
+    read_v(&mut t2, &t, y).unwrap();
+    db.run(|t1| set_v(t1, &t, y, 1)).unwrap();
+    let mut t3 = db.begin().unwrap();
+    assert_eq!(read_v(&mut t3, &t, x).unwrap(), Some(Value::Int(0)));
+    assert_eq!(read_v(&mut t3, &t, y).unwrap(), Some(Value::Int(1)));
+    if let Err(e) = set_v(&mut t2, &t, x, 1) {
+        // SSN's early exclusion may refuse the write already.
+        assert!(matches!(e, Error::Conflict(_)), "{e}");
+        return;
+    }
+    let commits: Vec<_> = [t2, t3]
+        .into_iter()
+        .map(|tx| thread::spawn(move || tx.commit()))
+        .collect();
+    let ok: Vec<bool> = commits
+        .into_iter()
+        .map(|c| match c.join().unwrap() {
+            Ok(()) => true,
+            Err(Error::Conflict(_)) => false,
+            Err(e) => panic!("{e}"),
+        })
+        .collect();
+    assert!(
+        !(ok[0] && ok[1]),
+        "{p}: T2 and the read-only T3 both committed: a cycle T2 -> T1 -> T3 -> T2"
+    );
+}
+
+#[test]
+fn read_only_stamps_keep_the_read_only_anomaly_out() {
+    for p in [Protocol::SiSsn, Protocol::SiSsi] {
+        shuttle::check_random(move || read_only_anomaly_model(p), 2000);
+        shuttle::check_pct(move || read_only_anomaly_model(p), 2000, 3);
+    }
+}
+
+#[test]
+fn a_read_only_stamp_on_a_writers_is_caught() {
+    assert!(caught(Break::ReadOnlyStampOnWriters, || {
+        shuttle::check_pct(|| read_only_anomaly_model(Protocol::SiSsn), 2000, 3)
     }));
 }

@@ -69,6 +69,33 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 use thin_vec::ThinVec;
 
+/// How far a commit moves the in-memory clock. Two, so that every
+/// writer's stamp has the clock's parity and `clock + 1` never is one: see
+/// [`read_only_stamp`]. (With LSN commit stamps the log's reservations keep
+/// writers' stamps `K mod 8` for the same reason.)
+pub(crate) const CLOCK_STEP: u64 = 2;
+
+/// The commit stamp of a transaction that wrote nothing (SSN and SSI
+/// validate such transactions, MV2PL their scans): the clock plus one,
+/// without moving the clock, so a read-only transaction writes no line
+/// that every other commit writes too.
+///
+/// ```text
+///  clock:   ... 41 ───────────── 43 ───────────── 45 ...   (writers: step 2)
+///  reader loads 41, takes 42:  above every stamp drawn before its load,
+///                              below every stamp drawn after, no writer's
+/// ```
+///
+/// Drawn after PRECOMMIT (the load is SeqCst), so it orders against every
+/// writer's stamp as a `fetch_add` would. Only transactions that wrote
+/// nothing share a stamp, and no dependency joins two of them (every
+/// ww, wr or rw edge has a writer at one end), so no protocol has to order
+/// them against each other.
+pub(crate) fn read_only_stamp(clock: &crate::sync::Counter) -> u64 {
+    let on_writers = crate::sync::broken(crate::sync::Break::ReadOnlyStampOnWriters);
+    clock.load(SeqCst) + if on_writers { CLOCK_STEP } else { 1 }
+}
+
 /// The engine-wide state the protocols share: one per database (the
 /// database's state derefs to it, so `db.clock` and `db.tids` read as
 /// before).
@@ -302,13 +329,17 @@ pub(crate) trait Cc {
     /// The commit timestamp, drawn after PRECOMMIT is announced (MVTO:
     /// the transaction's own timestamp). Not called with LSN commit stamps
     /// (the write-ahead log on, any protocol but MVTO): there the log's
-    /// reservation gives it (see `crate::log`).
+    /// reservation gives it (see `crate::log`). A transaction that wrote
+    /// nothing (and is validated all the same) takes a
+    /// [`read_only_stamp`] and leaves the clock alone.
     fn commit_ts(tx: &impl Txn) -> u64 {
-        tx.shared().tids.set_precommit(tx.tid());
-        tx.shared()
-            .clock
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
-            + 1
+        let db = tx.shared();
+        db.tids.set_precommit(tx.tid());
+        if tx.writes().is_empty() {
+            read_only_stamp(&db.clock)
+        } else {
+            db.clock.fetch_add(CLOCK_STEP, SeqCst) + CLOCK_STEP
+        }
     }
 
     /// Whether a transaction that wrote nothing may skip validation.

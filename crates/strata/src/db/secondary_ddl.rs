@@ -313,7 +313,7 @@ fn backfill(db: &DbInner, t: &TableInner, idx: &SecondaryIndex) -> Result<()> {
     // in the log, so the bump is a minimal skip record.)
     let published = match db.log.get().filter(|l| l.lsn_stamps()) {
         Some(l) => l.bump(),
-        None => db.clock.fetch_add(1, SeqCst) + 1,
+        None => db.clock.fetch_add(crate::cc::CLOCK_STEP, SeqCst) + crate::cc::CLOCK_STEP,
     };
     let start = Instant::now();
     while db.tids.min_begin(true) < published {

@@ -91,9 +91,11 @@
 //!   gets a larger K, so nothing has to be written to fill the difference.
 //! * Catalog records also reserve on the counter (stamp 0); an index
 //!   backfill's clock bump is a minimal skip record (`Log::bump`).
-//! * **In memory** there is no log: `Cc::commit_ts`'s `fetch_add(1)` as
-//!   before; the clock is reached through its `Arc` (one more load, no new
-//!   atomic operation).
+//! * **In memory** there is no log: `Cc::commit_ts` moves the clock by
+//!   `cc::CLOCK_STEP` (two) for a writer, and a transaction that wrote
+//!   nothing takes `clock + 1` there too (`cc::read_only_stamp`: the same
+//!   argument, with parity in place of `K mod 8`); the clock is reached
+//!   through its `Arc` (one more load, no new atomic operation).
 //!
 //! **Why log order is enough.** A transaction reserves its log position
 //! before it is marked COMMITTED and while it holds the write locks of

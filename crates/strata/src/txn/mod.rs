@@ -852,7 +852,7 @@ impl Transaction {
                     // record (40 bytes) further. Unique among writers;
                     // read-only transactions may share one, and never
                     // depend on each other (see the log module).
-                    None => self.db.clock.load(SeqCst) + 1,
+                    None => crate::cc::read_only_stamp(&self.db.clock),
                 }
             }
             None => P::commit_ts(&self),
