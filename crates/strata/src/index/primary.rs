@@ -13,15 +13,23 @@
 //! Integer keys are also kept in a hash index ([`super::hash`]) that serves
 //! point lookups: a B+-tree lookup in a 1M-row table costs several dependent
 //! cache misses (`examples/index_lookup.rs` measures both). Byte keys
-//! (composite or text keys, TPC-C's) get a hash side too, an
-//! `scc::HashIndex` of the encoded key: the skip list's lookup compares the
-//! key at every level, and those `memcmp`s were a fifth of TPC-C's time. The
-//! tree stays the source of truth for uniqueness and order: the hash entry
-//! is added after the tree entry and removed before it, so a key found in
-//! the hash is in the tree.
+//! (composite or text keys, TPC-C's) get a hash side too: the skip list's
+//! lookup compares the key at every level, and those `memcmp`s were a fifth
+//! of TPC-C's time. A byte key of a few small non-negative integers (every
+//! TPC-C key) packs into a 64-bit code ([`super::key::packed_ints`]) and
+//! goes to an integer hash table like the one of integer keys, chain-head
+//! hints included; any other byte key goes to an `scc::HashIndex` of the
+//! encoded key. That map's 48-byte keys made it about a quarter of TPC-C's
+//! time: each lookup compared keys with `memcmp`, and each growth copied
+//! and faulted in four times the memory of 16-byte entries. Which side a key
+//! lives on depends on the key alone, so a lookup finds it where its insert
+//! put it. The tree stays the source of truth for uniqueness and order: the
+//! hash entry is added after the tree entry and removed before it, so a key
+//! found in the hash is in the tree.
 //!
 //! ```text
-//!  point lookup ──> hash side (Int: IntHashIndex, Bytes: scc::HashIndex)
+//!  point lookup ──> hash side (Int, or Bytes that pack: IntHashIndex;
+//!                              other Bytes: scc::HashIndex)
 //!  insert ──> tree (uniqueness) ──> then hash      remove ──> hash, then tree
 //!  range scan ──> tree (order)
 //! ```
@@ -35,7 +43,7 @@
 //! correctness wins over the B+-tree's denser nodes.
 
 use super::hash::IntHashIndex;
-use super::key::{ByteKey, EncodedKey, INLINE_KEY};
+use super::key::{packed_ints, ByteKey, EncodedKey};
 use crossbeam_skiplist::SkipMap;
 use rustc_hash::FxBuildHasher;
 use std::ops::Bound;
@@ -45,7 +53,15 @@ type BytesHash = scc::HashIndex<ByteKey, u64, FxBuildHasher>;
 
 pub enum PrimaryIndex {
     Int(SkipMap<u64, u64>, IntHashIndex),
-    Bytes(SkipMap<ByteKey, u64>, BytesHash),
+    /// The tree, then the hash side of keys that pack and of those that
+    /// do not.
+    Bytes(SkipMap<ByteKey, u64>, IntHashIndex, BytesHash),
+}
+
+/// Where a key's hash entry lives.
+enum Side<'a> {
+    Packed(&'a IntHashIndex, u64),
+    Bytes(&'a BytesHash, &'a ByteKey),
 }
 
 /// Inserts `k -> value` unless the key is present; Err(the value present).
@@ -121,37 +137,56 @@ impl PrimaryIndex {
         if int_key {
             PrimaryIndex::Int(SkipMap::new(), IntHashIndex::new())
         } else {
-            PrimaryIndex::Bytes(SkipMap::new(), BytesHash::with_hasher(FxBuildHasher))
+            PrimaryIndex::Bytes(
+                SkipMap::new(),
+                IntHashIndex::new(),
+                BytesHash::with_hasher(FxBuildHasher),
+            )
+        }
+    }
+
+    /// The hash side of `key`: an integer table for integer keys and for
+    /// byte keys that pack, else the map of byte keys.
+    #[inline]
+    fn side<'a>(&'a self, key: &'a EncodedKey) -> Side<'a> {
+        match self {
+            PrimaryIndex::Int(_, h) => Side::Packed(h, as_u64(key)),
+            PrimaryIndex::Bytes(_, p, h) => {
+                let b = as_bytes(key);
+                match packed_ints(b) {
+                    Some(code) => Side::Packed(p, code),
+                    None => Side::Bytes(h, b),
+                }
+            }
         }
     }
 
     /// The tuple id stored for `key`.
     #[inline]
     pub fn get(&self, key: &EncodedKey) -> Option<u64> {
-        match self {
-            PrimaryIndex::Int(_, h) => h.get(as_u64(key)),
-            PrimaryIndex::Bytes(_, h) => h.peek_with(as_bytes(key), |_, v| *v),
+        match self.side(key) {
+            Side::Packed(h, k) => h.get(k),
+            Side::Bytes(h, k) => h.peek_with(k, |_, v| *v),
         }
     }
 
     /// [`PrimaryIndex::get`] plus the hinted chain head of the row (null if
-    /// none, always for byte keys; see [`super::hash`]). Prefetch the hint,
-    /// never dereference it.
+    /// none, always for byte keys that do not pack; see [`super::hash`]).
+    /// Prefetch the hint, never dereference it.
     #[inline]
     pub fn get_hinted(
         &self,
         key: &EncodedKey,
         guard: &crossbeam_epoch::Guard,
     ) -> Option<(u64, *const u8)> {
-        match self {
-            PrimaryIndex::Int(_, h) => h.get_hinted(as_u64(key), guard),
-            PrimaryIndex::Bytes(_, h) => h
-                .peek_with(as_bytes(key), |_, v| *v)
-                .map(|v| (v, std::ptr::null())),
+        match self.side(key) {
+            Side::Packed(h, k) => h.get_hinted(k, guard),
+            Side::Bytes(h, k) => h.peek_with(k, |_, v| *v).map(|v| (v, std::ptr::null())),
         }
     }
 
-    /// Records `head` as the chain-head hint of `key` (integer keys only).
+    /// Records `head` as the chain-head hint of `key` (keys on an integer
+    /// table only).
     #[inline]
     pub fn set_hint(
         &self,
@@ -160,18 +195,18 @@ impl PrimaryIndex {
         head: *const u8,
         guard: &crossbeam_epoch::Guard,
     ) {
-        if let PrimaryIndex::Int(_, h) = self {
-            h.set_hint(as_u64(key), tuple, head, guard);
+        if let Side::Packed(h, k) = self.side(key) {
+            h.set_hint(k, tuple, head, guard);
         }
     }
 
     /// Starts loading what [`PrimaryIndex::get`] will read first: the hash
-    /// entry of an integer key. Byte keys live only in the skip list, whose
-    /// lookups are dependent misses with nothing to start early.
+    /// entry of a key on an integer table. (Other byte keys' map lookups
+    /// are dependent misses with nothing to start early.)
     #[inline]
     pub fn prefetch(&self, key: &EncodedKey, guard: &crossbeam_epoch::Guard) {
-        if let PrimaryIndex::Int(_, h) = self {
-            h.prefetch(as_u64(key), guard);
+        if let Side::Packed(h, k) = self.side(key) {
+            h.prefetch(k, guard);
         }
     }
 
@@ -186,11 +221,17 @@ impl PrimaryIndex {
                 let _ = h.insert(k, tuple, head);
                 Ok(())
             }
-            PrimaryIndex::Bytes(t, h) => {
-                let k = as_bytes(key).clone();
-                insert_new(t, k.clone(), tuple)?;
+            PrimaryIndex::Bytes(t, ..) => {
+                insert_new(t, as_bytes(key).clone(), tuple)?;
                 // As above: the tree admitted it, the hash has no entry.
-                let _ = h.insert_sync(k, tuple);
+                match self.side(key) {
+                    Side::Packed(h, k) => {
+                        let _ = h.insert(k, tuple, head);
+                    }
+                    Side::Bytes(h, k) => {
+                        let _ = h.insert_sync(k.clone(), tuple);
+                    }
+                }
                 Ok(())
             }
         }
@@ -204,10 +245,16 @@ impl PrimaryIndex {
                 h.remove(k, tuple);
                 remove_if(t, &k, tuple)
             }
-            PrimaryIndex::Bytes(t, h) => {
-                let k = as_bytes(key);
-                h.remove_if_sync(k, |v| *v == tuple);
-                remove_if(t, k, tuple)
+            PrimaryIndex::Bytes(t, ..) => {
+                match self.side(key) {
+                    Side::Packed(h, k) => {
+                        h.remove(k, tuple);
+                    }
+                    Side::Bytes(h, k) => {
+                        h.remove_if_sync(k, |v| *v == tuple);
+                    }
+                }
+                remove_if(t, as_bytes(key), tuple)
             }
         }
     }
@@ -219,7 +266,7 @@ impl PrimaryIndex {
                 let r = (map_bound(lo, as_u64), map_bound(hi, as_u64));
                 out.extend(t.range(r).map(|e| *e.value()));
             }
-            PrimaryIndex::Bytes(t, _) => {
+            PrimaryIndex::Bytes(t, ..) => {
                 let r: (Bound<&[u8]>, Bound<&[u8]>) = (
                     map_bound(lo, |k| &as_bytes(k)[..]),
                     map_bound(hi, |k| &as_bytes(k)[..]),
@@ -232,19 +279,21 @@ impl PrimaryIndex {
     pub fn len(&self) -> usize {
         match self {
             PrimaryIndex::Int(t, _) => t.len(),
-            PrimaryIndex::Bytes(t, _) => t.len(),
+            PrimaryIndex::Bytes(t, ..) => t.len(),
         }
     }
 
     /// Approximate bytes per entry, for `Stats`: a skip-list node (key,
     /// value, reference count and height, about 1.33 tower pointers on
     /// average, rounded up to the allocator's 48-byte class) plus, for
-    /// integer keys, the hash slot; for byte keys, whose node holds the
-    /// 48-byte `ByteKey` (80-byte class), the hash entry with its own copy.
+    /// integer keys and byte keys that pack, the hash slot; for other byte
+    /// keys, whose node holds the 48-byte `ByteKey` (80-byte class), the
+    /// hash entry with its own copy. (Byte-keyed indexes count as packed:
+    /// which keys pack is not tracked.)
     pub fn approx_entry_bytes(&self) -> usize {
         match self {
             PrimaryIndex::Int(..) => 48 + (16 + 8),
-            PrimaryIndex::Bytes(..) => 80 + (INLINE_KEY + 8) + 16,
+            PrimaryIndex::Bytes(..) => 80 + (16 + 8),
         }
     }
 }
@@ -252,6 +301,7 @@ impl PrimaryIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::key::INLINE_KEY;
     use std::sync::atomic::{AtomicBool, Ordering};
 
     /// Key `i` as an integer key or as a byte key.
@@ -294,6 +344,45 @@ mod tests {
             assert_eq!(out, vec![20]);
             assert_eq!(ix.len(), 3);
         }
+    }
+
+    /// Byte keys that pack into the integer table and byte keys that stay
+    /// in the map, in one index: each is found, ordered and removed, and a
+    /// packed key finds its chain-head hint.
+    #[test]
+    fn packed_and_unpacked_byte_keys_share_one_index() {
+        use crate::index::key::{encode, packed_ints};
+        use crate::value::{Key, Value};
+        let enc = |ints: &[i64]| encode(&Key(ints.iter().map(|&i| Value::Int(i)).collect()), false);
+        let keys = [
+            enc(&[-5, 1]),
+            enc(&[1, 2]),
+            enc(&[1, i64::MAX]),
+            enc(&[3, 0]),
+        ];
+        let packs: Vec<bool> = keys
+            .iter()
+            .map(|k| packed_ints(as_bytes(k)).is_some())
+            .collect();
+        assert_eq!(packs, [false, true, false, true]);
+        let ix = PrimaryIndex::new(false);
+        let guard = crossbeam_epoch::pin();
+        for (i, k) in keys.iter().enumerate() {
+            ix.insert(k, i as u64, (0x1000 * (i + 1)) as *const u8)
+                .unwrap();
+        }
+        for (i, k) in keys.iter().enumerate() {
+            assert_eq!(ix.get(k), Some(i as u64));
+            let (id, hint) = ix.get_hinted(k, &guard).unwrap();
+            assert_eq!(id, i as u64);
+            assert_eq!(hint.is_null(), !packs[i], "key {i}");
+            assert_eq!(ix.insert(k, 9, std::ptr::null()), Err(i as u64));
+        }
+        assert_eq!(full(&ix), vec![0, 1, 2, 3]);
+        assert!(ix.remove(&keys[1], 1));
+        assert!(ix.remove(&keys[2], 2));
+        assert_eq!((ix.get(&keys[1]), ix.get(&keys[2])), (None, None));
+        assert_eq!(full(&ix), vec![0, 3]);
     }
 
     /// Keys past the inline size live on the heap: they must find, order
