@@ -143,7 +143,7 @@ fn encode_bytes(key: &Key) -> EncodedKey {
 /// never 0.
 pub fn packed_ints(b: &[u8]) -> Option<u64> {
     let n = b.len() / 9;
-    if b.len() % 9 != 0 || !(1..=7).contains(&n) {
+    if !b.len().is_multiple_of(9) || !(1..=7).contains(&n) {
         return None;
     }
     let (mut code, mut used) = (n as u64, 3u32);
