@@ -215,11 +215,16 @@ const BOOL: u8 = 5;
 /// A variable-length payload: `0x00` escaped as `0x00 0xFF`, then the
 /// terminator `0x00 0x00`.
 fn escaped_into(payload: &[u8], out: &mut impl KeyBuf) {
-    for &b in payload {
-        out.push(b);
-        if b == 0 {
-            out.push(0xFF);
-        }
+    // A run between zero bytes at a time: a push per byte checks the
+    // buffer's room per byte (4% of TPC-C, whose Payment encodes customers'
+    // names to check index entries).
+    let mut runs = payload.split(|&b| b == 0);
+    if let Some(first) = runs.next() {
+        out.extend_from_slice(first);
+    }
+    for run in runs {
+        out.extend_from_slice(&[0, 0xFF]);
+        out.extend_from_slice(run);
     }
     out.extend_from_slice(&[0, 0]);
 }
