@@ -499,5 +499,30 @@ fn prefetch_records_nothing_and_checks_its_arguments() {
         c.prefetch(&t, &many).unwrap();
         assert_eq!(c.get(&t, &key![1]).unwrap(), Some(row![1, 11, "n"]), "{p}");
         c.commit().unwrap();
+
+        // Keys of a few small integers hash like integer keys and are
+        // staged too; still no read recorded (MVOCC would fail `d`'s
+        // validation, MV2PL would refuse `e`'s write).
+        let ct = db
+            .create_table(
+                Schema::new("c")
+                    .column("a", Type::Int)
+                    .column("b", Type::Int)
+                    .column("v", Type::Int)
+                    .primary_key(&["a", "b"]),
+            )
+            .unwrap();
+        db.run(|x| {
+            x.insert(&ct, row![1, 2, 0])?;
+            x.insert(&ct, row![3, 4, 0])
+        })
+        .unwrap();
+        let mut d = db.begin().unwrap();
+        d.prefetch(&ct, &[key![1, 2], key![7, 8]]).unwrap();
+        let mut e = db.begin().unwrap();
+        e.update(&ct, &key![1, 2], &[("v", Value::Int(1))]).unwrap();
+        e.commit().unwrap();
+        d.update(&ct, &key![3, 4], &[("v", Value::Int(1))]).unwrap();
+        d.commit().unwrap_or_else(|e| panic!("{p}: {e}"));
     }
 }

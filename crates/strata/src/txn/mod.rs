@@ -262,14 +262,13 @@ impl Transaction {
     /// indirection slots, then chain heads) so that their cache misses
     /// overlap instead of following one another (see the `prefetch` module).
     /// Changes nothing and records no read: the later `get`/`update` does
-    /// that. Only integer primary keys have an index stage to overlap; for
-    /// others it does nothing.
+    /// that. Keys whose index hashes them into an integer table (integer
+    /// keys, and keys of a few small non-negative integers: see
+    /// `index::key::packed_ints`) have stages to overlap; for other keys it
+    /// does nothing.
     pub fn prefetch(&self, t: &Table, keys: &[Key]) -> Result<()> {
         self.check_open(t)?;
         let ti: &TableInner = &t.inner;
-        if !ti.int_key {
-            return Ok(());
-        }
         for k in keys {
             ti.schema.check_key(k)?;
         }
