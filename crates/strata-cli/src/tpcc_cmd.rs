@@ -70,6 +70,11 @@ pub struct TpccArgs {
     /// running it again with the same inputs until it commits.
     #[arg(long)]
     pub no_retry: bool,
+    /// NewOrder reads its items and stock rows without first handing their
+    /// keys to `Transaction::prefetch` (CCBench's tpcc_silo prefetches
+    /// nothing).
+    #[arg(long)]
+    pub no_prefetch: bool,
     /// Print one JSON object instead of the summary.
     #[arg(long)]
     pub json: bool,
@@ -98,6 +103,7 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         seed: a.seed,
         mix: if a.hybrid { tpcc::HYBRID_MIX } else { a.mix },
         q2_size: a.q2_size,
+        prefetch: !a.no_prefetch,
     };
     cfg.validate().map_err(|e| UsageError(e.to_string()))?;
     if !(a.duration > 0.0 && a.duration.is_finite()) {
@@ -189,6 +195,9 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         cfg.items,
         cfg.customers
     );
+    if !cfg.prefetch {
+        println!("NewOrder without prefetch (--no-prefetch)");
+    }
     println!("load      {:.2} s", r.load_s);
     println!(
         "{:<13} {:>12} {:>12} {:>10} {:>10}  aborts by reason",

@@ -830,11 +830,14 @@ fn bench_tpcc_small_run_checks_consistency() {
         "0.5",
         "--warmup",
         "0",
+        "--no-prefetch",
         "--json",
     ]);
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_str(&text(&out.stdout)).expect("JSON");
     assert_eq!(v["benchmark"], "tpcc");
+    // (The CSV run below prefetches, the default.)
+    assert_eq!(v["config"]["prefetch"], false);
     let types: Vec<&str> = v["run"]["per_type"]
         .as_array()
         .unwrap()

@@ -105,6 +105,10 @@ pub struct TpccConfig {
     /// Q2*'s size: the fraction of the supplier table it scans (ERMIA
     /// varies it from 1% to 100%).
     pub q2_size: f64,
+    /// NewOrder hands its item and stock keys to `Transaction::prefetch`
+    /// before it reads them, so their cache misses overlap (CCBench's
+    /// `tpcc_silo` does not).
+    pub prefetch: bool,
 }
 
 /// Checks `--warehouses` and `--items` (TPC-C's and the Stock-only
@@ -144,6 +148,7 @@ impl TpccConfig {
             seed: 1,
             mix: STANDARD_MIX,
             q2_size: 0.2,
+            prefetch: true,
         }
     }
 
@@ -1061,6 +1066,12 @@ impl<'a> TpccWorker<'a> {
             ],
         )?;
         txn.insert(&t.new_order, vec![int(w), int(d), int(o_id)])?;
+        if tp.cfg.prefetch {
+            let item_keys: Vec<Key> = lines.iter().map(|l| k1(l.0)).collect();
+            txn.prefetch(&t.item, &item_keys)?;
+            let stock_keys: Vec<Key> = lines.iter().map(|l| k2(l.1, l.0)).collect();
+            txn.prefetch(&t.stock, &stock_keys)?;
+        }
         let mut total = 0i64;
         for (n, &(i_id, supply, qty)) in lines.iter().enumerate() {
             let Some(price) = txn.read_with(&t.item, &k1(i_id), |r| get_int(r, col::I_PRICE))?
