@@ -421,9 +421,44 @@ fn bench_ycsb_noop_engine_measures_the_driver_alone() {
     assert!(text(&bad.stderr).contains("unknown engine"));
 }
 
-fn temp_dir(tag: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("strata-cli-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
+/// A test's directory, `<temp>/strata-cli-<tag>-<pid>`, removed on drop so
+/// that test runs do not pile up directories in /tmp; kept when the test
+/// fails (drop while panicking), for a look at what the binary wrote.
+struct TestDir(std::path::PathBuf);
+
+impl TestDir {
+    /// Not created; what an earlier run of this process id left is removed.
+    fn new(tag: &str) -> TestDir {
+        let d = std::env::temp_dir().join(format!("strata-cli-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        TestDir(d)
+    }
+}
+
+impl std::ops::Deref for TestDir {
+    type Target = std::path::PathBuf;
+    fn deref(&self) -> &std::path::PathBuf {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for TestDir {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// A fresh, empty directory.
+fn temp_dir(tag: &str) -> TestDir {
+    let d = TestDir::new(tag);
     std::fs::create_dir_all(&d).unwrap();
     d
 }
@@ -537,7 +572,6 @@ fn reproduce_writes_csv_rows_and_a_png() {
             .all(|l| l.split(',').nth(threads) == Some("3")),
         "{csv}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -596,7 +630,6 @@ fn reproduce_memory_spaces_runs_every_series() {
         assert_eq!((r[0], r[2]), ("memory-spaces", "memory_spaces"));
         assert!(r[5].parse::<f64>().unwrap() > 0.0, "{r:?}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `reproduce all` at the smallest size: every figure of the study writes
@@ -701,7 +734,6 @@ fn reproduce_all_runs_every_figure_and_writes_the_report() {
         })
         .count();
     assert!(findings > 40 && judged == findings, "{report}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -751,7 +783,6 @@ fn bench_ycsb_mix_heterogeneous_and_series() {
         s.lines().nth(1).unwrap().starts_with("strata,1.000,"),
         "{s}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
     assert_usage_error(
         &["bench", "ycsb", "--mix", "read-only", "--read-ratio", "0.5"],
         "--read-ratio",
@@ -891,8 +922,7 @@ fn bench_tpcc_small_run_checks_consistency() {
 /// anything loads, and everything in it is left as it was.
 #[test]
 fn bench_refuses_a_wal_dir_it_did_not_make_and_leaves_it_alone() {
-    let root = std::env::temp_dir().join(format!("strata-cli-waldir-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
+    let root = TestDir::new("waldir");
     let user = root.join("user");
     std::fs::create_dir_all(user.join("sub")).unwrap();
     std::fs::write(user.join("important.txt"), "x\n").unwrap();
@@ -954,12 +984,11 @@ fn bench_refuses_a_wal_dir_it_did_not_make_and_leaves_it_alone() {
         "not a directory",
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "f");
-    std::fs::remove_dir_all(&root).unwrap();
 }
 
 #[test]
 fn bench_ycsb_durable_reports_log_bytes_per_transaction() {
-    let dir = std::env::temp_dir().join(format!("strata-cli-wal-{}", std::process::id()));
+    let dir = TestDir::new("wal");
     for mode in ["group", "async"] {
         let out = strata(&[
             "bench",
@@ -989,7 +1018,6 @@ fn bench_ycsb_durable_reports_log_bytes_per_transaction() {
             "the bench marks its directory"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
     assert_usage_error(&["bench", "ycsb", "--durability", "group"], "--wal-dir");
     assert_usage_error(&["bench", "ycsb", "--wal-dir", "/tmp/x"], "--durability");
     assert_usage_error(
@@ -1093,7 +1121,6 @@ fn reproduce_vdriver_fig14_writes_a_cdf_per_config() {
             "{fig}: {list}"
         );
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -1243,8 +1270,7 @@ fn an_interrupted_run_reports_what_it_measured() {
 /// leaves nothing behind, and reports the group commit's sharing.
 #[test]
 fn bench_durable_compares_group_commit_with_peers() {
-    let dir = std::env::temp_dir().join(format!("strata-cli-durable-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("durable");
     let out = strata(&[
         "bench",
         "durable",
@@ -1274,7 +1300,6 @@ fn bench_durable_compares_group_commit_with_peers() {
     }
     assert!(runs[0]["txns_per_fsync"].as_f64().unwrap() >= 1.0, "{v}");
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "left files");
-    std::fs::remove_dir_all(&dir).unwrap();
     assert_usage_error(&["bench", "durable", "--engine", "sqlite"], "--engine");
     assert_usage_error(
         &["bench", "durable", "--dir", "/nonexistent/strata"],
@@ -1561,7 +1586,6 @@ fn ycsb_core_and_mvpbt_fig15a() {
     assert_valid_png(&dir.join("mvpbt-fig15a.png"));
     let md = std::fs::read_to_string(dir.join("mvpbt-fig15a.md")).unwrap();
     assert!(md.contains("workload a: MV-PBT / standard"), "{md}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// MV-PBT's other figures at the smallest size: each writes its CSV, its
@@ -1608,7 +1632,6 @@ fn mvpbt_figures_write_their_files() {
     // Figure 12b's three series at every chain length.
     let csv = std::fs::read_to_string(dir.join("mvpbt-fig12b.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 3 * 7, "{csv}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `bench htap` runs the HTAP mix on either index kind and refuses
@@ -1663,5 +1686,4 @@ fn htap_and_mvpbt_fig3() {
         md.contains("at least 2x today's index at 50 versions"),
         "{md}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -4,7 +4,7 @@
 //! `crash.rs`.
 
 mod common;
-use common::{configs, protocols, reclaims, storage_pointer_schemes};
+use common::{configs, protocols, reclaims, storage_pointer_schemes, TestDir};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -13,10 +13,8 @@ use strata::{
     Unique, Value,
 };
 
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("strata-dur-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&d);
-    d
+fn dir(name: &str) -> TestDir {
+    TestDir::new(&format!("strata-dur-{name}"))
 }
 
 fn tuning() -> LogTuning {
@@ -114,7 +112,7 @@ fn snapshot(d: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
-fn copy_dir(from: &Path, name: &str) -> PathBuf {
+fn copy_dir(from: &Path, name: &str) -> TestDir {
     let to = dir(name);
     fs::create_dir_all(&to).unwrap();
     for e in fs::read_dir(from).unwrap() {
@@ -126,8 +124,10 @@ fn copy_dir(from: &Path, name: &str) -> PathBuf {
 
 /// What a crash leaves: the files as they are while `db` is open (no clean
 /// close), copied to a fresh directory. `db` is leaked, so nothing runs at
-/// drop (and its directory stays locked by this process).
-fn crash_copy(db: Database, d: &Path, name: &str) -> PathBuf {
+/// drop (and its directory stays locked by this process). Its flusher may
+/// still write to `d`, so the caller keeps `d`'s guard to the end of the
+/// test.
+fn crash_copy(db: Database, d: &Path, name: &str) -> TestDir {
     std::mem::forget(db);
     copy_dir(d, name)
 }
@@ -144,15 +144,16 @@ fn segments(d: &Path) -> Vec<PathBuf> {
 
 /// Ten commits of one row each into a fresh database, then a crash (the
 /// last commit's flush is not yet covered by a durable-end mark, so damage
-/// to it is a torn tail); returns the crashed directory.
-fn ten_commits(name: &str) -> PathBuf {
+/// to it is a torn tail); returns the crashed directory, and the live one
+/// for the caller to hold to the end of the test (see `crash_copy`).
+fn ten_commits(name: &str) -> (TestDir, TestDir) {
     let d = dir(&format!("{name}-live"));
     let db = open(&d);
     let t = kv(&db);
     for k in 0..10 {
         put(&db, &t, k, k * 10);
     }
-    crash_copy(db, &d, name)
+    (crash_copy(db, &d, name), d)
 }
 
 #[test]
@@ -455,7 +456,7 @@ fn deleting_the_lock_file_does_not_unlock_the_directory() {
 
 #[test]
 fn truncated_last_record_is_a_torn_tail_cut_and_reported() {
-    let d = ten_commits("torn");
+    let (d, _live) = ten_commits("torn");
     let seg = segments(&d).pop().unwrap();
     let len = fs::metadata(&seg).unwrap().len();
     set_len(&seg, len - 5);
@@ -490,7 +491,7 @@ fn truncated_last_record_is_a_torn_tail_cut_and_reported() {
 
 #[test]
 fn garbage_after_the_last_record_is_a_torn_tail() {
-    let d = ten_commits("zeros");
+    let (d, _live) = ten_commits("zeros");
     let seg = segments(&d).pop().unwrap();
     let mut data = fs::read(&seg).unwrap();
     data.extend_from_slice(&[0u8; 300]);
@@ -504,7 +505,7 @@ fn garbage_after_the_last_record_is_a_torn_tail() {
 
 #[test]
 fn bit_flip_in_the_last_record_is_a_torn_tail() {
-    let d = ten_commits("flip-last");
+    let (d, _live) = ten_commits("flip-last");
     let seg = segments(&d).pop().unwrap();
     let mut data = fs::read(&seg).unwrap();
     let n = data.len();
@@ -517,7 +518,7 @@ fn bit_flip_in_the_last_record_is_a_torn_tail() {
 
 #[test]
 fn bit_flip_before_the_tail_is_corrupt() {
-    let d = ten_commits("flip-mid");
+    let (d, _live) = ten_commits("flip-mid");
     let seg = segments(&d).pop().unwrap();
     let mut data = fs::read(&seg).unwrap();
     // Inside the first record after the segment header (the catalog record).
@@ -533,7 +534,7 @@ fn bit_flip_before_the_tail_is_corrupt() {
         e => panic!("{e:?}"),
     }
     // A damaged header in the middle is found by its position too.
-    let d = ten_commits("flip-mid-header");
+    let (d, _live) = ten_commits("flip-mid-header");
     let seg = segments(&d).pop().unwrap();
     let mut data = fs::read(&seg).unwrap();
     data[SEG_HEADER as usize + 9] ^= 0x80; // the LSN field of the first header
@@ -542,7 +543,7 @@ fn bit_flip_before_the_tail_is_corrupt() {
 }
 
 /// Many small segments, no checkpoint.
-fn rotated(name: &str) -> (PathBuf, LogTuning) {
+fn rotated(name: &str) -> (TestDir, LogTuning) {
     let d = dir(name);
     let t = LogTuning {
         segment_bytes: 4096,
@@ -601,7 +602,7 @@ fn truncated_middle_segment_is_corrupt() {
 
 /// A checkpoint of 100 rows, then 5 more commits in the log; small
 /// segments, so the checkpoint removed the ones it covers.
-fn checkpointed(name: &str) -> PathBuf {
+fn checkpointed(name: &str) -> TestDir {
     let d = dir(name);
     let t = LogTuning {
         segment_bytes: 4096,
@@ -962,7 +963,7 @@ fn mixed_writes_to_one_row_in_one_transaction_replay_to_the_same_state() {
 
 /// At least `n` segments: single-row commits into 4 KiB segments, then a
 /// clean close. Returns the directory and its tuning.
-fn with_segments(name: &str, n: usize) -> (PathBuf, LogTuning) {
+fn with_segments(name: &str, n: usize) -> (TestDir, LogTuning) {
     let d = dir(name);
     let t = LogTuning {
         segment_bytes: 4096,
@@ -1146,7 +1147,7 @@ fn every_failed_open_leaves_the_directory_byte_for_byte() {
     };
     // Three clean images: one segment after a crash, several segments,
     // a checkpoint with a stale older one and partial files beside it.
-    let one = ten_commits("matrix-one");
+    let (one, _one_live) = ten_commits("matrix-one");
     let (many, _) = with_segments("matrix-many", 4);
     let ckpt = checkpointed("matrix-ckpt");
     fs::write(
@@ -1156,7 +1157,7 @@ fn every_failed_open_leaves_the_directory_byte_for_byte() {
     .unwrap();
     fs::write(ckpt.join("ckpt-00000000000000999999.dat.tmp"), b"partial").unwrap();
     fs::write(ckpt.join("log-00000000000000999999.seg.tmp"), b"partial").unwrap();
-    let cases: Vec<(&str, &PathBuf, Damage)> = vec![
+    let cases: Vec<(&str, &TestDir, Damage)> = vec![
         ("flip first record", &one, flip("seg", |_| 4096 + 40)),
         ("flip a record header", &one, flip("seg", |_| 4096 + 9)),
         ("flip segment header", &one, flip("seg", |_| 3)),

@@ -11,6 +11,7 @@
 mod common;
 use common::{
     checks_commits_that_wrote_nothing, protocols, protocols_where, stamps_commits_with_lsns,
+    TestDir,
 };
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -19,10 +20,8 @@ use strata::{
     Type, Value,
 };
 
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("strata-lsn-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&d);
-    d
+fn dir(name: &str) -> TestDir {
+    TestDir::new(&format!("strata-lsn-{name}"))
 }
 
 fn opts(d: &Path, p: Protocol, sync: SyncPolicy) -> Options {

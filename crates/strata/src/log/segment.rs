@@ -566,11 +566,13 @@ mod tests {
     use crate::log::record::{seal, CommitBuilder};
     use crate::value::Value;
 
-    fn tmp_dir(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("strata-seg-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&d);
-        fs::create_dir_all(&d).unwrap();
-        d
+    /// A fresh directory, removed when the returned guard drops (so test
+    /// runs leave nothing in the temp dir).
+    fn tmp_dir(name: &str) -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix(&format!("strata-seg-{name}-"))
+            .tempdir()
+            .unwrap()
     }
 
     fn record(lsn: u64, n: i64) -> Vec<u8> {
@@ -595,8 +597,9 @@ mod tests {
     /// durable), and a clean close brings it to the end.
     #[test]
     fn marks_name_the_previous_flush_and_the_end_after_close() {
-        let d = tmp_dir("marks");
-        let mut w = SegmentWriter::resume(&d, 0, 0, 1 << 20, None).unwrap();
+        let tmp = tmp_dir("marks");
+        let d = tmp.path();
+        let mut w = SegmentWriter::resume(d, 0, 0, 1 << 20, None).unwrap();
         let path = d.join(segment_name(0));
         let mut ends = vec![];
         for n in 0..3 {
@@ -609,7 +612,7 @@ mod tests {
         }
         w.close().unwrap();
         assert_eq!(marks_of(&path), w.end);
-        assert_eq!(scan_all(&d).unwrap().end, w.end);
+        assert_eq!(scan_all(d).unwrap().end, w.end);
     }
 
     /// A crash between creating the next segment and sealing the old one
@@ -617,8 +620,9 @@ mod tests {
     /// end of the log, where writing resumes.
     #[test]
     fn interrupted_rotation_is_a_clean_end() {
-        let d = tmp_dir("rotation");
-        let mut w = SegmentWriter::resume(&d, 0, 0, 1 << 20, None).unwrap();
+        let tmp = tmp_dir("rotation");
+        let d = tmp.path();
+        let mut w = SegmentWriter::resume(d, 0, 0, 1 << 20, None).unwrap();
         for n in 0..4 {
             let r = record(w.end, n);
             w.append(&r).unwrap();
@@ -626,24 +630,25 @@ mod tests {
         }
         let end = w.end;
         drop(w);
-        drop(create_segment(&d, end).unwrap());
-        let s = scan_all(&d).unwrap();
+        drop(create_segment(d, end).unwrap());
+        let s = scan_all(d).unwrap();
         assert!(s.torn.is_none());
         assert_eq!((s.end, s.last_start), (end, end));
-        let mut w = SegmentWriter::resume(&d, end, end, 1 << 20, None).unwrap();
+        let mut w = SegmentWriter::resume(d, end, end, 1 << 20, None).unwrap();
         let r = record(w.end, 9);
         w.append(&r).unwrap();
         w.sync().unwrap();
-        assert_eq!(scan_all(&d).unwrap().end, end + r.len() as u64);
+        assert_eq!(scan_all(d).unwrap().end, end + r.len() as u64);
     }
 
     /// A rotation leaves the old segment sealed, with "sealed" in its
     /// header too, so cutting off the seal is found.
     #[test]
     fn rotation_seals_and_records_it_in_the_header() {
-        let d = tmp_dir("sealed");
-        let mut w = SegmentWriter::resume(&d, 0, 0, 4096, None).unwrap();
-        while list_segments(&d).unwrap().len() < 2 {
+        let tmp = tmp_dir("sealed");
+        let d = tmp.path();
+        let mut w = SegmentWriter::resume(d, 0, 0, 4096, None).unwrap();
+        while list_segments(d).unwrap().len() < 2 {
             let r = record(w.end, 1);
             w.append(&r).unwrap();
             w.sync().unwrap();
@@ -652,10 +657,10 @@ mod tests {
         let data = fs::read(&first).unwrap();
         let (durable, sealed) = check_header(&first, &data, 0).unwrap();
         assert_eq!((durable, sealed), (w.end, Some(w.end)));
-        assert!(scan_all(&d).is_ok());
+        assert!(scan_all(d).is_ok());
         let f = OpenOptions::new().write(true).open(&first).unwrap();
         f.set_len(data.len() as u64 - 32).unwrap();
-        let Err(Error::Corrupt(m)) = scan_all(&d) else {
+        let Err(Error::Corrupt(m)) = scan_all(d) else {
             panic!("a cut-off seal must be corrupt")
         };
         assert!(m.contains("seal is missing"), "{m}");

@@ -1095,8 +1095,13 @@ mod tests {
     #[test]
     fn a_panic_after_reserving_leaves_a_skip_record_not_a_stalled_log() {
         use crate::{row, Durability, SyncPolicy};
-        let d = std::env::temp_dir().join(format!("strata-lost-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
+        // Removed when `tmp` drops, so test runs leave nothing behind; the
+        // database's own directory is made by `Database::open`, as before.
+        let tmp = tempfile::Builder::new()
+            .prefix("strata-lost-")
+            .tempdir()
+            .unwrap();
+        let d = tmp.path().join("wal");
         let o = Options::default().durability(Durability::Wal {
             dir: d.clone(),
             sync: SyncPolicy::GroupCommit,

@@ -15,9 +15,48 @@
 
 use std::collections::HashSet;
 use std::fmt;
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
 use strata::{
     row, Database, GcPolicy, IndexPointers, Options, Protocol, Schema, Table, Type, VersionStorage,
 };
+
+/// A test's directory under the system temp dir, `<temp>/<name>-<pid>`,
+/// removed on drop so that test runs do not pile up directories in /tmp;
+/// kept when the test fails (drop while panicking), for a look at what it
+/// left. Not `Clone`: one guard per directory; `d.clone()` gives the path.
+pub struct TestDir(PathBuf);
+
+impl TestDir {
+    /// The directory, not created; whatever an earlier run of this process
+    /// id left there is removed first.
+    pub fn new(name: &str) -> TestDir {
+        let d = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        TestDir(d)
+    }
+}
+
+impl Deref for TestDir {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TestDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
 
 pub fn db(p: Protocol) -> Database {
     Database::open(Options::default().protocol(p)).expect("valid options")
