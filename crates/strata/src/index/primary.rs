@@ -43,7 +43,7 @@
 //! correctness wins over the B+-tree's denser nodes.
 
 use super::hash::IntHashIndex;
-use super::key::{packed_ints, ByteKey, EncodedKey};
+use super::key::{packed_ints, ByteKey, EncodedKey, INLINE_KEY};
 use crossbeam_skiplist::SkipMap;
 use rustc_hash::FxBuildHasher;
 use std::ops::Bound;
@@ -288,12 +288,16 @@ impl PrimaryIndex {
     /// average, rounded up to the allocator's 48-byte class) plus, for
     /// integer keys and byte keys that pack, the hash slot; for other byte
     /// keys, whose node holds the 48-byte `ByteKey` (80-byte class), the
-    /// hash entry with its own copy. (Byte-keyed indexes count as packed:
-    /// which keys pack is not tracked.)
+    /// hash entry with its own copy (a byte-keyed index averages the two
+    /// by how many keys its map holds).
     pub fn approx_entry_bytes(&self) -> usize {
         match self {
             PrimaryIndex::Int(..) => 48 + (16 + 8),
-            PrimaryIndex::Bytes(..) => 80 + (16 + 8),
+            PrimaryIndex::Bytes(t, _, h) => {
+                let (all, other) = (t.len().max(1), h.len());
+                let packed = all.saturating_sub(other);
+                80 + (packed * (16 + 8) + other * (INLINE_KEY + 8 + 16)) / all
+            }
         }
     }
 }
@@ -301,7 +305,6 @@ impl PrimaryIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::key::INLINE_KEY;
     use std::sync::atomic::{AtomicBool, Ordering};
 
     /// Key `i` as an integer key or as a byte key.
@@ -383,6 +386,8 @@ mod tests {
         assert!(ix.remove(&keys[2], 2));
         assert_eq!((ix.get(&keys[1]), ix.get(&keys[2])), (None, None));
         assert_eq!(full(&ix), vec![0, 3]);
+        // One key in each table: the estimate lies between the two.
+        assert_eq!(ix.approx_entry_bytes(), 80 + (24 + INLINE_KEY + 24) / 2);
     }
 
     /// Keys past the inline size live on the heap: they must find, order

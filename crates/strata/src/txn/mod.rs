@@ -264,8 +264,9 @@ impl Transaction {
     /// Changes nothing and records no read: the later `get`/`update` does
     /// that. Keys whose index hashes them into an integer table (integer
     /// keys, and keys of a few small non-negative integers: see
-    /// `index::key::packed_ints`) have stages to overlap; for other keys it
-    /// does nothing.
+    /// `index::key::packed_ints`) overlap all three stages; for other keys
+    /// the index stage is a plain lookup (nothing to start early) and only
+    /// the slot and head stages overlap.
     pub fn prefetch(&self, t: &Table, keys: &[Key]) -> Result<()> {
         self.check_open(t)?;
         let ti: &TableInner = &t.inner;
