@@ -429,8 +429,11 @@ impl StrataYcsb {
                     let r = t.read_with(&self.table, key, |row| {
                         // The attributes from `first` on, wrapping around:
                         // two slices, not a division per attribute.
+                        // (Two slice folds, not a chained iterator: the
+                        // chain's `try_fold` was not always inlined, a
+                        // call per read.)
                         let (before, from) = row[1..=width].split_at(first);
-                        from.iter().chain(before).take(nread).fold(0u64, |acc, v| {
+                        let add = |acc: u64, v: &Value| {
                             acc.wrapping_add(match v {
                                 Value::Int(v) => *v as u64,
                                 Value::Text(s) => s.len() as u64,
@@ -439,7 +442,12 @@ impl StrataYcsb {
                                 Value::Bool(b) => u64::from(*b),
                                 Value::Null => 0,
                             })
-                        })
+                        };
+                        let n = nread.min(from.len());
+                        let rest = (nread - n).min(before.len());
+                        before[..rest]
+                            .iter()
+                            .fold(from[..n].iter().fold(0u64, add), add)
                     });
                     match r {
                         Ok(v) => *sink = sink.wrapping_add(v.unwrap_or(0)),
