@@ -3,8 +3,15 @@
 #
 #   usage: scripts/scaling.sh STRATA_BINARY OUTDIR
 #   env:   THREADS ("1 2 4 8 16")  RECORDS (1000000)  DUR (3)  WARM (1)
-#          PROTOCOLS ("ssn"; the extra protocols run the update mixes only
-#          at the largest thread count)  EXTRA ("si mvocc")
+#          MIXES ("ro ro-full u50 u50-z")
+#          EXTRA ("si mvocc": more protocols, update mixes only, at the
+#          largest thread count; the default protocol also runs them there
+#          once with `--gc none`, to show what the collector costs)
+#          SILO (path to CCBench's silo.exe, built as in
+#          ccbench-vs-strata.sh's header; when set, Silo runs the
+#          same mixes at every thread count, tagged "cc-silo")
+#          CLOCKS (CCBench's -clocks_per_us: the TSC's MHz; read from
+#          /proc/cpuinfo when unset)
 #
 # Mixes (10 operations per transaction, 80-byte rows, blind updates):
 #   ro      read-only, uniform, READ ONLY hint
@@ -21,6 +28,8 @@ RECORDS=${RECORDS:-1000000}
 DUR=${DUR:-3}
 WARM=${WARM:-1}
 EXTRA=${EXTRA:-"si mvocc"}
+SILO=${SILO:-}
+CLOCKS=${CLOCKS:-$(awk -F: '/cpu MHz/ {printf "%d", $2; exit}' /proc/cpuinfo)}
 mkdir -p "$OUT"
 mix_args() {
   case $1 in
@@ -30,11 +39,29 @@ mix_args() {
     u50-z) echo "--read-ratio 0.5 --theta 0.9" ;;
   esac
 }
-one() { # mix protocol threads
+silo_args() {
+  case $1 in
+    u50) echo "-rratio=50 -zipf_skew=0" ;;
+    u50-z) echo "-rratio=50 -zipf_skew=0.9" ;;
+    *) echo "-rratio=100 -zipf_skew=0" ;;
+  esac
+}
+silo() { # mix threads: one line like Strata's, from Silo's throughput line
+  local m=$1 t=$2 tps
+  # shellcheck disable=SC2046
+  tps=$("$SILO" -thread_num="$t" -tuple_num="$RECORDS" -max_ope=10 \
+    $(silo_args "$m") -ycsb=true -rmw=false -extime="$DUR" \
+    -clocks_per_us="$CLOCKS" 2>&1 | awk -F'\t' '/^throughput\[tps\]:/ {print $2}')
+  [ -n "$tps" ] && printf '{"mix":"%s","engine":"cc-silo","threads":%s,"committed_per_s":%s}\n' \
+    "$m" "$t" "$tps" >>"$OUT/runs.jsonl"
+  echo "$m cc-silo $t ${tps:-failed}"
+}
+one() { # mix protocol threads [extra strata args]
   local m=$1 p=$2 t=$3
+  shift 3
   # shellcheck disable=SC2046
   if "$BIN" bench ycsb --protocol "$p" --records "$RECORDS" --threads "$t" \
-      --duration "$DUR" --warmup "$WARM" $(mix_args "$m") --json \
+      --duration "$DUR" --warmup "$WARM" $(mix_args "$m") "$@" --json \
       >"$OUT/one.json" 2>"$OUT/err-$m-$p-$t.txt"; then
     printf '{"mix":"%s",' "$m" >>"$OUT/runs.jsonl"
     tail -c +2 "$OUT/one.json" | tr -d '\n' >>"$OUT/runs.jsonl"
@@ -44,13 +71,19 @@ one() { # mix protocol threads
   grep -o '"committed_per_s":[0-9.]*' "$OUT/one.json" | sed "s/^/$m $p $t /"
 }
 nproc
-for m in ro ro-full u50 u50-z; do
-  for t in $THREADS; do one "$m" ssn "$t"; done
+MIXES=${MIXES:-"ro ro-full u50 u50-z"}
+for m in $MIXES; do
+  for t in $THREADS; do
+    one "$m" ssn "$t"
+    # Silo has no read-only hint: its one read-only run stands beside ro-full.
+    if [ -n "$SILO" ] && [ "$m" != ro ]; then silo "$m" "$t"; fi
+  done
 done
 last=${THREADS##* }
 for p in $EXTRA; do
   for m in u50 u50-z; do one "$m" "$p" "$last"; done
 done
+for m in u50 u50-z; do one "$m" ssn "$last" --gc none | sed 's/^/gc-none /'; done
 rm -f "$OUT/one.json"
 # Where the time goes at the largest thread count, when perf is there.
 if command -v perf >/dev/null && [ -n "${PERF:-1}" ] && [ "${PERF:-1}" != 0 ]; then

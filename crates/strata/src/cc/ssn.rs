@@ -280,12 +280,14 @@ fn watermarks(tx: &impl Txn, cts: u64) -> Result<(u64, u64), ConflictKind> {
 
     // Predecessors: creators and readers of what we overwrote, and
     // scanners of keys we inserted.
+    let mut earlier = None;
     for w in tx.writes() {
         // SAFETY: the versions we overwrote are locked by us and alive.
         match unsafe { w.old.as_ref() } {
             Some(old) => {
                 pstamp = pstamp.max(creator_cstamp(old, tids));
-                tids.possible_readers(w.old as usize, tx.tid(), cts, |reader, c| {
+                let earlier = earlier.get_or_insert_with(|| tids.committed_before(tx.tid(), cts));
+                earlier.possible_readers(w.old as usize, |reader, c| {
                     if let Status::Committed(_) = tids.wait_decided(reader) {
                         pstamp = pstamp.max(c);
                     }
