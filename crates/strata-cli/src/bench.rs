@@ -89,6 +89,7 @@ struct Summary {
     overrides: Vec<String>,
     durability: &'static str,
     gc: &'static str,
+    huge_pages: strata_workloads::huge_pages::HugePages,
     records: u64,
     threads: usize,
     duration_s: f64,
@@ -286,7 +287,9 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
         warmup: Duration::from_secs_f64(a.warmup),
         duration: Duration::from_secs_f64(a.duration),
         series: a.extra.series.is_some(),
+        huge_pages: a.extra.huge_pages.unwrap_or_default(),
     };
+    driver.huge_pages.apply_at_start().map_err(usage)?;
     let quiet = a.json || a.extra.csv;
     if a.extra.runs == 0 || a.extra.runs > 100 {
         return Err(UsageError(format!(
@@ -371,6 +374,7 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
                 ("strata", DurabilityArg::Async) => "async",
                 _ => "none",
             },
+            huge_pages: a.extra.huge_pages.unwrap_or_default(),
             records: cfg.records,
             threads: cfg.threads,
             duration_s: a.duration,

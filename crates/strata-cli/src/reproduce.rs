@@ -1745,6 +1745,7 @@ impl Plan {
                 warmup,
                 duration,
                 series: time,
+                huge_pages: Default::default(),
             },
             series,
         })

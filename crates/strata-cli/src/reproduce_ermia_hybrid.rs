@@ -138,6 +138,7 @@ fn scale(a: &ReproduceArgs) -> Result<Scale, UsageError> {
             warmup,
             duration,
             series: false,
+            huge_pages: Default::default(),
         },
         seed: a.seed,
     };
@@ -570,6 +571,7 @@ mod tests {
                 warmup: Duration::ZERO,
                 duration: Duration::ZERO,
                 series: false,
+                huge_pages: Default::default(),
             },
             seed: 1,
         };

@@ -13,6 +13,7 @@ use clap::Args;
 use serde::Serialize;
 use strata::{Database, Options, Protocol};
 use strata_workloads::driver::DriverConfig;
+use strata_workloads::huge_pages::HugePages;
 use strata_workloads::tpcc::{self, TpccConfig, TpccReport};
 
 use crate::progress::BarObserver;
@@ -75,6 +76,11 @@ pub struct TpccArgs {
     /// nothing).
     #[arg(long)]
     pub no_prefetch: bool,
+    /// Transparent huge pages: `load` (for the loaded data only, none for
+    /// memory the run touches first; the default on Linux), `off` (none)
+    /// or `os` (the operating system's choice).
+    #[arg(long, value_name = "POLICY", value_parser = crate::ycsb_args::parse_huge_pages)]
+    pub huge_pages: Option<strata_workloads::huge_pages::HugePages>,
     /// Print one JSON object instead of the summary.
     #[arg(long)]
     pub json: bool,
@@ -88,6 +94,7 @@ struct Summary<'a> {
     benchmark: &'static str,
     protocol: &'static str,
     config: &'a TpccConfig,
+    huge_pages: HugePages,
     #[serde(flatten)]
     report: &'a TpccReport,
 }
@@ -124,10 +131,15 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
             .ssn_early_exclusion(!a.no_early_exclusion),
     )
     .map_err(|e| UsageError(e.to_string()))?;
+    let huge_pages = a.huge_pages.unwrap_or_default();
+    huge_pages
+        .apply_at_start()
+        .map_err(|e| UsageError(e.to_string()))?;
     let driver = DriverConfig {
         warmup: Duration::from_secs_f64(a.warmup),
         duration: Duration::from_secs_f64(a.duration),
         series: false,
+        huge_pages,
     };
     let Some(r) = crate::workload_outcome(tpcc::run(
         db,
@@ -143,6 +155,7 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
             benchmark: "tpcc",
             protocol: a.protocol.name(),
             config: &cfg,
+            huge_pages,
             report: &r,
         };
         println!(
@@ -195,6 +208,9 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         cfg.items,
         cfg.customers
     );
+    if huge_pages != HugePages::default() {
+        println!("huge pages: {huge_pages:?} (--huge-pages)");
+    }
     if !cfg.prefetch {
         println!("NewOrder without prefetch (--no-prefetch)");
     }

@@ -771,6 +771,12 @@ fn bench_ycsb_mix_heterogeneous_and_series() {
     assert_eq!(v["read_ratio"], 0.2);
     assert_eq!(v["modify_attrs"], 3);
     assert_eq!(v["ro_hint"], false);
+    let pages = if cfg!(target_os = "linux") {
+        "load"
+    } else {
+        "os"
+    };
+    assert_eq!(v["huge_pages"], pages, "the default policy");
     assert!(v["read_only_extra_per_s"].as_f64().unwrap() > 0.0, "{v}");
     assert!(
         v["memory"]["bytes_per_row"].as_f64().unwrap() > 200.0,
@@ -862,6 +868,8 @@ fn bench_tpcc_small_run_checks_consistency() {
         "--warmup",
         "0",
         "--no-prefetch",
+        "--huge-pages",
+        "off",
         "--json",
     ]);
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));
@@ -869,6 +877,7 @@ fn bench_tpcc_small_run_checks_consistency() {
     assert_eq!(v["benchmark"], "tpcc");
     // (The CSV run below prefetches, the default.)
     assert_eq!(v["config"]["prefetch"], false);
+    assert_eq!(v["huge_pages"], "off");
     let types: Vec<&str> = v["run"]["per_type"]
         .as_array()
         .unwrap()
@@ -914,6 +923,10 @@ fn bench_tpcc_small_run_checks_consistency() {
     assert!(lines[0].starts_with("protocol,warehouses,threads,type,"));
     assert!(lines[1].starts_with("ssn,1,1,new-order,"));
     assert_usage_error(&["bench", "tpcc", "--warehouses", "0"], "--warehouses");
+    assert_usage_error(
+        &["bench", "tpcc", "--huge-pages", "on"],
+        "expected os, load or off",
+    );
     assert_usage_error(&["bench", "tpcc", "--customers", "5"], "--customers");
 }
 

@@ -79,6 +79,9 @@ pub struct DriverConfig {
     pub duration: Duration,
     /// Record committed transactions per second, once a second.
     pub series: bool,
+    /// Huge pages for memory first touched during the run
+    /// (`crate::huge_pages`).
+    pub huge_pages: crate::huge_pages::HugePages,
 }
 
 /// Latency percentiles of committed transactions, in microseconds.
@@ -198,6 +201,8 @@ pub fn run<W: Worker>(
             "at least one worker thread is needed".into(),
         ));
     }
+    // Dropped when this function returns: the run phase's memory only.
+    let _pages = crate::huge_pages::RunPhase::begin(cfg.huge_pages)?;
     let phase = AtomicU8::new(if cfg.warmup.is_zero() {
         MEASURE
     } else {
@@ -425,6 +430,7 @@ mod tests {
             warmup: Duration::from_millis(10),
             duration: Duration::from_millis(1100),
             series: true,
+            huge_pages: Default::default(),
         };
         let r = run(&cfg, &["a", "b"], vec![Fake(0), Fake(0)], &mut Quiet).unwrap();
         assert!(r.committed > 0 && r.aborted > 0);
@@ -453,6 +459,7 @@ mod tests {
             warmup: Duration::ZERO,
             duration: Duration::from_secs(30),
             series: false,
+            huge_pages: Default::default(),
         };
         let started = Instant::now();
         let r = run(&cfg, &["a"], vec![Failing], &mut Quiet);

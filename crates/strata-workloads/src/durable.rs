@@ -234,6 +234,7 @@ fn drive<E: CommitEngine>(
             warmup: cfg.warmup,
             duration: cfg.duration,
             series: false,
+            huge_pages: Default::default(),
         },
         &[cfg.op.name()],
         workers,

@@ -199,6 +199,7 @@ pub fn run(
                 warmup: cfg.core.warmup,
                 duration: cfg.core.duration,
                 series: false,
+                huge_pages: Default::default(),
             };
             let workers = ycsb_core::clients(db, &t, &cfg.core, MIX, rows);
             driver::run(&driver_cfg, &TYPES, workers, observer)

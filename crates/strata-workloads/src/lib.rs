@@ -30,6 +30,7 @@
 pub mod driver;
 pub mod durable;
 pub mod htap;
+pub mod huge_pages;
 pub mod llt;
 pub mod peers;
 pub mod read_mostly;

@@ -287,6 +287,7 @@ pub fn run(
         warmup: Duration::ZERO,
         duration: cfg.duration,
         series: true,
+        huge_pages: Default::default(),
     };
     let (run, mut samples, during) = std::thread::scope(|s| {
         let llts: Vec<_> = (0..cfg.llts)

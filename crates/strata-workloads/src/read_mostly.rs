@@ -258,6 +258,7 @@ pub fn run_on(
         warmup: cfg.warmup,
         duration: cfg.duration,
         series: false,
+        huge_pages: Default::default(),
     };
     let run = driver::run(&driver_cfg, &TYPES, workers, observer)?;
     let total = run.committed + run.aborted;

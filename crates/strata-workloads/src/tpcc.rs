@@ -1744,6 +1744,7 @@ mod tests {
             warmup: Duration::ZERO,
             duration: Duration::from_millis(500),
             series: false,
+            huge_pages: Default::default(),
         };
         let r = run(db, &cfg, &d, &mut Quiet).unwrap();
         let attempts = |ty| {
@@ -1788,6 +1789,7 @@ mod tests {
             warmup: Duration::ZERO,
             duration: Duration::from_millis(800),
             series: false,
+            huge_pages: Default::default(),
         };
         let r = run(db.clone(), &cfg, &d, &mut Quiet).unwrap();
         assert!(
@@ -1853,6 +1855,7 @@ mod tests {
                 warmup: Duration::ZERO,
                 duration: Duration::from_millis(1500),
                 series: false,
+                huge_pages: Default::default(),
             };
             let r = run(db.clone(), &cfg, &d, &mut Quiet).unwrap();
             for ty in TYPES {

@@ -971,6 +971,7 @@ mod tests {
             warmup: Duration::ZERO,
             duration: Duration::from_millis(200),
             series: false,
+            huge_pages: Default::default(),
         };
         run(&engine, &cfg, &d, &mut crate::Quiet).unwrap();
         let mut t = db.begin_read_only().unwrap();
@@ -1052,6 +1053,7 @@ mod tests {
             warmup: Duration::ZERO,
             duration: Duration::from_millis(300),
             series: false,
+            huge_pages: Default::default(),
         };
         let r = run(&engine, &cfg, &d, &mut crate::Quiet).unwrap();
         assert!(r.run.of_type("ycsb").unwrap().committed > 0);

@@ -375,6 +375,7 @@ pub fn run_on(
         warmup: cfg.warmup,
         duration: cfg.duration,
         series: false,
+        huge_pages: Default::default(),
     };
     driver::run(&driver_cfg, &TYPES, workers, observer)
 }

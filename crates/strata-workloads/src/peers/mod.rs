@@ -216,6 +216,7 @@ mod tests {
                     warmup: Duration::ZERO,
                     duration: Duration::from_millis(150),
                     series: false,
+                    huge_pages: Default::default(),
                 };
                 let r = crate::ycsb::run(engine.as_ref(), &cfg, &d, &mut Quiet)
                     .unwrap_or_else(|e| panic!("{name}: {e}"));
