@@ -77,8 +77,9 @@ pub struct TpccArgs {
     #[arg(long)]
     pub no_prefetch: bool,
     /// Transparent huge pages: `load` (for the loaded data only, none for
-    /// memory the run touches first; the default on Linux), `off` (none)
-    /// or `os` (the operating system's choice).
+    /// memory the run touches first, as TPC-C's growing tables do; the
+    /// default on Linux), `off` (none) or `os` (the operating system's
+    /// choice).
     #[arg(long, value_name = "POLICY", value_parser = crate::ycsb_args::parse_huge_pages)]
     pub huge_pages: Option<strata_workloads::huge_pages::HugePages>,
     /// Print one JSON object instead of the summary.
@@ -131,7 +132,7 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
             .ssn_early_exclusion(!a.no_early_exclusion),
     )
     .map_err(|e| UsageError(e.to_string()))?;
-    let huge_pages = a.huge_pages.unwrap_or_default();
+    let huge_pages = a.huge_pages.unwrap_or_else(HugePages::load_where_supported);
     huge_pages
         .apply_at_start()
         .map_err(|e| UsageError(e.to_string()))?;
@@ -208,7 +209,7 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         cfg.items,
         cfg.customers
     );
-    if huge_pages != HugePages::default() {
+    if huge_pages != HugePages::load_where_supported() {
         println!("huge pages: {huge_pages:?} (--huge-pages)");
     }
     if !cfg.prefetch {

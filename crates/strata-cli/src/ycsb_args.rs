@@ -71,9 +71,9 @@ pub struct YcsbExtra {
     /// Save committed transactions per second, once a second, to this CSV file.
     #[arg(long, value_name = "FILE")]
     pub series: Option<std::path::PathBuf>,
-    /// Transparent huge pages: `load` (for the loaded data only, none for
-    /// memory the run touches first; the default on Linux), `off` (none)
-    /// or `os` (the operating system's choice).
+    /// Transparent huge pages: `os` (the operating system's choice, the
+    /// default), `load` (for the loaded data only, none for memory the run
+    /// touches first) or `off` (none).
     #[arg(long, value_name = "POLICY", value_parser = parse_huge_pages)]
     pub huge_pages: Option<strata_workloads::huge_pages::HugePages>,
 }

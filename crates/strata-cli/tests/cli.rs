@@ -771,12 +771,7 @@ fn bench_ycsb_mix_heterogeneous_and_series() {
     assert_eq!(v["read_ratio"], 0.2);
     assert_eq!(v["modify_attrs"], 3);
     assert_eq!(v["ro_hint"], false);
-    let pages = if cfg!(target_os = "linux") {
-        "load"
-    } else {
-        "os"
-    };
-    assert_eq!(v["huge_pages"], pages, "the default policy");
+    assert_eq!(v["huge_pages"], "os", "bench ycsb's default policy");
     assert!(v["read_only_extra_per_s"].as_f64().unwrap() > 0.0, "{v}");
     assert!(
         v["memory"]["bytes_per_row"].as_f64().unwrap() > 200.0,
@@ -1351,6 +1346,12 @@ fn bench_tpcc_hybrid_runs_q2_star() {
     assert!(q2["committed"].as_u64().unwrap() > 0, "{v}");
     assert_eq!(v["config"]["mix"], serde_json::json!([40, 38, 4, 4, 4, 10]));
     assert_eq!(v["consistency"]["districts_checked"], 10);
+    let pages = if cfg!(target_os = "linux") {
+        "load"
+    } else {
+        "os"
+    };
+    assert_eq!(v["huge_pages"], pages, "bench tpcc's default policy");
     assert_usage_error(
         &["bench", "tpcc", "--hybrid", "--q2-size", "0"],
         "--q2-size",

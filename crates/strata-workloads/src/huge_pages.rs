@@ -15,13 +15,17 @@
 //!
 //! On the 2-core development VM (docs/PERFORMANCE.md, 2026-11-27) the
 //! zeroing of huge pages was 18-24% of TPC-C's run (`clear_page_erms`)
-//! and under 2% with small pages: NewOrder + Payment ran 11-25% faster
+//! and under 2% with small pages: NewOrder + Payment ran 11-30% faster
 //! with huge pages off for the run phase. Turning them off for the whole
 //! process (`MIMALLOC_ALLOW_THP=0`) gained the same there but cost the
 //! uniform YCSB update mix 5-6% (the loaded table's TLB misses); off for
-//! the run alone cost it nothing. CCBench's `tpcc_silo` ran the same with
-//! and without huge pages, so the choice is Strata's allocator's, not the
-//! machine's.
+//! the run alone cost it nothing on 2 threads, but 10% on 16 (a 16-core
+//! machine: there versions churn fast enough for their TLB misses to
+//! show). So `bench tpcc`, whose tables grow with every NewOrder, runs
+//! with [`HugePages::Load`] and `bench ycsb`, whose tables do not, with
+//! the system's choice; a library caller gets the system's choice unless
+//! it asks. CCBench's `tpcc_silo` ran the same with and without huge
+//! pages, so the gain is Strata's allocator's, not the machine's.
 //!
 //! The switch is Linux's `prctl(PR_SET_THP_DISABLE)`: process-wide, so
 //! the run phases open at one time share one switch ([`RunPhase`]
@@ -32,21 +36,25 @@ use serde::Serialize;
 use std::sync::Mutex;
 
 /// Which pages the process's fresh memory gets (`--huge-pages`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HugePages {
-    /// Whatever the operating system does (the default off Linux).
+    /// Whatever the operating system does (the default).
+    #[default]
     Os,
     /// Huge pages while loading, none for memory first touched during the
-    /// run (the default on Linux).
+    /// run (`bench tpcc`'s default on Linux).
     Load,
     /// None from the process's start (set by the caller before loading,
     /// with [`HugePages::apply_at_start`]).
     Off,
 }
 
-impl Default for HugePages {
-    fn default() -> Self {
+impl HugePages {
+    /// [`HugePages::Load`] where this system can carry it out, else
+    /// [`HugePages::Os`]: the default for workloads whose tables grow
+    /// during the run.
+    pub fn load_where_supported() -> Self {
         if cfg!(target_os = "linux") {
             HugePages::Load
         } else {

@@ -29,5 +29,6 @@ fn policies_parse_by_name() {
         .parse::<HugePages>()
         .unwrap_err()
         .contains("os, load or off"));
-    assert_eq!(HugePages::default(), HugePages::Load);
+    assert_eq!(HugePages::default(), HugePages::Os, "a library caller's");
+    assert_eq!(HugePages::load_where_supported(), HugePages::Load);
 }
