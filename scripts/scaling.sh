@@ -10,8 +10,10 @@
 #          SILO (path to CCBench's silo.exe, built as in
 #          ccbench-vs-strata.sh's header; when set, Silo runs the
 #          same mixes at every thread count, tagged "cc-silo")
-#          CLOCKS (CCBench's -clocks_per_us: the TSC's MHz; read from
-#          /proc/cpuinfo when unset)
+#          CLOCKS (CCBench's -clocks_per_us: the TSC's MHz, which sets
+#          how long Silo runs and so its txn/s; when unset, /proc/cpuinfo's
+#          first "cpu MHz", usually but not always the TSC's rate: measure
+#          it where in doubt)
 #
 # Mixes (10 operations per transaction, 80-byte rows, blind updates):
 #   ro      read-only, uniform, READ ONLY hint

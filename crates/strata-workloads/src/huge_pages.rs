@@ -51,11 +51,12 @@ pub enum HugePages {
 }
 
 impl HugePages {
-    /// [`HugePages::Load`] where this system can carry it out, else
+    /// [`HugePages::Load`] where this system can carry it out (Linux, with
+    /// a kernel that answers `PR_GET_THP_DISABLE`: 3.15 and later), else
     /// [`HugePages::Os`]: the default for workloads whose tables grow
-    /// during the run.
+    /// during the run, which must not fail where the switch is missing.
     pub fn load_where_supported() -> Self {
-        if cfg!(target_os = "linux") {
+        if disabled().is_some() {
             HugePages::Load
         } else {
             HugePages::Os
