@@ -20,7 +20,7 @@
 //! process (`MIMALLOC_ALLOW_THP=0`) gained the same there but cost the
 //! uniform YCSB update mix 5-6% (the loaded table's TLB misses); off for
 //! the run alone cost it nothing on 2 threads, but 10% on 16 (a 16-core
-//! machine: there versions churn fast enough for their TLB misses to
+//! machine: probably versions churning fast enough for their TLB misses to
 //! show). So `bench tpcc`, whose tables grow with every NewOrder, runs
 //! with [`HugePages::Load`] and `bench ycsb`, whose tables do not, with
 //! the system's choice; a library caller gets the system's choice unless
