@@ -48,6 +48,15 @@
 #   cd /tmp/ccbench && bash build_tools/bootstrap.sh        # masstree -> libkohler_masstree_json.a
 #   cd third_party/mimalloc && mkdir -p out/release && cd out/release && \
 #       cmake -DCMAKE_BUILD_TYPE=Release ../.. && make -j2    # libmimalloc.a
+#   TPC-C (`tpcc_silo`, scripts/peers-quick.sh): its CMakeLists bakes the
+#   build machine's core count into KVS_NUMBER_OF_LOGICAL_CORES, which sizes
+#   its per-thread garbage lists, so a binary built on 2 cores crashes
+#   (SIGSEGV in mi_free under session_info::gc_records_and_values) with 3
+#   or more threads. To run it wider, build it with the count raised:
+#     sed -i 's/-DKVS_NUMBER_OF_LOGICAL_CORES=${cores}/-DKVS_NUMBER_OF_LOGICAL_CORES=64/' \
+#         /tmp/ccbench/tpcc_silo/CMakeLists.txt
+#     mkdir -p /tmp/ccbench/tpcc_silo/build && cd /tmp/ccbench/tpcc_silo/build && \
+#     cmake -DCMAKE_BUILD_TYPE=Release .. && make -j2 silo.exe
 #   for p in silo ermia si cicada; do
 #     mkdir -p /tmp/ccbench/$p/build && cd /tmp/ccbench/$p/build && \
 #     cmake -DCMAKE_BUILD_TYPE=Release -DVAL_SIZE=80 .. && make -j2 $p.exe
