@@ -352,7 +352,17 @@ pub fn post_commit(tx: &mut impl Txn, cts: u64) {
     for r in tx.reads() {
         // SAFETY: as in pre_commit.
         if let Some(v) = unsafe { r.version.as_ref() } {
-            self::pstamp(v).fetch_max(cts, SeqCst);
+            // A load first: transactions that wrote nothing share their
+            // stamp until the next writer commits (`cc::read_only_stamp`),
+            // so on a hot version the stamp is usually there already, and
+            // a locked RMW would take the line from every other reader for
+            // nothing. pstamp only grows, so skipping is the RMW's no-op;
+            // an overwriter that later loads it sees this value or a
+            // larger one (all SeqCst).
+            let p = self::pstamp(v);
+            if p.load(SeqCst) < cts {
+                p.fetch_max(cts, SeqCst);
+            }
         }
     }
     for w in tx.writes() {
