@@ -62,21 +62,7 @@ impl HugePages {
             HugePages::Os
         }
     }
-}
 
-impl std::str::FromStr for HugePages {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "os" => Ok(HugePages::Os),
-            "load" => Ok(HugePages::Load),
-            "off" => Ok(HugePages::Off),
-            _ => Err(format!("expected os, load or off, got {s:?}")),
-        }
-    }
-}
-
-impl HugePages {
     /// Refuses a policy this operating system cannot carry out.
     pub fn check(self) -> Result<(), WorkloadError> {
         if self != HugePages::Os && !cfg!(target_os = "linux") {
@@ -95,6 +81,18 @@ impl HugePages {
             set_disabled(true)?;
         }
         Ok(())
+    }
+}
+
+impl std::str::FromStr for HugePages {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "os" => Ok(HugePages::Os),
+            "load" => Ok(HugePages::Load),
+            "off" => Ok(HugePages::Off),
+            _ => Err(format!("expected os, load or off, got {s:?}")),
+        }
     }
 }
 
