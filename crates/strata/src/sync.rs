@@ -114,6 +114,13 @@ pub enum Break {
     ReadLockNoRecheck,
     /// MVTO's `read` loads the write lock before it raises `read_ts`.
     LockLoadBeforeReadTs,
+    /// `gc::prune_row` asks the protocol whether a tombstone may go
+    /// (`may_remove`: MVTO's read timestamp) before it locks it.
+    UnlinkAsksBeforeLock,
+    /// A read that finds an index entry whose tuple has left the key (slot
+    /// null) answers "absent" without recording the absent read (MVTO: no
+    /// ghost).
+    LeftKeyReadUnrecorded,
     /// `TidTable::snapshots` scans the slots before it reads the clock.
     ScanBeforeClock,
     /// `Database::drop_table` does not wait for commits that are deciding.

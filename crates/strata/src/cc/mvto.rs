@@ -29,8 +29,9 @@ use crate::error::{ConflictKind, Error, Result};
 use crate::index::key::EncodedKey;
 use crate::options::Protocol;
 use crate::storage;
-use crate::storage::version::Version;
+use crate::storage::version::{Version, GC_TID};
 use crate::storage::visibility::Mode;
+use crate::sync::thread::spin_loop;
 use crate::table::TableInner;
 use crate::tid::{Status, TidTable};
 use crate::value::Key;
@@ -149,6 +150,9 @@ pub fn read(tx: &mut impl Txn, t: &TableInner, tuple: u64) -> Result<*mut Versio
         .then(|| r.txn_id.load(SeqCst));
     read_ts(r).fetch_max(tx.ts(), SeqCst);
     let locker = early.unwrap_or_else(|| r.txn_id.load(SeqCst));
+    if locker == GC_TID {
+        return after_collector(tx, t, tuple, v);
+    }
     if locker != 0 && locker != tx.tid() {
         // An older writer may have checked read_ts before we raised it; its
         // version would be the one we must read.
@@ -158,7 +162,6 @@ pub fn read(tx: &mut impl Txn, t: &TableInner, tuple: u64) -> Result<*mut Versio
                 Status::Active | Status::Precommit | Status::Committing(_)
             )
         };
-        // (GC's lock value maps to no slot: its status is Gone.)
         let mut still_running = false;
         if is_running(tids.status(locker)) {
             let wts = tids.registered_begin(locker);
@@ -175,6 +178,35 @@ pub fn read(tx: &mut impl Txn, t: &TableInner, tuple: u64) -> Result<*mut Versio
         }
     }
     Ok(v)
+}
+
+/// `read`'s answer when the collector held the version `v` just read (GC's
+/// lock value, `GC_TID`): it is unlinking a deleted row, cleaning a row's
+/// index entries, or a ghost's creator is still publishing it. The
+/// collector takes its lock before it looks at `v`'s read timestamp
+/// (`gc::prune_row`), so if it missed ours it may be unlinking the row we
+/// just read as absent, and an older writer could then insert the key as a
+/// new row that no timestamp guards: wait until it lets go or the row is
+/// gone, and refuse the read in the second case. (It holds the lock for a
+/// few index operations; an unlinked tombstone stays locked for good.)
+fn after_collector(
+    tx: &impl Txn,
+    t: &TableInner,
+    tuple: u64,
+    v: *mut Version,
+) -> Result<*mut Version> {
+    let tids = &tx.shared().tids;
+    // SAFETY: pinned by the caller.
+    let r = unsafe { &*v };
+    loop {
+        if storage::visible(t, tuple, tx.ts(), tx.tid(), tids, Mode::TimestampOrder)? != v {
+            return Err(Error::Conflict(ConflictKind::TimestampOrder));
+        }
+        if r.txn_id.load(SeqCst) != GC_TID {
+            return Ok(v);
+        }
+        spin_loop();
+    }
 }
 
 /// The write rule, for the locked head `h`.

@@ -442,15 +442,28 @@ pub(crate) fn prune_row(
         }
     }
     if v.is_tombstone() && storage::newest(t, g.tuple) == g.version {
-        if !may_remove(v, horizon) {
+        let asked_first = crate::sync::broken(crate::sync::Break::UnlinkAsksBeforeLock);
+        if asked_first && !may_remove(v, horizon) {
             return Pruned::NotYet(horizon);
         }
         // Lock it like a writer would, so no insert can resurrect the row
-        // while we unlink it.
+        // while we unlink it. The lock comes before the protocol's say
+        // (`may_remove`): a reader publishes its read state on the
+        // tombstone (MVTO's read timestamp, MV2PL's read lock) and then
+        // looks at the lock, so with the lock taken first either we see
+        // its read or it sees our lock. Asked before the lock, a reader
+        // could slip in between: it reads the key as absent, we unlink
+        // the row, and an older writer inserts the key as a new row that
+        // nothing guards (`tests/model.rs`,
+        // `an_unlink_asking_before_its_lock_is_caught`).
         if v.txn_id
             .compare_exchange(0, GC_TID, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
         {
+            if !asked_first && !may_remove(v, horizon) {
+                v.txn_id.store(0, Ordering::SeqCst);
+                return Pruned::NotYet(horizon);
+            }
             if storage::newest(t, g.tuple) == g.version {
                 let ek = t.encode(&Key(v.data().to_vec()));
                 crate::index::on_unlink(t, g.tuple);

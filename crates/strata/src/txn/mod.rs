@@ -314,20 +314,38 @@ impl Transaction {
         match self.hinted_lookup(t, ek, guard, true) {
             Some(tuple) => {
                 let v = self.read_tuple::<P>(t, tuple)?;
-                if v.is_null() && !self.read_only && P::VALIDATES_SCANS {
+                if v.is_null()
+                    && !self.read_only
+                    && (P::VALIDATES_SCANS
+                        || (storage::newest(t, tuple).is_null()
+                            && !crate::sync::broken(crate::sync::Break::LeftKeyReadUnrecorded)))
+                {
                     // The key has an index entry but no version visible to
                     // us: an insert after our snapshot (SSN, SSI: an
                     // rw-antidependency to the inserter, which only the
                     // predicate machinery can see), an aborted insert being
-                    // undone, or a deleted row GC is unlinking (MVOCC,
-                    // MV2PL). In the last two the tuple leaves the key: a
-                    // later insert of the key makes another tuple, and a
-                    // read of this one (a null read, or none under MV2PL)
-                    // still validates. Reading the key as absent is a
-                    // predicate read of it, which only re-validating the
-                    // key sees (lost, MVOCC committed write skew on
-                    // re-inserted keys under frequent GC).
-                    self.scans.push(ScanEntry::point(t, ek.clone()));
+                    // undone, or a deleted row GC is unlinking. In the last
+                    // two the tuple leaves the key: a later insert of the
+                    // key makes another tuple, and a read of this one (a
+                    // null read, or none under MV2PL) still validates.
+                    // Reading the key as absent is a predicate read of it,
+                    // recorded as for a key with no entry (`absent_read`):
+                    // re-validated at commit (lost, MVOCC committed write
+                    // skew on re-inserted keys under frequent GC), or MVTO's
+                    // ghost, without which an older writer could insert
+                    // the key that we read as absent (`tests/model.rs`,
+                    // `an_unrecorded_read_of_an_unlinked_row_is_caught`;
+                    // first seen in `tests/storage.rs`'s list-append runs
+                    // with deletes).
+                    if let Some(other) = self.absent_read::<P>(t, key, ek) {
+                        let g = self.read_tuple::<P>(t, other)?;
+                        if g.is_null() && storage::newest(t, other).is_null() {
+                            // Still leaving (an aborted insert's entry not
+                            // removed yet): nothing guards the key.
+                            return Err(Error::Conflict(ConflictKind::TimestampOrder));
+                        }
+                        return Ok(g);
+                    }
                 }
                 Ok(v)
             }
