@@ -157,10 +157,10 @@ fn verify_in_place_storages() {
 /// older writer could insert a key a younger reader had read as absent;
 /// `tests/model.rs`, `mvto_gc_unlink_vs_absent_read`, is the regression
 /// test). Each run failed about once in 700 before that fix and still
-/// fails about once in 15,000 (open: a third way in, not found yet), so the
-/// default is 8 runs (a fraction of a second) and `STRATA_SOAK=N` runs N times as
-/// many: `STRATA_SOAK=200 cargo test --release -p strata --test storage
-/// mvto_with` is the hunt.
+/// fails about once in 15,000 (open: a third way in, not found yet), so
+/// the default is 8 runs (a fraction of a second) and `STRATA_SOAK=N` runs
+/// N times as many: `STRATA_SOAK=2000 cargo test --release -p strata
+/// --test storage mvto_with` is the hunt.
 #[test]
 fn mvto_with_deletes_under_gc_over_many_seeds() {
     for round in 0..4 * soak() as u64 {
