@@ -121,6 +121,9 @@ pub enum Break {
     /// null) answers "absent" without recording the absent read (MVTO: no
     /// ghost).
     LeftKeyReadUnrecorded,
+    /// MVTO's ghost, refused by the index's tree, looks the key up again on
+    /// the hash side instead of taking the row the tree holds.
+    GhostLooksUpAgain,
     /// `TidTable::snapshots` scans the slots before it reads the clock.
     ScanBeforeClock,
     /// `Database::drop_table` does not wait for commits that are deciding.
@@ -169,6 +172,19 @@ pub fn logged(r: Logged) {
     // buffer's fetch-add): a scheduling point, here on a private atomic.
     shuttle::sync::atomic::AtomicBool::new(false).load(atomic::Ordering::SeqCst);
     model::LOGGED.with(|l| l.borrow_mut().push(r));
+}
+
+/// A step boundary inside an operation the model otherwise runs as one
+/// step (one that uses no `crate::sync` atomic, such as the primary
+/// index's two halves): nothing outside the model; under it, a scheduling
+/// point, so other model threads can run between the two halves.
+#[cfg(not(strata_model))]
+#[inline(always)]
+pub fn step() {}
+
+#[cfg(strata_model)]
+pub fn step() {
+    shuttle::sync::atomic::AtomicBool::new(false).load(atomic::Ordering::SeqCst);
 }
 
 /// Retires `v` by calling `free`. Under the model the pointer is logged for

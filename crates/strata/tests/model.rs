@@ -31,10 +31,10 @@
 //! - `read_only_stamps_keep_the_read_only_anomaly_out`: SSN's and SSI's
 //!   commit of a transaction that wrote nothing (a stamp that does not
 //!   move the clock) against a writer's commit closing a cycle with it.
-//! - `mvto_gc_unlink_vs_absent_read`: a transaction-level pass unlinking
-//!   a deleted row (`gc::prune_row`: lock, ask `may_remove`, index entry,
-//!   slot) against MVTO's read of the key and an older transaction's
-//!   insert of it.
+//! - `mvto_gc_unlink_vs_absent_read`, `mvto_ghost_vs_older_insert`: a
+//!   transaction-level pass unlinking a deleted row (`gc::prune_row`: lock,
+//!   ask `may_remove`, index entry, slot), or nothing, against MVTO's read
+//!   of the key (ghost rows) and an older transaction's insert of it.
 //!
 //! Each has a `*_is_caught` test that breaks one step of that code
 //! (`strata::model::Break`, compiled to `false` outside the model build)
@@ -778,16 +778,34 @@ fn a_read_only_stamp_on_a_writers_is_caught() {
 // tuple's empty slot answered "absent" without a ghost
 // (`Break::LeftKeyReadUnrecorded`).
 
+//
+// Without the delete and the pass (`fresh`), the key never existed: R's
+// read finds no index entry and places a ghost, which the index's tree
+// refuses while W's insert is between the tree and the hash side (where
+// point lookups go): R must then read W's row, not look the key up again
+// and find nothing (`Break::GhostLooksUpAgain`).
+
 fn mvto_unlink_model() {
-    let (db, t) = open(options(Protocol::Mvto, GcPolicy::TransactionLevel, 4), 1);
-    db.run(|x| x.delete(&t, &key![0])).unwrap();
+    mvto_absent_key_model(false);
+}
+
+fn mvto_fresh_key_model() {
+    mvto_absent_key_model(true);
+}
+
+fn mvto_absent_key_model(fresh: bool) {
+    let (db, t) = open(
+        options(Protocol::Mvto, GcPolicy::TransactionLevel, 4),
+        i64::from(!fresh),
+    );
     let w_began = std::sync::Arc::new(Ghost::new(false));
-    let gc = {
+    let gc = (!fresh).then(|| {
+        db.run(|x| x.delete(&t, &key![0])).unwrap();
         let db = db.clone();
         thread::spawn(move || {
             db.collect_garbage();
         })
-    };
+    });
     let writer = {
         let (db, t, w_began) = (db.clone(), t.clone(), w_began.clone());
         thread::spawn(move || {
@@ -814,7 +832,9 @@ fn mvto_unlink_model() {
             }
         })
     };
-    gc.join().unwrap();
+    if let Some(gc) = gc {
+        gc.join().unwrap();
+    }
     let w_committed = writer.join().unwrap();
     if let (true, Some(got)) = (w_committed, reader.join().unwrap()) {
         assert_eq!(
@@ -829,20 +849,36 @@ fn mvto_unlink_model() {
 fn mvto_gc_unlink_vs_absent_read() {
     shuttle::check_random(mvto_unlink_model, 5000);
     shuttle::check_pct(mvto_unlink_model, 20000, 3);
+    shuttle::check_pct(mvto_unlink_model, 20000, 4);
 }
 
 #[test]
 fn an_unlink_asking_before_its_lock_is_caught() {
+    // (PCT at depth 4 finds it within some thousands of schedules; at
+    // depth 2, and by the random scheduler, not in 40,000.)
     assert!(caught(Break::UnlinkAsksBeforeLock, || {
-        shuttle::check_pct(mvto_unlink_model, 5000, 3)
+        shuttle::check_pct(mvto_unlink_model, 40000, 4)
     }));
 }
 
 #[test]
 fn an_unrecorded_read_of_an_unlinked_row_is_caught() {
-    // (The window is two steps wide: PCT finds it in some thousands of
-    // schedules, the random scheduler rarely.)
     assert!(caught(Break::LeftKeyReadUnrecorded, || {
-        shuttle::check_pct(mvto_unlink_model, 20000, 3)
+        shuttle::check_pct(mvto_unlink_model, 40000, 4)
     }));
 }
+
+#[test]
+fn mvto_ghost_vs_older_insert() {
+    shuttle::check_random(mvto_fresh_key_model, 5000);
+    shuttle::check_pct(mvto_fresh_key_model, 20000, 3);
+    shuttle::check_pct(mvto_fresh_key_model, 20000, 4);
+}
+
+#[test]
+fn a_ghost_looking_the_key_up_again_is_caught() {
+    assert!(caught(Break::GhostLooksUpAgain, || {
+        shuttle::check_pct(mvto_fresh_key_model, 40000, 4)
+    }));
+}
+

@@ -217,6 +217,9 @@ impl PrimaryIndex {
             PrimaryIndex::Int(t, h) => {
                 let k = as_u64(key);
                 insert_new(t, k, tuple)?;
+                // (Between the halves, a point lookup finds nothing while
+                // the tree refuses the key: see `cc::mvto::ghost`.)
+                crate::sync::step();
                 // The tree admitted the key, so no other hash entry exists.
                 let _ = h.insert(k, tuple, head);
                 Ok(())
@@ -243,6 +246,7 @@ impl PrimaryIndex {
             PrimaryIndex::Int(t, h) => {
                 let k = as_u64(key);
                 h.remove(k, tuple);
+                crate::sync::step();
                 remove_if(t, &k, tuple)
             }
             PrimaryIndex::Bytes(t, ..) => {

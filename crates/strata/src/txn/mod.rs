@@ -337,27 +337,36 @@ impl Transaction {
                     // `an_unrecorded_read_of_an_unlinked_row_is_caught`;
                     // first seen in `tests/storage.rs`'s list-append runs
                     // with deletes).
-                    if let Some(other) = self.absent_read::<P>(t, key, ek) {
-                        let g = self.read_tuple::<P>(t, other)?;
-                        if g.is_null() && storage::newest(t, other).is_null() {
-                            // Still leaving (an aborted insert's entry not
-                            // removed yet): nothing guards the key.
-                            return Err(Error::Conflict(ConflictKind::TimestampOrder));
-                        }
-                        return Ok(g);
-                    }
+                    return self.read_absent::<P>(t, key, ek);
                 }
                 Ok(v)
             }
-            None => {
-                // An absent key is a predicate read: a later insert of it must
-                // not be serialised before us.
-                if let Some(tuple) = self.absent_read::<P>(t, key, ek) {
-                    return self.read_tuple::<P>(t, tuple);
-                }
-                Ok(ptr::null_mut())
-            }
+            // An absent key is a predicate read: a later insert of it must
+            // not be serialised before us.
+            None => self.read_absent::<P>(t, key, ek),
         }
+    }
+
+    /// Records the read of `key` as absent (`Cc::absent_read`) and reads
+    /// the row the protocol hands back instead, if any (MVTO: the key's
+    /// ghost, or the row that is there after all).
+    fn read_absent<P: Cc>(
+        &mut self,
+        t: &TableInner,
+        key: &Key,
+        ek: &EncodedKey,
+    ) -> Result<*mut Version> {
+        let Some(tuple) = self.absent_read::<P>(t, key, ek) else {
+            return Ok(ptr::null_mut());
+        };
+        let v = self.read_tuple::<P>(t, tuple)?;
+        if v.is_null() && storage::newest(t, tuple).is_null() {
+            // A row on its way out (an aborted insert, a deleted row GC is
+            // unlinking) still holds the key in the index: no ghost could
+            // be placed and nothing guards our absent read.
+            return Err(Error::Conflict(ConflictKind::TimestampOrder));
+        }
+        Ok(v)
     }
 
     /// The tuple id of `ek`, after starting to load its chain head from the
@@ -488,8 +497,11 @@ impl Transaction {
         let ek = ti.encode(&key);
         let _guard = epoch::pin();
         let mut data = row;
+        // The row the index's tree holds for the key after our insert lost
+        // to it (see below).
+        let mut holder = None;
         loop {
-            if let Some(tuple) = ti.index.get(&ek) {
+            if let Some(tuple) = holder.take().or_else(|| ti.index.get(&ek)) {
                 let head = storage::newest(ti, tuple);
                 if head.is_null() {
                     // An aborting insert of the same key is being undone.
@@ -569,13 +581,18 @@ impl Transaction {
                     }
                     return Ok(());
                 }
-                Err(_) => {
+                Err(present) => {
                     // Another inserter won the race for the key: undo and
-                    // look again.
+                    // go to its row. (Not another lookup: point lookups go
+                    // to the index's hash side, which an insert fills after
+                    // the tree and a removal empties before it, so a lookup
+                    // now can find nothing again, and again, until the
+                    // other side finishes.)
                     // SAFETY: readers find tuple ids only through the index,
                     // which never held this one, so `v` was never shared.
                     data = unsafe { storage::unpublish_fresh(ti, tuple, v) };
                     ti.rows.release(tuple, &epoch::pin());
+                    holder = Some(present);
                 }
             }
         }
