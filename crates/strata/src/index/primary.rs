@@ -25,7 +25,12 @@
 //! lives on depends on the key alone, so a lookup finds it where its insert
 //! put it. The tree stays the source of truth for uniqueness and order: the
 //! hash entry is added after the tree entry and removed before it, so a key
-//! found in the hash is in the tree.
+//! found in the hash is in the tree. Not the other way round: between the
+//! two halves a key is in the tree and not (yet, or any more) in the hash,
+//! so a caller whose insert the tree refuses takes the entry the refusal
+//! names (`Err(present)`) and never looks the key up again to find out
+//! which row won: that lookup can come back empty (MVTO's ghost rows then
+//! left an absent read unguarded: `cc::mvto::ghost`).
 //!
 //! ```text
 //!  point lookup ──> hash side (Int, or Bytes that pack: IntHashIndex;
