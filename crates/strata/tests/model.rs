@@ -881,4 +881,3 @@ fn a_ghost_looking_the_key_up_again_is_caught() {
         shuttle::check_pct(mvto_fresh_key_model, 40000, 4)
     }));
 }
-

@@ -153,14 +153,15 @@ fn verify_in_place_storages() {
 }
 
 /// MVTO under transaction-level GC with deletes, over many seeds: where
-/// GC's unlinking of deleted rows met MVTO's reads of absent keys (an
-/// older writer could insert a key a younger reader had read as absent;
-/// `tests/model.rs`, `mvto_gc_unlink_vs_absent_read`, is the regression
-/// test). Each run failed about once in 700 before that fix and still
-/// fails about once in 15,000 (open: a third way in, not found yet), so
-/// the default is 8 runs (a fraction of a second) and `STRATA_SOAK=N` runs
-/// N times as many: `STRATA_SOAK=2000 cargo test --release -p strata
-/// --test storage mvto_with` is the hunt.
+/// GC's unlinking of deleted rows and the primary index's two halves met
+/// MVTO's reads of absent keys (an older writer could insert a key a
+/// younger reader had read as absent, about once in 700 runs of this
+/// workload; three ways in, each now a shuttle model in `tests/model.rs`:
+/// `mvto_gc_unlink_vs_absent_read`, `mvto_ghost_vs_older_insert`). After
+/// the fixes, 60,000 runs over the storage schemes and GC policies found
+/// nothing. A run is quick, so the default is 8 and `STRATA_SOAK=N` runs N
+/// times as many: `STRATA_SOAK=2000 cargo test --release -p strata --test
+/// storage mvto_with` is the hunt.
 #[test]
 fn mvto_with_deletes_under_gc_over_many_seeds() {
     for round in 0..4 * soak() as u64 {
