@@ -495,14 +495,14 @@ impl Transaction {
         ti.schema.check_row(&row)?;
         let key = ti.schema.key_of(&row);
         let ek = ti.encode(&key);
-        let _guard = epoch::pin();
+        let guard = epoch::pin();
         let mut data = row;
         // The insert goes to the index first, whose tree says whether the
         // key is taken (and by which row); a lookup before it was a cache
         // miss of its own, about 9% of TPC-C's NewOrder + Payment, whose
         // inserts are of fresh keys. Our hash entry's line starts loading
         // now and arrives while the tree takes the key.
-        ti.index.prefetch(&ek, &_guard);
+        ti.index.prefetch(&ek, &guard);
         // The row the index's tree holds for the key after our insert lost
         // to it (see below).
         let mut holder = None;
