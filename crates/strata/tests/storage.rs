@@ -159,17 +159,21 @@ fn verify_in_place_storages() {
 /// workload; three ways in, each now a shuttle model in `tests/model.rs`:
 /// `mvto_gc_unlink_vs_absent_read`, `mvto_ghost_vs_older_insert`). After
 /// the fixes, 60,000 runs over the storage schemes and GC policies found
-/// nothing. A run is quick, so the default is 8 and `STRATA_SOAK=N` runs N
-/// times as many: `STRATA_SOAK=2000 cargo test --release -p strata --test
-/// storage mvto_with` is the hunt.
+/// nothing. A run is quick, so the default is two per storage scheme and
+/// `STRATA_SOAK=N` runs N times as many: `STRATA_SOAK=1000 cargo test
+/// --release -p strata --test storage mvto_with` is the hunt.
 #[test]
 fn mvto_with_deletes_under_gc_over_many_seeds() {
-    for round in 0..4 * soak() as u64 {
-        for storage in [VersionStorage::AppendNewToOld, VersionStorage::Delta] {
+    let mvto_with_tl = configs()
+        .storages()
+        .protocols_where(|p| p == Protocol::Mvto)
+        .gc_where(|g| g == GcPolicy::TransactionLevel);
+    for round in 0..2 * soak() as u64 {
+        for c in mvto_with_tl.clone() {
             verify_seeded(
-                storage,
-                Protocol::Mvto,
-                GcPolicy::TransactionLevel,
+                c.storage,
+                c.protocol,
+                c.gc,
                 Workload::ListAppend,
                 1500,
                 22282 + round * 7919,
