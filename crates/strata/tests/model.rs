@@ -777,7 +777,6 @@ fn a_read_only_stamp_on_a_writers_is_caught() {
 // (`Break::UnlinkAsksBeforeLock`), and a read that met the unlinked
 // tuple's empty slot answered "absent" without a ghost
 // (`Break::LeftKeyReadUnrecorded`).
-
 //
 // Without the delete and the pass (`fresh`), the key never existed: R's
 // read finds no index entry and places a ghost, which the index's tree
