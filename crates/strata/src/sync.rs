@@ -124,6 +124,8 @@ pub enum Break {
     /// MVTO's ghost, refused by the index's tree, looks the key up again on
     /// the hash side instead of taking the row the tree holds.
     GhostLooksUpAgain,
+    /// SSN's inserter reads a scan log's pruned stamp before its records.
+    PrunedStampFirst,
     /// `TidTable::snapshots` scans the slots before it reads the clock.
     ScanBeforeClock,
     /// `Database::drop_table` does not wait for commits that are deciding.

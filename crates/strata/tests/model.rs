@@ -35,6 +35,9 @@
 //!   transaction-level pass unlinking a deleted row (`gc::prune_row`: lock,
 //!   ask `may_remove`, index entry, slot), or nothing, against MVTO's read
 //!   of the key (ghost rows) and an older transaction's insert of it.
+//! - `ssn_insert_vs_scan_log_prune`: SSN's inserter (the scan records
+//!   covering its key, then the log's pruned stamp) against a collection
+//!   pruning the scan log, in a cycle of three rw edges.
 //!
 //! Each has a `*_is_caught` test that breaks one step of that code
 //! (`strata::model::Break`, compiled to `false` outside the model build)
@@ -878,5 +881,67 @@ fn mvto_ghost_vs_older_insert() {
 fn a_ghost_looking_the_key_up_again_is_caught() {
     assert!(caught(Break::GhostLooksUpAgain, || {
         shuttle::check_pct(mvto_fresh_key_model, 40000, 4)
+    }));
+}
+
+// ------------------------- 9. SSN's insert vs a prune of the scan log
+
+// `ssn::watermarks` for an insert (the scan records covering the key,
+// then the log's pruned stamp: `records_then_pruned`) against a real
+// collection that prunes the scan log (`Cc::prune`: records committed
+// below the horizon go, their stamps folded into `pruned_pstamp`). The
+// rest is set up in order, so that the insert closes a cycle of three rw
+// edges: T1 reads key 5 as absent and updates x; T3 (older than T1's
+// commit) reads the old x and updates y; T2 (begun after T1's commit and
+// one more, so the horizon can pass T1 once T3 is gone) reads the old y,
+// then inserts key 5 while the collector runs. T1 -> T2 (T1 read the key
+// T2 inserts), T2 -> T3 (y), T3 -> T1 (x): T2 must not commit. With the
+// pruned stamp read before the records (`Break::PrunedStampFirst`), a
+// prune in between hides T1 from both and T2 commits (found by
+// `tests/storage.rs`, `ssn_on_predicates_over_many_seeds`, about once in
+// 20,000 runs).
+
+fn ssn_prune_model() {
+    let (db, t) = open(options(Protocol::SiSsn, GcPolicy::TransactionLevel, 4), 2);
+    let (x, y, k) = (0, 1, 5);
+    let mut t3 = db.begin().unwrap();
+    let mut t1 = db.begin().unwrap();
+    assert_eq!(read_v(&mut t1, &t, k).unwrap(), None);
+    set_v(&mut t1, &t, x, 1).unwrap();
+    t1.commit().unwrap();
+    assert_eq!(read_v(&mut t3, &t, x).unwrap(), Some(Value::Int(0)));
+    set_v(&mut t3, &t, y, 3).unwrap();
+    // Moves the clock past T1's commit before T2 begins.
+    db.run(|z| z.insert(&t, row![6, 0])).unwrap();
+    let mut t2 = db.begin().unwrap();
+    assert_eq!(read_v(&mut t2, &t, y).unwrap(), Some(Value::Int(0)));
+    t3.commit().unwrap();
+    let gc = {
+        let db = db.clone();
+        thread::spawn(move || {
+            db.collect_garbage();
+        })
+    };
+    let inserter = {
+        let t = t.clone();
+        thread::spawn(move || t2.insert(&t, row![k, 2]).and_then(|()| t2.commit()).is_ok())
+    };
+    gc.join().unwrap();
+    assert!(
+        !inserter.join().unwrap(),
+        "T2 committed: T1 -rw-> T2 -rw-> T3 -rw-> T1 is a cycle"
+    );
+}
+
+#[test]
+fn ssn_insert_vs_scan_log_prune() {
+    shuttle::check_random(ssn_prune_model, 3000);
+    shuttle::check_pct(ssn_prune_model, 3000, 3);
+}
+
+#[test]
+fn a_pruned_stamp_read_before_the_records_is_caught() {
+    assert!(caught(Break::PrunedStampFirst, || {
+        shuttle::check_random(ssn_prune_model, 3000)
     }));
 }

@@ -191,10 +191,12 @@ fn mvto_with_deletes_under_gc_over_many_seeds() {
     over_many_seeds(|p| p == Protocol::Mvto, Workload::ListAppend);
 }
 
-/// SI+SSN on the predicate workload. Open: about once in 20,000 runs SSN
-/// commits a three-transaction cycle of rw-antidependencies, one of them
-/// through a scan (G2-predicate; seen twice in 20,800 runs on N2O storage
-/// under transaction-level GC, 2026-11-27; cause not found yet).
+/// SI+SSN on the predicate workload: about once in 20,000 runs SSN
+/// committed a cycle of three rw edges, one of them an absent read of a
+/// key another transaction inserted later, whose scan record a concurrent
+/// prune of the scan log had removed between the inserter's two looks
+/// (`cc::ssn::records_then_pruned`; the regression test is the shuttle
+/// model `tests/model.rs`, `ssn_insert_vs_scan_log_prune`).
 #[test]
 fn ssn_on_predicates_over_many_seeds() {
     over_many_seeds(|p| p == Protocol::SiSsn, Workload::Predicate);
