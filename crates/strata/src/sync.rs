@@ -135,6 +135,9 @@ pub enum Break {
     CutHandoverDropped,
     /// `cc::read_only_stamp` takes `clock + 2`: the next writer's stamp.
     ReadOnlyStampOnWriters,
+    /// A master reader that went to the master because its version had no
+    /// full copy never looks at the copy again (SIRO's toggle gives it one).
+    ReaderIgnoresNewCopy,
 }
 
 /// Whether the model test broke step `b` (never, outside the model build).

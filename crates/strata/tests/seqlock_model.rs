@@ -12,6 +12,15 @@
 //! shows the model fails when readers skip the seqlock's check. Rows are
 //! integers, and also one cell of each kind (integer, byte string, float or
 //! null), so every cell tag goes through the seqlock.
+//!
+//! A second model runs SIRO's toggle: a writer overwrites version 1 and
+//! aborts by `toggle_back` (the master keeps no owner; version 1, current
+//! again, lives only in its copy), while readers read version 1 as the
+//! engine does (`values_of`: the copy if there is one, else the master).
+//! A reader that met no copy and went to the master must find the copy
+//! when the master stops reaching version 1;
+//! `a_reader_ignoring_the_toggled_copy_is_caught` shows the model fails
+//! (the reader spins past shuttle's step limit) when it does not.
 #![cfg(strata_model)]
 
 use shuttle::sync::atomic::AtomicPtr;
@@ -19,7 +28,8 @@ use shuttle::sync::Arc;
 use shuttle::thread;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use strata::model::{
-    install, pin, undo, with_broken, Break, Deltas, FullCopies, Master, Records, Version,
+    install, pin, toggle_back, undo, values_of, with_broken, Break, Deltas, FullCopies, Master,
+    Records, Version,
 };
 use strata::Value;
 
@@ -142,4 +152,67 @@ fn a_reader_without_the_recheck_is_caught() {
         std::panic::catch_unwind(|| shuttle::check_random(|| model::<FullCopies>(false), 3000))
     });
     assert!(r.is_err(), "the model must be able to find a torn read");
+}
+
+/// SIRO's toggle (see the module doc): version 2 overwrites 1, aborts and
+/// toggles back; readers of version 1, which stays visible throughout,
+/// must get its image whether they meet the master before, during or
+/// after.
+fn toggle_model() {
+    let master = Master::with_row(image(1, false));
+    let v1 = Version::alloc_in_place(None, 1, master, std::ptr::null_mut());
+    let v2 = Version::alloc_in_place(None, 2, master, v1);
+    // SAFETY: fresh and unshared.
+    let mut sec = unsafe { &*master }.write();
+    sec.set_owner(v1);
+    drop(sec);
+    let row = Arc::new(Row {
+        slot: AtomicPtr::new(v1),
+        master,
+        versions: vec![std::ptr::null_mut(), v1, v2],
+        committed: AtomicUsize::new(1),
+    });
+    let writer = {
+        let row = Arc::clone(&row);
+        thread::spawn(move || {
+            let guard = pin();
+            // SAFETY: the master lives until the end of the model.
+            let m = unsafe { &*row.master };
+            let v = &row.versions;
+            install::<FullCopies>(&row.slot, m, v[1], v[2], Some(image(2, false)), &guard);
+            toggle_back(&row.slot, m, v[1], &guard);
+        })
+    };
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let row = Arc::clone(&row);
+            thread::spawn(move || {
+                let guard = pin();
+                for _ in 0..2 {
+                    // SAFETY: pinned; versions leak at the end of the model.
+                    let got = values_of(unsafe { &*row.versions[1] });
+                    assert_eq!(got, image(1, false), "version 1 read as {got:?}");
+                }
+                drop(guard);
+            })
+        })
+        .collect();
+    writer.join().unwrap();
+    for r in readers {
+        r.join().unwrap();
+    }
+}
+
+#[test]
+fn readers_find_a_toggled_versions_copy() {
+    shuttle::check_random(toggle_model, 3000);
+    shuttle::check_pct(toggle_model, 3000, 3);
+}
+
+#[test]
+fn a_reader_ignoring_the_toggled_copy_is_caught() {
+    let r = with_broken(Break::ReaderIgnoresNewCopy, || {
+        std::panic::catch_unwind(|| shuttle::check_random(toggle_model, 3000))
+    });
+    assert!(r.is_err(), "the model must see the reader spin");
 }

@@ -739,6 +739,12 @@ impl Master {
             if let Some(out) = self.try_read_slow(v, &mut raw, &mut over) {
                 return out;
             }
+            // SIRO's toggle (`toggle_back`) may have given `v` the copy it
+            // lacked when our caller looked, and left no walk from the
+            // master that reaches `v`.
+            if let Some(out) = own_copy(v).filter(|_| !broken(Break::ReaderIgnoresNewCopy)) {
+                return out;
+            }
             attempt = attempt.saturating_add(1);
             debug_assert!(attempt < 100_000_000, "{STUCK}");
             spin_loop();
@@ -757,6 +763,10 @@ impl Master {
             let s1 = self.seq.load(Acquire);
             if s1 & 1 == 0 {
                 if let Some(out) = self.try_read_slow(v, &mut raw, &mut over) {
+                    return Some(out);
+                }
+                // Not gone, only toggled (see `read_slow`).
+                if let Some(out) = own_copy(v).filter(|_| !broken(Break::ReaderIgnoresNewCopy)) {
                     return Some(out);
                 }
                 // Orders the attempt's loads before the re-check: `seq`
@@ -1085,15 +1095,11 @@ pub fn install_in<R: Records>(
 /// the aborted image, the master has no owner (no version's image is in
 /// the cells), and the next write over `prev` fills them
 /// ([`install_over_copy`]). The caller holds `prev`'s lock.
-pub(crate) fn toggle_back(
-    slot: &AtomicPtr<Version>,
-    m: &Master,
-    prev: *mut Version,
-    guard: &Guard,
-) {
+pub fn toggle_back(slot: &AtomicPtr<Version>, m: &Master, prev: *mut Version, guard: &Guard) {
     let mut sec = m.write();
-    // No reader takes the cells for `prev`: it reads its full copy first
-    // (`values_of`), and nobody but its writer reads `own`.
+    // No reader takes the cells for `prev`: it reads its full copy (first,
+    // or after the master failed it: `own_copy`), and nobody but its
+    // writer reads `own`.
     sec.set_owner(ptr::null_mut());
     slot.store(prev, SeqCst);
     sec.finish(guard);
@@ -1403,18 +1409,52 @@ fn merge_records(run: &[*mut Version], kept: *mut Version, sp: Option<&SpaceSet>
 
 /// The row of in-place, non-tombstone version `v`. The caller is pinned.
 pub fn values_of(v: &Version) -> Vec<Value> {
-    let ext = v.ext().expect("in-place version");
-    // An overwritten version with a full copy needs no master: the copy is
-    // immutable (time-travel, or a delete's delta).
-    // SAFETY: pinned by the caller; records are freed through an epoch.
-    if let Some(r) = unsafe { ext.record.load(Acquire).as_ref() } {
-        if r.is_full() {
-            return r.full_values().to_vec();
-        }
+    let v = v as *const Version as *mut Version;
+    if let Some(out) = own_copy(v) {
+        return out;
     }
     // SAFETY: a live in-place version's master lives as long as its row.
-    let m = unsafe { &*ext.master };
-    m.read(v as *const Version as *mut Version)
+    unsafe { &*master_of(v) }.read(v)
+}
+
+/// [`values_of`] for a caller whose only hold on `v` is an epoch pin (see
+/// [`Master::read_if_reachable`]): None once no state of the row holds
+/// `v`'s image.
+pub fn values_if_reachable(v: &Version) -> Option<Vec<Value>> {
+    let v = v as *const Version as *mut Version;
+    if let Some(out) = own_copy(v) {
+        return Some(out);
+    }
+    // SAFETY: pinned; a master is retired through an epoch, after its row
+    // is unlinked, so it is alive while we are.
+    unsafe { &*master_of(v) }.read_if_reachable(v)
+}
+
+/// The image of in-place version `v` from its own full copy, if it has
+/// one: an overwritten version's under time-travel and SIRO, a deleted
+/// row's last image under delta. A full copy is immutable once published,
+/// so no master is read.
+///
+/// A reader that found no copy reads the master, and must look here again
+/// each time the master does not reach `v`: SIRO's toggle makes a copy the
+/// only place the *current* version's image lives. A writer overwrites `v`
+/// (`v`'s image moves to a copy, the master's owner is the new version),
+/// aborts, and `toggle_back` clears the owner: `v` is current again, and
+/// no walk from the master reaches it.
+///
+/// ```text
+///  reader: record of v? none ──────────────────────────> master walk: owner = null, never reaches v
+///  writer:                    install w over v (v.record = copy); abort: owner = null
+/// ```
+///
+/// The caller is pinned; `v` is not a tombstone.
+fn own_copy(v: *mut Version) -> Option<Vec<Value>> {
+    // SAFETY: pinned by the caller; versions and records are freed through
+    // an epoch.
+    let ext = unsafe { (*v).ext() }.expect("in-place version");
+    // SAFETY: as above.
+    let r = unsafe { ext.record.load(Acquire).as_ref() }?;
+    r.is_full().then(|| r.full_values().to_vec())
 }
 
 /// The new image a write puts in the master, derived from `base` (its

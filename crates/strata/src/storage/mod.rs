@@ -344,22 +344,7 @@ pub fn try_with_values<R>(v: &Version, f: impl FnOnce(&[Value]) -> R) -> Option<
     if !v.is_in_place() || v.is_tombstone() {
         return Some(f(v.data()));
     }
-    let ext = v.ext().expect("in-place version");
-    // SAFETY: pinned by the caller; records are freed through an epoch.
-    if let Some(r) = unsafe {
-        ext.record
-            .load(std::sync::atomic::Ordering::Acquire)
-            .as_ref()
-    } {
-        if r.is_full() {
-            return Some(f(r.full_values()));
-        }
-    }
-    // SAFETY: pinned; a master is retired through an epoch, after its row
-    // is unlinked, so it is alive while we are.
-    let m = unsafe { &*ext.master };
-    m.read_if_reachable(v as *const Version as *mut Version)
-        .map(|d| f(&d))
+    in_place::values_if_reachable(v).map(|d| f(&d))
 }
 
 /// The versions of `tuple` in `span`, newest first, whatever the chain's
