@@ -43,7 +43,7 @@ use crate::storage::version::{Version, TID_MARK};
 use crate::storage::{self, PrunePlan, Span};
 use crate::value::{Key, Value};
 use crossbeam_epoch as epoch;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::ops::Bound;
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
@@ -205,7 +205,7 @@ fn unique_check<K: EntryScheme, C: IndexTxn>(
         if locker != 0 && locker != GC_TID && locker != tid {
             return Err(Error::Conflict(ConflictKind::WriteWrite));
         }
-        if h.is_tombstone() || storage::with_values(h, |d| idx.ident(&t.schema, d)) != kid {
+        if h.is_tombstone() || !storage::with_values(h, |d| idx.ident_matches(&t.schema, d, kid)) {
             continue; // stale entry, or a reused tuple
         }
         if locker != tid {
@@ -261,8 +261,9 @@ pub(super) fn remove_added(w: &SecWrite) {
 pub(super) struct ScanReads {
     mode: ScanMode,
     /// Read-write: each row is read once per scan (its bookkeeping is not
-    /// repeated), null when nothing was visible.
-    read: HashMap<u64, *mut Version>,
+    /// repeated), null when nothing was visible. (Tuple ids are not chosen
+    /// by users: no need for a keyed hash.)
+    read: FxHashMap<u64, *mut Version>,
     seen: Vec<Box<[u8]>>,
 }
 
@@ -270,7 +271,7 @@ impl ScanReads {
     pub fn new(mode: ScanMode) -> Self {
         ScanReads {
             mode,
-            read: HashMap::new(),
+            read: FxHashMap::default(),
             seen: Vec::new(),
         }
     }
@@ -346,15 +347,19 @@ pub(super) fn validate<K: EntryScheme>(
 ) -> bool {
     let idx = &sec.index;
     let mut unseen = Unseen::new(t, accounted);
-    for (k, val) in idx.range(lo, hi) {
-        let ident = K::ident_of(&k);
+    for e in idx.entries(lo, hi) {
+        let (k, val) = (e.key(), *e.value());
+        let ident = K::ident_of(k);
         if sec.seen.binary_search_by(|x| (**x).cmp(ident)).is_ok() {
             continue;
         }
-        if own.iter().any(|w| Arc::ptr_eq(&w.index, idx) && w.key == k) {
+        if own
+            .iter()
+            .any(|w| Arc::ptr_eq(&w.index, idx) && w.key == *k)
+        {
             continue;
         }
-        let Some(tuple) = K::resolve(t, idx, &k, val) else {
+        let Some(tuple) = K::resolve(t, idx, k, val) else {
             continue;
         };
         if unseen.is_phantom(tuple) {
@@ -570,7 +575,7 @@ fn newest_state_holds(
         // through an epoch.
         let r = unsafe { &*v };
         if !r.is_tombstone() {
-            holds |= storage::try_with_values(r, |d| idx.ident(&t.schema, d)[..] == *ident)?;
+            holds |= storage::try_with_values(r, |d| idx.ident_matches(&t.schema, d, ident))?;
         }
         if r.begin.load(SeqCst) & TID_MARK == 0 {
             break;

@@ -182,7 +182,7 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
             // serves `v`), any other goes.
             let keeps = new
                 .as_ref()
-                .is_some_and(|n| w.index.ident(&t.schema, n)[..] == *w.key);
+                .is_some_and(|n| w.index.ident_matches(&t.schema, n, &w.key));
             if keeps {
                 w.version = v;
                 return true;
@@ -206,9 +206,9 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
         mut f: impl FnMut(&[Value]),
     ) -> Result<(usize, Option<SecScan>)> {
         let mut reads = ScanReads::new(mode);
-        let mut buf = Vec::new();
         let mut n = 0;
-        for (k, val) in &idx.range(lo, hi) {
+        for e in idx.entries(lo, hi) {
+            let (k, val) = (e.key(), e.value());
             let Some(tuple) = P::resolve(t, idx, k, *val) else {
                 continue;
             };
@@ -225,9 +225,7 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
                 continue;
             }
             let hit = storage::with_values(r, |d| {
-                buf.clear();
-                idx.ident_into(&t.schema, d, &mut buf);
-                if buf[..] != **k {
+                if !idx.ident_matches(&t.schema, d, k) {
                     return false; // a stale key of this row
                 }
                 f(d);

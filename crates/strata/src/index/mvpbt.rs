@@ -1357,7 +1357,6 @@ impl SecondaryIndexKind for MvPbt {
         }
         // Read-write: through the protocol, for its read tracking.
         let mut reads = ScanReads::new(mode);
-        let mut buf = Vec::new();
         for (ident, tuple) in matter_by_identity(idx, lo, hi, |_| false) {
             let v = reads.read(cx, t, tuple)?;
             // SAFETY: pinned; `v` is at or above our visible version.
@@ -1368,9 +1367,7 @@ impl SecondaryIndexKind for MvPbt {
                 continue;
             }
             let hit = storage::with_values(r, |d| {
-                buf.clear();
-                idx.ident_into(&t.schema, d, &mut buf);
-                if buf[..] != *ident {
+                if !idx.ident_matches(&t.schema, d, &ident) {
                     return false; // the row's key changed, or it is another row
                 }
                 f(d);

@@ -114,7 +114,7 @@ impl SecondaryIndexKind for Physical {
             let ident = Self::ident_of(&w.key);
             let keeps = new
                 .as_ref()
-                .is_some_and(|n| w.index.ident(&t.schema, n)[..] == *ident);
+                .is_some_and(|n| w.index.ident_matches(&t.schema, n, ident));
             if keeps {
                 // The entry names its version: re-key it to `v`.
                 moved.push((Arc::clone(&w.index), Self::entry_key(ident.to_vec(), v)));
@@ -151,8 +151,8 @@ impl SecondaryIndexKind for Physical {
     ) -> Result<(usize, Option<SecScan>)> {
         let mut reads = ScanReads::new(mode);
         let mut n = 0;
-        for (k, val) in &idx.range(lo, hi) {
-            let tuple = *val;
+        for e in idx.entries(lo, hi) {
+            let (k, tuple) = (e.key(), *e.value());
             let named = version_of(k);
             let v = if mode.rw {
                 reads.read(cx, t, tuple)?

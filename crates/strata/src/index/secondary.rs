@@ -39,7 +39,7 @@
 
 use super::table::TableInner;
 use crate::error::{Error, Result};
-use crate::index::key::{encode_values_into, prefix_end, skip_values, EncodedKey};
+use crate::index::key::{encode_values_into, match_values, prefix_end, skip_values, EncodedKey};
 use crate::index::mvpbt::Partitions;
 use crate::index::mvpbt_spill::SpillDir;
 use crate::index::scan_log::ScanLog;
@@ -138,14 +138,20 @@ impl SecondaryIndex {
     /// `enc(index key) ++ enc(primary key)` of a (non-tombstone) row.
     pub fn ident(&self, schema: &Schema, row: &[Value]) -> Vec<u8> {
         let mut out = Vec::with_capacity((self.columns.len() + schema.primary_key.len()) * 9);
-        self.ident_into(schema, row, &mut out);
+        encode_values_into(self.columns.iter().map(|&c| &row[c]), &mut out);
+        encode_values_into(schema.primary_key.iter().map(|&c| &row[c]), &mut out);
         out
     }
 
-    /// `ident`, appended to `out` (readers reuse one buffer).
-    pub fn ident_into(&self, schema: &Schema, row: &[Value], out: &mut Vec<u8>) {
-        encode_values_into(self.columns.iter().map(|&c| &row[c]), out);
-        encode_values_into(schema.primary_key.iter().map(|&c| &row[c]), out);
+    /// Whether `key` is exactly `ident` of `row` (a scan's and a
+    /// writer's stale-entry check), compared in place: nothing is encoded.
+    #[inline]
+    pub fn ident_matches(&self, schema: &Schema, row: &[Value], key: &[u8]) -> bool {
+        let Some(n) = match_values(self.columns.iter().map(|&c| &row[c]), key) else {
+            return false;
+        };
+        match_values(schema.primary_key.iter().map(|&c| &row[c]), &key[n..])
+            .is_some_and(|m| n + m == key.len())
     }
 
     /// Length of the index-key part of an entry key.
@@ -155,6 +161,18 @@ impl SecondaryIndex {
 
     /// Entries with keys in the (byte) bounds, in key order.
     pub fn range(&self, lo: &Bound<EncodedKey>, hi: &Bound<EncodedKey>) -> Vec<(Box<[u8]>, u64)> {
+        self.entries(lo, hi)
+            .map(|e| (e.key().clone(), *e.value()))
+            .collect()
+    }
+
+    /// [`SecondaryIndex::range`] as it goes, for a scan that looks at each
+    /// entry once: no key is copied.
+    pub fn entries<'a>(
+        &'a self,
+        lo: &'a Bound<EncodedKey>,
+        hi: &'a Bound<EncodedKey>,
+    ) -> impl Iterator<Item = crossbeam_skiplist::map::Entry<'a, Box<[u8]>, u64>> + 'a {
         fn b(x: &Bound<EncodedKey>) -> Bound<&[u8]> {
             match x {
                 Bound::Included(EncodedKey::Bytes(k)) => Bound::Included(k),
@@ -162,18 +180,15 @@ impl SecondaryIndex {
                 _ => Bound::Unbounded,
             }
         }
-        if let (Bound::Included(l) | Bound::Excluded(l), Bound::Included(h) | Bound::Excluded(h)) =
-            (b(lo), b(hi))
-        {
-            if l > h {
-                return Vec::new(); // an inverted range (the tree would panic)
-            }
-        }
-        self.tree
-            .map
-            .range::<[u8], _>((b(lo), b(hi)))
-            .map(|e| (e.key().clone(), *e.value()))
-            .collect()
+        // An inverted range would make the tree panic: it is empty.
+        let inverted = matches!(
+            (b(lo), b(hi)),
+            (Bound::Included(l) | Bound::Excluded(l), Bound::Included(h) | Bound::Excluded(h)) if l > h
+        );
+        (!inverted)
+            .then(|| self.tree.map.range::<[u8], _>((b(lo), b(hi))))
+            .into_iter()
+            .flatten()
     }
 
     /// Entries whose index key is exactly `ikey` (encoded).
@@ -356,10 +371,17 @@ impl IndexCatalog {
 }
 
 /// Checks a (possibly prefix) key against index columns `cols`.
-pub(crate) fn check_prefix(schema: &Schema, cols: &[usize], what: &str, key: &Key) -> Result<()> {
+/// `what` names the index in the error (built only for one).
+pub(crate) fn check_prefix(
+    schema: &Schema,
+    cols: &[usize],
+    what: impl FnOnce() -> String,
+    key: &Key,
+) -> Result<()> {
     if key.0.len() > cols.len() {
         return Err(Error::Schema(format!(
-            "{what} has {} columns, key has {}",
+            "{} has {} columns, key has {}",
+            what(),
             cols.len(),
             key.0.len()
         )));
@@ -420,7 +442,7 @@ pub(crate) fn primary_bound(
         check_prefix(
             &t.schema,
             pk,
-            &format!("primary key of {}", t.schema.name),
+            || format!("primary key of {}", t.schema.name),
             k,
         )?;
     }

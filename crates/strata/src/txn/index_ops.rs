@@ -232,10 +232,9 @@ impl Transaction {
             return Err(Error::Schema(format!("index {} was dropped", si.name)));
         }
         let ti: &TableInner = &idx.table.inner;
-        let what = format!("index {}", si.name);
         for b in [range.start_bound(), range.end_bound()] {
             if let Bound::Included(k) | Bound::Excluded(k) = b {
-                check_prefix(&ti.schema, &si.columns, &what, k)?;
+                check_prefix(&ti.schema, &si.columns, || format!("index {}", si.name), k)?;
             }
         }
         Ok((
