@@ -252,6 +252,14 @@ pub fn match_values<'a>(values: impl IntoIterator<Item = &'a Value>, enc: &[u8])
 
 /// [`escaped_into`] compared with `enc` from `i`: where the match ends.
 fn match_escaped(payload: &[u8], enc: &[u8], mut i: usize) -> Option<usize> {
+    // Without a zero byte (names, most text) the escaped form is the
+    // payload and the terminator: one compare after a `memchr`, not a
+    // byte-at-a-time split.
+    if !payload.contains(&0) {
+        let end = i + payload.len();
+        return (enc.get(i..end)? == payload && enc.get(end..end + 2)? == [0, 0])
+            .then_some(end + 2);
+    }
     let mut expect = |bytes: &[u8]| {
         let end = i + bytes.len();
         (enc.get(i..end)? == bytes).then(|| i = end)
