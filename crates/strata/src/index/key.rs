@@ -56,7 +56,8 @@ const _: () = assert!(std::mem::size_of::<ByteKey>() == INLINE_KEY + 8);
 /// them (about 15% of TPC-C's instructions). The order word is the first
 /// 16 bytes of a compact re-encoding of the key's leading integers (tag,
 /// then a length class and only the significant bytes, FoundationDB's
-/// tuple code for integers), so those keys fit in it whole:
+/// tuple code for integers) and, from the first value of another type,
+/// the bytes as they are; those keys fit in it whole:
 ///
 /// ```text
 ///  bytes  01 80 00 00 00 00 00 00 01 | 01 80 .. 05 | 01 80 .. 0b b9 | 01 80 .. 07
@@ -118,8 +119,9 @@ impl std::borrow::Borrow<[u8]> for TreeKey {
 /// - two complete integer groups compare as their integers, and the compact
 ///   code (length class, then significant bytes; negatives below zero,
 ///   larger magnitudes lower) orders integers the same way;
-/// - another tag stops the word after the tag byte, which orders as the
-///   bytes do against an integer's tag or another tag;
+/// - another tag orders as the bytes do against an integer's tag or
+///   another tag, and after it the word copies the rest as it is (so two
+///   strings that get there compare on as their bytes);
 /// - an integer group cut short (a string that ends inside it) is coded
 ///   as the smallest integer its bytes begin with, then the word stops:
 ///   every complete group below those bytes codes lower, every one that
@@ -139,6 +141,14 @@ pub fn order_word(b: &[u8]) -> [u64; 2] {
     while let Some(&tag) = b.get(i) {
         put(&mut w, &mut n, tag);
         if tag != INT {
+            // The rest as it is: strings that agree up to here compare
+            // from here as their bytes do (a text key's first bytes).
+            for &x in &b[i + 1..] {
+                if n >= w.len() {
+                    break;
+                }
+                put(&mut w, &mut n, x);
+            }
             break;
         }
         let rest = &b[i + 1..];
