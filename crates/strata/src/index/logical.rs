@@ -144,14 +144,29 @@ impl<P: Pointer> EntryScheme for Logical<P> {
     }
 }
 
+/// Prefetches what `x` holds out of line: the shared header of a text or
+/// byte string, or (`buffer`) its bytes, which reads the header.
+#[inline]
+fn prefetch_heap(x: &Value, buffer: bool) {
+    match x {
+        Value::Text(s) if buffer => prefetch::line(s.as_ptr()),
+        Value::Text(s) => prefetch::line(Arc::as_ptr(s)),
+        Value::Bytes(b) if buffer => prefetch::line(b.as_ptr()),
+        Value::Bytes(b) => prefetch::line(Arc::as_ptr(b)),
+        Value::Null | Value::Int(_) | Value::Float(_) | Value::Bool(_) => {}
+    }
+}
+
 /// Entries a scan takes at a time. Rows behind a scan's entries are cold
 /// (Payment's by-name lookup reads a dozen customers a scan: slot, chain
 /// head, row, each a cache miss in turn). Per batch the entries' slots are
-/// prefetched while the skip list is walked, and each row two entries
-/// before its turn, so the misses overlap (see `crate::prefetch`):
+/// prefetched while the skip list is walked; then each row three entries
+/// before its turn, the shared headers of its indexed texts two before
+/// (a text is an `Arc<String>`: header, then bytes, each a miss), their
+/// bytes one before, so the misses overlap (see `crate::prefetch`):
 ///
 /// ```text
-///  walk e1..e16 (prefetch slots) | prefetch row 1, 2 | row 3 ahead, read 1 | row 4 ahead, read 2 | ...
+///  walk e1..e16, slots | e(i+3): row   e(i+2): text headers   e(i+1): text bytes   e(i): read
 /// ```
 const AHEAD: usize = 16;
 
@@ -271,15 +286,43 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
             }
             let row_bytes =
                 HEADER_BYTES + 8 + t.schema.columns.len() * std::mem::size_of::<Value>();
-            let ahead = |i: usize| {
-                if let Some((_, tuple)) = batch.get(i) {
-                    prefetch::range(t.rows.head(*tuple), row_bytes);
+            // Stage `d` entries ahead: 3 the row, 2 the shared headers of
+            // its indexed text, 1 their bytes (each stage reads what the
+            // one before brought in).
+            let ahead = |i: usize, d: usize| {
+                let Some((_, tuple)) = batch.get(i) else {
+                    return;
+                };
+                let head = t.rows.head(*tuple);
+                if d == 3 {
+                    prefetch::range(head, row_bytes);
+                    return;
+                }
+                // SAFETY: pinned; a head loaded while pinned is retired
+                // only through an epoch, and an append-only version's
+                // values never change once it is shared.
+                let Some(v) = (unsafe { head.as_ref() }) else {
+                    return;
+                };
+                if v.is_in_place() || v.is_tombstone() {
+                    return; // an in-place row's values are in its master
+                }
+                let d_row = v.data();
+                for &c in &idx.columns {
+                    if let Some(x) = d_row.get(c) {
+                        prefetch_heap(x, d == 1);
+                    }
                 }
             };
-            ahead(0);
-            ahead(1);
+            // Fill the pipeline: entry 0 through all stages, 1 through
+            // two, 2 through one.
+            for (i, d) in [(0, 3), (1, 3), (2, 3), (0, 2), (1, 2), (0, 1)] {
+                ahead(i, d);
+            }
             for i in 0..batch.len() {
-                ahead(i + 2);
+                ahead(i + 3, 3);
+                ahead(i + 2, 2);
+                ahead(i + 1, 1);
                 let (e, tuple) = &batch[i];
                 n += usize::from(Self::scan_one(
                     cx,
