@@ -67,74 +67,99 @@ fn image(n: usize, mixed: bool) -> Vec<Value> {
     vec![Value::Int(n as i64), Value::from(vec![n as u8; 2]), last]
 }
 
-/// `R`: time-travel's full copies or delta's changed attributes. `mixed`:
-/// see `image` (the broken-reader check keeps to integers: a torn pointer
-/// cell would be a wild pointer, not a failed assertion).
-fn model<R: Records>(mixed: bool) {
-    let image = move |n| image(n, mixed);
-    let master = Master::with_row(image(1));
-    let mut versions = vec![std::ptr::null_mut(); 5];
+/// A row whose master holds `first` for version 1 (its owner), with
+/// `count` versions in all, each made by `make(n, versions so far)`.
+fn row_of(
+    first: Vec<Value>,
+    count: usize,
+    make: impl Fn(usize, &[*mut Version], *mut Master) -> *mut Version,
+) -> Arc<Row> {
+    let master = Master::with_row(first);
+    let mut versions = vec![std::ptr::null_mut(); count + 1];
     versions[1] = Version::alloc_in_place(None, 1, master, std::ptr::null_mut());
     // SAFETY: fresh and unshared.
     let mut sec = unsafe { &*master }.write();
     sec.set_owner(versions[1]);
     drop(sec);
-    // Version 3 is aborted; 4 overwrites 2 again.
-    versions[2] = Version::alloc_in_place(None, 2, master, versions[1]);
-    versions[3] = Version::alloc_in_place(None, 3, master, versions[2]);
-    versions[4] = Version::alloc_in_place(None, 4, master, versions[2]);
-    let row = Arc::new(Row {
+    for n in 2..=count {
+        versions[n] = make(n, &versions, master);
+    }
+    Arc::new(Row {
         slot: AtomicPtr::new(versions[1]),
         master,
         versions,
         committed: AtomicUsize::new(1),
-    });
-    let writer = {
+    })
+}
+
+/// Runs `writer` against two readers (`reader(row, its number)`), each
+/// pinned, and joins them all. Versions, records and the master are left
+/// to leak: a few hundred bytes per schedule, and nothing here may outlive
+/// a failed assertion half-freed.
+fn race(
+    row: Arc<Row>,
+    writer: impl FnOnce(&Row, &Master) + Send + 'static,
+    reader: impl Fn(&Row, &Master, usize) + Send + Sync + Clone + 'static,
+) {
+    let w = {
         let row = Arc::clone(&row);
         thread::spawn(move || {
-            let guard = pin();
+            let _guard = pin();
             // SAFETY: the master lives until the end of the model.
-            let m = unsafe { &*row.master };
-            let v = &row.versions;
-            install::<R>(&row.slot, m, v[1], v[2], Some(image(2)), &guard);
-            row.committed.store(2, SeqCst);
-            install::<R>(&row.slot, m, v[2], v[3], Some(image(3)), &guard);
-            undo(&row.slot, m, v[2], &guard);
-            install::<R>(&row.slot, m, v[2], v[4], Some(image(4)), &guard);
-            row.committed.store(4, SeqCst);
+            writer(&row, unsafe { &*row.master });
         })
     };
     let readers: Vec<_> = (0..2)
         .map(|r| {
-            let row = Arc::clone(&row);
+            let (row, reader) = (Arc::clone(&row), reader.clone());
             thread::spawn(move || {
-                let guard = pin();
+                let _guard = pin();
                 // SAFETY: as above.
-                let m = unsafe { &*row.master };
-                let mut first = 0;
-                for i in 0..2 {
-                    // Reader 1 reads its first version again, by then
-                    // possibly an older one behind a record.
-                    let n = if r == 1 && i == 1 {
-                        first
-                    } else {
-                        row.committed.load(SeqCst)
-                    };
-                    first = n;
-                    let got = m.read(row.versions[n]);
-                    assert_eq!(got, image(n), "version {n} read as {got:?}");
-                }
-                drop(guard);
+                reader(&row, unsafe { &*row.master }, r);
             })
         })
         .collect();
-    writer.join().unwrap();
+    w.join().unwrap();
     for r in readers {
         r.join().unwrap();
     }
-    // Versions, records and the master are left to leak: a few hundred
-    // bytes per schedule, and nothing here may outlive a failed assertion
-    // half-freed.
+}
+
+/// `R`: time-travel's full copies or delta's changed attributes. `mixed`:
+/// see `image` (the broken-reader check keeps to integers: a torn pointer
+/// cell would be a wild pointer, not a failed assertion).
+fn model<R: Records>(mixed: bool) {
+    let image = move |n| image(n, mixed);
+    // Version 3 is aborted; 4 overwrites 2 again.
+    let row = row_of(image(1), 4, |n, v, m| {
+        let prev = if n == 2 { v[1] } else { v[2] };
+        Version::alloc_in_place(None, n as u64, m, prev)
+    });
+    let writer = move |row: &Row, m: &Master| {
+        let guard = pin();
+        let v = &row.versions;
+        install::<R>(&row.slot, m, v[1], v[2], Some(image(2)), &guard);
+        row.committed.store(2, SeqCst);
+        install::<R>(&row.slot, m, v[2], v[3], Some(image(3)), &guard);
+        undo(&row.slot, m, v[2], &guard);
+        install::<R>(&row.slot, m, v[2], v[4], Some(image(4)), &guard);
+        row.committed.store(4, SeqCst);
+    };
+    race(row, writer, move |row, m, r| {
+        let mut first = 0;
+        for i in 0..2 {
+            // Reader 1 reads its first version again, by then possibly an
+            // older one behind a record.
+            let n = if r == 1 && i == 1 {
+                first
+            } else {
+                row.committed.load(SeqCst)
+            };
+            first = n;
+            let got = m.read(row.versions[n]);
+            assert_eq!(got, image(n), "version {n} read as {got:?}");
+        }
+    });
 }
 
 #[test]
@@ -159,48 +184,22 @@ fn a_reader_without_the_recheck_is_caught() {
 /// must get its image whether they meet the master before, during or
 /// after.
 fn toggle_model() {
-    let master = Master::with_row(image(1, false));
-    let v1 = Version::alloc_in_place(None, 1, master, std::ptr::null_mut());
-    let v2 = Version::alloc_in_place(None, 2, master, v1);
-    // SAFETY: fresh and unshared.
-    let mut sec = unsafe { &*master }.write();
-    sec.set_owner(v1);
-    drop(sec);
-    let row = Arc::new(Row {
-        slot: AtomicPtr::new(v1),
-        master,
-        versions: vec![std::ptr::null_mut(), v1, v2],
-        committed: AtomicUsize::new(1),
+    let row = row_of(image(1, false), 2, |_, v, m| {
+        Version::alloc_in_place(None, 2, m, v[1])
     });
-    let writer = {
-        let row = Arc::clone(&row);
-        thread::spawn(move || {
-            let guard = pin();
-            // SAFETY: the master lives until the end of the model.
-            let m = unsafe { &*row.master };
-            let v = &row.versions;
-            install::<FullCopies>(&row.slot, m, v[1], v[2], Some(image(2, false)), &guard);
-            toggle_back(&row.slot, m, v[1], &guard);
-        })
+    let writer = |row: &Row, m: &Master| {
+        let guard = pin();
+        let v = &row.versions;
+        install::<FullCopies>(&row.slot, m, v[1], v[2], Some(image(2, false)), &guard);
+        toggle_back(&row.slot, m, v[1], &guard);
     };
-    let readers: Vec<_> = (0..2)
-        .map(|_| {
-            let row = Arc::clone(&row);
-            thread::spawn(move || {
-                let guard = pin();
-                for _ in 0..2 {
-                    // SAFETY: pinned; versions leak at the end of the model.
-                    let got = values_of(unsafe { &*row.versions[1] });
-                    assert_eq!(got, image(1, false), "version 1 read as {got:?}");
-                }
-                drop(guard);
-            })
-        })
-        .collect();
-    writer.join().unwrap();
-    for r in readers {
-        r.join().unwrap();
-    }
+    race(row, writer, |row, _, _| {
+        for _ in 0..2 {
+            // SAFETY: pinned; versions leak at the end of the model.
+            let got = values_of(unsafe { &*row.versions[1] });
+            assert_eq!(got, image(1, false), "version 1 read as {got:?}");
+        }
+    });
 }
 
 #[test]

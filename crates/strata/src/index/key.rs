@@ -113,8 +113,9 @@ impl std::borrow::Borrow<[u8]> for TreeKey {
     }
 }
 
-/// The order word of `b` (see [`TreeKey`]): its leading complete integer
-/// groups re-encoded compactly, cut at 16 bytes, zero-padded. Monotone:
+/// The order word of `b` (see [`TreeKey`]): its leading integer groups
+/// re-encoded compactly, from another tag on the bytes as they are, cut at
+/// 16 bytes, zero-padded. Monotone:
 /// two strings agree up to their first differing group, and there
 /// - two complete integer groups compare as their integers, and the compact
 ///   code (length class, then significant bytes; negatives below zero,

@@ -273,8 +273,8 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
         let mut entries = idx.entries(lo, hi);
         let mut batch: SmallVec<[_; AHEAD]> = SmallVec::new();
         loop {
-            // A batch of entries with their slots prefetched, then each row
-            // prefetched two entries before its turn (see `AHEAD`).
+            // A batch of entries with their slots prefetched, then the
+            // stages ahead of each entry's turn (see `AHEAD`).
             batch.clear();
             batch.extend(entries.by_ref().take(AHEAD).filter_map(|e| {
                 let tuple = P::resolve(t, idx, e.key(), *e.value())?;
