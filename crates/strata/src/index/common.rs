@@ -68,6 +68,9 @@ pub(crate) type SecWrites = ThinVec<SecWrite>;
 pub(crate) struct SecScan {
     pub index: Arc<SecondaryIndex>,
     /// Identities (index key ++ primary key) of the entries seen, sorted.
+    /// A shortcut, not a second rule: a seen entry's row is in `read` too,
+    /// so re-validation skips resolving it and, if every entry was seen,
+    /// computing the accounted rows at all.
     pub seen: Vec<Box<[u8]>>,
     /// Rows (tuple ids) the scan read a visible version of, sorted: a new
     /// entry of one of them is a change to a row we read, which the
