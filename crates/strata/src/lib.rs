@@ -92,7 +92,7 @@ pub mod model {
     pub use crate::storage::siro::{CutEvent, CutterTas, Handover, RowState};
     pub use crate::storage::time_travel::FullCopies;
     pub use crate::storage::version::{Version, INF_TS, TID_MARK};
-    pub use crate::sync::model::{take_logged, take_retired, with_broken};
+    pub use crate::sync::model::{caught, take_logged, take_retired, with_broken};
     pub use crate::sync::{Break, Logged};
     pub use crate::tid::{Status, TidTable};
     pub use crossbeam_epoch::pin;

@@ -239,6 +239,12 @@ pub mod model {
         f()
     }
 
+    /// Whether `check` (a whole shuttle check) fails with step `b`
+    /// broken: each model's `*_is_caught` test asserts this.
+    pub fn caught(b: super::Break, check: impl FnOnce() + std::panic::UnwindSafe) -> bool {
+        with_broken(b, || std::panic::catch_unwind(check)).is_err()
+    }
+
     /// Takes the log of pointers passed to [`super::retire`] so far.
     pub fn take_retired() -> Vec<usize> {
         RETIRED.with(|r| std::mem::take(&mut *r.borrow_mut()))

@@ -30,8 +30,7 @@ use shuttle::thread;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use strata::model::{
-    counter, parse_header, seal, skip_record, with_broken, Break, CommitBuilder, LogBuffer,
-    KIND_SKIP,
+    caught, counter, parse_header, seal, skip_record, Break, CommitBuilder, LogBuffer, KIND_SKIP,
 };
 use strata::Value;
 
@@ -141,18 +140,22 @@ fn log_buffer_model_pct() {
 
 #[test]
 fn publishing_the_first_word_first_is_caught() {
-    let r = with_broken(Break::PublishFirstWordFirst, || {
-        std::panic::catch_unwind(|| shuttle::check_random(model, 3000))
-    });
-    assert!(r.is_err(), "the model must find a record taken in part");
+    assert!(
+        caught(Break::PublishFirstWordFirst, || shuttle::check_random(
+            model, 3000
+        )),
+        "the model must find a record taken in part"
+    );
 }
 
 #[test]
 fn a_flusher_that_checks_before_raising_its_flag_is_caught() {
-    let r = with_broken(Break::FlusherChecksBeforeFlag, || {
-        std::panic::catch_unwind(|| shuttle::check_random(model, 3000))
-    });
-    assert!(r.is_err(), "the model must find the lost wake-up");
+    assert!(
+        caught(Break::FlusherChecksBeforeFlag, || shuttle::check_random(
+            model, 3000
+        )),
+        "the model must find the lost wake-up"
+    );
 }
 
 /// K of the LSN-stamps model (the clock's value at LSN 0).

@@ -61,7 +61,7 @@ use shuttle::sync::Arc;
 use shuttle::thread;
 use std::sync::atomic::{AtomicBool as Ghost, Ordering::SeqCst};
 use strata::model::{
-    chain, take_logged, with_broken, Break, Logged, Status, TidTable, Words, INF_TS, TID_MARK,
+    caught, chain, take_logged, Break, Logged, Status, TidTable, Words, INF_TS, TID_MARK,
 };
 use strata::{key, row, Database, Error, GcPolicy, Options, Protocol, Schema, Table, Type, Value};
 
@@ -107,11 +107,6 @@ fn read_v(x: &mut strata::Transaction, t: &Table, k: i64) -> strata::Result<Opti
 
 fn set_v(x: &mut strata::Transaction, t: &Table, k: i64, v: i64) -> strata::Result<()> {
     x.update(t, &key![k], &[("v", Value::Int(v))])
-}
-
-/// Whether `check` (a whole shuttle check) fails with step `b` broken.
-fn caught(b: Break, check: impl FnOnce() + std::panic::UnwindSafe) -> bool {
-    with_broken(b, || std::panic::catch_unwind(check)).is_err()
 }
 
 /// Every version of a quiet chain is stamped, the head unlocked and not

@@ -28,8 +28,8 @@ use shuttle::sync::Arc;
 use shuttle::thread;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use strata::model::{
-    install, pin, toggle_back, undo, values_of, with_broken, Break, Deltas, FullCopies, Master,
-    Records, Version,
+    caught, install, pin, toggle_back, undo, values_of, Break, Deltas, FullCopies, Master, Records,
+    Version,
 };
 use strata::Value;
 
@@ -173,10 +173,13 @@ fn seqlock_readers_never_accept_a_torn_row() {
 
 #[test]
 fn a_reader_without_the_recheck_is_caught() {
-    let r = with_broken(Break::SeqlockNoRecheck, || {
-        std::panic::catch_unwind(|| shuttle::check_random(|| model::<FullCopies>(false), 3000))
-    });
-    assert!(r.is_err(), "the model must be able to find a torn read");
+    assert!(
+        caught(Break::SeqlockNoRecheck, || shuttle::check_random(
+            || model::<FullCopies>(false),
+            3000
+        )),
+        "the model must be able to find a torn read"
+    );
 }
 
 /// SIRO's toggle (see the module doc): version 2 overwrites 1, aborts and
@@ -210,8 +213,11 @@ fn readers_find_a_toggled_versions_copy() {
 
 #[test]
 fn a_reader_ignoring_the_toggled_copy_is_caught() {
-    let r = with_broken(Break::ReaderIgnoresNewCopy, || {
-        std::panic::catch_unwind(|| shuttle::check_random(toggle_model, 3000))
-    });
-    assert!(r.is_err(), "the model must see the reader spin");
+    assert!(
+        caught(Break::ReaderIgnoresNewCopy, || shuttle::check_random(
+            toggle_model,
+            3000
+        )),
+        "the model must see the reader spin"
+    );
 }
