@@ -1398,19 +1398,10 @@ fn abort_reason(e: Error) -> Result<Outcome, WorkloadError> {
     }
 }
 
-impl Worker for TpccWorker<'_> {
-    fn step(&mut self) -> Result<(usize, Outcome), WorkloadError> {
-        let (ty, inputs) = match self.retry.take() {
-            Some((ty, rng)) => {
-                strata::backoff(self.attempt);
-                self.rng = rng.clone();
-                (ty, rng)
-            }
-            None => {
-                let ty = self.pick();
-                (ty, self.rng.clone())
-            }
-        };
+impl TpccWorker<'_> {
+    /// One attempt of a transaction of type `ty`: begin, body, commit or
+    /// roll back.
+    fn try_once(&mut self, ty: usize) -> Result<Outcome, WorkloadError> {
         let db = &self.tpcc.db;
         let mut txn = if ty == STOCK_SCAN {
             db.begin_read_only()?
@@ -1430,7 +1421,7 @@ impl Worker for TpccWorker<'_> {
             }
             _ => self.stock_scan(&mut txn),
         };
-        let outcome = match body {
+        Ok(match body {
             Ok(Flow::Commit) => match txn.commit() {
                 Ok(()) => {
                     for (d, o) in delivered {
@@ -1450,6 +1441,31 @@ impl Worker for TpccWorker<'_> {
                 drop(txn);
                 abort_reason(e)?
             }
+        })
+    }
+}
+
+impl Worker for TpccWorker<'_> {
+    fn step(&mut self) -> Result<(usize, Outcome), WorkloadError> {
+        let (ty, inputs) = match self.retry.take() {
+            Some((ty, rng)) => {
+                strata::backoff(self.attempt);
+                self.rng = rng.clone();
+                (ty, rng)
+            }
+            None => {
+                let ty = self.pick();
+                (ty, self.rng.clone())
+            }
+        };
+        // The five TPC-C transactions are short and in memory: one epoch pin
+        // each (`Database::pinned`). The analytical ones (HTAP scans) may
+        // run long and pin per operation.
+        let tpcc = self.tpcc;
+        let outcome = if matches!(ty, STOCK_SCAN | Q2_STAR) {
+            self.try_once(ty)?
+        } else {
+            tpcc.db.pinned(|| self.try_once(ty))?
         };
         if let Outcome::Aborted(reason) = outcome {
             let data = ["user-rollback", "not-found", "duplicate-key"];

@@ -383,18 +383,22 @@ impl YcsbEngine for StrataYcsb {
         begin: Begin,
         sink: &mut u64,
     ) -> Result<Outcome, WorkloadError> {
-        let t = match begin {
-            Begin::ReadOnly => self.db.begin_read_only()?,
-            Begin::ReadWrite => self.db.begin()?,
-        };
-        // The keys are rebuilt in place, as an application on a hot path
-        // would: a `Key` per operation was two allocator calls each.
-        KEYS.with_borrow_mut(|keys| {
-            keys.resize_with(ops.len(), || strata::key![0i64]);
-            for (k, op) in keys.iter_mut().zip(ops) {
-                k.0[0] = Value::Int(op.key as i64);
-            }
-            self.run_ops(cfg, ops, keys, t, sink)
+        // One epoch pin for the whole attempt (`Database::pinned`): the
+        // operations are in memory and short.
+        self.db.pinned(|| {
+            let t = match begin {
+                Begin::ReadOnly => self.db.begin_read_only()?,
+                Begin::ReadWrite => self.db.begin()?,
+            };
+            // The keys are rebuilt in place, as an application on a hot
+            // path would: a `Key` per operation was two allocator calls each.
+            KEYS.with_borrow_mut(|keys| {
+                keys.resize_with(ops.len(), || strata::key![0i64]);
+                for (k, op) in keys.iter_mut().zip(ops) {
+                    k.0[0] = Value::Int(op.key as i64);
+                }
+                self.run_ops(cfg, ops, keys, t, sink)
+            })
         })
     }
 

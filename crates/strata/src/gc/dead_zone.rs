@@ -337,6 +337,7 @@ impl DeadZone {
             (watch.next_pass).extend(cut.holes.into_iter().map(|tuple| (t.id, tuple)));
         }
         let mut guard = epoch::pin();
+        let _batch = storage::RetireBatch::open();
         for (i, &(table, tuple)) in rows.iter().enumerate() {
             pins.snapshots.clear();
             pins.next_pass = false;

@@ -55,6 +55,7 @@ use super::{
     finish_pass, prune_row, Collector, Committed, Common, Engine, Garbage, MayRemove, Pruned,
     Snapshots,
 };
+use crate::storage;
 use crate::table::TableInner;
 use crossbeam_epoch as epoch;
 use crossbeam_utils::CachePadded;
@@ -360,6 +361,7 @@ impl TransactionLevel {
             .collect();
         ready.extend(due.iter().filter_map(|k| deferred.remove(k)));
         let guard = epoch::pin();
+        let _batch = storage::RetireBatch::open();
         let mut freed = 0;
         let mut last: Option<Arc<TableInner>> = None;
         let mut unlinked = Vec::new();

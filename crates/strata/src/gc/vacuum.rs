@@ -248,6 +248,7 @@ pub fn vacuum_table(
         // Pinned per block, not per pass: a pass over a large table must not
         // hold back every other thread's reclamation.
         let guard = epoch::pin();
+        let _batch = storage::RetireBatch::open();
         let mut leftover = false;
         let end = ((b + 1) * BLOCK_TUPLES).min(used);
         for tuple in b * BLOCK_TUPLES..end {

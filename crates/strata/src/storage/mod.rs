@@ -74,6 +74,7 @@ pub mod version_cache;
 pub mod visibility;
 
 pub use chain::{Chain, Span, Survivor, Versions};
+pub(crate) use reclaim::RetireBatch;
 pub use reclaim::{retire, retire_chain};
 
 use crate::error::Result;
