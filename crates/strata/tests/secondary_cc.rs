@@ -277,6 +277,33 @@ fn index_scan_of_rows_read_before_an_update_of_their_key_is_no_phantom() {
     }
 }
 
+/// A table `m(k, u)` with a unique index on `u` (MV-PBT partitions of 3
+/// records, as in `tests/model_secondary.rs`) and GC after every commit.
+fn unique_u_collected_at_once(p: Protocol, s: Cfg) -> (Database, Table, Index) {
+    let db = Database::open(
+        Options::default()
+            .protocol(p)
+            .version_storage(s.0)
+            .index_pointers(s.1)
+            .mvpbt_partition_records(3)
+            .gc_every_commits(1)
+            .gc_interval(None),
+    )
+    .unwrap();
+    let t = db
+        .create_table(
+            Schema::new("m")
+                .column("k", Type::Int)
+                .column("u", Type::Int)
+                .primary_key(&["k"]),
+        )
+        .unwrap();
+    let by_u = db
+        .create_index_as("by_u", &t, &["u"], Unique::Yes, s.2)
+        .unwrap();
+    (db, t, by_u)
+}
+
 /// A key inserted and deleted by one transaction (GC unlinks the row at
 /// once), then read as absent through a unique index and inserted again by
 /// a transaction running alone: it commits. (MV-PBT's commit check took the
@@ -287,27 +314,7 @@ fn index_scan_of_rows_read_before_an_update_of_their_key_is_no_phantom() {
 fn a_key_deleted_then_inserted_again_alone_is_no_phantom() {
     for p in common::protocols() {
         for s in schemes() {
-            let db = Database::open(
-                Options::default()
-                    .protocol(p)
-                    .version_storage(s.0)
-                    .index_pointers(s.1)
-                    .mvpbt_partition_records(3)
-                    .gc_every_commits(1)
-                    .gc_interval(None),
-            )
-            .unwrap();
-            let t = db
-                .create_table(
-                    Schema::new("m")
-                        .column("k", Type::Int)
-                        .column("u", Type::Int)
-                        .primary_key(&["k"]),
-                )
-                .unwrap();
-            let by_u = db
-                .create_index_as("by_u", &t, &["u"], Unique::Yes, s.2)
-                .unwrap();
+            let (db, t, by_u) = unique_u_collected_at_once(p, s);
             let mut t1 = db.begin().unwrap();
             t1.insert(&t, row![1, 3]).unwrap();
             t1.insert(&t, row![2, 0]).unwrap();
@@ -338,27 +345,7 @@ fn a_key_deleted_then_inserted_again_alone_is_no_phantom() {
 fn a_reused_tuple_id_is_no_phantom_of_its_old_rows_records() {
     for p in common::protocols() {
         for s in schemes() {
-            let db = Database::open(
-                Options::default()
-                    .protocol(p)
-                    .version_storage(s.0)
-                    .index_pointers(s.1)
-                    .mvpbt_partition_records(3)
-                    .gc_every_commits(1)
-                    .gc_interval(None),
-            )
-            .unwrap();
-            let t = db
-                .create_table(
-                    Schema::new("m")
-                        .column("k", Type::Int)
-                        .column("u", Type::Int)
-                        .primary_key(&["k"]),
-                )
-                .unwrap();
-            let by_u = db
-                .create_index_as("by_u", &t, &["u"], Unique::Yes, s.2)
-                .unwrap();
+            let (db, t, by_u) = unique_u_collected_at_once(p, s);
             let mut t1 = db.begin().unwrap();
             t1.insert(&t, row![1, 3]).unwrap();
             t1.insert(&t, row![4, 0]).unwrap();
