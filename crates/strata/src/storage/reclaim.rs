@@ -70,22 +70,22 @@ pub fn retire(v: *mut Version, guard: &Guard) {
     // lets it go, its lines are cold.
     // SAFETY: `v` is alive until the deferred free below.
     let len = unsafe { (*v).len_word() };
-    let batched = BATCH.with(|b| match &mut *b.borrow_mut() {
-        Some(list) => {
+    // (A full list is deferred after the borrow ends: the flush may run
+    // other deferred frees on this thread.)
+    let batched = BATCH.with(|b| {
+        b.borrow_mut().as_mut().map(|list| {
             list.push((v, len));
-            if list.len() >= BATCH_MAX {
-                defer_list(std::mem::take(list), guard);
-            }
-            true
-        }
-        None => false,
+            (list.len() >= BATCH_MAX).then(|| std::mem::take(list))
+        })
     });
-    if !batched {
+    match batched {
+        Some(Some(full)) => defer_list(full, guard),
+        Some(None) => {}
         // SAFETY: `v` came from Version::alloc, is unlinked from every chain
         // (no new reference can be made) and is retired exactly once; `len`
         // is its `len` word, which never changes after allocation but for
         // HAS_HEAP, set before the version is shared.
-        unsafe { defer_free(v, guard, move |v| Version::free_with(v, len)) }
+        None => unsafe { defer_free(v, guard, move |v| Version::free_with(v, len)) },
     }
 }
 
@@ -196,6 +196,35 @@ mod tests {
         assert_eq!(Arc::strong_count(&text), 11, "nothing freed yet");
         drop(outer);
         assert_eq!(batched(), None);
+        for _ in 0..10_000 {
+            if Arc::strong_count(&text) == 1 {
+                break;
+            }
+            crossbeam_epoch::pin().flush();
+        }
+        assert_eq!(Arc::strong_count(&text), 1);
+    }
+
+    /// A batch that reaches `BATCH_MAX` defers what it holds at once and
+    /// goes on collecting; everything is still freed once.
+    #[test]
+    fn a_full_batch_defers_itself_and_goes_on() {
+        let text = Arc::new("shared".to_string());
+        let batch = RetireBatch::open();
+        {
+            let guard = crossbeam_epoch::pin();
+            for i in 0..BATCH_MAX + 6 {
+                let v = Version::alloc(
+                    None,
+                    i as u64,
+                    vec![Value::Text(Arc::clone(&text))],
+                    std::ptr::null_mut(),
+                );
+                retire(v, &guard);
+            }
+        }
+        assert_eq!(batched(), Some(6));
+        drop(batch);
         for _ in 0..10_000 {
             if Arc::strong_count(&text) == 1 {
                 break;
