@@ -357,7 +357,7 @@ fn text_is_shared_between_versions_not_copied() {
     let b = ro.get(&t, &key![1]).unwrap().unwrap();
     match (&a[2], &b[2]) {
         (Value::Text(x), Value::Text(y)) => {
-            assert!(std::sync::Arc::ptr_eq(x, y), "text was copied")
+            assert!(strata::Text::ptr_eq(x, y), "text was copied")
         }
         _ => unreachable!(),
     }

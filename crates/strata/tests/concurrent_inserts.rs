@@ -12,7 +12,6 @@
 mod common;
 use common::protocols;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use strata::{row, Database, Error, Key, Options, Protocol, Schema, Type, Value};
 
 const ROUNDS: i64 = 3000;
@@ -34,7 +33,7 @@ fn racing_inserts_of_one_key_commit_once_text_keys() {
 fn key_value(ty: Type, r: i64) -> Value {
     match ty {
         Type::Int => Value::Int(r),
-        Type::Text => Value::Text(Arc::new(format!("k{r:06}"))),
+        Type::Text => Value::from(format!("k{r:06}")),
         // Byte-encoded keys, like text: the same index path.
         Type::Bytes => Value::from(r.to_be_bytes().to_vec()),
         Type::Float => Value::Float(r as f64 / 4.0),

@@ -478,7 +478,7 @@ fn text_is_shared_or_copied_between_versions() {
             // Delta keeps unchanged attributes only in the master (never a
             // second copy), so both versions read the same allocation.
             let shared = mode == NonInline::Shared || s == VersionStorage::Delta;
-            assert_eq!(Arc::ptr_eq(x, y), shared, "{s} {mode:?}");
+            assert_eq!(strata::Text::ptr_eq(x, y), shared, "{s} {mode:?}");
         }
     }
 }

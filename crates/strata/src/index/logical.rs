@@ -150,7 +150,7 @@ impl<P: Pointer> EntryScheme for Logical<P> {
 fn prefetch_heap(x: &Value, buffer: bool) {
     match x {
         Value::Text(s) if buffer => prefetch::line(s.as_ptr()),
-        Value::Text(s) => prefetch::line(Arc::as_ptr(s)),
+        Value::Text(s) => prefetch::line(s.heap_ptr()),
         Value::Bytes(b) if buffer => prefetch::line(b.as_ptr()),
         Value::Bytes(b) => prefetch::line(Arc::as_ptr(b)),
         Value::Null | Value::Int(_) | Value::Float(_) | Value::Bool(_) => {}
@@ -162,8 +162,9 @@ fn prefetch_heap(x: &Value, buffer: bool) {
 /// head, row, each a cache miss in turn). Per batch the entries' slots are
 /// prefetched while the skip list is walked; then each row three entries
 /// before its turn, the shared headers of its indexed texts two before
-/// (a text is an `Arc<String>`: header, then bytes, each a miss), their
-/// bytes one before, so the misses overlap (see `crate::prefetch`):
+/// (a text's header shares a line with its first bytes; a byte string is
+/// an `Arc<Vec<u8>>`: header, then bytes, each a miss), their bytes one
+/// before, so the misses overlap (see `crate::prefetch`):
 ///
 /// ```text
 ///  walk e1..e16, slots | e(i+3): row   e(i+2): text headers   e(i+1): text bytes   e(i): read

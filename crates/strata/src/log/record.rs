@@ -411,7 +411,7 @@ impl<'a> Reader<'a> {
     pub fn value(&mut self) -> std::result::Result<Value, String> {
         Ok(match self.u8()? {
             V_INT => Value::Int(self.u64()? as i64),
-            V_TEXT => Value::Text(Arc::new(self.str()?)),
+            V_TEXT => Value::from(self.str()?),
             V_NULL => Value::Null,
             V_BYTES => {
                 let n = self.u32()? as usize;

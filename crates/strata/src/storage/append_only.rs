@@ -43,7 +43,7 @@ use super::{NewRow, PrunePlan, Store, VersionStore};
 use crate::error::Result;
 use crate::options::{NonInline, VersionStorage};
 use crate::sync::atomic::{AtomicPtr, Ordering, Ordering::SeqCst};
-use crate::value::Value;
+use crate::value::{Text, Value};
 use crossbeam_epoch::{self as epoch, Guard};
 use parking_lot::RwLock;
 use std::ptr;
@@ -330,7 +330,7 @@ fn o2n_visible<T: TxnStates>(
 #[inline]
 pub fn carry(v: &Value, mode: NonInline) -> Value {
     match (mode, v) {
-        (NonInline::Copy, Value::Text(s)) => Value::Text(Arc::new(String::clone(s))),
+        (NonInline::Copy, Value::Text(s)) => Value::Text(Text::new(s)),
         (NonInline::Copy, Value::Bytes(b)) => Value::Bytes(Arc::new(Vec::clone(b))),
         _ => v.clone(),
     }

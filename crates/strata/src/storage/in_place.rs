@@ -60,7 +60,7 @@ use super::{NewRow, PrunePlan, Store, VersionStore};
 use crate::options::{NonInline, VersionStorage};
 use crate::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering};
 use crate::sync::{broken, thread::spin_loop, Break};
-use crate::value::Value;
+use crate::value::{Text, Value};
 use crossbeam_epoch::{self as epoch, Guard};
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::marker::PhantomData;
@@ -99,7 +99,7 @@ struct Raw {
 fn encode(v: Value) -> Raw {
     let (tag, bits) = match v {
         Value::Int(i) => (INT, i as u64),
-        Value::Text(s) => (TEXT, Arc::into_raw(s) as u64),
+        Value::Text(s) => (TEXT, s.into_raw()),
         Value::Null => (NULL, 0),
         Value::Bytes(b) => (BYTES, Arc::into_raw(b) as u64),
         Value::Float(f) => (FLOAT, f.to_bits()),
@@ -126,10 +126,8 @@ fn decode_inline(r: Raw) -> Option<Value> {
 /// (the cell it came from no longer holds it).
 unsafe fn decode_owned(r: Raw) -> Option<Value> {
     match r.tag {
-        // SAFETY: the bits are an `Arc::into_raw` pointer whose count we own.
-        TEXT => Some(Value::Text(unsafe {
-            Arc::from_raw(r.bits as *const String)
-        })),
+        // SAFETY: the bits are a `Text::into_raw` word whose count we own.
+        TEXT => Some(Value::Text(unsafe { Text::from_raw(r.bits) })),
         // SAFETY: as for text.
         BYTES => Some(Value::Bytes(unsafe {
             Arc::from_raw(r.bits as *const Vec<u8>)
@@ -160,7 +158,7 @@ unsafe fn decode_clone(r: Raw) -> Option<Value> {
     }
     match r.tag {
         // SAFETY: forwarded contract.
-        TEXT => Some(Value::Text(unsafe { share(r.bits) })),
+        TEXT => Some(Value::Text(unsafe { Text::with_raw(r.bits, Text::clone) })),
         // SAFETY: forwarded contract.
         BYTES => Some(Value::Bytes(unsafe { share(r.bits) })),
         _ => decode_inline(r),
@@ -934,7 +932,7 @@ impl WriteSection<'_> {
         match (r.tag, v) {
             (INT, Value::Int(x)) => r.bits as i64 != *x,
             // SAFETY: we are the writer: the cell owns this Arc.
-            (TEXT, Value::Text(s)) => (unsafe { &*(r.bits as *const String) }) != s.as_ref(),
+            (TEXT, Value::Text(s)) => unsafe { Text::with_raw(r.bits, |t| t != s) },
             // SAFETY: as for text.
             (BYTES, Value::Bytes(b)) => (unsafe { &*(r.bits as *const Vec<u8>) }) != b.as_ref(),
             // Bit equality: writing `-0.0` over `0.0` is a change.
@@ -1594,16 +1592,13 @@ mod tests {
     fn records_are_freed_to_the_allocator_they_came_from() {
         let inc = space::MIN_INCREMENT;
         let set = SpaceSet::new(1, inc);
-        let text = Arc::new("old".to_string());
-        let full = RecordBox::full(
-            Some(&set),
-            vec![Value::Int(1), Value::Text(Arc::clone(&text))],
-        );
+        let text = Text::new("old");
+        let full = RecordBox::full(Some(&set), vec![Value::Int(1), Value::Text(text.clone())]);
         assert!(full.is_full());
         assert_eq!(full.shift, inc.trailing_zeros() as u8);
         assert_eq!(
             full.full_values(),
-            &[Value::Int(1), Value::Text(Arc::clone(&text))][..]
+            &[Value::Int(1), Value::Text(text.clone())][..]
         );
         let delta =
             RecordBox::delta(Some(&set), &[0, 2], vec![Value::Int(7), Value::Null]).placed(3);
@@ -1637,7 +1632,7 @@ mod tests {
         }
         let st = set.stats()[0];
         assert_eq!((st.slots_in_use, st.free_slots), (1, 1), "{st:?}");
-        assert_eq!(Arc::strong_count(&text), 1, "the record's values dropped");
+        assert_eq!(Text::strong_count(&text), 1, "the record's values dropped");
         // The freed slot is the next one of its class.
         let again = RecordBox::full(Some(&set), vec![Value::Int(2), Value::Int(3)]);
         assert_eq!(again.0.as_ptr(), p);

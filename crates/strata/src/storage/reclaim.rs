@@ -163,8 +163,7 @@ fn defer_list(list: Retired, guard: &Guard) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Value;
-    use std::sync::Arc;
+    use crate::{Text, Value};
 
     fn batched() -> Option<usize> {
         BATCH.with(|b| b.borrow().as_ref().map(Vec::len))
@@ -175,7 +174,7 @@ mod tests {
     /// is released by its free: the shared count falls back to one).
     #[test]
     fn a_batch_frees_its_versions_once_after_the_outermost_closes() {
-        let text = Arc::new("shared".to_string());
+        let text = Text::new("shared");
         let outer = RetireBatch::open();
         let inner = RetireBatch::open();
         {
@@ -184,7 +183,7 @@ mod tests {
                 let v = Version::alloc(
                     None,
                     i,
-                    vec![Value::Int(1), Value::Text(Arc::clone(&text))],
+                    vec![Value::Int(1), Value::Text(text.clone())],
                     std::ptr::null_mut(),
                 );
                 retire(v, &guard);
@@ -193,23 +192,23 @@ mod tests {
         assert_eq!(batched(), Some(10));
         drop(inner);
         assert_eq!(batched(), Some(10), "an inner batch leaves the list");
-        assert_eq!(Arc::strong_count(&text), 11, "nothing freed yet");
+        assert_eq!(Text::strong_count(&text), 11, "nothing freed yet");
         drop(outer);
         assert_eq!(batched(), None);
         for _ in 0..10_000 {
-            if Arc::strong_count(&text) == 1 {
+            if Text::strong_count(&text) == 1 {
                 break;
             }
             crossbeam_epoch::pin().flush();
         }
-        assert_eq!(Arc::strong_count(&text), 1);
+        assert_eq!(Text::strong_count(&text), 1);
     }
 
     /// A batch that reaches `BATCH_MAX` defers what it holds at once and
     /// goes on collecting; everything is still freed once.
     #[test]
     fn a_full_batch_defers_itself_and_goes_on() {
-        let text = Arc::new("shared".to_string());
+        let text = Text::new("shared");
         let batch = RetireBatch::open();
         {
             let guard = crossbeam_epoch::pin();
@@ -217,7 +216,7 @@ mod tests {
                 let v = Version::alloc(
                     None,
                     i as u64,
-                    vec![Value::Text(Arc::clone(&text))],
+                    vec![Value::Text(text.clone())],
                     std::ptr::null_mut(),
                 );
                 retire(v, &guard);
@@ -226,11 +225,11 @@ mod tests {
         assert_eq!(batched(), Some(6));
         drop(batch);
         for _ in 0..10_000 {
-            if Arc::strong_count(&text) == 1 {
+            if Text::strong_count(&text) == 1 {
                 break;
             }
             crossbeam_epoch::pin().flush();
         }
-        assert_eq!(Arc::strong_count(&text), 1);
+        assert_eq!(Text::strong_count(&text), 1);
     }
 }

@@ -100,7 +100,7 @@ pub struct Version {
 fn prefetch_shared_counts(row: &[Value]) {
     for v in row {
         match v {
-            Value::Text(s) => crate::prefetch::line_for_write(Arc::as_ptr(s)),
+            Value::Text(s) => crate::prefetch::line_for_write(s.heap_ptr()),
             Value::Bytes(b) => crate::prefetch::line_for_write(Arc::as_ptr(b)),
             Value::Null | Value::Int(_) | Value::Float(_) | Value::Bool(_) => {}
         }
@@ -543,7 +543,7 @@ impl Version {
 mod tests {
     use super::*;
 
-    use std::sync::Arc;
+    use crate::Text;
 
     #[test]
     fn header_is_at_most_48_bytes() {
@@ -555,28 +555,28 @@ mod tests {
     // (`cargo +nightly miri test -p strata --lib version`).
     #[test]
     fn inline_rows_own_and_release_their_values() {
-        let text = Arc::new("shared".to_string());
+        let text = Text::new("shared");
         let v = Version::alloc(
             None,
             7,
-            vec![Value::Int(1), Value::Text(Arc::clone(&text))],
+            vec![Value::Int(1), Value::Text(text.clone())],
             std::ptr::null_mut(),
         );
         // SAFETY: fresh, unshared allocation.
         let r = unsafe { &*v };
-        assert_eq!(r.data(), &[Value::Int(1), Value::Text(Arc::clone(&text))]);
+        assert_eq!(r.data(), &[Value::Int(1), Value::Text(text.clone())]);
         assert!(!r.is_tombstone());
         assert_eq!(r.begin.load(Ordering::Relaxed), TID_MARK | 7);
-        assert_eq!(Arc::strong_count(&text), 2);
+        assert_eq!(Text::strong_count(&text), 2);
         let w = Version::alloc(None, 8, r.data().to_vec(), v);
-        assert_eq!(Arc::strong_count(&text), 3);
+        assert_eq!(Text::strong_count(&text), 3);
         // SAFETY: both are ours and freed once.
         unsafe {
             assert_eq!((*w).next(), v);
             Version::free(w);
-            assert_eq!(Arc::strong_count(&text), 2);
+            assert_eq!(Text::strong_count(&text), 2);
             let back = Version::into_values(v);
-            assert_eq!(Arc::strong_count(&text), 2);
+            assert_eq!(Text::strong_count(&text), 2);
             assert_eq!(back[1].as_text(), Some("shared"));
         }
         let tomb = Version::alloc_tombstone(None, 9, vec![Value::Int(4)], std::ptr::null_mut());
@@ -597,14 +597,14 @@ mod tests {
     /// it and a free would drop it twice. Miri-sized, as above.
     #[test]
     fn updates_copy_plain_rows_and_count_the_text_they_bring() {
-        let text = Arc::new("t".to_string());
+        let text = Text::new("t");
         let plain = Version::alloc(
             None,
             1,
             vec![Value::Int(1), Value::Null, Value::Int(3)],
             std::ptr::null_mut(),
         );
-        let new_text = Value::Text(Arc::clone(&text));
+        let new_text = Value::Text(text.clone());
         // SAFETY: fresh allocations of ours, each freed once, newest first.
         unsafe {
             let a = Version::alloc_update(None, 2, &*plain, &[(1, &new_text)], plain, Value::clone);
@@ -618,14 +618,14 @@ mod tests {
                 (*a).data(),
                 &[Value::Int(1), new_text.clone(), Value::Int(3)]
             );
-            assert_eq!(Arc::strong_count(&text), 3);
+            assert_eq!(Text::strong_count(&text), 3);
             let seven = Value::Int(7);
             let b = Version::alloc_update(None, 3, &*a, &[(2, &seven)], a, Value::clone);
             assert_eq!(
                 (*b).data(),
                 &[Value::Int(1), new_text.clone(), Value::Int(7)]
             );
-            assert_eq!(Arc::strong_count(&text), 4, "the unchanged text is cloned");
+            assert_eq!(Text::strong_count(&text), 4, "the unchanged text is cloned");
             let c = Version::alloc_update(None, 4, &*plain, &[(0, &seven)], plain, Value::clone);
             assert_eq!((*c).data(), &[Value::Int(7), Value::Null, Value::Int(3)]);
             assert_eq!((*c).len & HAS_HEAP, 0);
@@ -643,17 +643,17 @@ mod tests {
             );
             assert_eq!((*d).data()[1], new_text);
             assert_eq!((*e).data()[2], Value::Int(7));
-            assert_eq!(Arc::strong_count(&text), 6);
+            assert_eq!(Text::strong_count(&text), 6);
             for v in [e, d] {
                 Version::free(v);
             }
-            assert_eq!(Arc::strong_count(&text), 4);
+            assert_eq!(Text::strong_count(&text), 4);
             for v in [c, b, a, plain] {
                 Version::free(v);
             }
         }
         drop(new_text);
-        assert_eq!(Arc::strong_count(&text), 1);
+        assert_eq!(Text::strong_count(&text), 1);
     }
 }
 
@@ -671,7 +671,7 @@ impl Payloads {
         values
             .iter()
             .map(|v| match v {
-                Value::Text(s) if !self.0.insert(Arc::as_ptr(s) as usize) => 0,
+                Value::Text(s) if !self.0.insert(s.heap_ptr() as usize) => 0,
                 Value::Bytes(b) if !self.0.insert(Arc::as_ptr(b) as usize) => 0,
                 _ => v.heap_bytes(),
             })
