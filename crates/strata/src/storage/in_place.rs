@@ -931,9 +931,10 @@ impl WriteSection<'_> {
         let r = self.m.load(i);
         match (r.tag, v) {
             (INT, Value::Int(x)) => r.bits as i64 != *x,
-            // SAFETY: we are the writer: the cell owns this Arc.
+            // SAFETY: we are the writer: the cell holds this text's count
+            // for the whole call.
             (TEXT, Value::Text(s)) => unsafe { Text::with_raw(r.bits, |t| t != s) },
-            // SAFETY: as for text.
+            // SAFETY: we are the writer: the cell owns this Arc.
             (BYTES, Value::Bytes(b)) => (unsafe { &*(r.bits as *const Vec<u8>) }) != b.as_ref(),
             // Bit equality: writing `-0.0` over `0.0` is a change.
             (FLOAT, Value::Float(f)) => r.bits != f.to_bits(),
