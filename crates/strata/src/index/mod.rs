@@ -46,6 +46,7 @@
 //! storage answers visibility). A kind that decides visibility itself
 //! (MV-PBT's records) implements the trait without it.
 
+pub mod btree;
 pub mod hash;
 pub mod key;
 pub mod primary;

@@ -1,7 +1,7 @@
 //! The ordered primary index: encoded key -> tuple id.
 //!
-//! A concurrent ordered map (`crossbeam_skiplist::SkipMap`, lock-free) maps
-//! each primary key to its row's tuple id; versions are found through the
+//! A concurrent ordered map ([`super::btree`], a B+-tree with optimistic
+//! lock coupling) maps each primary key to its row's tuple id; versions are found through the
 //! indirection array, so updates never touch the index (logical pointers by
 //! tuple id). A single-`Int` key is stored as a `u64`, other keys as
 //! order-preserving byte strings ([`super::key`]).
@@ -11,11 +11,11 @@
 //! by the index.
 //!
 //! Integer keys are also kept in a hash index ([`super::hash`]) that serves
-//! point lookups: a B+-tree lookup in a 1M-row table costs several dependent
-//! cache misses (`examples/index_lookup.rs` measures both). Byte keys
-//! (composite or text keys, TPC-C's) get a hash side too: the skip list's
-//! lookup compares the key at every level, and those `memcmp`s were a fifth
-//! of TPC-C's time. A byte key of a few small non-negative integers (every
+//! point lookups: a tree lookup in a 1M-row table costs several dependent
+//! cache misses (`examples/index_lookup.rs` measures them). Byte keys
+//! (composite or text keys, TPC-C's) get a hash side too (in the skip list
+//! the tree replaced, the `memcmp`s of a lookup were a fifth of TPC-C's
+//! time). A byte key of a few small non-negative integers (every
 //! TPC-C key) packs into a 64-bit code ([`super::key::packed_ints`]) and
 //! goes to an integer hash table like the one of integer keys, chain-head
 //! hints included; any other byte key goes to an `scc::HashIndex` of the
@@ -39,22 +39,26 @@
 //!  range scan ──> tree (order)
 //! ```
 //!
-//! The tree's byte keys are [`TreeKey`]s: the bytes and an order word
-//! that settles most comparisons of a search in registers (TPC-C's keys
-//! share long runs of bytes; a `memcmp` per step was 15% of its
-//! instructions). Lookups and ranges by bytes compare the bytes alone:
-//! the word never changes the order.
+//! The tree's byte keys carry an order word (`key::order_word`) that
+//! settles most comparisons of a search in registers (TPC-C's keys share
+//! long runs of bytes; a `memcmp` per step was 15% of its instructions).
 //!
-//! Why a skip list and not a B+-tree: we first used `scc::TreeIndex`
-//! (3.8.8), whose range scans can come back short while keys just below the
-//! scan start are inserted and removed concurrently (the scan starts in a
-//! leaf that was just emptied and stops there; `examples/scc_range_miss.rs`
-//! shows thousands of short full scans in a few seconds). A scan that
-//! misses a committed row breaks reads and phantom re-validation, so
-//! correctness wins over the B+-tree's denser nodes.
+//! Why our own tree: we first used `scc::TreeIndex` (3.8.8), whose range
+//! scans can come back short while keys just below the scan start are
+//! inserted and removed concurrently (the scan starts in a leaf that was
+//! just emptied and stops there; `examples/scc_range_miss.rs` shows
+//! thousands of short full scans in a few seconds). A scan that misses a
+//! committed row breaks reads and phantom re-validation. Then a skip list
+//! (`crossbeam-skiplist`), correct but a node allocation and a pointer
+//! chase per level: its inserts were 13% of TPC-C's worker time. The
+//! B+-tree keeps the skip list's guarantee (keys only move right, scans
+//! follow sibling links: `btree.rs`'s first invariant) and does an insert
+//! in about two thirds of the skip list's instructions (callgrind, TPC-C's
+//! load: 2,049 -> 1,333 a primary insert, hash side included).
 
+use super::btree::{BTree, Key as TreeKey};
 use super::hash::IntHashIndex;
-use super::key::{packed_ints, ByteKey, EncodedKey, TreeKey, INLINE_KEY};
+use super::key::{packed_ints, ByteKey, EncodedKey, INLINE_KEY};
 use crossbeam_skiplist::SkipMap;
 use rustc_hash::FxBuildHasher;
 use std::ops::Bound;
@@ -63,10 +67,10 @@ use std::ops::Bound;
 type BytesHash = scc::HashIndex<ByteKey, u64, FxBuildHasher>;
 
 pub enum PrimaryIndex {
-    Int(SkipMap<u64, u64>, IntHashIndex),
+    Int(BTree, IntHashIndex),
     /// The tree, then the hash side of keys that pack and of those that
     /// do not.
-    Bytes(SkipMap<TreeKey, u64>, IntHashIndex, BytesHash),
+    Bytes(BTree, IntHashIndex, BytesHash),
 }
 
 /// Where a key's hash entry lives.
@@ -111,20 +115,18 @@ pub(crate) fn insert_new<K: Ord + Send + 'static>(
     }
 }
 
-/// Removes the entry for `k` if it maps to `tuple`. `Entry::remove` removes
-/// that very entry, so a concurrent replacement is left alone.
-fn remove_if<K, Q>(m: &SkipMap<K, u64>, k: &Q, tuple: u64) -> bool
-where
-    K: Ord + Send + 'static + std::borrow::Borrow<Q>,
-    Q: Ord + ?Sized,
-{
-    m.get(k).is_some_and(|e| *e.value() == tuple && e.remove())
-}
-
 fn as_u64(k: &EncodedKey) -> u64 {
     match k {
         EncodedKey::U64(u) => *u,
         EncodedKey::Bytes(_) => unreachable!("byte key given to an integer-keyed index"),
+    }
+}
+
+/// `k` as the tree takes it.
+fn tree_key(k: &EncodedKey) -> TreeKey<'_> {
+    match k {
+        EncodedKey::U64(u) => TreeKey::Int(*u),
+        EncodedKey::Bytes(b) => TreeKey::Bytes(b),
     }
 }
 
@@ -146,10 +148,10 @@ fn map_bound<'a, T, U: 'a>(b: &'a Bound<T>, f: impl Fn(&'a T) -> U) -> Bound<U> 
 impl PrimaryIndex {
     pub fn new(int_key: bool) -> Self {
         if int_key {
-            PrimaryIndex::Int(SkipMap::new(), IntHashIndex::new())
+            PrimaryIndex::Int(BTree::new(false), IntHashIndex::new())
         } else {
             PrimaryIndex::Bytes(
-                SkipMap::new(),
+                BTree::new(true),
                 IntHashIndex::new(),
                 BytesHash::with_hasher(FxBuildHasher),
             )
@@ -227,7 +229,7 @@ impl PrimaryIndex {
         match self {
             PrimaryIndex::Int(t, h) => {
                 let k = as_u64(key);
-                insert_new(t, k, tuple)?;
+                t.insert(&TreeKey::Int(k), tuple)?;
                 // (Between the halves, a point lookup finds nothing while
                 // the tree refuses the key: see `cc::mvto::ghost`.)
                 crate::sync::step();
@@ -236,7 +238,7 @@ impl PrimaryIndex {
                 Ok(())
             }
             PrimaryIndex::Bytes(t, ..) => {
-                insert_new(t, TreeKey::new(as_bytes(key).clone()), tuple)?;
+                t.insert(&tree_key(key), tuple)?;
                 // As above: the tree admitted it, the hash has no entry.
                 match self.side(key) {
                     Side::Packed(h, k) => {
@@ -258,7 +260,7 @@ impl PrimaryIndex {
                 let k = as_u64(key);
                 h.remove(k, tuple);
                 crate::sync::step();
-                remove_if(t, &k, tuple)
+                t.remove_if(&TreeKey::Int(k), tuple)
             }
             PrimaryIndex::Bytes(t, ..) => {
                 match self.side(key) {
@@ -269,49 +271,39 @@ impl PrimaryIndex {
                         h.remove_if_sync(k, |v| *v == tuple);
                     }
                 }
-                remove_if::<_, [u8]>(t, as_bytes(key), tuple)
+                t.remove_if(&tree_key(key), tuple)
             }
         }
     }
 
     /// Tuple ids of keys in `[lo, hi]`-style bounds, in key order.
     pub fn range(&self, lo: &Bound<EncodedKey>, hi: &Bound<EncodedKey>, out: &mut Vec<u64>) {
-        match self {
-            PrimaryIndex::Int(t, _) => {
-                let r = (map_bound(lo, as_u64), map_bound(hi, as_u64));
-                out.extend(t.range(r).map(|e| *e.value()));
-            }
-            PrimaryIndex::Bytes(t, ..) => {
-                let r: (Bound<&[u8]>, Bound<&[u8]>) = (
-                    map_bound(lo, |k| &as_bytes(k)[..]),
-                    map_bound(hi, |k| &as_bytes(k)[..]),
-                );
-                out.extend(t.range::<[u8], _>(r).map(|e| *e.value()));
-            }
-        }
+        let (PrimaryIndex::Int(t, _) | PrimaryIndex::Bytes(t, ..)) = self;
+        let (lo, hi) = (map_bound(lo, tree_key), map_bound(hi, tree_key));
+        t.range(lo.as_ref(), hi.as_ref(), |v| out.push(v));
     }
 
+    /// Entries (walks the tree's leaves).
     pub fn len(&self) -> usize {
-        match self {
-            PrimaryIndex::Int(t, _) => t.len(),
-            PrimaryIndex::Bytes(t, ..) => t.len(),
-        }
+        let (PrimaryIndex::Int(t, _) | PrimaryIndex::Bytes(t, ..)) = self;
+        t.len()
     }
 
-    /// Approximate bytes per entry, for `Stats`: a skip-list node (key,
-    /// value, reference count and height, about 1.33 tower pointers on
-    /// average, rounded up to the allocator's 48-byte class) plus, for
-    /// integer keys and byte keys that pack, the hash slot; for other byte
-    /// keys, whose node holds the 64-byte `TreeKey` (96-byte class), the
-    /// hash entry with its own copy (a byte-keyed index averages the two
-    /// by how many keys its map holds).
+    /// Approximate bytes per entry, for `Stats`: a leaf slot of the tree
+    /// (three key words and the value, 32 bytes, in leaves about
+    /// four-fifths full: appends fill theirs, other splits leave halves)
+    /// plus, for byte keys, the boxed copy of the key the slot owns; and,
+    /// for integer keys and byte keys that pack, the hash slot; for other
+    /// byte keys, the hash entry with its own copy (a byte-keyed index
+    /// averages the two by how many keys its map holds).
     pub fn approx_entry_bytes(&self) -> usize {
         match self {
-            PrimaryIndex::Int(..) => 48 + (16 + 8),
+            PrimaryIndex::Int(..) => 40 + (16 + 8),
             PrimaryIndex::Bytes(t, _, h) => {
                 let (all, other) = (t.len().max(1), h.len());
                 let packed = all.saturating_sub(other);
-                96 + (packed * (16 + 8) + other * (INLINE_KEY + 8 + 16)) / all
+                40 + std::mem::size_of::<ByteKey>()
+                    + (packed * (16 + 8) + other * (INLINE_KEY + 8 + 16)) / all
             }
         }
     }
@@ -402,7 +394,10 @@ mod tests {
         assert_eq!((ix.get(&keys[1]), ix.get(&keys[2])), (None, None));
         assert_eq!(full(&ix), vec![0, 3]);
         // One key in each table: the estimate lies between the two.
-        assert_eq!(ix.approx_entry_bytes(), 96 + (24 + INLINE_KEY + 24) / 2);
+        assert_eq!(
+            ix.approx_entry_bytes(),
+            40 + std::mem::size_of::<ByteKey>() + (24 + INLINE_KEY + 24) / 2
+        );
     }
 
     /// Keys past the inline size live on the heap: they must find, order

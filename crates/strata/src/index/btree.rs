@@ -1,0 +1,968 @@
+//! The ordered side of the primary index: a B+-tree with optimistic lock
+//! coupling (Leis et al., "The ART of practical synchronization", DaMoN
+//! 2016, and LeanStore's `BTreeOLC`), keys held as words.
+//!
+//! Readers take no lock and write nothing: they read a node's version,
+//! read what they need, and check the version again; a writer locks one
+//! node (two while it splits) by setting the version's lock bit and bumps
+//! the version when it unlocks, so a reader that raced a writer sees the
+//! version change and starts over. The skip list this replaces paid a
+//! dependent pointer chase per level and a node allocation per entry; a
+//! node here holds 32 keys in two contiguous arrays.
+//!
+//! ```text
+//!                    [ k7 | k15 ]                 inner: keys k_i, children c_0..c_n;
+//!                   /     |      \                c_i holds keys in [k_{i-1}, k_i)
+//!      [k1 .. k7] ─> [k8 .. k15] ─> [k16 ..]      leaves: keys, values, right sibling
+//!
+//!  a key = (word0, word1, full)   word: the key itself (integers) or
+//!                                 `key::order_word` of its bytes; full: the
+//!                                 bytes (owned, boxed), compared only when
+//!                                 the words tie
+//! ```
+//!
+//! Invariants this module owns:
+//! - **Keys only move right.** A node never merges or goes away before the
+//!   tree: removals leave a leaf short (an emptied leaf stays linked and
+//!   takes keys of its range again), splits move the upper half into a
+//!   new right sibling. So every node pointer ever read stays valid, and a
+//!   range scan that follows right-sibling links from the leaf its lower
+//!   bound fell in sees every key present from the scan's start to its
+//!   end (a key it has not reached can only have moved further right,
+//!   into a leaf the links lead to). This is the property `scc::TreeIndex`
+//!   lacked (`primary.rs`: its range could start in a leaf emptied under
+//!   it and stop there).
+//! - **A validated read is a snapshot of the node.** Every field is an
+//!   atomic word (racing reads are defined); a reader acts on what it read
+//!   only after the node's version is unchanged (`validate`), and bounds
+//!   a count it read racily before indexing with it.
+//! - **A full key a reader may compare is alive.** Leaf slots own their
+//!   full keys; inner separators own copies of theirs (the leaf's may be
+//!   removed while the separator stays). A removed key is freed through
+//!   the epoch (`defer`), and every slot a removal or split vacates is
+//!   zeroed, so a reader pinned while it reads a slot never follows a
+//!   freed key (a zero one it skips: its validation is bound to fail).
+//! - **Uniqueness under the leaf's lock.** An insert checks for its key
+//!   and adds it in one write section of the leaf the key belongs to;
+//!   `insert` returns the value present instead (`primary::insert_new`'s
+//!   contract: only the caller whose value went in owns the entry).
+//!
+//! Splits happen on the way down (a full node met by an insert is split
+//! first, with its parent locked, then the insert starts over), so a
+//! parent always has room for the separator of a child's split.
+//! Under the model build the tree's atomics stay `std`'s: a write section
+//! has no scheduling point, so a model never sees a node locked.
+
+use super::key::{order_word, ByteKey};
+use std::cmp::Ordering;
+use std::ops::Bound;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::{fence, AtomicPtr, AtomicU64};
+
+/// Keys a node holds (a leaf's entries, an inner node's separators).
+const CAP: usize = 32;
+/// The version's lock bit; unlocking adds it again (the version moves on).
+const LOCKED: u64 = 0b10;
+
+/// A key in a node: its two order words and its full bytes (a leaked
+/// `Box<ByteKey>`, 0 in trees of integer keys).
+#[derive(Default)]
+struct Slot {
+    w: [AtomicU64; 2],
+    full: AtomicU64,
+}
+
+/// A key as read from a slot (possibly torn; see `Node::validate`).
+#[derive(Clone, Copy, Default)]
+struct Raw {
+    w: [u64; 2],
+    full: u64,
+}
+
+impl Slot {
+    #[inline]
+    fn load(&self) -> Raw {
+        Raw {
+            w: [self.w[0].load(Relaxed), self.w[1].load(Relaxed)],
+            full: self.full.load(Relaxed),
+        }
+    }
+
+    #[inline]
+    fn store(&self, r: Raw) {
+        self.w[0].store(r.w[0], Relaxed);
+        self.w[1].store(r.w[1], Relaxed);
+        self.full.store(r.full, Relaxed);
+    }
+}
+
+/// A key to look for: its words and, for byte keys, its bytes.
+#[derive(Clone, Copy)]
+struct Probe<'a> {
+    w: [u64; 2],
+    bytes: Option<&'a [u8]>,
+}
+
+impl<'a> Probe<'a> {
+    fn int(k: u64) -> Probe<'static> {
+        Probe {
+            w: [k, 0],
+            bytes: None,
+        }
+    }
+
+    fn bytes(b: &'a [u8]) -> Probe<'a> {
+        Probe {
+            w: order_word(b),
+            bytes: Some(b),
+        }
+    }
+
+    /// The slot key `r` against this probe (`Less`: `r` sorts first).
+    #[inline]
+    fn cmp_raw(&self, r: &Raw) -> Ordering {
+        match r.w.cmp(&self.w) {
+            Ordering::Equal => match self.bytes {
+                None => Ordering::Equal,
+                // A zero `full` is a slot being written: any answer will
+                // do, the node's validation fails.
+                Some(_) if r.full == 0 => Ordering::Less,
+                // SAFETY: a nonzero `full` read from a slot is a key some
+                // node owned while this thread was pinned (the callers
+                // hold a guard), and keys are freed only through the
+                // epoch after the slots naming them are zeroed or
+                // overwritten (module doc, third invariant).
+                Some(b) => unsafe { (&*(r.full as *const ByteKey))[..].cmp(b) },
+            },
+            o => o,
+        }
+    }
+}
+
+struct Node {
+    version: AtomicU64,
+    count: AtomicU64,
+    leaf: bool,
+    keys: [Slot; CAP],
+    /// A leaf's values, or an inner node's children (`count + 1`).
+    vals: [AtomicU64; CAP + 1],
+    /// A leaf's right sibling.
+    next: AtomicPtr<Node>,
+}
+
+impl Node {
+    fn new(leaf: bool) -> Box<Node> {
+        Box::new(Node {
+            version: AtomicU64::new(0),
+            count: AtomicU64::new(0),
+            leaf,
+            keys: Default::default(),
+            vals: std::array::from_fn(|_| AtomicU64::new(0)),
+            next: AtomicPtr::new(std::ptr::null_mut()),
+        })
+    }
+
+    /// Waits out a writer; the version to validate against.
+    #[inline]
+    fn read_lock(&self) -> u64 {
+        let backoff = crate::sync::Backoff::new();
+        loop {
+            let v = self.version.load(Acquire);
+            if v & LOCKED == 0 {
+                return v;
+            }
+            backoff.snooze();
+        }
+    }
+
+    /// Whether nothing changed the node since `read_lock` returned `v`
+    /// (the seqlock reader's closing check: the fence keeps the data
+    /// reads before it).
+    #[inline]
+    fn validate(&self, v: u64) -> bool {
+        fence(Acquire);
+        self.version.load(Relaxed) == v
+    }
+
+    /// Locks the node if it is still at `v`.
+    #[inline]
+    fn upgrade(&self, v: u64) -> bool {
+        let ok = self
+            .version
+            .compare_exchange(v, v + LOCKED, Acquire, Relaxed)
+            .is_ok();
+        // The data writes that follow must not be seen before the lock
+        // bit (pairs with `validate`'s fence).
+        fence(Release);
+        ok
+    }
+
+    #[inline]
+    fn unlock(&self) {
+        self.version.fetch_add(LOCKED, Release);
+    }
+
+    /// The key count, bounded (a racing read can see anything).
+    #[inline]
+    fn count(&self) -> usize {
+        (self.count.load(Relaxed) as usize).min(CAP)
+    }
+
+    #[inline]
+    fn val(&self, i: usize) -> u64 {
+        self.vals[i].load(Relaxed)
+    }
+
+    /// The first of the `n` keys at or above `p`, and whether it is `p`.
+    #[inline]
+    fn lower_bound(&self, n: usize, p: &Probe) -> (usize, bool) {
+        let (mut lo, mut hi) = (0, n);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if p.cmp_raw(&self.keys[mid].load()) == Ordering::Less {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let eq = lo < n && p.cmp_raw(&self.keys[lo].load()) == Ordering::Equal;
+        (lo, eq)
+    }
+
+    /// How many of the `n` keys are at or below `p`: an inner node's
+    /// child for `p` (child i holds keys from separator i - 1 on, below
+    /// separator i).
+    #[inline]
+    fn upper_bound(&self, n: usize, p: &Probe) -> usize {
+        let (mut lo, mut hi) = (0, n);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if p.cmp_raw(&self.keys[mid].load()) == Ordering::Greater {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
+    }
+
+    /// The child a probe descends to (None: the leftmost).
+    #[inline]
+    fn child_for(&self, p: Option<&Probe>) -> *const Node {
+        let i = p.map_or(0, |p| self.upper_bound(self.count(), p));
+        self.val(i) as *const Node
+    }
+
+    /// Opens a gap at `i` (keys and values from `i` move up by one; an
+    /// inner node's children from `i + 1`). Locked.
+    fn shift_up(&self, i: usize, n: usize) {
+        let extra = usize::from(!self.leaf);
+        for j in (i..n).rev() {
+            self.keys[j + 1].store(self.keys[j].load());
+            self.vals[j + 1 + extra].store(self.val(j + extra), Relaxed);
+        }
+    }
+}
+
+/// Reads a node pointer read from a validated node.
+#[inline]
+fn node<'t>(p: *const Node) -> &'t Node {
+    // SAFETY: nodes are freed only when the tree drops (first invariant),
+    // and this pointer came from the root or from a node whose version
+    // validated after the read, so it names a node of this tree.
+    unsafe { &*p }
+}
+
+/// A B+-tree of word keys (see the module doc) to `u64` values.
+pub struct BTree {
+    root: AtomicPtr<Node>,
+    /// Whether keys carry full bytes (owned by the slots).
+    bytes: bool,
+}
+
+impl BTree {
+    /// A tree of integer keys (`bytes: false`, probes by `Probe::int`) or
+    /// of byte keys (`Probe::bytes`).
+    pub fn new(bytes: bool) -> BTree {
+        BTree {
+            root: AtomicPtr::new(Box::into_raw(Node::new(true))),
+            bytes,
+        }
+    }
+
+    /// The root, read-locked, and its version (the root pointer checked
+    /// again: a root that split before we read its version is a stale
+    /// root covering part of the keys).
+    #[inline]
+    fn root(&self) -> Option<(&Node, u64)> {
+        let r = self.root.load(Acquire);
+        let n = node(r);
+        let v = n.read_lock();
+        (self.root.load(Acquire) == r).then_some((n, v))
+    }
+
+    /// The leaf `p` belongs in (None: the leftmost), read-locked.
+    fn find_leaf(&self, p: Option<&Probe>) -> (&Node, u64) {
+        'restart: loop {
+            let Some((mut n, mut v)) = self.root() else {
+                continue;
+            };
+            while !n.leaf {
+                let c = n.child_for(p);
+                if !n.validate(v) {
+                    continue 'restart;
+                }
+                let c = node(c);
+                let cv = c.read_lock();
+                // The child may have split between our reads: its parent
+                // (this node) then changed too.
+                if !n.validate(v) {
+                    continue 'restart;
+                }
+                (n, v) = (c, cv);
+            }
+            return (n, v);
+        }
+    }
+
+    fn probe<'a>(&self, k: &Key<'a>) -> Probe<'a> {
+        match *k {
+            Key::Int(i) => Probe::int(i),
+            Key::Bytes(b) => Probe::bytes(b),
+        }
+    }
+
+    /// The value of `k` (the primary index reads through its hash side).
+    #[cfg(test)]
+    pub fn get(&self, k: &Key) -> Option<u64> {
+        let p = self.probe(k);
+        let _g = self.bytes.then(crossbeam_epoch::pin);
+        loop {
+            let (leaf, v) = self.find_leaf(Some(&p));
+            let (i, eq) = leaf.lower_bound(leaf.count(), &p);
+            let val = eq.then(|| leaf.val(i));
+            if leaf.validate(v) {
+                return val;
+            }
+        }
+    }
+
+    /// Adds `k -> value` unless `k` is present; Err(the value present).
+    pub fn insert(&self, k: &Key, value: u64) -> Result<(), u64> {
+        let p = self.probe(k);
+        let g = self.bytes.then(crossbeam_epoch::pin);
+        'restart: loop {
+            let Some((mut n, mut v)) = self.root() else {
+                continue;
+            };
+            let mut parent: Option<(&Node, u64, usize)> = None;
+            loop {
+                let count = n.count();
+                if count == CAP {
+                    // Split first (with the parent, which has room: it
+                    // was split on the way down if full), then start over.
+                    self.split(n, v, parent, &p);
+                    continue 'restart;
+                }
+                if n.leaf {
+                    break;
+                }
+                let i = n.upper_bound(count, &p);
+                let c = n.val(i) as *const Node;
+                if !n.validate(v) {
+                    continue 'restart;
+                }
+                let c = node(c);
+                let cv = c.read_lock();
+                if !n.validate(v) {
+                    continue 'restart;
+                }
+                parent = Some((n, v, i));
+                (n, v) = (c, cv);
+            }
+            // A leaf with room, at `v`: unchanged since we chose it, so
+            // still the leaf of `p` (keys only move right by a split,
+            // which would have moved `v`).
+            if !n.upgrade(v) {
+                continue 'restart;
+            }
+            let count = n.count();
+            debug_assert!(count < CAP, "a leaf at its validated version has room");
+            let (i, eq) = n.lower_bound(count, &p);
+            if eq {
+                let present = n.val(i);
+                n.unlock();
+                return Err(present);
+            }
+            n.shift_up(i, count);
+            n.keys[i].store(self.own(&p));
+            n.vals[i].store(value, Relaxed);
+            n.count.store(count as u64 + 1, Relaxed);
+            n.unlock();
+            drop(g);
+            return Ok(());
+        }
+    }
+
+    /// A slot key for `p`, owning a copy of its bytes.
+    fn own(&self, p: &Probe) -> Raw {
+        Raw {
+            w: p.w,
+            full: p.bytes.map_or(0, |b| {
+                Box::into_raw(Box::new(ByteKey::from_slice(b))) as u64
+            }),
+        }
+    }
+
+    /// A copy of a slot key that owns its own bytes (a separator).
+    fn copy(&self, r: Raw) -> Raw {
+        let full = if r.full == 0 {
+            0
+        } else {
+            // SAFETY: called under the node's write lock on one of its
+            // own slots: the key is owned by the node and alive.
+            let b = unsafe { &*(r.full as *const ByteKey) };
+            Box::into_raw(Box::new(b.clone())) as u64
+        };
+        Raw { w: r.w, full }
+    }
+
+    /// Splits the full node `n` (at `v`) under `parent` (at its version,
+    /// the child's index in it), or under a new root; nothing if a version
+    /// moved (the caller starts over either way).
+    fn split(&self, n: &Node, v: u64, parent: Option<(&Node, u64, usize)>, p: &Probe) {
+        if let Some((pn, pv, _)) = parent {
+            if !pn.upgrade(pv) {
+                return;
+            }
+        }
+        if !n.upgrade(v) {
+            if let Some((pn, ..)) = parent {
+                pn.unlock();
+            }
+            return;
+        }
+        let is_root = std::ptr::eq(self.root.load(Relaxed), n);
+        if parent.is_none() && !is_root {
+            // The root split under us: `n` is no longer the root.
+            n.unlock();
+            return;
+        }
+        let count = n.count();
+        let right = Node::new(n.leaf);
+        // Split where the key goes when that is in the upper half, and the
+        // key goes left: an append (past every key: a growing key) keeps
+        // the node full and starts the next one empty, and a key appended
+        // to one range among others (TPC-C's twenty districts, each
+        // growing its own orders) keeps going into its range's node, which
+        // fills, instead of into a sibling that starts with the next
+        // range's keys (half-full leaves). Elsewhere, halves.
+        let i = if n.leaf {
+            n.lower_bound(count, p).0
+        } else {
+            n.upper_bound(count, p)
+        };
+        let m = match (i >= count / 2, n.leaf) {
+            (true, true) => i,
+            (true, false) => i.min(count - 1),
+            (false, _) => count / 2,
+        };
+        let sep;
+        if n.leaf {
+            // Left keeps [0, m), right takes [m, count); the separator is
+            // a copy of the right's first key (or, if it takes none, of
+            // the key going in: at or below everything the right will hold).
+            for j in m..count {
+                right.keys[j - m].store(n.keys[j].load());
+                right.vals[j - m].store(n.val(j), Relaxed);
+            }
+            right.count.store((count - m) as u64, Relaxed);
+            right.next.store(n.next.load(Relaxed), Relaxed);
+            sep = if m < count {
+                self.copy(n.keys[m].load())
+            } else {
+                self.own(p)
+            };
+        } else {
+            // Left keeps keys [0, m) and children [0, m]; key m goes up
+            // (its bytes with it); right takes keys (m, count) and
+            // children [m + 1, count].
+            for j in m + 1..count {
+                right.keys[j - m - 1].store(n.keys[j].load());
+            }
+            for j in m + 1..=count {
+                right.vals[j - m - 1].store(n.val(j), Relaxed);
+            }
+            right.count.store((count - m - 1) as u64, Relaxed);
+            sep = n.keys[m].load();
+        }
+        let right = Box::into_raw(right);
+        // Publish the right node before the left stops holding its keys:
+        // a scan that read the left before the split follows `next` to the
+        // old sibling and has those keys from its snapshot already.
+        if n.leaf {
+            n.next.store(right, Release);
+        }
+        n.count.store(m as u64, Relaxed);
+        // The vacated slots' keys belong to the right node or the parent
+        // now; zeroed, the left owns none of them.
+        for j in m..count {
+            n.keys[j].store(Raw::default());
+        }
+        match parent {
+            Some((pn, _, i)) => {
+                let pc = pn.count();
+                pn.shift_up(i, pc);
+                pn.keys[i].store(sep);
+                pn.vals[i + 1].store(right as u64, Relaxed);
+                pn.count.store(pc as u64 + 1, Relaxed);
+                pn.unlock();
+            }
+            None => {
+                let root = Node::new(false);
+                root.keys[0].store(sep);
+                root.vals[0].store(n as *const Node as u64, Relaxed);
+                root.vals[1].store(right as u64, Relaxed);
+                root.count.store(1, Relaxed);
+                self.root.store(Box::into_raw(root), Release);
+            }
+        }
+        n.unlock();
+    }
+
+    /// Removes `k` if it maps to `value`.
+    pub fn remove_if(&self, k: &Key, value: u64) -> bool {
+        let p = self.probe(k);
+        let g = self.bytes.then(crossbeam_epoch::pin);
+        loop {
+            let (leaf, v) = self.find_leaf(Some(&p));
+            let (i, eq) = leaf.lower_bound(leaf.count(), &p);
+            if !eq || leaf.val(i) != value {
+                if leaf.validate(v) {
+                    return false;
+                }
+                continue;
+            }
+            if !leaf.upgrade(v) {
+                continue;
+            }
+            let count = leaf.count();
+            let full = leaf.keys[i].load().full;
+            for j in i..count - 1 {
+                leaf.keys[j].store(leaf.keys[j + 1].load());
+                leaf.vals[j].store(leaf.val(j + 1), Relaxed);
+            }
+            leaf.keys[count - 1].store(Raw::default());
+            leaf.count.store(count as u64 - 1, Relaxed);
+            leaf.unlock();
+            if full != 0 {
+                let g = g.as_ref().expect("byte trees pin");
+                let full = full as *mut ByteKey;
+                // SAFETY: the key was this slot's own (leaf slots own
+                // their bytes), no slot names it any more, and readers
+                // that may still hold it are pinned: the epoch frees it
+                // after them.
+                unsafe { g.defer_unchecked(move || drop(Box::from_raw(full))) };
+            }
+            return true;
+        }
+    }
+
+    /// Calls `f(value)` for each key within the bounds, in key order.
+    pub fn range(&self, lo: Bound<&Key>, hi: Bound<&Key>, mut f: impl FnMut(u64)) {
+        let lo = map_bound(lo, |k| self.probe(k));
+        let hi = map_bound(hi, |k| self.probe(k));
+        let _g = self.bytes.then(crossbeam_epoch::pin);
+        let start = match &lo {
+            Bound::Included(p) | Bound::Excluded(p) => Some(p),
+            Bound::Unbounded => None,
+        };
+        let above_lo = |r: &Raw| match &lo {
+            Bound::Included(p) => p.cmp_raw(r) != Ordering::Less,
+            Bound::Excluded(p) => p.cmp_raw(r) == Ordering::Greater,
+            Bound::Unbounded => true,
+        };
+        let below_hi = |r: &Raw| match &hi {
+            Bound::Included(p) => p.cmp_raw(r) != Ordering::Greater,
+            Bound::Excluded(p) => p.cmp_raw(r) == Ordering::Less,
+            Bound::Unbounded => true,
+        };
+        let (mut leaf, _) = self.find_leaf(start);
+        let mut buf = [0u64; CAP];
+        loop {
+            // One validated snapshot of the leaf: its keys in bounds, its
+            // sibling, and whether it reached past `hi`.
+            let (k, next, done) = loop {
+                let v = leaf.read_lock();
+                let (mut k, mut done) = (0, false);
+                for i in 0..leaf.count() {
+                    let r = leaf.keys[i].load();
+                    if !below_hi(&r) {
+                        done = true;
+                        break;
+                    }
+                    if above_lo(&r) {
+                        buf[k] = leaf.val(i);
+                        k += 1;
+                    }
+                }
+                let next = leaf.next.load(Acquire);
+                if leaf.validate(v) {
+                    break (k, next, done);
+                }
+            };
+            buf[..k].iter().for_each(|&x| f(x));
+            if done || next.is_null() {
+                return;
+            }
+            leaf = node(next);
+        }
+    }
+
+    /// Entries (walks the leaves; for statistics).
+    pub fn len(&self) -> usize {
+        let mut n = 0;
+        self.range(Bound::Unbounded, Bound::Unbounded, |_| n += 1);
+        n
+    }
+}
+
+impl BTree {
+    /// (leaves, entries, height): how full the leaves are (tests; the
+    /// tree may change meanwhile, so only for a quiet tree).
+    #[cfg(test)]
+    fn shape(&self) -> (usize, usize, usize) {
+        let mut n = node(self.root.load(Acquire));
+        let mut height = 1;
+        while !n.leaf {
+            n = node(n.val(0) as *const Node);
+            height += 1;
+        }
+        let (mut leaves, mut entries) = (0, 0);
+        let mut l: *const Node = n;
+        while !l.is_null() {
+            leaves += 1;
+            entries += node(l).count();
+            l = node(l).next.load(Acquire);
+        }
+        (leaves, entries, height)
+    }
+}
+
+fn map_bound<T, U>(b: Bound<T>, f: impl Fn(T) -> U) -> Bound<U> {
+    match b {
+        Bound::Included(x) => Bound::Included(f(x)),
+        Bound::Excluded(x) => Bound::Excluded(f(x)),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// A key handed to the tree: an integer (trees of integer keys) or
+/// encoded bytes (trees of byte keys).
+#[derive(Clone, Copy, Debug)]
+pub enum Key<'a> {
+    Int(u64),
+    Bytes(&'a [u8]),
+}
+
+impl Drop for BTree {
+    fn drop(&mut self) {
+        fn free(n: *mut Node) {
+            // SAFETY: `&mut BTree`: no reader or writer is left, and each
+            // node is reached once (every node has one parent).
+            let b = unsafe { Box::from_raw(n) };
+            let count = b.count();
+            for s in &b.keys[..count] {
+                let f = s.full.load(Relaxed);
+                if f != 0 {
+                    // SAFETY: each slot below the count owns its key.
+                    drop(unsafe { Box::from_raw(f as *mut ByteKey) });
+                }
+            }
+            if !b.leaf {
+                for c in &b.vals[..=count] {
+                    free(c.load(Relaxed) as *mut Node);
+                }
+            }
+        }
+        free(*self.root.get_mut());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    /// Byte keys that share long prefixes and tie on the order word (two
+    /// integers, then text longer than the word holds), so comparisons
+    /// reach the full bytes.
+    fn bytes_of(i: u64) -> Vec<u8> {
+        let k = crate::value::Key(vec![
+            crate::Value::Int(7),
+            crate::Value::Int((i % 5) as i64),
+            crate::Value::from(format!("customer-name-{:06}", i / 5).as_str()),
+        ]);
+        match crate::index::key::encode(&k, false) {
+            crate::index::key::EncodedKey::Bytes(b) => b.to_vec(),
+            crate::index::key::EncodedKey::U64(_) => unreachable!(),
+        }
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Insert(u64, u64),
+        Remove(u64, u64),
+        Get(u64),
+        Range(Bound<u64>, Bound<u64>),
+    }
+
+    fn bound() -> impl Strategy<Value = Bound<u64>> {
+        prop_oneof![
+            (0..3000u64).prop_map(Bound::Included),
+            (0..3000u64).prop_map(Bound::Excluded),
+            Just(Bound::Unbounded),
+        ]
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            6 => (0..3000u64, 0..4u64).prop_map(|(k, v)| Op::Insert(k, v)),
+            3 => (0..3000u64, 0..4u64).prop_map(|(k, v)| Op::Remove(k, v)),
+            2 => (0..3000u64).prop_map(Op::Get),
+            1 => (bound(), bound()).prop_map(|(l, h)| Op::Range(l, h)),
+        ]
+    }
+
+    /// Runs `ops` on a tree and on a `BTreeMap` of the same keys (`u64`
+    /// order for integer trees, byte order for byte trees) and compares
+    /// every answer.
+    fn agree(bytes: bool, ops: &[Op]) {
+        let tree = BTree::new(bytes);
+        let enc: Vec<Vec<u8>> = (0..3000).map(bytes_of).collect();
+        let key = |k: u64| {
+            if bytes {
+                Key::Bytes(&enc[k as usize])
+            } else {
+                Key::Int(k)
+            }
+        };
+        let order = |k: u64| {
+            if bytes {
+                enc[k as usize].clone()
+            } else {
+                k.to_be_bytes().to_vec()
+            }
+        };
+        let mut model: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
+        for op in ops {
+            match *op {
+                Op::Insert(k, v) => {
+                    let want = match model.get(&order(k)) {
+                        Some(&p) => Err(p),
+                        None => {
+                            model.insert(order(k), v);
+                            Ok(())
+                        }
+                    };
+                    assert_eq!(tree.insert(&key(k), v), want, "{op:?}");
+                }
+                Op::Remove(k, v) => {
+                    let want = model.get(&order(k)) == Some(&v);
+                    if want {
+                        model.remove(&order(k));
+                    }
+                    assert_eq!(tree.remove_if(&key(k), v), want, "{op:?}");
+                }
+                Op::Get(k) => assert_eq!(tree.get(&key(k)), model.get(&order(k)).copied()),
+                Op::Range(lo, hi) => {
+                    let b = |x: Bound<u64>| map_bound(x, order);
+                    let (l, h) = (b(lo), b(hi));
+                    let inverted = match (&l, &h) {
+                        (
+                            Bound::Included(a) | Bound::Excluded(a),
+                            Bound::Included(z) | Bound::Excluded(z),
+                        ) => {
+                            a > z
+                                || (a == z
+                                    && !matches!(
+                                        (&l, &h),
+                                        (Bound::Included(_), Bound::Included(_))
+                                    ))
+                        }
+                        _ => false,
+                    };
+                    let want: Vec<u64> = if inverted {
+                        vec![]
+                    } else {
+                        model.range((l, h)).map(|(_, v)| *v).collect()
+                    };
+                    let mut got = vec![];
+                    let (kl, kh) = (map_bound(lo, key), map_bound(hi, key));
+                    tree.range(kl.as_ref(), kh.as_ref(), |v| got.push(v));
+                    assert_eq!(got, want, "{op:?}");
+                }
+            }
+        }
+        assert_eq!(tree.len(), model.len());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        #[test]
+        fn a_tree_answers_as_an_ordered_map(
+            bytes in any::<bool>(),
+            ops in proptest::collection::vec(op(), 1..4000),
+        ) {
+            agree(bytes, &ops);
+        }
+    }
+
+    #[test]
+    fn ascending_descending_and_shuffled_fills_split_and_keep_order() {
+        for bytes in [false, true] {
+            let enc: Vec<Vec<u8>> = (0..3000).map(bytes_of).collect();
+            let mut ops: Vec<Op> = (0..3000).map(|k| Op::Insert(k, k % 4)).collect();
+            ops.extend((0..3000).rev().map(|k| Op::Insert(k, 1)));
+            ops.extend((0..3000).step_by(3).map(|k| Op::Remove(k, k % 4)));
+            ops.push(Op::Range(Bound::Unbounded, Bound::Unbounded));
+            ops.push(Op::Range(Bound::Excluded(17), Bound::Included(2500)));
+            agree(bytes, &ops);
+            // Descending inserts split at the middle, not as appends.
+            let t = BTree::new(bytes);
+            for k in (0..3000u64).rev() {
+                let key = if bytes {
+                    Key::Bytes(&enc[k as usize])
+                } else {
+                    Key::Int(k)
+                };
+                t.insert(&key, k).unwrap();
+            }
+            assert_eq!(t.len(), 3000);
+        }
+    }
+
+    /// The property `scc::TreeIndex` lacked: scans racing inserts and
+    /// removals (splits included) see every key present throughout, once
+    /// and in order, wherever the scan starts.
+    #[test]
+    fn scans_see_every_key_present_throughout_while_others_churn() {
+        for bytes in [false, true] {
+            let n = 4000u64;
+            let enc: Arc<Vec<Vec<u8>>> = Arc::new((0..2 * n).map(bytes_of).collect());
+            let tree = Arc::new(BTree::new(bytes));
+            let key = move |enc: &Vec<Vec<u8>>, k: u64| -> Vec<u8> {
+                if bytes {
+                    enc[k as usize].clone()
+                } else {
+                    vec![]
+                }
+            };
+            // Permanent keys: every third.
+            for k in (0..n).step_by(3) {
+                let kb = key(&enc, k);
+                let kk = if bytes { Key::Bytes(&kb) } else { Key::Int(k) };
+                tree.insert(&kk, k).unwrap();
+            }
+            let stop = Arc::new(AtomicBool::new(false));
+            let churn = {
+                let (tree, stop, enc) = (tree.clone(), stop.clone(), enc.clone());
+                std::thread::spawn(move || {
+                    let mut x = 1u64;
+                    let mut rounds = 0u64;
+                    while !stop.load(Relaxed) || rounds < 20_000 {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        let k = x % (2 * n);
+                        if k < n && k % 3 == 0 {
+                            continue;
+                        }
+                        let kb = key(&enc, k);
+                        let kk = if bytes { Key::Bytes(&kb) } else { Key::Int(k) };
+                        if tree.insert(&kk, k).is_err() {
+                            assert!(tree.remove_if(&kk, k));
+                        }
+                        rounds += 1;
+                    }
+                })
+            };
+            let order = |k: u64| {
+                if bytes {
+                    enc[k as usize].clone()
+                } else {
+                    k.to_be_bytes().to_vec()
+                }
+            };
+            for round in 0..300u64 {
+                let lo = (round * 37) % n;
+                let lob = key(&enc, lo);
+                let lk = if bytes {
+                    Key::Bytes(&lob)
+                } else {
+                    Key::Int(lo)
+                };
+                let mut seen = vec![];
+                tree.range(Bound::Included(&lk), Bound::Unbounded, |v| seen.push(v));
+                let keys: Vec<Vec<u8>> = seen.iter().map(|&v| order(v)).collect();
+                assert!(keys.windows(2).all(|w| w[0] < w[1]), "in order, once");
+                let seen: std::collections::HashSet<u64> = seen.into_iter().collect();
+                for k in (0..n).step_by(3).filter(|&k| order(k) >= order(lo)) {
+                    assert!(seen.contains(&k), "round {round}: permanent key {k} missed");
+                }
+            }
+            stop.store(true, Relaxed);
+            churn.join().unwrap();
+        }
+    }
+
+    /// TPC-C's order lines: twenty districts, each appending its orders'
+    /// lines at the end of its own key range.
+    #[test]
+    fn appends_at_the_end_of_many_ranges_fill_their_leaves() {
+        let t = BTree::new(true);
+        let mut n = 0;
+        for o in 1..=300i64 {
+            for d in 1..=20i64 {
+                for ol in 1..=10i64 {
+                    let k = crate::value::Key([2, d, o, ol].map(crate::Value::Int).to_vec());
+                    let b = match crate::index::key::encode(&k, false) {
+                        crate::index::key::EncodedKey::Bytes(b) => b,
+                        crate::index::key::EncodedKey::U64(_) => unreachable!(),
+                    };
+                    t.insert(&Key::Bytes(&b), n).unwrap();
+                    n += 1;
+                }
+            }
+        }
+        let (leaves, entries, height) = t.shape();
+        assert_eq!(entries, n as usize);
+        eprintln!("leaves {leaves} entries {entries} height {height}");
+        assert!(
+            entries >= leaves * CAP * 3 / 4,
+            "{entries} entries in {leaves} leaves"
+        );
+    }
+
+    #[test]
+    fn of_racing_inserts_of_one_key_exactly_one_wins() {
+        let tree = Arc::new(BTree::new(true));
+        let keys: Arc<Vec<Vec<u8>>> = Arc::new((0..2000).map(bytes_of).collect());
+        let hs: Vec<_> = (0..2u64)
+            .map(|t| {
+                let (tree, keys) = (tree.clone(), keys.clone());
+                std::thread::spawn(move || {
+                    keys.iter()
+                        .filter(|k| tree.insert(&Key::Bytes(k), t).is_ok())
+                        .count()
+                })
+            })
+            .collect();
+        let won: usize = hs.into_iter().map(|h| h.join().unwrap()).sum();
+        assert_eq!(won, 2000);
+        assert_eq!(tree.len(), 2000);
+    }
+}
