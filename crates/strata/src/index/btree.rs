@@ -467,8 +467,7 @@ impl BTree {
             (true, false) => i.min(count - 1),
             (false, _) => count / 2,
         };
-        let sep;
-        if n.leaf {
+        let sep = if n.leaf {
             // Left keeps [0, m), right takes [m, count); the separator is
             // a copy of the right's first key (or, if it takes none, of
             // the key going in: at or below everything the right will hold).
@@ -478,11 +477,11 @@ impl BTree {
             }
             right.count.store((count - m) as u64, Relaxed);
             right.next.store(n.next.load(Relaxed), Relaxed);
-            sep = if m < count {
+            if m < count {
                 self.copy(n.keys[m].load())
             } else {
                 self.own(p)
-            };
+            }
         } else {
             // Left keeps keys [0, m) and children [0, m]; key m goes up
             // (its bytes with it); right takes keys (m, count) and
@@ -494,8 +493,8 @@ impl BTree {
                 right.vals[j - m - 1].store(n.val(j), Relaxed);
             }
             right.count.store((count - m - 1) as u64, Relaxed);
-            sep = n.keys[m].load();
-        }
+            n.keys[m].load()
+        };
         let right = Box::into_raw(right);
         // Publish the right node before the left stops holding its keys:
         // a scan that read the left before the split follows `next` to the
@@ -878,7 +877,7 @@ mod tests {
                         x ^= x >> 7;
                         x ^= x << 17;
                         let k = x % (2 * n);
-                        if k < n && k % 3 == 0 {
+                        if k < n && k.is_multiple_of(3) {
                             continue;
                         }
                         let kb = key(&enc, k);
