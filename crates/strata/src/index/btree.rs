@@ -17,7 +17,7 @@
 //!
 //!  a key = (word0, word1, full)   word: the key itself (integers) or
 //!                                 `key::order_word` of its bytes; full: the
-//!                                 bytes (owned, boxed), compared only when
+//!                                 bytes (owned, one allocation), compared only when
 //!                                 the words tie
 //! ```
 //!
@@ -44,8 +44,9 @@
 //!   freed key (a zero one it skips: its validation is bound to fail).
 //! - **Uniqueness under the leaf's lock.** An insert checks for its key
 //!   and adds it in one write section of the leaf the key belongs to;
-//!   `insert` returns the value present instead (`primary::insert_new`'s
-//!   contract: only the caller whose value went in owns the entry).
+//!   `insert` returns the value present instead, so of racing inserters
+//!   of a key exactly one is told it inserted (only the caller whose value
+//!   went in may remove the entry on abort).
 //!
 //! Splits happen on the way down (a full node met by an insert is split
 //! first, with its parent locked, then the insert starts over), so a
@@ -54,7 +55,9 @@
 //! has no scheduling point, so a model never sees a node locked.
 
 use super::key::{order_word, ByteKey};
+use crossbeam_epoch::Guard;
 use std::cmp::Ordering;
+use std::mem::ManuallyDrop;
 use std::ops::Bound;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{fence, AtomicPtr, AtomicU64};
@@ -65,7 +68,7 @@ const CAP: usize = 32;
 const LOCKED: u64 = 0b10;
 
 /// A key in a node: its two order words and its full bytes (a leaked
-/// `Box<ByteKey>`, 0 in trees of integer keys).
+/// [`Full`], 0 in trees of integer keys).
 #[derive(Default)]
 struct Slot {
     w: [AtomicU64; 2],
@@ -94,6 +97,39 @@ impl Slot {
         self.w[1].store(r.w[1], Relaxed);
         self.full.store(r.full, Relaxed);
     }
+}
+
+/// A slot's full key: length and bytes in one allocation behind a thin
+/// pointer (`triomphe`; its count is unused: a key has one owner).
+type Full = triomphe::ThinArc<(), u8>;
+
+/// A new full key of `b`, as a slot word.
+fn full_new(b: &[u8]) -> u64 {
+    Full::into_raw(Full::from_header_and_slice((), b)) as u64
+}
+
+/// The bytes of a full key (none for 0).
+///
+/// # Safety
+/// `p` is 0 or came from [`full_new`] and is not freed for `'a`.
+unsafe fn full_bytes<'a>(p: u64) -> &'a [u8] {
+    if p == 0 {
+        return &[];
+    }
+    // SAFETY: the caller's: `p` names a live key; not dropped here.
+    let a = ManuallyDrop::new(unsafe { Full::from_raw(p as *const std::ffi::c_void) });
+    let s: &[u8] = &a.slice;
+    // SAFETY: the bytes live in the allocation, alive for 'a.
+    unsafe { std::slice::from_raw_parts(s.as_ptr(), s.len()) }
+}
+
+/// Frees a full key.
+///
+/// # Safety
+/// `p` came from [`full_new`], is freed once, and nothing reads it after.
+unsafe fn full_free(p: u64) {
+    // SAFETY: the caller's.
+    drop(unsafe { Full::from_raw(p as *const std::ffi::c_void) });
 }
 
 /// A key to look for: its words and, for byte keys, its bytes.
@@ -132,7 +168,7 @@ impl<'a> Probe<'a> {
                 // hold a guard), and keys are freed only through the
                 // epoch after the slots naming them are zeroed or
                 // overwritten (module doc, third invariant).
-                Some(b) => unsafe { (&*(r.full as *const ByteKey))[..].cmp(b) },
+                Some(b) => unsafe { full_bytes(r.full) }.cmp(b),
             },
             o => o,
         }
@@ -408,9 +444,7 @@ impl BTree {
     fn own(&self, p: &Probe) -> Raw {
         Raw {
             w: p.w,
-            full: p.bytes.map_or(0, |b| {
-                Box::into_raw(Box::new(ByteKey::from_slice(b))) as u64
-            }),
+            full: p.bytes.map_or(0, full_new),
         }
     }
 
@@ -421,8 +455,7 @@ impl BTree {
         } else {
             // SAFETY: called under the node's write lock on one of its
             // own slots: the key is owned by the node and alive.
-            let b = unsafe { &*(r.full as *const ByteKey) };
-            Box::into_raw(Box::new(b.clone())) as u64
+            full_new(unsafe { full_bytes(r.full) })
         };
         Raw { w: r.w, full }
     }
@@ -531,12 +564,21 @@ impl BTree {
 
     /// Removes `k` if it maps to `value`.
     pub fn remove_if(&self, k: &Key, value: u64) -> bool {
+        self.remove_where(k, |v| v == value)
+    }
+
+    /// Removes `k`, whatever it maps to.
+    pub fn remove(&self, k: &Key) -> bool {
+        self.remove_where(k, |_| true)
+    }
+
+    fn remove_where(&self, k: &Key, matches: impl Fn(u64) -> bool) -> bool {
         let p = self.probe(k);
         let g = self.bytes.then(crossbeam_epoch::pin);
         loop {
             let (leaf, v) = self.find_leaf(Some(&p));
             let (i, eq) = leaf.lower_bound(leaf.count(), &p);
-            if !eq || leaf.val(i) != value {
+            if !eq || !matches(leaf.val(i)) {
                 if leaf.validate(v) {
                     return false;
                 }
@@ -556,12 +598,11 @@ impl BTree {
             leaf.unlock();
             if full != 0 {
                 let g = g.as_ref().expect("byte trees pin");
-                let full = full as *mut ByteKey;
                 // SAFETY: the key was this slot's own (leaf slots own
                 // their bytes), no slot names it any more, and readers
                 // that may still hold it are pinned: the epoch frees it
                 // after them.
-                unsafe { g.defer_unchecked(move || drop(Box::from_raw(full))) };
+                unsafe { g.defer_unchecked(move || full_free(full)) };
             }
             return true;
         }
@@ -569,52 +610,30 @@ impl BTree {
 
     /// Calls `f(value)` for each key within the bounds, in key order.
     pub fn range(&self, lo: Bound<&Key>, hi: Bound<&Key>, mut f: impl FnMut(u64)) {
-        let lo = map_bound(lo, |k| self.probe(k));
-        let hi = map_bound(hi, |k| self.probe(k));
-        let _g = self.bytes.then(crossbeam_epoch::pin);
+        let g = crossbeam_epoch::pin();
+        self.iter(lo, hi, &g).for_each(|(_, v)| f(v));
+    }
+
+    /// The entries within the bounds, in key order, as (key bytes, value)
+    /// (the bytes are empty in a tree of integer keys). The keys are
+    /// borrowed for as long as `guard` pins: a removed key is freed only
+    /// through the epoch.
+    pub fn iter<'g>(&'g self, lo: Bound<&Key>, hi: Bound<&Key>, guard: &'g Guard) -> Iter<'g> {
+        let lo = map_bound(lo, |k| self.probe(k).owned());
+        let hi = map_bound(hi, |k| self.probe(k).owned());
         let start = match &lo {
-            Bound::Included(p) | Bound::Excluded(p) => Some(p),
+            Bound::Included(p) | Bound::Excluded(p) => Some(p.probe()),
             Bound::Unbounded => None,
         };
-        let above_lo = |r: &Raw| match &lo {
-            Bound::Included(p) => p.cmp_raw(r) != Ordering::Less,
-            Bound::Excluded(p) => p.cmp_raw(r) == Ordering::Greater,
-            Bound::Unbounded => true,
-        };
-        let below_hi = |r: &Raw| match &hi {
-            Bound::Included(p) => p.cmp_raw(r) != Ordering::Greater,
-            Bound::Excluded(p) => p.cmp_raw(r) == Ordering::Less,
-            Bound::Unbounded => true,
-        };
-        let (mut leaf, _) = self.find_leaf(start);
-        let mut buf = [0u64; CAP];
-        loop {
-            // One validated snapshot of the leaf: its keys in bounds, its
-            // sibling, and whether it reached past `hi`.
-            let (k, next, done) = loop {
-                let v = leaf.read_lock();
-                let (mut k, mut done) = (0, false);
-                for i in 0..leaf.count() {
-                    let r = leaf.keys[i].load();
-                    if !below_hi(&r) {
-                        done = true;
-                        break;
-                    }
-                    if above_lo(&r) {
-                        buf[k] = leaf.val(i);
-                        k += 1;
-                    }
-                }
-                let next = leaf.next.load(Acquire);
-                if leaf.validate(v) {
-                    break (k, next, done);
-                }
-            };
-            buf[..k].iter().for_each(|&x| f(x));
-            if done || next.is_null() {
-                return;
-            }
-            leaf = node(next);
+        let (leaf, _) = self.find_leaf(start.as_ref());
+        Iter {
+            leaf: Some(leaf),
+            lo,
+            hi,
+            buf: [(0, 0); CAP],
+            at: 0,
+            k: 0,
+            _guard: guard,
         }
     }
 
@@ -648,6 +667,97 @@ impl BTree {
     }
 }
 
+/// A bound held by an iterator: the words and a copy of the bytes.
+struct OwnedProbe {
+    w: [u64; 2],
+    bytes: Option<ByteKey>,
+}
+
+impl Probe<'_> {
+    fn owned(&self) -> OwnedProbe {
+        OwnedProbe {
+            w: self.w,
+            bytes: self.bytes.map(ByteKey::from_slice),
+        }
+    }
+}
+
+impl OwnedProbe {
+    fn probe(&self) -> Probe<'_> {
+        Probe {
+            w: self.w,
+            bytes: self.bytes.as_deref(),
+        }
+    }
+}
+
+/// [`BTree::iter`]: one validated snapshot of a leaf at a time.
+pub struct Iter<'g> {
+    leaf: Option<&'g Node>,
+    lo: Bound<OwnedProbe>,
+    hi: Bound<OwnedProbe>,
+    /// The snapshot's entries in bounds: (full key, value).
+    buf: [(u64, u64); CAP],
+    at: usize,
+    k: usize,
+    _guard: &'g Guard,
+}
+
+impl Iter<'_> {
+    /// Takes one validated snapshot of the current leaf: its keys in
+    /// bounds, and where to go next (its sibling, or nowhere once a key
+    /// passed `hi`). A leaf that split meanwhile is read again: keys only
+    /// move right, so what left it is in a leaf its links lead to.
+    fn fill(&mut self, leaf: &Node) -> Option<*const Node> {
+        let above_lo = |r: &Raw| match &self.lo {
+            Bound::Included(p) => p.probe().cmp_raw(r) != Ordering::Less,
+            Bound::Excluded(p) => p.probe().cmp_raw(r) == Ordering::Greater,
+            Bound::Unbounded => true,
+        };
+        let below_hi = |r: &Raw| match &self.hi {
+            Bound::Included(p) => p.probe().cmp_raw(r) != Ordering::Greater,
+            Bound::Excluded(p) => p.probe().cmp_raw(r) == Ordering::Less,
+            Bound::Unbounded => true,
+        };
+        loop {
+            let v = leaf.read_lock();
+            let (mut k, mut done) = (0, false);
+            for i in 0..leaf.count() {
+                let r = leaf.keys[i].load();
+                if !below_hi(&r) {
+                    done = true;
+                    break;
+                }
+                if above_lo(&r) {
+                    self.buf[k] = (r.full, leaf.val(i));
+                    k += 1;
+                }
+            }
+            let next = leaf.next.load(Acquire);
+            if leaf.validate(v) {
+                (self.at, self.k) = (0, k);
+                return (!done && !next.is_null()).then_some(next as *const Node);
+            }
+        }
+    }
+}
+
+impl<'g> Iterator for Iter<'g> {
+    type Item = (&'g [u8], u64);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while self.at == self.k {
+            let leaf = self.leaf.take()?;
+            self.leaf = self.fill(leaf).map(node);
+        }
+        let (full, v) = self.buf[self.at];
+        self.at += 1;
+        // SAFETY: `full` was in a validated snapshot of a leaf, read while
+        // `_guard` pinned: freed only through the epoch, after 'g.
+        Some((unsafe { full_bytes(full) }, v))
+    }
+}
+
 fn map_bound<T, U>(b: Bound<T>, f: impl Fn(T) -> U) -> Bound<U> {
     match b {
         Bound::Included(x) => Bound::Included(f(x)),
@@ -675,7 +785,7 @@ impl Drop for BTree {
                 let f = s.full.load(Relaxed);
                 if f != 0 {
                     // SAFETY: each slot below the count owns its key.
-                    drop(unsafe { Box::from_raw(f as *mut ByteKey) });
+                    unsafe { full_free(f) };
                 }
             }
             if !b.leaf {
@@ -803,6 +913,19 @@ mod tests {
                     let (kl, kh) = (map_bound(lo, key), map_bound(hi, key));
                     tree.range(kl.as_ref(), kh.as_ref(), |v| got.push(v));
                     assert_eq!(got, want, "{op:?}");
+                    // The iterator hands out the keys themselves.
+                    let g = crossbeam_epoch::pin();
+                    let keys: Vec<&[u8]> = tree
+                        .iter(kl.as_ref(), kh.as_ref(), &g)
+                        .map(|(k, _)| k)
+                        .collect();
+                    let want: Vec<&[u8]> = match (inverted, bytes) {
+                        (true, _) => vec![],
+                        (false, true) => model.range((b(lo), b(hi))).map(|(k, _)| &k[..]).collect(),
+                        // Integer trees own no bytes.
+                        (false, false) => vec![&[][..]; got.len()],
+                    };
+                    assert_eq!(keys, want, "{op:?}");
                 }
             }
         }

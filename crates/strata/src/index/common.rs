@@ -143,7 +143,7 @@ fn add_entry<K: EntryScheme, C: IndexTxn>(
     let key = K::entry_key(ident.clone(), v);
     let value = K::value_for(tuple);
     let added = loop {
-        match idx.tree.insert(key.clone(), value) {
+        match idx.tree.insert(&key, value) {
             Ok(()) => break true,
             // The row already has this key (logical pointers), or the
             // kind's rule lets ours replace another row's dead entry.
@@ -350,15 +350,15 @@ pub(super) fn validate<K: EntryScheme>(
 ) -> bool {
     let idx = &sec.index;
     let mut unseen = Unseen::new(t, accounted);
-    for e in idx.entries(lo, hi) {
-        let (k, val) = (e.key(), *e.value());
+    let guard = epoch::pin();
+    for (k, val) in idx.entries(lo, hi, &guard) {
         let ident = K::ident_of(k);
         if sec.seen.binary_search_by(|x| (**x).cmp(ident)).is_ok() {
             continue;
         }
         if own
             .iter()
-            .any(|w| Arc::ptr_eq(&w.index, idx) && w.key == *k)
+            .any(|w| Arc::ptr_eq(&w.index, idx) && *w.key == *k)
         {
             continue;
         }
@@ -499,7 +499,7 @@ pub(super) fn backfill<K: EntryScheme>(t: &TableInner, idx: &SecondaryIndex) {
                 // its image gone, `storage::siro`): nothing to index.
                 if let Some(ident) = storage::try_with_values(r, |d| idx.ident(&t.schema, d)) {
                     let key = K::entry_key(ident, v);
-                    let _ = idx.tree.insert(key, K::value_for(tuple));
+                    let _ = idx.tree.insert(&key, K::value_for(tuple));
                 }
             }
             v = r.next();

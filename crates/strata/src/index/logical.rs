@@ -160,7 +160,7 @@ fn prefetch_heap(x: &Value, buffer: bool) {
 /// Entries a scan takes at a time. Rows behind a scan's entries are cold
 /// (Payment's by-name lookup reads a dozen customers a scan: slot, chain
 /// head, row, each a cache miss in turn). Per batch the entries' slots are
-/// prefetched while the skip list is walked; then each row three entries
+/// prefetched while the tree is walked; then each row three entries
 /// before its turn, the shared headers of its indexed texts two before
 /// (a text's header shares a line with its first bytes; a byte string is
 /// an `Arc<Vec<u8>>`: header, then bytes, each a miss), their bytes one
@@ -271,16 +271,17 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
     ) -> Result<(usize, Option<SecScan>)> {
         let mut reads = ScanReads::new(mode);
         let mut n = 0;
-        let mut entries = idx.entries(lo, hi);
+        let guard = epoch::pin();
+        let mut entries = idx.entries(lo, hi, &guard);
         let mut batch: SmallVec<[_; AHEAD]> = SmallVec::new();
         loop {
             // A batch of entries with their slots prefetched, then the
             // stages ahead of each entry's turn (see `AHEAD`).
             batch.clear();
-            batch.extend(entries.by_ref().take(AHEAD).filter_map(|e| {
-                let tuple = P::resolve(t, idx, e.key(), *e.value())?;
+            batch.extend(entries.by_ref().take(AHEAD).filter_map(|(k, v)| {
+                let tuple = P::resolve(t, idx, k, v)?;
                 prefetch::line(t.rows.slot(tuple));
-                Some((e, tuple))
+                Some((k, tuple))
             }));
             if batch.is_empty() {
                 break;
@@ -324,16 +325,8 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
                 ahead(i + 3, 3);
                 ahead(i + 2, 2);
                 ahead(i + 1, 1);
-                let (e, tuple) = &batch[i];
-                n += usize::from(Self::scan_one(
-                    cx,
-                    t,
-                    idx,
-                    &mut reads,
-                    e.key(),
-                    *tuple,
-                    &mut f,
-                )?);
+                let (k, tuple) = batch[i];
+                n += usize::from(Self::scan_one(cx, t, idx, &mut reads, k, tuple, &mut f)?);
             }
         }
         Ok((n, reads.finish(idx)))

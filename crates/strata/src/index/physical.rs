@@ -124,7 +124,7 @@ impl SecondaryIndexKind for Physical {
         });
         for (index, key) in moved {
             let value = Self::value_for(tuple);
-            if index.tree.insert(key.clone(), value).is_ok() {
+            if index.tree.insert(&key, value).is_ok() {
                 writes.push(SecWrite {
                     index,
                     key,
@@ -151,8 +151,8 @@ impl SecondaryIndexKind for Physical {
     ) -> Result<(usize, Option<SecScan>)> {
         let mut reads = ScanReads::new(mode);
         let mut n = 0;
-        for e in idx.entries(lo, hi) {
-            let (k, tuple) = (e.key(), *e.value());
+        let guard = crossbeam_epoch::pin();
+        for (k, tuple) in idx.entries(lo, hi, &guard) {
             let named = version_of(k);
             let v = if mode.rw {
                 reads.read(cx, t, tuple)?

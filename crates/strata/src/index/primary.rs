@@ -59,7 +59,6 @@
 use super::btree::{BTree, Key as TreeKey};
 use super::hash::IntHashIndex;
 use super::key::{packed_ints, ByteKey, EncodedKey, INLINE_KEY};
-use crossbeam_skiplist::SkipMap;
 use rustc_hash::FxBuildHasher;
 use std::ops::Bound;
 
@@ -77,42 +76,6 @@ pub enum PrimaryIndex {
 enum Side<'a> {
     Packed(&'a IntHashIndex, u64),
     Bytes(&'a BytesHash, &'a ByteKey),
-}
-
-/// Inserts `k -> value` unless the key is present; Err(the value present).
-///
-/// `get_or_insert_with` does not say who inserted. It runs the closure
-/// *before* its compare-and-swap links the new node; when that CAS loses
-/// to another inserter of the same key, it drops our node and returns the
-/// winner's entry. A flag set in the closure alone then reads "inserted"
-/// for the loser too (two fresh rows got one primary key, the second
-/// reachable only through its secondary entries: issue 4):
-///
-/// ```text
-///  A: closure (flag) ── CAS lost ──> returns B's entry   flag says "mine"
-///  B: closure (flag) ── CAS won ───> returns B's entry
-/// ```
-///
-/// So the entry counts as ours only if it also holds our value. Callers
-/// pass a value no concurrent inserter of the same key can hold: a tuple
-/// id they own (primary), or a tuple id with a key naming this very row
-/// version (secondary entries).
-pub(crate) fn insert_new<K: Ord + Send + 'static>(
-    m: &SkipMap<K, u64>,
-    k: K,
-    value: u64,
-) -> Result<(), u64> {
-    let mut ran = false;
-    let e = m.get_or_insert_with(k, || {
-        ran = true;
-        value
-    });
-    let present = *e.value();
-    if ran && present == value {
-        Ok(())
-    } else {
-        Err(present)
-    }
 }
 
 fn as_u64(k: &EncodedKey) -> u64 {
@@ -429,15 +392,15 @@ mod tests {
         assert_eq!(full(&ix), vec![0, 3, 2]);
     }
 
-    /// Two inserters of an absent key race: exactly one may win.
-    /// `SkipMap::get_or_insert_with` calls its closure before it knows the
-    /// insert will succeed and, on a lost race, hands back the winner's
-    /// entry; taking "the closure ran" for "we inserted" let both inserters
-    /// of a key succeed: one row was committed under a key whose index
-    /// entry pointed at the other row (the hash side kept the winner), and
-    /// nobody could ever read, delete or collect it (found through
+    /// Two inserters of an absent key race: exactly one may win. (In the
+    /// skip list the tree replaced, `SkipMap::get_or_insert_with` called
+    /// its closure before it knew the insert would succeed and, on a lost
+    /// race, handed back the winner's entry; taking "the closure ran" for
+    /// "we inserted" let both inserters of a key succeed: one row was
+    /// committed under a key whose index entry pointed at the other row,
+    /// and nobody could ever read, delete or collect it; found through
     /// tests/gc_waiting_deletes.rs under MVTO, whose ghosts make same-key
-    /// inserts frequent).
+    /// inserts frequent.)
     #[test]
     fn racing_inserts_of_one_key_have_exactly_one_winner() {
         use std::sync::atomic::AtomicU64;

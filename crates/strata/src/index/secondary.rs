@@ -1,7 +1,7 @@
 //! Secondary indexes: ordered, unique or not, on one or more columns.
 //!
-//! A secondary index is an ordered map (a lock-free skip list, see
-//! [`Entries`]) of *entries*. An entry's
+//! A secondary index is an ordered map (a B+-tree, see [`Entries`]) of
+//! *entries*. An entry's
 //! key is the order-preserving encoding of the indexed values followed by the
 //! row's primary key, so entries sort by index key with ties broken by
 //! primary key, and a prefix of the index columns selects a contiguous run:
@@ -15,7 +15,7 @@
 //! ```
 //!
 //! This module holds what every kind shares: the index's definition, its
-//! entries (a skip list; a kind decides what an entry's key and value
+//! entries (a B+-tree; a kind decides what an entry's key and value
 //! hold, see `logical` and `physical`), the per-table list writers read,
 //! the catalog and the DDL. Today's kinds keep entries *multi-version*: a
 //! row keeps one entry per distinct index key among the versions still in
@@ -37,6 +37,7 @@
 //! version it listed may leave its row before it is read (see
 //! `common::newest_state_holds`).
 
+use super::btree::{BTree, Key as TreeKey};
 use super::table::TableInner;
 use crate::error::{Error, Result};
 use crate::index::key::{encode_values_into, match_values, prefix_end, skip_values, EncodedKey};
@@ -47,7 +48,6 @@ use crate::index::{with_index_kind, SecondaryIndexKind};
 use crate::options::{IndexKind, IndexPointers};
 use crate::value::{Key, Schema, Value};
 use crossbeam_epoch::{self as epoch, Atomic, Guard, Owned};
-use crossbeam_skiplist::SkipMap;
 use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
@@ -161,34 +161,29 @@ impl SecondaryIndex {
 
     /// Entries with keys in the (byte) bounds, in key order.
     pub fn range(&self, lo: &Bound<EncodedKey>, hi: &Bound<EncodedKey>) -> Vec<(Box<[u8]>, u64)> {
-        self.entries(lo, hi)
-            .map(|e| (e.key().clone(), *e.value()))
+        let guard = crossbeam_epoch::pin();
+        self.entries(lo, hi, &guard)
+            .map(|(k, v)| (k.into(), v))
             .collect()
     }
 
     /// [`SecondaryIndex::range`] as it goes, for a scan that looks at each
-    /// entry once: no key is copied.
-    pub fn entries<'a>(
-        &'a self,
-        lo: &'a Bound<EncodedKey>,
-        hi: &'a Bound<EncodedKey>,
-    ) -> impl Iterator<Item = crossbeam_skiplist::map::Entry<'a, Box<[u8]>, u64>> + 'a {
-        fn b(x: &Bound<EncodedKey>) -> Bound<&[u8]> {
+    /// entry once: no key is copied; each is borrowed while `guard` pins.
+    pub fn entries<'g>(
+        &'g self,
+        lo: &Bound<EncodedKey>,
+        hi: &Bound<EncodedKey>,
+        guard: &'g Guard,
+    ) -> super::btree::Iter<'g> {
+        fn b(x: &Bound<EncodedKey>) -> Bound<TreeKey<'_>> {
             match x {
-                Bound::Included(EncodedKey::Bytes(k)) => Bound::Included(k),
-                Bound::Excluded(EncodedKey::Bytes(k)) => Bound::Excluded(k),
+                Bound::Included(EncodedKey::Bytes(k)) => Bound::Included(TreeKey::Bytes(k)),
+                Bound::Excluded(EncodedKey::Bytes(k)) => Bound::Excluded(TreeKey::Bytes(k)),
                 _ => Bound::Unbounded,
             }
         }
-        // An inverted range would make the tree panic: it is empty.
-        let inverted = matches!(
-            (b(lo), b(hi)),
-            (Bound::Included(l) | Bound::Excluded(l), Bound::Included(h) | Bound::Excluded(h)) if l > h
-        );
-        (!inverted)
-            .then(|| self.tree.map.range::<[u8], _>((b(lo), b(hi))))
-            .into_iter()
-            .flatten()
+        let (lo, hi) = (b(lo), b(hi));
+        self.tree.tree.iter(lo.as_ref(), hi.as_ref(), guard)
     }
 
     /// Entries whose index key is exactly `ikey` (encoded).
@@ -200,52 +195,63 @@ impl SecondaryIndex {
         self.range(&Bound::Included(EncodedKey::Bytes(ikey.into())), &hi)
     }
 
-    /// (entries, approximate bytes): the skip list's size.
+    /// (entries, approximate bytes): the tree's size.
     pub(crate) fn approx_bytes(&self) -> (u64, u64) {
+        let guard = crossbeam_epoch::pin();
         let mut n = 0u64;
         let mut bytes = 0u64;
-        for e in self.tree.map.iter() {
+        for (k, _) in self
+            .tree
+            .tree
+            .iter(Bound::Unbounded, Bound::Unbounded, &guard)
+        {
             n += 1;
-            // key bytes + boxed-slice header + value + skiplist node
-            // (refcount, height, about two tower pointers on average)
-            bytes += (e.key().len() + 16 + 8 + 32) as u64;
+            // A leaf slot (key words, value: 32 bytes, leaves about
+            // four-fifths full) and the key's own allocation (16-byte
+            // header, bytes).
+            bytes += (40 + 16 + k.len()) as u64;
         }
         (n, bytes)
     }
 }
 
-/// The entries of one secondary index: a lock-free skip list
-/// (`crossbeam-skiplist`), like the primary index. Not `scc::TreeIndex`:
-/// its range iterator can miss entries present for the whole scan
-/// when the leaf it starts in has just been emptied by removals, which
-/// index churn (physical pointers, GC of stale entries) does constantly;
-/// a skip-list iterator sees every entry present from start to end.
-#[derive(Default)]
+/// The entries of one secondary index: a B+-tree of byte keys
+/// ([`super::btree`]), like the primary index's ordered side. Not
+/// `scc::TreeIndex`: its range iterator can miss entries present for the
+/// whole scan when the leaf it starts in has just been emptied by
+/// removals, which index churn (physical pointers, GC of stale entries)
+/// does constantly; the tree's iterator sees every entry present from
+/// start to end (keys only move right).
 pub(crate) struct Entries {
-    map: SkipMap<Box<[u8]>, u64>,
+    tree: BTree,
+}
+
+impl Default for Entries {
+    fn default() -> Self {
+        Entries {
+            tree: BTree::new(true),
+        }
+    }
 }
 
 impl Entries {
     /// Adds `key -> value` unless the key is present; `Err(existing)` then
-    /// (see `primary::insert_new`: a racing inserter of the same key must
-    /// not believe it added the entry, or its abort would remove the
-    /// winner's entry, or a tuple id's entry would be tracked by the wrong
-    /// transaction).
-    pub fn insert(&self, key: Box<[u8]>, value: u64) -> std::result::Result<(), u64> {
-        super::primary::insert_new(&self.map, key, value)
+    /// (a racing inserter of the same key must not believe it added the
+    /// entry, or its abort would remove the winner's entry, or a tuple
+    /// id's entry would be tracked by the wrong transaction: the tree
+    /// decides under the leaf's lock).
+    pub fn insert(&self, key: &[u8], value: u64) -> std::result::Result<(), u64> {
+        self.tree.insert(&TreeKey::Bytes(key), value)
     }
 
     /// Removes `key` if it maps to `value`.
     pub fn remove_if(&self, key: &[u8], value: u64) -> bool {
-        match self.map.get(key) {
-            Some(e) if *e.value() == value => e.remove(),
-            _ => false,
-        }
+        self.tree.remove_if(&TreeKey::Bytes(key), value)
     }
 
     /// Removes `key` whatever it maps to.
     pub fn remove(&self, key: &[u8]) -> bool {
-        self.map.remove(key).is_some()
+        self.tree.remove(&TreeKey::Bytes(key))
     }
 }
 
