@@ -83,6 +83,7 @@ pub use value::{Column, ColumnRef, Key, Row, Schema, Text, Type, Value};
 #[cfg(strata_model)]
 #[doc(hidden)]
 pub mod model {
+    pub use crate::index::btree::{BTree, Key as TreeKey};
     pub use crate::log::buffer::{counter, LogBuffer};
     pub use crate::log::record::{parse_header, seal, skip_record, CommitBuilder, KIND_SKIP};
     pub use crate::storage::append_only::{cooperate, o2n_prune};

@@ -18,6 +18,8 @@
 //!  storage/in_place.rs     the master's seqlock (write section, readers)
 //!  log/buffer.rs           reserve/publish/drain and the flusher's doorbell
 //!  cc/mod.rs, index/table.rs  the clock (`Shared::clock`); a table's `dropped` flag
+//!  index/btree.rs          the B+-tree's node words (versions, keys, values,
+//!                          links: splits, removals, scans)
 //! ```
 //!
 //! With those, a whole `Database` runs under shuttle: write locks,
@@ -138,6 +140,9 @@ pub enum Break {
     /// A master reader that went to the master because its version had no
     /// full copy never looks at the copy again (SIRO's toggle gives it one).
     ReaderIgnoresNewCopy,
+    /// A B+-tree scan takes a leaf's entries without validating the
+    /// leaf's version (`index::btree::Iter::fill`).
+    TreeScanTrustsItsRead,
 }
 
 /// Whether the model test broke step `b` (never, outside the model build).

@@ -937,6 +937,7 @@ fn ssn_insert_vs_scan_log_prune() {
 #[test]
 fn a_pruned_stamp_read_before_the_records_is_caught() {
     assert!(caught(Break::PrunedStampFirst, || {
-        shuttle::check_random(ssn_prune_model, 3000)
+        shuttle::check_random(ssn_prune_model, 3000);
+        shuttle::check_pct(ssn_prune_model, 3000, 3);
     }));
 }

@@ -51,28 +51,39 @@
 //! Splits happen on the way down (a full node met by an insert is split
 //! first, with its parent locked, then the insert starts over), so a
 //! parent always has room for the separator of a child's split.
-//! Under the model build the tree's atomics stay `std`'s: a write section
-//! has no scheduling point, so a model never sees a node locked.
+//! Under the model build (`crate::sync`) every word is a shuttle atomic
+//! and a node holds four keys, so `tests/btree_model.rs` interleaves
+//! splits, removals and scans step by step.
 
 use super::key::{order_word, ByteKey};
+use crate::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use crate::sync::atomic::{fence, AtomicPtr, AtomicU64};
+use crate::sync::{broken, Break};
 use crossbeam_epoch::Guard;
 use std::cmp::Ordering;
 use std::mem::ManuallyDrop;
 use std::ops::Bound;
-use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
-use std::sync::atomic::{fence, AtomicPtr, AtomicU64};
 
-/// Keys a node holds (a leaf's entries, an inner node's separators).
-const CAP: usize = 32;
+/// Keys a node holds (a leaf's entries, an inner node's separators). Under
+/// the model, four: a few inserts split leaves, inner nodes and the root.
+const CAP: usize = if cfg!(strata_model) { 4 } else { 32 };
 /// The version's lock bit; unlocking adds it again (the version moves on).
 const LOCKED: u64 = 0b10;
 
 /// A key in a node: its two order words and its full bytes (a leaked
 /// [`Full`], 0 in trees of integer keys).
-#[derive(Default)]
 struct Slot {
     w: [AtomicU64; 2],
     full: AtomicU64,
+}
+
+impl Default for Slot {
+    fn default() -> Slot {
+        Slot {
+            w: [AtomicU64::new(0), AtomicU64::new(0)],
+            full: AtomicU64::new(0),
+        }
+    }
 }
 
 /// A key as read from a slot (possibly torn; see `Node::validate`).
@@ -192,7 +203,7 @@ impl Node {
             version: AtomicU64::new(0),
             count: AtomicU64::new(0),
             leaf,
-            keys: Default::default(),
+            keys: std::array::from_fn(|_| Slot::default()),
             vals: std::array::from_fn(|_| AtomicU64::new(0)),
             next: AtomicPtr::new(std::ptr::null_mut()),
         })
@@ -734,7 +745,7 @@ impl Iter<'_> {
                 }
             }
             let next = leaf.next.load(Acquire);
-            if leaf.validate(v) {
+            if leaf.validate(v) || broken(Break::TreeScanTrustsItsRead) {
                 (self.at, self.k) = (0, k);
                 return (!done && !next.is_null()).then_some(next as *const Node);
             }
@@ -776,21 +787,24 @@ pub enum Key<'a> {
 
 impl Drop for BTree {
     fn drop(&mut self) {
+        // Plain reads through `&mut` (`get_mut`): no reader is left, and
+        // under the model a drop may run after shuttle's execution ended
+        // (a failing model unwinds), where an atomic load would panic.
         fn free(n: *mut Node) {
             // SAFETY: `&mut BTree`: no reader or writer is left, and each
             // node is reached once (every node has one parent).
-            let b = unsafe { Box::from_raw(n) };
-            let count = b.count();
-            for s in &b.keys[..count] {
-                let f = s.full.load(Relaxed);
+            let mut b = unsafe { Box::from_raw(n) };
+            let count = (*b.count.get_mut() as usize).min(CAP);
+            for s in &mut b.keys[..count] {
+                let f = *s.full.get_mut();
                 if f != 0 {
                     // SAFETY: each slot below the count owns its key.
                     unsafe { full_free(f) };
                 }
             }
             if !b.leaf {
-                for c in &b.vals[..=count] {
-                    free(c.load(Relaxed) as *mut Node);
+                for c in &mut b.vals[..=count] {
+                    free(*c.get_mut() as *mut Node);
                 }
             }
         }
