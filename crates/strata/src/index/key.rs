@@ -85,12 +85,20 @@ const _: () = assert!(std::mem::size_of::<ByteKey>() == INLINE_KEY + 8);
 /// - a string that ends gets zero padding, at or below anything longer.
 ///
 /// Cutting a word at 16 bytes keeps `<=`.
-pub fn order_word(b: &[u8]) -> [u64; 2] {
+///
+/// With the word, whether it holds the key whole: the key is complete
+/// integer groups only and their compact codes fit in 16 bytes (every
+/// TPC-C key). Such a word decodes to its key alone
+/// ([`key_of_whole_word`]: a group starts with the integer tag, never
+/// zero, so the padding ends the decoding), so two keys held whole are
+/// equal exactly when their words are.
+pub fn order_word_whole(b: &[u8]) -> ([u64; 2], bool) {
     // The word as a 128-bit number filled from the top, `n` bytes used:
     // an integer group goes in as one chunk (class, then its significant
     // bytes), not a byte at a time (every tree operation on a byte key
     // computes a word: 238 instructions a TPC-C key byte by byte).
     let (mut w, mut n) = (0u128, 0usize);
+    let mut whole = b.len().is_multiple_of(9);
     let put = |w: &mut u128, n: &mut usize, chunk: u128, bytes: usize| {
         if *n + bytes <= 16 {
             *w |= chunk << (8 * (16 - *n - bytes));
@@ -103,6 +111,7 @@ pub fn order_word(b: &[u8]) -> [u64; 2] {
     let mut i = 0;
     while let Some(&tag) = b.get(i) {
         if tag != INT {
+            whole = false;
             // The rest as it is: strings that agree up to here compare
             // from here as their bytes do (a text key's first bytes).
             for &x in b[i..].iter().take(16 - n) {
@@ -131,14 +140,49 @@ pub fn order_word(b: &[u8]) -> [u64; 2] {
         let chunk = (u128::from(tag) << (8 * (len + 1)))
             | (u128::from(class) << (8 * len))
             | u128::from(x as u64 & mask);
+        if n + len + 2 > 16 {
+            whole = false;
+        }
         put(&mut w, &mut n, chunk, len + 2);
         // (A group cut short ends the string: `i` passes its end.)
         if n >= 16 {
+            // A full word with groups left over does not hold them.
+            whole &= i + 9 >= b.len();
             break;
         }
         i += 9;
     }
-    [(w >> 64) as u64, w as u64]
+    ([(w >> 64) as u64, w as u64], whole)
+}
+
+/// The order word alone (tests).
+#[cfg(test)]
+pub fn order_word(b: &[u8]) -> [u64; 2] {
+    order_word_whole(b).0
+}
+
+/// The key a word that holds its key whole stands for
+/// ([`order_word_whole`]): integer groups until the padding.
+pub fn key_of_whole_word(w: [u64; 2]) -> ByteKey {
+    let bytes = ((u128::from(w[0]) << 64) | u128::from(w[1])).to_be_bytes();
+    let mut out = ByteKey::new();
+    let mut i = 0;
+    while i + 1 < 16 && bytes[i] == INT {
+        let class = bytes[i + 1];
+        let (len, negative) = if class >= 0x80 {
+            ((class - 0x80) as usize, false)
+        } else {
+            ((0x7F - class) as usize, true)
+        };
+        let mut x: u64 = if negative { u64::MAX } else { 0 };
+        for &byte in bytes.iter().skip(i + 2).take(len) {
+            x = (x << 8) | u64::from(byte);
+        }
+        out.push(INT);
+        out.extend_from_slice(&int_to_ordered(x as i64).to_be_bytes());
+        i += 2 + len;
+    }
+    out
 }
 
 /// An encoded key as stored in the primary index.
@@ -724,6 +768,18 @@ mod tests {
             prop_assert_eq!(order_word(&a), order_word_bytewise(&a), "{:?}", a);
         }
 
+        /// A word said to hold its key whole decodes to that key, and the
+        /// keys said so are the integer-only ones that fit.
+        #[test]
+        fn whole_words_decode_to_their_keys(a in arb_tree_bytes()) {
+            let (w, whole) = order_word_whole(&a);
+            if whole {
+                prop_assert_eq!(&key_of_whole_word(w)[..], &a[..]);
+            }
+            let ints_only = a.len() % 9 == 0 && a.chunks(9).all(|g| g[0] == INT);
+            prop_assert!(!whole || ints_only);
+        }
+
         /// Tree keys order exactly as their bytes: valid encodings of
         /// integer tuples (near each other: shared prefixes, neighbouring
         /// values, negatives), the same cut short anywhere, other types'
@@ -869,6 +925,19 @@ mod packed_tests {
                 prop_assert_eq!(x == y, a == b, "{:?} {:?} -> {:#x} {:#x}", a, b, x, y);
             }
         }
+    }
+
+    /// A word filled to its last byte holds its key, and not a longer key
+    /// that begins with it (the two words tie).
+    #[test]
+    fn a_full_word_holds_no_more_than_it_codes() {
+        let a = bytes_of(&[7, 2, (1 << 60) + 1]);
+        let b = bytes_of(&[7, 2, (1 << 60) + 1, 5]);
+        let (wa, whole_a) = order_word_whole(&a);
+        let (wb, whole_b) = order_word_whole(&b);
+        assert_eq!(wa, wb);
+        assert!(whole_a && !whole_b);
+        assert_eq!(&key_of_whole_word(wa)[..], &a[..]);
     }
 
     #[test]

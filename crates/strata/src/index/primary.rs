@@ -39,7 +39,7 @@
 //!  range scan ──> tree (order)
 //! ```
 //!
-//! The tree's byte keys carry an order word (`key::order_word`) that
+//! The tree's byte keys carry an order word (`key::order_word_whole`) that
 //! settles most comparisons of a search in registers (TPC-C's keys share
 //! long runs of bytes; a `memcmp` per step was 15% of its instructions).
 //!
@@ -114,7 +114,7 @@ impl PrimaryIndex {
             PrimaryIndex::Int(BTree::new(false), IntHashIndex::new())
         } else {
             PrimaryIndex::Bytes(
-                BTree::new(true),
+                BTree::new_whole_words(),
                 IntHashIndex::new(),
                 BytesHash::with_hasher(FxBuildHasher),
             )
