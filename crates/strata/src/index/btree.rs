@@ -305,11 +305,19 @@ impl Node {
         lo
     }
 
-    /// The child a probe descends to (None: the leftmost).
+    /// Child `i` of this inner node (read at `v`), read-locked; None if
+    /// this node changed meanwhile (start over).
     #[inline]
-    fn child_for(&self, p: Option<&Probe>) -> *const Node {
-        let i = p.map_or(0, |p| self.upper_bound(self.count(), p));
-        self.val(i) as *const Node
+    fn child(&self, v: u64, i: usize) -> Option<(&Node, u64)> {
+        let c = self.val(i) as *const Node;
+        if !self.validate(v) {
+            return None;
+        }
+        let c = node(c);
+        let cv = c.read_lock();
+        // The child may have split between our reads: its parent (this
+        // node) then changed too.
+        self.validate(v).then_some((c, cv))
     }
 
     /// Opens a gap at `i` (keys and values from `i` move up by one; an
@@ -384,18 +392,11 @@ impl BTree {
                 continue;
             };
             while !n.leaf {
-                let c = n.child_for(p);
-                if !n.validate(v) {
+                let i = p.map_or(0, |p| n.upper_bound(n.count(), p));
+                let Some(c) = n.child(v, i) else {
                     continue 'restart;
-                }
-                let c = node(c);
-                let cv = c.read_lock();
-                // The child may have split between our reads: its parent
-                // (this node) then changed too.
-                if !n.validate(v) {
-                    continue 'restart;
-                }
-                (n, v) = (c, cv);
+                };
+                (n, v) = c;
             }
             return (n, v);
         }
@@ -444,17 +445,11 @@ impl BTree {
                     break;
                 }
                 let i = n.upper_bound(count, &p);
-                let c = n.val(i) as *const Node;
-                if !n.validate(v) {
+                let Some(c) = n.child(v, i) else {
                     continue 'restart;
-                }
-                let c = node(c);
-                let cv = c.read_lock();
-                if !n.validate(v) {
-                    continue 'restart;
-                }
+                };
                 parent = Some((n, v, i));
-                (n, v) = (c, cv);
+                (n, v) = c;
             }
             // A leaf with room, at `v`: unchanged since we chose it, so
             // still the leaf of `p` (keys only move right by a split,

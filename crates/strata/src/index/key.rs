@@ -119,18 +119,7 @@ pub fn order_word_whole(b: &[u8]) -> ([u64; 2], bool) {
             }
             break;
         }
-        let rest = &b[i + 1..];
-        let k = rest.len().min(8);
-        let mut u = [0u8; 8];
-        u[..k].copy_from_slice(&rest[..k]);
-        let x = ordered_to_int(u64::from_be_bytes(u));
-        let (class, len) = if x >= 0 {
-            let len = (64 - (x as u64).leading_zeros()).div_ceil(8);
-            (0x80 + len as u8, len as usize)
-        } else {
-            let len = (64 - (!x as u64).leading_zeros()).div_ceil(8);
-            (0x7F - len as u8, len as usize)
-        };
+        let (class, len, x) = compact_int(&b[i + 1..]);
         // Tag, class, then the low `len` bytes of `x`.
         let mask = if len == 8 {
             u64::MAX
@@ -159,6 +148,23 @@ pub fn order_word_whole(b: &[u8]) -> ([u64; 2], bool) {
 #[cfg(test)]
 pub fn order_word(b: &[u8]) -> [u64; 2] {
     order_word_whole(b).0
+}
+
+/// The compact code of the integer group whose bytes after the tag begin
+/// `rest` (a group cut short reads as zero-padded): its length class, the
+/// number of significant bytes, and the integer.
+fn compact_int(rest: &[u8]) -> (u8, usize, i64) {
+    let k = rest.len().min(8);
+    let mut u = [0u8; 8];
+    u[..k].copy_from_slice(&rest[..k]);
+    let x = ordered_to_int(u64::from_be_bytes(u));
+    if x >= 0 {
+        let len = (64 - (x as u64).leading_zeros()).div_ceil(8);
+        (0x80 + len as u8, len as usize, x)
+    } else {
+        let len = (64 - (!x as u64).leading_zeros()).div_ceil(8);
+        (0x7F - len as u8, len as usize, x)
+    }
 }
 
 /// The key a word that holds its key whole stands for
@@ -630,18 +636,7 @@ mod tests {
                 }
                 break;
             }
-            let rest = &b[i + 1..];
-            let k = rest.len().min(8);
-            let mut u = [0u8; 8];
-            u[..k].copy_from_slice(&rest[..k]);
-            let x = ordered_to_int(u64::from_be_bytes(u));
-            let (class, len) = if x >= 0 {
-                let len = (64 - (x as u64).leading_zeros()).div_ceil(8);
-                (0x80 + len as u8, len)
-            } else {
-                let len = (64 - (!x as u64).leading_zeros()).div_ceil(8);
-                (0x7F - len as u8, len)
-            };
+            let (class, len, x) = compact_int(&b[i + 1..]);
             put(&mut w, &mut n, class);
             for j in (0..len).rev() {
                 put(&mut w, &mut n, (x >> (8 * j)) as u8);
