@@ -1,5 +1,5 @@
-//! The ordered side of the primary index: a B+-tree with optimistic lock
-//! coupling (Leis et al., "The ART of practical synchronization", DaMoN
+//! The ordered indexes' map (the primary index's ordered side and the
+//! secondary indexes' entries): a B+-tree with optimistic lock coupling (Leis et al., "The ART of practical synchronization", DaMoN
 //! 2016, and LeanStore's `BTreeOLC`), keys held as words.
 //!
 //! Readers take no lock and write nothing: they read a node's version,
@@ -16,15 +16,19 @@
 //!      [k1 .. k7] ─> [k8 .. k15] ─> [k16 ..]      leaves: keys, values, right sibling
 //!
 //!  a key = (word0, word1, full)   word: the key itself (integers) or
-//!                                 `key::order_word_whole` of its bytes; full: the
-//!                                 bytes (owned, one allocation), compared only when
-//!                                 the words tie
+//!                                 `key::order_word_whole` of its bytes;
+//!                                 full: the bytes (owned, one allocation),
+//!                                 compared only when the words tie, or
+//!                                 WHOLE where the word is the key
+//!                                 (`BTree::new_whole_words`)
 //! ```
 //!
 //! Invariants this module owns:
 //! - **Keys only move right.** A node never merges or goes away before the
 //!   tree: removals leave a leaf short (an emptied leaf stays linked and
-//!   takes keys of its range again), splits move the upper half into a
+//!   takes keys of its range again; a range that grows at one end and is
+//!   removed at the other, TPC-C's new orders, keeps an empty 1 KB leaf
+//!   per 32 removed keys until the tree drops), splits move keys into a
 //!   new right sibling. So every node pointer ever read stays valid, and a
 //!   range scan that follows right-sibling links from the leaf its lower
 //!   bound fell in sees every key present from the scan's start to its
@@ -41,7 +45,9 @@
 //!   removed while the separator stays). A removed key is freed through
 //!   the epoch (`defer`), and every slot a removal or split vacates is
 //!   zeroed, so a reader pinned while it reads a slot never follows a
-//!   freed key (a zero one it skips: its validation is bound to fail).
+//!   freed key (a zero one it skips: its validation is bound to fail). A
+//!   key held as its word alone has nothing to free; a tie with a key that
+//!   is not decodes the word.
 //! - **Uniqueness under the leaf's lock.** An insert checks for its key
 //!   and adds it in one write section of the leaf the key belongs to;
 //!   `insert` returns the value present instead, so of racing inserters
