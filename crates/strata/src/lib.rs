@@ -64,6 +64,22 @@ pub use options::{
 };
 pub use presets::{presets_markdown, Preset, PresetInfo};
 pub use stats::{MvPbtStats, SiroStats, Stats};
+/// The ordered indexes' B+-tree and the key encoding it orders, for
+/// `examples/ordered_index.rs` (the measurement against the skip list it
+/// replaced); not part of the API.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::index::btree::{BTree, Key as TreeKey};
+    pub use crate::index::key::order_word_whole;
+
+    /// The byte encoding of `key` as the ordered indexes store it.
+    pub fn encode_key(key: &crate::Key) -> Vec<u8> {
+        match crate::index::key::encode(key, false) {
+            crate::index::key::EncodedKey::Bytes(b) => b.to_vec(),
+            crate::index::key::EncodedKey::U64(_) => unreachable!("byte form asked for"),
+        }
+    }
+}
 /// Memory spaces not yet released in the whole process (a space outlives
 /// its database while epoch-deferred frees still hold slots of it): tests
 /// check with it that every version and record slot is freed.
