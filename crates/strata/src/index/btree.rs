@@ -681,6 +681,14 @@ impl BTree {
         }
     }
 
+    /// Whether the tree has no entries (walks to the first one).
+    pub fn is_empty(&self) -> bool {
+        let g = crossbeam_epoch::pin();
+        self.iter(Bound::Unbounded, Bound::Unbounded, &g)
+            .next()
+            .is_none()
+    }
+
     /// Entries (walks the leaves; for statistics).
     pub fn len(&self) -> usize {
         let mut n = 0;
@@ -1045,6 +1053,7 @@ mod tests {
             agree(bytes, &ops);
             // Descending inserts split at the middle, not as appends.
             let t = BTree::new(bytes);
+            assert!(t.is_empty());
             for k in (0..3000u64).rev() {
                 let key = if bytes {
                     Key::Bytes(&enc[k as usize])
@@ -1054,6 +1063,7 @@ mod tests {
                 t.insert(&key, k).unwrap();
             }
             assert_eq!(t.len(), 3000);
+            assert!(!t.is_empty());
         }
     }
 
