@@ -47,7 +47,7 @@ pub const INLINE_KEY: usize = 40;
 const _: () = assert!(std::mem::size_of::<ByteKey>() == INLINE_KEY + 8);
 
 /// The *order word* of a byte key: what the ordered index
-/// ([`super::btree`]) compares first, so that most comparisons of a
+/// (`index::btree`) compares first, so that most comparisons of a
 /// search never read the key's bytes.
 ///
 /// A composite key of integers encodes each as 9 bytes (tag, then the
@@ -89,7 +89,7 @@ const _: () = assert!(std::mem::size_of::<ByteKey>() == INLINE_KEY + 8);
 /// With the word, whether it holds the key whole: the key is complete
 /// integer groups only and their compact codes fit in 16 bytes (every
 /// TPC-C key). Such a word decodes to its key alone
-/// ([`key_of_whole_word`]: a group starts with the integer tag, never
+/// (`key_of_whole_word`: a group starts with the integer tag, never
 /// zero, so the padding ends the decoding), so two keys held whole are
 /// equal exactly when their words are.
 pub fn order_word_whole(b: &[u8]) -> ([u64; 2], bool) {
