@@ -62,6 +62,10 @@
 #     cmake -DCMAKE_BUILD_TYPE=Release -DVAL_SIZE=80 .. && make -j2 $p.exe
 #   done      # cicada needs third_party/spdlog (headers only)
 #   (CCBench's CI builds Debug with ASan; Release is -O3 -DNDEBUG.)
+#   With GCC 12 add -DCMAKE_CXX_FLAGS=-w to each cmake line: CCBench builds
+#   with -Wall -Wextra -Werror, and masstree's headers warn there
+#   (deprecated std::unary_function, memset on a class); -w only silences
+#   warnings, the code generated is the same.
 #
 # ---- Strata -----------------------------------------------------------------
 #   cd STRATA_CHECKOUT && cargo build --release -p strata-cli && \
