@@ -257,18 +257,19 @@ impl PrimaryIndex {
     /// Approximate bytes per entry, for `Stats`: a leaf slot of the tree
     /// (three key words and the value, 32 bytes, in leaves about
     /// four-fifths full: appends fill theirs, other splits leave halves)
-    /// plus, for byte keys, the boxed copy of the key the slot owns; and,
-    /// for integer keys and byte keys that pack, the hash slot; for other
-    /// byte keys, the hash entry with its own copy (a byte-keyed index
-    /// averages the two by how many keys its map holds).
+    /// plus, for integer keys and byte keys that pack, the hash slot (such
+    /// byte keys are nearly always held whole by their order word, so the
+    /// tree keeps no bytes for them); for other byte keys, the tree's copy
+    /// of the bytes (a 16-byte header, then the key) and the hash entry
+    /// with its own copy (a byte-keyed index averages the two by how many
+    /// keys its map holds).
     pub fn approx_entry_bytes(&self) -> usize {
         match self {
             PrimaryIndex::Int(..) => 40 + (16 + 8),
             PrimaryIndex::Bytes(t, _, h) => {
                 let (all, other) = (t.len().max(1), h.len());
                 let packed = all.saturating_sub(other);
-                40 + std::mem::size_of::<ByteKey>()
-                    + (packed * (16 + 8) + other * (INLINE_KEY + 8 + 16)) / all
+                40 + (packed * (16 + 8) + other * ((16 + INLINE_KEY) + (INLINE_KEY + 8 + 16))) / all
             }
         }
     }
@@ -361,7 +362,7 @@ mod tests {
         // One key in each table: the estimate lies between the two.
         assert_eq!(
             ix.approx_entry_bytes(),
-            40 + std::mem::size_of::<ByteKey>() + (24 + INLINE_KEY + 24) / 2
+            40 + (24 + (16 + INLINE_KEY) + (INLINE_KEY + 24)) / 2
         );
     }
 
