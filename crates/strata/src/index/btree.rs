@@ -281,17 +281,25 @@ impl Node {
     /// The first of the `n` keys at or above `p`, and whether it is `p`.
     #[inline]
     fn lower_bound(&self, n: usize, p: &Probe) -> (usize, bool) {
-        let (mut lo, mut hi) = (0, n);
+        let lo = self.partition(0, n, |r| p.cmp_raw(r) == Ordering::Less);
+        let eq = lo < n && p.cmp_raw(&self.keys[lo].load()) == Ordering::Equal;
+        (lo, eq)
+    }
+
+    /// The first of the keys `from..n` for which `before` fails, where
+    /// `before` holds for a prefix of them (sorted keys against a bound).
+    #[inline]
+    fn partition(&self, from: usize, n: usize, before: impl Fn(&Raw) -> bool) -> usize {
+        let (mut lo, mut hi) = (from, n);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            if p.cmp_raw(&self.keys[mid].load()) == Ordering::Less {
+            if before(&self.keys[mid].load()) {
                 lo = mid + 1;
             } else {
                 hi = mid;
             }
         }
-        let eq = lo < n && p.cmp_raw(&self.keys[lo].load()) == Ordering::Equal;
-        (lo, eq)
+        lo
     }
 
     /// How many of the `n` keys are at or below `p`: an inner node's
@@ -299,16 +307,7 @@ impl Node {
     /// separator i).
     #[inline]
     fn upper_bound(&self, n: usize, p: &Probe) -> usize {
-        let (mut lo, mut hi) = (0, n);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if p.cmp_raw(&self.keys[mid].load()) == Ordering::Greater {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        lo
+        self.partition(0, n, |r| p.cmp_raw(r) != Ordering::Greater)
     }
 
     /// Child `i` of this inner node (read at `v`), read-locked; None if
@@ -776,18 +775,26 @@ impl Iter<'_> {
         };
         loop {
             let v = leaf.read_lock();
-            let (mut k, mut done) = (0, false);
-            for i in 0..leaf.count() {
-                let r = leaf.keys[i].load();
-                if !below_hi(&r) {
-                    done = true;
-                    break;
-                }
-                if above_lo(&r) {
-                    self.buf[k] = (r.full, leaf.val(i));
-                    k += 1;
-                }
+            let n = leaf.count();
+            // The keys in bounds are one run of the sorted keys: two
+            // binary searches find it, each settled by one comparison when
+            // the whole leaf is on one side. Comparing every key with both
+            // bounds cost a look at the key's bytes (a miss) for each one
+            // whose words tie with a bound, as a prefix scan's keys do.
+            let start = if n == 0 || above_lo(&leaf.keys[0].load()) {
+                0
+            } else {
+                leaf.partition(0, n, |r| !above_lo(r))
+            };
+            let end = if start == n || below_hi(&leaf.keys[n - 1].load()) {
+                n
+            } else {
+                leaf.partition(start, n, below_hi)
+            };
+            for (i, b) in (start..end).zip(self.buf.iter_mut()) {
+                *b = (leaf.keys[i].load().full, leaf.val(i));
             }
+            let (k, done) = (end - start, end < n);
             let next = leaf.next.load(Acquire);
             if leaf.validate(v) || broken(Break::TreeScanTrustsItsRead) {
                 (self.at, self.k) = (0, k);
