@@ -532,6 +532,14 @@ impl Schema {
         if self.columns.is_empty() {
             return Err(Error::Schema(format!("table {} has no columns", self.name)));
         }
+        if self.columns.len() > crate::storage::version::MAX_VALUES {
+            return Err(Error::Schema(format!(
+                "table {} has {} columns; at most {} are allowed",
+                self.name,
+                self.columns.len(),
+                crate::storage::version::MAX_VALUES
+            )));
+        }
         for (i, c) in self.columns.iter().enumerate() {
             if self.columns[..i].iter().any(|o| o.name == c.name) {
                 return Err(Error::Schema(format!(

@@ -526,3 +526,22 @@ fn prefetch_records_nothing_and_checks_its_arguments() {
         d.commit().unwrap_or_else(|e| panic!("{p}: {e}"));
     }
 }
+
+/// A version counts its values in 16 bits: a wider table is refused when
+/// it is created, with the limit in the message, and nothing is created.
+#[test]
+fn a_table_wider_than_the_value_count_is_refused() {
+    let db = Database::open(Options::default()).unwrap();
+    let wide = |n: usize| {
+        (0..n)
+            .fold(Schema::new("wide"), |s, i| s.column(&format!("c{i}"), Type::Int))
+            .primary_key(&["c0"])
+    };
+    match db.create_table(wide(65_536)) {
+        Err(Error::Schema(m)) => assert!(m.contains("65535"), "{m}"),
+        Err(e) => panic!("expected a schema error, got {e}"),
+        Ok(_) => panic!("a table of 65536 columns was created"),
+    }
+    assert!(db.table("wide").is_err());
+    db.create_table(wide(64)).unwrap();
+}

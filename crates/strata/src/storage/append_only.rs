@@ -268,11 +268,15 @@ fn alloc(
             let base = unsafe { &*base };
             // Two closures rather than a per-attribute test of the mode:
             // this is the update hot path of the default configuration.
+            // Shared texts are handed over, not counted again; copied
+            // ones are copies.
             match s.non_inline {
-                NonInline::Shared => Version::alloc_update(sp, tid, base, ch, next, Value::clone),
-                NonInline::Copy => {
-                    Version::alloc_update(sp, tid, base, ch, next, |v| carry(v, NonInline::Copy))
+                NonInline::Shared => {
+                    Version::alloc_update(sp, tid, base, ch, next, true, Value::clone)
                 }
+                NonInline::Copy => Version::alloc_update(sp, tid, base, ch, next, false, |v| {
+                    carry(v, NonInline::Copy)
+                }),
             }
         }
     }

@@ -366,7 +366,7 @@ pub(crate) fn remove(
                 "a prune plan may not remove the newest committed version"
             );
             if ok {
-                n += unlink_run(slot, before, &run, v, &mut merge, guard);
+                n += unlink_run(slot, newest, before, &run, v, &mut merge, guard);
             }
             run.clear();
         }
@@ -384,6 +384,7 @@ pub(crate) fn remove(
 /// slot) so that `before` links `after`; retires it.
 fn unlink_run(
     slot: &AtomicPtr<Version>,
+    newest: Newest,
     before: *mut Version,
     run: &[*mut Version],
     after: *mut Version,
@@ -394,6 +395,19 @@ fn unlink_run(
     // that reaches it the new way must find it so; one still in the run
     // finds it right either way).
     merge(run, after);
+    // And the heap values the run owns that the older kept version was
+    // lent (`Version::hand_down`).
+    let older = match newest {
+        Newest::First => after,
+        Newest::Last => before,
+    };
+    // SAFETY: pinned; kept versions and the run are alive.
+    if let Some(o) = unsafe { older.as_ref() } {
+        for &v in run {
+            // SAFETY: as above: a victim, still linked.
+            unsafe { &*v }.hand_down(o);
+        }
+    }
     // SAFETY: pinned; `before` is a kept version, alive.
     match unsafe { before.as_ref() } {
         Some(b) => b.next.store(after, SeqCst),

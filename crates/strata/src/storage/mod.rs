@@ -405,7 +405,20 @@ pub fn replace_own(
     row: NewRow<'_>,
     guard: &Guard,
 ) -> *mut Version {
-    dispatch!(s.scheme, S => S::replace_own(s, tuple, tid, own, prev, row, guard))
+    let v = dispatch!(s.scheme, S => S::replace_own(s, tuple, tid, own, prev, row, guard));
+    hand_down(own, prev);
+    v
+}
+
+/// `own` leaves the chain above `prev`: what `prev` lent it and it did not
+/// lend on goes back (`Version::hand_down`).
+#[inline]
+fn hand_down(own: *mut Version, prev: *mut Version) {
+    // SAFETY: both are alive: `own` is ours until we retire it, `prev` is
+    // locked by us.
+    if let (Some(o), Some(p)) = unsafe { (own.as_ref(), prev.as_ref()) } {
+        o.hand_down(p);
+    }
 }
 
 /// Publishes the first version of a fresh tuple (not in the index yet).
@@ -427,7 +440,8 @@ pub unsafe fn unpublish_fresh(s: &Store, tuple: u64, v: *mut Version) -> Vec<Val
 /// the row is exactly as before it when this returns. The caller still
 /// holds `prev`'s lock and retires `own`.
 pub fn undo(s: &Store, tuple: u64, own: *mut Version, prev: *mut Version, guard: &Guard) {
-    dispatch!(s.scheme, S => S::undo(s, tuple, own, prev, guard))
+    dispatch!(s.scheme, S => S::undo(s, tuple, own, prev, guard));
+    hand_down(own, prev);
 }
 
 /// GC: removes the versions of `tuple` that `plan` names and retires them

@@ -39,8 +39,9 @@ use std::sync::Arc;
 pub const TID_MARK: u64 = 1 << 63;
 /// Set in `len` for a tombstone.
 const TOMBSTONE: u64 = 1 << 63;
-/// Set in `len` when a value owns heap memory (text): freeing a version
-/// without it needs no pass over its (by then cold) values.
+/// Set in `len` when a value holds heap memory (text, bytes), owned or
+/// lent: freeing a version without it needs no pass over its (by then
+/// cold) values.
 const HAS_HEAP: u64 = 1 << 62;
 /// Set in `len` for a version of an in-place scheme (time-travel, delta):
 /// an [`InPlaceExt`] follows the values.
@@ -49,7 +50,22 @@ const IN_PLACE: u64 = 1 << 61;
 /// was allocated in (`storage::space`); 0 for the global allocator.
 const SPACE_SHIFT_AT: u32 = 56;
 const SPACE_SHIFT: u64 = 0x1f << SPACE_SHIFT_AT;
-const FLAGS: u64 = TOMBSTONE | HAS_HEAP | IN_PLACE | SPACE_SHIFT;
+/// Bits of `len` holding the number of values.
+const COUNT: u64 = 0xFFFF;
+/// The most values a version holds (a schema's column limit).
+pub const MAX_VALUES: usize = COUNT as usize;
+/// The values whose heap memory a version can hand over to its successor
+/// (see [`Version::alloc_update`]): the first `OWNED_VALUES`.
+pub const OWNED_VALUES: usize = 40;
+const OWNED_AT: u32 = 16;
+/// Bits of `len`: bit `OWNED_AT + i` is set while this version owns value
+/// `i`'s heap memory (`i < OWNED_VALUES`; a value further right always
+/// owns its own).
+const OWNED: u64 = ((1 << OWNED_VALUES) - 1) << OWNED_AT;
+const FLAGS: u64 = TOMBSTONE | HAS_HEAP | IN_PLACE | SPACE_SHIFT | OWNED;
+const _: () = assert!(COUNT & FLAGS == 0, "the count and the flags share no bit");
+const _: () = assert!(OWNED_AT as usize + OWNED_VALUES <= SPACE_SHIFT_AT as usize);
+const _: () = assert!(COUNT < 1 << OWNED_AT);
 const _: () = assert!(
     (crate::storage::space::MAX_INCREMENT.trailing_zeros() as u64) < 0x1f,
     "the chunk shift must fit its bits"
@@ -87,8 +103,10 @@ pub struct Version {
     pub(crate) cc_words: [AtomicU64; 2],
     /// Number of values that follow, with [`TOMBSTONE`] set for a deleted
     /// row (whose values are then its primary key, so GC can find its index
-    /// entry).
-    len: u64,
+    /// entry), and the flags above. Atomic for its [`OWNED`] bits, which
+    /// change while readers read the rest (a std atomic even under the
+    /// model: it orders nothing the model checks).
+    len: std::sync::atomic::AtomicU64,
 }
 
 /// Asks for the reference counts of `row`'s texts and byte strings, about
@@ -97,13 +115,43 @@ pub struct Version {
 /// touched lately (a TPC-C stock row carries eleven): asked for together,
 /// the misses overlap instead of queuing one behind the other.
 #[inline]
-fn prefetch_shared_counts(row: &[Value]) {
-    for v in row {
+fn prefetch_shared_counts(row: &[Value], which: u64) {
+    for (i, v) in row.iter().enumerate() {
+        if i < OWNED_VALUES && which & (1 << i) == 0 {
+            continue;
+        }
         match v {
             Value::Text(s) => crate::prefetch::line_for_write(s.heap_ptr()),
             Value::Bytes(b) => crate::prefetch::line_for_write(Arc::as_ptr(b)),
             Value::Null | Value::Int(_) | Value::Float(_) | Value::Bool(_) => {}
         }
+    }
+}
+
+/// Value `i`'s bit in [`OWNED`] (none past [`OWNED_VALUES`]).
+#[inline]
+fn own(i: usize) -> u64 {
+    if i < OWNED_VALUES {
+        1 << (OWNED_AT as usize + i)
+    } else {
+        0
+    }
+}
+
+/// Whether `len` says its version owns value `i`'s heap memory (every
+/// heap value past [`OWNED_VALUES`] is owned).
+#[inline]
+fn owned_bit(len: u64, i: usize) -> bool {
+    i >= OWNED_VALUES || len & own(i) != 0
+}
+
+/// Whether two values hold the same heap memory.
+#[inline]
+fn same_heap(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Text(x), Value::Text(y)) => x.heap_ptr() == y.heap_ptr(),
+        (Value::Bytes(x), Value::Bytes(y)) => Arc::ptr_eq(x, y),
+        _ => false,
     }
 }
 
@@ -181,53 +229,76 @@ impl Version {
     /// The row image of `base` with the columns in `changes` replaced:
     /// an update of the append-only schemes, the default's hot path.
     /// `carry(v)` copies an unchanged value that owns heap memory (text,
-    /// bytes); a row of plain values (no `HAS_HEAP`) is copied as bytes,
-    /// which for those values is their clone, and only the changed
-    /// columns are written over it. `base` is a row image (not in place).
+    /// bytes) when `lend` is false or `base` does not own it; a row of
+    /// plain values (no `HAS_HEAP`) is copied as bytes, which for those
+    /// values is their clone, and only the changed columns are written over
+    /// it. `base` is a row image (not in place).
+    ///
+    /// With `lend`, an unchanged text `base` owns is not cloned: the new
+    /// version takes it over (the same pointer, no reference count touched)
+    /// and `base` keeps reading it without owning it. The caller must hand
+    /// it back ([`Version::hand_down`]) if the new version leaves the chain
+    /// while `base` stays.
     pub fn alloc_update(
         sp: Option<&SpaceSet>,
         tid: u64,
         base: &Version,
         changes: &[(usize, &Value)],
         next: *mut Version,
+        lend: bool,
         carry: impl Fn(&Value) -> Value,
     ) -> *mut Version {
         let old = base.data();
-        if base.len & HAS_HEAP != 0 {
-            prefetch_shared_counts(old);
-            let new = |i: usize| {
-                changes
-                    .iter()
-                    .find(|(c, _)| *c == i)
-                    .map(|(_, v)| (*v).clone())
-            };
-            return Self::alloc_with(sp, tid, old.len(), next, |i| {
-                new(i).unwrap_or_else(|| carry(&old[i]))
-            });
-        }
         let p = Self::alloc_header(sp, tid, old.len(), 0, next);
         let dst = Self::values_ptr(p);
-        let mut heap = false;
+        let base_len = base.len_word();
+        let lendable = if lend { base_len & OWNED } else { 0 };
+        let changed = |i: usize| changes.iter().any(|(c, _)| *c == i);
+        // The new version's HAS_HEAP and OWNED bits, and what `base` hands
+        // over.
+        let (mut flags, mut handed) = (0, 0);
         // SAFETY: `p` is fresh with room for `old.len()` values (see
-        // `alloc_header`), unshared. Without HAS_HEAP every value of `old`
-        // is Int, Float, Bool or Null, which own nothing: a byte copy is a
-        // clone, and the copies overwritten below need no drop. Each slot
-        // written is below `old.len()` and written at most once (checked).
+        // `alloc_header`), unshared. Plain values (Int, Float, Bool, Null)
+        // own nothing: a byte copy is a clone. A heap value is byte-copied
+        // only when `base` owns it and hands it over (its bit is cleared
+        // in `base` below, so exactly one of the two drops it), else
+        // cloned. Each slot is written once, then each changed column once
+        // more over a value that owns nothing (a plain value's copy, or the
+        // placeholder); a column named twice takes its first value, and a
+        // column past the image is not written (never the case for a
+        // schema-checked update).
         unsafe {
-            std::ptr::copy_nonoverlapping(old.as_ptr(), dst, old.len());
+            if base_len & HAS_HEAP == 0 {
+                std::ptr::copy_nonoverlapping(old.as_ptr(), dst, old.len());
+            } else {
+                prefetch_shared_counts(old, !(lendable >> OWNED_AT));
+                for (i, v) in old.iter().enumerate() {
+                    if !v.has_heap() {
+                        dst.add(i).write(std::ptr::read(v));
+                    } else if changed(i) {
+                        dst.add(i).write(Value::Null);
+                    } else if lendable & own(i) != 0 {
+                        dst.add(i).write(std::ptr::read(v));
+                        handed |= own(i);
+                        flags |= HAS_HEAP | own(i);
+                    } else {
+                        dst.add(i).write(carry(v));
+                        flags |= HAS_HEAP | own(i);
+                    }
+                }
+            }
             for (j, (c, v)) in changes.iter().enumerate() {
-                // As the cloning path: a column named twice takes its first
-                // value (a second write would also leak the first), and a
-                // column past the image is not written (never the case for
-                // a schema-checked update).
                 if *c >= old.len() || changes[..j].iter().any(|(d, _)| d == c) {
                     continue;
                 }
-                heap |= v.has_heap();
                 dst.add(*c).write((*v).clone());
+                if v.has_heap() {
+                    flags |= HAS_HEAP | own(*c);
+                }
             }
-            if heap {
-                (*p).len |= HAS_HEAP;
+            (*p).len.fetch_or(flags, Ordering::Relaxed);
+            if handed != 0 {
+                base.len.fetch_and(!handed, Ordering::AcqRel);
             }
         }
         p
@@ -287,7 +358,7 @@ impl Version {
     /// The in-place extension, for versions of the in-place schemes.
     #[inline]
     pub fn ext(&self) -> Option<&InPlaceExt> {
-        if self.len & IN_PLACE == 0 {
+        if self.len_word() & IN_PLACE == 0 {
             return None;
         }
         // SAFETY: IN_PLACE versions carry an initialised extension that
@@ -298,7 +369,7 @@ impl Version {
     /// True for versions of the in-place schemes.
     #[inline]
     pub fn is_in_place(&self) -> bool {
-        self.len & IN_PLACE != 0
+        self.len_word() & IN_PLACE != 0
     }
 
     /// A tombstone (deleted row) holding the row's primary key.
@@ -338,6 +409,7 @@ impl Version {
             if p.is_null() {
                 handle_alloc_error(l);
             }
+            assert!(len <= MAX_VALUES, "a version holds at most {MAX_VALUES} values");
             let flags = flags | (shift as u64) << SPACE_SHIFT_AT;
             p.write(Version {
                 txn_id: AtomicU64::new(tid),
@@ -345,7 +417,7 @@ impl Version {
                 end: AtomicU64::new(INF_TS),
                 next: AtomicPtr::new(next),
                 cc_words: [AtomicU64::new(0), AtomicU64::new(INF_TS)],
-                len: len as u64 | (flags & !HAS_HEAP),
+                len: std::sync::atomic::AtomicU64::new(len as u64 | (flags & !(HAS_HEAP | OWNED))),
             });
             p
         }
@@ -368,15 +440,15 @@ impl Version {
         // shared yet).
         unsafe {
             let dst = Self::values_ptr(p);
-            let mut heap = false;
+            let mut heap = 0;
             for i in 0..len {
                 let v = value(i);
-                heap |= v.has_heap();
+                if v.has_heap() {
+                    heap |= HAS_HEAP | own(i);
+                }
                 dst.add(i).write(v);
             }
-            if heap {
-                (*p).len |= HAS_HEAP;
-            }
+            (*p).len.fetch_or(heap, Ordering::Relaxed);
             p
         }
     }
@@ -395,16 +467,34 @@ impl Version {
         // SAFETY: per the contract, we own `v` exclusively; the values were
         // initialised by `alloc`, are read (for the prefetch) while still
         // alive, and are dropped once here.
+        unsafe { Self::free_word(v, (*v).len_word()) }
+    }
+
+    /// [`Version::free`] with `v`'s `len` word already read.
+    ///
+    /// # Safety
+    /// As for [`Version::free`]; `word` is `v`'s `len` word.
+    unsafe fn free_word(v: *mut Version, word: u64) {
+        // SAFETY: per the contract.
         unsafe {
-            let len = (*v).count();
-            if (*v).len & HAS_HEAP != 0 {
-                prefetch_shared_counts(std::slice::from_raw_parts(Self::values_ptr(v), len));
-                std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(
-                    Self::values_ptr(v),
-                    len,
-                ));
+            let len = (word & COUNT) as usize;
+            if word & HAS_HEAP != 0 {
+                // Only what this version owns: a text it handed over to
+                // its successor is that one's to drop (and its line need
+                // not be read at all).
+                let vals = Self::values_ptr(v);
+                let owned = (word & OWNED) >> OWNED_AT;
+                prefetch_shared_counts(std::slice::from_raw_parts(vals, len), owned);
+                let mut bits = owned;
+                while bits != 0 {
+                    std::ptr::drop_in_place(vals.add(bits.trailing_zeros() as usize));
+                    bits &= bits - 1;
+                }
+                for i in OWNED_VALUES..len {
+                    std::ptr::drop_in_place(vals.add(i));
+                }
             }
-            let ext = (*v).len & IN_PLACE != 0;
+            let ext = word & IN_PLACE != 0;
             if ext {
                 // The record (old values) belongs to this version; the
                 // master belongs to the row and is freed with it.
@@ -415,7 +505,7 @@ impl Version {
                     drop(RecordBox::from_raw(rec));
                 }
             }
-            Self::release(v, layout(len, ext).0);
+            Self::release_from(v, layout(len, ext).0, word);
         }
     }
 
@@ -429,7 +519,7 @@ impl Version {
     unsafe fn release(v: *mut Version, l: Layout) {
         // SAFETY: per the contract; the shift was stored by `alloc_inner`
         // from the space's `alloc` of `l.size()` bytes.
-        unsafe { Self::release_from(v, l, (*v).len) }
+        unsafe { Self::release_from(v, l, (*v).len_word()) }
     }
 
     /// [`Version::release`] with `v`'s `len` word already read.
@@ -453,11 +543,40 @@ impl Version {
         }
     }
 
+    /// Gives `older` back the heap values this version took over from it
+    /// ([`Version::alloc_update`] with `lend`), when this version leaves
+    /// the chain and `older`, the next older version that stays, does not:
+    /// an undone or replaced write, a version pruned from the middle of a
+    /// chain. A value moves back when this version owns it and `older`
+    /// holds the same memory without owning it: the newest holder of a
+    /// lent value owns it, so `older` was lent it by this version, or by
+    /// versions between them that owned it no more.
+    pub fn hand_down(&self, older: &Version) {
+        let (mine, theirs) = (self.len_word(), older.len_word());
+        if mine & OWNED == 0 || theirs & HAS_HEAP == 0 {
+            return;
+        }
+        let (a, b) = (self.data(), older.data());
+        let mut moved = 0;
+        let mut bits = (mine & OWNED) >> OWNED_AT;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            if theirs & own(i) == 0 && b.get(i).is_some_and(|o| same_heap(&a[i], o)) {
+                moved |= own(i);
+            }
+        }
+        if moved != 0 {
+            older.len.fetch_or(moved, Ordering::AcqRel);
+            self.len.fetch_and(!moved, Ordering::AcqRel);
+        }
+    }
+
     /// The `len` word, to read while the version is still hot (when it is
     /// retired) and hand to [`Version::free_with`] later.
     #[inline]
     pub fn len_word(&self) -> u64 {
-        self.len
+        self.len.load(Ordering::Acquire)
     }
 
     /// [`Version::free`], given the `len` word read at retirement: a
@@ -470,10 +589,15 @@ impl Version {
         // SAFETY: per the contract; without HAS_HEAP and IN_PLACE the
         // values own nothing and there is no extension to drop.
         unsafe {
-            if len & (HAS_HEAP | IN_PLACE) != 0 {
-                return Self::free(v);
+            // Nothing to read in a version that owns no heap memory (none,
+            // or all handed over to its successor) and has no extension.
+            let count = (len & COUNT) as usize;
+            let owns_heap =
+                len & HAS_HEAP != 0 && (len & OWNED != 0 || count > OWNED_VALUES);
+            if owns_heap || len & IN_PLACE != 0 {
+                return Self::free_word(v, len);
             }
-            Self::release_from(v, layout((len & !FLAGS) as usize, false).0, len);
+            Self::release_from(v, layout(count, false).0, len);
         }
     }
 
@@ -486,13 +610,21 @@ impl Version {
         // once and the memory is released without dropping them again.
         unsafe {
             let len = (*v).count();
-            let mut out = Vec::with_capacity(len);
-            std::ptr::copy_nonoverlapping(Self::values_ptr(v), out.as_mut_ptr(), len);
-            out.set_len(len);
-            debug_assert!(
-                (*v).len & IN_PLACE == 0,
-                "in-place versions own no row image"
-            );
+            let word = (*v).len_word();
+            let vals = Self::values_ptr(v);
+            // A value this version handed over is cloned: its memory is
+            // the successor's.
+            let out = (0..len)
+                .map(|i| {
+                    let x = &*vals.add(i);
+                    if x.has_heap() && !owned_bit(word, i) {
+                        x.clone()
+                    } else {
+                        std::ptr::read(x)
+                    }
+                })
+                .collect();
+            debug_assert!(word & IN_PLACE == 0, "in-place versions own no row image");
             Self::release(v, layout(len, false).0);
             out
         }
@@ -500,7 +632,7 @@ impl Version {
 
     #[inline]
     fn count(&self) -> usize {
-        (self.len & !FLAGS) as usize
+        (self.len_word() & COUNT) as usize
     }
 
     /// The row image; for a tombstone, the deleted row's primary key.
@@ -517,7 +649,7 @@ impl Version {
     /// True if this version records a deletion.
     #[inline]
     pub fn is_tombstone(&self) -> bool {
-        self.len & TOMBSTONE != 0
+        self.len_word() & TOMBSTONE != 0
     }
 
     /// Bytes this version occupies: header, row image and text and bytes payloads
@@ -607,10 +739,10 @@ mod tests {
         let new_text = Value::Text(text.clone());
         // SAFETY: fresh allocations of ours, each freed once, newest first.
         unsafe {
-            let a = Version::alloc_update(None, 2, &*plain, &[(1, &new_text)], plain, Value::clone);
-            assert_eq!((*plain).len & HAS_HEAP, 0);
+            let a = Version::alloc_update(None, 2, &*plain, &[(1, &new_text)], plain, false, Value::clone);
+            assert_eq!((*plain).len_word() & HAS_HEAP, 0);
             assert_ne!(
-                (*a).len & HAS_HEAP,
+                (*a).len_word() & HAS_HEAP,
                 0,
                 "the text makes the row own heap values"
             );
@@ -620,25 +752,26 @@ mod tests {
             );
             assert_eq!(Text::strong_count(&text), 3);
             let seven = Value::Int(7);
-            let b = Version::alloc_update(None, 3, &*a, &[(2, &seven)], a, Value::clone);
+            let b = Version::alloc_update(None, 3, &*a, &[(2, &seven)], a, false, Value::clone);
             assert_eq!(
                 (*b).data(),
                 &[Value::Int(1), new_text.clone(), Value::Int(7)]
             );
             assert_eq!(Text::strong_count(&text), 4, "the unchanged text is cloned");
-            let c = Version::alloc_update(None, 4, &*plain, &[(0, &seven)], plain, Value::clone);
+            let c = Version::alloc_update(None, 4, &*plain, &[(0, &seven)], plain, false, Value::clone);
             assert_eq!((*c).data(), &[Value::Int(7), Value::Null, Value::Int(3)]);
-            assert_eq!((*c).len & HAS_HEAP, 0);
+            assert_eq!((*c).len_word() & HAS_HEAP, 0);
             // A column named twice keeps its first value on both paths,
             // and the text not used is not kept (its count is back).
             let twice = [(1, &new_text), (1, &seven)];
-            let d = Version::alloc_update(None, 5, &*plain, &twice, plain, Value::clone);
+            let d = Version::alloc_update(None, 5, &*plain, &twice, plain, false, Value::clone);
             let e = Version::alloc_update(
                 None,
                 6,
                 &*a,
                 &[(2, &seven), (2, &new_text)],
                 a,
+                false,
                 Value::clone,
             );
             assert_eq!((*d).data()[1], new_text);
@@ -654,6 +787,58 @@ mod tests {
         }
         drop(new_text);
         assert_eq!(Text::strong_count(&text), 1);
+    }
+
+    /// A lent text is counted once however many versions hold it, and
+    /// dropped once whichever way they go: oldest first (a cut), from the
+    /// middle or the top (`hand_down`), or moved out. Miri-sized.
+    #[test]
+    fn lent_texts_are_dropped_once_whichever_way_their_versions_go() {
+        let [t1, t2, t3] = ["one", "two", "three"].map(Text::new);
+        let n = |t: &Text| Text::strong_count(t);
+        let row = vec![Value::Int(1), Value::Text(t1.clone()), Value::Text(t2.clone())];
+        let (int, text3) = (Value::Int(2), Value::Text(t3.clone()));
+        // SAFETY: fresh allocations of ours, each freed once, never before
+        // a newer holder of what it lent has handed it down.
+        unsafe {
+            let v1 = Version::alloc(None, 1, row.clone(), std::ptr::null_mut());
+            drop(row);
+            let v2 = Version::alloc_update(None, 2, &*v1, &[(0, &int)], v1, true, Value::clone);
+            assert_eq!((n(&t1), n(&t2)), (2, 2), "handed over, not counted");
+            let v3 = Version::alloc_update(None, 3, &*v2, &[(1, &text3)], v2, true, Value::clone);
+            drop(text3);
+            assert_eq!((n(&t1), n(&t2), n(&t3)), (2, 2, 2));
+            assert_eq!((*v3).data()[2], Value::Text(t2.clone()));
+            // An undone write over v3 gives everything back.
+            let v4 = Version::alloc_update(None, 4, &*v3, &[], v3, true, Value::clone);
+            (*v4).hand_down(&*v3);
+            Version::free(v4);
+            assert_eq!((n(&t1), n(&t2), n(&t3)), (2, 2, 2));
+            // v2 leaves the middle: t1, which it owned, goes back to v1;
+            // t2 stays v3's.
+            (*v2).hand_down(&*v1);
+            Version::free(v2);
+            assert_eq!((n(&t1), n(&t2)), (2, 2));
+            assert_eq!((*v1).data()[1].as_text(), Some("one"));
+            // A copy (no lending) counts again; moved out, it keeps them.
+            let moved = Version::into_values(Version::alloc_update(
+                None,
+                5,
+                &*v3,
+                &[],
+                v3,
+                false,
+                Value::clone,
+            ));
+            assert_eq!((n(&t2), n(&t3)), (3, 3));
+            drop(moved);
+            // The top goes while v1 stays: t2 back to v1, t3 dropped.
+            (*v3).hand_down(&*v1);
+            Version::free(v3);
+            assert_eq!((n(&t1), n(&t2), n(&t3)), (2, 2, 1));
+            Version::free(v1);
+        }
+        assert_eq!((n(&t1), n(&t2), n(&t3)), (1, 1, 1));
     }
 }
 

@@ -1,0 +1,182 @@
+//! Texts handed from version to version (`Version::alloc_update` lends an
+//! unchanged text to the new version instead of counting it again) are
+//! dropped exactly once, whatever removes the versions that held them:
+//! commits, aborts, a transaction writing a row twice, deletes, pruning
+//! from the middle of a chain around long readers (dead zones), tuple-level
+//! collectors, teardown. Each text the rows ever held is also held here;
+//! after the database is gone and the epoch has run its frees, each must be
+//! back to this one handle: more is a leak, fewer (or a crash) a double
+//! drop. Every readers' value is checked on the way.
+
+mod common;
+
+use common::configs;
+use strata::{key, row, Database, Schema, Table, Text, Type, Value};
+
+const ROWS: i64 = 4;
+
+fn table(db: &Database) -> Table {
+    db.create_table(
+        Schema::new("t")
+            .column("k", Type::Int)
+            .column("a", Type::Text)
+            .column("n", Type::Int)
+            .column("b", Type::Text)
+            .primary_key(&["k"]),
+    )
+    .unwrap()
+}
+
+/// Row `k` as a reader sees it: (a, n, b).
+fn read(x: &mut strata::Transaction, t: &Table, k: i64) -> Option<(String, i64, String)> {
+    x.get(t, &key![k]).unwrap().map(|r| {
+        (
+            r[1].as_text().unwrap().to_owned(),
+            r[2].as_int().unwrap(),
+            r[3].as_text().unwrap().to_owned(),
+        )
+    })
+}
+
+/// Every text `x` sees is still owned by one of its row's versions (held
+/// here, in the test's list, and by a version): a text dropped early (its
+/// owner gone without handing it down) is down to the first two.
+fn owned(c: &str, x: &mut strata::Transaction, t: &Table) {
+    for k in 0..ROWS {
+        let Some(row) = x.get(t, &key![k]).unwrap() else {
+            continue;
+        };
+        for v in [&row[1], &row[3]] {
+            let Value::Text(s) = v else { unreachable!() };
+            assert!(Text::strong_count(s) >= 3, "{c}: {:?}", s.as_str());
+        }
+    }
+}
+
+/// Waits until the epoch has freed every retired version (other threads'
+/// deferred frees included) or `texts` stop changing for a while.
+fn settle(texts: &[Text]) {
+    let counts = || texts.iter().map(Text::strong_count).collect::<Vec<_>>();
+    let mut last = counts();
+    let mut still = 0;
+    for _ in 0..8 {
+        crossbeam_epoch::pin().flush();
+    }
+    while still < 50 && last.iter().any(|&n| n != 1) {
+        for _ in 0..4 {
+            crossbeam_epoch::pin().flush();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let now = counts();
+        still = if now == last { still + 1 } else { 0 };
+        last = now;
+    }
+}
+
+#[test]
+fn every_lent_text_is_dropped_once() {
+    for c in configs()
+        .storages()
+        .gc_policies()
+        .with(|o| o.gc_every_commits(1))
+        .valid()
+    {
+        let mut texts: Vec<Text> = Vec::new();
+        let mut text = |s: String| {
+            let t = Text::new(&s);
+            texts.push(t.clone());
+            Value::Text(t)
+        };
+        {
+            let db = c.open();
+            let t = table(&db);
+            let first: Vec<(Value, Value)> = (0..ROWS)
+                .map(|k| (text(format!("a{k}")), text(format!("b{k}"))))
+                .collect();
+            db.run(|x| {
+                for (k, (a, b)) in (0..ROWS).zip(&first) {
+                    x.insert(&t, row![k, a.clone(), 0, b.clone()])?;
+                }
+                Ok(())
+            })
+            .unwrap();
+            drop(first);
+            let mut long = db.begin_read_only().unwrap();
+            for round in 1..=6i64 {
+                // Updates that leave the texts alone (lent on each time).
+                for k in 0..ROWS {
+                    db.run(|x| x.update(&t, &key![k], &[("n", Value::Int(round))]))
+                        .unwrap();
+                }
+                // An abort over a lent row, one that changed a text too.
+                let mut x = db.begin().unwrap();
+                x.update(&t, &key![0], &[("n", Value::Int(-1))]).unwrap();
+                x.update(&t, &key![1], &[("a", text(format!("gone{round}")))])
+                    .unwrap();
+                x.abort();
+                // One transaction writing a row twice (its own version
+                // replaced), changing a text in the second write.
+                let mut x = db.begin().unwrap();
+                x.update(&t, &key![2], &[("n", Value::Int(100 + round))])
+                    .unwrap();
+                let b = text(format!("b2-{round}"));
+                x.update(&t, &key![2], &[("b", b)]).unwrap();
+                x.commit().unwrap();
+                // A new text, then a delete and a re-insert of row 3.
+                if round % 3 == 0 {
+                    let a = text(format!("a3-{round}"));
+                    db.run(|x| x.update(&t, &key![3], &[("a", a.clone())]))
+                        .unwrap();
+                    db.run(|x| x.delete(&t, &key![3])).unwrap();
+                    let (a, b) = (text(format!("a3+{round}")), text(format!("b3+{round}")));
+                    db.run(|x| x.insert(&t, row![3, a.clone(), round, b.clone()]))
+                        .unwrap();
+                }
+                // Long readers pin versions in the middle of the chains.
+                if round == 3 {
+                    assert_eq!(
+                        read(&mut long, &t, 1),
+                        Some(("a1".into(), 0, "b1".into())),
+                        "{c}"
+                    );
+                    long.commit().unwrap();
+                    long = db.begin_read_only().unwrap();
+                }
+                db.collect_garbage();
+                // Whatever the newest rows hold is still owned by one of
+                // their versions: a text dropped early (an owner gone
+                // without handing it down) is back to this one handle.
+                settle(&[]);
+                let mut r = db.begin_read_only().unwrap();
+                owned(&c.to_string(), &mut r, &t);
+                r.commit().unwrap();
+                owned(&c.to_string(), &mut long, &t);
+            }
+            let mut r = db.begin_read_only().unwrap();
+            assert_eq!(read(&mut r, &t, 0), Some(("a0".into(), 6, "b0".into())), "{c}");
+            assert_eq!(read(&mut r, &t, 1), Some(("a1".into(), 6, "b1".into())), "{c}");
+            assert_eq!(
+                read(&mut r, &t, 2),
+                Some(("a2".into(), 106, "b2-6".into())),
+                "{c}"
+            );
+            assert_eq!(
+                read(&mut r, &t, 3),
+                Some(("a3+6".into(), 6, "b3+6".into())),
+                "{c}"
+            );
+            r.commit().unwrap();
+            assert_eq!(
+                read(&mut long, &t, 0),
+                Some(("a0".into(), 3, "b0".into())),
+                "{c}"
+            );
+            long.commit().unwrap();
+            db.collect_garbage();
+        }
+        settle(&texts);
+        for t in &texts {
+            assert_eq!(Text::strong_count(t), 1, "{c}: {:?}", t.as_str());
+        }
+    }
+}
