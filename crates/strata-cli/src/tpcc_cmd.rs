@@ -76,6 +76,12 @@ pub struct TpccArgs {
     /// nothing).
     #[arg(long)]
     pub no_prefetch: bool,
+    /// Give the tables TPC-C appends to (history, new_order, orders,
+    /// order_line) a hash side for point lookups too; by default their
+    /// primary index is the ordered tree alone, as in CCBench's tpcc_silo,
+    /// and an insert writes no hash entry.
+    #[arg(long)]
+    pub appended_hash: bool,
     /// Transparent huge pages: `load` (for the loaded data only, none for
     /// memory the run touches first, as TPC-C's growing tables do; the
     /// default on Linux), `off` (none) or `os` (the operating system's
@@ -112,6 +118,7 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         mix: if a.hybrid { tpcc::HYBRID_MIX } else { a.mix },
         q2_size: a.q2_size,
         prefetch: !a.no_prefetch,
+        appended_hash: a.appended_hash,
     };
     cfg.validate().map_err(|e| UsageError(e.to_string()))?;
     if !(a.duration > 0.0 && a.duration.is_finite()) {

@@ -39,7 +39,9 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Instant;
 
 use serde::Serialize;
-use strata::{Database, Error, Index, Key, Schema, Table, Transaction, Type, Unique, Value};
+use strata::{
+    Database, Error, Index, Key, PointLookups, Schema, Table, Transaction, Type, Unique, Value,
+};
 
 use crate::driver::{self, DriverConfig, Observer, Outcome, Report, Worker};
 use crate::rng::Rng;
@@ -109,6 +111,12 @@ pub struct TpccConfig {
     /// before it reads them, so their cache misses overlap (CCBench's
     /// `tpcc_silo` does not).
     pub prefetch: bool,
+    /// The tables TPC-C appends to and scans (history, new_order, orders,
+    /// order_line) get a hash side for point lookups too, like every
+    /// other table; by default their primary index is the tree alone
+    /// ([`strata::PointLookups::Tree`]), as every table of CCBench's
+    /// `tpcc_silo` is: their inserts then write nothing else.
+    pub appended_hash: bool,
 }
 
 /// Checks `--warehouses` and `--items` (TPC-C's and the Stock-only
@@ -149,6 +157,7 @@ impl TpccConfig {
             mix: STANDARD_MIX,
             q2_size: 0.2,
             prefetch: true,
+            appended_hash: false,
         }
     }
 
@@ -378,6 +387,11 @@ fn run_load_jobs<J: Sync>(
 impl Tables {
     fn create(db: &Database, cfg: &TpccConfig) -> Result<Tables, Error> {
         use Type::{Int as I, Text as T};
+        let appended = if cfg.appended_hash {
+            PointLookups::Hash
+        } else {
+            PointLookups::Tree
+        };
         let warehouse = db.create_table(schema(
             "warehouse",
             &[
@@ -437,56 +451,68 @@ impl Tables {
             ],
             &["c_w_id", "c_d_id", "c_id"],
         ))?;
-        let history = db.create_table(schema(
-            "history",
-            &[
-                ("h_id", I),
-                ("h_c_id", I),
-                ("h_c_d_id", I),
-                ("h_c_w_id", I),
-                ("h_d_id", I),
-                ("h_w_id", I),
-                ("h_date", I),
-                ("h_amount", I),
-                ("h_data", T),
-            ],
-            &["h_id"],
-        ))?;
-        let new_order = db.create_table(schema(
-            "new_order",
-            &[("no_w_id", I), ("no_d_id", I), ("no_o_id", I)],
-            &["no_w_id", "no_d_id", "no_o_id"],
-        ))?;
-        let orders = db.create_table(schema(
-            "orders",
-            &[
-                ("o_w_id", I),
-                ("o_d_id", I),
-                ("o_id", I),
-                ("o_c_id", I),
-                ("o_entry_d", I),
-                ("o_carrier_id", I),
-                ("o_ol_cnt", I),
-                ("o_all_local", I),
-            ],
-            &["o_w_id", "o_d_id", "o_id"],
-        ))?;
-        let order_line = db.create_table(schema(
-            "order_line",
-            &[
-                ("ol_w_id", I),
-                ("ol_d_id", I),
-                ("ol_o_id", I),
-                ("ol_number", I),
-                ("ol_i_id", I),
-                ("ol_supply_w_id", I),
-                ("ol_delivery_d", I),
-                ("ol_quantity", I),
-                ("ol_amount", I),
-                ("ol_dist_info", T),
-            ],
-            &["ol_w_id", "ol_d_id", "ol_o_id", "ol_number"],
-        ))?;
+        let history = db.create_table(
+            schema(
+                "history",
+                &[
+                    ("h_id", I),
+                    ("h_c_id", I),
+                    ("h_c_d_id", I),
+                    ("h_c_w_id", I),
+                    ("h_d_id", I),
+                    ("h_w_id", I),
+                    ("h_date", I),
+                    ("h_amount", I),
+                    ("h_data", T),
+                ],
+                &["h_id"],
+            )
+            .point_lookups(appended),
+        )?;
+        let new_order = db.create_table(
+            schema(
+                "new_order",
+                &[("no_w_id", I), ("no_d_id", I), ("no_o_id", I)],
+                &["no_w_id", "no_d_id", "no_o_id"],
+            )
+            .point_lookups(appended),
+        )?;
+        let orders = db.create_table(
+            schema(
+                "orders",
+                &[
+                    ("o_w_id", I),
+                    ("o_d_id", I),
+                    ("o_id", I),
+                    ("o_c_id", I),
+                    ("o_entry_d", I),
+                    ("o_carrier_id", I),
+                    ("o_ol_cnt", I),
+                    ("o_all_local", I),
+                ],
+                &["o_w_id", "o_d_id", "o_id"],
+            )
+            .point_lookups(appended),
+        )?;
+        let order_line = db.create_table(
+            schema(
+                "order_line",
+                &[
+                    ("ol_w_id", I),
+                    ("ol_d_id", I),
+                    ("ol_o_id", I),
+                    ("ol_number", I),
+                    ("ol_i_id", I),
+                    ("ol_supply_w_id", I),
+                    ("ol_delivery_d", I),
+                    ("ol_quantity", I),
+                    ("ol_amount", I),
+                    ("ol_dist_info", T),
+                ],
+                &["ol_w_id", "ol_d_id", "ol_o_id", "ol_number"],
+            )
+            .point_lookups(appended),
+        )?;
         let item = db.create_table(schema(
             "item",
             &[
@@ -1922,9 +1948,12 @@ mod tests {
         for protocol in [strata::Protocol::SiSsn, strata::Protocol::Mvocc] {
             let db = Database::open(strata::Options::default().protocol(protocol)).unwrap();
             // ERMIA's TPC-C-hybrid mix: the five types and Q2*.
+            // The appended tables with the tree alone (the default) and,
+            // once, with a hash side too.
             let cfg = TpccConfig {
                 threads: 2,
                 stock_scan: true,
+                appended_hash: protocol == strata::Protocol::Mvocc,
                 ..TpccConfig::small(1).hybrid()
             };
             let d = DriverConfig {
@@ -1934,6 +1963,10 @@ mod tests {
                 huge_pages: Default::default(),
             };
             let r = run(db.clone(), &cfg, &d, &mut Quiet).unwrap();
+            for name in ["history", "new_order", "orders", "order_line"] {
+                let point = db.table(name).unwrap().schema().point_lookups;
+                assert_eq!(point == PointLookups::Hash, cfg.appended_hash, "{name}");
+            }
             for ty in TYPES {
                 let t = r.run.of_type(ty).unwrap();
                 assert!(

@@ -92,7 +92,7 @@ pub use txn::Transaction;
 /// and two protocol words); the row image is extra.
 pub const VERSION_HEADER_BYTES: usize = storage::version::HEADER_BYTES;
 
-pub use value::{Column, ColumnRef, Key, Row, Schema, Text, Type, Value};
+pub use value::{Column, ColumnRef, Key, PointLookups, Row, Schema, Text, Type, Value};
 
 /// The engine pieces the shuttle model tests (`tests/*model.rs`) call, and
 /// their switches; only in the model build (see `sync`).

@@ -479,6 +479,27 @@ pub struct Column {
     pub nullable: bool,
 }
 
+/// The most columns a table has (a version counts its values in 16 bits).
+pub const MAX_COLUMNS: usize = 65_535;
+
+/// How a table's primary index answers point lookups
+/// ([`Schema::point_lookups`]). Range scans always use its ordered tree.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PointLookups {
+    /// A hash table beside the ordered tree (the default): a lookup is
+    /// about one cache miss, and it hints where the row's newest version
+    /// is; every insert also writes a hash entry, somewhere in a table
+    /// that grows with the rows.
+    #[default]
+    Hash,
+    /// The ordered tree alone: a lookup descends the tree (a few cache
+    /// misses), an insert writes nothing more. For tables that are mostly
+    /// appended to and scanned, like TPC-C's orders and order lines: there
+    /// the hash entry cost an insert a miss of its own, about a seventh of
+    /// NewOrder + Payment's time (docs/PERFORMANCE.md).
+    Tree,
+}
+
 /// A table schema: a name, typed columns and a primary key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schema {
@@ -486,6 +507,8 @@ pub struct Schema {
     pub columns: Vec<Column>,
     /// Column positions of the primary key, in key order.
     pub primary_key: Vec<usize>,
+    /// How the primary index answers point lookups.
+    pub point_lookups: PointLookups,
     pending_pk: Vec<String>,
 }
 
@@ -496,6 +519,7 @@ impl Schema {
             name: name.into(),
             columns: Vec::new(),
             primary_key: Vec::new(),
+            point_lookups: PointLookups::Hash,
             pending_pk: Vec::new(),
         }
     }
@@ -518,6 +542,13 @@ impl Schema {
         });
         self
     }
+    /// How the primary index answers point lookups (default
+    /// [`PointLookups::Hash`]).
+    pub fn point_lookups(mut self, p: PointLookups) -> Self {
+        self.point_lookups = p;
+        self
+    }
+
     /// Names the primary-key columns (checked by `Database::create_table`).
     pub fn primary_key(mut self, cols: &[&str]) -> Self {
         self.pending_pk = cols.iter().map(|s| s.to_string()).collect();
@@ -532,12 +563,11 @@ impl Schema {
         if self.columns.is_empty() {
             return Err(Error::Schema(format!("table {} has no columns", self.name)));
         }
-        if self.columns.len() > crate::storage::version::MAX_VALUES {
+        if self.columns.len() > MAX_COLUMNS {
             return Err(Error::Schema(format!(
-                "table {} has {} columns; at most {} are allowed",
+                "table {} has {} columns; at most {MAX_COLUMNS} are allowed",
                 self.name,
                 self.columns.len(),
-                crate::storage::version::MAX_VALUES
             )));
         }
         for (i, c) in self.columns.iter().enumerate() {

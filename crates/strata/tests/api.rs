@@ -534,7 +534,9 @@ fn a_table_wider_than_the_value_count_is_refused() {
     let db = Database::open(Options::default()).unwrap();
     let wide = |n: usize| {
         (0..n)
-            .fold(Schema::new("wide"), |s, i| s.column(&format!("c{i}"), Type::Int))
+            .fold(Schema::new("wide"), |s, i| {
+                s.column(format!("c{i}"), Type::Int)
+            })
             .primary_key(&["c0"])
     };
     match db.create_table(wide(65_536)) {

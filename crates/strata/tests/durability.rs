@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use strata::{
-    key, row, Database, Durability, Error, LogTuning, Options, Schema, SyncPolicy, Table, Type,
-    Unique, Value,
+    key, row, Database, Durability, Error, LogTuning, Options, PointLookups, Schema, SyncPolicy,
+    Table, Type, Unique, Value,
 };
 
 fn dir(name: &str) -> TestDir {
@@ -348,6 +348,48 @@ fn reopen_keeps_secondary_indexes_and_index_scans_agree() {
             // The recovered definitions go into the next checkpoint.
             db.checkpoint().unwrap();
         }
+    }
+}
+
+/// A table without a hash side comes back as one, from the log and from a
+/// checkpoint, and answers point reads and scans from its tree.
+#[test]
+fn a_tree_only_table_keeps_its_kind_across_reopens() {
+    let d = dir("tree-only");
+    let o = || opts(&d, SyncPolicy::GroupCommit, tuning());
+    let tree_kv = |db: &Database| {
+        db.create_table(
+            Schema::new("log")
+                .column("k", Type::Int)
+                .column("v", Type::Int)
+                .column("note", Type::Text)
+                .primary_key(&["k"])
+                .point_lookups(PointLookups::Tree),
+        )
+        .unwrap()
+    };
+    {
+        let db = Database::open(o()).unwrap();
+        let t = tree_kv(&db);
+        for k in 0..30 {
+            put(&db, &t, k, k);
+        }
+    }
+    for round in 0..2 {
+        let db = Database::open(o()).unwrap();
+        let t = db.table("log").unwrap();
+        assert_eq!(
+            t.schema().point_lookups,
+            PointLookups::Tree,
+            "round {round}"
+        );
+        assert_eq!(get(&db, &t, 7), Some(7));
+        assert_eq!(all(&db, &t).len(), 30);
+        put(&db, &t, 7, -7);
+        assert_eq!(get(&db, &t, 7), Some(-7));
+        put(&db, &t, 7, 7);
+        // The second open reads it back from the checkpoint.
+        db.checkpoint().unwrap();
     }
 }
 

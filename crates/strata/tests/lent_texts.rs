@@ -153,8 +153,16 @@ fn every_lent_text_is_dropped_once() {
                 owned(&c.to_string(), &mut long, &t);
             }
             let mut r = db.begin_read_only().unwrap();
-            assert_eq!(read(&mut r, &t, 0), Some(("a0".into(), 6, "b0".into())), "{c}");
-            assert_eq!(read(&mut r, &t, 1), Some(("a1".into(), 6, "b1".into())), "{c}");
+            assert_eq!(
+                read(&mut r, &t, 0),
+                Some(("a0".into(), 6, "b0".into())),
+                "{c}"
+            );
+            assert_eq!(
+                read(&mut r, &t, 1),
+                Some(("a1".into(), 6, "b1".into())),
+                "{c}"
+            );
             assert_eq!(
                 read(&mut r, &t, 2),
                 Some(("a2".into(), 106, "b2-6".into())),

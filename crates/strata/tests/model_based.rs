@@ -1,16 +1,17 @@
 //! Model-based test: random single-threaded operations, mirrored against a
 //! `BTreeMap` reference, compared after every operation, commit and abort,
 //! for every protocol, with GC after every commit (so row unlinking and
-//! tuple-id reuse are exercised too), and again for every version storage
-//! scheme with transaction-level GC and with no GC.
+//! tuple-id reuse are exercised too; with and without the primary index's
+//! hash side), and again for every version storage scheme with
+//! transaction-level GC and with no GC.
 
 mod common;
 use common::{configs, is_tuple_level, protocols, storages};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use strata::{
-    key, row, Database, Error, GcPolicy, MemorySpaces, NonInline, Options, Protocol, Schema, Type,
-    Value,
+    key, row, Database, Error, GcPolicy, MemorySpaces, NonInline, Options, PointLookups, Protocol,
+    Schema, Type, Value,
 };
 
 #[derive(Debug, Clone)]
@@ -41,13 +42,24 @@ fn text(v: i64) -> String {
     format!("t{v}")
 }
 
-fn run(p: Protocol, ops: &[Op]) -> Result<(), TestCaseError> {
-    run_with(Options::default().protocol(p).gc_every_commits(1), ops)
+fn run(p: Protocol, point: PointLookups, ops: &[Op]) -> Result<(), TestCaseError> {
+    run_table(
+        Options::default().protocol(p).gc_every_commits(1),
+        point,
+        ops,
+    )
 }
 
 fn run_with(opts: Options, ops: &[Op]) -> Result<(), TestCaseError> {
+    run_table(opts, PointLookups::Hash, ops)
+}
+
+fn run_table(opts: Options, point: PointLookups, ops: &[Op]) -> Result<(), TestCaseError> {
     let gc = opts.gc != GcPolicy::None;
-    let p = format!("{}/{}/{:?}", opts.protocol, opts.version_storage, opts.gc);
+    let p = format!(
+        "{}/{}/{:?}/{point:?}",
+        opts.protocol, opts.version_storage, opts.gc
+    );
     let db = Database::open(opts).unwrap();
     let t = db
         .create_table(
@@ -55,7 +67,8 @@ fn run_with(opts: Options, ops: &[Op]) -> Result<(), TestCaseError> {
                 .column("k", Type::Int)
                 .column("v", Type::Int)
                 .column("s", Type::Text)
-                .primary_key(&["k"]),
+                .primary_key(&["k"])
+                .point_lookups(point),
         )
         .unwrap();
     let mut committed: BTreeMap<i64, i64> = BTreeMap::new();
@@ -159,7 +172,10 @@ proptest! {
     #[test]
     fn every_protocol_matches_a_btreemap(ops in proptest::collection::vec(op(), 1..80)) {
         for p in protocols() {
-            run(p, &ops)?;
+            // With a hash side and with the tree alone.
+            for point in [PointLookups::Hash, PointLookups::Tree] {
+                run(p, point, &ops)?;
+            }
         }
     }
 }

@@ -414,8 +414,8 @@ impl BTree {
         }
     }
 
-    /// The value of `k` (the primary index reads through its hash side).
-    #[cfg(test)]
+    /// The value of `k` (a primary index with a hash side reads through
+    /// that).
     pub fn get(&self, k: &Key) -> Option<u64> {
         let p = self.probe(k);
         let _g = self.bytes.then(crossbeam_epoch::pin);

@@ -107,6 +107,9 @@ struct Shard {
     table: Atomic<Table>,
 }
 
+/// A shard's writer lock, with its (live, tombstone) entry counts.
+type Writer = Mutex<(usize, usize)>;
+
 /// The hash side of the primary index for single-`Int` keys.
 pub struct IntHashIndex {
     /// Read by every lookup, written by resizes only.
@@ -115,7 +118,7 @@ pub struct IntHashIndex {
     /// entries. A line each, apart from the tables: two threads inserting
     /// anywhere in one table (TPC-C's order lines) would otherwise move
     /// the line every lookup reads between their cores on each insert.
-    writers: Box<[CachePadded<Mutex<(usize, usize)>>]>,
+    writers: Box<[CachePadded<Writer>]>,
     /// Bits 38.. of the last hinted chain head.
     hint_high: AtomicU64,
 }
@@ -148,7 +151,9 @@ impl IntHashIndex {
                     table: Atomic::new(Table::new(MIN_CAPACITY)),
                 })
                 .collect(),
-            writers: (0..SHARDS).map(|_| CachePadded::new(Mutex::new((0, 0)))).collect(),
+            writers: (0..SHARDS)
+                .map(|_| CachePadded::new(Mutex::new((0, 0))))
+                .collect(),
             hint_high: AtomicU64::new(0),
         }
     }

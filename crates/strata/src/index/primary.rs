@@ -61,6 +61,7 @@
 use super::btree::{BTree, Key as TreeKey};
 use super::hash::IntHashIndex;
 use super::key::{packed_ints, ByteKey, EncodedKey, INLINE_KEY};
+use crate::value::PointLookups;
 use rustc_hash::FxBuildHasher;
 use std::ops::Bound;
 
@@ -72,6 +73,8 @@ pub enum PrimaryIndex {
     /// The tree, then the hash side of keys that pack and of those that
     /// do not.
     Bytes(BTree, IntHashIndex, BytesHash),
+    /// The tree alone ([`PointLookups::Tree`]).
+    Ordered(BTree),
 }
 
 /// Where a key's hash entry lives.
@@ -111,7 +114,15 @@ fn map_bound<'a, T, U: 'a>(b: &'a Bound<T>, f: impl Fn(&'a T) -> U) -> Bound<U> 
 }
 
 impl PrimaryIndex {
-    pub fn new(int_key: bool) -> Self {
+    pub fn new(int_key: bool, point: PointLookups) -> Self {
+        if point == PointLookups::Tree {
+            let tree = if int_key {
+                BTree::new(false)
+            } else {
+                BTree::new_whole_words()
+            };
+            return PrimaryIndex::Ordered(tree);
+        }
         if int_key {
             PrimaryIndex::Int(BTree::new(false), IntHashIndex::new())
         } else {
@@ -125,9 +136,10 @@ impl PrimaryIndex {
 
     /// The hash side of `key`: an integer table for integer keys and for
     /// byte keys that pack, else the map of byte keys.
+    /// (None: the tree alone answers.)
     #[inline]
-    fn side<'a>(&'a self, key: &'a EncodedKey) -> Side<'a> {
-        match self {
+    fn side<'a>(&'a self, key: &'a EncodedKey) -> Option<Side<'a>> {
+        Some(match self {
             PrimaryIndex::Int(_, h) => Side::Packed(h, as_u64(key)),
             PrimaryIndex::Bytes(_, p, h) => {
                 let b = as_bytes(key);
@@ -136,6 +148,14 @@ impl PrimaryIndex {
                     None => Side::Bytes(h, b),
                 }
             }
+            PrimaryIndex::Ordered(_) => return None,
+        })
+    }
+
+    fn tree(&self) -> &BTree {
+        match self {
+            PrimaryIndex::Int(t, _) | PrimaryIndex::Bytes(t, ..) => t,
+            PrimaryIndex::Ordered(tree) => tree,
         }
     }
 
@@ -143,8 +163,9 @@ impl PrimaryIndex {
     #[inline]
     pub fn get(&self, key: &EncodedKey) -> Option<u64> {
         match self.side(key) {
-            Side::Packed(h, k) => h.get(k),
-            Side::Bytes(h, k) => h.peek_with(k, |_, v| *v),
+            Some(Side::Packed(h, k)) => h.get(k),
+            Some(Side::Bytes(h, k)) => h.peek_with(k, |_, v| *v),
+            None => self.tree().get(&tree_key(key)),
         }
     }
 
@@ -158,8 +179,12 @@ impl PrimaryIndex {
         guard: &crossbeam_epoch::Guard,
     ) -> Option<(u64, *const u8)> {
         match self.side(key) {
-            Side::Packed(h, k) => h.get_hinted(k, guard),
-            Side::Bytes(h, k) => h.peek_with(k, |_, v| *v).map(|v| (v, std::ptr::null())),
+            Some(Side::Packed(h, k)) => h.get_hinted(k, guard),
+            Some(Side::Bytes(h, k)) => h.peek_with(k, |_, v| *v).map(|v| (v, std::ptr::null())),
+            None => self
+                .tree()
+                .get(&tree_key(key))
+                .map(|v| (v, std::ptr::null())),
         }
     }
 
@@ -173,7 +198,7 @@ impl PrimaryIndex {
         head: *const u8,
         guard: &crossbeam_epoch::Guard,
     ) {
-        if let Side::Packed(h, k) = self.side(key) {
+        if let Some(Side::Packed(h, k)) = self.side(key) {
             h.set_hint(k, tuple, head, guard);
         }
     }
@@ -183,7 +208,7 @@ impl PrimaryIndex {
     /// are dependent misses with nothing to start early.)
     #[inline]
     pub fn prefetch(&self, key: &EncodedKey, guard: &crossbeam_epoch::Guard) {
-        if let Side::Packed(h, k) = self.side(key) {
+        if let Some(Side::Packed(h, k)) = self.side(key) {
             h.prefetch(k, guard);
         }
     }
@@ -206,15 +231,17 @@ impl PrimaryIndex {
                 t.insert(&tree_key(key), tuple)?;
                 // As above: the tree admitted it, the hash has no entry.
                 match self.side(key) {
-                    Side::Packed(h, k) => {
+                    Some(Side::Packed(h, k)) => {
                         let _ = h.insert(k, tuple, head);
                     }
-                    Side::Bytes(h, k) => {
+                    Some(Side::Bytes(h, k)) => {
                         let _ = h.insert_sync(k.clone(), tuple);
                     }
+                    None => {}
                 }
                 Ok(())
             }
+            PrimaryIndex::Ordered(tree) => tree.insert(&tree_key(key), tuple),
         }
     }
 
@@ -229,29 +256,29 @@ impl PrimaryIndex {
             }
             PrimaryIndex::Bytes(t, ..) => {
                 match self.side(key) {
-                    Side::Packed(h, k) => {
+                    Some(Side::Packed(h, k)) => {
                         h.remove(k, tuple);
                     }
-                    Side::Bytes(h, k) => {
+                    Some(Side::Bytes(h, k)) => {
                         h.remove_if_sync(k, |v| *v == tuple);
                     }
+                    None => {}
                 }
                 t.remove_if(&tree_key(key), tuple)
             }
+            PrimaryIndex::Ordered(tree) => tree.remove_if(&tree_key(key), tuple),
         }
     }
 
     /// Tuple ids of keys in `[lo, hi]`-style bounds, in key order.
     pub fn range(&self, lo: &Bound<EncodedKey>, hi: &Bound<EncodedKey>, out: &mut Vec<u64>) {
-        let (PrimaryIndex::Int(t, _) | PrimaryIndex::Bytes(t, ..)) = self;
         let (lo, hi) = (map_bound(lo, tree_key), map_bound(hi, tree_key));
-        t.range(lo.as_ref(), hi.as_ref(), |v| out.push(v));
+        self.tree().range(lo.as_ref(), hi.as_ref(), |v| out.push(v));
     }
 
     /// Entries (walks the tree's leaves).
     pub fn len(&self) -> usize {
-        let (PrimaryIndex::Int(t, _) | PrimaryIndex::Bytes(t, ..)) = self;
-        t.len()
+        self.tree().len()
     }
 
     /// Approximate bytes per entry, for `Stats`: a leaf slot of the tree
@@ -266,6 +293,10 @@ impl PrimaryIndex {
     pub fn approx_entry_bytes(&self) -> usize {
         match self {
             PrimaryIndex::Int(..) => 40 + (16 + 8),
+            // (A byte key its words do not hold whole adds its copy, not
+            // counted: keys of a few small integers, the common composite
+            // key, are held whole.)
+            PrimaryIndex::Ordered(_) => 40,
             PrimaryIndex::Bytes(t, _, h) => {
                 let (all, other) = (t.len().max(1), h.len());
                 let packed = all.saturating_sub(other);
@@ -289,6 +320,13 @@ mod tests {
         }
     }
 
+    /// Integer and byte keys, with and without a hash side.
+    fn kinds() -> impl Iterator<Item = (bool, PointLookups)> {
+        [true, false]
+            .into_iter()
+            .flat_map(|int| [PointLookups::Hash, PointLookups::Tree].map(|p| (int, p)))
+    }
+
     fn full(ix: &PrimaryIndex) -> Vec<u64> {
         let mut out = Vec::new();
         ix.range(&Bound::Unbounded, &Bound::Unbounded, &mut out);
@@ -297,8 +335,8 @@ mod tests {
 
     #[test]
     fn insert_get_remove_only_the_matching_entry() {
-        for int in [true, false] {
-            let ix = PrimaryIndex::new(int);
+        for (int, point) in kinds() {
+            let ix = PrimaryIndex::new(int, point);
             let k = |i: u64| key(int, i);
             assert_eq!(ix.insert(&k(5), 50, std::ptr::null()), Ok(()));
             assert_eq!(
@@ -341,7 +379,7 @@ mod tests {
             .map(|k| packed_ints(as_bytes(k)).is_some())
             .collect();
         assert_eq!(packs, [false, true, false, true]);
-        let ix = PrimaryIndex::new(false);
+        let ix = PrimaryIndex::new(false, PointLookups::Hash);
         let guard = crossbeam_epoch::pin();
         for (i, k) in keys.iter().enumerate() {
             ix.insert(k, i as u64, (0x1000 * (i + 1)) as *const u8)
@@ -370,7 +408,7 @@ mod tests {
     /// and remove like inline ones, and beside them.
     #[test]
     fn long_byte_keys_find_and_sort_beside_short_ones() {
-        let ix = PrimaryIndex::new(false);
+        let ix = PrimaryIndex::new(false, PointLookups::Hash);
         let k = |len: usize, last: u8| {
             let mut b = vec![7u8; len];
             b.push(last);
@@ -407,8 +445,8 @@ mod tests {
     #[test]
     fn racing_inserts_of_one_key_have_exactly_one_winner() {
         use std::sync::atomic::AtomicU64;
-        for int in [true, false] {
-            let ix = PrimaryIndex::new(int);
+        for (int, point) in kinds() {
+            let ix = PrimaryIndex::new(int, point);
             let k = |i: u64| key(int, i);
             const ROUNDS: u64 = 10_000;
             // A spinning start line: both inserts must search before
@@ -443,7 +481,10 @@ mod tests {
                 }
             });
             let won = wins[0].load(Ordering::Relaxed) + wins[1].load(Ordering::Relaxed);
-            assert_eq!(won, ROUNDS, "int {int}: every key has exactly one winner");
+            assert_eq!(
+                won, ROUNDS,
+                "{int} {point:?}: every key has exactly one winner"
+            );
             for r in 0..ROUNDS {
                 let holder = ix.get(&k(r)).expect("inserted");
                 let mut tree = Vec::new();
@@ -457,7 +498,7 @@ mod tests {
     /// short while keys below the stable ones churned.
     #[test]
     fn scans_never_miss_stable_keys_while_smaller_keys_churn() {
-        let ix = PrimaryIndex::new(true);
+        let ix = PrimaryIndex::new(true, PointLookups::Hash);
         for k in 1000..1100u64 {
             ix.insert(&EncodedKey::U64(k), k, std::ptr::null()).unwrap();
         }

@@ -64,6 +64,7 @@ impl std::ops::Deref for TableInner {
 impl TableInner {
     pub fn new(id: u32, owner: u64, schema: Schema) -> Self {
         let int_key = schema.int_key();
+        let point = schema.point_lookups;
         let columns = schema.columns.len();
         let row_prefetch_bytes = (std::mem::size_of::<crate::storage::version::Version>()
             + schema.columns.len() * std::mem::size_of::<crate::value::Value>())
@@ -74,7 +75,7 @@ impl TableInner {
             schema,
             int_key,
             row_prefetch_bytes,
-            index: PrimaryIndex::new(int_key),
+            index: PrimaryIndex::new(int_key, point),
             store: Store::new(columns),
             predicate_read_ts: AtomicU64::new(0),
             dropped: crate::sync::atomic::AtomicBool::new(false),

@@ -37,7 +37,7 @@
 
 use crate::error::{Error, Result};
 use crate::options::IndexKind;
-use crate::value::{Column, Schema, Type, Value};
+use crate::value::{Column, PointLookups, Schema, Type, Value};
 use std::sync::Arc;
 
 pub const RECORD_MAGIC: u32 = 0x4c52_5453; // "STRL"
@@ -296,10 +296,16 @@ pub fn put_schema(buf: &mut Vec<u8>, s: &Schema) {
 
 pub fn put_catalog(buf: &mut Vec<u8>, c: &CatalogRecord) {
     match c {
+        // A table with hash lookups keeps the record it always had; one
+        // without says so after its schema.
         CatalogRecord::CreateTable { id, schema } => {
-            buf.push(1);
+            let tree = schema.point_lookups == PointLookups::Tree;
+            buf.push(if tree { 5 } else { 1 });
             buf.extend_from_slice(&id.to_le_bytes());
             put_schema(buf, schema);
+            if tree {
+                buf.push(1);
+            }
         }
         CatalogRecord::DropTable { id } => {
             buf.push(2);
@@ -468,6 +474,17 @@ impl<'a> Reader<'a> {
                 id: self.u32()?,
                 schema: self.schema()?,
             }),
+            5 => {
+                let (id, schema) = (self.u32()?, self.schema()?);
+                let point = match self.u8()? {
+                    1 => PointLookups::Tree,
+                    b => return Err(format!("unknown point-lookup kind {b}")),
+                };
+                Ok(CatalogRecord::CreateTable {
+                    id,
+                    schema: schema.point_lookups(point),
+                })
+            }
             2 => Ok(CatalogRecord::DropTable { id: self.u32()? }),
             3 => {
                 let table = self.u32()?;
@@ -596,7 +613,21 @@ mod tests {
             .primary_key(&["b", "a"])
             .validate()
             .unwrap();
+        // A tree-only table keeps its kind (and the default's record is
+        // the one it always was: tag 1).
+        let tree = CatalogRecord::CreateTable {
+            id: 10,
+            schema: schema.clone().point_lookups(PointLookups::Tree),
+        };
+        let mut buf = Vec::new();
+        catalog_record(&mut buf, &tree);
+        seal(&mut buf, 0, 0);
+        let p = decode_payload(&buf[HEADER_BYTES..]).unwrap();
+        assert_eq!(p, Payload::Catalog(tree));
         let c = CatalogRecord::CreateTable { id: 9, schema };
+        let mut plain = Vec::new();
+        put_catalog(&mut plain, &c);
+        assert_eq!(plain[0], 1);
         let mut buf = Vec::new();
         catalog_record(&mut buf, &c);
         seal(&mut buf, 0, 0);

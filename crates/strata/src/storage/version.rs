@@ -52,8 +52,9 @@ const SPACE_SHIFT_AT: u32 = 56;
 const SPACE_SHIFT: u64 = 0x1f << SPACE_SHIFT_AT;
 /// Bits of `len` holding the number of values.
 const COUNT: u64 = 0xFFFF;
-/// The most values a version holds (a schema's column limit).
-pub const MAX_VALUES: usize = COUNT as usize;
+/// The most values a version holds: a table's columns.
+pub const MAX_VALUES: usize = crate::value::MAX_COLUMNS;
+const _: () = assert!(MAX_VALUES as u64 <= COUNT);
 /// The values whose heap memory a version can hand over to its successor
 /// (see [`Version::alloc_update`]): the first `OWNED_VALUES`.
 pub const OWNED_VALUES: usize = 40;
@@ -409,7 +410,10 @@ impl Version {
             if p.is_null() {
                 handle_alloc_error(l);
             }
-            assert!(len <= MAX_VALUES, "a version holds at most {MAX_VALUES} values");
+            assert!(
+                len <= MAX_VALUES,
+                "a version holds at most {MAX_VALUES} values"
+            );
             let flags = flags | (shift as u64) << SPACE_SHIFT_AT;
             p.write(Version {
                 txn_id: AtomicU64::new(tid),
@@ -592,8 +596,7 @@ impl Version {
             // Nothing to read in a version that owns no heap memory (none,
             // or all handed over to its successor) and has no extension.
             let count = (len & COUNT) as usize;
-            let owns_heap =
-                len & HAS_HEAP != 0 && (len & OWNED != 0 || count > OWNED_VALUES);
+            let owns_heap = len & HAS_HEAP != 0 && (len & OWNED != 0 || count > OWNED_VALUES);
             if owns_heap || len & IN_PLACE != 0 {
                 return Self::free_word(v, len);
             }
@@ -739,7 +742,15 @@ mod tests {
         let new_text = Value::Text(text.clone());
         // SAFETY: fresh allocations of ours, each freed once, newest first.
         unsafe {
-            let a = Version::alloc_update(None, 2, &*plain, &[(1, &new_text)], plain, false, Value::clone);
+            let a = Version::alloc_update(
+                None,
+                2,
+                &*plain,
+                &[(1, &new_text)],
+                plain,
+                false,
+                Value::clone,
+            );
             assert_eq!((*plain).len_word() & HAS_HEAP, 0);
             assert_ne!(
                 (*a).len_word() & HAS_HEAP,
@@ -758,7 +769,8 @@ mod tests {
                 &[Value::Int(1), new_text.clone(), Value::Int(7)]
             );
             assert_eq!(Text::strong_count(&text), 4, "the unchanged text is cloned");
-            let c = Version::alloc_update(None, 4, &*plain, &[(0, &seven)], plain, false, Value::clone);
+            let c =
+                Version::alloc_update(None, 4, &*plain, &[(0, &seven)], plain, false, Value::clone);
             assert_eq!((*c).data(), &[Value::Int(7), Value::Null, Value::Int(3)]);
             assert_eq!((*c).len_word() & HAS_HEAP, 0);
             // A column named twice keeps its first value on both paths,
@@ -796,7 +808,11 @@ mod tests {
     fn lent_texts_are_dropped_once_whichever_way_their_versions_go() {
         let [t1, t2, t3] = ["one", "two", "three"].map(Text::new);
         let n = |t: &Text| Text::strong_count(t);
-        let row = vec![Value::Int(1), Value::Text(t1.clone()), Value::Text(t2.clone())];
+        let row = vec![
+            Value::Int(1),
+            Value::Text(t1.clone()),
+            Value::Text(t2.clone()),
+        ];
         let (int, text3) = (Value::Int(2), Value::Text(t3.clone()));
         // SAFETY: fresh allocations of ours, each freed once, never before
         // a newer holder of what it lent has handed it down.
