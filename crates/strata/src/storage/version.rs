@@ -297,7 +297,7 @@ impl Version {
                     flags |= HAS_HEAP | own(*c);
                 }
             }
-            (*p).len.fetch_or(flags, Ordering::Relaxed);
+            (*p).add_flags(flags);
             if handed != 0 {
                 base.len.fetch_and(!handed, Ordering::AcqRel);
             }
@@ -452,8 +452,18 @@ impl Version {
                 }
                 dst.add(i).write(v);
             }
-            (*p).len.fetch_or(heap, Ordering::Relaxed);
+            (*p).add_flags(heap);
             p
+        }
+    }
+
+    /// Sets `flags` in the `len` word of a version nobody else sees yet
+    /// (no read-modify-write needed: a locked instruction per update).
+    #[inline]
+    fn add_flags(&self, flags: u64) {
+        if flags != 0 {
+            let w = self.len.load(Ordering::Relaxed);
+            self.len.store(w | flags, Ordering::Relaxed);
         }
     }
 
