@@ -39,6 +39,14 @@
 //!  range scan ──> tree (order)
 //! ```
 //!
+//! A table can keep the tree alone (`PointLookups::Tree`, the `Ordered`
+//! variant): point lookups descend the tree and an insert writes nothing
+//! more. The hash side's entry is a miss of its own for every insert (it
+//! lands anywhere in a table that grows with the rows), which a table only
+//! appended to and scanned never earns back: about a seventh of TPC-C's
+//! NewOrder + Payment time for its order lines, orders, new orders and
+//! history (docs/PERFORMANCE.md).
+//!
 //! The tree's byte keys carry an order word (`key::order_word_whole`) that
 //! settles most comparisons of a search in registers (TPC-C's keys share
 //! long runs of bytes; a `memcmp` per step was 15% of its instructions).

@@ -83,8 +83,10 @@ pub fn retire(v: *mut Version, guard: &Guard) {
         Some(None) => {}
         // SAFETY: `v` came from Version::alloc, is unlinked from every chain
         // (no new reference can be made) and is retired exactly once; `len`
-        // is its `len` word, which never changes after allocation but for
-        // HAS_HEAP, set before the version is shared.
+        // is its `len` word, whose flags change only while it is linked
+        // (HAS_HEAP before it is shared; its owned bits when an update
+        // takes its texts over or a version leaving above it hands them
+        // back, which happens before the leaving run is retired).
         None => unsafe { defer_free(v, guard, move |v| Version::free_with(v, len)) },
     }
 }

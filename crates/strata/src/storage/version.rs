@@ -421,6 +421,11 @@ impl Version {
         flags: u64,
         next: *mut Version,
     ) -> *mut Version {
+        // (Schemas are checked for it: `value::MAX_COLUMNS`.)
+        assert!(
+            len <= MAX_VALUES,
+            "a version holds at most {MAX_VALUES} values"
+        );
         let (l, _) = layout(len, flags & IN_PLACE != 0);
         // SAFETY: the layout has non-zero size (the header); we check for
         // allocation failure; a space slot is at least `l.size()` bytes and
@@ -434,10 +439,6 @@ impl Version {
             if p.is_null() {
                 handle_alloc_error(l);
             }
-            assert!(
-                len <= MAX_VALUES,
-                "a version holds at most {MAX_VALUES} values"
-            );
             let flags = flags | (shift as u64) << SPACE_SHIFT_AT;
             p.write(Version {
                 txn_id: AtomicU64::new(tid),
@@ -481,8 +482,9 @@ impl Version {
         }
     }
 
-    /// Sets `flags` in the `len` word of a version nobody else sees yet
-    /// (no read-modify-write needed: a locked instruction per update).
+    /// Sets `flags` in the `len` word of a version nobody else sees yet:
+    /// a plain load and store (a locked read-modify-write would cost every
+    /// update one for nothing).
     #[inline]
     fn add_flags(&self, flags: u64) {
         if flags != 0 {
@@ -504,7 +506,7 @@ impl Version {
     pub unsafe fn free(v: *mut Version) {
         // SAFETY: per the contract, we own `v` exclusively; the values were
         // initialised by `alloc`, are read (for the prefetch) while still
-        // alive, and are dropped once here.
+        // alive, and those it owns are dropped once here.
         unsafe { Self::free_word(v, (*v).len_word()) }
     }
 
@@ -624,8 +626,8 @@ impl Version {
     /// # Safety
     /// As for [`Version::free`]; `len` is `v`'s [`Version::len_word`].
     pub unsafe fn free_with(v: *mut Version, len: u64) {
-        // SAFETY: per the contract; without HAS_HEAP and IN_PLACE the
-        // values own nothing and there is no extension to drop.
+        // SAFETY: per the contract; a version that owns no heap value and
+        // has no extension has nothing to drop.
         unsafe {
             // Nothing to read in a version that owns no heap memory (none,
             // or all handed over to its successor) and has no extension.
