@@ -197,13 +197,20 @@ mod tests {
         assert_eq!(Text::strong_count(&text), 11, "nothing freed yet");
         drop(outer);
         assert_eq!(batched(), None);
-        for _ in 0..10_000 {
-            if Text::strong_count(&text) == 1 {
-                break;
-            }
-            crossbeam_epoch::pin().flush();
-        }
+        wait_for_frees(&text);
         assert_eq!(Text::strong_count(&text), 1);
+    }
+
+    /// Lets the epoch run the deferred frees until `text` is down to our
+    /// handle or 10 s pass: other tests in this process pin too (scans
+    /// racing writers, for a while), and no number of flushes frees
+    /// anything while one of them holds the epoch back.
+    fn wait_for_frees(text: &Text) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while Text::strong_count(text) != 1 && std::time::Instant::now() < deadline {
+            crossbeam_epoch::pin().flush();
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
     }
 
     /// A batch that reaches `BATCH_MAX` defers what it holds at once and
@@ -226,12 +233,7 @@ mod tests {
         }
         assert_eq!(batched(), Some(6));
         drop(batch);
-        for _ in 0..10_000 {
-            if Text::strong_count(&text) == 1 {
-                break;
-            }
-            crossbeam_epoch::pin().flush();
-        }
+        wait_for_frees(&text);
         assert_eq!(Text::strong_count(&text), 1);
     }
 }
