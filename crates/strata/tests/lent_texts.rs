@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::configs;
+use common::{configs, hands_texts_over, reclaims};
 use strata::{key, row, Database, Schema, Table, Text, Type, Value};
 
 const ROWS: i64 = 4;
@@ -191,24 +191,18 @@ fn every_lent_text_is_dropped_once() {
 
 /// The same under concurrency: two writers (texts carried, changed,
 /// aborted, a row written twice) and a reader holding snapshots open
-/// while the collector runs, on the append-only schemes with a horizon
-/// collector and with dead zones. Each text's bytes name its row, so a
+/// while the collector runs, on the schemes that hand texts over, with
+/// every collector. Each text's bytes name its row, so a
 /// text freed early and reused reads wrong (or crashes); at the end every
 /// text is back to the test's one handle.
 #[test]
 fn lent_texts_survive_concurrent_writers_readers_and_gc() {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Mutex;
-    use strata::{GcPolicy, VersionStorage};
     const HOT: i64 = 6;
     for c in configs()
-        .storages_where(|s| {
-            matches!(
-                s,
-                VersionStorage::AppendNewToOld | VersionStorage::AppendOldToNew
-            )
-        })
-        .gc_where(|g| matches!(g, GcPolicy::TransactionLevel | GcPolicy::DeadZone))
+        .storages_where(hands_texts_over)
+        .gc_where(reclaims)
         .with(|o| o.gc_every_commits(4))
         .valid()
     {

@@ -530,6 +530,16 @@ pub fn one_record_per_overwrite(s: VersionStorage) -> bool {
     }
 }
 
+/// Whether an update hands the texts it does not change over to the new
+/// version (the append-only schemes' row images; `Version::alloc_update`)
+/// rather than copying them into a record.
+pub fn hands_texts_over(s: VersionStorage) -> bool {
+    match s {
+        VersionStorage::AppendNewToOld | VersionStorage::AppendOldToNew => true,
+        VersionStorage::TimeTravel | VersionStorage::Delta | VersionStorage::Siro => false,
+    }
+}
+
 /// Whether the policy reclaims versions at all.
 pub fn reclaims(g: GcPolicy) -> bool {
     match g {
