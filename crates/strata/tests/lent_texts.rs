@@ -197,9 +197,18 @@ fn every_lent_text_is_dropped_once() {
 /// text is back to the test's one handle.
 #[test]
 fn lent_texts_survive_concurrent_writers_readers_and_gc() {
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::Mutex;
     const HOT: i64 = 6;
+    const WRITES: i64 = 5_000;
+    /// Runs `f` when dropped: however a thread ends (a failed check
+    /// unwinds through it), the others learn of it.
+    struct OnExit<F: FnMut()>(F);
+    impl<F: FnMut()> Drop for OnExit<F> {
+        fn drop(&mut self) {
+            (self.0)()
+        }
+    }
     for c in configs()
         .storages_where(hands_texts_over)
         .gc_where(reclaims)
@@ -223,13 +232,22 @@ fn lent_texts_survive_concurrent_writers_readers_and_gc() {
             })
             .unwrap();
             let stop = AtomicBool::new(false);
+            let finished = AtomicUsize::new(0);
             std::thread::scope(|s| {
                 for w in 0..2i64 {
-                    let (db, t, stop, text) = (&db, &t, &stop, &text);
+                    let (db, t, stop, finished, text) = (&db, &t, &stop, &finished, &text);
                     s.spawn(move || {
-                        let mut i = 0i64;
-                        while !stop.load(Ordering::Relaxed) {
-                            i += 1;
+                        // A bounded run: the reader's snapshots keep every
+                        // version since they began (a horizon collector),
+                        // so writers left free would grow the chains it
+                        // walks faster than it walks them.
+                        let _done = OnExit(|| {
+                            finished.fetch_add(1, Ordering::Relaxed);
+                        });
+                        for i in 1..=WRITES {
+                            if stop.load(Ordering::Relaxed) {
+                                break;
+                            }
                             let k = (i * 7 + w) % HOT;
                             let mut x = db.begin().unwrap();
                             let r = x
@@ -256,22 +274,14 @@ fn lent_texts_survive_concurrent_writers_readers_and_gc() {
                         }
                     });
                 }
-                let (db, t, stop, c) = (&db, &t, &stop, &c);
+                let (db, t, stop, finished, c) = (&db, &t, &stop, &finished, &c);
                 s.spawn(move || {
-                    // The writers stop however the reader ends (a failed
-                    // check unwinds through here).
-                    struct Stop<'a>(&'a AtomicBool);
-                    impl Drop for Stop<'_> {
-                        fn drop(&mut self) {
-                            self.0.store(true, Ordering::Relaxed);
-                        }
-                    }
-                    let _stop = Stop(stop);
-                    let deadline =
-                        std::time::Instant::now() + std::time::Duration::from_millis(300);
-                    while std::time::Instant::now() < deadline {
+                    // Until both writers are done; a failed check here
+                    // stops them.
+                    let _stop = OnExit(|| stop.store(true, Ordering::Relaxed));
+                    while finished.load(Ordering::Relaxed) < 2 {
                         let mut r = db.begin_read_only().unwrap();
-                        for _ in 0..20 {
+                        for _ in 0..3 {
                             for k in 0..HOT {
                                 // While the snapshot reads it, a text is
                                 // owned by a version: the test's handle,
