@@ -269,6 +269,7 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
         .gc(a.gc)
         .gc_threads(a.gc_threads)
         .gc_every_commits(a.gc_every)
+        .ssn_blind_writes(!a.extra.no_blind_writes)
         .durability(durability(a)?);
     let options = match a.extra.memory_spaces {
         None => options,

@@ -84,5 +84,9 @@ pub fn apply(a: &mut crate::YcsbArgs, explicit: &dyn Fn(&str) -> bool) -> Vec<St
     if take("index-pointers", ours.into(), theirs.into()) {
         a.index_pointers = o.index_pointers;
     }
+    // (A flag that can only turn blind overwrites off: nothing to override.)
+    if !o.ssn_blind_writes {
+        a.extra.no_blind_writes = true;
+    }
     notes
 }

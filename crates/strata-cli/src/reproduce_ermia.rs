@@ -167,8 +167,14 @@ fn fig1(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
     let mut aborts: Vec<Vec<Line>> = READS.iter().map(|_| Vec::new()).collect();
     let mut step = 0;
     'series: for (label, protocol) in SERIES {
-        let db =
-            Database::open(Options::default().protocol(protocol)).map_err(|e| e.to_string())?;
+        // ERMIA's SI+SSN aborts every write to a row newer than the
+        // snapshot (first updater wins), blind or not.
+        let db = Database::open(
+            Options::default()
+                .protocol(protocol)
+                .ssn_blind_writes(false),
+        )
+        .map_err(|e| e.to_string())?;
         eprintln!(
             "{label}: loading {} stock rows ({} warehouse(s))",
             s.base.rows(),

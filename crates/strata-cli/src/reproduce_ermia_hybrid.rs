@@ -196,7 +196,9 @@ fn one(series: &Series, cfg: &TpccConfig, s: &Scale) -> Result<TpccReport, Strin
     let db = Database::open(
         Options::default()
             .protocol(series.protocol)
-            .ssn_early_exclusion(series.early),
+            .ssn_early_exclusion(series.early)
+            // As published: first updater wins on every write.
+            .ssn_blind_writes(false),
     )
     .map_err(|e| e.to_string())?;
     tpcc::run(db, cfg, &s.driver, &mut BarObserver::new(false)).map_err(|e| e.to_string())

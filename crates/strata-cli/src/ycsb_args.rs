@@ -53,6 +53,12 @@ pub struct YcsbExtra {
     /// running the same operations again until they commit.
     #[arg(long)]
     pub no_retry: bool,
+    /// SI+SSN: abort a write to a row a concurrent transaction committed
+    /// since our snapshot even when we never read the row (SI's
+    /// first-updater-wins, as ERMIA publishes it), instead of writing over
+    /// it and letting SSN order the two (`Options::ssn_blind_writes`).
+    #[arg(long)]
+    pub no_blind_writes: bool,
     /// Print CSV (a header and one row per engine) instead of the summary.
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,

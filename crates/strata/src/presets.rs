@@ -164,6 +164,10 @@ impl Preset {
                 pointers_name(ptr)
             ));
         }
+        if self == Preset::Ermia {
+            // As published: SI's first-updater-wins on every write.
+            options.ssn_blind_writes = false;
+        }
         PresetInfo {
             preset: self,
             paper,
@@ -294,6 +298,8 @@ mod tests {
                 IndexPointers::LogicalTupleId
             )
         );
+        assert!(!e.ssn_blind_writes, "ERMIA's SI+SSN: first updater wins");
+        assert!(Options::default().ssn_blind_writes);
         // A substitution is always said.
         let hana = Preset::Hana.info();
         assert!(hana.notes.iter().any(|n| n.contains("hybrid")));

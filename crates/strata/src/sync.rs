@@ -143,6 +143,11 @@ pub enum Break {
     /// A B+-tree scan takes a leaf's entries without validating the
     /// leaf's version (`index::btree::Iter::fill`).
     TreeScanTrustsItsRead,
+    /// SSN leaves the creator of a version it overwrote out of eta (early
+    /// and at commit): harmless under first-updater-wins, where that
+    /// creator is in the snapshot, fatal for a blind overwrite of a newer
+    /// version.
+    OverwriteForgetsCreator,
 }
 
 /// Whether the model test broke step `b` (never, outside the model build).

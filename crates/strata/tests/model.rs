@@ -38,6 +38,9 @@
 //! - `ssn_insert_vs_scan_log_prune`: SSN's inserter (the scan records
 //!   covering its key, then the log's pruned stamp) against a collection
 //!   pruning the scan log, in a cycle of three rw edges.
+//! - `ssn_blind_overwrite_vs_a_writer`: SSN's blind overwrite of a version
+//!   committed after the snapshot (`Options::ssn_blind_writes`) against
+//!   the writer that committed it, closing a cycle with a read.
 //!
 //! Each has a `*_is_caught` test that breaks one step of that code
 //! (`strata::model::Break`, compiled to `false` outside the model build)
@@ -939,5 +942,80 @@ fn a_pruned_stamp_read_before_the_records_is_caught() {
     assert!(caught(Break::PrunedStampFirst, || {
         shuttle::check_random(ssn_prune_model, 3000);
         shuttle::check_pct(ssn_prune_model, 3000, 3);
+    }));
+}
+
+// -------------------- 10. SSN's blind overwrite vs a writer closing a cycle
+
+// `cc/ssn.rs`, `Options::ssn_blind_writes` (the default): a write to a row
+// the transaction never read may land on a version committed after its
+// snapshot. TA reads Y and writes X blind; TB writes X and Y. Run side by
+// side, every interleaving of their reads, writes, locks and commit steps
+// (PRECOMMIT, stamp, COMMITTING, watermarks, stamping) must leave a serial
+// outcome: if both commit, TA's read of Y and the final X agree on one
+// order (TA read Y before TB's write: TB is last, X is TB's; TA read TB's
+// Y: TA is last, X is TA's). The cycle TA -rw-> TB -ww-> TA is closed by
+// TA's blind overwrite of TB's X, whose creator SSN must count as TA's
+// predecessor (`Break::OverwriteForgetsCreator` leaves it out:
+// `a_blind_overwrite_that_forgets_its_creator_is_caught`).
+
+fn blind_overwrite_model() {
+    let (db, t) = open(options(Protocol::SiSsn, GcPolicy::None, 4), 2);
+    let (x, y) = (0, 1);
+    let ta = {
+        let (db, t) = (db.clone(), t.clone());
+        thread::spawn(move || {
+            let mut a = db.begin().unwrap();
+            let seen = match read_v(&mut a, &t, y) {
+                Ok(v) => v,
+                Err(_) => return None,
+            };
+            thread::yield_now();
+            match set_v(&mut a, &t, x, 1).and_then(|()| a.commit()) {
+                Ok(()) => Some(seen),
+                Err(Error::Conflict(_)) => None,
+                Err(e) => panic!("{e}"),
+            }
+        })
+    };
+    let tb = {
+        let (db, t) = (db.clone(), t.clone());
+        thread::spawn(move || {
+            let mut b = db.begin().unwrap();
+            match set_v(&mut b, &t, x, 2)
+                .and_then(|()| set_v(&mut b, &t, y, 2))
+                .and_then(|()| b.commit())
+            {
+                Ok(()) => true,
+                Err(Error::Conflict(_)) => false,
+                Err(e) => panic!("{e}"),
+            }
+        })
+    };
+    let (a, b) = (ta.join().unwrap(), tb.join().unwrap());
+    let mut r = db.begin_read_only().unwrap();
+    let final_x = read_v(&mut r, &t, x).unwrap();
+    if let (Some(seen_y), true) = (a, b) {
+        let ta_last = seen_y == Some(Value::Int(2));
+        let expected = Some(Value::Int(if ta_last { 1 } else { 2 }));
+        assert_eq!(
+            final_x, expected,
+            "both committed, TA read Y = {seen_y:?}: not serial (a cycle TA -rw-> TB -ww-> TA)"
+        );
+    }
+    assert_settled(&chain(&t, &key![x]));
+}
+
+#[test]
+fn ssn_blind_overwrite_vs_a_writer() {
+    shuttle::check_random(blind_overwrite_model, 5000);
+    shuttle::check_pct(blind_overwrite_model, 5000, 3);
+}
+
+#[test]
+fn a_blind_overwrite_that_forgets_its_creator_is_caught() {
+    assert!(caught(Break::OverwriteForgetsCreator, || {
+        shuttle::check_random(blind_overwrite_model, 5000);
+        shuttle::check_pct(blind_overwrite_model, 5000, 3);
     }));
 }

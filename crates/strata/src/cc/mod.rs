@@ -119,6 +119,8 @@ pub(crate) struct Shared {
     pub skip_phantom_validation: AtomicBool,
     /// SI+SSN's early exclusion check (`Options::ssn_early_exclusion`).
     pub ssn_early_exclusion: bool,
+    /// SI+SSN's blind overwrites (`Options::ssn_blind_writes`).
+    pub ssn_blind_writes: bool,
 }
 
 impl Shared {
@@ -130,6 +132,7 @@ impl Shared {
             ssi: ssi::Registry::new(),
             skip_phantom_validation: AtomicBool::new(false),
             ssn_early_exclusion: true,
+            ssn_blind_writes: true,
         }
     }
 }
@@ -313,7 +316,7 @@ pub(crate) trait Cc {
 
     /// The write check, with `head` locked by us (unlocked again by the
     /// caller if this fails).
-    fn check_write(tx: &impl Txn, head: &Version) -> Result<()>;
+    fn check_write(tx: &impl Txn, t: &TableInner, tuple: u64, head: &Version) -> Result<()>;
 
     /// A read made on the write path (a duplicate-key or not-found answer
     /// depends on the version seen).

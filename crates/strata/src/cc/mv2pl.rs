@@ -50,7 +50,7 @@ impl Cc for Mv2pl {
         read(tx, t, tuple)
     }
 
-    fn check_write(tx: &impl Txn, head: &Version) -> Result<()> {
+    fn check_write(tx: &impl Txn, _t: &TableInner, _tuple: u64, head: &Version) -> Result<()> {
         check_write(tx, head as *const Version as *mut Version)
     }
 

@@ -43,7 +43,7 @@ impl Cc for Mvocc {
         tx.snapshot_read::<Self>(t, tuple)
     }
 
-    fn check_write(_tx: &impl Txn, _head: &Version) -> Result<()> {
+    fn check_write(_tx: &impl Txn, _t: &TableInner, _tuple: u64, _head: &Version) -> Result<()> {
         // The lock is all: validation checks what was read.
         Ok(())
     }

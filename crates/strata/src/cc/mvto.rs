@@ -106,7 +106,7 @@ impl Cc for Mvto {
         }
     }
 
-    fn check_write(tx: &impl Txn, head: &Version) -> Result<()> {
+    fn check_write(tx: &impl Txn, _t: &TableInner, _tuple: u64, head: &Version) -> Result<()> {
         check_write(tx, head)
     }
 

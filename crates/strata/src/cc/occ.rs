@@ -83,7 +83,7 @@ impl Cc for Occ {
         read_newest_committed::<Self>(tx, t, tuple)
     }
 
-    fn check_write(_tx: &impl Txn, _head: &Version) -> Result<()> {
+    fn check_write(_tx: &impl Txn, _t: &TableInner, _tuple: u64, _head: &Version) -> Result<()> {
         // Writing a row newer than our begin is fine: we read newest data,
         // and validation checks what we read.
         Ok(())

@@ -11,7 +11,8 @@
 //!
 //! Nothing is validated at commit, so SI allows write skew and read-only
 //! anomalies; SSN (`ssn`) and SSI (`ssi`) are SI plus a commit-time check
-//! that closes them, and share this module's write rule.
+//! that closes them, and share this module's write rule (SSN lifts it for
+//! rows a transaction writes without reading: `ssn::blind_overwrite`).
 
 use super::Txn;
 use super::{Cc, TxnCc};
@@ -61,7 +62,7 @@ impl Cc for Si {
         )
     }
 
-    fn check_write(tx: &impl Txn, head: &Version) -> Result<()> {
+    fn check_write(tx: &impl Txn, _t: &TableInner, _tuple: u64, head: &Version) -> Result<()> {
         first_updater_wins(tx, head)
     }
 

@@ -98,7 +98,7 @@ impl Cc for SiSsi {
         on_read(tx, v)
     }
 
-    fn check_write(tx: &impl Txn, head: &Version) -> Result<()> {
+    fn check_write(tx: &impl Txn, _t: &TableInner, _tuple: u64, head: &Version) -> Result<()> {
         si::first_updater_wins(tx, head)
     }
 

@@ -33,6 +33,25 @@
 //! decision it needs — so waits cannot form a cycle; those with a larger
 //! cstamp account for the edge themselves when they commit.
 //!
+//! Blind overwrites (`Options::ssn_blind_writes`, on by default). SSN
+//! certifies any history whose underlying rules forbid dirty reads and
+//! lost updates (ERMIA §3.6); SI's first-updater-wins forbids more: every
+//! write to a row committed after the snapshot. A lost update needs a read
+//! of the row first, so the rule stays for rows the transaction read and
+//! lifts for the others, whose write lands on the committed head:
+//!
+//! ```text
+//!  T2 begin(10)                       T2 update x (never read x)
+//!  T1 writes x, commits (cstamp 12)   head [begin 12] > 10: blind, allowed
+//!  T1 -ww-> T2: eta(T2) >= 12, folded in like any overwritten creator
+//!  T2 read y, T1 overwrote y?  pi(T2) <= pi(T1) <= 12 <= eta: abort (a cycle)
+//! ```
+//!
+//! The newer head must be committed and unlocked (no dirty writes) and not
+//! a tombstone (an update or delete would answer "not found" from a state
+//! the snapshot does not show); inserts keep the rule too. Off, the
+//! protocol is ERMIA's SI+SSN as published (the `ermia` preset).
+//!
 //! Early exclusion (ERMIA §3.3; `Options::ssn_early_exclusion`): the test
 //! also runs on every read and overwrite, over the stamps already settled,
 //! kept in the transaction's [`EarlyStamps`]:
@@ -100,6 +119,15 @@ fn settled_begin(v: &Version) -> u64 {
     }
 }
 
+/// The settled cstamp of the creator of a version we overwrite: a
+/// predecessor (a blind overwrite's may have committed after our snapshot).
+fn overwritten_creator(old: &Version) -> u64 {
+    if crate::sync::broken(crate::sync::Break::OverwriteForgetsCreator) {
+        return 0;
+    }
+    settled_begin(old)
+}
+
 /// The version's pstamp: the largest commit stamp of a committed reader.
 #[inline]
 pub(crate) fn pstamp(v: &Version) -> &AtomicU64 {
@@ -159,14 +187,22 @@ impl Cc for SiSsn {
     fn on_overwrite(tx: &mut impl Txn, old: &Version) -> Result<(), ConflictKind> {
         match early(tx) {
             // Committed readers of `old` and its creator come before us.
-            Some(e) if !e.fold(settled_begin(old).max(pstamp(old).load(SeqCst)), INF_TS) => {
+            Some(e)
+                if !e.fold(
+                    overwritten_creator(old).max(pstamp(old).load(SeqCst)),
+                    INF_TS,
+                ) =>
+            {
                 Err(ConflictKind::SsnEarlyExclusion)
             }
             _ => Ok(()),
         }
     }
 
-    fn check_write(tx: &impl Txn, head: &Version) -> Result<()> {
+    fn check_write(tx: &impl Txn, t: &TableInner, tuple: u64, head: &Version) -> Result<()> {
+        if tx.shared().ssn_blind_writes && blind_overwrite(tx, t, tuple, head) {
+            return Ok(());
+        }
         si::first_updater_wins(tx, head)
     }
 
@@ -192,6 +228,28 @@ impl Cc for SiSsn {
     fn prune(_db: &Shared, tables: &[Arc<TableInner>], horizon: u64) {
         tables.iter().for_each(|t| predicate::prune(t, horizon));
     }
+}
+
+/// A blind overwrite (`Options::ssn_blind_writes`): may we write over
+/// `head`, committed after our snapshot, because we never read the row?
+/// SSN certifies any history whose underlying rules prevent dirty reads
+/// and lost updates (ERMIA §3.6); SI's first-updater-wins is stricter
+/// than that. A lost update needs a read of the row before the write, so
+/// the rule holds for rows we read (and for deletes, which answer
+/// "not found" from what they see); a row we only write takes the
+/// committed head as its base, and the overwrite is a ww edge from its
+/// creator, which committed first and which `watermarks` folds into eta
+/// like any other.
+fn blind_overwrite(tx: &impl Txn, t: &TableInner, tuple: u64, head: &Version) -> bool {
+    // (An unlocked head's creator has stamped it already; the check costs
+    // nothing and keeps a dirty write out should that ever change.)
+    let b = head.begin.load(SeqCst);
+    b & TID_MARK == 0
+        && !head.is_tombstone()
+        && !tx
+            .reads()
+            .iter()
+            .any(|r| r.tuple == tuple && std::ptr::eq(r.table, t))
 }
 
 /// Records an in-flight read of `v` (null: nothing to record) in our
@@ -285,7 +343,9 @@ fn watermarks(tx: &impl Txn, cts: u64) -> Result<(u64, u64), ConflictKind> {
         // SAFETY: the versions we overwrote are locked by us and alive.
         match unsafe { w.old.as_ref() } {
             Some(old) => {
-                pstamp = pstamp.max(creator_cstamp(old, tids));
+                if !crate::sync::broken(crate::sync::Break::OverwriteForgetsCreator) {
+                    pstamp = pstamp.max(creator_cstamp(old, tids));
+                }
                 let earlier = earlier.get_or_insert_with(|| tids.committed_before(tx.tid(), cts));
                 earlier.possible_readers(w.old as usize, |reader, c| {
                     if let Status::Committed(_) = tids.wait_decided(reader) {

@@ -48,6 +48,7 @@ impl Database {
                 protocol: opts.protocol,
                 shared: crate::cc::Shared {
                     ssn_early_exclusion: opts.ssn_early_exclusion,
+                    ssn_blind_writes: opts.ssn_blind_writes,
                     ..crate::cc::Shared::new(opts.max_open_transactions)
                 },
                 opts,

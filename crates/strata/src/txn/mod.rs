@@ -721,7 +721,7 @@ impl Transaction {
             h.txn_id.store(0, SeqCst);
             return Err(Error::Conflict(ConflictKind::WriteWrite));
         }
-        let check = P::check_write(self, h);
+        let check = P::check_write(self, ti, tuple, h);
         if check.is_err() {
             h.txn_id.store(0, SeqCst);
         }

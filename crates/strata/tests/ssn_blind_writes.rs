@@ -1,0 +1,263 @@
+//! SI+SSN's blind overwrites (`Options::ssn_blind_writes`): a write to a
+//! row the transaction never read may land on a version committed after its
+//! snapshot, and SSN's commit test orders the two writers; a write to a row
+//! it read still loses to the newer version (first updater wins), so no
+//! update is lost. Each scenario runs step by step, as in `ssn_early.rs`.
+//!
+//! ```text
+//!  T2 begin ──────────────── update x.b ── commit      (blind: x1 -> x2)
+//!        T1: update x.a, commit                        (x0 -> x1)
+//!  serial order T1, T2: x = (a from T1, b from T2)
+//! ```
+
+mod common;
+
+use common::{configs, Config};
+use strata::{
+    key, row, ConflictKind, Database, Error, Options, Preset, Protocol, Row, Schema, Table, Type,
+    Value,
+};
+
+/// SI+SSN with every version store and collector it runs with.
+fn ssn_configs(blind: bool) -> Vec<Config> {
+    configs()
+        .with(|o| o.ssn_blind_writes(blind))
+        .protocol(Protocol::SiSsn)
+        .storages()
+        .gc_policies()
+        .valid()
+}
+
+fn setup(blind: bool) -> (Database, Table) {
+    open(Options::default().ssn_blind_writes(blind))
+}
+
+fn open(opts: Options) -> (Database, Table) {
+    let db = Database::open(opts).unwrap();
+    let t = db
+        .create_table(
+            Schema::new("t")
+                .column("k", Type::Int)
+                .column("a", Type::Int)
+                .column("b", Type::Int)
+                .primary_key(&["k"]),
+        )
+        .unwrap();
+    db.run(|x| {
+        for k in 1..=3 {
+            x.insert(&t, row![k, 0, 0])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    (db, t)
+}
+
+fn set(x: &mut strata::Transaction, t: &Table, k: i64, col: &str, v: i64) -> strata::Result<()> {
+    x.update(t, &key![k], &[(col, Value::Int(v))])
+}
+
+fn row_of(db: &Database, t: &Table, k: i64) -> Row {
+    db.run(|x| x.get(t, &key![k])).unwrap().unwrap()
+}
+
+fn conflict(r: strata::Result<()>) -> ConflictKind {
+    match r {
+        Err(Error::Conflict(k)) => k,
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_blind_write_lands_on_the_newer_version_and_keeps_its_changes() {
+    for c in ssn_configs(true) {
+        blind_write_commits(&c);
+    }
+}
+
+fn blind_write_commits(c: &Config) {
+    let (db, t) = open(c.opts.clone());
+    let mut t2 = db.begin().unwrap();
+    db.run(|t1| set(t1, &t, 1, "a", 10)).unwrap();
+    set(&mut t2, &t, 1, "b", 20).unwrap();
+    // T2 reads its own write, built on T1's version.
+    assert_eq!(
+        t2.get(&t, &key![1]).unwrap().unwrap(),
+        row![1, 10, 20],
+        "T2's version is T1's with b changed"
+    );
+    // Its snapshot is unchanged for rows it did not write.
+    db.run(|t1| set(t1, &t, 2, "a", 11)).unwrap();
+    assert_eq!(t2.get(&t, &key![2]).unwrap().unwrap(), row![2, 0, 0]);
+    t2.commit().unwrap();
+    assert_eq!(
+        row_of(&db, &t, 1),
+        row![1, 10, 20],
+        "{c}: neither update is lost"
+    );
+    // The older versions stay readable to the snapshots that need them.
+    let old = db.begin().unwrap();
+    db.run(|t3| set(t3, &t, 1, "a", 30)).unwrap();
+    db.collect_garbage();
+    let mut old = old;
+    assert_eq!(
+        old.get(&t, &key![1]).unwrap().unwrap(),
+        row![1, 10, 20],
+        "{c}"
+    );
+}
+
+#[test]
+fn off_and_in_ermias_preset_the_first_updater_wins() {
+    for c in ssn_configs(false) {
+        let (db, t) = open(c.opts.clone());
+        let mut t2 = db.begin().unwrap();
+        db.run(|t1| set(t1, &t, 1, "a", 10)).unwrap();
+        assert_eq!(
+            conflict(set(&mut t2, &t, 1, "b", 20)),
+            ConflictKind::WriteWrite,
+            "{c}"
+        );
+        assert_eq!(row_of(&db, &t, 1), row![1, 10, 0], "{c}");
+    }
+    let e = Options::preset(Preset::Ermia);
+    assert_eq!(e.protocol, Protocol::SiSsn);
+    assert!(!e.ssn_blind_writes);
+}
+
+/// The lost update: T2 read x, T1 overwrote it, T2 writes x. Refused at
+/// the write, as under SI.
+#[test]
+fn a_write_to_a_row_it_read_still_loses_to_a_newer_version() {
+    for blind in [true, false] {
+        let (db, t) = setup(blind);
+        let mut t2 = db.begin().unwrap();
+        assert_eq!(t2.get(&t, &key![1]).unwrap().unwrap(), row![1, 0, 0]);
+        db.run(|t1| set(t1, &t, 1, "a", 10)).unwrap();
+        assert_eq!(
+            conflict(set(&mut t2, &t, 1, "a", 1)),
+            ConflictKind::WriteWrite,
+            "blind writes {blind}"
+        );
+        assert_eq!(row_of(&db, &t, 1), row![1, 10, 0]);
+    }
+}
+
+/// T2 reads y, T1 writes x and y and commits, T2 overwrites x blindly:
+/// T2 -rw-> T1 (T1 overwrote what T2 read) and T1 -ww-> T2 (T2 overwrote
+/// T1's x): a cycle. SSN refuses T2, at its commit when it read y before
+/// T1 committed, or at the write when it read y after (early exclusion:
+/// y's overwriter had left its pi on y).
+#[test]
+fn a_blind_write_that_closes_a_cycle_is_refused() {
+    for (c, read_after) in ssn_configs(true)
+        .into_iter()
+        .flat_map(|c| [(c.clone(), false), (c, true)])
+    {
+        let (db, t) = open(c.opts.clone());
+        let mut t2 = db.begin().unwrap();
+        if !read_after {
+            assert_eq!(t2.get(&t, &key![2]).unwrap().unwrap(), row![2, 0, 0]);
+        }
+        db.run(|t1| {
+            set(t1, &t, 1, "a", 10)?;
+            set(t1, &t, 2, "a", 10)
+        })
+        .unwrap();
+        if read_after {
+            assert_eq!(t2.get(&t, &key![2]).unwrap().unwrap(), row![2, 0, 0]);
+            assert_eq!(
+                conflict(set(&mut t2, &t, 1, "b", 20)),
+                ConflictKind::SsnEarlyExclusion
+            );
+        } else {
+            set(&mut t2, &t, 1, "b", 20).unwrap();
+            assert_eq!(conflict(t2.commit()), ConflictKind::SsnExclusion);
+        }
+        assert_eq!(
+            row_of(&db, &t, 1),
+            row![1, 10, 0],
+            "{c}, read after {read_after}"
+        );
+    }
+}
+
+/// Without early exclusion the same cycle is caught at commit.
+#[test]
+fn the_commit_test_alone_refuses_the_cycle() {
+    let db = Database::open(Options::default().ssn_early_exclusion(false)).unwrap();
+    let t = db
+        .create_table(
+            Schema::new("t")
+                .column("k", Type::Int)
+                .column("a", Type::Int)
+                .primary_key(&["k"]),
+        )
+        .unwrap();
+    db.run(|x| {
+        x.insert(&t, row![1, 0])?;
+        x.insert(&t, row![2, 0])
+    })
+    .unwrap();
+    let mut t2 = db.begin().unwrap();
+    db.run(|t1| {
+        t1.update(&t, &key![1], &[("a", Value::Int(10))])?;
+        t1.update(&t, &key![2], &[("a", Value::Int(10))])
+    })
+    .unwrap();
+    t2.get(&t, &key![2]).unwrap();
+    t2.update(&t, &key![1], &[("a", Value::Int(20))]).unwrap();
+    assert_eq!(conflict(t2.commit()), ConflictKind::SsnExclusion);
+}
+
+/// Answers that depend on the newer version keep the rule: an update or a
+/// delete of a row deleted since the snapshot would answer "not found"
+/// from a state the snapshot does not show.
+#[test]
+fn a_row_deleted_since_the_snapshot_is_a_conflict_not_a_miss() {
+    let (db, t) = setup(true);
+    let mut t2 = db.begin().unwrap();
+    let mut t3 = db.begin().unwrap();
+    db.run(|t1| t1.delete(&t, &key![1])).unwrap();
+    assert_eq!(
+        conflict(set(&mut t2, &t, 1, "a", 1)),
+        ConflictKind::WriteWrite
+    );
+    assert_eq!(conflict(t3.delete(&t, &key![1])), ConflictKind::WriteWrite);
+}
+
+/// A newer version still being written (its writer has not committed) is
+/// never overwritten: no dirty writes.
+#[test]
+fn an_uncommitted_head_is_a_conflict() {
+    let (db, t) = setup(true);
+    let mut t1 = db.begin().unwrap();
+    let mut t2 = db.begin().unwrap();
+    set(&mut t1, &t, 1, "a", 10).unwrap();
+    assert_eq!(
+        conflict(set(&mut t2, &t, 1, "b", 20)),
+        ConflictKind::WriteWrite
+    );
+    t1.commit().unwrap();
+    assert_eq!(row_of(&db, &t, 1), row![1, 10, 0]);
+}
+
+/// Only SI+SSN certifies blind overwrites: every other protocol answers
+/// the same scenario the same way with the option on and off.
+#[test]
+fn other_protocols_ignore_the_option() {
+    for p in common::protocols_where(|p| p != Protocol::SiSsn) {
+        let run = |blind: bool| {
+            let (db, t) = open(Options::default().protocol(p).ssn_blind_writes(blind));
+            let mut t2 = db.begin().unwrap();
+            db.run(|t1| set(t1, &t, 1, "a", 10)).unwrap();
+            let write = set(&mut t2, &t, 1, "b", 20).map_err(|e| e.to_string());
+            let commit = match write {
+                Ok(()) => t2.commit().map_err(|e| e.to_string()),
+                Err(_) => Err("not reached".into()),
+            };
+            (write, commit, row_of(&db, &t, 1))
+        };
+        assert_eq!(run(true), run(false), "{p}");
+    }
+}
