@@ -24,7 +24,9 @@
 #
 # Engines: Strata with --protocol ssn (default, SI+SSN), mvocc, si, and
 # strata-ssn-nohint (SI+SSN with --no-ro-hint: read-only mixes run as full
-# serializable transactions, like CCBench's, instead of READ ONLY); CCBench
+# serializable transactions, like CCBench's, instead of READ ONLY),
+# strata-ssn-fuw (SI+SSN with --no-blind-writes: first updater wins on
+# every write, ERMIA's rule, instead of SSN-certified blind overwrites); CCBench
 # silo, ermia, si, cicada.  Mixes: r100/r50 (read ratio) x theta 0/0.9.
 # ENGINES="a b ..." and MIXES="..." pick a subset. (A copy of the script
 # handed to us in ../shared/bench, with the unhinted engine added.)
@@ -87,7 +89,7 @@ MEMLAT=${MEMLAT:-1}
 XCORE=${XCORE:-1}
 CLOCKS=${CLOCKS_PER_US:-$(awk '/^cpu MHz/{printf "%d", $4; exit}' /proc/cpuinfo)}
 
-ALL_ENGINES="strata-ssn strata-ssn-nohint strata-mvocc strata-si cc-silo cc-ermia cc-si cc-cicada"
+ALL_ENGINES="strata-ssn strata-ssn-nohint strata-ssn-fuw strata-mvocc strata-si cc-silo cc-ermia cc-si cc-cicada"
 read -r -a ENGINES <<<"${ENGINES:-$ALL_ENGINES}"
 read -r -a MIXES <<<"${MIXES:-r100-t0 r100-t0.9 r50-t0 r50-t0.9}"
 
@@ -136,6 +138,7 @@ run_one() { # engine mix round seq
     strata-*)
       local proto=${e#strata-} hint=
       [ "${proto%-nohint}" != "$proto" ] && { proto=${proto%-nohint}; hint=--no-ro-hint; }
+      [ "${proto%-fuw}" != "$proto" ] && { proto=${proto%-fuw}; hint=--no-blind-writes; }
       # shellcheck disable=SC2086
       /usr/bin/time -f '%U %S' -o "$log.cpu" timeout 300 "$OUT/bin/strata" bench ycsb --protocol "$proto" $hint \
         --records "$RECORDS" --threads "$THREADS" --ops-per-txn "$OPS" \
@@ -168,7 +171,7 @@ import csv, statistics, sys, os, glob, json
 rows = list(csv.reader(open(sys.argv[1])))[1:]
 out = sys.argv[2]
 mixes = ["r100-t0","r100-t0.9","r50-t0","r50-t0.9"]
-ALL = ["strata-ssn","strata-ssn-nohint","strata-mvocc","strata-si","cc-silo","cc-ermia","cc-si","cc-cicada"]
+ALL = ["strata-ssn","strata-ssn-nohint","strata-ssn-fuw","strata-mvocc","strata-si","cc-silo","cc-ermia","cc-si","cc-cicada"]
 def num(x):
     try: return float(x)
     except ValueError: return None
@@ -203,7 +206,7 @@ def table(title, keep):
         print(line)
     print()
     print("ratios of medians")
-    pairs = [p for p in [("strata-ssn","cc-silo"),("strata-ssn-nohint","cc-silo"),("strata-ssn","cc-ermia"),("strata-si","cc-si")] if p[0] in engines and p[1] in engines]
+    pairs = [p for p in [("strata-ssn","cc-silo"),("strata-ssn-nohint","cc-silo"),("strata-ssn-fuw","cc-silo"),("strata-ssn","cc-ermia"),("strata-si","cc-si")] if p[0] in engines and p[1] in engines]
     print("%-26s" % "ratio" + "".join("| %-10s" % m for m in mixes))
     for a, b in pairs:
         print("%-26s" % (a + "/" + b) + "".join("| %-10.2f" % (med(a, m) / med(b, m)) for m in mixes))
