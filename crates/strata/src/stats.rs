@@ -16,6 +16,8 @@ pub(crate) struct TxnCounts {
     read_only_commits: AtomicU64,
     aborts: [AtomicU64; crate::ConflictKind::ALL.len()],
     user_aborts: AtomicU64,
+    blind_overwrites: AtomicU64,
+    writer_waits: AtomicU64,
 }
 
 /// Adds one; only the slot's occupant calls it (no other writer exists,
@@ -38,10 +40,18 @@ impl TxnCounts {
     pub fn user_abort(&self) {
         bump(&self.user_aborts);
     }
+    pub fn blind_overwrite(&self) {
+        bump(&self.blind_overwrites);
+    }
+    pub fn writer_wait(&self) {
+        bump(&self.writer_waits);
+    }
     pub fn add_to(&self, st: &mut Stats) {
         st.commits += self.commits.load(Relaxed);
         st.read_only_commits += self.read_only_commits.load(Relaxed);
         st.user_aborts += self.user_aborts.load(Relaxed);
+        st.blind_overwrites += self.blind_overwrites.load(Relaxed);
+        st.writer_waits += self.writer_waits.load(Relaxed);
         for (k, a) in self.aborts.iter().enumerate() {
             st.aborts_by_reason[k].1 += a.load(Relaxed);
         }
@@ -79,6 +89,12 @@ pub struct Stats {
     pub aborts_by_reason: [(crate::ConflictKind, u64); crate::ConflictKind::ALL.len()],
     /// Transactions rolled back by the caller (`abort()` or drop).
     pub user_aborts: u64,
+    /// SI+SSN writes that landed on a version committed after the
+    /// writer's snapshot (`Options::ssn_blind_writes`).
+    pub blind_overwrites: u64,
+    /// Writes that found the row locked by a deciding transaction and
+    /// waited for it instead of aborting (SI+SSN with blind overwrites).
+    pub writer_waits: u64,
     /// Rows (chains with a head) over all tables.
     pub rows: u64,
     /// Versions currently linked in chains, tombstones included.
@@ -300,6 +316,8 @@ impl Stats {
             read_only_commits: 0,
             aborts_by_reason: ConflictKind::ALL.map(|k| (k, 0)),
             user_aborts: 0,
+            blind_overwrites: 0,
+            writer_waits: 0,
             rows: 0,
             live_versions: 0,
             version_bytes: 0,

@@ -318,6 +318,16 @@ pub(crate) trait Cc {
     /// caller if this fails).
     fn check_write(tx: &impl Txn, t: &TableInner, tuple: u64, head: &Version) -> Result<()>;
 
+    /// The row's head is write-locked by a transaction that is deciding
+    /// (committing or rolling back): may we wait for it and then write
+    /// whatever head it leaves, instead of aborting at once? Only a
+    /// protocol whose write check would accept that head gains anything by
+    /// waiting (SSN's blind overwrites).
+    fn waits_for_deciding_writer(tx: &impl Txn, t: &TableInner, tuple: u64) -> bool {
+        let _ = (tx, t, tuple);
+        false
+    }
+
     /// A read made on the write path (a duplicate-key or not-found answer
     /// depends on the version seen).
     fn note_read(tx: &mut impl Txn, t: &TableInner, tuple: u64, v: *mut Version) -> Result<()>;

@@ -202,9 +202,16 @@ impl Cc for SiSsn {
     fn check_write(tx: &impl Txn, t: &TableInner, tuple: u64, head: &Version) -> Result<()> {
         match si::first_updater_wins(tx, head) {
             // (Asked only of a head newer than the snapshot: the rare case.)
-            Err(_) if tx.shared().ssn_blind_writes && blind_overwrite(tx, t, tuple, head) => Ok(()),
+            Err(_) if tx.shared().ssn_blind_writes && blind_overwrite(tx, t, tuple, head) => {
+                tx.shared().tids.counts(tx.tid()).blind_overwrite();
+                Ok(())
+            }
             r => r,
         }
+    }
+
+    fn waits_for_deciding_writer(tx: &impl Txn, t: &TableInner, tuple: u64) -> bool {
+        tx.shared().ssn_blind_writes && !read_row(tx, t, tuple)
     }
 
     fn note_read(tx: &mut impl Txn, t: &TableInner, tuple: u64, v: *mut Version) -> Result<()> {
@@ -245,12 +252,14 @@ fn blind_overwrite(tx: &impl Txn, t: &TableInner, tuple: u64, head: &Version) ->
     // (An unlocked head's creator has stamped it already; the check costs
     // nothing and keeps a dirty write out should that ever change.)
     let b = head.begin.load(SeqCst);
-    b & TID_MARK == 0
-        && !head.is_tombstone()
-        && !tx
-            .reads()
-            .iter()
-            .any(|r| r.tuple == tuple && std::ptr::eq(r.table, t))
+    b & TID_MARK == 0 && !head.is_tombstone() && !read_row(tx, t, tuple)
+}
+
+/// Whether this transaction read row `tuple` of `t` (its read set).
+fn read_row(tx: &impl Txn, t: &TableInner, tuple: u64) -> bool {
+    tx.reads()
+        .iter()
+        .any(|r| r.tuple == tuple && std::ptr::eq(r.table, t))
 }
 
 /// Records an in-flight read of `v` (null: nothing to record) in our

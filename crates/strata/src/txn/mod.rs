@@ -34,6 +34,7 @@ use crate::storage::version::{Version, INF_TS, TID_MARK};
 use crate::storage::visibility::Mode;
 use crate::storage::{self, NewRow};
 use crate::table::{Table, TableInner};
+use crate::tid::Status;
 use crate::value::{ColumnRef, Key, Row, Value};
 use crossbeam_epoch::{self as epoch, Guard};
 use std::ops::RangeBounds;
@@ -121,6 +122,10 @@ const _: () = assert!(std::mem::size_of::<Transaction>() <= 128);
 // version visible to our registered snapshot, which GC never frees
 // (see the gc module). Nothing in them is tied to a thread.
 unsafe impl Send for Transaction {}
+
+/// Most deciding writers one write waits out before it gives up
+/// (`Transaction::waited_out_writer`).
+const MAX_WRITER_WAITS: u32 = 4;
 
 impl Transaction {
     #[inline]
@@ -663,24 +668,37 @@ impl Transaction {
                 None => return Err(not_found()),
             },
         };
-        let head = storage::newest(ti, tuple);
-        if head.is_null() {
-            return Err(self.conflict(ConflictKind::WriteWrite));
-        }
+        // (Bounded: each wait outlasts one deciding writer, and a row can
+        // have a queue of them.)
+        let mut waits = 0;
+        let head = loop {
+            let head = storage::newest(ti, tuple);
+            if head.is_null() {
+                return Err(self.conflict(ConflictKind::WriteWrite));
+            }
+            // SAFETY: pinned; heads are alive.
+            let h = unsafe { &*head };
+            if self.is_own(head) {
+                if h.is_tombstone() {
+                    return Err(not_found());
+                }
+                if let Err(e) = self.replace_own::<P>(ti, tuple, head, row) {
+                    return self.fail(e);
+                }
+                return Ok(());
+            }
+            match self.lock_head::<P>(ti, tuple, head) {
+                Ok(()) => break head,
+                Err(e) => {
+                    waits += 1;
+                    if waits > MAX_WRITER_WAITS || !self.waited_out_writer::<P>(ti, tuple, head) {
+                        return self.fail(e);
+                    }
+                }
+            }
+        };
         // SAFETY: pinned; heads are alive.
         let h = unsafe { &*head };
-        if self.is_own(head) {
-            if h.is_tombstone() {
-                return Err(not_found());
-            }
-            if let Err(e) = self.replace_own::<P>(ti, tuple, head, row) {
-                return self.fail(e);
-            }
-            return Ok(());
-        }
-        if let Err(e) = self.lock_head::<P>(ti, tuple, head) {
-            return self.fail(e);
-        }
         if h.is_tombstone() {
             self.unlock_unused(head);
             if let Err(e) = self.note_read::<P>(ti, tuple, head) {
@@ -726,6 +744,36 @@ impl Transaction {
             h.txn_id.store(0, SeqCst);
         }
         check
+    }
+
+    /// After `lock_head` failed: if the protocol would write over what the
+    /// head's write-lock holder leaves (`Cc::waits_for_deciding_writer`)
+    /// and the holder is deciding (it has announced its commit, or is
+    /// rolling back), waits until the head changes or is unlocked; true:
+    /// try again on the row's head. A holder that is still running is not
+    /// waited for (no-wait locking), so waits cannot form a cycle: a
+    /// deciding transaction never waits for a running one.
+    fn waited_out_writer<P: Cc>(&self, ti: &TableInner, tuple: u64, head: *mut Version) -> bool {
+        // SAFETY: pinned; heads are alive.
+        let h = unsafe { &*head };
+        let holder = h.txn_id.load(SeqCst);
+        if holder == 0 || holder == self.tid || !P::waits_for_deciding_writer(self, ti, tuple) {
+            return false;
+        }
+        let backoff = crate::sync::Backoff::new();
+        loop {
+            if storage::newest(ti, tuple) != head || h.txn_id.load(SeqCst) != holder {
+                self.db.tids.counts(self.tid).writer_wait();
+                return true;
+            }
+            match self.db.tids.status(holder) {
+                Status::Precommit
+                | Status::Committing(_)
+                | Status::Committed(_)
+                | Status::Aborted => backoff.snooze(),
+                Status::Active | Status::Gone => return false,
+            }
+        }
     }
 
     /// Releases a lock taken by `lock_head` when no write follows.
