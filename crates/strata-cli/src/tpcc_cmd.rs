@@ -64,6 +64,11 @@ pub struct TpccArgs {
     /// every read and overwrite (to measure what the early check is worth).
     #[arg(long)]
     pub no_early_exclusion: bool,
+    /// SI+SSN: first updater wins on every write, as ERMIA publishes it,
+    /// instead of letting a write to a row the transaction never read land
+    /// on a newer committed version (`Options::ssn_blind_writes`).
+    #[arg(long)]
+    pub no_blind_writes: bool,
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -136,7 +141,8 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
     let db = Database::open(
         Options::default()
             .protocol(a.protocol)
-            .ssn_early_exclusion(!a.no_early_exclusion),
+            .ssn_early_exclusion(!a.no_early_exclusion)
+            .ssn_blind_writes(!a.no_blind_writes),
     )
     .map_err(|e| UsageError(e.to_string()))?;
     let huge_pages = a.huge_pages.unwrap_or_else(HugePages::load_where_supported);
