@@ -349,20 +349,50 @@ impl Database {
 
 /// Waits before retry number `attempt` (1, 2, ...) of a transaction lost
 /// to a conflict: a random time below 2^attempt microseconds (capped at
-/// about 1 ms), yielding the CPU for the shortest waits. [`Database::run`]
-/// uses it; callers with their own retry loop can too.
+/// about 1 ms). [`Database::run`] uses it; callers with their own retry
+/// loop can too. Waits under 100 us yield the CPU in a loop until
+/// their time has passed instead of sleeping: a sleep lasts at least the
+/// thread's timer slack (50 us by default on Linux; a 2 us sleep took
+/// 77 us on the development VM), so every short backoff was a long one.
 pub fn backoff(attempt: u32) {
     // Randomised so that two transactions that keep colliding drift apart.
-    let cap_us = 1u64 << attempt.min(10);
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos() as u64)
         .unwrap_or(7);
-    let us = seed % cap_us;
-    if us < 2 {
-        std::thread::yield_now();
+    match backoff_wait(attempt, seed) {
+        Wait::Sleep(d) => std::thread::sleep(d),
+        Wait::Yield(d) => {
+            let until = std::time::Instant::now() + d;
+            loop {
+                std::thread::yield_now();
+                if std::time::Instant::now() >= until {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Backoffs shorter than this yield in a loop; longer ones sleep.
+const SLEEP_FROM: Duration = Duration::from_micros(100);
+
+/// How [`backoff`] waits.
+#[derive(Debug, PartialEq, Eq)]
+enum Wait {
+    /// Yield the CPU (at least once) until this much time has passed.
+    Yield(Duration),
+    Sleep(Duration),
+}
+
+/// The wait before retry `attempt`, from a random `seed`.
+fn backoff_wait(attempt: u32, seed: u64) -> Wait {
+    let cap_us = 1u64 << attempt.min(10);
+    let d = Duration::from_micros(seed % cap_us);
+    if d < SLEEP_FROM {
+        Wait::Yield(d)
     } else {
-        std::thread::sleep(Duration::from_micros(us));
+        Wait::Sleep(d)
     }
 }
 
@@ -483,6 +513,36 @@ impl crate::index::secondary::IndexCatalog {
 #[cfg(test)]
 mod tests {
     use crate::{key, row, Database, Options, Schema, Type};
+
+    /// Short backoffs yield until their time is up (a sleep would last
+    /// the timer slack, ~50 us, whatever was asked); long ones sleep; the
+    /// wait stays below 2^attempt us, capped at 2^10.
+    #[test]
+    fn short_backoffs_yield_and_long_ones_sleep() {
+        use super::{backoff_wait, Wait, SLEEP_FROM};
+        use std::time::Duration;
+        let us = Duration::from_micros;
+        for attempt in 1..=6 {
+            for seed in [0, 1, 7, 63, 1_000_003, u64::MAX] {
+                match backoff_wait(attempt, seed) {
+                    Wait::Yield(d) => assert!(d < us(1 << attempt), "{attempt} {seed}"),
+                    other => panic!("attempt {attempt}: a wait under 64 us slept: {other:?}"),
+                }
+            }
+        }
+        assert_eq!(backoff_wait(10, 500), Wait::Sleep(us(500)));
+        assert_eq!(backoff_wait(30, 1023), Wait::Sleep(us(1023)));
+        assert_eq!(
+            backoff_wait(30, 1024),
+            Wait::Yield(us(0)),
+            "capped at 2^10 us"
+        );
+        assert_eq!(backoff_wait(9, 99), Wait::Yield(us(99)));
+        assert_eq!(backoff_wait(9, 100), Wait::Sleep(SLEEP_FROM));
+        // The real thing returns (one yield at least, then its time).
+        super::backoff(1);
+        super::backoff(4);
+    }
 
     /// `pinned` holds one pin over its closure (so inner pins nest) and
     /// none after it; what the closure does works as outside.
