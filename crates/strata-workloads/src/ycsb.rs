@@ -496,6 +496,11 @@ pub struct Memory {
     pub longest_chain: u64,
     pub avg_chain_length: f64,
     pub versions_reclaimed: u64,
+    /// SI+SSN writes that landed on a version committed after their
+    /// snapshot, and writes that waited out a committing writer of their
+    /// row (`strata::Stats`; the whole run, warm-up included).
+    pub blind_overwrites: u64,
+    pub writer_waits: u64,
     /// In-place storage: masters (+ newest headers); append-only: everything.
     pub main_table_bytes: u64,
     /// Time-travel copies or delta records.
@@ -532,6 +537,8 @@ impl Memory {
             longest_chain: st.longest_chain,
             avg_chain_length: st.avg_chain_length(),
             versions_reclaimed: st.versions_reclaimed,
+            blind_overwrites: st.blind_overwrites,
+            writer_waits: st.writer_waits,
             main_table_bytes: st.main_table_bytes,
             version_store_bytes: st.version_store_bytes,
             memory_spaces: st
