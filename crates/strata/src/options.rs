@@ -380,10 +380,12 @@ pub struct Options {
     /// SI+SSN: a write to a row the transaction has not read may overwrite
     /// a version committed after its snapshot, instead of aborting by SI's
     /// first-updater-wins rule; SSN's commit test orders the two writers
-    /// (the overwritten version's creator is a predecessor). Writes to rows
-    /// the transaction read, deletes over a deleted row and inserts keep
-    /// the rule, so no update is lost. Default on; off is ERMIA's SI+SSN
-    /// as published (its preset turns it off). Other protocols ignore it.
+    /// (the overwritten version's creator is a predecessor), and such a
+    /// write that finds the row locked by a committing writer waits for it
+    /// rather than aborting. Writes to rows the transaction read, to rows
+    /// deleted since its snapshot, and inserts keep the rule, so no update
+    /// is lost. Default on; off is ERMIA's SI+SSN as published (its preset
+    /// turns it off). Other protocols ignore it.
     pub ssn_blind_writes: bool,
     /// Transaction-level GC runs after every this many commits on a thread
     /// (tuple-level GC: the shared horizon is refreshed that often).
