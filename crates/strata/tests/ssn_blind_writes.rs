@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{configs, Config};
+use common::{configs, counters_table, Config};
 use std::sync::atomic::Ordering::SeqCst;
 use strata::{
     key, row, ConflictKind, Database, Error, Options, Preset, Protocol, Row, Schema, Table, Type,
@@ -187,27 +187,15 @@ fn a_blind_write_that_closes_a_cycle_is_refused() {
 #[test]
 fn the_commit_test_alone_refuses_the_cycle() {
     let db = Database::open(Options::default().ssn_early_exclusion(false)).unwrap();
-    let t = db
-        .create_table(
-            Schema::new("t")
-                .column("k", Type::Int)
-                .column("a", Type::Int)
-                .primary_key(&["k"]),
-        )
-        .unwrap();
-    db.run(|x| {
-        x.insert(&t, row![1, 0])?;
-        x.insert(&t, row![2, 0])
-    })
-    .unwrap();
+    let t = counters_table(&db, 3);
     let mut t2 = db.begin().unwrap();
     db.run(|t1| {
-        t1.update(&t, &key![1], &[("a", Value::Int(10))])?;
-        t1.update(&t, &key![2], &[("a", Value::Int(10))])
+        t1.update(&t, &key![1], &[("v", Value::Int(10))])?;
+        t1.update(&t, &key![2], &[("v", Value::Int(10))])
     })
     .unwrap();
     t2.get(&t, &key![2]).unwrap();
-    t2.update(&t, &key![1], &[("a", Value::Int(20))]).unwrap();
+    t2.update(&t, &key![1], &[("v", Value::Int(20))]).unwrap();
     assert_eq!(conflict(t2.commit()), ConflictKind::SsnExclusion);
 }
 
@@ -273,16 +261,7 @@ fn other_protocols_ignore_the_option() {
 fn concurrent_blind_overwrites_stay_serial() {
     const PAIRS: i64 = 3000;
     let db = Database::open(Options::default()).unwrap();
-    let t = db
-        .create_table(
-            Schema::new("t")
-                .column("k", Type::Int)
-                .column("v", Type::Int)
-                .primary_key(&["k"]),
-        )
-        .unwrap();
-    db.run(|x| (0..2 * PAIRS).try_for_each(|k| x.insert(&t, row![k, 0])))
-        .unwrap();
+    let t = counters_table(&db, 2 * PAIRS);
     let start = std::sync::Barrier::new(2);
     let tb_done = std::sync::atomic::AtomicI64::new(0);
     let outcome = |r: strata::Result<()>| match r {
