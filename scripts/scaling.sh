@@ -4,9 +4,16 @@
 #   usage: scripts/scaling.sh STRATA_BINARY OUTDIR
 #   env:   THREADS ("1 2 4 8 16")  RECORDS (1000000)  DUR (3)  WARM (1)
 #          MIXES ("ro ro-full u50 u50-z")
-#          EXTRA ("si mvocc": more protocols, update mixes only, at the
-#          largest thread count; the default protocol also runs them there
-#          once with `--gc none`, to show what the collector costs)
+#          EXTRA ("si mvocc ssn-fuw": more protocols, update mixes only,
+#          at the largest thread count; ssn-fuw is SI+SSN with
+#          --no-blind-writes, ERMIA's first-updater-wins; the default
+#          protocol also runs them there once with `--gc none`, to show
+#          what the collector costs)
+#          TPCC_SILO (path to CCBench's tpcc_silo silo.exe, built with
+#          KVS_NUMBER_OF_LOGICAL_CORES=64 as in ccbench-vs-strata.sh's
+#          header): when set, TPC-C NewOrder + Payment runs too, Strata and
+#          tpcc_silo at every thread count, warehouses = threads; one line
+#          each in OUTDIR/tpcc.txt
 #          SILO (path to CCBench's silo.exe, built as in
 #          ccbench-vs-strata.sh's header; when set, Silo runs the
 #          same mixes at every thread count, tagged "cc-silo")
@@ -21,7 +28,7 @@
 #   u50     50% updates, uniform
 #   u50-z   50% updates, theta 0.9
 # Every run appends one JSON object to OUTDIR/runs.jsonl, tagged with its
-# mix; a run that fails leaves its stderr in OUTDIR/err-*.txt.
+# mix and variant (the protocol, or ssn-fuw); a run that fails leaves its stderr in OUTDIR/err-*.txt.
 set -u
 BIN=${1:?usage: scaling.sh STRATA_BINARY OUTDIR}
 OUT=${2:?usage: scaling.sh STRATA_BINARY OUTDIR}
@@ -29,7 +36,8 @@ THREADS=${THREADS:-"1 2 4 8 16"}
 RECORDS=${RECORDS:-1000000}
 DUR=${DUR:-3}
 WARM=${WARM:-1}
-EXTRA=${EXTRA:-"si mvocc"}
+EXTRA=${EXTRA:-"si mvocc ssn-fuw"}
+TPCC_SILO=${TPCC_SILO:-}
 SILO=${SILO:-}
 CLOCKS=${CLOCKS:-$(awk -F: '/cpu MHz/ {printf "%d", $2; exit}' /proc/cpuinfo)}
 mkdir -p "$OUT"
@@ -61,11 +69,12 @@ silo() { # mix threads: one line like Strata's, from Silo's throughput line
 one() { # mix protocol threads [extra strata args]
   local m=$1 p=$2 t=$3
   shift 3
+  [ "$p" = ssn-fuw ] && set -- --no-blind-writes "$@"
   # shellcheck disable=SC2046
-  if "$BIN" bench ycsb --protocol "$p" --records "$RECORDS" --threads "$t" \
+  if "$BIN" bench ycsb --protocol "${p%-fuw}" --records "$RECORDS" --threads "$t" \
       --duration "$DUR" --warmup "$WARM" $(mix_args "$m") "$@" --json \
       >"$OUT/one.json" 2>"$OUT/err-$m-$p-$t.txt"; then
-    printf '{"mix":"%s",' "$m" >>"$OUT/runs.jsonl"
+    printf '{"mix":"%s","variant":"%s",' "$m" "$p" >>"$OUT/runs.jsonl"
     tail -c +2 "$OUT/one.json" | tr -d '\n' >>"$OUT/runs.jsonl"
     echo >>"$OUT/runs.jsonl"
     rm -f "$OUT/err-$m-$p-$t.txt"
@@ -81,6 +90,15 @@ for m in $MIXES; do
     if [ -n "$SILO" ] && [ "$m" != ro ]; then silo "$m" "$t"; fi
   done
 done
+if [ -n "$TPCC_SILO" ]; then
+  for t in $THREADS; do
+    s=$("$BIN" bench tpcc --mix np --warehouses "$t" --threads "$t" --duration "$DUR" \
+      --warmup "$WARM" --json 2>/dev/null | grep -o '"committed_per_s":[0-9.]*' | head -1 | cut -d: -f2)
+    c=$(timeout 120 "$TPCC_SILO" -extime "$DUR" -num_wh "$t" -thread_num "$t" \
+      -clocks_per_us "$CLOCKS" 2>&1 | awk -F'\t' '/^throughput\[tps\]:/ {print $2}')
+    echo "tpcc threads $t strata ${s:-failed} tpcc_silo ${c:-failed}" | tee -a "$OUT/tpcc.txt"
+  done
+fi
 last=${THREADS##* }
 for p in $EXTRA; do
   for m in u50 u50-z; do one "$m" "$p" "$last"; done
