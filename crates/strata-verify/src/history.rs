@@ -17,6 +17,7 @@
 //! to lists and values written to registers are unique, which lets it trace
 //! every observed value back to the one transaction that wrote it.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -233,11 +234,22 @@ impl fmt::Display for Txn {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct History {
     pub txns: Vec<Txn>,
+    /// Registers whose version order the store reported after the run
+    /// ([`crate::TxnExecutor::register_versions`]): the committed values
+    /// of each key, oldest first, every one. A blind write (no read of the
+    /// key before it) leaves no trace of the version it overwrote, so
+    /// without this the checker cannot order blind writers; with it, it
+    /// adds their ww edges and the rw edges of the readers of each
+    /// version. Empty: nothing reported.
+    pub version_orders: BTreeMap<Key, Vec<Elem>>,
 }
 
 impl History {
     pub fn new(txns: Vec<Txn>) -> Self {
-        History { txns }
+        History {
+            txns,
+            version_orders: BTreeMap::new(),
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -308,14 +320,14 @@ impl Recorder {
     pub fn history(&self) -> History {
         let mut txns = self.txns.lock().clone();
         txns.sort_by_key(|t| t.id);
-        History { txns }
+        History::new(txns)
     }
 
     /// Consumes the recorder and returns the history, ordered by id.
     pub fn into_history(self) -> History {
         let mut txns = self.txns.into_inner();
         txns.sort_by_key(|t| t.id);
-        History { txns }
+        History::new(txns)
     }
 }
 

@@ -29,6 +29,13 @@ use crate::history::{Elem, History, Key, Op, Outcome, Recorder};
 /// the commit's fate is not known.
 pub trait TxnExecutor: Sync {
     fn execute(&self, client: usize, ops: &[PlannedOp]) -> (Vec<Op>, Outcome);
+
+    /// After the run: each register's committed values, oldest first, if
+    /// the store can tell (see [`History::version_orders`]). An order must
+    /// be complete (no version reclaimed) or left out.
+    fn register_versions(&self) -> BTreeMap<Key, Vec<Elem>> {
+        BTreeMap::new()
+    }
 }
 
 /// Runs `txns` planned transactions from `config` on `clients` threads and
@@ -58,7 +65,9 @@ pub fn run_workload<E: TxnExecutor + ?Sized>(
             });
         }
     });
-    recorder.into_history()
+    let mut h = recorder.into_history();
+    h.version_orders = executor.register_versions();
+    h
 }
 
 /// The state all reference executors share: lists and registers by key.
@@ -151,9 +160,16 @@ impl TxnExecutor for SerialExecutor {
 /// at begin plus the txn's own writes; at commit, a txn aborts if another txn
 /// committed a write to one of its written keys since its snapshot. Reads are
 /// never validated, so write skew gets through.
+///
+/// [`SnapshotExecutor::with_blind_writes`] checks only the registers a
+/// transaction read: a blind write lands on whatever committed last, with
+/// nothing to certify the order (SI plus Strata's SSN blind-overwrite rule,
+/// minus SSN). That is not serializable, and its anomalies need the
+/// version order the executor reports to be seen.
 #[derive(Debug, Default)]
 pub struct SnapshotExecutor {
     state: Mutex<SiState>,
+    blind_writes: bool,
 }
 
 #[derive(Debug, Default)]
@@ -168,6 +184,14 @@ impl SnapshotExecutor {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// First-committer-wins only for registers the transaction read.
+    pub fn with_blind_writes() -> Self {
+        SnapshotExecutor {
+            blind_writes: true,
+            ..Self::default()
+        }
+    }
 }
 
 impl TxnExecutor for SnapshotExecutor {
@@ -175,6 +199,7 @@ impl TxnExecutor for SnapshotExecutor {
         let snapshot = self.state.lock().clock;
         let mut own_lists: BTreeMap<Key, Vec<Elem>> = BTreeMap::new();
         let mut own_regs: HashMap<Key, Elem> = HashMap::new();
+        let mut read_regs: Vec<Key> = Vec::new();
         let mut observed = Vec::with_capacity(ops.len());
         let visible = |versions: &[(u64, Elem)]| -> Vec<Elem> {
             let n = versions.partition_point(|&(ts, _)| ts <= snapshot);
@@ -207,6 +232,7 @@ impl TxnExecutor for SnapshotExecutor {
                     Op::Write { key, value }
                 }
                 PlannedOp::ReadReg { key } => {
+                    read_regs.push(key);
                     let value = own_regs
                         .get(&key)
                         .copied()
@@ -245,10 +271,12 @@ impl TxnExecutor for SnapshotExecutor {
                 .and_then(|v| v.last())
                 .is_some_and(|&(ts, _)| ts > snapshot)
         }) || own_regs.keys().any(|k| {
-            st.regs
-                .get(k)
-                .and_then(|v| v.last())
-                .is_some_and(|&(ts, _)| ts > snapshot)
+            (!self.blind_writes || read_regs.contains(k))
+                && st
+                    .regs
+                    .get(k)
+                    .and_then(|v| v.last())
+                    .is_some_and(|&(ts, _)| ts > snapshot)
         });
         if conflict {
             return (observed, Outcome::Aborted);
@@ -265,6 +293,14 @@ impl TxnExecutor for SnapshotExecutor {
             st.regs.entry(k).or_default().push((ts, v));
         }
         (observed, Outcome::Committed)
+    }
+
+    fn register_versions(&self) -> BTreeMap<Key, Vec<Elem>> {
+        let st = self.state.lock();
+        st.regs
+            .iter()
+            .map(|(k, v)| (*k, v.iter().map(|&(_, e)| e).collect()))
+            .collect()
     }
 }
 

@@ -470,3 +470,27 @@ fn report_display_explains_the_cycle() {
 fn empty_history_is_valid() {
     assert!(chk(&History::default()).is_valid());
 }
+
+/// TA reads y (the initial state) and writes x blind; TB writes x and y
+/// blind; the store installed TA's x over TB's. TA -rw-> TB (TA read the
+/// y TB overwrote) and TB -ww-> TA (x): a cycle with one rw edge. Nothing
+/// anyone read shows the ww edge, so without the store's version order
+/// the history checks clean; with it, G-single.
+#[test]
+fn blind_writes_need_the_version_order() {
+    let txns = vec![
+        c(0, vec![rr(2, None), w(1, 1)]),
+        c(1, vec![w(1, 2), w(2, 3)]),
+    ];
+    let bare = concurrent(txns);
+    assert!(chk(&bare).is_valid(), "{}", chk(&bare));
+    let mut ordered = bare.clone();
+    ordered.version_orders.insert(1, vec![2, 1]);
+    ordered.version_orders.insert(2, vec![3]);
+    only(&chk(&ordered), GSingle);
+    // The other order is serializable (TA before TB) and checks clean.
+    let mut fine = bare;
+    fine.version_orders.insert(1, vec![1, 2]);
+    fine.version_orders.insert(2, vec![3]);
+    assert!(chk(&fine).is_valid(), "{}", chk(&fine));
+}

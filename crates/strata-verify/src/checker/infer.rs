@@ -735,6 +735,38 @@ impl<'h> Checker<'h> {
                 );
             }
         }
+        // The store's version order (`History::version_orders`): each
+        // version's writer precedes the next one's, and so does each of its
+        // readers. This is what orders blind writes, which read nothing.
+        for (&key, order) in &h.version_orders {
+            let writer = |v: &Elem| {
+                self.reg_writer
+                    .get(v)
+                    .filter(|w| w.key == key && self.in_graph[w.txn as usize])
+                    .map(|w| w.txn)
+            };
+            for pair in order.windows(2) {
+                let (prev, next) = (pair[0], pair[1]);
+                let Some(nw) = writer(&next) else { continue };
+                if let Some(pw) = writer(&prev) {
+                    self.graph
+                        .add(pw, nw, EdgeKind::Ww, None, Cause::RegWw { key, prev, next });
+                }
+                for &r in readers.get(&(key, Some(prev))).map_or(&[][..], |x| x) {
+                    self.graph.add(
+                        r,
+                        nw,
+                        EdgeKind::Rw,
+                        None,
+                        Cause::RegRw {
+                            key,
+                            read: Some(prev),
+                            wrote: next,
+                        },
+                    );
+                }
+            }
+        }
         // The initial state precedes every committed write.
         let mut first_writes: BTreeMap<Key, Vec<(u32, Elem)>> = BTreeMap::new();
         for (i, t) in h.txns.iter().enumerate() {
