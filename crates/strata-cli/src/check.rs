@@ -126,6 +126,13 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
             a.skew
         )));
     }
+    if a.blind_writes && (workload != Workload::Register || a.gc != strata::GcPolicy::None) {
+        return Err(UsageError(
+            "--blind-writes needs --workload register and --gc none: the checker orders blind \
+             writes by every version the engine kept"
+                .into(),
+        ));
+    }
     let cfg = GeneratorConfig {
         workload,
         keys: a.keys,
@@ -144,6 +151,7 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
     )
     .map_err(|e| UsageError(e.to_string()))?;
     exec.read_only_snapshots = a.read_only_snapshots;
+    exec.blind_writes = a.blind_writes;
     let promise = promise(a.protocol, a.read_only_snapshots);
 
     let started = Instant::now();
@@ -160,10 +168,11 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
     };
     let report = check(&history, &opts);
     let checked = started.elapsed();
+    let stats = exec.db.stats();
 
     println!(
         "check  protocol {} (promises {promise})  storage {}  gc {}  workload {}  clients {}  keys {}  \
-         skew {}  scan width {}  deletes {}  seed {}{}",
+         skew {}  scan width {}  deletes {}  seed {}{}{}",
         a.protocol,
         a.storage,
         a.gc,
@@ -175,15 +184,19 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
         a.scan_width,
         a.delete_fraction,
         a.seed,
-        if a.strict { "  strict" } else { "" }
+        if a.strict { "  strict" } else { "" },
+        if a.blind_writes { "  blind writes" } else { "" }
     );
     println!(
         "ran {} txns in {:.2} s: {committed} committed, {aborted} aborted ({} by the adapter \
-         after an insert race, {} after a row its snapshot holds was gone); checked in {:.2} s",
+         after an insert race, {} after a row its snapshot holds was gone; {} blind overwrites, \
+         {} writer waits); checked in {:.2} s",
         history.len(),
         ran.as_secs_f64(),
         exec.insert_races.load(Ordering::Relaxed),
         exec.vanished_rows.load(Ordering::Relaxed),
+        stats.blind_overwrites,
+        stats.writer_waits,
         checked.as_secs_f64()
     );
     print!("{report}");

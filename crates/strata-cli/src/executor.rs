@@ -43,6 +43,7 @@
 //! `DuplicateKey` from any of them would hide a wrong answer behind an
 //! ordinary abort, so it fails the run instead ([`StrataExecutor::failure`]).
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -129,6 +130,13 @@ pub struct StrataExecutor {
     /// Scans go through this secondary index on the lists' key column
     /// ([`StrataExecutor::scan_through`]) instead of the primary index.
     pub scan_index: Option<Index>,
+    /// Issue every register write of an even value blind: an update with
+    /// no read of the key first (an insert if the key is absent), recorded
+    /// as a bare write; and report each register's committed versions
+    /// after the run (`TxnExecutor::register_versions`), which the checker
+    /// needs to order blind writes. Only with `GcPolicy::None`, so that
+    /// every version is still there.
+    pub blind_writes: bool,
 }
 
 impl StrataExecutor {
@@ -164,6 +172,7 @@ impl StrataExecutor {
             unexpected_duplicates: Mutex::new((0, None)),
             yield_between_ops: true,
             scan_index: None,
+            blind_writes: false,
         })
     }
 
@@ -304,6 +313,16 @@ impl StrataExecutor {
                     value: Some(list),
                 };
             }
+            PlannedOp::Write { key, value } if self.blind_writes && value % 2 == 0 => {
+                out.push(Op::Write { key, value });
+                let k = key_of(key);
+                match txn.update(&self.registers, &k, &[("v", Value::Int(int(value)))]) {
+                    Err(Error::NotFound { .. }) => {
+                        self.insert_absent(txn, &self.registers, row![k.0[0].clone(), int(value)])?
+                    }
+                    r => r?,
+                }
+            }
             PlannedOp::Write { key, value } => {
                 // The read of this read-modify-write is recorded: it names
                 // the version the write overwrites.
@@ -433,6 +452,26 @@ impl TxnExecutor for StrataExecutor {
             Err(Error::Conflict(_)) => (out, Outcome::Aborted),
             Err(e) => panic!("commit failed with a non-conflict error: {e}"),
         }
+    }
+
+    fn register_versions(&self) -> BTreeMap<u64, Vec<u64>> {
+        if !self.blind_writes {
+            return BTreeMap::new();
+        }
+        let mut ro = self.db.begin_read_only().expect("begin");
+        let keys = ro
+            .scan(&self.registers, ..)
+            .expect("scan the registers")
+            .into_iter()
+            .map(|r| u64::try_from(r[0].as_int().expect("an Int key")).expect("non-negative"));
+        keys.map(|k| {
+            let order = strata::internals::committed_versions(&self.registers, &key_of(k))
+                .iter()
+                .map(|r| register(k, r))
+                .collect();
+            (k, order)
+        })
+        .collect()
     }
 }
 

@@ -398,6 +398,11 @@ pub struct CheckArgs {
     /// Run transactions without writes as read-only snapshot transactions.
     #[arg(long)]
     pub read_only_snapshots: bool,
+    /// Register workload: write every even value blind (an update with no
+    /// read of the key first), as SSN's blind overwrites allow, and order
+    /// those writes by the versions the engine kept (needs `--gc none`).
+    #[arg(long)]
+    pub blind_writes: bool,
     /// Version storage: n2o, o2n, time-travel, delta or siro (siro needs --gc dead-zone).
     #[arg(long, default_value = "n2o", value_parser = parse_storage)]
     pub storage: strata::VersionStorage,

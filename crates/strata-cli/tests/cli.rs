@@ -354,6 +354,14 @@ fn bad_flags_and_configs_are_one_line_errors() {
         &["check", "--workload", "write-skew", "--keys", "1"],
         "--keys",
     );
+    assert_usage_error(
+        &["check", "--workload", "register", "--blind-writes"],
+        "--gc none",
+    );
+    assert_usage_error(
+        &["check", "--gc", "none", "--blind-writes"],
+        "--workload register",
+    );
     assert_usage_error(&["frobnicate"], "frobnicate");
     // Negative numbers reach the validation that names the range.
     assert_usage_error(&["bench", "ycsb", "--theta", "-0.5"], "--theta must be in");
@@ -1744,4 +1752,49 @@ fn bench_ycsb_reports_blind_overwrites_and_the_flag_turns_them_off() {
         (0, 0),
         "ERMIA's published rule"
     );
+}
+
+/// `strata check --blind-writes`: SSN's blind overwrites under the history
+/// checker, which orders them by the versions the engine kept. Every
+/// append-only and in-place store (SIRO needs dead-zone GC, which would
+/// reclaim the versions the order needs); the runs must write blind and
+/// check clean. (A build whose SSN forgets the overwritten creator fails
+/// 10 of 10 such runs with G-single cycles; docs/PERFORMANCE.md.)
+#[test]
+fn check_orders_ssn_blind_writes_by_the_engines_versions() {
+    for storage in ["n2o", "o2n", "time-travel", "delta"] {
+        for seed in ["1", "2"] {
+            let out = strata(&[
+                "check",
+                "--protocol",
+                "ssn",
+                "--storage",
+                storage,
+                "--gc",
+                "none",
+                "--workload",
+                "register",
+                "--blind-writes",
+                "--txns",
+                "3000",
+                "--keys",
+                "8",
+                "--seed",
+                seed,
+            ]);
+            let stdout = text(&out.stdout);
+            assert_eq!(out.status.code(), Some(0), "{storage}: {stdout}");
+            assert!(stdout.contains("blind writes"), "{stdout}");
+            let blind: u64 = stdout
+                .split("; ")
+                .nth(1)
+                .and_then(|s| s.split(' ').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("no blind-overwrite count in {stdout}"));
+            assert!(
+                blind > 0,
+                "{storage}: no write was blind over a newer version: {stdout}"
+            );
+        }
+    }
 }

@@ -72,6 +72,38 @@ pub mod internals {
     pub use crate::index::btree::{BTree, Key as TreeKey};
     pub use crate::index::key::order_word_whole;
 
+    /// The committed versions of the row at `key` in `t`, oldest first
+    /// (none if the key is absent): the store's version order, which the
+    /// history checker takes to order blind writes
+    /// (`strata_verify::History::version_orders`). Complete only where no
+    /// version was reclaimed (`GcPolicy::None`).
+    pub fn committed_versions(t: &crate::Table, key: &crate::Key) -> Vec<Vec<crate::Value>> {
+        use crate::storage::version::TID_MARK;
+        use std::sync::atomic::Ordering::SeqCst;
+        let ti = &*t.inner;
+        let Some(tuple) = ti.index.get(&ti.encode(key)) else {
+            return Vec::new();
+        };
+        let _pinned = crossbeam_epoch::pin();
+        let mut rows: Vec<(u64, Vec<crate::Value>)> =
+            crate::storage::versions(ti, tuple, crate::storage::Span::ALL)
+                .filter_map(|v| {
+                    // SAFETY: pinned: a version reached from the chain
+                    // stays alive.
+                    let r = unsafe { &*v };
+                    let begin = r.begin.load(SeqCst);
+                    (begin & TID_MARK == 0 && !r.is_tombstone()).then(|| {
+                        (
+                            begin,
+                            crate::storage::with_values(r, <[crate::Value]>::to_vec),
+                        )
+                    })
+                })
+                .collect();
+        rows.sort_by_key(|&(begin, _)| begin);
+        rows.into_iter().map(|(_, row)| row).collect()
+    }
+
     /// The byte encoding of `key` as the ordered indexes store it.
     pub fn encode_key(key: &crate::Key) -> Vec<u8> {
         match crate::index::key::encode(key, false) {
