@@ -48,6 +48,7 @@ Examples:
   strata check --protocol ssi --workload predicate --clients 8 --txns 20000
   strata check --protocol si --workload write-skew    # finds G2-item: allowed by SI, exits 3
   strata check --protocol ssn --strict                # real-time-only cycles: allowed by SSN, exits 3
+  strata check --protocol ssn --gc none --workload register --blind-writes   # SSN's blind overwrites, ordered by the kept versions
   strata check --protocol mvocc --workload predicate --scan-width 8 --delete-fraction 0.5
   strata check --protocol mvto --storage delta --workload register";
 
