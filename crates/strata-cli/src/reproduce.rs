@@ -1408,7 +1408,10 @@ impl Figure {
 /// The point a series of a figure starts from.
 fn base_point(f: &Figure, s: &Series, records: u64, seed: u64, paper_scale: bool) -> Point {
     let mut p = Point {
-        opts: Options::default(),
+        // The study's SI+SSN is SSN on top of snapshot isolation (§7.2):
+        // first updater wins on every write, as ERMIA's (not Strata's
+        // default blind overwrites).
+        opts: Options::default().ssn_blind_writes(false),
         ycsb: YcsbConfig {
             records,
             seed,
