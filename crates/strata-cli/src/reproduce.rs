@@ -2368,6 +2368,23 @@ mod tests {
         assert_eq!(p.opts, Options::preset(Preset::Hekaton));
     }
 
+    /// The study's SI+SSN is SSN over snapshot isolation: every series of
+    /// every figure that runs SSN keeps first-updater-wins.
+    #[test]
+    fn the_studys_ssn_keeps_first_updater_wins() {
+        let mut ssn_series = 0;
+        for f in FIGURES {
+            for s in f.series {
+                let p = base_point(f, s, 500, 1, false);
+                if p.opts.protocol == Protocol::SiSsn {
+                    ssn_series += 1;
+                    assert!(!p.opts.ssn_blind_writes, "{} / {}", f.name, s.label);
+                }
+            }
+        }
+        assert!(ssn_series > 0);
+    }
+
     #[test]
     fn series_settings_reach_the_configuration() {
         let f = FIGURES.iter().find(|f| f.name == "heterogeneous").unwrap();
