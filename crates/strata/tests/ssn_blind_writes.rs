@@ -97,10 +97,9 @@ fn blind_write_commits(c: &Config) {
         "{c}: neither update is lost"
     );
     // The older versions stay readable to the snapshots that need them.
-    let old = db.begin().unwrap();
+    let mut old = db.begin().unwrap();
     db.run(|t3| set(t3, &t, 1, "a", 30)).unwrap();
     db.collect_garbage();
-    let mut old = old;
     assert_eq!(
         old.get(&t, &key![1]).unwrap().unwrap(),
         row![1, 10, 20],
