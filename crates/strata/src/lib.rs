@@ -67,6 +67,25 @@ pub use stats::{MvPbtStats, SiroStats, Stats};
 /// The ordered indexes' B+-tree and the key encoding it orders, for
 /// `examples/ordered_index.rs` (the measurement against the skip list it
 /// replaced); not part of the API.
+/// `f` of every version of the row at `key` in `t`, newest first (none if
+/// the key is absent), under an epoch pin: what `internals` and the model
+/// tests read of a chain.
+fn chain_versions<T>(
+    t: &Table,
+    key: &Key,
+    mut f: impl FnMut(&storage::version::Version) -> T,
+) -> Vec<T> {
+    let ti = &*t.inner;
+    let Some(tuple) = ti.index.get(&ti.encode(key)) else {
+        return Vec::new();
+    };
+    let _pinned = crossbeam_epoch::pin();
+    storage::versions(ti, tuple, storage::Span::ALL)
+        // SAFETY: pinned: a version reached from the chain stays alive.
+        .map(|v| f(unsafe { &*v }))
+        .collect()
+}
+
 #[doc(hidden)]
 pub mod internals {
     pub use crate::index::btree::{BTree, Key as TreeKey};
@@ -80,26 +99,18 @@ pub mod internals {
     pub fn committed_versions(t: &crate::Table, key: &crate::Key) -> Vec<Vec<crate::Value>> {
         use crate::storage::version::TID_MARK;
         use std::sync::atomic::Ordering::SeqCst;
-        let ti = &*t.inner;
-        let Some(tuple) = ti.index.get(&ti.encode(key)) else {
-            return Vec::new();
-        };
-        let _pinned = crossbeam_epoch::pin();
-        let mut rows: Vec<(u64, Vec<crate::Value>)> =
-            crate::storage::versions(ti, tuple, crate::storage::Span::ALL)
-                .filter_map(|v| {
-                    // SAFETY: pinned: a version reached from the chain
-                    // stays alive.
-                    let r = unsafe { &*v };
-                    let begin = r.begin.load(SeqCst);
-                    (begin & TID_MARK == 0 && !r.is_tombstone()).then(|| {
-                        (
-                            begin,
-                            crate::storage::with_values(r, <[crate::Value]>::to_vec),
-                        )
-                    })
-                })
-                .collect();
+        let mut rows: Vec<(u64, Vec<crate::Value>)> = crate::chain_versions(t, key, |r| {
+            let begin = r.begin.load(SeqCst);
+            (begin & TID_MARK == 0 && !r.is_tombstone()).then(|| {
+                (
+                    begin,
+                    crate::storage::with_values(r, <[crate::Value]>::to_vec),
+                )
+            })
+        })
+        .into_iter()
+        .flatten()
+        .collect();
         rows.sort_by_key(|&(begin, _)| begin);
         rows.into_iter().map(|(_, row)| row).collect()
     }
@@ -162,25 +173,13 @@ pub mod model {
     /// key is absent): what a model checks of a chain.
     pub fn chain(t: &crate::Table, key: &crate::Key) -> Vec<Words> {
         use crate::sync::atomic::Ordering::SeqCst;
-        let ti = &*t.inner;
-        let Some(tuple) = ti.index.get(&ti.encode(key)) else {
-            return Vec::new();
-        };
-        let _pinned = crossbeam_epoch::pin();
-        crate::storage::versions(ti, tuple, crate::storage::Span::ALL)
-            .map(|v| {
-                // SAFETY: pinned: a version reached from the chain stays
-                // alive.
-                let r = unsafe { &*v };
-                Words {
-                    txn_id: r.txn_id.load(SeqCst),
-                    begin: r.begin.load(SeqCst),
-                    end: r.end.load(SeqCst),
-                    cc_words: [r.cc_words[0].load(SeqCst), r.cc_words[1].load(SeqCst)],
-                    row: crate::storage::with_values(r, <[crate::Value]>::to_vec),
-                }
-            })
-            .collect()
+        crate::chain_versions(t, key, |r| Words {
+            txn_id: r.txn_id.load(SeqCst),
+            begin: r.begin.load(SeqCst),
+            end: r.end.load(SeqCst),
+            cc_words: [r.cc_words[0].load(SeqCst), r.cc_words[1].load(SeqCst)],
+            row: crate::storage::with_values(r, <[crate::Value]>::to_vec),
+        })
     }
 }
 
