@@ -82,6 +82,44 @@ pub fn hint_is_stale(hint: *const u8, head: *const u8) -> bool {
     (hint as u64 >> LINE_SHIFT) & ID_BITS != (head as u64 >> LINE_SHIFT) & ID_BITS
 }
 
+/// A key's entry as a lookup found it (`IntHashIndex::find`), valid while
+/// the lookup's guard is: the table it lies in is freed only through the
+/// epoch, so a resize since leaves it readable, merely unreachable.
+pub struct Found<'g> {
+    /// The key's tuple id.
+    pub tuple: u64,
+    /// The hinted chain head (null: none); prefetch it, never dereference it.
+    pub hint: *const u8,
+    index: &'g IntHashIndex,
+    value: &'g AtomicU64,
+    /// The value word the lookup read.
+    seen: u64,
+}
+
+impl Found<'_> {
+    /// Records `head` as the hint, as [`IntHashIndex::set_hint`] does, in
+    /// the entry the lookup found instead of probing for it again. The CAS
+    /// keeps the tuple id: if the entry changed since (another hint: try
+    /// once more over it; another tuple, a removal, or an entry a resize
+    /// left behind that nobody reads any more) the hint is merely lost.
+    #[inline(always)]
+    pub fn set_hint(&self, head: *const u8) {
+        let new = self.index.hinted(self.tuple, head);
+        if self.seen == new {
+            return;
+        }
+        // Relaxed: the hint orders nothing (as in `set_hint`).
+        if let Err(now) = self
+            .value
+            .compare_exchange(self.seen, new, Relaxed, Relaxed)
+        {
+            if id_part(now) == id_part(new) && now != new {
+                let _ = self.value.compare_exchange(now, new, Relaxed, Relaxed);
+            }
+        }
+    }
+}
+
 #[derive(Default)]
 struct Entry {
     key: AtomicU64,
@@ -196,9 +234,35 @@ impl IntHashIndex {
     /// `guard`: the caller's pin (pinning again costs a thread-local lookup).
     #[inline]
     pub fn get_hinted(&self, key: u64, guard: &epoch::Guard) -> Option<(u64, *const u8)> {
+        self.decode(self.entry(key, guard).1)
+    }
+
+    /// [`IntHashIndex::get_hinted`] with the entry it was found in, so that
+    /// [`Found::set_hint`] rewrites the hint without hashing and probing
+    /// again.
+    #[inline]
+    pub fn find<'g>(&'g self, key: u64, guard: &'g epoch::Guard) -> Option<Found<'g>> {
+        let (e, v) = self.entry(key, guard);
+        let (tuple, hint) = self.decode(v)?;
+        Some(Found {
+            tuple,
+            hint,
+            index: self,
+            value: &e.value,
+            seen: v,
+        })
+    }
+
+    /// The entry where `key`'s probe stops, and the value it read there.
+    #[inline(always)]
+    fn entry<'g>(&self, key: u64, guard: &'g epoch::Guard) -> (&'g Entry, u64) {
         let h = hash(key);
-        let t = table_ref(self.shard(h).table.load(Acquire, guard));
-        let (_, v) = probe(t, h, key);
+        probe(table_ref(self.shard(h).table.load(Acquire, guard)), h, key)
+    }
+
+    /// A value word's tuple id and hinted head (None: no tuple).
+    #[inline(always)]
+    fn decode(&self, v: u64) -> Option<(u64, *const u8)> {
         let id = id_part(v);
         if id < VALUE_BASE {
             return None;
@@ -398,6 +462,33 @@ mod tests {
         for (k, v) in &model {
             assert_eq!(idx.get(*k), Some(*v));
         }
+    }
+
+    /// A hint rewritten through the entry a lookup found: it lands over a
+    /// hint set since, and never brings back a key removed since (or lands
+    /// on the tuple that took the key over).
+    #[test]
+    fn hints_set_where_the_lookup_found_them_keep_the_tuple() {
+        let idx = IntHashIndex::new();
+        let guard = epoch::pin();
+        idx.insert(5, 50, fake_head(1)).unwrap();
+        let found = idx.find(5, &guard).unwrap();
+        assert_eq!((found.tuple, found.hint), (50, fake_head(1)));
+        found.set_hint(fake_head(2));
+        assert_eq!(idx.get_hinted(5, &guard), Some((50, fake_head(2))));
+        // Another hint since the lookup: ours still lands.
+        let found = idx.find(5, &guard).unwrap();
+        idx.set_hint(5, 50, fake_head(3), &guard);
+        found.set_hint(fake_head(4));
+        assert_eq!(idx.get_hinted(5, &guard), Some((50, fake_head(4))));
+        // Removed since: no revival; re-inserted as another tuple: kept.
+        let found = idx.find(5, &guard).unwrap();
+        assert!(idx.remove(5, 50));
+        found.set_hint(fake_head(5));
+        assert_eq!(idx.get(5), None);
+        idx.insert(5, 60, fake_head(6)).unwrap();
+        found.set_hint(fake_head(7));
+        assert_eq!(idx.get_hinted(5, &guard), Some((60, fake_head(6))));
     }
 
     /// A fake chain head: hints are only prefetched, never dereferenced.

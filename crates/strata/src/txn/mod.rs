@@ -29,6 +29,7 @@ use crate::cc::{predicate::ScanEntry, with_cc, Cc, ReadEntry, Txn as _, TxnCc, W
 use crate::error::{ConflictKind, Error, Result};
 use crate::gc;
 use crate::index::key::EncodedKey;
+use crate::index::primary::Lookup;
 use crate::storage::indirection::MAX_TUPLES;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
 use crate::storage::visibility::Mode;
@@ -179,7 +180,19 @@ impl Transaction {
         self.ts
     }
 
+    #[inline]
     pub(crate) fn check_open(&self, t: &Table) -> Result<()> {
+        if self.active && t.inner.owner == self.db.id && !t.inner.dropped.load(SeqCst) {
+            return Ok(());
+        }
+        self.not_open(t)
+    }
+
+    /// Why `check_open` refused (kept out of line: every operation runs
+    /// the check, and building an error is none of its business).
+    #[cold]
+    #[inline(never)]
+    fn not_open(&self, t: &Table) -> Result<()> {
         if !self.active {
             return Err(Error::Misuse("the transaction has already finished".into()));
         }
@@ -197,10 +210,11 @@ impl Transaction {
         Ok(())
     }
 
+    #[inline]
     fn check_writable(&self, t: &Table) -> Result<()> {
         self.check_open(t)?;
         if self.read_only {
-            return Err(Error::Misuse("write in a read-only transaction".into()));
+            return Err(read_only_write());
         }
         Ok(())
     }
@@ -316,7 +330,7 @@ impl Transaction {
         ek: &EncodedKey,
         guard: &Guard,
     ) -> Result<*mut Version> {
-        match self.hinted_lookup(t, ek, guard, true) {
+        match self.hinted_lookup(t, ek, guard, true).map(|l| l.tuple) {
             Some(tuple) => {
                 let v = self.read_tuple::<P>(t, tuple)?;
                 if v.is_null()
@@ -383,25 +397,25 @@ impl Transaction {
     /// (always: inlined into one protocol's body of `modify` per protocol,
     /// a plain hint left it a call.)
     #[inline(always)]
-    fn hinted_lookup(
+    fn hinted_lookup<'g>(
         &self,
-        t: &TableInner,
-        ek: &EncodedKey,
-        guard: &Guard,
+        t: &'g TableInner,
+        ek: &'g EncodedKey,
+        guard: &'g Guard,
         refresh: bool,
-    ) -> Option<u64> {
-        let (tuple, hint) = t.index.get_hinted(ek, guard)?;
-        if !hint.is_null() {
-            crate::prefetch::range(hint, t.row_prefetch_bytes);
+    ) -> Option<Lookup<'g>> {
+        let found = t.index.find(ek, guard)?;
+        if !found.hint.is_null() {
+            crate::prefetch::range(found.hint, t.row_prefetch_bytes);
         }
         if refresh {
-            let head = t.rows.head(tuple) as *const u8;
-            if crate::index::hash::hint_is_stale(hint, head) {
+            let head = t.rows.head(found.tuple) as *const u8;
+            if crate::index::hash::hint_is_stale(found.hint, head) {
                 // (A no-op for byte keys, which have no hints.)
-                t.index.set_hint(ek, tuple, head, guard);
+                found.set_hint(head);
             }
         }
-        Some(tuple)
+        Some(found)
     }
 
     /// Records that `ek` was read as absent. Returns a tuple to read
@@ -661,8 +675,9 @@ impl Transaction {
             table: ti.schema.name.clone(),
             key: key.to_string(),
         };
-        let tuple = match self.hinted_lookup(ti, &ek, &guard, false) {
-            Some(tuple) => tuple,
+        let found = self.hinted_lookup(ti, &ek, &guard, false);
+        let tuple = match &found {
+            Some(l) => l.tuple,
             None => match self.absent_read::<P>(ti, key, &ek) {
                 Some(tuple) => tuple,
                 None => return Err(not_found()),
@@ -709,8 +724,12 @@ impl Transaction {
         self.install::<P>(ti, tuple, head, row, None)?;
         // Readers of the new head (once we commit) then find it hinted
         // instead of refreshing the hint themselves (no-op for byte keys).
-        ti.index
-            .set_hint(&ek, tuple, ti.rows.head(tuple) as *const u8, &guard);
+        let head = ti.rows.head(tuple) as *const u8;
+        match &found {
+            // (The entry the lookup found: no second probe.)
+            Some(l) if l.tuple == tuple => l.set_hint(head),
+            _ => ti.index.set_hint(&ek, tuple, head, &guard),
+        }
         Ok(())
     }
 
@@ -1147,6 +1166,12 @@ fn duplicate(t: &TableInner, key: &Key) -> Error {
         table: t.schema.name.clone(),
         key: key.to_string(),
     }
+}
+
+/// The error of a write in a read-only transaction (cold, as `not_open`).
+#[cold]
+fn read_only_write() -> Error {
+    Error::Misuse("write in a read-only transaction".into())
 }
 
 #[cfg(test)]
