@@ -638,8 +638,9 @@ impl Transaction {
         self.check_writable(t)?;
         let ti: &TableInner = &t.inner;
         ti.schema.check_key(key)?;
-        let mut cols: smallvec::SmallVec<[(usize, &Value); 8]> =
-            smallvec::SmallVec::with_capacity(changes.len());
+        // (Four inline: an update rarely sets more, and a bigger SmallVec
+        // was moved with a memcpy call on every update.)
+        let mut cols: smallvec::SmallVec<[(usize, &Value); 4]> = smallvec::SmallVec::new();
         for (c, v) in changes {
             let i = c.resolve(&ti.schema)?;
             ti.schema.check_value(&ti.schema.columns[i], v)?;
