@@ -425,7 +425,8 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
         })
         .collect();
     if let Some(path) = &a.extra.series {
-        if let Err(e) = write_series(path, &summaries) {
+        let runs = summaries.iter().map(|s| (s.engine, s.series.as_slice()));
+        if let Err(e) = write_series(path, runs) {
             eprintln!("error: cannot write {}: {e}", path.display());
             return Ok(ExitCode::FAILURE);
         }
@@ -447,13 +448,17 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn write_series(path: &std::path::Path, s: &[Summary]) -> std::io::Result<()> {
+/// `--series`: one row per engine (or workload) and second.
+pub(crate) fn write_series<'a>(
+    path: &std::path::Path,
+    runs: impl IntoIterator<Item = (&'a str, &'a [SeriesPoint])>,
+) -> std::io::Result<()> {
     let mut w = csv::Writer::from_path(path)?;
     w.write_record(["engine", "t_s", "committed_per_s"])?;
-    for sum in s {
-        for p in &sum.series {
+    for (engine, series) in runs {
+        for p in series {
             w.write_record([
-                sum.engine.to_string(),
+                engine.to_string(),
                 format!("{:.3}", p.t_s),
                 format!("{:.0}", p.committed_per_s),
             ])?;

@@ -93,6 +93,10 @@ pub struct TpccArgs {
     /// choice).
     #[arg(long, value_name = "POLICY", value_parser = crate::ycsb_args::parse_huge_pages)]
     pub huge_pages: Option<strata_workloads::huge_pages::HugePages>,
+    /// Save committed transactions per second (all types), once a second,
+    /// to this CSV file: how throughput holds up over a long run.
+    #[arg(long, value_name = "FILE")]
+    pub series: Option<std::path::PathBuf>,
     /// Print one JSON object instead of the summary.
     #[arg(long)]
     pub json: bool,
@@ -138,6 +142,9 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
             a.warmup
         )));
     }
+    if let Some(path) = &a.series {
+        crate::check_output_file("series", path)?;
+    }
     let db = Database::open(
         Options::default()
             .protocol(a.protocol)
@@ -152,7 +159,7 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
     let driver = DriverConfig {
         warmup: Duration::from_secs_f64(a.warmup),
         duration: Duration::from_secs_f64(a.duration),
-        series: false,
+        series: a.series.is_some(),
         huge_pages,
     };
     let Some(r) = crate::workload_outcome(tpcc::run(
@@ -164,6 +171,12 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
     else {
         return Ok(ExitCode::FAILURE);
     };
+    if let Some(path) = &a.series {
+        if let Err(e) = crate::bench::write_series(path, [("strata", r.run.series.as_slice())]) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return Ok(ExitCode::FAILURE);
+        }
+    }
     if a.json {
         let s = Summary {
             benchmark: "tpcc",

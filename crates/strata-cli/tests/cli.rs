@@ -905,6 +905,9 @@ fn bench_tpcc_small_run_checks_consistency() {
     );
     assert_eq!(v["consistency"]["districts_checked"], 10);
     assert!(v["consistency"]["orders"].as_u64().unwrap() >= 300);
+    // The CSV run also saves its throughput once a second (`--series`).
+    let dir = temp_dir("tpcc-series");
+    let series = dir.join("series.csv");
     let csv = strata(&[
         "bench",
         "tpcc",
@@ -915,16 +918,29 @@ fn bench_tpcc_small_run_checks_consistency() {
         "--threads",
         "1",
         "--duration",
-        "0.2",
+        "1.3",
         "--warmup",
         "0",
         "--csv",
+        "--series",
+        series.to_str().unwrap(),
     ]);
     assert!(csv.status.success(), "stderr: {}", text(&csv.stderr));
     let lines: Vec<String> = text(&csv.stdout).lines().map(String::from).collect();
     assert_eq!(lines.len(), 8, "{lines:?}");
     assert!(lines[0].starts_with("protocol,warehouses,threads,type,"));
     assert!(lines[1].starts_with("ssn,1,1,new-order,"));
+    let points = std::fs::read_to_string(&series).expect("the series file");
+    let points: Vec<&str> = points.lines().collect();
+    assert_eq!(points[0], "engine,t_s,committed_per_s", "{points:?}");
+    assert_eq!(points.len(), 2, "one point in 1.3 s: {points:?}");
+    let cols: Vec<&str> = points[1].split(',').collect();
+    assert_eq!(cols[0], "strata");
+    assert!(cols[2].parse::<f64>().unwrap() > 0.0, "{points:?}");
+    assert_usage_error(
+        &["bench", "tpcc", "--series", "/nonexistent/dir/s.csv"],
+        "--series /nonexistent/dir/s.csv",
+    );
     assert_usage_error(&["bench", "tpcc", "--warehouses", "0"], "--warehouses");
     assert_usage_error(
         &["bench", "tpcc", "--huge-pages", "on"],
