@@ -918,7 +918,7 @@ fn bench_tpcc_small_run_checks_consistency() {
         "--threads",
         "1",
         "--duration",
-        "1.3",
+        "1.5",
         "--warmup",
         "0",
         "--csv",
@@ -933,10 +933,13 @@ fn bench_tpcc_small_run_checks_consistency() {
     let points = std::fs::read_to_string(&series).expect("the series file");
     let points: Vec<&str> = points.lines().collect();
     assert_eq!(points[0], "engine,t_s,committed_per_s", "{points:?}");
-    assert_eq!(points.len(), 2, "one point in 1.3 s: {points:?}");
-    let cols: Vec<&str> = points[1].split(',').collect();
-    assert_eq!(cols[0], "strata");
-    assert!(cols[2].parse::<f64>().unwrap() > 0.0, "{points:?}");
+    // (A point a second: at least one in 1.5 s.)
+    assert!(points.len() >= 2, "no point in 1.5 s: {points:?}");
+    for p in &points[1..] {
+        let cols: Vec<&str> = p.split(',').collect();
+        assert_eq!(cols[0], "strata");
+        assert!(cols[2].parse::<f64>().unwrap() > 0.0, "{points:?}");
+    }
     assert_usage_error(
         &["bench", "tpcc", "--series", "/nonexistent/dir/s.csv"],
         "--series /nonexistent/dir/s.csv",

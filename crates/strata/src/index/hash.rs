@@ -42,8 +42,9 @@
 //! Writers set it on insert and update; readers that find it stale refresh
 //! it with a CAS that keeps the tuple id, so a hint can never revive a
 //! removed key. Both write it in the entry their own lookup found
-//! ([`Found`], held under the lookup's guard), not after a second probe. Entries stay 16 bytes: a separate 8-byte hint made the
-//! table bigger and cost more than it saved (README, Performance).
+//! ([`Found`], held under the lookup's guard), not after a second probe.
+//! Entries stay 16 bytes: a separate 8-byte hint made the table bigger and
+//! cost more than it saved (README, Performance).
 
 use crossbeam_epoch::{self as epoch, Atomic, Owned};
 use crossbeam_utils::CachePadded;
