@@ -99,8 +99,8 @@ pub struct Found<'g> {
 }
 
 impl Found<'_> {
-    /// Records `head` as the hint, as [`IntHashIndex::set_hint`] does, in
-    /// the entry the lookup found instead of probing for it again. The CAS
+    /// Records `head` as the hint in the entry the lookup found (what
+    /// [`IntHashIndex::set_hint`] does after a lookup of its own). The CAS
     /// keeps the tuple id: if the entry changed since (another hint: try
     /// once more over it; another tuple, a removal, or an entry a resize
     /// left behind that nobody reads any more) the hint is merely lost.
@@ -110,7 +110,8 @@ impl Found<'_> {
         if self.seen == new {
             return;
         }
-        // Relaxed: the hint orders nothing (as in `set_hint`).
+        // Relaxed: the hint orders nothing; a lost race keeps the other
+        // writer's (newer or older) hint, both merely hints.
         if let Err(now) = self
             .value
             .compare_exchange(self.seen, new, Relaxed, Relaxed)
@@ -283,14 +284,8 @@ impl IntHashIndex {
     /// or resize may drop it, which costs a later reader only the overlap.
     /// `guard`: the caller's pin, as in `get_hinted`.
     pub fn set_hint(&self, key: u64, tuple: u64, head: *const u8, guard: &epoch::Guard) {
-        let h = hash(key);
-        let t = table_ref(self.shard(h).table.load(Acquire, guard));
-        let (e, v) = probe(t, h, key);
-        let new = self.hinted(tuple, head);
-        if id_part(v) == id_part(new) && v != new {
-            // Relaxed: the hint orders nothing; a lost race keeps the
-            // other writer's (newer or older) hint, both merely hints.
-            let _ = e.value.compare_exchange(v, new, Relaxed, Relaxed);
+        if let Some(f) = self.find(key, guard).filter(|f| f.tuple == tuple) {
+            f.set_hint(head);
         }
     }
 
