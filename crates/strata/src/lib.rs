@@ -57,7 +57,7 @@ mod value;
 pub use db::{backoff, Database};
 pub use error::{ConflictKind, Error, Result};
 pub use index::secondary::Unique;
-pub use log::{LogStats, RecoveryReport, TornTail};
+pub use log::{CommitTicket, LogStats, RecoveryReport, TornTail};
 pub use options::{
     Durability, GcPolicy, IndexKind, IndexPointers, LogTuning, MemorySpaces, NonInline, Options,
     Protocol, SiroTuning, SyncPolicy, VersionStorage,

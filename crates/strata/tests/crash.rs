@@ -3,7 +3,9 @@
 //! database and prints every acknowledged commit; the parent kills it with
 //! SIGKILL at a random moment, reopens the directory, and checks:
 //!
-//! * GroupCommit: every acknowledged commit is there;
+//! * GroupCommit: every acknowledged commit is there; also with pipelined
+//!   commits (`Database::run_pipelined`, eight in flight per thread), where
+//!   a commit is acknowledged once its ticket's wait returns;
 //! * Async: at most `ASYNC_UNFLUSHED` bytes of acknowledged commits are
 //!   lost (the structural bound, `LogTuning::async_max_unflushed_bytes`,
 //!   checked as a count: lost commits x the smallest record), and every
@@ -37,6 +39,8 @@ const ENV_SYNC: &str = "STRATA_CRASH_SYNC";
 const ENV_ROUND: &str = "STRATA_CRASH_ROUND";
 const ACCOUNTS: i64 = 16;
 const LISTS: i64 = 8;
+/// Commits a child thread keeps in flight in the pipelined mode.
+const PIPELINE: usize = 8;
 const ASYNC_CHECK_AGE: Duration = Duration::from_secs(1);
 /// `async_max_unflushed_bytes` of the child.
 const ASYNC_UNFLUSHED: u64 = 16 << 10;
@@ -129,10 +133,15 @@ fn crash_child() {
     let Ok(dir) = std::env::var(ENV_DIR) else {
         return;
     };
-    let sync = match std::env::var(ENV_SYNC).as_deref() {
-        Ok("async") => SyncPolicy::Async,
+    let mode = std::env::var(ENV_SYNC).unwrap_or_default();
+    let sync = match mode.as_str() {
+        "async" => SyncPolicy::Async,
         _ => SyncPolicy::GroupCommit,
     };
+    // Group commit with pipelined commits: each thread keeps up to
+    // `PIPELINE` commits in flight and acknowledges the oldest once its
+    // ticket's wait returns.
+    let pipelined = mode == "pipelined";
     let round: i64 = std::env::var(ENV_ROUND).unwrap().parse().unwrap();
     let db = Database::open(options(Path::new(&dir), sync)).expect("child open");
     let (accounts, transfers, lists) = tables(&db);
@@ -156,43 +165,63 @@ fn crash_child() {
             );
             std::thread::spawn(move || {
                 let mut rng = Rng::new(seed() + th as u64);
+                let mut in_flight = std::collections::VecDeque::new();
+                let mut commit =
+                    |body: &mut dyn FnMut(&mut strata::Transaction) -> strata::Result<()>,
+                     ack: String| {
+                        if pipelined {
+                            let ((), ticket) = db.run_pipelined(&mut *body).unwrap();
+                            in_flight.push_back((ticket, ack));
+                            if in_flight.len() >= PIPELINE {
+                                let (ticket, ack) = in_flight.pop_front().unwrap();
+                                ticket.wait().unwrap();
+                                println!("{ack}");
+                            }
+                        } else {
+                            db.run(&mut *body).unwrap();
+                            println!("{ack}");
+                        }
+                    };
                 for i in 0.. {
                     let id = round * 100_000_000 + th * 10_000_000 + i;
                     if rng.below(2) == 0 {
                         let from = rng.below(ACCOUNTS as u64) as i64;
                         let to = (from + 1 + rng.below(ACCOUNTS as u64 - 1) as i64) % ACCOUNTS;
                         let amount = 1 + rng.below(50) as i64;
-                        db.run(|t| {
-                            let bal =
-                                |t: &mut strata::Transaction, a: i64| -> strata::Result<i64> {
+                        commit(
+                            &mut |t| {
+                                let bal = |t: &mut strata::Transaction,
+                                           a: i64|
+                                 -> strata::Result<i64> {
                                     Ok(t.get(&accounts, &key![a])?.unwrap()[1].as_int().unwrap())
                                 };
-                            let (bf, bt) = (bal(t, from)?, bal(t, to)?);
-                            t.update(
-                                &accounts,
-                                &key![from],
-                                &[("balance", Value::Int(bf - amount))],
-                            )?;
-                            t.update(
-                                &accounts,
-                                &key![to],
-                                &[("balance", Value::Int(bt + amount))],
-                            )?;
-                            t.insert(&transfers, row![id, from, to, amount])
-                        })
-                        .unwrap();
-                        println!("T {id}");
+                                let (bf, bt) = (bal(t, from)?, bal(t, to)?);
+                                t.update(
+                                    &accounts,
+                                    &key![from],
+                                    &[("balance", Value::Int(bf - amount))],
+                                )?;
+                                t.update(
+                                    &accounts,
+                                    &key![to],
+                                    &[("balance", Value::Int(bt + amount))],
+                                )?;
+                                t.insert(&transfers, row![id, from, to, amount])
+                            },
+                            format!("T {id}"),
+                        );
                     } else {
                         let k = rng.below(LISTS as u64) as i64;
-                        db.run(|t| match t.get(&lists, &key![k])? {
-                            Some(r) => {
-                                let items = format!("{}{id},", r[1].as_text().unwrap());
-                                t.update(&lists, &key![k], &[("items", Value::from(items))])
-                            }
-                            None => t.insert(&lists, row![k, format!("{id},")]),
-                        })
-                        .unwrap();
-                        println!("A {k} {id}");
+                        commit(
+                            &mut |t| match t.get(&lists, &key![k])? {
+                                Some(r) => {
+                                    let items = format!("{}{id},", r[1].as_text().unwrap());
+                                    t.update(&lists, &key![k], &[("items", Value::from(items))])
+                                }
+                                None => t.insert(&lists, row![k, format!("{id},")]),
+                            },
+                            format!("A {k} {id}"),
+                        );
                     }
                 }
             })
@@ -436,6 +465,13 @@ fn crash_rounds(sync: &str, rounds: u32) {
 #[test]
 fn group_commit_survives_sigkill_with_every_acknowledged_commit() {
     crash_rounds("group", 20 * soak());
+}
+
+/// Pipelined commits under group commit: every commit whose ticket's wait
+/// returned (and only those are acknowledged) survives.
+#[test]
+fn pipelined_commits_survive_sigkill_once_their_tickets_wait() {
+    crash_rounds("pipelined", 10 * soak());
 }
 
 #[test]

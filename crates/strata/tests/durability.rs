@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use strata::{
-    key, row, Database, Durability, Error, LogTuning, Options, PointLookups, Schema, SyncPolicy,
-    Table, Type, Unique, Value,
+    key, row, Database, Durability, Error, LogTuning, Options, PointLookups, Protocol, Schema,
+    SyncPolicy, Table, Type, Unique, Value,
 };
 
 fn dir(name: &str) -> TestDir {
@@ -1334,6 +1334,157 @@ fn async_loss_is_bounded_in_bytes_when_the_flusher_does_not_run() {
     // A commit record here is well over 48 bytes.
     let rows = all(&db, &db.table("kv").unwrap()).len() as u64;
     assert!(rows + bound / 48 >= 400, "{rows} of 400 rows recovered");
+}
+
+// ------------------------------------------------------ pipelined commits
+
+/// Async with a flusher that never flushes on its own (a one-hour timer and
+/// a byte bound no test reaches): nothing is durable until a ticket's wait
+/// (or a catalog change) asks for a flush.
+fn held_flusher(d: &Path, p: Protocol) -> Database {
+    let t = LogTuning {
+        async_flush_interval: std::time::Duration::from_secs(3600),
+        async_max_unflushed_bytes: 1 << 30,
+        checkpoint_every_bytes: None,
+        ..LogTuning::default()
+    };
+    Database::open(opts(d, SyncPolicy::Async, t).protocol(p)).unwrap()
+}
+
+/// A pipelined commit is visible at once and durable only after its
+/// ticket's wait: a crash before loses it, a crash after keeps it. A reader
+/// of a not yet durable commit gets a ticket that covers it (read-only and
+/// read-write readers alike), and a later ticket covers earlier commits.
+#[test]
+fn pipelined_commits_are_durable_once_their_ticket_waits() {
+    for p in protocols() {
+        let d = dir(&format!("pipelined-{p}"));
+        let db = held_flusher(&d, p);
+        let kv = kv(&db);
+        let ((), t1) = db
+            .run_pipelined(|x| x.insert(&kv, row![1, 10, "one"]))
+            .unwrap();
+        assert!(!t1.is_durable(), "{p}: nothing flushed it yet: {t1:?}");
+        // Visible before it is durable.
+        assert_eq!(get(&db, &kv, 1), Some(10), "{p}");
+        let mut ro = db.begin_read_only().unwrap();
+        assert!(ro.get(&kv, &key![1]).unwrap().is_some());
+        let reader = ro.commit_pipelined().unwrap();
+        let mut rw = db.begin().unwrap();
+        assert!(rw.get(&kv, &key![1]).unwrap().is_some());
+        let rw_reader = rw.commit_pipelined().unwrap();
+        assert!(
+            !t1.is_durable() && !reader.is_durable() && !rw_reader.is_durable(),
+            "{p}"
+        );
+        let crashed = copy_dir(&d, &format!("pipelined-{p}-before"));
+        {
+            let c = Database::open(opts(&crashed, SyncPolicy::GroupCommit, tuning())).unwrap();
+            assert_eq!(
+                get(&c, &c.table("kv").unwrap(), 1),
+                None,
+                "{p}: not durable yet"
+            );
+        }
+        // A reader's wait makes what it read durable.
+        reader.wait().unwrap();
+        assert!(t1.is_durable() && rw_reader.is_durable(), "{p}");
+        let ((), t2) = db
+            .run_pipelined(|x| x.update(&kv, &key![1], &[("v", Value::Int(11))]))
+            .unwrap();
+        let ((), t3) = db
+            .run_pipelined(|x| x.insert(&kv, row![2, 20, "two"]))
+            .unwrap();
+        assert!(!t2.is_durable(), "{p}");
+        t3.wait().unwrap();
+        assert!(t2.is_durable() && t3.is_durable(), "{p}: log order");
+        t3.wait().unwrap();
+        let crashed = crash_copy(db, &d, &format!("pipelined-{p}-after"));
+        let c = Database::open(opts(&crashed, SyncPolicy::GroupCommit, tuning())).unwrap();
+        assert_eq!(
+            all(&c, &c.table("kv").unwrap()),
+            vec![(1, 11), (2, 20)],
+            "{p}"
+        );
+    }
+}
+
+/// Under group commit a thread can keep many commits in flight: one fsync
+/// covers them all, and every ticket waited on survives a crash.
+#[test]
+fn pipelined_group_commits_share_fsyncs_and_survive_a_crash() {
+    let d = dir("pipelined-group");
+    let db = open(&d);
+    let kv = kv(&db);
+    let before = db.log_stats().unwrap();
+    let tickets: Vec<_> = (0..200)
+        .map(|k| {
+            db.run_pipelined(|x| x.insert(&kv, row![k, k, "x"]))
+                .unwrap()
+                .1
+        })
+        .collect();
+    for t in &tickets {
+        t.wait().unwrap();
+    }
+    let s = db.log_stats().unwrap();
+    assert!(
+        s.flushes - before.flushes < 200,
+        "200 pipelined commits took {} fsyncs",
+        s.flushes - before.flushes
+    );
+    let crashed = crash_copy(db, &d, "pipelined-group-copy");
+    let c = open(&crashed);
+    assert_eq!(all(&c, &c.table("kv").unwrap()).len(), 200);
+}
+
+/// In memory there is nothing to wait for; a log that failed fails the
+/// tickets of the commits it did not make durable, and refuses new ones.
+#[test]
+fn pipelined_tickets_in_memory_and_after_a_log_failure() {
+    let db = Database::open(Options::default()).unwrap();
+    let table = kv(&db);
+    let ((), t) = db
+        .run_pipelined(|x| x.insert(&table, row![1, 1, "x"]))
+        .unwrap();
+    assert!(t.is_durable());
+    t.wait().unwrap();
+
+    let d = dir("pipelined-full");
+    let t = LogTuning {
+        max_log_bytes: Some(8 << 10),
+        checkpoint_every_bytes: None,
+        ..LogTuning::default()
+    };
+    let db = Database::open(opts(&d, SyncPolicy::GroupCommit, t)).unwrap();
+    let kv = kv(&db);
+    let mut tickets = Vec::new();
+    let refused = (0..10_000).find_map(|k| {
+        match db.run_pipelined(|x| x.insert(&kv, row![k, k, "some text to fill the log"])) {
+            Ok(((), t)) => {
+                tickets.push((k, t));
+                None
+            }
+            Err(e) => Some(e),
+        }
+    });
+    assert!(
+        matches!(&refused, Some(Error::Io(m)) if m.contains("read-only")),
+        "{refused:?}"
+    );
+    let (durable, failed): (Vec<_>, Vec<_>) = tickets.iter().partition(|(_, t)| t.wait().is_ok());
+    assert!(
+        !failed.is_empty(),
+        "the commits past the full disk fail their tickets"
+    );
+    assert!(failed.iter().all(|(_, t)| !t.is_durable()));
+    assert!(matches!(failed[0].1.wait(), Err(Error::Io(_))));
+    drop(db);
+    let db = open(&d);
+    let kv = db.table("kv").unwrap();
+    for (k, _) in durable {
+        assert_eq!(get(&db, &kv, *k), Some(*k), "commit {k} was durable");
+    }
 }
 
 // ------------------------------------------------------ value types on disk

@@ -7,7 +7,7 @@ use crate::cc::{with_cc, Cc};
 use crate::error::{Error, Result};
 use crate::gc::{self, Gc, Snapshots};
 use crate::log::record::CatalogRecord;
-use crate::log::{LogStats, RecoveryReport};
+use crate::log::{CommitTicket, LogStats, RecoveryReport};
 use crate::options::{Durability, MemorySpaces, Options};
 use crate::stats::Stats;
 use crate::storage::version::{Version, HEADER_BYTES};
@@ -245,11 +245,32 @@ impl Database {
     /// Errors other than conflicts are returned at once (the transaction is
     /// rolled back).
     pub fn run<T>(&self, mut f: impl FnMut(&mut Transaction) -> Result<T>) -> Result<T> {
+        self.retrying(|| {
+            let mut txn = self.begin()?;
+            f(&mut txn).and_then(|v| txn.commit().map(|()| v))
+        })
+    }
+
+    /// [`Database::run`] with a pipelined commit
+    /// ([`Transaction::commit_pipelined`]): retries `f` as `run` does, and
+    /// returns its value with the commit's ticket, without waiting for the
+    /// log. Acknowledge the result once the ticket's `wait` returns.
+    pub fn run_pipelined<T>(
+        &self,
+        mut f: impl FnMut(&mut Transaction) -> Result<T>,
+    ) -> Result<(T, CommitTicket)> {
+        self.retrying(|| {
+            let mut txn = self.begin()?;
+            f(&mut txn).and_then(|v| txn.commit_pipelined().map(|t| (v, t)))
+        })
+    }
+
+    /// Runs one attempt after another while they fail with a retryable
+    /// error, backing off, up to `Options::max_retries` retries.
+    fn retrying<T>(&self, mut attempt_once: impl FnMut() -> Result<T>) -> Result<T> {
         let mut attempt = 0u32;
         loop {
-            let mut txn = self.begin()?;
-            let r = f(&mut txn).and_then(|v| txn.commit().map(|()| v));
-            match r {
+            match attempt_once() {
                 Err(e) if e.is_retryable() && attempt < self.inner.opts.max_retries => {
                     attempt += 1;
                     backoff(attempt);

@@ -30,6 +30,7 @@ use crate::error::{ConflictKind, Error, Result};
 use crate::gc;
 use crate::index::key::EncodedKey;
 use crate::index::primary::Lookup;
+use crate::log::CommitTicket;
 use crate::storage::indirection::MAX_TUPLES;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
 use crate::storage::visibility::Mode;
@@ -917,12 +918,27 @@ impl Transaction {
     // ------------------------------------------------------- commit / abort
 
     /// Commits. On `Err(Conflict)` the transaction has been rolled back.
+    /// With the write-ahead log under `SyncPolicy::GroupCommit` it returns
+    /// once the commit is on disk.
     pub fn commit(self) -> Result<()> {
-        with_cc!(self.db.protocol, P => self.commit_as::<P>())
+        with_cc!(self.db.protocol, P => self.commit_as::<P, false>()).map(drop)
     }
 
+    /// Commits without waiting for the log: returns as soon as the commit
+    /// is decided and visible, with a [`CommitTicket`] whose `wait` returns
+    /// once it is durable (flush pipelining; see `CommitTicket`). Errors are
+    /// `commit`'s, except that a failure of the log's write or fsync after
+    /// this returns comes from the ticket's `wait`. A thread can keep many
+    /// pipelined commits in flight and acknowledge them in order; one fsync
+    /// then covers them all. On an in-memory database the ticket is durable
+    /// at once.
+    pub fn commit_pipelined(self) -> Result<CommitTicket> {
+        with_cc!(self.db.protocol, P => self.commit_as::<P, true>())
+    }
+
+    /// `PIPELINED`: return the log's ticket rather than wait on it.
     #[inline]
-    fn commit_as<P: Cc>(mut self) -> Result<()> {
+    fn commit_as<P: Cc, const PIPELINED: bool>(mut self) -> Result<CommitTicket> {
         if !self.active {
             return Err(Error::Misuse("the transaction has already finished".into()));
         }
@@ -931,7 +947,7 @@ impl Transaction {
             // Counted while the slot is still ours (see `stats`).
             self.db.tids.counts(self.tid).commit(true);
             self.finish();
-            return Ok(());
+            return Ok(self.reader_ticket::<PIPELINED>());
         }
         // Durability (see the log module): the redo record is built before
         // the commit timestamp. With LSN commit stamps its log position,
@@ -1008,8 +1024,25 @@ impl Transaction {
         self.finish();
         self.db.after_commit();
         match ticket {
-            Some(t) => self.db.log.get().expect("logged").finish_commit(t),
-            None => Ok(()),
+            Some(t) if PIPELINED => self.db.log.get().expect("logged").pipelined(t),
+            Some(t) => self
+                .db
+                .log
+                .get()
+                .expect("logged")
+                .finish_commit(t)
+                .map(|()| CommitTicket::done()),
+            None => Ok(self.reader_ticket::<PIPELINED>()),
+        }
+    }
+
+    /// The ticket of a commit that logged nothing: a pipelined one waits for
+    /// every commit it could have read (see `CommitTicket`). A plain commit
+    /// does not wait for those, as before pipelining existed.
+    fn reader_ticket<const PIPELINED: bool>(&self) -> CommitTicket {
+        match self.db.log.get() {
+            Some(l) if PIPELINED => l.ticket_for_reader(),
+            _ => CommitTicket::done(),
         }
     }
 
