@@ -51,6 +51,13 @@ pub struct DurableArgs {
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Strata's commits in flight per thread: above 1, each thread commits
+    /// pipelined (`Transaction::commit_pipelined`) and acknowledges its
+    /// oldest commit once that is durable, so one fsync covers more commits
+    /// than there are threads. The peers have no pipelined commit and run
+    /// one commit at a time whatever this says.
+    #[arg(long, default_value_t = 1)]
+    pub pipeline: usize,
     /// Print one JSON array of the median runs instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -82,6 +89,7 @@ pub fn run(a: &DurableArgs) -> Result<ExitCode, UsageError> {
         duration: secs("duration", a.duration)?,
         dir: a.dir.clone().unwrap_or_else(std::env::temp_dir),
         seed: a.seed,
+        pipeline: a.pipeline,
     };
     base.validate().map_err(|e| UsageError(e.to_string()))?;
     let mut medians = Vec::new();
@@ -114,8 +122,16 @@ pub fn run(a: &DurableArgs) -> Result<ExitCode, UsageError> {
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "durable commits  threads {}  records {}  {} s measured  dir {}{}",
+        "durable commits  threads {}{}  records {}  {} s measured  dir {}{}",
         a.threads,
+        if a.pipeline > 1 {
+            format!(
+                "  strata pipelined ({} in flight per thread; peers one at a time)",
+                a.pipeline
+            )
+        } else {
+            String::new()
+        },
         a.records,
         a.duration,
         base.dir.display(),

@@ -1334,7 +1334,35 @@ fn bench_durable_compares_group_commit_with_peers() {
         assert!(r["run"]["committed"].as_u64().unwrap() > 0, "{r}");
     }
     assert!(runs[0]["txns_per_fsync"].as_f64().unwrap() >= 1.0, "{v}");
+    assert_eq!(runs[0]["pipeline"], 1);
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "left files");
+    // Pipelined: the flag reaches Strata's clients (not the peers'), and
+    // the text table says so.
+    let out = strata(&[
+        "bench",
+        "durable",
+        "--engine",
+        "strata,redb",
+        "--op",
+        "insert",
+        "--records",
+        "100",
+        "--duration",
+        "0.3",
+        "--warmup",
+        "0",
+        "--pipeline",
+        "16",
+        "--dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("strata pipelined (16 in flight per thread; peers one at a time)"),
+        "{stdout}"
+    );
+    assert_usage_error(&["bench", "durable", "--pipeline", "0"], "--pipeline");
     assert_usage_error(&["bench", "durable", "--engine", "sqlite"], "--engine");
     assert_usage_error(
         &["bench", "durable", "--dir", "/nonexistent/strata"],

@@ -14,7 +14,9 @@
 //! transaction that loses a conflict counts as aborted, with its reason, and
 //! is not retried: the next step draws fresh input. Latency is that of
 //! committed transactions, per type and overall (`hdrhistogram`, 3
-//! significant figures). Every thread keeps its own counters; they are
+//! significant figures); a pipelined client (one that keeps commits in
+//! flight, `Outcome::CommittedSince`) reports when the acknowledged one
+//! began. Every thread keeps its own counters; they are
 //! merged after the run, so the driver adds no shared cache line to the hot
 //! path except one per-thread counter the main thread reads once a second.
 
@@ -34,6 +36,13 @@ pub enum Outcome {
     /// Rolled back, with a short stable reason (a `ConflictKind` name, or
     /// e.g. `"user-rollback"` for TPC-C's intended NewOrder rollbacks).
     Aborted(&'static str),
+    /// A pipelined client acknowledges, at this step, a commit an earlier
+    /// step ran, which started at the instant given: counted as committed,
+    /// its latency running from that instant.
+    CommittedSince(Instant),
+    /// A pipelined client's commit is in flight and nothing was
+    /// acknowledged at this step: nothing is counted.
+    Pending,
 }
 
 /// One closed-loop client.
@@ -324,18 +333,22 @@ fn work<W: Worker>(
         if ph != MEASURE {
             continue;
         }
-        let ns = started.elapsed().as_nanos() as u64;
         let ty = ty.min(ntypes - 1);
-        match outcome {
-            Outcome::Committed => {
-                local.committed[ty] += 1;
-                local.latency[ty].saturating_record(ns.max(1));
-                committed += 1;
-                // Only this thread writes the counter: a plain store suffices.
-                counter.store(committed, Ordering::Relaxed);
+        let since = match outcome {
+            Outcome::Committed => started,
+            Outcome::CommittedSince(t) => t,
+            Outcome::Aborted(reason) => {
+                *local.aborts[ty].entry(reason).or_default() += 1;
+                continue;
             }
-            Outcome::Aborted(reason) => *local.aborts[ty].entry(reason).or_default() += 1,
-        }
+            Outcome::Pending => continue,
+        };
+        let ns = since.elapsed().as_nanos() as u64;
+        local.committed[ty] += 1;
+        local.latency[ty].saturating_record(ns.max(1));
+        committed += 1;
+        // Only this thread writes the counter: a plain store suffices.
+        counter.store(committed, Ordering::Relaxed);
     }
     Ok(local)
 }
@@ -444,6 +457,36 @@ mod tests {
         assert!(r.series[0].committed_per_s > 0.0);
         assert!(r.series[0].new_bytes_per_txn.is_finite());
         assert!(r.latency.p99_us >= r.latency.p50_us);
+    }
+
+    /// A pipelined client with two commits in flight: every step but the
+    /// first acknowledges the previous step's commit, which began 20 ms
+    /// before this step did.
+    struct Pipelined(Option<Instant>);
+    impl Worker for Pipelined {
+        fn step(&mut self) -> Result<(usize, Outcome), WorkloadError> {
+            let began = self.0.replace(Instant::now());
+            std::thread::sleep(Duration::from_millis(20));
+            Ok((0, began.map_or(Outcome::Pending, Outcome::CommittedSince)))
+        }
+    }
+
+    /// An acknowledgement counts once, with its latency from the start of
+    /// the commit it acknowledges; a pending step counts nothing.
+    #[test]
+    fn pipelined_acknowledgements_count_from_their_commits_start() {
+        let cfg = DriverConfig {
+            warmup: Duration::ZERO,
+            duration: Duration::from_millis(300),
+            series: false,
+            huge_pages: Default::default(),
+        };
+        let r = run(&cfg, &["a"], vec![Pipelined(None)], &mut Quiet).unwrap();
+        // 300 ms of 20 ms steps, less the first (pending) one.
+        assert!((8..=15).contains(&r.committed), "{}", r.committed);
+        assert_eq!(r.aborted, 0);
+        // Two steps from the acknowledged commit's start to its ack.
+        assert!(r.latency.p50_us >= 40_000.0, "{:?}", r.latency);
     }
 
     struct Failing;

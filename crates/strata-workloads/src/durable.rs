@@ -14,7 +14,19 @@
 //! ```
 //!
 //! The latency the driver reports is the commit's, as the client sees it:
-//! from `begin` to the acknowledgement. Inserts take fresh keys (each thread
+//! from `begin` to the acknowledgement.
+//!
+//! With `pipeline` above 1, Strata's clients commit pipelined
+//! (`Transaction::commit_pipelined`): each keeps up to that many commits in
+//! flight and acknowledges the oldest once its ticket says it is durable,
+//! so one fsync covers the commits made meanwhile, not one per client.
+//! Latency still runs from `begin` to the acknowledgement. The peers have no
+//! such commit and always run one commit at a time.
+//!
+//! ```text
+//!   pipeline 4:  begin;op;commit ─┬─ begin;op;commit ─┬─ ... ─ wait(oldest) ─ ack
+//!                tickets in flight: [t1 t2 t3 t4] ─> ack t1, push t5 ...
+//! ``` Inserts take fresh keys (each thread
 //! its own range, above the loaded rows); updates overwrite one of the
 //! loaded rows, picked uniformly. A row is a 64-bit key and eight 64-bit
 //! integers (64 bytes of payload), as YCSB's rows with `--columns 8`.
@@ -22,11 +34,14 @@
 //! Every engine works in its own new directory under the one the caller
 //! names, removed after the run: a benchmark never writes over a database.
 
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use strata::{key, Database, Durability, Error, Options, Schema, SyncPolicy, Table, Type, Value};
+use strata::{
+    key, CommitTicket, Database, Durability, Error, Options, Schema, SyncPolicy, Table, Type, Value,
+};
 
 use crate::driver::{self, DriverConfig, Observer, Outcome, Report, Worker};
 use crate::rng::Rng;
@@ -68,6 +83,9 @@ pub struct DurableConfig {
     /// The directory the engines' own directories are made in.
     pub dir: PathBuf,
     pub seed: u64,
+    /// Strata's commits in flight per client (1: each commit waits for
+    /// its fsync, as the peers'; see the module doc).
+    pub pipeline: usize,
 }
 
 impl Default for DurableConfig {
@@ -80,6 +98,7 @@ impl Default for DurableConfig {
             duration: Duration::from_secs(5),
             dir: std::env::temp_dir(),
             seed: 1,
+            pipeline: 1,
         }
     }
 }
@@ -95,6 +114,9 @@ impl DurableConfig {
         }
         if self.duration.is_zero() {
             return bad("--duration must be positive");
+        }
+        if self.pipeline == 0 {
+            return bad("--pipeline must be at least 1 (1: each commit waits for its fsync)");
         }
         if !self.dir.is_dir() {
             return Err(WorkloadError::Config(format!(
@@ -112,15 +134,25 @@ pub struct DurableReport {
     pub engine: &'static str,
     pub op: CommitOp,
     pub threads: usize,
+    /// Commits in flight per client (always 1 for the peers).
+    pub pipeline: usize,
     pub run: Report,
     /// Strata only: commits per fsync (the group commit's sharing).
     pub txns_per_fsync: Option<f64>,
 }
 
-/// An engine that commits single-row transactions durably.
+/// How a commit ended: decided and durable (or aborted), or decided and
+/// in flight to the disk.
+enum Commit {
+    Done(Outcome),
+    InFlight(CommitTicket),
+}
+
+/// An engine that commits single-row transactions durably; with
+/// `pipelined`, one that can may return the commit in flight.
 trait CommitEngine: Sync {
-    fn insert(&self, k: u64) -> Result<Outcome, WorkloadError>;
-    fn update(&self, k: u64, n: i64) -> Result<Outcome, WorkloadError>;
+    fn insert(&self, k: u64, pipelined: bool) -> Result<Commit, WorkloadError>;
+    fn update(&self, k: u64, n: i64, pipelined: bool) -> Result<Commit, WorkloadError>;
 }
 
 /// Runs `engine` (one of [`ENGINES`]) in a new directory under `cfg.dir`.
@@ -131,9 +163,11 @@ pub fn run(
 ) -> Result<DurableReport, WorkloadError> {
     cfg.validate()?;
     let dir = EngineDir::new(&cfg.dir, engine)?;
+    let mut pipeline = 1;
     let (name, run, txns_per_fsync) = match engine {
         "strata" => {
             let e = StrataDurable::open(&dir.0, cfg.records)?;
+            pipeline = cfg.pipeline;
             let before = e.db.log_stats().unwrap_or_default();
             let r = drive(&e, cfg, observer)?;
             // (The load's commits are not the run's.)
@@ -155,6 +189,7 @@ pub fn run(
         engine: name,
         op: cfg.op,
         threads: cfg.threads,
+        pipeline,
         run,
         txns_per_fsync,
     })
@@ -196,21 +231,37 @@ struct Client<'a, E: CommitEngine + ?Sized> {
     /// The next key this thread inserts (its own range).
     next: u64,
     rng: Rng,
+    pipeline: usize,
+    /// Commits not yet acknowledged, oldest first, with their starts.
+    in_flight: VecDeque<(CommitTicket, Instant)>,
 }
 
 impl<E: CommitEngine + ?Sized> Worker for Client<'_, E> {
     fn step(&mut self) -> Result<(usize, Outcome), WorkloadError> {
-        let o = match self.op {
+        let started = Instant::now();
+        let pipelined = self.pipeline > 1;
+        let c = match self.op {
             CommitOp::Insert => {
                 self.next += 1;
-                self.engine.insert(self.next)?
+                self.engine.insert(self.next, pipelined)?
             }
             CommitOp::Update => {
                 let k = self.rng.range(0, self.records - 1);
-                self.engine.update(k, self.rng.range(0, 1 << 20) as i64)?
+                self.engine
+                    .update(k, self.rng.range(0, 1 << 20) as i64, pipelined)?
             }
         };
-        Ok((0, o))
+        let ticket = match c {
+            Commit::Done(o) => return Ok((0, o)),
+            Commit::InFlight(t) => t,
+        };
+        self.in_flight.push_back((ticket, started));
+        if self.in_flight.len() < self.pipeline {
+            return Ok((0, Outcome::Pending));
+        }
+        let (oldest, began) = self.in_flight.pop_front().expect("the pipeline is full");
+        oldest.wait()?;
+        Ok((0, Outcome::CommittedSince(began)))
     }
 }
 
@@ -227,6 +278,8 @@ fn drive<E: CommitEngine>(
             // Far above the loaded rows, 2^40 keys a thread.
             next: (i as u64 + 1) << 40,
             rng: Rng::for_thread(cfg.seed, i),
+            pipeline: cfg.pipeline,
+            in_flight: VecDeque::new(),
         })
         .collect();
     driver::run(
@@ -283,29 +336,42 @@ fn strata_row(k: u64, n: i64) -> Vec<Value> {
         .collect()
 }
 
-fn strata_outcome(r: strata::Result<()>) -> Result<Outcome, WorkloadError> {
-    match r {
-        Ok(()) => Ok(Outcome::Committed),
-        Err(Error::Conflict(k)) => Ok(Outcome::Aborted(k.name())),
-        Err(e) => Err(e.into()),
+impl StrataDurable {
+    /// Commits `x` after `op`, pipelined or waiting for the log.
+    fn commit(
+        mut x: strata::Transaction,
+        op: impl FnOnce(&mut strata::Transaction) -> strata::Result<()>,
+        pipelined: bool,
+    ) -> Result<Commit, WorkloadError> {
+        let r = op(&mut x).and_then(|()| {
+            if pipelined {
+                x.commit_pipelined().map(Commit::InFlight)
+            } else {
+                x.commit().map(|()| Commit::Done(Outcome::Committed))
+            }
+        });
+        match r {
+            Ok(c) => Ok(c),
+            Err(Error::Conflict(k)) => Ok(Commit::Done(Outcome::Aborted(k.name()))),
+            Err(e) => Err(e.into()),
+        }
     }
 }
 
 impl CommitEngine for StrataDurable {
-    fn insert(&self, k: u64) -> Result<Outcome, WorkloadError> {
-        let mut x = self.db.begin()?;
-        let r = x
-            .insert(&self.table, strata_row(k, 0))
-            .and_then(|()| x.commit());
-        strata_outcome(r)
+    fn insert(&self, k: u64, pipelined: bool) -> Result<Commit, WorkloadError> {
+        let x = self.db.begin()?;
+        Self::commit(x, |x| x.insert(&self.table, strata_row(k, 0)), pipelined)
     }
 
-    fn update(&self, k: u64, n: i64) -> Result<Outcome, WorkloadError> {
-        let mut x = self.db.begin()?;
-        let r = x
-            .update(&self.table, &key![k as i64], &[("c0", Value::Int(n))])
-            .and_then(|()| x.commit());
-        strata_outcome(r)
+    fn update(&self, k: u64, n: i64, pipelined: bool) -> Result<Commit, WorkloadError> {
+        let x = self.db.begin()?;
+        let change = [("c0", Value::Int(n))];
+        Self::commit(
+            x,
+            |x| x.update(&self.table, &key![k as i64], &change),
+            pipelined,
+        )
     }
 }
 
@@ -359,7 +425,7 @@ fn rocks_run(
 /// writer at a time, each commit fsyncs before it returns.
 #[cfg(feature = "redb")]
 mod redb_durable {
-    use super::{peer_value, CommitEngine, Outcome, Path, WorkloadError};
+    use super::{peer_value, Commit, CommitEngine, Outcome, Path, WorkloadError};
     use crate::peers::engine_err;
     use redb::{Database, Durability, TableDefinition};
 
@@ -396,13 +462,16 @@ mod redb_durable {
         }
     }
 
+    // (No pipelined commit: each waits for its fsync.)
     impl CommitEngine for Redb {
-        fn insert(&self, k: u64) -> Result<Outcome, WorkloadError> {
+        fn insert(&self, k: u64, _: bool) -> Result<Commit, WorkloadError> {
             self.write(|t| t.insert(k, peer_value(k, 0).as_slice()).map(drop))
+                .map(Commit::Done)
         }
 
-        fn update(&self, k: u64, n: i64) -> Result<Outcome, WorkloadError> {
+        fn update(&self, k: u64, n: i64, _: bool) -> Result<Commit, WorkloadError> {
             self.write(|t| t.insert(k, peer_value(k, n).as_slice()).map(drop))
+                .map(Commit::Done)
         }
     }
 }
@@ -412,7 +481,7 @@ mod redb_durable {
 /// one WAL write where it can; that is its own group commit).
 #[cfg(feature = "rocksdb")]
 mod rocks_durable {
-    use super::{peer_value, CommitEngine, Outcome, Path, WorkloadError};
+    use super::{peer_value, Commit, CommitEngine, Outcome, Path, WorkloadError};
     use crate::peers::{engine_err, key_bytes};
     use rocksdb::{ErrorKind, Options, TransactionDB, TransactionDBOptions, WriteOptions};
 
@@ -460,13 +529,14 @@ mod rocks_durable {
         }
     }
 
+    // (No pipelined commit: each waits for its fsync.)
     impl CommitEngine for Rocks {
-        fn insert(&self, k: u64) -> Result<Outcome, WorkloadError> {
-            self.put(k, 0)
+        fn insert(&self, k: u64, _: bool) -> Result<Commit, WorkloadError> {
+            self.put(k, 0).map(Commit::Done)
         }
 
-        fn update(&self, k: u64, n: i64) -> Result<Outcome, WorkloadError> {
-            self.put(k, n)
+        fn update(&self, k: u64, n: i64, _: bool) -> Result<Commit, WorkloadError> {
+            self.put(k, n).map(Commit::Done)
         }
     }
 }
@@ -484,6 +554,7 @@ mod tests {
             duration: Duration::from_millis(300),
             dir: dir.to_path_buf(),
             seed: 1,
+            pipeline: 1,
         }
     }
 
@@ -500,6 +571,25 @@ mod tests {
         }
         // Every engine's directory is gone after its run.
         assert_eq!(std::fs::read_dir(&tmp.0).unwrap().count(), 0);
+    }
+
+    /// Pipelined, one fsync covers more commits than the two threads could
+    /// have waiting (at most two, closed loop), and the report says so;
+    /// the peers report one commit in flight whatever was asked.
+    #[test]
+    fn strata_pipelined_commits_share_fsyncs_beyond_the_clients() {
+        let tmp = tempdir();
+        let cfg = DurableConfig {
+            pipeline: 32,
+            ..small(&tmp.0, CommitOp::Update)
+        };
+        let r = run("strata", &cfg, &mut crate::Quiet).unwrap();
+        assert_eq!(r.pipeline, 32);
+        assert!(r.run.committed > 10, "{}", r.run.committed);
+        let per_fsync = r.txns_per_fsync.expect("strata counts fsyncs");
+        assert!(per_fsync > 2.0, "{per_fsync} commits per fsync");
+        #[cfg(feature = "redb")]
+        assert_eq!(run("redb", &cfg, &mut crate::Quiet).unwrap().pipeline, 1);
     }
 
     #[cfg(feature = "redb")]
@@ -538,6 +628,13 @@ mod tests {
                     ..ok.clone()
                 },
                 "--records",
+            ),
+            (
+                DurableConfig {
+                    pipeline: 0,
+                    ..ok.clone()
+                },
+                "--pipeline",
             ),
         ] {
             match run("strata", &cfg, &mut crate::Quiet) {

@@ -1800,6 +1800,7 @@ mod tests {
                 }
                 (_, Outcome::Aborted(r)) => panic!("unexpected abort {r}"),
                 (_, Outcome::Committed) => assert!(w.retry.is_none()),
+                (_, o) => panic!("TPC-C does not pipeline: {o:?}"),
             }
         };
         // Still blocked: the retry aborts again, same inputs.
