@@ -1413,36 +1413,6 @@ fn pipelined_commits_are_durable_once_their_ticket_waits() {
     }
 }
 
-/// Under group commit a transaction that wrote nothing returns from
-/// `commit` only once the commits it could have read are durable: a value
-/// it read from a commit still waiting for its fsync is not acknowledged
-/// before that fsync (a crash could otherwise lose a value a client was
-/// shown). Read-only and read-write readers alike; the writer here is a
-/// pipelined commit, so nothing else waits for its fsync.
-#[test]
-fn a_group_commit_reader_returns_once_what_it_read_is_durable() {
-    let d = dir("reader-waits");
-    let db = open(&d);
-    let kv = kv(&db);
-    for k in 0..20 {
-        let ((), w) = db
-            .run_pipelined(|x| x.insert(&kv, row![k, k, "x"]))
-            .unwrap();
-        if k % 2 == 0 {
-            let mut r = db.begin_read_only().unwrap();
-            assert!(r.get(&kv, &key![k]).unwrap().is_some());
-            r.commit().unwrap();
-        } else {
-            db.run(|x| x.get(&kv, &key![k]).map(|r| assert!(r.is_some())))
-                .unwrap();
-        }
-        assert!(
-            w.is_durable(),
-            "commit {k} was read and acknowledged before it was durable"
-        );
-    }
-}
-
 /// Under group commit a thread can keep many commits in flight: one fsync
 /// covers them all, and every ticket waited on survives a crash.
 #[test]

@@ -655,24 +655,6 @@ impl Log {
         })
     }
 
-    /// A committed transaction that logged nothing, instead of
-    /// `finish_commit`: under GroupCommit it waits until the commits it
-    /// could have read are durable (the reservation counter now: see
-    /// `CommitTicket`), usually already so; a reader that read from a
-    /// commit still in its group waits for that group's fsync. Readers see
-    /// a commit as soon as it is decided, before its fsync (ERMIA's order:
-    /// stamp the versions, then wait for the log), so without this wait a
-    /// reader could acknowledge a value that a crash then loses. Async
-    /// acknowledges before durability by design and does not wait.
-    #[inline]
-    pub fn finish_reader(&self) -> Result<()> {
-        let sh = &self.sh;
-        if sh.sync == SyncPolicy::Async {
-            return Ok(());
-        }
-        sh.wait_durable(sh.buf.reserved())
-    }
-
     /// The ticket of a committed transaction that logged nothing: the end
     /// of everything reserved so far, which covers every commit it could
     /// have read (see `CommitTicket`).

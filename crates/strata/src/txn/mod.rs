@@ -947,7 +947,7 @@ impl Transaction {
             // Counted while the slot is still ours (see `stats`).
             self.db.tids.counts(self.tid).commit(true);
             self.finish();
-            return self.reader_ticket::<PIPELINED>();
+            return Ok(self.reader_ticket::<PIPELINED>());
         }
         // Durability (see the log module): the redo record is built before
         // the commit timestamp. With LSN commit stamps its log position,
@@ -1032,19 +1032,17 @@ impl Transaction {
                 .expect("logged")
                 .finish_commit(t)
                 .map(|()| CommitTicket::done()),
-            None => self.reader_ticket::<PIPELINED>(),
+            None => Ok(self.reader_ticket::<PIPELINED>()),
         }
     }
 
-    /// The ticket of a commit that logged nothing, covering every commit it
-    /// could have read (see `CommitTicket`); a plain commit waits on it
-    /// under GroupCommit (`Log::finish_reader`): a result read from a
-    /// commit that a crash could still lose is not acknowledged.
-    fn reader_ticket<const PIPELINED: bool>(&self) -> Result<CommitTicket> {
+    /// The ticket of a commit that logged nothing: a pipelined one waits for
+    /// every commit it could have read (see `CommitTicket`). A plain commit
+    /// does not wait for those, as before pipelining existed.
+    fn reader_ticket<const PIPELINED: bool>(&self) -> CommitTicket {
         match self.db.log.get() {
-            None => Ok(CommitTicket::done()),
-            Some(l) if PIPELINED => Ok(l.ticket_for_reader()),
-            Some(l) => l.finish_reader().map(|()| CommitTicket::done()),
+            Some(l) if PIPELINED => l.ticket_for_reader(),
+            _ => CommitTicket::done(),
         }
     }
 
