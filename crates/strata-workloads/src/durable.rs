@@ -26,9 +26,10 @@
 //! ```text
 //!   pipeline 4:  begin;op;commit ─┬─ begin;op;commit ─┬─ ... ─ wait(oldest) ─ ack
 //!                tickets in flight: [t1 t2 t3 t4] ─> ack t1, push t5 ...
-//! ``` Inserts take fresh keys (each thread
-//! its own range, above the loaded rows); updates overwrite one of the
-//! loaded rows, picked uniformly. A row is a 64-bit key and eight 64-bit
+//! ```
+//!
+//! Inserts take fresh keys (each thread its own range, above the loaded
+//! rows); updates overwrite one of the loaded rows, picked uniformly. A row is a 64-bit key and eight 64-bit
 //! integers (64 bytes of payload), as YCSB's rows with `--columns 8`.
 //!
 //! Every engine works in its own new directory under the one the caller

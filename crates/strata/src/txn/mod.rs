@@ -919,7 +919,11 @@ impl Transaction {
 
     /// Commits. On `Err(Conflict)` the transaction has been rolled back.
     /// With the write-ahead log under `SyncPolicy::GroupCommit` it returns
-    /// once the commit is on disk.
+    /// once the commit is on disk. A transaction that wrote nothing returns
+    /// at once, though it may have read commits not yet on disk (they are
+    /// visible once decided): to acknowledge what it read only once that
+    /// is durable, use [`Transaction::commit_pipelined`] and wait on the
+    /// ticket (docs/DURABILITY.md).
     pub fn commit(self) -> Result<()> {
         with_cc!(self.db.protocol, P => self.commit_as::<P, false>()).map(drop)
     }
@@ -1038,7 +1042,8 @@ impl Transaction {
 
     /// The ticket of a commit that logged nothing: a pipelined one waits for
     /// every commit it could have read (see `CommitTicket`). A plain commit
-    /// does not wait for those, as before pipelining existed.
+    /// does not wait for those: it would cost a read-only commit an fsync
+    /// whenever a write is in flight (docs/PERFORMANCE.md, tenth session).
     fn reader_ticket<const PIPELINED: bool>(&self) -> CommitTicket {
         match self.db.log.get() {
             Some(l) if PIPELINED => l.ticket_for_reader(),
