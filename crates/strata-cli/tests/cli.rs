@@ -1306,23 +1306,26 @@ fn an_interrupted_run_reports_what_it_measured() {
 #[test]
 fn bench_durable_compares_group_commit_with_peers() {
     let dir = temp_dir("durable");
-    let out = strata(&[
-        "bench",
-        "durable",
-        "--engine",
-        "strata,redb",
-        "--op",
-        "update",
-        "--records",
-        "100",
-        "--duration",
-        "0.3",
-        "--warmup",
-        "0",
-        "--dir",
-        dir.to_str().unwrap(),
-        "--json",
-    ]);
+    // Strata and redb, 100 rows, 0.3 s, no warm-up, in `dir`, then `extra`.
+    let durable = |extra: &[&str]| {
+        let mut args = vec![
+            "bench",
+            "durable",
+            "--engine",
+            "strata,redb",
+            "--records",
+            "100",
+            "--duration",
+            "0.3",
+            "--warmup",
+            "0",
+            "--dir",
+            dir.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        strata(&args)
+    };
+    let out = durable(&["--op", "update", "--json"]);
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_str(&text(&out.stdout)).expect("JSON");
     let runs = v.as_array().expect("one report per engine");
@@ -1338,24 +1341,7 @@ fn bench_durable_compares_group_commit_with_peers() {
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "left files");
     // Pipelined: the flag reaches Strata's clients (not the peers'), and
     // the text table says so.
-    let out = strata(&[
-        "bench",
-        "durable",
-        "--engine",
-        "strata,redb",
-        "--op",
-        "insert",
-        "--records",
-        "100",
-        "--duration",
-        "0.3",
-        "--warmup",
-        "0",
-        "--pipeline",
-        "16",
-        "--dir",
-        dir.to_str().unwrap(),
-    ]);
+    let out = durable(&["--op", "insert", "--pipeline", "16"]);
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(
