@@ -425,6 +425,10 @@ impl std::fmt::Debug for CommitTicket {
     }
 }
 
+/// `Transaction::read_stamp` after a read whose sources are not named one
+/// by one (see `Log::reader_lsn`).
+pub(crate) const UNKNOWN_READS: u64 = u64::MAX;
+
 /// What a committing transaction waits on after it is visible.
 pub(crate) struct Ticket {
     end: u64,
@@ -655,12 +659,49 @@ impl Log {
         })
     }
 
-    /// The ticket of a committed transaction that logged nothing: the end
-    /// of everything reserved so far, which covers every commit it could
-    /// have read (see `CommitTicket`).
-    pub fn ticket_for_reader(&self) -> CommitTicket {
+    /// The log position a committed transaction that logged nothing
+    /// depends on, from `read_stamp` (`Transaction::read_stamp`): with LSN
+    /// commit stamps a commit stamp *is* its record's end + K, so the
+    /// largest stamp it read names the one record it waits for; nothing
+    /// read, nothing to wait for. Reads not named one by one (scans, keys
+    /// read as absent, a version still being stamped), and MVTO's separate
+    /// clock, fall back to everything reserved so far, which covers every
+    /// commit it could have read (see `CommitTicket`).
+    ///
+    /// ```text
+    ///  log:  ...[W1 durable]|[W2 in flight][W3 in flight]   reserved ─┐
+    ///  reader of W1's row ──> lsn = end(W1): no wait                  │
+    ///  reader of W2's row ──> lsn = end(W2): waits for W2's fsync     │
+    ///  reader that scanned ──> lsn = reserved ◄───────────────────────┘
+    /// ```
+    pub fn reader_lsn(&self, read_stamp: u64) -> u64 {
+        match (read_stamp, self.stamp_offset) {
+            (0, _) => 0,
+            (s, Some(k)) if s != UNKNOWN_READS => s.saturating_sub(k),
+            _ => self.sh.buf.reserved(),
+        }
+    }
+
+    /// A committed transaction that logged nothing, instead of
+    /// `finish_commit`: under GroupCommit it returns once the commits it
+    /// read are durable (`reader_lsn`; usually they already are). Readers
+    /// see a commit once it is decided, before its fsync (ERMIA's order:
+    /// stamp the versions, then wait for the log), so without this a reader
+    /// could acknowledge a value that a crash then loses. Async
+    /// acknowledges before durability by design and does not wait.
+    #[inline]
+    pub fn finish_reader(&self, read_stamp: u64) -> Result<()> {
+        if self.sh.sync == SyncPolicy::Async || read_stamp == 0 {
+            return Ok(());
+        }
+        self.sh.wait_durable(self.reader_lsn(read_stamp))
+    }
+
+    /// The ticket of a committed transaction that logged nothing (see
+    /// `reader_lsn`).
+    pub fn ticket_for_reader(&self, read_stamp: u64) -> CommitTicket {
         CommitTicket {
-            on: Some((self.sh.clone(), self.sh.buf.reserved())),
+            on: Some((self.sh.clone(), self.reader_lsn(read_stamp))),
         }
     }
 

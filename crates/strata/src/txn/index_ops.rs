@@ -165,6 +165,8 @@ impl Transaction {
         range: impl RangeBounds<Key>,
         f: impl FnMut(&[Value]),
     ) -> Result<usize> {
+        // (A scan's rows are not named one by one: see `read_stamp`.)
+        self.read_stamp = crate::log::UNKNOWN_READS;
         with_cc!(self.db.protocol, P => self.index_scan_as::<P>(idx, range, f))
     }
 
@@ -178,6 +180,7 @@ impl Transaction {
         idx: &Index,
         range: impl RangeBounds<Key>,
     ) -> Result<Vec<Row>> {
+        self.read_stamp = crate::log::UNKNOWN_READS;
         with_cc!(self.db.protocol, P => self.index_scan_keys_as::<P>(idx, range))
     }
 

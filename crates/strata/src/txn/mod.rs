@@ -30,7 +30,7 @@ use crate::error::{ConflictKind, Error, Result};
 use crate::gc;
 use crate::index::key::EncodedKey;
 use crate::index::primary::Lookup;
-use crate::log::CommitTicket;
+use crate::log::{CommitTicket, UNKNOWN_READS};
 use crate::storage::indirection::MAX_TUPLES;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
 use crate::storage::visibility::Mode;
@@ -53,6 +53,12 @@ pub struct Transaction {
     pub(crate) ts: u64,
     pub(crate) read_only: bool,
     pub(crate) active: bool,
+    /// With the write-ahead log: the largest commit stamp among the
+    /// versions our point reads returned (0: none; `UNKNOWN_READS`: a read
+    /// whose source cannot be named, a scan or a key read as absent). A
+    /// commit that wrote nothing waits only for the log to cover it (see
+    /// `Log::reader_lsn`).
+    pub(crate) read_stamp: u64,
     pub(crate) writes: Vec<WriteEntry>,
     pub(crate) reads: Vec<ReadEntry>,
     /// Predicate reads (range scans, absent keys). This and `sec_writes`
@@ -163,6 +169,7 @@ impl Transaction {
             ts,
             read_only,
             active: true,
+            read_stamp: 0,
             writes,
             reads,
             scans: ThinVec::new(),
@@ -270,6 +277,9 @@ impl Transaction {
             Ok(v) => v,
             Err(e) => return self.fail(e),
         };
+        if self.db.log.get().is_some() {
+            self.note_read_stamp(v);
+        }
         // SAFETY: pinned, and `v` is at or above our visible version (see the
         // Send impl), so it is alive.
         Ok(unsafe { v.as_ref() }
@@ -321,6 +331,28 @@ impl Transaction {
             }
         }
         Ok(())
+    }
+
+    /// Folds the version a point read returned into `read_stamp`: its
+    /// commit stamp, or `UNKNOWN_READS` for a version still being stamped
+    /// (its writer is committing right now) or none at all (an absent key:
+    /// it may be absent because of a delete that GC has already unlinked,
+    /// before that delete's fsync).
+    #[inline]
+    fn note_read_stamp(&mut self, v: *mut Version) {
+        // SAFETY: pinned by the caller, and `v` is the version our read
+        // returned, alive while pinned.
+        self.read_stamp = match unsafe { v.as_ref() } {
+            Some(r) => {
+                let begin = r.begin.load(SeqCst);
+                if begin & TID_MARK != 0 {
+                    UNKNOWN_READS
+                } else {
+                    self.read_stamp.max(begin)
+                }
+            }
+            None => UNKNOWN_READS,
+        };
     }
 
     /// Index lookup + protocol read. Null when the key has no visible row.
@@ -455,6 +487,8 @@ impl Transaction {
         range: impl RangeBounds<Key>,
         f: impl FnMut(&[Value]),
     ) -> Result<usize> {
+        // (A scan's rows are not named one by one: see `read_stamp`.)
+        self.read_stamp = UNKNOWN_READS;
         with_cc!(self.db.protocol, P => self.scan_with_as::<P>(t, range, f))
     }
 
@@ -506,6 +540,8 @@ impl Transaction {
 
     /// Inserts a row; `Error::DuplicateKey` if its key exists for us.
     pub fn insert(&mut self, t: &Table, row: Row) -> Result<()> {
+        // A refused insert (a duplicate key) read that the key exists.
+        self.read_stamp = UNKNOWN_READS;
         with_cc!(self.db.protocol, P => self.insert_as::<P>(t, row))
     }
 
@@ -666,6 +702,8 @@ impl Transaction {
     /// Writes a new version derived from the current one.
     #[inline]
     fn modify(&mut self, ti: &TableInner, key: &Key, row: NewRow<'_>) -> Result<()> {
+        // A refused update or delete (a missing key) read that it is absent.
+        self.read_stamp = UNKNOWN_READS;
         with_cc!(self.db.protocol, P => self.modify_as::<P>(ti, key, row))
     }
 
@@ -951,7 +989,7 @@ impl Transaction {
             // Counted while the slot is still ours (see `stats`).
             self.db.tids.counts(self.tid).commit(true);
             self.finish();
-            return Ok(self.reader_ticket::<PIPELINED>());
+            return self.reader_ticket::<PIPELINED>();
         }
         // Durability (see the log module): the redo record is built before
         // the commit timestamp. With LSN commit stamps its log position,
@@ -1036,18 +1074,21 @@ impl Transaction {
                 .expect("logged")
                 .finish_commit(t)
                 .map(|()| CommitTicket::done()),
-            None => Ok(self.reader_ticket::<PIPELINED>()),
+            None => self.reader_ticket::<PIPELINED>(),
         }
     }
 
-    /// The ticket of a commit that logged nothing: a pipelined one waits for
-    /// every commit it could have read (see `CommitTicket`). A plain commit
-    /// does not wait for those: it would cost a read-only commit an fsync
-    /// whenever a write is in flight (docs/PERFORMANCE.md, tenth session).
-    fn reader_ticket<const PIPELINED: bool>(&self) -> CommitTicket {
+    /// The ticket of a commit that logged nothing, covering the commits it
+    /// read (`Log::reader_lsn`); a plain commit waits on it under
+    /// GroupCommit (`Log::finish_reader`), so a result read from a commit
+    /// still waiting for its fsync is not acknowledged before that fsync.
+    fn reader_ticket<const PIPELINED: bool>(&self) -> Result<CommitTicket> {
         match self.db.log.get() {
-            Some(l) if PIPELINED => l.ticket_for_reader(),
-            _ => CommitTicket::done(),
+            None => Ok(CommitTicket::done()),
+            Some(l) if PIPELINED => Ok(l.ticket_for_reader(self.read_stamp)),
+            Some(l) => l
+                .finish_reader(self.read_stamp)
+                .map(|()| CommitTicket::done()),
         }
     }
 
