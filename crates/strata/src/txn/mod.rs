@@ -53,6 +53,9 @@ pub struct Transaction {
     pub(crate) ts: u64,
     pub(crate) read_only: bool,
     pub(crate) active: bool,
+    /// The write-ahead log is on: point reads keep `read_stamp` (a flag
+    /// here, not a look at the database's log on every read).
+    logged: bool,
     /// With the write-ahead log: the largest commit stamp among the
     /// versions our point reads returned (0: none; `UNKNOWN_READS`: a read
     /// whose source cannot be named, a scan or a key read as absent). A
@@ -163,12 +166,14 @@ impl Transaction {
         } else {
             crate::cc::sets::take_sets()
         };
+        let logged = db.log.get().is_some();
         Ok(Transaction {
             db,
             tid,
             ts,
             read_only,
             active: true,
+            logged,
             read_stamp: 0,
             writes,
             reads,
@@ -277,7 +282,7 @@ impl Transaction {
             Ok(v) => v,
             Err(e) => return self.fail(e),
         };
-        if self.db.log.get().is_some() {
+        if self.logged {
             self.note_read_stamp(v);
         }
         // SAFETY: pinned, and `v` is at or above our visible version (see the
@@ -338,7 +343,8 @@ impl Transaction {
     /// (its writer is committing right now) or none at all (an absent key:
     /// it may be absent because of a delete that GC has already unlinked,
     /// before that delete's fsync).
-    #[inline]
+    /// (Out of line: the in-memory read path keeps only the flag's test.)
+    #[inline(never)]
     fn note_read_stamp(&mut self, v: *mut Version) {
         // SAFETY: pinned by the caller, and `v` is the version our read
         // returned, alive while pinned.
