@@ -379,8 +379,10 @@ impl Reservation {
 /// the end of every commit record the transaction could have read from
 /// (log order is commit order, so a durable record implies every earlier
 /// one is durable). A writer's ticket is its own record's end; a
-/// transaction that logged nothing gets the reservation counter at its
-/// commit, past every commit visible to it. So once `wait` returns, no
+/// transaction that logged nothing gets the end of the newest commit its
+/// point reads returned, or, after a read not named one by one (a scan, an
+/// absent key), the reservation counter at its commit, past every commit
+/// visible to it (`Log::reader_lsn`). So once `wait` returns, no
 /// acknowledged result depends on a commit a crash could lose.
 #[must_use = "a pipelined commit is durable only once its ticket's wait returns"]
 #[derive(Clone)]

@@ -963,11 +963,10 @@ impl Transaction {
 
     /// Commits. On `Err(Conflict)` the transaction has been rolled back.
     /// With the write-ahead log under `SyncPolicy::GroupCommit` it returns
-    /// once the commit is on disk. A transaction that wrote nothing returns
-    /// at once, though it may have read commits not yet on disk (they are
-    /// visible once decided): to acknowledge what it read only once that
-    /// is durable, use [`Transaction::commit_pipelined`] and wait on the
-    /// ticket (docs/DURABILITY.md).
+    /// once the commit is on disk; a transaction that wrote nothing returns
+    /// once the commits it read are on disk (they are visible once decided,
+    /// before their fsync; usually they are durable already: see
+    /// `Log::reader_lsn` and docs/DURABILITY.md).
     pub fn commit(self) -> Result<()> {
         with_cc!(self.db.protocol, P => self.commit_as::<P, false>()).map(drop)
     }
