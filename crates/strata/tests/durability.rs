@@ -1340,15 +1340,25 @@ fn async_loss_is_bounded_in_bytes_when_the_flusher_does_not_run() {
 
 /// Async with a flusher that never flushes on its own (a one-hour timer and
 /// a byte bound no test reaches): nothing is durable until a ticket's wait
-/// (or a catalog change) asks for a flush.
-fn held_flusher(d: &Path, p: Protocol) -> Database {
+/// (or a catalog change) asks for a flush. With the `kv` table, settled.
+fn held_flusher(d: &Path, p: Protocol) -> (Database, Table) {
     let t = LogTuning {
         async_flush_interval: std::time::Duration::from_secs(3600),
         async_max_unflushed_bytes: 1 << 30,
         checkpoint_every_bytes: None,
         ..LogTuning::default()
     };
-    Database::open(opts(d, SyncPolicy::Async, t).protocol(p)).unwrap()
+    let db = Database::open(opts(d, SyncPolicy::Async, t).protocol(p)).unwrap();
+    let kv = kv(&db);
+    settle();
+    (db, kv)
+}
+
+/// A wait (a catalog change's, a ticket's) rings the flusher's bell; a
+/// ring left over from it gives one more flush pass soon after, which
+/// would flush a commit a test needs in flight. Let that pass go by.
+fn settle() {
+    std::thread::sleep(std::time::Duration::from_millis(100));
 }
 
 /// A pipelined commit is visible at once and durable only after its
@@ -1359,12 +1369,7 @@ fn held_flusher(d: &Path, p: Protocol) -> Database {
 fn pipelined_commits_are_durable_once_their_ticket_waits() {
     for p in protocols() {
         let d = dir(&format!("pipelined-{p}"));
-        let db = held_flusher(&d, p);
-        let kv = kv(&db);
-        // Creating the table waited for its fsync and rang the flusher's
-        // bell; a wake-up left over from that gives one more pass, which
-        // would flush our first commit. Let it pass first.
-        std::thread::sleep(std::time::Duration::from_millis(100));
+        let (db, kv) = held_flusher(&d, p);
         let ((), t1) = db
             .run_pipelined(|x| x.insert(&kv, row![1, 10, "one"]))
             .unwrap();
@@ -1461,15 +1466,12 @@ fn a_group_commit_reader_returns_once_what_it_read_is_durable() {
 fn readers_wait_only_for_the_commits_they_read() {
     for p in protocols() {
         let d = dir(&format!("reader-precise-{p}"));
-        let db = held_flusher(&d, p);
-        let kv = kv(&db);
+        let (db, kv) = held_flusher(&d, p);
         let ((), old) = db
             .run_pipelined(|x| x.insert(&kv, row![1, 1, "old"]))
             .unwrap();
         old.wait().unwrap();
-        // The wait rang the flusher's bell; let a pass left over from it
-        // go by before the commit that must stay in flight.
-        std::thread::sleep(std::time::Duration::from_millis(100));
+        settle();
         let ((), _new) = db
             .run_pipelined(|x| x.insert(&kv, row![2, 2, "new"]))
             .unwrap();
