@@ -13,6 +13,9 @@
 //!   there (the time bound is max(flush interval, one flush) plus one flush,
 //!   about 12 ms, while the flusher gets a core; the test allows for a
 //!   loaded machine);
+//! * GroupCommit (both ways): every list content a read-only commit
+//!   acknowledged is a prefix of the recovered list (a reader that saw an
+//!   append still waiting for its fsync waited for it too);
 //! * both: no partial transaction (each transfer's row exists exactly when
 //!   both balance changes do, so every balance equals 1000 plus its
 //!   recorded transfers, and the total holds), and each list is a prefix of
@@ -227,7 +230,29 @@ fn crash_child() {
             })
         })
         .collect();
-    for h in threads {
+    // A reader of the lists (not under Async, which acknowledges before
+    // durability by design): each read-only commit acknowledges what it
+    // read, which must survive, appends by the other threads that were
+    // still waiting for their fsync included.
+    let reader = (mode != "async").then(|| {
+        std::thread::spawn(move || {
+            let mut rng = Rng::new(seed() + 7);
+            loop {
+                let k = rng.below(LISTS as u64) as i64;
+                let mut ro = db.begin_read_only().unwrap();
+                let items = ro
+                    .get(&lists, &key![k])
+                    .unwrap()
+                    .map(|r| r[1].as_text().unwrap().to_string());
+                ro.commit().unwrap();
+                if let Some(items) = items {
+                    println!("R {k} {items}");
+                }
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        })
+    });
+    for h in threads.into_iter().chain(reader) {
         h.join().unwrap();
     }
 }
@@ -237,6 +262,9 @@ fn crash_child() {
 struct Acked {
     transfers: Vec<(i64, Instant)>,
     appends: HashMap<i64, Vec<(i64, Instant)>>,
+    /// Per list, the longest content a reader's commit acknowledged (a
+    /// list only grows, so it covers the shorter ones).
+    reads: HashMap<i64, Vec<i64>>,
 }
 
 fn run_child(dir: &Path, sync: &str, round: u32, rng: &mut Rng, acked: &mut Acked) -> Instant {
@@ -293,6 +321,16 @@ fn run_child(dir: &Path, sync: &str, round: u32, rng: &mut Rng, acked: &mut Acke
                 .entry(k.parse().unwrap())
                 .or_default()
                 .push((id.parse().unwrap(), t)),
+            ["R", k, items] => {
+                let items: Vec<i64> = items
+                    .split_terminator(',')
+                    .map(|s| s.parse().unwrap())
+                    .collect();
+                let seen = acked.reads.entry(k.parse().unwrap()).or_default();
+                if items.len() > seen.len() {
+                    *seen = items;
+                }
+            }
             _ => {}
         }
     }
@@ -394,6 +432,19 @@ fn check(dir: &Path, acked: &Acked, must: impl Fn(Instant) -> bool, round: u32) 
             }
         }
     }
+    for (k, read) in &acked.reads {
+        let items = recovered.get(k).map(Vec::as_slice).unwrap_or_default();
+        let tail = |v: &[i64]| v[v.len().saturating_sub(3)..].to_vec();
+        assert!(
+            items.starts_with(read),
+            "round {round}: list {k}: a reader acknowledged {} items ending {:?}, \
+             recovered {} ending {:?}",
+            read.len(),
+            tail(read),
+            items.len(),
+            tail(items)
+        );
+    }
     drop(ro);
     lost
 }
@@ -456,9 +507,14 @@ fn crash_rounds(sync: &str, rounds: u32) {
     let n = acked.transfers.len() + acked.appends.values().map(Vec::len).sum::<usize>();
     eprintln!(
         "{sync}: {rounds} rounds, {n} acknowledged commits checked, {torn} torn tails cut, \
-         at most {most_lost} acknowledged commits lost in a round"
+         at most {most_lost} acknowledged commits lost in a round, {} lists' reads checked",
+        acked.reads.len()
     );
     assert!(n > 0, "the child committed nothing");
+    assert!(
+        sync == "async" || !acked.reads.is_empty(),
+        "the child's reader acknowledged nothing"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
