@@ -656,9 +656,14 @@ impl Log {
         if !t.published {
             return Err(self.sh.read_only_error());
         }
-        Ok(CommitTicket {
-            on: Some((self.sh.clone(), t.end)),
-        })
+        Ok(self.ticket_at(t.end))
+    }
+
+    /// A ticket that is durable once the log is durable up to `lsn`.
+    fn ticket_at(&self, lsn: u64) -> CommitTicket {
+        CommitTicket {
+            on: Some((self.sh.clone(), lsn)),
+        }
     }
 
     /// The log position a committed transaction that logged nothing
@@ -702,9 +707,7 @@ impl Log {
     /// The ticket of a committed transaction that logged nothing (see
     /// `reader_lsn`).
     pub fn ticket_for_reader(&self, read_stamp: u64) -> CommitTicket {
-        CommitTicket {
-            on: Some((self.sh.clone(), self.reader_lsn(read_stamp))),
-        }
+        self.ticket_at(self.reader_lsn(read_stamp))
     }
 
     /// Logs a catalog change; the caller holds the catalog lock and then
