@@ -76,3 +76,23 @@ fn each_line<T>(p: *const T, bytes: usize, prefetch: impl Fn(*const u8)) {
         off += 64;
     }
 }
+
+/// Starts loading a row's indirection `slot` (unless null) and its chain
+/// `head` (`bytes` of it): writable for a row about to be written (see
+/// [`crate::Transaction::prefetch_for`]; the head's first line holds the header
+/// words a write stores to), shared otherwise.
+#[inline(always)]
+pub(crate) fn row<T>(slot: *const T, head: *const u8, bytes: usize, write: bool) {
+    if write {
+        if !slot.is_null() {
+            line_for_write(slot);
+        }
+        line_for_write(head);
+        range(head.wrapping_add(64), bytes.saturating_sub(64));
+    } else {
+        if !slot.is_null() {
+            line(slot);
+        }
+        range(head, bytes);
+    }
+}

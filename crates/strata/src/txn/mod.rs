@@ -344,7 +344,7 @@ impl Transaction {
             let mut tuples = [(u64::MAX, ptr::null::<u8>()); BATCH];
             for (i, (ek, t)) in eks.iter().zip(tuples.iter_mut()).enumerate() {
                 if let Some((id, hint)) = ek.as_ref().and_then(|e| ti.index.get_hinted(e, &guard)) {
-                    prefetch_head(ti.rows.slot(id), hint, row_bytes, writes >> i & 1 != 0);
+                    crate::prefetch::row(ti.rows.slot(id), hint, row_bytes, writes >> i & 1 != 0);
                     *t = (id, hint);
                 }
             }
@@ -354,7 +354,7 @@ impl Transaction {
                 }
                 let head = ti.rows.head(id) as *const u8;
                 if crate::index::hash::hint_is_stale(hint, head) {
-                    prefetch_head(ptr::null::<u8>(), head, row_bytes, writes >> i & 1 != 0);
+                    crate::prefetch::row(ptr::null::<u8>(), head, row_bytes, writes >> i & 1 != 0);
                 }
             }
         }
@@ -1447,25 +1447,5 @@ mod tests {
             assert_current(&t, 1, &format!("{storage:?} after an abort"));
             assert!(matches!(ek, EncodedKey::U64(_)));
         }
-    }
-}
-
-/// Starts loading a row's indirection `slot` (unless null) and its chain
-/// `head` (`bytes` of it): writable for a row about to be written (see
-/// [`Transaction::prefetch_for`]; the head's first line holds the header
-/// words a write stores to), shared otherwise.
-#[inline(always)]
-fn prefetch_head<T>(slot: *const T, head: *const u8, bytes: usize, write: bool) {
-    if write {
-        if !slot.is_null() {
-            crate::prefetch::line_for_write(slot);
-        }
-        crate::prefetch::line_for_write(head);
-        crate::prefetch::range(head.wrapping_add(64), bytes.saturating_sub(64));
-    } else {
-        if !slot.is_null() {
-            crate::prefetch::line(slot);
-        }
-        crate::prefetch::range(head, bytes);
     }
 }
