@@ -1104,8 +1104,7 @@ impl<'a> TpccWorker<'a> {
             let item_keys: Vec<Key> = lines.iter().map(|l| k1(l.0)).collect();
             txn.prefetch(&t.item, &item_keys)?;
             let stock_keys: Vec<Key> = lines.iter().map(|l| k2(l.1, l.0)).collect();
-            // Every stock row is updated below.
-            txn.prefetch_for(&t.stock, &stock_keys, |_| true)?;
+            txn.prefetch(&t.stock, &stock_keys)?;
         }
         let mut total = 0i64;
         for (n, &(i_id, supply, qty)) in lines.iter().enumerate() {

@@ -108,8 +108,7 @@ pub struct YcsbConfig {
     /// Begin the mix's transactions as READ ONLY when the mix has no updates.
     pub read_only_hint: bool,
     /// Hand each transaction's keys to the engine up front
-    /// (`Transaction::prefetch_for`, the updated rows' lines writable), so
-    /// their cache misses overlap.
+    /// (`Transaction::prefetch`), so their cache misses overlap.
     pub prefetch: bool,
     /// Run a transaction lost to a conflict again, with the same operations,
     /// after a randomised exponential backoff ([`strata::backoff`]), until
@@ -425,7 +424,7 @@ impl StrataYcsb {
         let width = cfg.attributes + cfg.text_attributes;
         let nread = cfg.attrs_read();
         if cfg.prefetch {
-            t.prefetch_for(&self.table, keys, |i| ops[i].update.is_some())?;
+            t.prefetch(&self.table, keys)?;
         }
         for (op, key) in ops.iter().zip(keys) {
             match op.update {

@@ -13,14 +13,6 @@
 //!                  (prefetch)     (read h, prefetch s) (read s, prefetch v)
 //! ```
 //!
-//! Rows the transaction will write ([`crate::Transaction::prefetch_for`])
-//! have the lines the write stores to (hash entry, slot, the head's header)
-//! asked for writable (`prefetchw`): a line loaded shared must be fetched
-//! again, from the other cores' caches, when the store comes. On a hot row
-//! that is a cross-core round trip per store (+3.5% on YCSB 50% updates,
-//! Zipf 0.9, two threads in this VM's slow cross-core mode, four
-//! interleaved pairs: 510-518K against 475-499K txn/s).
-//!
 //! A prefetch is only a hint: it changes no state, takes no locks, does no
 //! concurrency-control bookkeeping, and a stale address (a row written or
 //! collected meanwhile) costs a wasted cache line, never a wrong answer.
@@ -74,25 +66,5 @@ fn each_line<T>(p: *const T, bytes: usize, prefetch: impl Fn(*const u8)) {
     while off < bytes {
         prefetch(p.wrapping_add(off));
         off += 64;
-    }
-}
-
-/// Starts loading a row's indirection `slot` (unless null) and its chain
-/// `head` (`bytes` of it): writable for a row about to be written (see
-/// [`crate::Transaction::prefetch_for`]; the head's first line holds the header
-/// words a write stores to), shared otherwise.
-#[inline(always)]
-pub(crate) fn row<T>(slot: *const T, head: *const u8, bytes: usize, write: bool) {
-    if write {
-        if !slot.is_null() {
-            line_for_write(slot);
-        }
-        line_for_write(head);
-        range(head.wrapping_add(64), bytes.saturating_sub(64));
-    } else {
-        if !slot.is_null() {
-            line(slot);
-        }
-        range(head, bytes);
     }
 }

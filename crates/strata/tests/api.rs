@@ -451,12 +451,9 @@ fn prefetch_records_nothing_and_checks_its_arguments() {
         // Older than `a` (MVTO orders by begin timestamp).
         let mut older = db.begin().unwrap();
         let mut a = db.begin().unwrap();
-        // Announced as writes (key 1, the absent 99) or not: no lock either.
-        a.prefetch_for(&t, &[key![1], key![2], key![99]], |i| i != 1)
-            .unwrap();
+        a.prefetch(&t, &[key![1], key![2], key![99]]).unwrap();
         // Had the prefetch read key 1, this overwrite would fail `a`'s
-        // validation (MVOCC) or close an rw edge (SSN/SSI); had it locked
-        // it, the overwrite would be refused ...
+        // validation (MVOCC) or close an rw edge (SSN/SSI) ...
         let mut b = db.begin().unwrap();
         b.update(&t, &key![1], &[("v", Value::Int(11))]).unwrap();
         b.commit().unwrap();
@@ -500,14 +497,6 @@ fn prefetch_records_nothing_and_checks_its_arguments() {
         // More keys than one batch.
         let many: Vec<_> = (0..100).map(|k| key![k]).collect();
         c.prefetch(&t, &many).unwrap();
-        c.prefetch_for(&t, &many, |i| i % 3 == 0).unwrap();
-        assert!(
-            matches!(
-                c.prefetch_for(&t, &[key![1], key!["one"]], |_| true),
-                Err(Error::TypeMismatch { .. })
-            ),
-            "{p}"
-        );
         assert_eq!(c.get(&t, &key![1]).unwrap(), Some(row![1, 11, "n"]), "{p}");
         c.commit().unwrap();
 

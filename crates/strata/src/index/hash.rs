@@ -210,18 +210,12 @@ impl IntHashIndex {
     }
 
     /// Starts loading the entry where the probe for `key` begins (see
-    /// [`crate::prefetch`]), writable if `write` (the caller will set its
-    /// hint). `guard`: the caller's pin, as in `get_hinted`.
+    /// [`crate::prefetch`]). `guard`: the caller's pin, as in `get_hinted`.
     #[inline]
-    pub fn prefetch(&self, key: u64, write: bool, guard: &epoch::Guard) {
+    pub fn prefetch(&self, key: u64, guard: &epoch::Guard) {
         let h = hash(key);
         let t = table_ref(self.shard(h).table.load(Acquire, guard));
-        let e = &t.entries[h as usize & t.mask];
-        if write {
-            crate::prefetch::line_for_write(e);
-        } else {
-            crate::prefetch::line(e);
-        }
+        crate::prefetch::line(&t.entries[h as usize & t.mask]);
     }
 
     /// The tuple id of `key`, if present.

@@ -261,13 +261,12 @@ impl PrimaryIndex {
     }
 
     /// Starts loading what [`PrimaryIndex::get`] will read first: the hash
-    /// entry of a key on an integer table, writable if `write` (an insert
-    /// or a write that sets the hint follows). (Other byte keys' map
-    /// lookups are dependent misses with nothing to start early.)
+    /// entry of a key on an integer table. (Other byte keys' map lookups
+    /// are dependent misses with nothing to start early.)
     #[inline]
-    pub fn prefetch(&self, key: &EncodedKey, write: bool, guard: &crossbeam_epoch::Guard) {
+    pub fn prefetch(&self, key: &EncodedKey, guard: &crossbeam_epoch::Guard) {
         if let Some(Side::Packed(h, k)) = self.side(key) {
-            h.prefetch(k, write, guard);
+            h.prefetch(k, guard);
         }
     }
 

@@ -123,27 +123,18 @@ pub struct ReadFilter {
 
 impl ReadFilter {
     /// The word and the two bits of `addr`. Both bits lie in one word (a
-    /// blocked Bloom filter), so recording a read is one word's update,
-    /// not two: a 50%-read YCSB transaction records five (the filter was
-    /// 4% of its workers' samples with two words).
+    /// blocked Bloom filter), so recording a read is one atomic `or` (a
+    /// locked instruction on x86), not two: a 50%-read YCSB transaction
+    /// records five (the filter was 4% of its workers' samples with two).
     fn hashes(addr: usize) -> (usize, u64) {
         let h = (addr as u64 >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let word = (h >> 60) as usize % FILTER_WORDS;
         (word, 1u64 << ((h >> 48) & 63) | 1u64 << ((h >> 42) & 63))
     }
     /// Records a read of `addr` (occupant only).
-    ///
-    /// A load and a store, not an atomic `or`: the occupant is the only
-    /// writer (readers only load), so no update can be lost between them,
-    /// and the Relaxed `or` ordered nothing either (the commit's SeqCst
-    /// status change publishes the filter). The difference is the locked
-    /// instruction: committing writers on other cores read this line, so
-    /// each `lock or` waited for the line to come back (a cross-core round
-    /// trip) and drained our store buffer; a plain store waits for neither.
     pub fn insert(&self, addr: usize) {
         let (w, b) = Self::hashes(addr);
-        let word = &self.bits[w];
-        word.store(word.load(Relaxed) | b, Relaxed);
+        self.bits[w].fetch_or(b, Relaxed);
         self.dirty.store(true, Relaxed);
     }
     /// Whether `addr` may have been read.

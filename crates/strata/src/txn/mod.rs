@@ -303,24 +303,6 @@ impl Transaction {
     /// the index stage is a plain lookup (nothing to start early) and only
     /// the slot and head stages overlap.
     pub fn prefetch(&self, t: &Table, keys: &[Key]) -> Result<()> {
-        self.prefetch_for(t, keys, |_| false)
-    }
-
-    /// [`Transaction::prefetch`] for rows some of which this transaction
-    /// will write: `will_write(i)` says whether `keys[i]`'s row is about to
-    /// be updated or deleted (or its key inserted). A write stores to its
-    /// hash entry (the chain-head hint), its indirection slot (the new
-    /// head) and its old head's header (the write lock, the end stamp), so
-    /// those lines are asked for in a writable state (`prefetchw`): a line
-    /// first loaded shared must be fetched a second time, to take it from
-    /// the other cores, when the store comes, and on a row other cores
-    /// read too (a hot row) that is a cross-core round trip per store.
-    pub fn prefetch_for(
-        &self,
-        t: &Table,
-        keys: &[Key],
-        will_write: impl Fn(usize) -> bool,
-    ) -> Result<()> {
         self.check_open(t)?;
         let ti: &TableInner = &t.inner;
         for k in keys {
@@ -329,32 +311,27 @@ impl Transaction {
         let row_bytes = ti.row_prefetch_bytes;
         let guard = epoch::pin();
         const BATCH: usize = 16;
-        for (c, chunk) in keys.chunks(BATCH).enumerate() {
+        for chunk in keys.chunks(BATCH) {
             let mut eks: [Option<EncodedKey>; BATCH] = Default::default();
-            let mut writes = 0u32;
-            for (i, (k, ek)) in chunk.iter().zip(eks.iter_mut()).enumerate() {
-                let write = will_write(c * BATCH + i);
-                writes |= u32::from(write) << i;
+            for (k, ek) in chunk.iter().zip(eks.iter_mut()) {
                 let e = ti.encode(k);
-                ti.index.prefetch(&e, write, &guard);
+                ti.index.prefetch(&e, &guard);
                 *ek = Some(e);
             }
             // The hinted heads load alongside the slots; only rows whose
             // hint is stale need the third stage.
             let mut tuples = [(u64::MAX, ptr::null::<u8>()); BATCH];
-            for (i, (ek, t)) in eks.iter().zip(tuples.iter_mut()).enumerate() {
+            for (ek, t) in eks.iter().zip(tuples.iter_mut()) {
                 if let Some((id, hint)) = ek.as_ref().and_then(|e| ti.index.get_hinted(e, &guard)) {
-                    crate::prefetch::row(ti.rows.slot(id), hint, row_bytes, writes >> i & 1 != 0);
+                    crate::prefetch::line(ti.rows.slot(id));
+                    crate::prefetch::range(hint, row_bytes);
                     *t = (id, hint);
                 }
             }
-            for (i, &(id, hint)) in tuples.iter().enumerate() {
-                if id == u64::MAX {
-                    continue;
-                }
+            for &(id, hint) in tuples.iter().filter(|t| t.0 != u64::MAX) {
                 let head = ti.rows.head(id) as *const u8;
                 if crate::index::hash::hint_is_stale(hint, head) {
-                    crate::prefetch::row(ptr::null::<u8>(), head, row_bytes, writes >> i & 1 != 0);
+                    crate::prefetch::range(head, row_bytes);
                 }
             }
         }
@@ -587,7 +564,7 @@ impl Transaction {
         // miss of its own, about 9% of TPC-C's NewOrder + Payment, whose
         // inserts are of fresh keys. Our hash entry's line starts loading
         // now and arrives while the tree takes the key.
-        ti.index.prefetch(&ek, true, &guard);
+        ti.index.prefetch(&ek, &guard);
         // The row the index's tree holds for the key after our insert lost
         // to it (see below).
         let mut holder = None;
