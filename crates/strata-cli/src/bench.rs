@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use strata::{Database, Durability, LogStats, MemorySpaces, Options, SyncPolicy};
-use strata_workloads::driver::{DriverConfig, Latency, SeriesPoint};
+use strata_workloads::driver::{AbReport, DriverConfig, Latency, SeriesPoint};
 use strata_workloads::ycsb::{self, Memory, YcsbConfig, YcsbEngine};
 use strata_workloads::{peers, WorkloadError};
 
@@ -121,6 +121,9 @@ struct Summary {
     log: Option<LogSummary>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     series: Vec<SeriesPoint>,
+    /// With --ab-ms: the A/B figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ab: Option<AbReport>,
     /// With --runs > 1: committed/s of every run, in run order (the rest of
     /// the summary is the median run's).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -262,6 +265,16 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
     if let Some(path) = &a.extra.series {
         crate::check_output_file("series", path)?;
     }
+    let ab_interval = match a.extra.ab_ms {
+        None => None,
+        Some(ms) if ms < 10 || (ms as f64) * 2.0 > a.duration * 1000.0 => {
+            return Err(UsageError(format!(
+                "--ab-ms must be at least 10 and leave one pair of intervals in --duration ({} s), got {ms}",
+                a.duration
+            )));
+        }
+        Some(ms) => Some(Duration::from_millis(ms)),
+    };
     let options = Options::default()
         .protocol(a.protocol)
         .version_storage(a.storage)
@@ -289,6 +302,7 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
         duration: Duration::from_secs_f64(a.duration),
         series: a.extra.series.is_some(),
         huge_pages: a.extra.huge_pages.unwrap_or_default(),
+        ab_interval,
     };
     driver.huge_pages.apply_at_start().map_err(usage)?;
     let quiet = a.json || a.extra.csv;
@@ -408,6 +422,7 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
             memory: r.memory.clone().unwrap_or_default(),
             log,
             series: r.run.series.clone(),
+            ab: r.run.ab.clone(),
             runs_committed_per_s: Vec::new(),
         });
         drop(engine);
@@ -612,6 +627,18 @@ fn print_summary(s: &Summary) {
         "latency   p50 {:.1} us  p99 {:.1} us  p99.9 {:.1} us  max {:.1} us",
         l.p50_us, l.p99_us, l.p999_us, l.max_us
     );
+    if let Some(ab) = &s.ab {
+        println!(
+            "a/b       strata::ab on/off {:.3} median (quartiles {:.3}-{:.3}) over {} pairs of {} ms intervals; on {:.0}, off {:.0} txn/s",
+            ab.on_over_off_median,
+            ab.on_over_off_q1,
+            ab.on_over_off_q3,
+            ab.pairs,
+            ab.interval_ms,
+            ab.on_committed_per_s,
+            ab.off_committed_per_s
+        );
+    }
     if s.engine == "strata" {
         let m = &s.memory;
         println!(

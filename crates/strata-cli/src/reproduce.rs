@@ -1749,6 +1749,7 @@ impl Plan {
                 duration,
                 series: time,
                 huge_pages: Default::default(),
+                ab_interval: None,
             },
             series,
         })

@@ -139,6 +139,7 @@ fn scale(a: &ReproduceArgs) -> Result<Scale, UsageError> {
             duration,
             series: false,
             huge_pages: Default::default(),
+            ab_interval: None,
         },
         seed: a.seed,
     };
@@ -574,6 +575,7 @@ mod tests {
                 duration: Duration::ZERO,
                 series: false,
                 huge_pages: Default::default(),
+                ab_interval: None,
             },
             seed: 1,
         };

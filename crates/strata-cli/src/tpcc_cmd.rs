@@ -161,6 +161,7 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         duration: Duration::from_secs_f64(a.duration),
         series: a.series.is_some(),
         huge_pages,
+        ab_interval: None,
     };
     let Some(r) = crate::workload_outcome(tpcc::run(
         db,

@@ -77,6 +77,14 @@ pub struct YcsbExtra {
     /// Save committed transactions per second, once a second, to this CSV file.
     #[arg(long, value_name = "FILE")]
     pub series: Option<std::path::PathBuf>,
+    /// A/B within this run: flip `strata::ab`'s switch every MS
+    /// milliseconds of the measured window and report the median ratio of
+    /// each "on" interval's throughput to its neighbouring "off" one's. For
+    /// a build whose change is written behind `strata::ab::on()` (see
+    /// docs/EXTENDING.md, "Measuring a change"); without one it measures
+    /// the A/A spread.
+    #[arg(long, value_name = "MS")]
+    pub ab_ms: Option<u64>,
     /// Transparent huge pages: `os` (the operating system's choice, the
     /// default), `load` (for the loaded data only, none for memory the run
     /// touches first) or `off` (none).

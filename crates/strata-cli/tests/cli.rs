@@ -1845,3 +1845,43 @@ fn check_orders_blind_writes_by_the_engines_versions() {
         }
     }
 }
+
+/// `--ab-ms` flips `strata::ab` during the measured window and reports the
+/// neighbouring intervals' ratio (on an unswitched build, the A/A spread:
+/// near 1), in the summary and the JSON; intervals that leave no pair in
+/// the window are refused.
+#[test]
+fn bench_ycsb_ab_reports_neighbouring_interval_pairs() {
+    let args = |extra: &[&'static str]| {
+        let mut a = vec![
+            "bench",
+            "ycsb",
+            "--records",
+            "2000",
+            "--threads",
+            "1",
+            "--duration",
+            "0.8",
+            "--warmup",
+            "0",
+        ];
+        a.extend_from_slice(extra);
+        a
+    };
+    let out = strata(&args(&["--ab-ms", "100"]));
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains("a/b       strata::ab on/off"), "{s}");
+    assert!(s.contains("of 100 ms intervals"), "{s}");
+    let out = strata(&args(&["--ab-ms", "100", "--json"]));
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&text(&out.stdout)).expect("JSON");
+    assert!(v["ab"]["pairs"].as_u64().unwrap() >= 2, "{v}");
+    let r = v["ab"]["on_over_off_median"].as_f64().unwrap();
+    assert!(r > 0.2 && r < 5.0, "{v}");
+    let out = strata(&args(&["--json"]));
+    let v: serde_json::Value = serde_json::from_str(&text(&out.stdout)).expect("JSON");
+    assert!(v.get("ab").is_none(), "{v}");
+    assert_usage_error(&args(&["--ab-ms", "5"]), "--ab-ms");
+    assert_usage_error(&args(&["--ab-ms", "500"]), "--ab-ms");
+}

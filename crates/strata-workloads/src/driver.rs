@@ -91,6 +91,78 @@ pub struct DriverConfig {
     /// Huge pages for memory first touched during the run
     /// (`crate::huge_pages`).
     pub huge_pages: crate::huge_pages::HugePages,
+    /// Flip `strata::ab`'s switch every this long during the measured
+    /// window and compare neighbouring intervals ([`AbReport`]).
+    pub ab_interval: Option<Duration>,
+}
+
+/// One interval of an A/B run: whether `strata::ab` was on, and what
+/// committed in it.
+#[derive(Debug, Clone, Copy)]
+pub struct AbInterval {
+    pub on: bool,
+    pub committed: u64,
+    pub secs: f64,
+}
+
+/// The switch's setting for interval `k` of an A/B run: off, on, on, off,
+/// ... so that neighbouring pairs come in both orders (a drift over the
+/// run, memory growing say, then cancels instead of favouring one side).
+pub fn ab_phase(k: usize) -> bool {
+    matches!(k % 4, 1 | 2)
+}
+
+/// What an A/B run measured (see the `strata::ab` module): the ratio of
+/// each "on" interval's throughput to its neighbouring "off" one's.
+#[derive(Debug, Clone, Serialize)]
+pub struct AbReport {
+    pub interval_ms: u64,
+    pub pairs: usize,
+    pub on_over_off_median: f64,
+    /// First and third quartiles of the pairs' ratios.
+    pub on_over_off_q1: f64,
+    pub on_over_off_q3: f64,
+    pub on_committed_per_s: f64,
+    pub off_committed_per_s: f64,
+}
+
+impl AbReport {
+    /// Pairs intervals (0, 1), (2, 3), ... (see [`ab_phase`]); `None`
+    /// without a complete pair.
+    pub fn of(interval_ms: u64, intervals: &[AbInterval]) -> Option<AbReport> {
+        let rate = |i: &AbInterval| i.committed as f64 / i.secs.max(1e-9);
+        let mut ratios = Vec::new();
+        let (mut on, mut off) = (Vec::new(), Vec::new());
+        for pair in intervals.chunks_exact(2) {
+            let (a, b) = if pair[0].on {
+                (&pair[0], &pair[1])
+            } else {
+                (&pair[1], &pair[0])
+            };
+            if a.on == b.on || rate(b) == 0.0 {
+                continue;
+            }
+            ratios.push(rate(a) / rate(b));
+            on.push(rate(a));
+            off.push(rate(b));
+        }
+        if ratios.is_empty() {
+            return None;
+        }
+        let at = |v: &mut Vec<f64>, q: f64| {
+            v.sort_by(f64::total_cmp);
+            v[((v.len() - 1) as f64 * q).round() as usize]
+        };
+        Some(AbReport {
+            interval_ms,
+            pairs: ratios.len(),
+            on_over_off_median: at(&mut ratios, 0.5),
+            on_over_off_q1: at(&mut ratios, 0.25),
+            on_over_off_q3: at(&mut ratios, 0.75),
+            on_committed_per_s: at(&mut on, 0.5),
+            off_committed_per_s: at(&mut off, 0.5),
+        })
+    }
 }
 
 /// Latency percentiles of committed transactions, in microseconds.
@@ -168,6 +240,9 @@ pub struct Report {
     pub per_type: Vec<TypeReport>,
     /// Empty unless [`DriverConfig::series`] was set.
     pub series: Vec<SeriesPoint>,
+    /// With [`DriverConfig::ab_interval`] and at least one pair.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ab: Option<AbReport>,
 }
 
 impl Report {
@@ -221,6 +296,7 @@ pub fn run<W: Worker>(
     let total = cfg.warmup + cfg.duration;
     observer.start("run", total.as_millis() as u64, "ms");
     let mut series = Vec::new();
+    let mut ab = Vec::new();
     let (locals, measured) = std::thread::scope(|s| {
         let handles: Vec<_> = workers
             .into_iter()
@@ -242,7 +318,23 @@ pub fn run<W: Worker>(
         let mut last_sum = 0u64;
         let mut last_resident = if cfg.series { resident_bytes() } else { None };
         let sum = |c: &[Padded]| c.iter().map(|p| p.0.load(Ordering::Relaxed)).sum::<u64>();
+        let mut ab_last = (measure_started, 0u64);
+        if cfg.ab_interval.is_some() {
+            strata::ab::set(ab_phase(0));
+        }
         tick_until(end, started, observer, &handles, |now| {
+            if let Some(every) = cfg.ab_interval {
+                if now >= ab_last.0 + every {
+                    let total = sum(&counters);
+                    ab.push(AbInterval {
+                        on: ab_phase(ab.len()),
+                        committed: total - ab_last.1,
+                        secs: now.duration_since(ab_last.0).as_secs_f64(),
+                    });
+                    strata::ab::set(ab_phase(ab.len()));
+                    ab_last = (now, total);
+                }
+            }
             if cfg.series && now >= next_sample {
                 let total = sum(&counters);
                 let resident = resident_bytes();
@@ -262,6 +354,7 @@ pub fn run<W: Worker>(
             }
         });
         phase.store(STOP, Ordering::SeqCst);
+        strata::ab::set(false);
         let measured = measure_started.elapsed();
         observer.finish();
         let locals = handles
@@ -273,7 +366,11 @@ pub fn run<W: Worker>(
             .collect::<Result<Vec<_>, _>>();
         (locals, measured)
     });
-    Ok(merge(types, locals?, measured, series))
+    let mut report = merge(types, locals?, measured, series);
+    report.ab = cfg
+        .ab_interval
+        .and_then(|every| AbReport::of(every.as_millis() as u64, &ab));
+    Ok(report)
 }
 
 /// Sleeps until `until` in short ticks, updating the observer and calling
@@ -404,6 +501,7 @@ fn merge(
         latency: Latency::of(&all),
         per_type,
         series,
+        ab: None,
     }
 }
 
@@ -444,6 +542,7 @@ mod tests {
             duration: Duration::from_millis(1100),
             series: true,
             huge_pages: Default::default(),
+            ab_interval: None,
         };
         let r = run(&cfg, &["a", "b"], vec![Fake(0), Fake(0)], &mut Quiet).unwrap();
         assert!(r.committed > 0 && r.aborted > 0);
@@ -457,6 +556,94 @@ mod tests {
         assert!(r.series[0].committed_per_s > 0.0);
         assert!(r.series[0].new_bytes_per_txn.is_finite());
         assert!(r.latency.p99_us >= r.latency.p50_us);
+    }
+
+    /// Commits every step while `strata::ab` is on, every other step while
+    /// it is off: an "on" interval commits twice what its neighbour does,
+    /// whatever the machine's speed.
+    struct Switched(u64);
+    impl Worker for Switched {
+        fn step(&mut self) -> Result<(usize, Outcome), WorkloadError> {
+            self.0 += 1;
+            std::thread::sleep(Duration::from_micros(200));
+            Ok(if strata::ab::on() || self.0.is_multiple_of(2) {
+                (0, Outcome::Committed)
+            } else {
+                (0, Outcome::Aborted("write-write"))
+            })
+        }
+    }
+
+    /// The driver flips the switch every interval, in the off, on, on, off
+    /// order, reports the on/off ratio of neighbouring intervals, and
+    /// leaves the switch off.
+    #[test]
+    fn ab_runs_flip_the_switch_and_pair_neighbouring_intervals() {
+        assert_eq!(
+            (0..8).map(ab_phase).collect::<Vec<_>>(),
+            [false, true, true, false, false, true, true, false]
+        );
+        let cfg = DriverConfig {
+            warmup: Duration::from_millis(10),
+            duration: Duration::from_millis(800),
+            series: false,
+            huge_pages: Default::default(),
+            ab_interval: Some(Duration::from_millis(100)),
+        };
+        let r = run(&cfg, &["a"], vec![Switched(0)], &mut Quiet).unwrap();
+        let ab = r.ab.expect("pairs");
+        assert!(ab.pairs >= 2, "{ab:?}");
+        assert!((1.5..2.7).contains(&ab.on_over_off_median), "{ab:?}");
+        assert!(
+            ab.on_over_off_q1 <= ab.on_over_off_median
+                && ab.on_over_off_median <= ab.on_over_off_q3
+        );
+        assert!(!strata::ab::on());
+        // Without an interval: no figures, and the switch stays off.
+        let cfg = DriverConfig {
+            ab_interval: None,
+            ..cfg
+        };
+        assert!(run(&cfg, &["a"], vec![Switched(0)], &mut Quiet)
+            .unwrap()
+            .ab
+            .is_none());
+    }
+
+    /// Each pair's ratio is on over off in whichever order the pair ran;
+    /// a steady drift over the run cancels between the two orders.
+    #[test]
+    fn ab_report_takes_on_over_off_in_both_orders() {
+        let intervals: Vec<AbInterval> = (0..8)
+            .map(|k| {
+                let base = 1000.0 - 10.0 * k as f64;
+                let on = ab_phase(k);
+                AbInterval {
+                    on,
+                    committed: (base * if on { 1.1 } else { 1.0 }) as u64,
+                    secs: 0.5,
+                }
+            })
+            .collect();
+        let ab = AbReport::of(500, &intervals).unwrap();
+        assert_eq!(ab.pairs, 4);
+        assert!((1.08..1.12).contains(&ab.on_over_off_median), "{ab:?}");
+        assert!(ab.on_committed_per_s > ab.off_committed_per_s);
+        // Rates, not counts: a longer interval does not look faster.
+        let uneven = [
+            AbInterval {
+                on: false,
+                committed: 1000,
+                secs: 1.0,
+            },
+            AbInterval {
+                on: true,
+                committed: 1000,
+                secs: 0.5,
+            },
+        ];
+        assert!((AbReport::of(500, &uneven).unwrap().on_over_off_median - 2.0).abs() < 1e-9);
+        assert!(AbReport::of(500, &intervals[..1]).is_none());
     }
 
     /// A pipelined client with two commits in flight: every step but the
@@ -480,6 +667,7 @@ mod tests {
             duration: Duration::from_millis(300),
             series: false,
             huge_pages: Default::default(),
+            ab_interval: None,
         };
         let r = run(&cfg, &["a"], vec![Pipelined(None)], &mut Quiet).unwrap();
         // 300 ms of 20 ms steps, less the first (pending) one.
@@ -503,6 +691,7 @@ mod tests {
             duration: Duration::from_secs(30),
             series: false,
             huge_pages: Default::default(),
+            ab_interval: None,
         };
         let started = Instant::now();
         let r = run(&cfg, &["a"], vec![Failing], &mut Quiet);

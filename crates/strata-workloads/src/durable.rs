@@ -289,6 +289,7 @@ fn drive<E: CommitEngine>(
             duration: cfg.duration,
             series: false,
             huge_pages: Default::default(),
+            ab_interval: None,
         },
         &[cfg.op.name()],
         workers,

@@ -200,6 +200,7 @@ pub fn run(
                 duration: cfg.core.duration,
                 series: false,
                 huge_pages: Default::default(),
+                ab_interval: None,
             };
             let workers = ycsb_core::clients(db, &t, &cfg.core, MIX, rows);
             driver::run(&driver_cfg, &TYPES, workers, observer)

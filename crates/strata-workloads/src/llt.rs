@@ -288,6 +288,7 @@ pub fn run(
         duration: cfg.duration,
         series: true,
         huge_pages: Default::default(),
+        ab_interval: None,
     };
     let (run, mut samples, during) = std::thread::scope(|s| {
         let llts: Vec<_> = (0..cfg.llts)

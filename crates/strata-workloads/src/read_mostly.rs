@@ -259,6 +259,7 @@ pub fn run_on(
         duration: cfg.duration,
         series: false,
         huge_pages: Default::default(),
+        ab_interval: None,
     };
     let run = driver::run(&driver_cfg, &TYPES, workers, observer)?;
     let total = run.committed + run.aborted;

@@ -1848,6 +1848,7 @@ mod tests {
             duration: Duration::from_millis(500),
             series: false,
             huge_pages: Default::default(),
+            ab_interval: None,
         };
         let r = run(db, &cfg, &d, &mut Quiet).unwrap();
         let attempts = |ty| {
@@ -1893,6 +1894,7 @@ mod tests {
             duration: Duration::from_millis(800),
             series: false,
             huge_pages: Default::default(),
+            ab_interval: None,
         };
         let r = run(db.clone(), &cfg, &d, &mut Quiet).unwrap();
         assert!(
@@ -1962,6 +1964,7 @@ mod tests {
                 duration: Duration::from_millis(1500),
                 series: false,
                 huge_pages: Default::default(),
+                ab_interval: None,
             };
             let r = run(db.clone(), &cfg, &d, &mut Quiet).unwrap();
             for name in ["history", "new_order", "orders", "order_line"] {

@@ -983,6 +983,7 @@ mod tests {
             duration: Duration::from_millis(200),
             series: false,
             huge_pages: Default::default(),
+            ab_interval: None,
         };
         run(&engine, &cfg, &d, &mut crate::Quiet).unwrap();
         let mut t = db.begin_read_only().unwrap();
@@ -1065,6 +1066,7 @@ mod tests {
             duration: Duration::from_millis(300),
             series: false,
             huge_pages: Default::default(),
+            ab_interval: None,
         };
         let r = run(&engine, &cfg, &d, &mut crate::Quiet).unwrap();
         assert!(r.run.of_type("ycsb").unwrap().committed > 0);

@@ -376,6 +376,7 @@ pub fn run_on(
         duration: cfg.duration,
         series: false,
         huge_pages: Default::default(),
+        ab_interval: None,
     };
     driver::run(&driver_cfg, &TYPES, workers, observer)
 }

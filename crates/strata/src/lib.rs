@@ -33,6 +33,7 @@
 //! See `docs/ARCHITECTURE.md` for the map of modules and how a transaction
 //! flows through them.
 
+pub mod ab;
 mod cc;
 mod db;
 mod error;

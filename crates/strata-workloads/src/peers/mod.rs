@@ -217,6 +217,7 @@ mod tests {
                     duration: Duration::from_millis(150),
                     series: false,
                     huge_pages: Default::default(),
+                    ab_interval: None,
                 };
                 let r = crate::ycsb::run(engine.as_ref(), &cfg, &d, &mut Quiet)
                     .unwrap_or_else(|e| panic!("{name}: {e}"));
