@@ -6,7 +6,9 @@
 //!    |-----------------------|-----------------------------------|
 //!    workers: loop { t0 = now; (type, outcome) = step(); record if measuring }
 //!    main:    ticks the observer; samples the commit counters once a second
-//!             (throughput-over-time series); flips the phase flag
+//!             (throughput-over-time series) and, for an A/B run, every
+//!             interval, flipping `strata::ab` (see [`AbReport`]); flips
+//!             the phase flag
 //! ```
 //!
 //! A worker is anything that runs one transaction per [`Worker::step`] and
