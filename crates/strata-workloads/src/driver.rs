@@ -151,20 +151,26 @@ impl AbReport {
         if ratios.is_empty() {
             return None;
         }
-        let at = |v: &mut Vec<f64>, q: f64| {
-            v.sort_by(f64::total_cmp);
-            v[((v.len() - 1) as f64 * q).round() as usize]
-        };
         Some(AbReport {
             interval_ms,
             pairs: ratios.len(),
-            on_over_off_median: at(&mut ratios, 0.5),
-            on_over_off_q1: at(&mut ratios, 0.25),
-            on_over_off_q3: at(&mut ratios, 0.75),
-            on_committed_per_s: at(&mut on, 0.5),
-            off_committed_per_s: at(&mut off, 0.5),
+            on_over_off_median: quantile(&mut ratios, 0.5),
+            on_over_off_q1: quantile(&mut ratios, 0.25),
+            on_over_off_q3: quantile(&mut ratios, 0.75),
+            on_committed_per_s: quantile(&mut on, 0.5),
+            off_committed_per_s: quantile(&mut off, 0.5),
         })
     }
+}
+
+/// The `q` quantile of `v` (nearest rank; sorts `v`); 0 when empty. The
+/// median of an even count is the upper middle value.
+pub(crate) fn quantile(v: &mut [f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * q).round() as usize]
 }
 
 /// Latency percentiles of committed transactions, in microseconds.

@@ -109,14 +109,6 @@ pub struct HtapReport {
     pub analytical: Analytical,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 /// Loads, grows the analysed rows' chains under the analytical snapshot,
 /// and runs both sides for the measured window.
 pub fn run(
@@ -218,7 +210,7 @@ pub fn run(
     })
 }
 
-fn median_report(scans: Vec<f64>, points: Vec<f64>, secs: f64) -> Analytical {
+fn median_report(mut scans: Vec<f64>, mut points: Vec<f64>, secs: f64) -> Analytical {
     Analytical {
         scans: scans.len() as u64,
         scans_per_s: if secs > 0.0 {
@@ -226,9 +218,9 @@ fn median_report(scans: Vec<f64>, points: Vec<f64>, secs: f64) -> Analytical {
         } else {
             0.0
         },
-        scan_ms_p50: median(scans),
+        scan_ms_p50: crate::driver::quantile(&mut scans, 0.5),
         point_queries: points.len() as u64,
-        point_query_us_p50: median(points),
+        point_query_us_p50: crate::driver::quantile(&mut points, 0.5),
     }
 }
 
