@@ -292,6 +292,38 @@ fn phantom_g2_predicate_allowed_only_under_si() {
     }
 }
 
+/// A scan that stops early protects the keys it read and no more. T1 takes
+/// the first row of [0, 100) (10 of 10, 20, 30) and inserts 200; T2 inserts
+/// a key into [0, 100) and commits first. An insert past T1's stop (50) is
+/// no phantom: both commit under every protocol. One before it (5) is: a
+/// serializable protocol that validates scans refuses T1 (MVTO orders T1
+/// before T2 by timestamp and needs no refusal; SI allows it). The same
+/// scan read to the end (limit 10) makes 50 a phantom too, so the first
+/// case's commits come from the narrower predicate, not from a protocol
+/// that checks nothing.
+#[test]
+fn limited_scan_protects_only_the_keys_it_read() {
+    for p in every_config() {
+        for (limit, phantom, refused) in [(1, 50, false), (1, 5, true), (10, 50, true)] {
+            let db = db(p);
+            let t = kv_table(&db);
+            load(&db, &t, &[(10, 1), (20, 2), (30, 3)]);
+            let mut t1 = db.begin().unwrap();
+            let seen = t1.scan_limit(&t, key![0]..key![100], limit).unwrap();
+            assert_eq!(seen.len(), limit.min(3), "{p}");
+            let mut t2 = db.begin().unwrap();
+            let r2 = t2
+                .insert(&t, row![phantom, 0, "t2"])
+                .and_then(|_| t2.commit());
+            let r1 = t1.insert(&t, row![200, 0, "t1"]).and_then(|_| t1.commit());
+            let both = r1.is_ok() && r2.is_ok();
+            let validates = p.is_serializable() && p != Protocol::Mvto;
+            let case = format!("{p}: limit {limit}, insert {phantom}: {r1:?} {r2:?}");
+            assert_eq!(!both, refused && validates, "{case}");
+        }
+    }
+}
+
 /// A phantom inside one transaction: a second scan of a range returns the
 /// same rows even though another transaction inserted into it and committed.
 #[test]

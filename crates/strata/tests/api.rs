@@ -2,8 +2,9 @@
 
 mod common;
 use common::*;
+use std::ops::ControlFlow;
 use strata::{
-    key, row, ConflictKind, Database, Error, Key, Options, Protocol, Schema, Type, Value,
+    key, row, ConflictKind, Database, Error, Key, Options, Protocol, Row, Schema, Type, Value,
 };
 
 #[test]
@@ -67,6 +68,59 @@ fn scan_returns_visible_rows_in_key_order() {
         let incl = txn.scan(&t, key![1]..=key![9]).unwrap().len();
         assert_eq!(incl, 3, "{p}");
         txn.commit().unwrap();
+    }
+}
+
+/// `scan_limit` and `scan_while` stop early: the first rows visible to the
+/// transaction (its own writes in, its deletes out), in key order.
+#[test]
+fn limited_scans_return_the_first_visible_rows() {
+    let ints = |rows: &[Row]| -> Vec<i64> { rows.iter().map(|r| r[0].as_int().unwrap()).collect() };
+    for p in protocols() {
+        let db = db(p);
+        let t = kv_table(&db);
+        load(&db, &t, &[(5, 50), (1, 10), (3, 30), (-2, -20), (9, 90)]);
+        let mut txn = db.begin().unwrap();
+        txn.delete(&t, &key![1]).unwrap();
+        txn.insert(&t, row![2, 20, "own"]).unwrap();
+        let first = txn.scan_limit(&t, key![-5]..key![9], 3).unwrap();
+        assert_eq!(ints(&first), vec![-2, 2, 3], "{p}");
+        // More than the range holds: all of it, as `scan`.
+        let all = txn.scan_limit(&t, .., 100).unwrap();
+        assert_eq!(all, txn.scan(&t, ..).unwrap(), "{p}");
+        assert_eq!(ints(&all), vec![-2, 2, 3, 5, 9], "{p}");
+        assert!(txn.scan_limit(&t, .., 0).unwrap().is_empty(), "{p}");
+        // The row that breaks is the last one read and counted.
+        let mut read = Vec::new();
+        let n = txn
+            .scan_while(&t, key![0].., |r| {
+                read.push(r[0].as_int().unwrap());
+                if r[1].as_int() == Some(50) {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            })
+            .unwrap();
+        assert_eq!((n, read), (3, vec![2, 3, 5]), "{p}");
+        // Bad bounds are refused also when nothing would be read.
+        for limit in [0, 1] {
+            assert!(
+                matches!(
+                    txn.scan_limit(&t, key!["x"]..key!["y"], limit),
+                    Err(Error::TypeMismatch { .. })
+                ),
+                "{p}"
+            );
+        }
+        txn.commit().unwrap();
+        let mut ro = db.begin_read_only().unwrap();
+        assert_eq!(
+            ints(&ro.scan_limit(&t, key![3].., 2).unwrap()),
+            vec![3, 5],
+            "{p}"
+        );
+        ro.commit().unwrap();
     }
 }
 

@@ -71,7 +71,7 @@ use super::hash::{self, IntHashIndex};
 use super::key::{packed_ints, ByteKey, EncodedKey, INLINE_KEY};
 use crate::value::PointLookups;
 use rustc_hash::FxBuildHasher;
-use std::ops::Bound;
+use std::ops::{Bound, ControlFlow};
 
 /// The hash side of a byte-keyed index.
 type BytesHash = scc::HashIndex<ByteKey, u64, FxBuildHasher>;
@@ -331,6 +331,26 @@ impl PrimaryIndex {
     pub fn range(&self, lo: &Bound<EncodedKey>, hi: &Bound<EncodedKey>, out: &mut Vec<u64>) {
         let (lo, hi) = (map_bound(lo, tree_key), map_bound(hi, tree_key));
         self.tree().range(lo.as_ref(), hi.as_ref(), |v| out.push(v));
+    }
+
+    /// Tuple ids of keys within the bounds, in key order, handed to `f`
+    /// one at a time until it breaks: a scan that stops early (a limit)
+    /// walks no leaf past its last row. `guard`: the caller's pin, held
+    /// across `f` (the tree's nodes outlive it; removed keys are freed
+    /// through the epoch).
+    pub fn range_while(
+        &self,
+        lo: &Bound<EncodedKey>,
+        hi: &Bound<EncodedKey>,
+        guard: &crossbeam_epoch::Guard,
+        mut f: impl FnMut(u64) -> ControlFlow<()>,
+    ) {
+        let (lo, hi) = (map_bound(lo, tree_key), map_bound(hi, tree_key));
+        for (_, tuple) in self.tree().iter(lo.as_ref(), hi.as_ref(), guard) {
+            if f(tuple).is_break() {
+                return;
+            }
+        }
     }
 
     /// Entries (walks the tree's leaves).

@@ -39,7 +39,7 @@ use crate::table::{Table, TableInner};
 use crate::tid::Status;
 use crate::value::{ColumnRef, Key, Row, Value};
 use crossbeam_epoch::{self as epoch, Guard};
-use std::ops::RangeBounds;
+use std::ops::{Bound, ControlFlow, RangeBounds};
 use std::ptr;
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
@@ -491,50 +491,115 @@ impl Transaction {
         &mut self,
         t: &Table,
         range: impl RangeBounds<Key>,
-        f: impl FnMut(&[Value]),
+        mut f: impl FnMut(&[Value]),
     ) -> Result<usize> {
-        // (A scan's rows are not named one by one: see `read_stamp`.)
-        self.read_stamp = UNKNOWN_READS;
-        with_cc!(self.db.protocol, P => self.scan_with_as::<P>(t, range, f))
+        self.scan_while(t, range, |r| {
+            f(r);
+            ControlFlow::Continue(())
+        })
     }
 
-    fn scan_with_as<P: Cc>(
+    /// The first `limit` rows whose primary key lies in `range`, in key
+    /// order (SQL's `LIMIT`): the scan reads no row past them, and its
+    /// predicate covers only the keys up to the last row returned (see
+    /// [`Transaction::scan_while`]).
+    pub fn scan_limit(
         &mut self,
         t: &Table,
         range: impl RangeBounds<Key>,
-        mut f: impl FnMut(&[Value]),
+        limit: usize,
+    ) -> Result<Vec<Row>> {
+        let mut out = Vec::new();
+        if limit == 0 {
+            // Checks the table and the bounds, reads nothing.
+            self.check_open(t)?;
+            primary_bounds(t, &range)?;
+            return Ok(out);
+        }
+        self.scan_while(t, range, |r| {
+            out.push(r.to_vec());
+            if out.len() == limit {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })?;
+        Ok(out)
+    }
+
+    /// Calls `f` on the rows whose primary key lies in `range`, in key
+    /// order, without copying them, until `f` returns `Break` (that row is
+    /// the last one read). Returns the number of rows `f` was called on.
+    ///
+    /// A scan that stops early has read only the keys from the range's
+    /// start to its last row, and that shorter range is what the
+    /// serializable protocols protect against phantoms: a row inserted
+    /// past the stop is no conflict, one inserted before it is.
+    ///
+    /// ```text
+    ///  scan_limit([0, 100), 2)     rows 10, 20 | 30, 40 ...
+    ///  predicate read:             [0, 20]     (an insert of 50: no phantom;
+    ///                                           of 15: a phantom)
+    /// ```
+    pub fn scan_while(
+        &mut self,
+        t: &Table,
+        range: impl RangeBounds<Key>,
+        f: impl FnMut(&[Value]) -> ControlFlow<()>,
+    ) -> Result<usize> {
+        // (A scan's rows are not named one by one: see `read_stamp`.)
+        self.read_stamp = UNKNOWN_READS;
+        with_cc!(self.db.protocol, P => self.scan_while_as::<P>(t, range, f))
+    }
+
+    fn scan_while_as<P: Cc>(
+        &mut self,
+        t: &Table,
+        range: impl RangeBounds<Key>,
+        mut f: impl FnMut(&[Value]) -> ControlFlow<()>,
     ) -> Result<usize> {
         self.check_open(t)?;
         let ti: &TableInner = &t.inner;
-        // Bounds may be prefixes of the primary key (see index::secondary).
-        let lo = crate::index::secondary::primary_bound(ti, range.start_bound(), true)?;
-        let hi = crate::index::secondary::primary_bound(ti, range.end_bound(), false)?;
-        let _guard = epoch::pin();
+        let (lo, mut hi) = primary_bounds(t, &range)?;
+        let guard = epoch::pin();
         let phantom_checked = !self.read_only && P::VALIDATES_SCANS;
         if !self.read_only {
             P::before_scan(self, &ti.predicate_read_ts);
         }
-        let mut tuples = Vec::new();
-        ti.index.range(&lo, &hi, &mut tuples);
         let mut seen = Vec::new();
         let mut n = 0;
-        for tuple in tuples {
+        let mut failed = None;
+        ti.index.range_while(&lo, &hi.clone(), &guard, |tuple| {
             let v = match self.read_tuple::<P>(ti, tuple) {
                 Ok(v) => v,
-                Err(e) => return self.fail(e),
+                Err(e) => {
+                    failed = Some(e);
+                    return ControlFlow::Break(());
+                }
             };
             if v.is_null() {
-                continue;
+                return ControlFlow::Continue(());
             }
             if phantom_checked {
                 seen.push(tuple);
             }
             // SAFETY: pinned; see read_with.
             let r = unsafe { &*v };
-            if !r.is_tombstone() {
-                storage::with_values(r, &mut f);
-                n += 1;
+            if r.is_tombstone() {
+                return ControlFlow::Continue(());
             }
+            n += 1;
+            storage::with_values(r, |row| {
+                let flow = f(row);
+                if flow.is_break() {
+                    // The predicate read ends at this row's key.
+                    hi = Bound::Included(ti.encode(&ti.schema.key_of(row)));
+                }
+                flow
+            })
+        });
+        if let Some(e) = failed {
+            return self.fail(e);
         }
         if phantom_checked {
             self.scans.push(ScanEntry::range(ti, lo, hi, seen));
@@ -1257,6 +1322,19 @@ fn duplicate(t: &TableInner, key: &Key) -> Error {
 #[cold]
 fn read_only_write() -> Error {
     Error::Misuse("write in a read-only transaction".into())
+}
+
+/// A primary-key scan's byte bounds. Bounds may be prefixes of the primary
+/// key (see `index::secondary`).
+fn primary_bounds(
+    t: &Table,
+    range: &impl RangeBounds<Key>,
+) -> Result<(Bound<EncodedKey>, Bound<EncodedKey>)> {
+    let ti: &TableInner = &t.inner;
+    Ok((
+        crate::index::secondary::primary_bound(ti, range.start_bound(), true)?,
+        crate::index::secondary::primary_bound(ti, range.end_bound(), false)?,
+    ))
 }
 
 #[cfg(test)]
