@@ -44,6 +44,7 @@
 //! ordinary abort, so it fails the run instead ([`StrataExecutor::failure`]).
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -349,16 +350,34 @@ impl StrataExecutor {
                     value: Some(row.map(|r| register(key, &r))),
                 };
             }
-            PlannedOp::Scan { lo, hi } => {
+            PlannedOp::Scan { lo, hi, limit } => {
                 out.push(Op::ScanList {
                     lo,
                     hi,
                     value: None,
                 });
                 let range = tomb_key(lo)..tomb_key(hi);
-                let rows = match &self.scan_index {
-                    Some(idx) => txn.index_scan(idx, range)?,
-                    None => txn.scan(&self.lists, range)?,
+                // A limited scan stops at the end of a key (its data row,
+                // after its tomb) once it read `limit` rows, and observed
+                // the keys up to that one. Index scans read to the end.
+                let mut hi = hi;
+                let rows = match (&self.scan_index, limit) {
+                    (Some(idx), _) => txn.index_scan(idx, range)?,
+                    (None, None) => txn.scan(&self.lists, range)?,
+                    (None, Some(n)) => {
+                        let mut rows = Vec::new();
+                        txn.scan_while(&self.lists, range, |r| {
+                            rows.push(r.to_vec());
+                            let pk = r[0].as_int().expect("list keys are integers") as u64;
+                            if rows.len() as u64 >= n && pk % 2 == 1 {
+                                hi = pk / 2 + 1;
+                                ControlFlow::Break(())
+                            } else {
+                                ControlFlow::Continue(())
+                            }
+                        })?;
+                        rows
+                    }
                 };
                 // Per logical key in order: (key, tomb, data).
                 let mut keys: Vec<(u64, Option<List>, Option<List>)> = Vec::new();

@@ -38,8 +38,15 @@ pub enum PlannedOp {
     /// empty list in one model and as `nil` in the other.
     ReadReg { key: Key },
     /// Read every non-empty list with a key in `lo..hi` (observed as
-    /// [`crate::Op::ScanList`]).
-    Scan { lo: Key, hi: Key },
+    /// [`crate::Op::ScanList`]). With a `limit`, stop once that many lists
+    /// were read (an executor may read a little more, to the end of a key):
+    /// the observed op then names the range up to the last key read, the
+    /// predicate such a scan protects (`Transaction::scan_limit`).
+    Scan {
+        lo: Key,
+        hi: Key,
+        limit: Option<u64>,
+    },
 }
 
 /// Which kind of transactions to generate.
@@ -81,6 +88,9 @@ pub struct GeneratorConfig {
     pub scan_fraction: f64,
     /// Widest scan range, in keys (scans are `1..=max_scan_width` wide).
     pub max_scan_width: u64,
+    /// Probability that a scan stops after its first one or two lists
+    /// ([`PlannedOp::Scan`]'s `limit`).
+    pub limited_scan_fraction: f64,
     /// Zipfian theta in `0.0..1.0`: 0 is uniform, 0.99 is very skewed.
     pub skew: f64,
     pub seed: u64,
@@ -97,6 +107,7 @@ impl Default for GeneratorConfig {
             delete_fraction: 0.3,
             scan_fraction: 0.4,
             max_scan_width: 6,
+            limited_scan_fraction: 0.3,
             skew: 0.5,
             seed: 0,
         }
@@ -228,9 +239,14 @@ impl Generator {
                         // hot keys that the appends land on.
                         let lo = self.key();
                         let width = self.rng.random_range(1..=self.cfg.max_scan_width.max(1));
+                        let limit = self
+                            .rng
+                            .random_bool(self.cfg.limited_scan_fraction)
+                            .then(|| self.rng.random_range(1..=2));
                         PlannedOp::Scan {
                             lo,
                             hi: lo.saturating_add(width),
+                            limit,
                         }
                     } else {
                         self.list_op()
@@ -344,7 +360,10 @@ mod tests {
                     PlannedOp::Read { key } | PlannedOp::ReadReg { key } => {
                         assert!(key < cfg.keys)
                     }
-                    PlannedOp::Scan { lo, hi } => assert!(lo < hi),
+                    PlannedOp::Scan { lo, hi, limit } => {
+                        assert!(lo < hi);
+                        assert!(limit.is_none_or(|n| (1..=2).contains(&n)));
+                    }
                 }
             }
             assert!(!seen.is_empty());
@@ -371,7 +390,12 @@ mod tests {
     fn predicate_workload_mixes_scans_appends_and_deletes() {
         let g = Generator::new(GeneratorConfig::for_workload(Workload::Predicate));
         let ops: Vec<_> = g.take(300).flatten().collect();
-        assert!(ops.iter().any(|o| matches!(o, PlannedOp::Scan { .. })));
+        assert!(ops
+            .iter()
+            .any(|o| matches!(o, PlannedOp::Scan { limit: None, .. })));
+        assert!(ops
+            .iter()
+            .any(|o| matches!(o, PlannedOp::Scan { limit: Some(_), .. })));
         assert!(ops.iter().any(|o| matches!(o, PlannedOp::Append { .. })));
         assert!(ops.iter().any(|o| matches!(o, PlannedOp::Delete { .. })));
     }
@@ -387,7 +411,7 @@ mod tests {
                 .take(2000)
                 .flatten()
                 .filter_map(|o| match o {
-                    PlannedOp::Scan { lo, hi } => Some(hi - lo),
+                    PlannedOp::Scan { lo, hi, .. } => Some(hi - lo),
                     _ => None,
                 })
                 .collect();

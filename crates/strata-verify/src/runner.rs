@@ -70,6 +70,31 @@ pub fn run_workload<E: TxnExecutor + ?Sized>(
     h
 }
 
+/// A scan's observation from the lists in `lo..hi` in key order: the
+/// non-empty ones, up to `limit` of them; a scan that stopped there read
+/// only the keys up to its last list, and says so by its range.
+fn limited_scan(
+    lo: Key,
+    hi: Key,
+    limit: Option<u64>,
+    lists: impl Iterator<Item = (Key, Vec<Elem>)>,
+) -> Op {
+    let mut found: Vec<(Key, Vec<Elem>)> = Vec::new();
+    let mut end = hi;
+    for (k, l) in lists.filter(|(_, l)| !l.is_empty()) {
+        found.push((k, l));
+        if limit.is_some_and(|n| found.len() as u64 == n) {
+            end = k + 1;
+            break;
+        }
+    }
+    Op::ScanList {
+        lo,
+        hi: end,
+        value: Some(found),
+    }
+}
+
 /// The state all reference executors share: lists and registers by key.
 #[derive(Clone, Debug, Default)]
 struct Data {
@@ -78,12 +103,13 @@ struct Data {
 }
 
 impl Data {
-    fn scan(&self, lo: Key, hi: Key) -> Vec<(Key, Vec<Elem>)> {
-        self.lists
-            .range(lo..hi)
-            .filter(|(_, l)| !l.is_empty())
-            .map(|(k, l)| (*k, l.clone()))
-            .collect()
+    fn scan(&self, lo: Key, hi: Key, limit: Option<u64>) -> Op {
+        limited_scan(
+            lo,
+            hi,
+            limit,
+            self.lists.range(lo..hi).map(|(k, l)| (*k, l.clone())),
+        )
     }
 
     /// Applies one op in place and returns what it observed.
@@ -110,11 +136,7 @@ impl Data {
                 key,
                 value: Some(self.regs.get(&key).copied()),
             },
-            PlannedOp::Scan { lo, hi } => Op::ScanList {
-                lo,
-                hi,
-                value: Some(self.scan(lo, hi)),
-            },
+            PlannedOp::Scan { lo, hi, limit } => self.scan(lo, hi, limit),
         }
     }
 }
@@ -242,7 +264,7 @@ impl TxnExecutor for SnapshotExecutor {
                         value: Some(value),
                     }
                 }
-                PlannedOp::Scan { lo, hi } => {
+                PlannedOp::Scan { lo, hi, limit } => {
                     let keys: Vec<Key> = st
                         .lists
                         .range(lo..hi)
@@ -251,16 +273,8 @@ impl TxnExecutor for SnapshotExecutor {
                         .collect::<std::collections::BTreeSet<_>>()
                         .into_iter()
                         .collect();
-                    let rows = keys
-                        .into_iter()
-                        .map(|k| (k, list_at(k, &own_lists)))
-                        .filter(|(_, l)| !l.is_empty())
-                        .collect();
-                    Op::ScanList {
-                        lo,
-                        hi,
-                        value: Some(rows),
-                    }
+                    let lists = keys.into_iter().map(|k| (k, list_at(k, &own_lists)));
+                    limited_scan(lo, hi, limit, lists)
                 }
             });
         }

@@ -266,6 +266,7 @@ fn long_readers_and_the_collector(storage: VersionStorage) {
             delete_fraction: 0.0,
             scan_fraction: 0.2,
             max_scan_width: 4,
+            limited_scan_fraction: 0.3,
             skew: 0.9,
             seed: 0xdead + p as u64,
         };

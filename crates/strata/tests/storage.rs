@@ -66,6 +66,7 @@ fn verify_seeded(
         delete_fraction: 0.3,
         scan_fraction: 0.25,
         max_scan_width: 6,
+        limited_scan_fraction: 0.3,
         skew: 0.99,
         seed,
     };

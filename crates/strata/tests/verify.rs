@@ -43,6 +43,7 @@ fn config(workload: Workload, keys: u64, seed: u64) -> GeneratorConfig {
         delete_fraction: 0.3,
         scan_fraction: 0.4,
         max_scan_width: 6,
+        limited_scan_fraction: 0.3,
         skew: 0.99,
         seed,
     }
