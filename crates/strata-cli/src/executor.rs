@@ -359,25 +359,24 @@ impl StrataExecutor {
                 let range = tomb_key(lo)..tomb_key(hi);
                 // A limited scan stops at the end of a key (its data row,
                 // after its tomb) once it read `limit` rows, and observed
-                // the keys up to that one. Index scans read to the end.
+                // the keys up to that one. (The index is on the primary
+                // key's column: both scans see rows in key order.)
                 let mut hi = hi;
-                let rows = match (&self.scan_index, limit) {
-                    (Some(idx), _) => txn.index_scan(idx, range)?,
-                    (None, None) => txn.scan(&self.lists, range)?,
-                    (None, Some(n)) => {
-                        let mut rows = Vec::new();
-                        txn.scan_while(&self.lists, range, |r| {
-                            rows.push(r.to_vec());
-                            let pk = r[0].as_int().expect("list keys are integers") as u64;
-                            if rows.len() as u64 >= n && pk % 2 == 1 {
-                                hi = pk / 2 + 1;
-                                ControlFlow::Break(())
-                            } else {
-                                ControlFlow::Continue(())
-                            }
-                        })?;
-                        rows
+                let mut rows = Vec::new();
+                let until_limit = |r: &[Value]| {
+                    rows.push(r.to_vec());
+                    let pk = r[0].as_int().expect("list keys are integers") as u64;
+                    match limit {
+                        Some(n) if rows.len() as u64 >= n && pk % 2 == 1 => {
+                            hi = pk / 2 + 1;
+                            ControlFlow::Break(())
+                        }
+                        _ => ControlFlow::Continue(()),
                     }
+                };
+                match &self.scan_index {
+                    Some(idx) => txn.index_scan_while(idx, range, until_limit)?,
+                    None => txn.scan_while(&self.lists, range, until_limit)?,
                 };
                 // Per logical key in order: (key, tomb, data).
                 let mut keys: Vec<(u64, Option<List>, Option<List>)> = Vec::new();

@@ -445,6 +445,95 @@ fn repeated_index_scan_sees_no_phantom_rows() {
     }
 }
 
+/// `index_scan_limit` / `index_scan_while`: the first rows in index order,
+/// read-write (through the protocol) and read-only (MV-PBT: from its
+/// records), on every scheme.
+#[test]
+fn limited_index_scans_return_the_first_rows_in_index_order() {
+    let ids =
+        |rows: &[Vec<Value>]| -> Vec<i64> { rows.iter().map(|r| r[0].as_int().unwrap()).collect() };
+    for p in common::protocols() {
+        for s in schemes() {
+            let (db, t, idx) = setup(p, s);
+            db.run(|x| {
+                for (id, cat) in [(4, 30), (5, 10), (6, 20), (7, 10)] {
+                    x.insert(&t, row![id, cat, "z"])?;
+                }
+                Ok(())
+            })
+            .unwrap();
+            let case = format!("{p} {s:?}");
+            let mut rw = db.begin().unwrap();
+            rw.insert(&t, row![8, 15, "own"]).unwrap();
+            // cat 10 (ids 5, 7), 15 (own 8), 20, 30; 5 is below the range.
+            let got = rw.index_scan_limit(&idx, key![6]..key![100], 3).unwrap();
+            assert_eq!(ids(&got), vec![5, 7, 8], "{case}");
+            assert_eq!(
+                rw.index_scan_limit(&idx, key![6]..key![100], 50).unwrap(),
+                rw.index_scan(&idx, key![6]..key![100]).unwrap(),
+                "{case}"
+            );
+            assert!(
+                rw.index_scan_limit(&idx, .., 0).unwrap().is_empty(),
+                "{case}"
+            );
+            let mut seen = Vec::new();
+            let n = rw
+                .index_scan_while(&idx, key![11].., |r| {
+                    seen.push(r[0].as_int().unwrap());
+                    if r[1] == Value::Int(20) {
+                        std::ops::ControlFlow::Break(())
+                    } else {
+                        std::ops::ControlFlow::Continue(())
+                    }
+                })
+                .unwrap();
+            assert_eq!((n, seen), (2, vec![8, 6]), "{case}");
+            rw.commit().unwrap();
+            let mut ro = db.begin_read_only().unwrap();
+            let got = ro.index_scan_limit(&idx, key![11]..key![100], 2).unwrap();
+            assert_eq!(ids(&got), vec![8, 6], "{case}");
+            ro.commit().unwrap();
+        }
+    }
+}
+
+/// A limited index scan protects the index keys it read and no more (the
+/// index form of `anomalies.rs`'s `limited_scan_protects_only_the_keys_it_read`):
+/// T1 reads the first row with cat in [6, 100) (cat 10) and inserts
+/// elsewhere; T2 inserts a row with cat 50 (past T1's stop: both commit) or
+/// cat 8 (before it: a protocol that validates scans refuses T1); read to
+/// the end, cat 50 is a phantom too.
+#[test]
+fn limited_index_scan_protects_only_the_keys_it_read() {
+    for p in common::protocols() {
+        for s in schemes() {
+            for (limit, cat, refused) in [(1, 50, false), (1, 8, true), (10, 50, true)] {
+                let (db, t, idx) = setup(p, s);
+                db.run(|x| {
+                    x.insert(&t, row![4, 10, "z"])
+                        .and_then(|_| x.insert(&t, row![5, 20, "z"]))
+                })
+                .unwrap();
+                let mut t1 = db.begin().unwrap();
+                let seen = t1
+                    .index_scan_limit(&idx, key![6]..key![100], limit)
+                    .unwrap();
+                assert_eq!(seen.len(), limit.min(2), "{p} {s:?}");
+                let mut t2 = db.begin().unwrap();
+                let r2 = t2.insert(&t, row![50, cat, "t2"]).and_then(|_| t2.commit());
+                let r1 = t1
+                    .insert(&t, row![60, 1000, "t1"])
+                    .and_then(|_| t1.commit());
+                let both = r1.is_ok() && r2.is_ok();
+                let validates = p.is_serializable() && p != Protocol::Mvto;
+                let case = format!("{p} {s:?}: limit {limit}, cat {cat}: {r1:?} {r2:?}");
+                assert_eq!(!both, refused && validates, "{case}");
+            }
+        }
+    }
+}
+
 /// Two transactions that each read the range the other writes into:
 /// serializable protocols commit exactly one, SI commits both.
 fn assert_phantom_outcome(p: Protocol, s: Cfg, r1: Result<(), Error>, r2: Result<(), Error>) {

@@ -43,7 +43,7 @@
 use super::common::{self, EntryScheme, ScanReads, SecScan, SecWrite, SecWrites};
 use super::secondary::SecondaryIndex;
 use super::table::TableInner;
-use super::{IndexTxn, ScanMode, SecondaryIndexKind};
+use super::{IndexTxn, ScanMode, Scanned, SecondaryIndexKind};
 use crate::error::Result;
 use crate::index::key::EncodedKey;
 use crate::options::{IndexKind, IndexPointers};
@@ -57,7 +57,7 @@ use smallvec::SmallVec;
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
-use std::ops::Bound;
+use std::ops::{Bound, ControlFlow};
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 
@@ -183,25 +183,22 @@ impl<P: Pointer> Logical<P> {
         reads: &mut ScanReads,
         k: &[u8],
         tuple: u64,
-        f: &mut impl FnMut(&[Value]),
-    ) -> Result<bool> {
+        f: &mut impl FnMut(&[Value]) -> ControlFlow<()>,
+    ) -> Result<Option<ControlFlow<()>>> {
         let v = reads.read(cx, t, tuple)?;
         // SAFETY: pinned; `v` is at or above our visible version.
         let Some(r) = (unsafe { v.as_ref() }) else {
             // Nothing visible (an insert after our snapshot): not seen, so
             // re-validation counts it as a phantom, as a primary scan does.
-            return Ok(false);
+            return Ok(None);
         };
         reads.saw(k);
         if r.is_tombstone() {
-            return Ok(false);
+            return Ok(None);
         }
         Ok(storage::with_values(r, |d| {
-            if !idx.ident_matches(&t.schema, d, k) {
-                return false; // a stale key of this row
-            }
-            f(d);
-            true
+            // None: a stale key of this row.
+            idx.ident_matches(&t.schema, d, k).then(|| f(d))
         }))
     }
 }
@@ -267,14 +264,15 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
         lo: &Bound<EncodedKey>,
         hi: &Bound<EncodedKey>,
         mode: ScanMode,
-        mut f: impl FnMut(&[Value]),
-    ) -> Result<(usize, Option<SecScan>)> {
+        mut f: impl FnMut(&[Value]) -> ControlFlow<()>,
+    ) -> Result<Scanned> {
         let mut reads = ScanReads::new(mode);
         let mut n = 0;
+        let mut stopped_at = None;
         let guard = epoch::pin();
         let mut entries = idx.entries(lo, hi, &guard);
         let mut batch: SmallVec<[_; AHEAD]> = SmallVec::new();
-        loop {
+        'batches: loop {
             // A batch of entries with their slots prefetched, then the
             // stages ahead of each entry's turn (see `AHEAD`).
             batch.clear();
@@ -326,10 +324,20 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
                 ahead(i + 2, 2);
                 ahead(i + 1, 1);
                 let (k, tuple) = batch[i];
-                n += usize::from(Self::scan_one(cx, t, idx, &mut reads, k, tuple, &mut f)?);
+                if let Some(flow) = Self::scan_one(cx, t, idx, &mut reads, k, tuple, &mut f)? {
+                    n += 1;
+                    if flow.is_break() {
+                        stopped_at = Some(k.to_vec());
+                        break 'batches;
+                    }
+                }
             }
         }
-        Ok((n, reads.finish(idx)))
+        Ok(Scanned {
+            rows: n,
+            sec: reads.finish(idx),
+            stopped_at,
+        })
     }
 
     fn validate(

@@ -72,7 +72,7 @@ use crate::tid::TidTable;
 use crate::value::Value;
 use crossbeam_epoch::{self as epoch, Guard};
 use secondary::SecondaryIndex;
-use std::ops::Bound;
+use std::ops::{Bound, ControlFlow};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
@@ -221,9 +221,11 @@ pub(crate) trait SecondaryIndexKind {
     fn on_abort(w: &SecWrite);
 
     /// Calls `f` on each row visible to the scanning transaction whose
-    /// entry lies in `[lo, hi]`, in entry order; returns the number of rows
-    /// and, with `mode.record`, what the commit must re-validate. An error
-    /// is a read's (a conflict: the caller rolls back).
+    /// entry lies in `[lo, hi]`, in entry order, until `f` breaks; returns
+    /// the number of rows, with `mode.record` what the commit must
+    /// re-validate, and the identity of the row `f` broke on (the scan
+    /// read entries up to that row's and no further). An error is a
+    /// read's (a conflict: the caller rolls back).
     fn scan<C: IndexTxn>(
         cx: &mut C,
         t: &TableInner,
@@ -231,8 +233,8 @@ pub(crate) trait SecondaryIndexKind {
         lo: &Bound<EncodedKey>,
         hi: &Bound<EncodedKey>,
         mode: ScanMode,
-        f: impl FnMut(&[Value]),
-    ) -> Result<(usize, Option<SecScan>)>;
+        f: impl FnMut(&[Value]) -> ControlFlow<()>,
+    ) -> Result<Scanned>;
 
     /// Commit-time re-scan of `sec`'s range `[lo, hi]`: false if an entry
     /// appeared that was not seen, is not among `own` (the committer's
@@ -447,6 +449,32 @@ pub(crate) fn on_abort(writes: &mut SecWrites) {
     }
 }
 
+/// What [`SecondaryIndexKind::scan`] read.
+pub(crate) struct Scanned {
+    /// Rows handed to the caller.
+    pub rows: usize,
+    /// With `ScanMode::record`: what the commit re-validates.
+    pub sec: Option<SecScan>,
+    /// The identity (`enc(index key) ++ enc(primary key)`) of the row the
+    /// caller stopped the scan on; None: it read to the range's end.
+    pub stopped_at: Option<Vec<u8>>,
+}
+
+impl Scanned {
+    /// The upper bound of what a scan up to `stopped_at` read: every entry
+    /// of that row (entries may append a suffix to the identity: a
+    /// version address, a sequence number), none after.
+    pub fn read_up_to(&self, hi: Bound<EncodedKey>) -> Bound<EncodedKey> {
+        match &self.stopped_at {
+            None => hi,
+            Some(ident) => match key::prefix_end(ident) {
+                Some(end) => Bound::Excluded(EncodedKey::Bytes(key::ByteKey::from_slice(&end))),
+                None => hi,
+            },
+        }
+    }
+}
+
 /// See [`SecondaryIndexKind::scan`].
 pub(crate) fn scan<C: IndexTxn>(
     cx: &mut C,
@@ -455,8 +483,8 @@ pub(crate) fn scan<C: IndexTxn>(
     lo: &Bound<EncodedKey>,
     hi: &Bound<EncodedKey>,
     mode: ScanMode,
-    f: impl FnMut(&[Value]),
-) -> Result<(usize, Option<SecScan>)> {
+    f: impl FnMut(&[Value]) -> ControlFlow<()>,
+) -> Result<Scanned> {
     with_index_kind!(idx.dispatch(), K => K::scan(cx, t, idx, lo, hi, mode, f))
 }
 

@@ -85,7 +85,7 @@ use super::common::{self, ScanReads, SecScan, SecWrite, SecWrites};
 use super::mvpbt_spill::{Fixed, SpillDir, SpillFile};
 use super::secondary::SecondaryIndex;
 use super::table::TableInner;
-use super::{IndexTxn, ScanMode, SecondaryIndexKind};
+use super::{IndexTxn, ScanMode, Scanned, SecondaryIndexKind};
 use crate::error::{ConflictKind, Error, Result};
 use crate::index::key::{prefix_end, skip_values, EncodedKey};
 use crate::options::{IndexKind, IndexPointers};
@@ -101,7 +101,7 @@ use crossbeam_skiplist::SkipMap;
 use fastbloom::BloomFilter;
 use parking_lot::{Mutex, RwLock};
 use std::collections::BTreeMap;
-use std::ops::Bound;
+use std::ops::{Bound, ControlFlow};
 use std::sync::atomic::{
     AtomicBool, AtomicU64, AtomicUsize,
     Ordering::{Relaxed, SeqCst},
@@ -1316,8 +1316,8 @@ impl SecondaryIndexKind for MvPbt {
         lo: &Bound<EncodedKey>,
         hi: &Bound<EncodedKey>,
         mode: ScanMode,
-        mut f: impl FnMut(&[Value]),
-    ) -> Result<(usize, Option<SecScan>)> {
+        mut f: impl FnMut(&[Value]) -> ControlFlow<()>,
+    ) -> Result<Scanned> {
         let mut n = 0;
         if !mode.rw {
             // Index-only visibility: one row read per visible record.
@@ -1343,7 +1343,7 @@ impl SecondaryIndexKind for MvPbt {
                     debug_assert!(false, "a visible record names a tombstone");
                     continue;
                 }
-                storage::with_values(v, |d| {
+                let flow = storage::with_values(v, |d| {
                     debug_assert_eq!(
                         idx.ident(&t.schema, d)[..],
                         ident[..],
@@ -1352,11 +1352,20 @@ impl SecondaryIndexKind for MvPbt {
                     f(d)
                 });
                 n += 1;
+                if flow.is_break() {
+                    // (A read-only scan records nothing to re-validate.)
+                    break;
+                }
             }
-            return Ok((n, None));
+            return Ok(Scanned {
+                rows: n,
+                sec: None,
+                stopped_at: None,
+            });
         }
         // Read-write: through the protocol, for its read tracking.
         let mut reads = ScanReads::new(mode);
+        let mut stopped_at = None;
         for (ident, tuple) in matter_by_identity(idx, lo, hi, |_| false) {
             let v = reads.read(cx, t, tuple)?;
             // SAFETY: pinned; `v` is at or above our visible version.
@@ -1366,19 +1375,23 @@ impl SecondaryIndexKind for MvPbt {
             if r.is_tombstone() {
                 continue;
             }
-            let hit = storage::with_values(r, |d| {
-                if !idx.ident_matches(&t.schema, d, &ident) {
-                    return false; // the row's key changed, or it is another row
-                }
-                f(d);
-                true
-            });
-            if hit {
+            // None: the row's key changed, or it is another row.
+            let hit =
+                storage::with_values(r, |d| idx.ident_matches(&t.schema, d, &ident).then(|| f(d)));
+            if let Some(flow) = hit {
                 reads.saw(&ident);
                 n += 1;
+                if flow.is_break() {
+                    stopped_at = Some(ident.to_vec());
+                    break;
+                }
             }
         }
-        Ok((n, reads.finish(idx)))
+        Ok(Scanned {
+            rows: n,
+            sec: reads.finish(idx),
+            stopped_at,
+        })
     }
 
     fn scan_keys<C: IndexTxn>(
@@ -2074,11 +2087,13 @@ mod tests {
                     reads: 0,
                     panic_on_read: ptr == IndexPointers::Physical,
                 };
-                let (n, _) = MvPbt::scan(&mut cx, ti, si, &lo, &hi, mode, |r| {
+                let n = MvPbt::scan(&mut cx, ti, si, &lo, &hi, mode, |r| {
                     assert_eq!(r[2], Value::Int(round), "{ptr:?}: the snapshot's version");
-                    rows.push(r[0].as_int().unwrap())
+                    rows.push(r[0].as_int().unwrap());
+                    ControlFlow::Continue(())
                 })
-                .unwrap();
+                .unwrap()
+                .rows;
                 assert_eq!(rows, expected(1), "{ptr:?} round {round}");
                 let want_reads = if ptr == IndexPointers::Physical { 0 } else { n };
                 assert_eq!(cx.reads, want_reads, "{ptr:?}: one read per visible record");

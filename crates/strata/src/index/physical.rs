@@ -27,7 +27,7 @@
 use super::common::{self, EntryScheme, ScanReads, SecScan, SecWrite, SecWrites};
 use super::secondary::SecondaryIndex;
 use super::table::TableInner;
-use super::{IndexTxn, ScanMode, SecondaryIndexKind};
+use super::{IndexTxn, ScanMode, Scanned, SecondaryIndexKind};
 use crate::error::Result;
 use crate::index::key::EncodedKey;
 use crate::options::{IndexKind, IndexPointers};
@@ -37,7 +37,7 @@ use crate::storage::{self, PrunePlan};
 use crate::tid::{Status, TidTable};
 use crate::value::Value;
 use crossbeam_epoch::Guard;
-use std::ops::Bound;
+use std::ops::{Bound, ControlFlow};
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 
@@ -147,10 +147,11 @@ impl SecondaryIndexKind for Physical {
         lo: &Bound<EncodedKey>,
         hi: &Bound<EncodedKey>,
         mode: ScanMode,
-        mut f: impl FnMut(&[Value]),
-    ) -> Result<(usize, Option<SecScan>)> {
+        mut f: impl FnMut(&[Value]) -> ControlFlow<()>,
+    ) -> Result<Scanned> {
         let mut reads = ScanReads::new(mode);
         let mut n = 0;
+        let mut stopped_at = None;
         let guard = crossbeam_epoch::pin();
         for (k, tuple) in idx.entries(lo, hi, &guard) {
             let named = version_of(k);
@@ -175,10 +176,17 @@ impl SecondaryIndexKind for Physical {
             if r.is_tombstone() || v != named {
                 continue; // a deleted row, or another version's entry
             }
-            storage::with_values(r, &mut f);
             n += 1;
+            if storage::with_values(r, &mut f).is_break() {
+                stopped_at = Some(Self::ident_of(k).to_vec());
+                break;
+            }
         }
-        Ok((n, reads.finish(idx)))
+        Ok(Scanned {
+            rows: n,
+            sec: reads.finish(idx),
+            stopped_at,
+        })
     }
 
     fn validate(

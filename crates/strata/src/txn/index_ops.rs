@@ -20,7 +20,7 @@ use crate::tid::TidTable;
 use crate::value::{Key, Row, Value};
 use crossbeam_epoch as epoch;
 use std::marker::PhantomData;
-use std::ops::{Bound, RangeBounds};
+use std::ops::{Bound, ControlFlow, RangeBounds};
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 
@@ -163,7 +163,51 @@ impl Transaction {
         &mut self,
         idx: &Index,
         range: impl RangeBounds<Key>,
-        f: impl FnMut(&[Value]),
+        mut f: impl FnMut(&[Value]),
+    ) -> Result<usize> {
+        self.index_scan_while(idx, range, |r| {
+            f(r);
+            ControlFlow::Continue(())
+        })
+    }
+
+    /// The first `limit` rows [`Transaction::index_scan`] would return:
+    /// the scan reads no row past them, and its predicate covers only the
+    /// index keys up to the last row returned (see
+    /// [`Transaction::scan_while`]). An MV-PBT index still decides the
+    /// whole range from its records before it reads the first row.
+    pub fn index_scan_limit(
+        &mut self,
+        idx: &Index,
+        range: impl RangeBounds<Key>,
+        limit: usize,
+    ) -> Result<Vec<Row>> {
+        let mut out = Vec::new();
+        if limit == 0 {
+            // Checks the index and the bounds, reads nothing.
+            self.index_bounds(idx, &range)?;
+            return Ok(out);
+        }
+        self.index_scan_while(idx, range, |r| {
+            out.push(r.to_vec());
+            if out.len() == limit {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })?;
+        Ok(out)
+    }
+
+    /// Like [`Transaction::index_scan_with`], until `f` returns `Break`
+    /// (that row is the last one read); the phantom protection of a scan
+    /// that stopped covers the index keys up to that row's, as
+    /// [`Transaction::scan_while`]'s does the primary keys.
+    pub fn index_scan_while(
+        &mut self,
+        idx: &Index,
+        range: impl RangeBounds<Key>,
+        f: impl FnMut(&[Value]) -> ControlFlow<()>,
     ) -> Result<usize> {
         // (A scan's rows are not named one by one: see `read_stamp`.)
         self.read_stamp = crate::log::UNKNOWN_READS;
@@ -209,7 +253,8 @@ impl Transaction {
         let pk = &idx.table.inner.schema.primary_key;
         let cols: Vec<usize> = si.columns.iter().chain(pk).copied().collect();
         self.index_scan_as::<P>(idx, range, |r| {
-            out.push(cols.iter().map(|&c| r[c].clone()).collect())
+            out.push(cols.iter().map(|&c| r[c].clone()).collect());
+            ControlFlow::Continue(())
         })?;
         Ok(out)
     }
@@ -250,7 +295,7 @@ impl Transaction {
         &mut self,
         idx: &Index,
         range: impl RangeBounds<Key>,
-        f: impl FnMut(&[Value]),
+        f: impl FnMut(&[Value]) -> ControlFlow<()>,
     ) -> Result<usize> {
         let (lo, hi) = self.index_bounds(idx, &range)?;
         let si: &Arc<SecondaryIndex> = &idx.inner;
@@ -265,15 +310,16 @@ impl Transaction {
             record: rw && P::VALIDATES_SCANS,
         };
         let scanned = index::scan(&mut Through::<P>::new(self), ti, si, &lo, &hi, mode, f);
-        let (n, sec) = match scanned {
+        let mut scanned = match scanned {
             Ok(r) => r,
             Err(e) => return self.fail(e),
         };
-        if let Some(sec) = sec {
+        if let Some(sec) = scanned.sec.take() {
+            let hi = scanned.read_up_to(hi);
             let mut s = crate::cc::predicate::ScanEntry::range(ti, lo, hi, Vec::new());
             s.sec = Some(Box::new(sec));
             self.scans.push(s);
         }
-        Ok(n)
+        Ok(scanned.rows)
     }
 }
