@@ -12,7 +12,9 @@
 //!
 //! Kinds: `load` (nothing after the load), `ro_get` (begin_read_only + get +
 //! commit), `rw_get` (begin + get + commit), `update` (begin + update of one
-//! column + commit).
+//! column + commit), `scan` (begin + `scan_with` of the 100 keys from a
+//! random one + commit), `scan_limit` (the same 100 rows as
+//! `scan_limit(k.., 100)`).
 
 use strata::{key, Database, Options, Protocol, Schema, Type, Value};
 
@@ -55,6 +57,20 @@ fn main() {
             "update" => {
                 let mut txn = db.begin().unwrap();
                 txn.update(&t, &k, &[(3usize, Value::Int(i))]).unwrap();
+                txn.commit().unwrap();
+            }
+            "scan" | "scan_limit" => {
+                let mut txn = db.begin().unwrap();
+                let lo = (x % n as u64) as i64;
+                let rows = if kind == "scan" {
+                    txn.scan_with(&t, key![lo]..key![lo + 100], |r| {
+                        std::hint::black_box(r[1].as_int());
+                    })
+                    .unwrap()
+                } else {
+                    txn.scan_limit(&t, key![lo].., 100).unwrap().len()
+                };
+                std::hint::black_box(rows);
                 txn.commit().unwrap();
             }
             "load" => {}
