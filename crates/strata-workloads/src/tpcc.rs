@@ -22,19 +22,22 @@
 //! more than the peers it is compared with (CCBench's `tpcc_silo` keeps no
 //! such index).
 //!
-//! Delivery needs the oldest undelivered order of each district. Strata's
-//! scans have no row limit, so each district keeps a *delivery hint*: the
-//! o_id after the last one a committed Delivery removed. Rows below it are
-//! gone in the latest committed state (a transaction whose snapshot still
-//! sees one would conflict deleting it), so Delivery scans a 32-order
-//! window from the hint, and the whole rest of the range only if the window
-//! is empty.
+//! Delivery needs the oldest undelivered order of each district: the first
+//! row of the district's NEW-ORDER range, read by a scan that stops there
+//! (`scan_while`), so its phantom protection ends at that order and the
+//! NewOrders appending to the district do not conflict with it. It starts
+//! at a *delivery hint*, the o_id after the last one a committed Delivery
+//! removed: the ordered index keeps the leaves that delivered orders
+//! emptied, and a scan from the district's start would walk them all.
+//! Rows below the hint are gone in the latest committed state (a
+//! transaction whose snapshot still sees one would conflict deleting it).
 //!
 //! A transaction that loses a conflict counts as aborted with its reason and
 //! is not retried. NewOrder's specified 1% rollbacks (an unused item id)
 //! count as aborts with reason `user-rollback`.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -1298,21 +1301,15 @@ impl<'a> TpccWorker<'a> {
         let carrier = self.rng.range(1, 10) as i64;
         let now = now_secs();
         for d in 1..=DISTRICTS {
+            // The oldest new order: the first row from the hint on. The
+            // scan stops there, so its predicate ends at that order and
+            // NewOrders appending to the district are no phantom of it.
             let hint = tp.hint(w, d).load(Ordering::Relaxed);
             let mut oldest = None;
-            let first = |oldest: &mut Option<i64>, r: &[Value]| {
-                if oldest.is_none() {
-                    *oldest = Some(get_int(r, col::NO_O_ID));
-                }
-            };
-            txn.scan_with(&t.new_order, k3(w, d, hint)..k3(w, d, hint + 32), |r| {
-                first(&mut oldest, r)
+            txn.scan_while(&t.new_order, k3(w, d, hint)..=k2(w, d), |r| {
+                oldest = Some(get_int(r, col::NO_O_ID));
+                ControlFlow::Break(())
             })?;
-            if oldest.is_none() {
-                txn.scan_with(&t.new_order, k3(w, d, hint)..=k2(w, d), |r| {
-                    first(&mut oldest, r)
-                })?;
-            }
             let Some(o) = oldest else {
                 continue; // no undelivered order in this district
             };
