@@ -13,7 +13,9 @@
 //! key, exactly one is told it inserted; when the threads are done the
 //! tree holds exactly what the model says, in order.
 //! `a_scan_that_trusts_its_read_is_caught` shows the model fails when a
-//! scan takes a leaf's entries without validating its version.
+//! scan takes a leaf's entries without validating its version. A second
+//! model drains leaves, which then leave the tree, under a scan and
+//! inserts (`emptied_leaves_leave_under_scans_and_inserts`).
 #![cfg(strata_model)]
 
 use shuttle::sync::Arc;
@@ -161,6 +163,79 @@ fn model(byte_keys: bool) {
     let mut all = vec![];
     tree.range(Bound::Unbounded, Bound::Unbounded, |v| all.push(v));
     assert_eq!(all, want);
+}
+
+/// Leaves emptied and taken out of the tree (`unlink_empty_leaf`) under
+/// scans and inserts: keys 0 and 40 are permanent; 12, 14, .. 30 fill
+/// three leaves between them and the remover takes them all out, so
+/// leaves empty and leave the tree (their ranges join their left
+/// siblings'); a writer inserts 23 and 25 meanwhile, into the range of a
+/// leaf that may be going (it must land in a leaf of the tree: one that
+/// reached the going leaf finds its version moved and starts over), and a
+/// scanner reads [0, 50]: it must return 0 and 40, every key once and in
+/// order, whichever leaves it stands on when they go.
+fn drain_model(byte_keys: bool) {
+    let tree = Arc::new(BTree::new(byte_keys));
+    let drained: Vec<u64> = (12..=30).step_by(2).collect();
+    for &k in [0u64, 40].iter().chain(&drained) {
+        with_key(byte_keys, k, |key| tree.insert(key, k)).unwrap();
+    }
+    let remover = {
+        let (tree, drained) = (Arc::clone(&tree), drained.clone());
+        thread::spawn(move || {
+            for k in drained {
+                assert!(
+                    with_key(byte_keys, k, |key| tree.remove_if(key, k)),
+                    "key {k}, present until now, was not found to remove"
+                );
+            }
+        })
+    };
+    let added = [23u64, 25];
+    let writer = {
+        let tree = Arc::clone(&tree);
+        thread::spawn(move || {
+            for k in added {
+                with_key(byte_keys, k, |key| tree.insert(key, k)).unwrap();
+            }
+        })
+    };
+    let scanner = {
+        let tree = Arc::clone(&tree);
+        thread::spawn(move || {
+            let (lo, hi) = (bytes_for(byte_keys, 0), bytes_for(byte_keys, 50));
+            let (lo, hi) = if byte_keys {
+                (TreeKey::Bytes(&lo), TreeKey::Bytes(&hi))
+            } else {
+                (TreeKey::Int(0), TreeKey::Int(50))
+            };
+            let mut seen = vec![];
+            tree.range(Bound::Included(&lo), Bound::Included(&hi), |v| seen.push(v));
+            assert!(
+                seen.windows(2).all(|w| w[0] < w[1]),
+                "a scan returned keys out of order or twice: {seen:?}"
+            );
+            for k in [0, 40] {
+                assert!(seen.contains(&k), "a scan missed key {k}: {seen:?}");
+            }
+        })
+    };
+    remover.join().unwrap();
+    writer.join().unwrap();
+    scanner.join().unwrap();
+    let mut all = vec![];
+    tree.range(Bound::Unbounded, Bound::Unbounded, |v| all.push(v));
+    assert_eq!(all, vec![0, 23, 25, 40]);
+    for k in [0u64, 23, 25, 40] {
+        assert_eq!(with_key(byte_keys, k, |key| tree.get(key)), Some(k));
+    }
+}
+
+#[test]
+fn emptied_leaves_leave_under_scans_and_inserts() {
+    shuttle::check_random(|| drain_model(false), 5000);
+    shuttle::check_pct(|| drain_model(false), 5000, 3);
+    shuttle::check_random(|| drain_model(true), 3000);
 }
 
 #[test]
