@@ -15,7 +15,11 @@
 //! `a_scan_that_trusts_its_read_is_caught` shows the model fails when a
 //! scan takes a leaf's entries without validating its version. A second
 //! model drains leaves, which then leave the tree, under a scan and
-//! inserts (`emptied_leaves_leave_under_scans_and_inserts`).
+//! inserts (`emptied_leaves_leave_under_scans_and_inserts`), and a third
+//! one a range wide enough that whole inner nodes empty and go
+//! (`emptied_subtrees_leave_under_scans_and_inserts`; its PCT runs catch
+//! an unlink that leaves the emptied inner nodes unlocked, letting an
+//! insert land in a leaf that is gone).
 #![cfg(strata_model)]
 
 use shuttle::sync::Arc;
@@ -175,9 +179,19 @@ fn model(byte_keys: bool) {
 /// scanner reads [0, 50]: it must return 0 and 40, every key once and in
 /// order, whichever leaves it stands on when they go.
 fn drain_model(byte_keys: bool) {
+    drain(byte_keys, (12..=30).step_by(2).collect(), [23, 25], 40);
+}
+
+/// The drain of a range wide enough that whole inner nodes empty and leave
+/// (nodes of four keys: 38 drained keys fill a three-level tree), with the
+/// writer's keys in ranges whose subtrees may be going.
+fn deep_drain_model(byte_keys: bool) {
+    drain(byte_keys, (2..=76).step_by(2).collect(), [41, 75], 80);
+}
+
+fn drain(byte_keys: bool, drained: Vec<u64>, added: [u64; 2], last: u64) {
     let tree = Arc::new(BTree::new(byte_keys));
-    let drained: Vec<u64> = (12..=30).step_by(2).collect();
-    for &k in [0u64, 40].iter().chain(&drained) {
+    for &k in [0u64, last].iter().chain(&drained) {
         with_key(byte_keys, k, |key| tree.insert(key, k)).unwrap();
     }
     let remover = {
@@ -191,7 +205,6 @@ fn drain_model(byte_keys: bool) {
             }
         })
     };
-    let added = [23u64, 25];
     let writer = {
         let tree = Arc::clone(&tree);
         thread::spawn(move || {
@@ -203,11 +216,11 @@ fn drain_model(byte_keys: bool) {
     let scanner = {
         let tree = Arc::clone(&tree);
         thread::spawn(move || {
-            let (lo, hi) = (bytes_for(byte_keys, 0), bytes_for(byte_keys, 50));
+            let (lo, hi) = (bytes_for(byte_keys, 0), bytes_for(byte_keys, last + 10));
             let (lo, hi) = if byte_keys {
                 (TreeKey::Bytes(&lo), TreeKey::Bytes(&hi))
             } else {
-                (TreeKey::Int(0), TreeKey::Int(50))
+                (TreeKey::Int(0), TreeKey::Int(last + 10))
             };
             let mut seen = vec![];
             tree.range(Bound::Included(&lo), Bound::Included(&hi), |v| seen.push(v));
@@ -215,7 +228,7 @@ fn drain_model(byte_keys: bool) {
                 seen.windows(2).all(|w| w[0] < w[1]),
                 "a scan returned keys out of order or twice: {seen:?}"
             );
-            for k in [0, 40] {
+            for k in [0, last] {
                 assert!(seen.contains(&k), "a scan missed key {k}: {seen:?}");
             }
         })
@@ -225,8 +238,9 @@ fn drain_model(byte_keys: bool) {
     scanner.join().unwrap();
     let mut all = vec![];
     tree.range(Bound::Unbounded, Bound::Unbounded, |v| all.push(v));
-    assert_eq!(all, vec![0, 23, 25, 40]);
-    for k in [0u64, 23, 25, 40] {
+    let want = vec![0, added[0], added[1], last];
+    assert_eq!(all, want);
+    for k in want {
         assert_eq!(with_key(byte_keys, k, |key| tree.get(key)), Some(k));
     }
 }
@@ -236,6 +250,13 @@ fn emptied_leaves_leave_under_scans_and_inserts() {
     shuttle::check_random(|| drain_model(false), 5000);
     shuttle::check_pct(|| drain_model(false), 5000, 3);
     shuttle::check_random(|| drain_model(true), 3000);
+}
+
+#[test]
+fn emptied_subtrees_leave_under_scans_and_inserts() {
+    shuttle::check_random(|| deep_drain_model(false), 400);
+    shuttle::check_pct(|| deep_drain_model(false), 20000, 3);
+    shuttle::check_random(|| deep_drain_model(true), 200);
 }
 
 #[test]
