@@ -27,10 +27,11 @@
 //! (`scan_while`), so its phantom protection ends at that order and the
 //! NewOrders appending to the district do not conflict with it. It starts
 //! at a *delivery hint*, the o_id after the last one a committed Delivery
-//! removed: the ordered index keeps the leaves that delivered orders
-//! emptied, and a scan from the district's start would walk them all.
-//! Rows below the hint are gone in the latest committed state (a
-//! transaction whose snapshot still sees one would conflict deleting it).
+//! removed: a delivered order's row stays in the index as a tombstone
+//! until GC unlinks it, and a scan from the district's start would read
+//! each of those. Rows below the hint are gone in the latest committed
+//! state (a transaction whose snapshot still sees one would conflict
+//! deleting it).
 //!
 //! A transaction that loses a conflict counts as aborted with its reason and
 //! is not retried. NewOrder's specified 1% rollbacks (an unused item id)
