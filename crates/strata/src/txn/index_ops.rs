@@ -188,14 +188,7 @@ impl Transaction {
             self.index_bounds(idx, &range)?;
             return Ok(out);
         }
-        self.index_scan_while(idx, range, |r| {
-            out.push(r.to_vec());
-            if out.len() == limit {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
-        })?;
+        self.index_scan_while(idx, range, super::up_to(&mut out, limit))?;
         Ok(out)
     }
 

@@ -516,14 +516,7 @@ impl Transaction {
             primary_bounds(t, &range)?;
             return Ok(out);
         }
-        self.scan_while(t, range, |r| {
-            out.push(r.to_vec());
-            if out.len() == limit {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
-        })?;
+        self.scan_while(t, range, up_to(&mut out, limit))?;
         Ok(out)
     }
 
@@ -1322,6 +1315,22 @@ fn duplicate(t: &TableInner, key: &Key) -> Error {
 #[cold]
 fn read_only_write() -> Error {
     Error::Misuse("write in a read-only transaction".into())
+}
+
+/// A scan callback that copies rows into `out` and stops at the `limit`th
+/// (`scan_limit`, `index_scan_limit`; `limit` is at least 1).
+pub(crate) fn up_to(
+    out: &mut Vec<Row>,
+    limit: usize,
+) -> impl FnMut(&[Value]) -> ControlFlow<()> + '_ {
+    move |r| {
+        out.push(r.to_vec());
+        if out.len() >= limit {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    }
 }
 
 /// A primary-key scan's byte bounds. Bounds may be prefixes of the primary
