@@ -209,14 +209,18 @@ mod tests {
         let a = IndirectionArray::new();
         let (x, y) = (a.allocate().unwrap(), a.allocate().unwrap());
         a.release(x, &crossbeam_epoch::pin());
-        // Let the epoch run the deferred push.
+        // Let the epoch run the deferred push (it advances only once every
+        // pinned thread has caught up: other tests pin too, some for a
+        // whole scan, so give it time rather than a count of tries).
         let mut reused = None;
-        for _ in 0..10_000 {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::time::Instant::now() < deadline {
             crossbeam_epoch::pin().flush();
             if a.maybe_free.load(Ordering::Acquire) {
                 reused = a.allocate();
                 break;
             }
+            std::thread::yield_now();
         }
         assert_eq!(reused, Some(x));
         assert!(!a.maybe_free.load(Ordering::Acquire));
