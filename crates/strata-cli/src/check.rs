@@ -114,6 +114,12 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
             a.scan_width
         )));
     }
+    if !(0.0..=1.0).contains(&a.limited_scans) {
+        return Err(UsageError(format!(
+            "--limited-scans must be in [0, 1], got {}",
+            a.limited_scans
+        )));
+    }
     if !(0.0..=1.0).contains(&a.delete_fraction) {
         return Err(UsageError(format!(
             "--delete-fraction must be in [0, 1], got {}",
@@ -141,6 +147,7 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
         max_ops: 5,
         max_scan_width: a.scan_width,
         delete_fraction: a.delete_fraction,
+        limited_scan_fraction: a.limited_scans,
         ..GeneratorConfig::for_workload(workload)
     };
     let mut exec = StrataExecutor::with_options(
@@ -172,7 +179,7 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
 
     println!(
         "check  protocol {} (promises {promise})  storage {}  gc {}  workload {}  clients {}  keys {}  \
-         skew {}  scan width {}  deletes {}  seed {}{}{}",
+         skew {}  scan width {}  limited scans {}  deletes {}  seed {}{}{}",
         a.protocol,
         a.storage,
         a.gc,
@@ -182,6 +189,7 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
         a.keys,
         a.skew,
         a.scan_width,
+        a.limited_scans,
         a.delete_fraction,
         a.seed,
         if a.strict { "  strict" } else { "" },

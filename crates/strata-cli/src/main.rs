@@ -386,6 +386,11 @@ pub struct CheckArgs {
     /// Widest range scan, in keys (predicate workload).
     #[arg(long, default_value_t = strata_verify::GeneratorConfig::default().max_scan_width)]
     pub scan_width: u64,
+    /// Fraction of scans that stop after their first one or two lists
+    /// (`scan_limit`: their phantom protection ends at the last key read;
+    /// predicate workload).
+    #[arg(long, default_value_t = strata_verify::GeneratorConfig::default().limited_scan_fraction)]
+    pub limited_scans: f64,
     /// Fraction of list writes that delete the key, so that keys disappear
     /// and come back and scanned ranges keep changing (list workloads).
     #[arg(long, default_value_t = strata_verify::GeneratorConfig::default().delete_fraction)]

@@ -285,7 +285,7 @@ fn check_strict_passes_strictly_serializable_protocols() {
 
 /// The scan width and the share of deletes are flags, echoed in the header.
 #[test]
-fn check_scan_width_and_deletes_are_flags() {
+fn check_scan_width_limited_scans_and_deletes_are_flags() {
     let out = strata(&[
         "check",
         "--protocol",
@@ -298,11 +298,17 @@ fn check_scan_width_and_deletes_are_flags() {
         "9",
         "--delete-fraction",
         "0.5",
+        "--limited-scans",
+        "0.8",
     ]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
-    assert!(stdout.contains("scan width 9  deletes 0.5"), "{stdout}");
+    assert!(
+        stdout.contains("scan width 9  limited scans 0.8  deletes 0.5"),
+        "{stdout}"
+    );
     assert_usage_error(&["check", "--scan-width", "0"], "--scan-width");
+    assert_usage_error(&["check", "--limited-scans", "1.5"], "--limited-scans");
     assert_usage_error(&["check", "--delete-fraction", "1.5"], "--delete-fraction");
 }
 
