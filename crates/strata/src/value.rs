@@ -598,6 +598,25 @@ impl Schema {
             }
             self.primary_key = pk;
             self.pending_pk.clear();
+        } else {
+            // `primary_key` is a public field: positions set directly skip
+            // the name resolution above, so they are checked here, before
+            // anything indexes `columns` with them.
+            for (i, &ci) in self.primary_key.iter().enumerate() {
+                if ci >= self.columns.len() {
+                    return Err(Error::Schema(format!(
+                        "primary key of {} names column position {ci}; the table has {} columns",
+                        self.name,
+                        self.columns.len()
+                    )));
+                }
+                if self.primary_key[..i].contains(&ci) {
+                    return Err(Error::Schema(format!(
+                        "primary key of {} names {} twice",
+                        self.name, self.columns[ci].name
+                    )));
+                }
+            }
         }
         // A key identifies one row; a null one would not (and a null
         // never equals anything in SQL), so key columns are never null.

@@ -221,6 +221,32 @@ fn typed_errors_for_bad_input_leave_the_transaction_usable() {
     ));
 }
 
+/// `Schema::primary_key` is a public field: positions set on it directly
+/// (no names to resolve) must be checked, not trusted, by `create_table`.
+#[test]
+fn primary_key_positions_set_directly_are_checked() {
+    let db = Database::open(Options::default()).unwrap();
+    let base = || Schema::new("p").column("a", Type::Int).column("b", Type::Int);
+    let mut out_of_range = base();
+    out_of_range.primary_key = vec![9];
+    match db.create_table(out_of_range) {
+        Err(Error::Schema(why)) => assert!(why.contains("position 9"), "{why}"),
+        other => panic!("out-of-range key position: {other:?}"),
+    }
+    let mut twice = base();
+    twice.primary_key = vec![1, 1];
+    match db.create_table(twice) {
+        Err(Error::Schema(why)) => assert!(why.contains("names b twice"), "{why}"),
+        other => panic!("duplicate key position: {other:?}"),
+    }
+    // Nothing was created by the refused schemas; valid positions work.
+    assert!(matches!(db.table("p"), Err(Error::Schema(_))));
+    let mut ok = base();
+    ok.primary_key = vec![1, 0];
+    let t = db.create_table(ok).unwrap();
+    assert_eq!(t.schema().primary_key, vec![1, 0]);
+}
+
 #[test]
 fn catalog_errors() {
     let db = Database::open(Options::default()).unwrap();
