@@ -226,7 +226,11 @@ fn typed_errors_for_bad_input_leave_the_transaction_usable() {
 #[test]
 fn primary_key_positions_set_directly_are_checked() {
     let db = Database::open(Options::default()).unwrap();
-    let base = || Schema::new("p").column("a", Type::Int).column("b", Type::Int);
+    let base = || {
+        Schema::new("p")
+            .column("a", Type::Int)
+            .column("b", Type::Int)
+    };
     let mut out_of_range = base();
     out_of_range.primary_key = vec![9];
     match db.create_table(out_of_range) {

@@ -437,7 +437,9 @@ pub fn load(
                 BLOCK_ROWS => {
                     let table = r.u32()?;
                     let n = r.u32()?;
-                    let mut rows = Vec::with_capacity(n as usize);
+                    // `n` comes from the file: clamp it by the bytes left
+                    // (a row is at least its 4-byte value count).
+                    let mut rows = Vec::with_capacity(r.capacity_for(n as usize, 4));
                     for _ in 0..n {
                         rows.push(r.values()?);
                     }

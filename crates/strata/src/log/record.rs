@@ -393,6 +393,13 @@ impl<'a> Reader<'a> {
         self.pos += n;
         Ok(s)
     }
+    /// A capacity for `n` items read from the input, each at least
+    /// `min_bytes` long: never more than the bytes left can hold, so a
+    /// count damaged or crafted to 4 billion reserves nothing it cannot
+    /// fill (an unclamped `Vec::with_capacity(n)` aborts the process).
+    pub fn capacity_for(&self, n: usize, min_bytes: usize) -> usize {
+        n.min((self.b.len() - self.pos) / min_bytes.max(1))
+    }
     pub fn u8(&mut self) -> std::result::Result<u8, String> {
         Ok(self.take(1)?[0])
     }
@@ -408,7 +415,7 @@ impl<'a> Reader<'a> {
     }
     pub fn values(&mut self) -> std::result::Result<Vec<Value>, String> {
         let n = self.u32()? as usize;
-        let mut out = Vec::with_capacity(n.min(1024));
+        let mut out = Vec::with_capacity(self.capacity_for(n, 1));
         for _ in 0..n {
             out.push(self.value()?);
         }
@@ -524,7 +531,8 @@ pub fn decode_payload(p: &[u8]) -> std::result::Result<Payload, String> {
     match r.u8()? {
         KIND_COMMIT => {
             let n = r.u32()? as usize;
-            let mut ops = Vec::with_capacity(n.min(1 << 16));
+            // An op is at least its kind, table and value count.
+            let mut ops = Vec::with_capacity(r.capacity_for(n, 9));
             for _ in 0..n {
                 let op = r.u8()?;
                 let table = r.u32()?;
@@ -534,7 +542,7 @@ pub fn decode_payload(p: &[u8]) -> std::result::Result<Payload, String> {
                     OP_DELETE => RedoOp::Delete { table, key: vals },
                     OP_UPDATE => {
                         let n = r.u32()? as usize;
-                        let mut cols = Vec::with_capacity(n.min(1024));
+                        let mut cols = Vec::with_capacity(r.capacity_for(n, 5));
                         for _ in 0..n {
                             cols.push((r.u32()? as usize, r.value()?));
                         }

@@ -21,6 +21,28 @@ use strata::{
     row, Database, GcPolicy, IndexPointers, Options, Protocol, Schema, Table, Type, VersionStorage,
 };
 
+/// The soak factor: `STRATA_SOAK=<n>` multiplies the work of the tests
+/// that scale (transactions, rounds, fuzz cases); unset, it is 1. Every
+/// test reads it here: a value that is not a whole number of at least 1
+/// (`0`, `-2`, `1.5`, `x`) fails the test with a message, since a run that
+/// silently did no work, or the default work, would pass as a soak it was
+/// not.
+pub fn soak() -> u32 {
+    soak_from(std::env::var("STRATA_SOAK").ok().as_deref()).unwrap_or_else(|why| panic!("{why}"))
+}
+
+/// `soak`'s parser, apart from the environment so that it can be tested.
+pub fn soak_from(v: Option<&str>) -> Result<u32, String> {
+    let Some(v) = v else { return Ok(1) };
+    match v.trim().parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "STRATA_SOAK={v:?}: expected a whole number of at least 1 (the factor \
+             that multiplies the soak tests' work), or unset for 1"
+        )),
+    }
+}
+
 /// A test's directory under the system temp dir, `<temp>/<name>-<pid>`,
 /// removed on drop so that test runs do not pile up directories in /tmp;
 /// kept when the test fails (drop while panicking), for a look at what it
