@@ -42,17 +42,28 @@ pub fn retire_chain(mut v: *mut Version, guard: &Guard) -> u64 {
     n
 }
 
+/// An object handed to the epoch's deferred free, which may run on
+/// another thread.
+struct Retired<T>(*mut T);
+
+// SAFETY: per `defer_free`'s contract, whichever thread runs the deferred
+// free owns the object exclusively by then; handing a `T` to another
+// thread is sound only for a `T: Send` (a `T` holding an `Rc`, say, must
+// not be dropped beside its other handles), hence the bound
+// (`tests::retired_is_send_only_for_send_payloads`).
+unsafe impl<T: Send> Send for Retired<T> {}
+
 /// Runs `free(p)` once every thread pinned now has unpinned: the one
 /// epoch-deferred free behind versions, masters and records.
 ///
 /// # Safety
 /// `p` is unreachable for new readers (unlinked), it is retired exactly
 /// once, and `free` may run on any thread, which by then owns `p`.
-pub(crate) unsafe fn defer_free<T>(p: *mut T, guard: &Guard, free: impl FnOnce(*mut T)) {
-    struct Retired<T>(*mut T);
-    // SAFETY: per the contract, whichever thread runs the deferred free
-    // owns the object exclusively by then.
-    unsafe impl<T> Send for Retired<T> {}
+pub(crate) unsafe fn defer_free<T: Send>(
+    p: *mut T,
+    guard: &Guard,
+    free: impl FnOnce(*mut T) + Send,
+) {
     let r = Retired(p);
     // SAFETY: the closure runs only after every thread pinned now has
     // unpinned; the caller guarantees nobody can newly reach `p`.
@@ -92,14 +103,14 @@ pub fn retire(v: *mut Version, guard: &Guard) {
 }
 
 /// Versions (and their `len` words) retired inside the open batch.
-type Retired = Vec<(*mut Version, u64)>;
+type RetiredBatch = Vec<(*mut Version, u64)>;
 
 /// A batch defers itself at this length: a deferred free's run stays
 /// short wherever the epoch happens to run it.
 const BATCH_MAX: usize = 1024;
 
 crate::sync::thread_local! {
-    static BATCH: RefCell<Option<Retired>> = const { RefCell::new(None) };
+    static BATCH: RefCell<Option<RetiredBatch>> = const { RefCell::new(None) };
 }
 
 /// Collects the versions this thread retires until it is dropped, then
@@ -137,8 +148,8 @@ impl Drop for RetireBatch {
     }
 }
 
-fn defer_list(list: Retired, guard: &Guard) {
-    struct List(Retired);
+fn defer_list(list: RetiredBatch, guard: &Guard) {
+    struct List(RetiredBatch);
     // SAFETY: every version in the list is unlinked and retired once; the
     // thread that runs the deferred free owns them all by then.
     unsafe impl Send for List {}
@@ -166,6 +177,26 @@ fn defer_list(list: Retired, guard: &Guard) {
 mod tests {
     use super::*;
     use crate::{Text, Value};
+
+    /// `Retired<T>` is `Send` exactly when `T` is. The negative half is
+    /// checked at compile time: `some_item` below resolves only if one
+    /// impl of `AmbiguousIfSend` applies, so with an unbounded
+    /// `impl Send for Retired<T>` this module fails to compile.
+    #[test]
+    fn retired_is_send_only_for_send_payloads() {
+        trait AmbiguousIfSend<A> {
+            fn some_item() -> bool {
+                true
+            }
+        }
+        impl<T: ?Sized> AmbiguousIfSend<()> for T {}
+        impl<T: ?Sized + Send> AmbiguousIfSend<u8> for T {}
+        fn is_send<T: Send>() -> bool {
+            true
+        }
+        assert!(is_send::<Retired<Version>>());
+        assert!(<Retired<std::rc::Rc<u8>> as AmbiguousIfSend<_>>::some_item());
+    }
 
     fn batched() -> Option<usize> {
         BATCH.with(|b| b.borrow().as_ref().map(Vec::len))
