@@ -419,7 +419,13 @@ pub struct Options {
     /// are caches: each open database uses a subdirectory of its own,
     /// removed when it closes; those of processes that ended are removed
     /// at open. A path that exists and is not a directory, or that cannot
-    /// be created, is refused at open.
+    /// be created, is refused at open. A file is unlinked (and its
+    /// descriptor closed) as soon as it is mapped and verified, because a
+    /// mapped file truncated by another process would kill this one with
+    /// SIGBUS on its next read: with no name, nothing can open it. So the
+    /// directory lists no spill files while the index uses them, and their
+    /// disk space shows in `df`, not `du`, until the partition is merged
+    /// away, the database closes, or the process ends (a crash included).
     pub mvpbt_spill_dir: Option<std::path::PathBuf>,
 }
 

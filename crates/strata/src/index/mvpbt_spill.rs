@@ -24,9 +24,24 @@
 //! ```
 //!
 //! **Invariant.** A file is private to this process: written here, mapped
-//! only after it is complete, never written, truncated or renamed after
-//! it is mapped, and unlinked when its [`SpillFile`] (the last reader of
-//! the map) drops. [`SpillFile::open`] verifies the whole file (header,
+//! only after it is complete, and never written, truncated or renamed
+//! after it is mapped. A mapped file that shrinks underneath its map
+//! makes the next read of a page past the new end fault with SIGBUS,
+//! which kills the process; so the invariant is enforced, not assumed:
+//! [`SpillFile::open`] unlinks the file as soon as it is mapped and
+//! verified, and closes its descriptor. From then on the file has no name
+//! and no open descriptor, so no other process can open it to truncate it
+//! (only one allowed to rewrite this process's memory could); its pages
+//! go back to the file system when the [`SpillFile`] (the map's only
+//! owner) drops, or when the process ends, crash included. The
+//! directory holds nothing but `lock` and a file being written.
+//!
+//! ```text
+//!  write <seq>.mvpbt ──> map ──> verify ──> unlink (nameless) ──> reads
+//!                          │ error: remove the file, keep the records in memory
+//! ```
+//!
+//! [`SpillFile::open`] verifies the whole file (header,
 //! length, checksum, offsets, key order, record types, stamps) before it
 //! hands out a single record, so a truncated or corrupt file is a typed
 //! [`SpillError`], never a wrong record; after that, reads are plain slice
@@ -317,9 +332,11 @@ fn write(path: &Path, recs: &[(&[u8], Fixed)]) -> Result<(), SpillError> {
     Ok(())
 }
 
-/// A verified, mapped spill file: its records by position, in key order.
+/// A verified, mapped spill file, unlinked: its records by position, in
+/// key order. Dropping it unmaps the file, whose pages then go.
 pub(crate) struct SpillFile {
     map: Mmap,
+    /// Where it was written (for messages; it has no name any more).
     path: PathBuf,
     count: usize,
 }
@@ -351,6 +368,9 @@ impl SpillFile {
         // will read, so a file damaged before the map is an error here.
         let map = unsafe { Mmap::map(&file)? };
         let count = verify(&map)?;
+        // Nameless from here (see the module's invariant): nobody can
+        // open it to shrink it under the map. `file` closes on return.
+        fs::remove_file(path)?;
         Ok(SpillFile {
             map,
             path: path.to_path_buf(),
@@ -411,12 +431,19 @@ impl SpillFile {
     }
 }
 
-impl Drop for SpillFile {
-    fn drop(&mut self) {
-        // The map is unmapped after this (field drop); unlinking first is
-        // fine: the pages stay until then.
-        let _ = fs::remove_file(&self.path);
-    }
+/// Tests: the spill files under `dir` this process has mapped now, read
+/// from `/proc/self/maps` (they have no names in `dir` any more; a mapped
+/// file shows there as `<path> (deleted)`).
+#[cfg(test)]
+pub(crate) fn mapped_files(dir: &Path) -> usize {
+    let maps = fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
+    let dir = dir.to_string_lossy();
+    maps.lines()
+        .filter_map(|l| l.find('/').map(|at| &l[at..]))
+        .map(|p| p.strip_suffix(" (deleted)").unwrap_or(p))
+        .filter(|p| p.starts_with(&*dir) && p.ends_with(".mvpbt"))
+        .collect::<std::collections::HashSet<_>>()
+        .len()
 }
 
 fn decode_fixed(b: &[u8]) -> Fixed {
@@ -561,7 +588,8 @@ mod tests {
             let recs = sample(n);
             let f = dir.spill("t-i", &borrowed(&recs)).unwrap();
             assert_eq!(f.len(), n as usize);
-            assert!(f.path().exists());
+            assert!(!f.path().exists(), "unlinked once mapped");
+            assert_eq!(mapped_files(dir.path()), 1);
             assert_eq!(f.bytes(), HEADER as u64 + body_len(&borrowed(&recs)));
             for (i, (k, r)) in recs.iter().enumerate() {
                 assert_eq!(f.key(i), &k[..]);
@@ -571,9 +599,8 @@ mod tests {
             }
             assert_eq!(f.lower(b"a", false), 0);
             assert_eq!(f.lower(b"z", false), n as usize);
-            let path = f.path().to_path_buf();
             drop(f);
-            assert!(!path.exists(), "unlinked on drop");
+            assert_eq!(mapped_files(dir.path()), 0, "unmapped on drop");
             let inst = dir.path().to_path_buf();
             drop(dir);
             assert!(
@@ -713,6 +740,35 @@ mod tests {
             1,
             "only the lock is left"
         );
+        drop(dir);
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// What another process sees of a mapped spill file: nothing to open
+    /// and truncate (truncating a mapped file makes this process's next
+    /// read of it fault with SIGBUS). The directory holds only the lock
+    /// while the records are read back intact from the nameless file.
+    #[test]
+    fn a_mapped_file_has_no_name_to_truncate() {
+        let root = temp_root("nameless");
+        let dir = SpillDir::open(&root).unwrap();
+        let recs = sample(50);
+        let files: Vec<SpillFile> = (0..3)
+            .map(|_| dir.spill("t-i", &borrowed(&recs)).unwrap())
+            .collect();
+        let names: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["lock"], "no spill file can be opened by name");
+        assert_eq!(mapped_files(dir.path()), 3);
+        for f in &files {
+            for (i, (k, r)) in recs.iter().enumerate() {
+                assert_eq!((f.key(i), f.record(i)), (&k[..], *r));
+            }
+        }
+        drop(files);
+        assert_eq!(mapped_files(dir.path()), 0);
         drop(dir);
         fs::remove_dir_all(&root).unwrap();
     }
