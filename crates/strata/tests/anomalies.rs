@@ -7,7 +7,7 @@
 //! Every scenario runs under every version storage scheme too: the outcome
 //! must not depend on where versions live.
 
-mod common;
+use crate::common;
 use common::*;
 use strata::{
     key, row, ConflictKind, Database, Error, Options, Protocol, Result, Table, Transaction, Value,

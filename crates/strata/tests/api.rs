@@ -1,6 +1,6 @@
 //! Every operation and error path of the public API, under every protocol.
 
-mod common;
+use crate::common;
 use common::*;
 use std::ops::ControlFlow;
 use strata::{

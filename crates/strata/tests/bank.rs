@@ -2,7 +2,7 @@
 //! in any snapshot, and every committed transfer is counted; and again on
 //! every other version storage scheme (smaller runs).
 
-mod common;
+use crate::common;
 use common::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use strata::{key, row, Error, MemorySpaces, Schema, Type, Value};

@@ -9,7 +9,7 @@
 //! readers insert ghost rows for absent keys, this left a row behind in
 //! tests/gc_waiting_deletes.rs about once in fifty runs.
 
-mod common;
+use crate::common;
 use common::protocols;
 use std::sync::atomic::{AtomicU64, Ordering};
 use strata::{row, Database, Error, Key, Options, Protocol, Schema, Type, Value};

@@ -14,7 +14,7 @@
 //! Not flagged: one variant (a test about that variant), `ALL`, and `match`
 //! arms (an exhaustive `match` makes the compiler ask about a new variant).
 
-mod common;
+use crate::common;
 use common::configs;
 use std::path::{Path, PathBuf};
 

@@ -269,7 +269,7 @@ struct Acked {
 
 fn run_child(dir: &Path, sync: &str, round: u32, rng: &mut Rng, acked: &mut Acked) -> Instant {
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["crash_child", "--exact", "--nocapture", "--ignored"])
+        .args(["crash::crash_child", "--exact", "--nocapture", "--ignored"])
         .env(ENV_DIR, dir)
         .env(ENV_SYNC, sync)
         .env(ENV_ROUND, round.to_string())

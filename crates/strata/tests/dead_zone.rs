@@ -5,7 +5,7 @@
 //! concurrent histories with long readers and the collector stay
 //! serializable under every protocol.
 
-mod common;
+use crate::common;
 #[path = "../../strata-cli/src/executor.rs"]
 mod executor;
 

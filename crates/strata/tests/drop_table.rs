@@ -4,7 +4,7 @@
 //! a commit racing with the drop is either ordered before it (visible when
 //! the drop returns, durable) or refused.
 
-mod common;
+use crate::common;
 use common::{protocols, protocols_where, read_only_sees_every_returned_commit};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};

@@ -3,7 +3,7 @@
 //! Async loss bound, the directory lock. Crash tests (SIGKILL) are in
 //! `crash.rs`.
 
-mod common;
+use crate::common;
 use common::{configs, protocols, reclaims, storage_pointer_schemes, TestDir};
 use std::collections::BTreeMap;
 use std::fs;

@@ -1,7 +1,7 @@
 //! Garbage collection keeps memory bounded under endless updates, and never
 //! frees what an open snapshot can still read.
 
-mod common;
+use crate::common;
 use common::*;
 use strata::{key, Database, GcPolicy, Options, Protocol, Value};
 

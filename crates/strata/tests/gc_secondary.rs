@@ -4,7 +4,7 @@
 //! cooperating workers clean stays complete. Under every GC policy, the
 //! index cleanup costs a bounded number of steps per version reclaimed.
 
-mod common;
+use crate::common;
 use common::*;
 use std::time::Duration;
 use strata::{key, row, Database, GcPolicy, IndexPointers, Options, Unique, Value, VersionStorage};

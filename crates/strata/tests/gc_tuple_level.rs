@@ -2,7 +2,7 @@
 //! dirty-block bitmap and GC threads, and cooperative cleaning (COOP) on
 //! O2N chains. Figures come from `Database::stats()`, never from time.
 
-mod common;
+use crate::common;
 use common::*;
 use std::time::Duration;
 use strata::{key, row, Database, Error, GcPolicy, Options, Unique, Value, VersionStorage};

@@ -13,7 +13,7 @@
 //! which nobody could see, delete or collect (see
 //! tests/concurrent_inserts.rs and `index::primary`).
 
-mod common;
+use crate::common;
 use common::{protocols_where, readers_hold_back_gc};
 use std::sync::atomic::{AtomicBool, Ordering};
 use strata::{key, row, Database, Error, Options, Protocol, Schema, Type, Value};

@@ -8,7 +8,7 @@
 //! back to this one handle: more is a leak, fewer (or a crash) a double
 //! drop. Every readers' value is checked on the way.
 
-mod common;
+use crate::common;
 
 use common::{configs, hands_texts_over, reclaims};
 use strata::{key, row, Database, Schema, Table, Text, Type, Value};

@@ -8,7 +8,7 @@
 //! a transaction that aborts after reserving leaves a skip record that
 //! recovery passes over; in-memory databases keep a clock that moves by one.
 
-mod common;
+use crate::common;
 use common::{
     checks_commits_that_wrote_nothing, protocols, protocols_where, stamps_commits_with_lsns,
     TestDir,

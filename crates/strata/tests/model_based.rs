@@ -5,7 +5,7 @@
 //! hash side), and again for every version storage scheme with
 //! transaction-level GC and with no GC.
 
-mod common;
+use crate::common;
 use common::{configs, is_tuple_level, protocols, storages};
 use proptest::prelude::*;
 use std::collections::BTreeMap;

@@ -18,7 +18,7 @@
 //! read from memory-mapped files, the undecided ones from memory, and
 //! every answer must be the same.
 
-mod common;
+use crate::common;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use strata::{

@@ -5,7 +5,7 @@
 //! answer, unique indexes refuse duplicates from their records alone, and
 //! the partition filters report their size and false-positive rate.
 
-mod common;
+use crate::common;
 use strata::{key, row, Error, IndexKind, Unique, Value};
 
 #[test]

@@ -14,7 +14,7 @@
 //! The number of cases per target is bounded for the default run
 //! (`CASES`); `STRATA_SOAK` multiplies it.
 
-mod common;
+use crate::common;
 use common::{soak, TestDir};
 use proptest::prelude::*;
 use std::collections::BTreeMap;

@@ -1,7 +1,7 @@
 //! Secondary indexes: API, errors, visibility, uniqueness, abort and GC,
 //! for every index pointer scheme.
 
-mod common;
+use crate::common;
 use strata::{
     key, row, ConflictKind, Database, Error, GcPolicy, Index, IndexPointers, Options, Protocol,
     Schema, Table, Type, Unique, Value, VersionStorage,

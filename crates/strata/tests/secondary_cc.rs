@@ -5,7 +5,7 @@
 //! index kinds: today's (`IndexKind::Standard`) and MV-PBT, whose small
 //! writable partition freezes often (`PARTITION`).
 
-mod common;
+use crate::common;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use strata::{

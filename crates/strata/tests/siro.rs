@@ -7,7 +7,7 @@
 //! their snapshots must see. The cut-and-fix state transitions one by one
 //! are `gc::siro`'s unit tests.
 
-mod common;
+use crate::common;
 
 use common::{counters_table, set_v};
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};

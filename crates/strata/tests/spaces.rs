@@ -6,7 +6,7 @@
 //! them; slots freed after the database is gone release its spaces; bad
 //! settings are refused.
 
-mod common;
+use crate::common;
 use common::*;
 use strata::{key, Database, Error, GcPolicy, MemorySpaces, Options, Value};
 

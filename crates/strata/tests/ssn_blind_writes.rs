@@ -10,7 +10,7 @@
 //!  serial order T1, T2: x = (a from T1, b from T2)
 //! ```
 
-mod common;
+use crate::common;
 
 use common::{configs, counters_table, Config};
 use std::sync::atomic::Ordering::SeqCst;

@@ -3,7 +3,7 @@
 //! torn-read hunts on the in-place schemes, bounded memory under endless
 //! updates, and shared vs copied text.
 
-mod common;
+use crate::common;
 use common::{
     configs, default_gc, is_tuple_level, protocols_where, readers_lock, storages, storages_where,
 };

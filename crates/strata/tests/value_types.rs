@@ -5,7 +5,7 @@
 //! column puts nulls first; mismatches are typed errors. Durability of every
 //! type is in `durability.rs`.
 
-mod common;
+use crate::common;
 use common::{configs, protocols, storage_pointer_schemes};
 use strata::{key, row, Database, Error, Key, Options, Schema, Table, Type, Unique, Value};
 

@@ -8,7 +8,7 @@
 //!
 //! `STRATA_SOAK=<n>` multiplies the transaction counts for soak runs.
 
-mod common;
+use crate::common;
 #[path = "../../strata-cli/src/executor.rs"]
 mod executor;
 

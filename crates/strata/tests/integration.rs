@@ -1,0 +1,74 @@
+//! The engine's integration tests, one module per file of this folder,
+//! built as one test binary.
+//!
+//! Each file used to be a test binary of its own: about 35 of them, each
+//! linking the engine and its dependencies again, which made most of a
+//! cold `cargo test --workspace` (issue 40, item 15; the measurement is in
+//! docs/PERFORMANCE.md). Run one file's tests with a filter on its module:
+//! `cargo test -p strata --test integration durability::`.
+//!
+//! A new test file is a new line below (`autotests = false` in
+//! Cargo.toml: a file not listed here is not built). The shuttle models
+//! (`*model.rs` but `model_based.rs`) stay binaries of their own: they
+//! are built only with `--cfg strata_model` (see the README).
+
+mod common;
+
+#[path = "anomalies.rs"]
+mod anomalies;
+#[path = "api.rs"]
+mod api;
+#[path = "bank.rs"]
+mod bank;
+#[path = "concurrent_inserts.rs"]
+mod concurrent_inserts;
+#[path = "config_lists.rs"]
+mod config_lists;
+#[path = "crash.rs"]
+mod crash;
+#[path = "dead_zone.rs"]
+mod dead_zone;
+#[path = "drop_table.rs"]
+mod drop_table;
+#[path = "durability.rs"]
+mod durability;
+#[path = "gc.rs"]
+mod gc;
+#[path = "gc_secondary.rs"]
+mod gc_secondary;
+#[path = "gc_tuple_level.rs"]
+mod gc_tuple_level;
+#[path = "gc_waiting_deletes.rs"]
+mod gc_waiting_deletes;
+#[path = "lent_texts.rs"]
+mod lent_texts;
+#[path = "lsn_stamps.rs"]
+mod lsn_stamps;
+#[path = "model_based.rs"]
+mod model_based;
+#[path = "model_secondary.rs"]
+mod model_secondary;
+#[path = "mvpbt.rs"]
+mod mvpbt;
+#[path = "recovery_fuzz.rs"]
+mod recovery_fuzz;
+#[path = "seams.rs"]
+mod seams;
+#[path = "secondary.rs"]
+mod secondary;
+#[path = "secondary_cc.rs"]
+mod secondary_cc;
+#[path = "siro.rs"]
+mod siro;
+#[path = "spaces.rs"]
+mod spaces;
+#[path = "ssn_blind_writes.rs"]
+mod ssn_blind_writes;
+#[path = "ssn_early.rs"]
+mod ssn_early;
+#[path = "storage.rs"]
+mod storage;
+#[path = "value_types.rs"]
+mod value_types;
+#[path = "verify.rs"]
+mod verify;
