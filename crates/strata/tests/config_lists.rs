@@ -385,3 +385,39 @@ fn the_generator_follows_the_validity_matrix() {
     }
     assert!(sample.len() < cells(true).len());
 }
+
+/// `STRATA_SOAK` is read in one place, `common::soak`, which refuses what
+/// would make a soak run pass with no work or with the default work: 0, a
+/// negative or fractional factor, words.
+#[test]
+fn soak_is_read_in_one_place_and_refuses_zero_and_bad_values() {
+    use common::soak_from;
+    assert_eq!(soak_from(None), Ok(1));
+    assert_eq!(soak_from(Some("20")), Ok(20));
+    assert_eq!(soak_from(Some(" 3 ")), Ok(3));
+    for bad in ["0", "-2", "1.5", "x", ""] {
+        let e = soak_from(Some(bad)).unwrap_err();
+        assert!(
+            e.contains("STRATA_SOAK") && e.contains("at least 1"),
+            "{bad}: {e}"
+        );
+    }
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    for krate in ["strata", "strata-verify", "strata-cli", "strata-workloads"] {
+        rust_files(&crates.join(krate).join("tests"), &mut files);
+        rust_files(&crates.join(krate).join("src"), &mut files);
+    }
+    let needle = ["env::var(\"STRATA", "_SOAK\")"].concat();
+    let readers: Vec<String> = files
+        .iter()
+        .filter(|f| std::fs::read_to_string(f).unwrap().contains(&needle))
+        .map(|f| {
+            f.strip_prefix(&crates)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(readers, ["strata/tests/common/mod.rs"]);
+}

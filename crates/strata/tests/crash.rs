@@ -26,6 +26,7 @@
 //! checkpoint thresholds make rotations and checkpoints frequent.
 //! `STRATA_SOAK=<n>` multiplies the rounds.
 
+use crate::common::soak;
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -50,13 +51,6 @@ const ASYNC_UNFLUSHED: u64 = 16 << 10;
 /// No commit record is smaller: a 32-byte header and at least one 8-byte
 /// word of payload.
 const MIN_RECORD: u64 = 40;
-
-fn soak() -> u32 {
-    std::env::var("STRATA_SOAK")
-        .ok()
-        .map(|s| s.parse().expect("STRATA_SOAK is a number"))
-        .unwrap_or(1)
-}
 
 fn options(dir: &Path, sync: SyncPolicy) -> Options {
     Options::default()
@@ -129,23 +123,35 @@ fn seed() -> u64 {
         .as_nanos() as u64
 }
 
-/// The workload the parent kills. Does nothing unless run by the parent.
+/// The workload the parent kills. Run on its own (`--ignored`) it fails
+/// with a message: without the parent's directory, mode and round it would
+/// test nothing, and a pass would say otherwise.
 #[test]
 #[ignore = "the child process of the crash tests; they run it"]
 fn crash_child() {
-    let Ok(dir) = std::env::var(ENV_DIR) else {
-        return;
+    let env = |name: &str| {
+        std::env::var(name).unwrap_or_else(|_| {
+            panic!(
+                "crash_child is the child process of the crash tests, which set {ENV_DIR}, \
+                 {ENV_SYNC} and {ENV_ROUND} and kill it; {name} is not set. Run the crash \
+                 tests instead: cargo test -p strata --test integration crash::"
+            )
+        })
     };
-    let mode = std::env::var(ENV_SYNC).unwrap_or_default();
+    let dir = env(ENV_DIR);
+    let mode = env(ENV_SYNC);
     let sync = match mode.as_str() {
         "async" => SyncPolicy::Async,
-        _ => SyncPolicy::GroupCommit,
+        "group" | "pipelined" => SyncPolicy::GroupCommit,
+        other => panic!("{ENV_SYNC}={other:?}: expected async, group or pipelined"),
     };
     // Group commit with pipelined commits: each thread keeps up to
     // `PIPELINE` commits in flight and acknowledges the oldest once its
     // ticket's wait returns.
     let pipelined = mode == "pipelined";
-    let round: i64 = std::env::var(ENV_ROUND).unwrap().parse().unwrap();
+    let round: i64 = env(ENV_ROUND)
+        .parse()
+        .unwrap_or_else(|e| panic!("{ENV_ROUND} is not a number: {e}"));
     let db = Database::open(options(Path::new(&dir), sync)).expect("child open");
     let (accounts, transfers, lists) = tables(&db);
     db.run(|t| {

@@ -301,10 +301,7 @@ fn long_readers_and_the_collector(storage: VersionStorage) {
                 rounds
             });
             // STRATA_SOAK=<n> runs n times the transactions.
-            let soak: usize = std::env::var("STRATA_SOAK")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(1);
+            let soak = common::soak() as usize;
             let h = run_workload(&exec, &cfg, 3, 2_000 * soak);
             stop.store(true, std::sync::atomic::Ordering::SeqCst);
             assert!(reader.join().unwrap() > 0, "{p}: the long reader ran");

@@ -13,11 +13,9 @@ use strata::{
     Value,
 };
 
+/// `STRATA_SOAK` (see `common::soak`).
 fn soak() -> u64 {
-    std::env::var("STRATA_SOAK")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1)
+    crate::common::soak().into()
 }
 
 fn dir(name: &str) -> PathBuf {

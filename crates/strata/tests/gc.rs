@@ -5,11 +5,9 @@ use crate::common;
 use common::*;
 use strata::{key, Database, GcPolicy, Options, Protocol, Value};
 
+/// `STRATA_SOAK` (see `common::soak`).
 fn soak() -> u64 {
-    std::env::var("STRATA_SOAK")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1)
+    crate::common::soak().into()
 }
 
 #[test]

@@ -7,11 +7,9 @@ use common::*;
 use std::time::Duration;
 use strata::{key, row, Database, Error, GcPolicy, Options, Unique, Value, VersionStorage};
 
+/// `STRATA_SOAK` (see `common::soak`).
 fn soak() -> u64 {
-    std::env::var("STRATA_SOAK")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1)
+    crate::common::soak().into()
 }
 
 /// Every (storage, tuple-level GC) pair that validate() accepts.

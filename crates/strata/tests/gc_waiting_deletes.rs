@@ -18,11 +18,9 @@ use common::{protocols_where, readers_hold_back_gc};
 use std::sync::atomic::{AtomicBool, Ordering};
 use strata::{key, row, Database, Error, Options, Protocol, Schema, Type, Value};
 
+/// `STRATA_SOAK` (see `common::soak`).
 fn soak() -> u64 {
-    std::env::var("STRATA_SOAK")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1)
+    crate::common::soak().into()
 }
 
 /// The protocols whose readers' marks (MVTO: read timestamps, MV2PL: read
@@ -55,12 +53,22 @@ fn churn_and_check(p: Protocol) {
             )
             .unwrap();
         let done = AtomicBool::new(false);
+        let rounds = 20_000 * soak() as i64;
         std::thread::scope(|sc| {
             for w in 0..2u64 {
                 let (db, t, done) = (&db, &t, &done);
                 sc.spawn(move || {
+                    // Set however this thread ends: a writer that panics
+                    // must not leave the reader below spinning forever.
+                    struct Done<'a>(&'a AtomicBool);
+                    impl Drop for Done<'_> {
+                        fn drop(&mut self) {
+                            self.0.store(true, Ordering::SeqCst);
+                        }
+                    }
+                    let _done = Done(done);
                     let mut x = 12345u64 + w;
-                    for i in 0..20_000 * soak() as i64 {
+                    for i in 0..rounds {
                         x ^= x << 13;
                         x ^= x >> 7;
                         x ^= x << 17;
@@ -73,7 +81,6 @@ fn churn_and_check(p: Protocol) {
                             _ => txn.update(t, &key![k], &[("v", Value::Int(i))]),
                         });
                     }
-                    done.store(true, Ordering::SeqCst);
                 });
             }
             let (db, t, done) = (&db, &t, &done);

@@ -215,11 +215,7 @@ fn a_write_after_a_toggled_abort_keeps_the_committed_attributes() {
 /// snapshot saw first, and all three pruning paths ran.
 #[test]
 fn readers_writers_and_the_cleaner_race_on_the_same_chains() {
-    let rounds: i64 = std::env::var("STRATA_SOAK")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(1)
-        * 1500;
+    let rounds = i64::from(common::soak()) * 1500;
     let db = Database::open(
         opts()
             .gc_interval(Some(std::time::Duration::from_millis(1)))
@@ -322,10 +318,7 @@ fn an_index_created_over_pruned_versions_skips_them() {
 /// The cut-and-fix states and both sides of the race are reported.
 #[test]
 fn the_cutter_races_writers_on_the_same_chains_under_long_snapshots() {
-    let soak: u64 = std::env::var("STRATA_SOAK")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(1);
+    let soak = u64::from(common::soak());
     let per_writer = 1500 * soak;
     // Versions of both lifetimes (HOT and COLD) and the LLT's: a pass's
     // dead segments are then often not consecutive in one cluster (Cut-II).

@@ -22,15 +22,7 @@ const CLIENTS: usize = 4;
 
 /// Transaction count scaled by `STRATA_SOAK`.
 fn txns(base: usize) -> usize {
-    let soak = std::env::var("STRATA_SOAK")
-        .ok()
-        .map(|s| {
-            s.trim()
-                .parse::<f64>()
-                .unwrap_or_else(|_| panic!("STRATA_SOAK={s:?} is not a number"))
-        })
-        .unwrap_or(1.0);
-    ((base as f64) * soak.max(0.0)).round().max(1.0) as usize
+    base * common::soak() as usize
 }
 
 fn config(workload: Workload, keys: u64, seed: u64) -> GeneratorConfig {
