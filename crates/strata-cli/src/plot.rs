@@ -84,8 +84,27 @@ pub fn line_chart_ticks(
 ) -> Result<(), String> {
     register();
     let err = |e: &dyn std::fmt::Display| format!("plotting {}: {e}", path.display());
-    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
-    draw(root, title, x_label, y_label, lines, ticks).map_err(|e| err(&e))
+    let mut rgb = vec![0u8; SIZE.0 as usize * SIZE.1 as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
+        draw(root, title, x_label, y_label, lines, ticks).map_err(|e| err(&e))?;
+    }
+    write_png(path, &rgb).map_err(|e| err(&e))
+}
+
+/// Encodes an RGB image of `SIZE` as a PNG file. plotters draws into the
+/// buffer; encoding it here with the `png` crate instead of plotters'
+/// `bitmap_encoder` feature keeps the `image` crate (and its JPEG, GIF
+/// and TIFF codecs) out of the build (issue 40, item 15).
+fn write_png(path: &Path, rgb: &[u8]) -> Result<(), Box<dyn std::error::Error>> {
+    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let mut enc = png::Encoder::new(file, SIZE.0, SIZE.1);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut w = enc.write_header()?;
+    w.write_image_data(rgb)?;
+    w.finish()?;
+    Ok(())
 }
 
 /// The same plot as SVG text (what the tests read: titles and tick labels
@@ -214,8 +233,12 @@ pub fn bar_chart(
 ) -> Result<(), String> {
     register();
     let err = |e: &dyn std::fmt::Display| format!("plotting {}: {e}", path.display());
-    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
-    draw_bars(root, title, y_label, categories, series).map_err(|e| err(&e))
+    let mut rgb = vec![0u8; SIZE.0 as usize * SIZE.1 as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
+        draw_bars(root, title, y_label, categories, series).map_err(|e| err(&e))?;
+    }
+    write_png(path, &rgb).map_err(|e| err(&e))
 }
 
 /// The same chart as SVG text (for the tests).
@@ -552,6 +575,20 @@ mod tests {
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
         assert!(bytes.len() > 2000);
+        // It decodes to the plot's size, and the series were drawn: the
+        // first palette colour is among its pixels.
+        let mut reader = png::Decoder::new(std::io::Cursor::new(&bytes))
+            .read_info()
+            .unwrap();
+        let mut rgb = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut rgb).unwrap();
+        assert_eq!((info.width, info.height), SIZE);
+        assert_eq!(info.color_type, png::ColorType::Rgb);
+        let c = PALETTE[0];
+        assert!(
+            rgb.chunks(3).any(|p| p == [c.0, c.1, c.2]),
+            "no pixel of the first series' colour"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
