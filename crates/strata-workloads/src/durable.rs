@@ -377,6 +377,7 @@ impl CommitEngine for StrataDurable {
     }
 }
 
+#[cfg(any(feature = "redb", feature = "rocksdb"))]
 fn peer_value(k: u64, n: i64) -> Vec<u8> {
     payload(k, n).iter().flat_map(|v| v.to_le_bytes()).collect()
 }
