@@ -298,8 +298,8 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
         take_wal_dir(dir)?;
     }
     let driver = DriverConfig {
-        warmup: Duration::from_secs_f64(a.warmup),
-        duration: Duration::from_secs_f64(a.duration),
+        warmup: crate::seconds("warmup", a.warmup)?,
+        duration: crate::seconds("duration", a.duration)?,
         series: a.extra.series.is_some(),
         huge_pages: a.extra.huge_pages.unwrap_or_default(),
         ab_interval,

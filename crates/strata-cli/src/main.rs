@@ -135,10 +135,10 @@ pub struct YcsbArgs {
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
     /// Measured run time, in seconds.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 5.0, value_parser = parse_seconds)]
     pub duration: f64,
     /// Unmeasured warm-up time before the run, in seconds.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
     pub warmup: f64,
     /// Operations (reads or updates) per transaction.
     #[arg(long, default_value_t = 10)]
@@ -230,13 +230,35 @@ pub fn workload_outcome<T>(
     }
 }
 
-/// A `--flag` of seconds: zero or more, finite.
+/// The longest time a flag of seconds takes: one year (365 days). Far
+/// beyond it `Duration::from_secs_f64` panics (from about 1.8e19 s), and
+/// well before that adding the duration to the clock overflows.
+pub const MAX_SECONDS: f64 = 31_536_000.0;
+
+/// The value parser of every flag of seconds (`--duration`, `--warmup`,
+/// `--llt-start`, ...): a number from 0 to [`MAX_SECONDS`]. NaN, negative,
+/// infinite and larger values are usage errors that name the flag and the
+/// range (clap adds the flag).
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
+    let range = || format!("expected seconds from 0 to {MAX_SECONDS} (one year), got {s}");
+    let v: f64 = s.trim().parse().map_err(|_| range())?;
+    if (0.0..=MAX_SECONDS).contains(&v) {
+        // -0 is 0.
+        Ok(v.abs())
+    } else {
+        Err(range())
+    }
+}
+
+/// A `--flag` of seconds as a duration: from 0 to [`MAX_SECONDS`] (the
+/// flags' parser already holds them there; this also covers defaults
+/// computed from them).
 pub fn seconds(flag: &str, v: f64) -> Result<std::time::Duration, UsageError> {
-    if v >= 0.0 && v.is_finite() {
-        Ok(std::time::Duration::from_secs_f64(v))
+    if (0.0..=MAX_SECONDS).contains(&v) {
+        Ok(std::time::Duration::from_secs_f64(v.abs()))
     } else {
         Err(UsageError(format!(
-            "--{flag} must be zero or more seconds, got {v}"
+            "--{flag} must be from 0 to {MAX_SECONDS} seconds (one year), got {v}"
         )))
     }
 }
@@ -246,10 +268,10 @@ pub fn seconds(flag: &str, v: f64) -> Result<std::time::Duration, UsageError> {
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunFlags {
     /// Measured run time, in seconds.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 5.0, value_parser = parse_seconds)]
     pub duration: f64,
     /// Unmeasured warm-up time before the run, in seconds.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, value_parser = parse_seconds)]
     pub warmup: f64,
     /// Random seed.
     #[arg(long, default_value_t = 1)]
@@ -525,5 +547,36 @@ fn protocols() {
             "snapshot isolation"
         };
         println!("{:<6} {:<19} {what}", p.name(), level);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_run_from_zero_to_a_year() {
+        assert_eq!(parse_seconds("0"), Ok(0.0));
+        assert_eq!(parse_seconds("-0"), Ok(0.0));
+        assert_eq!(parse_seconds("0.25"), Ok(0.25));
+        assert_eq!(parse_seconds("31536000"), Ok(MAX_SECONDS));
+        for bad in [
+            "31536000.5",
+            "1e20",
+            "-1",
+            "-1e-9",
+            "NaN",
+            "inf",
+            "-inf",
+            "",
+            "soon",
+        ] {
+            let e = parse_seconds(bad).expect_err(bad);
+            assert!(e.contains("from 0 to 31536000 (one year)"), "{bad}: {e}");
+        }
+        let year = seconds("duration", MAX_SECONDS).ok().expect("a year");
+        assert_eq!(year.as_secs(), 31_536_000);
+        assert!(seconds("duration", f64::NAN).is_err());
+        assert!(seconds("duration", 1e20).is_err());
     }
 }

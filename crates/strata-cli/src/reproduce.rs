@@ -61,10 +61,10 @@ pub struct ReproduceArgs {
     pub out: PathBuf,
     /// Measured seconds per point (default 2, 1.5 for `all`, or 10 with
     /// --paper-scale; time-axis figures: 8, or 120).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::parse_seconds)]
     pub duration: Option<f64>,
     /// Warm-up seconds per point (default: a quarter of the duration, at most 1).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::parse_seconds)]
     pub warmup: Option<f64>,
     /// Rows loaded per point (overrides the scale's default).
     #[arg(long)]

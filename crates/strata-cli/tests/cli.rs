@@ -1891,3 +1891,45 @@ fn bench_ycsb_ab_reports_neighbouring_interval_pairs() {
     assert_usage_error(&args(&["--ab-ms", "5"]), "--ab-ms");
     assert_usage_error(&args(&["--ab-ms", "500"]), "--ab-ms");
 }
+
+/// Every flag of seconds takes 0 to one year: a huge, negative, infinite or
+/// NaN value is a usage error naming the flag and the range (before it
+/// panicked in `Duration::from_secs_f64` or overflowed the clock).
+#[test]
+fn durations_beyond_a_year_nan_or_negative_are_usage_errors() {
+    let flags: &[(&[&str], &str)] = &[
+        (&["bench", "ycsb"], "--duration"),
+        (&["bench", "ycsb"], "--warmup"),
+        (&["bench", "tpcc"], "--duration"),
+        (&["bench", "tpcc"], "--warmup"),
+        (&["bench", "llt"], "--duration"),
+        (&["bench", "llt"], "--llt-start"),
+        (&["bench", "llt"], "--llt-end"),
+        (&["bench", "llt"], "--zipf-at"),
+        (&["bench", "durable"], "--duration"),
+        (&["bench", "durable"], "--warmup"),
+        (&["bench", "read-mostly"], "--duration"),
+        (&["bench", "read-mostly"], "--warmup"),
+        (&["bench", "ycsb-core"], "--duration"),
+        (&["bench", "htap"], "--warmup"),
+        (&["bench", "htap"], "--point-every"),
+        (&["reproduce", "contention"], "--duration"),
+        (&["reproduce", "contention"], "--warmup"),
+        (&["reproduce", "vdriver-fig14"], "--duration"),
+    ];
+    for (command, flag) in flags {
+        for value in ["1e20", "1e19", "31536001", "NaN", "inf", "-1"] {
+            let mut args = command.to_vec();
+            // `--flag=-1`: a value, not a flag, whatever the command's
+            // negative-number setting.
+            let arg = format!("{flag}={value}");
+            args.push(&arg);
+            assert_usage_error(&args, flag);
+            assert_usage_error(&args, "from 0 to 31536000");
+        }
+    }
+    assert_usage_error(
+        &["bench", "llt", "--gc-interval-ms", "18446744073709551615"],
+        "--gc-interval-ms",
+    );
+}
