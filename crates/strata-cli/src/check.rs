@@ -159,10 +159,16 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
     .map_err(|e| UsageError(e.to_string()))?;
     exec.read_only_snapshots = a.read_only_snapshots;
     exec.blind_writes = a.blind_writes;
+    Ok(run_on(a, &cfg, &exec))
+}
+
+/// Runs the workload `cfg` on `exec`, checks the history, prints the
+/// report and the verdict, and returns the exit code.
+fn run_on(a: &CheckArgs, cfg: &GeneratorConfig, exec: &StrataExecutor) -> ExitCode {
     let promise = promise(a.protocol, a.read_only_snapshots);
 
     let started = Instant::now();
-    let history = run_workload(&exec, &cfg, a.clients, a.txns);
+    let history = run_workload(exec, cfg, a.clients, a.txns);
     let ran = started.elapsed();
     let count = |o: Outcome| history.txns.iter().filter(|t| t.outcome == o).count();
     let (committed, aborted) = (count(Outcome::Committed), count(Outcome::Aborted));
@@ -210,11 +216,11 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
     print!("{report}");
     if let Some(failure) = exec.failure() {
         println!("verdict: run failed: {failure}");
-        return Ok(ExitCode::FAILURE);
+        return ExitCode::FAILURE;
     }
     if report.is_valid() {
         println!("verdict: valid");
-        Ok(ExitCode::SUCCESS)
+        ExitCode::SUCCESS
     } else if keeps(&report, promise) {
         let why = match promise {
             Promise::Serializable => format!(
@@ -237,13 +243,79 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
             _ => format!("{} promises {promise}, which allows G2", a.protocol),
         };
         println!("verdict: {}: expected: {why}", report.verdict());
-        Ok(ExitCode::from(EXPECTED_ANOMALIES))
+        ExitCode::from(EXPECTED_ANOMALIES)
     } else {
         println!(
             "verdict: {}: a bug: {} promises {promise}",
             report.verdict(),
             a.protocol
         );
-        Ok(ExitCode::FAILURE)
+        ExitCode::FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use strata_verify::{PlannedOp, TxnExecutor};
+
+    fn check_args(args: &[&str]) -> CheckArgs {
+        let cli = crate::Cli::try_parse_from(["strata", "check"].iter().chain(args))
+            .unwrap_or_else(|e| panic!("{e}"));
+        match cli.command {
+            crate::Command::Check(a) => a,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn list_workload(a: &CheckArgs) -> GeneratorConfig {
+        GeneratorConfig {
+            keys: a.keys,
+            seed: a.seed,
+            ..GeneratorConfig::for_workload(Workload::ListAppend)
+        }
+    }
+
+    /// An operation's engine error (here the lists' table was dropped
+    /// under the adapter: `TableDropped`) aborts the transaction and fails
+    /// the run, with the error; it used to panic ("engine error").
+    #[test]
+    fn an_engine_error_in_an_operation_fails_the_run() {
+        let exec = StrataExecutor::open(Protocol::SiSsn).expect("open");
+        exec.db.drop_table("lists").expect("drop the lists");
+        let (ops, outcome) = exec.execute(0, &[PlannedOp::Append { key: 1, elem: 1 }]);
+        assert_eq!(outcome, Outcome::Aborted, "{ops:?}");
+        let failure = exec.failure().expect("the run failed");
+        assert!(failure.contains("lists was dropped"), "{failure}");
+
+        let a = check_args(&["--txns", "40", "--clients", "2"]);
+        let code = run_on(&a, &list_workload(&a), &exec);
+        assert_eq!(code, ExitCode::FAILURE);
+        let failure = exec.failure().expect("the run failed");
+        assert!(failure.contains("engine error(s)"), "{failure}");
+    }
+
+    /// A `begin` the engine refuses (more transactions open than
+    /// `max_open_transactions`) fails the run too; it used to panic
+    /// ("begin failed").
+    #[test]
+    fn a_refused_begin_fails_the_run() {
+        let exec = StrataExecutor::with_options(
+            strata::Options::default()
+                .protocol(Protocol::Mvto)
+                .max_open_transactions(1),
+        )
+        .expect("open");
+        let held = exec.db.begin().expect("the one open transaction");
+        let a = check_args(&["--protocol", "mvto", "--txns", "20", "--clients", "2"]);
+        let code = run_on(&a, &list_workload(&a), &exec);
+        assert_eq!(code, ExitCode::FAILURE);
+        let failure = exec.failure().expect("the run failed");
+        assert!(
+            failure.contains("begin") && failure.contains("too many open transactions"),
+            "{failure}"
+        );
+        drop(held);
     }
 }
