@@ -4,7 +4,9 @@
 //! the strongest level checked: with `--strict`, SSN's cycles that close
 //! only through real-time order are allowed (it is serializable, not
 //! strictly), as is SI's write skew without it. Exit codes: 0 no anomaly,
-//! 1 a broken promise or a failed run, 3 only anomalies the promise allows.
+//! 1 a broken promise or a failed run, 3 only anomalies the promise allows,
+//! 4 the cycle search ran out of its budget before it could tell whether
+//! the promise was kept (never taken as allowed).
 
 use std::fmt;
 use std::process::ExitCode;
@@ -21,6 +23,10 @@ use crate::{CheckArgs, UsageError, WorkloadArg};
 
 /// Exit code of a run whose anomalies are all allowed by the protocol.
 const EXPECTED_ANOMALIES: u8 = 3;
+/// Exit code of a run whose anomalies found are allowed, but whose cycle
+/// search gave up where it could have found one that is not
+/// ([`strata_verify::AnomalyKind::SearchIncomplete`]).
+const SEARCH_INCOMPLETE: u8 = 4;
 
 /// The strongest isolation level a protocol promises.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -174,10 +180,13 @@ fn run_on(a: &CheckArgs, cfg: &GeneratorConfig, exec: &StrataExecutor) -> ExitCo
     let (committed, aborted) = (count(Outcome::Committed), count(Outcome::Aborted));
 
     let started = Instant::now();
-    let opts = if a.strict {
-        CheckOptions::strict()
-    } else {
-        CheckOptions::default()
+    let opts = CheckOptions {
+        cycle_search_budget: a.cycle_search_budget,
+        ..if a.strict {
+            CheckOptions::strict()
+        } else {
+            CheckOptions::default()
+        }
     };
     let report = check(&history, &opts);
     let checked = started.elapsed();
@@ -244,6 +253,15 @@ fn run_on(a: &CheckArgs, cfg: &GeneratorConfig, exec: &StrataExecutor) -> ExitCo
         };
         println!("verdict: {}: expected: {why}", report.verdict());
         ExitCode::from(EXPECTED_ANOMALIES)
+    } else if keeps(&report.found(), promise) {
+        println!(
+            "verdict: {}: cannot tell whether {} kept its promise ({promise}); raise \
+             --cycle-search-budget (now {})",
+            report.verdict(),
+            a.protocol,
+            a.cycle_search_budget
+        );
+        ExitCode::from(SEARCH_INCOMPLETE)
     } else {
         println!(
             "verdict: {}: a bug: {} promises {promise}",

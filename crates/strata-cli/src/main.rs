@@ -72,7 +72,9 @@ enum Command {
     /// Run a concurrent workload, record its history and check it for
     /// isolation anomalies. Exit code 0: none; 1: the protocol broke its
     /// promise (or the run failed); 3: anomalies its promise allows (SI's
-    /// write skew; SSN's real-time-only cycles under --strict).
+    /// write skew; SSN's real-time-only cycles under --strict); 4: the
+    /// cycle search ran out of --cycle-search-budget before it could rule
+    /// out an anomaly the promise forbids (never taken as allowed).
     Check(CheckArgs),
     /// List the concurrency-control protocols.
     Protocols,
@@ -438,6 +440,12 @@ pub struct CheckArgs {
     /// passes run every few commits, racing the clients.
     #[arg(long, default_value = "txn", value_parser = parse_gc)]
     pub gc: strata::GcPolicy,
+    /// Edges the search for a cycle with one anti-dependency (G-single)
+    /// may examine per strongly connected component. A search that runs
+    /// out reports the component's G2 cycle as search-incomplete, exit
+    /// code 4 where nothing else decides.
+    #[arg(long, default_value_t = strata_verify::CheckOptions::default().cycle_search_budget)]
+    pub cycle_search_budget: usize,
 }
 
 /// A user error: printed as one line, exit code 2.

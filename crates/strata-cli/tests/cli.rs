@@ -1933,3 +1933,50 @@ fn durations_beyond_a_year_nan_or_negative_are_usage_errors() {
         "--gc-interval-ms",
     );
 }
+
+/// A cycle search out of its budget is its own exit code (4), never the
+/// "allowed" one (3): here SI's write skew, whose components the G-single
+/// search gives up on at once with a budget of 0. `check --help` documents
+/// the code.
+#[test]
+fn check_exits_four_when_the_cycle_search_gives_up() {
+    for seed in ["1", "2", "3", "4", "5"] {
+        let out = strata(&[
+            "check",
+            "--protocol",
+            "si",
+            "--workload",
+            "write-skew",
+            "--txns",
+            "3000",
+            "--clients",
+            "8",
+            "--keys",
+            "4",
+            "--skew",
+            "0.5",
+            "--seed",
+            seed,
+            "--cycle-search-budget",
+            "0",
+        ]);
+        let stdout = text(&out.stdout);
+        match out.status.code() {
+            Some(4) => {
+                assert!(stdout.contains("search-incomplete"), "{stdout}");
+                assert!(
+                    stdout.contains("cannot tell whether si kept its promise"),
+                    "{stdout}"
+                );
+                let help = text(&strata(&["check", "--help"]).stdout);
+                assert!(help.contains("4: the cycle search ran out"), "{help}");
+                assert!(help.contains("--cycle-search-budget"), "{help}");
+                return;
+            }
+            // No write skew in this run.
+            Some(0) => continue,
+            c => panic!("exit {c:?}: {stdout}\n{}", text(&out.stderr)),
+        }
+    }
+    panic!("no write skew found under si");
+}
