@@ -25,6 +25,7 @@
 //! with the cycle of the next class (G2) *and* a mark that the search gave
 //! up ([`FoundCycle::gave_up`]): a G-single may still hide there.
 
+use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 
 use crate::history::{Elem, Key};
@@ -138,6 +139,10 @@ pub(crate) struct Graph {
     pub n_nodes: usize,
     pub edges: Vec<Edge>,
     seen: HashMap<(u32, u32, EdgeKind, bool), u32>,
+    /// Edges the cycle search looked at (Tarjan's passes and the
+    /// breadth-first searches, each edge each time): its work, which a
+    /// test can bound without a clock.
+    pub search_steps: Cell<u64>,
 }
 
 impl Graph {
@@ -147,6 +152,7 @@ impl Graph {
             n_nodes: n_txns,
             edges: Vec::new(),
             seen: HashMap::new(),
+            search_steps: Cell::new(0),
         }
     }
 
@@ -204,7 +210,8 @@ impl Graph {
     pub fn find_cycles(&self, budget: usize) -> Vec<FoundCycle> {
         let adj = self.adjacency();
         let all = |_: &Edge| true;
-        let comps = tarjan(&adj, &self.edges, &all);
+        let steps = &self.search_steps;
+        let comps = tarjan(&adj, &self.edges, &all, steps);
         let mut local_of = vec![u32::MAX; self.n_nodes];
         let mut out = Vec::new();
         for comp in comps {
@@ -224,6 +231,7 @@ impl Graph {
             let sub = Sub {
                 adj: &local,
                 edges: &self.edges,
+                steps,
             };
             let no_rt = |e: &Edge| e.kind != EdgeKind::Realtime;
             let found = sub
@@ -271,6 +279,7 @@ type Filter<'a> = &'a dyn Fn(&Edge) -> bool;
 struct Sub<'a> {
     adj: &'a [Vec<(u32, u32)>],
     edges: &'a [Edge],
+    steps: &'a Cell<u64>,
 }
 
 impl Sub<'_> {
@@ -295,7 +304,7 @@ impl Sub<'_> {
 
     /// A short cycle using only `filter` edges, if there is any.
     fn cycle_in_subcomponent(&self, filter: Filter<'_>) -> Option<Vec<u32>> {
-        let comps = tarjan(self.adj, self.edges, filter);
+        let comps = tarjan(self.adj, self.edges, filter, self.steps);
         let comp = comps.into_iter().min_by_key(|c| c.len())?;
         let mut member = vec![false; self.adj.len()];
         for &n in &comp {
@@ -330,7 +339,10 @@ impl Sub<'_> {
     ) -> (Option<Vec<u32>>, bool) {
         let n = self.adj.len();
         let mut comp_of = vec![u32::MAX; n];
-        for (i, c) in tarjan(self.adj, self.edges, no_rw).iter().enumerate() {
+        for (i, c) in tarjan(self.adj, self.edges, no_rw, self.steps)
+            .iter()
+            .enumerate()
+        {
             for &v in c {
                 comp_of[v as usize] = i as u32;
             }
@@ -424,6 +436,7 @@ impl Bfs {
                     return None;
                 }
                 *budget -= 1;
+                sub.steps.set(sub.steps.get() + 1);
                 if !member[v as usize] || !filter(&sub.edges[e as usize]) {
                     continue;
                 }
@@ -453,7 +466,12 @@ impl Bfs {
 /// (histories are long enough to overflow the stack of a recursive version).
 /// Returns only components that contain a cycle (two or more nodes; the
 /// graph has no self-loops).
-fn tarjan(adj: &[Vec<(u32, u32)>], edges: &[Edge], filter: Filter<'_>) -> Vec<Vec<u32>> {
+fn tarjan(
+    adj: &[Vec<(u32, u32)>],
+    edges: &[Edge],
+    filter: Filter<'_>,
+    steps: &Cell<u64>,
+) -> Vec<Vec<u32>> {
     const UNSEEN: u32 = u32::MAX;
     let n = adj.len();
     let mut index = vec![UNSEEN; n];
@@ -477,6 +495,7 @@ fn tarjan(adj: &[Vec<(u32, u32)>], edges: &[Edge], filter: Filter<'_>) -> Vec<Ve
             let out_edges = &adj[v as usize];
             if *child < out_edges.len() {
                 let (w, e) = out_edges[*child];
+                steps.set(steps.get() + 1);
                 *child += 1;
                 if !filter(&edges[e as usize]) {
                     continue;
