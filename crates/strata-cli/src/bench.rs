@@ -222,12 +222,22 @@ struct LogObserver {
     bar: BarObserver,
     db: Option<Database>,
     at_run: Option<LogStats>,
+    /// Say on stderr when the run begins (not with --json or --csv).
+    announce: bool,
 }
 
 impl Observer for LogObserver {
     fn start(&mut self, phase: &str, total: u64, unit: &str) {
         if phase == "run" {
             self.at_run = self.db.as_ref().and_then(|d| d.log_stats());
+            if self.announce {
+                // The load is done: from here a Ctrl-C has something to report.
+                eprintln!(
+                    "run: {:.1} s, warm-up included (Ctrl-C ends it early and reports what was \
+                     measured)",
+                    total as f64 / 1000.0
+                );
+            }
         }
         self.bar.start(phase, total, unit);
     }
@@ -335,6 +345,7 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
             bar: BarObserver::new(quiet),
             db: strata_db.clone(),
             at_run: None,
+            announce: !quiet,
         };
         let r = match ycsb::run(engine.as_ref(), &cfg, &driver, &mut observer) {
             Ok(r) => r,

@@ -1278,7 +1278,7 @@ fn explicit_flags_override_a_preset_and_the_header_says_so() {
 #[cfg(unix)]
 #[test]
 fn an_interrupted_run_reports_what_it_measured() {
-    let child = Command::new(env!("CARGO_BIN_EXE_strata"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
         .args([
             "bench",
             "ycsb",
@@ -1293,18 +1293,30 @@ fn an_interrupted_run_reports_what_it_measured() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Interrupt once the run is under way (its header comes after the load).
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // Interrupt once the run is under way: the child says so on stderr
+    // after the load (its Ctrl-C handler is in place long before).
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        let n = std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
+        assert!(n > 0, "the run never began: {seen}");
+        seen.push_str(&line);
+        if line.starts_with("run: ") {
+            break;
+        }
+    }
     let killed = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
+    std::io::Read::read_to_string(&mut stderr, &mut seen).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(130), "{seen}");
     let stdout = text(&out.stdout);
     assert!(stdout.contains("committed"), "{stdout}");
-    assert!(text(&out.stderr).contains("interrupted"));
+    assert!(seen.contains("interrupted"), "{seen}");
 }
 
 /// `bench durable` runs each engine in its own directory under --dir,
