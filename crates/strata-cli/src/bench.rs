@@ -352,6 +352,7 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
             Err(WorkloadError::Config(m)) | Err(WorkloadError::NotImplemented(m)) => {
                 return Err(UsageError(m))
             }
+            Err(e @ WorkloadError::NotCompiled { .. }) => return Err(UsageError(e.to_string())),
             Err(e) => {
                 eprintln!("error: {name}: {e}");
                 return Ok(ExitCode::FAILURE);

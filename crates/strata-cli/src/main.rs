@@ -66,7 +66,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run a benchmark against a fresh in-memory database.
+    /// Run a benchmark against a freshly loaded database (in memory; `bench
+    /// ycsb --durability` and `bench durable` also write a log to disk).
     #[command(subcommand)]
     Bench(Bench),
     /// Run a concurrent workload, record its history and check it for
@@ -78,8 +79,9 @@ enum Command {
     Check(CheckArgs),
     /// List the concurrency-control protocols.
     Protocols,
-    /// Rerun a figure of the Peloton study: a parameter sweep written to
-    /// <out>/<figure>.csv and plotted to <out>/<figure>.png.
+    /// Rerun a figure of one of the four studies reproduced here (the
+    /// Peloton study, vDriver, ERMIA, MV-PBT; see --list): its sweep written
+    /// to <out>/<figure>.csv and plotted to PNGs in <out>.
     Reproduce(reproduce::ReproduceArgs),
     /// List the named configurations (Table 1 of the Peloton study, ERMIA).
     Presets,
@@ -160,11 +162,14 @@ pub struct YcsbArgs {
     pub seed: u64,
     /// `strata`; `noop` (the same driver loop with no engine calls, to
     /// measure the driver's own cost); a peer engine (`skipdb`, `fjall`,
-    /// `redb`, `rocksdb`, `rocksdb-optimistic`); `all`; or a comma list.
+    /// `redb`, `rocksdb`, `rocksdb-optimistic`; the RocksDB ones only in a
+    /// build with the `rocksdb` cargo feature); `all`; or a comma list.
     #[arg(long, default_value = "strata")]
     pub engine: String,
     /// Garbage collection: `txn` (transaction-level, the default), `vac`
-    /// (background vacuum), `coop` (cooperative, O2N only) or `none`.
+    /// (background vacuum), `coop` (cooperative, O2N only), `dead-zone`
+    /// (vacuum that also prunes versions in the middle of a chain that no
+    /// snapshot reads; vDriver's) or `none`.
     #[arg(long, default_value = "txn", value_parser = parse_gc)]
     pub gc: strata::GcPolicy,
     /// Background vacuum threads (with `--gc vac`).
@@ -212,10 +217,6 @@ pub enum DurabilityArg {
     Async,
 }
 
-/// Refuses an output file that cannot be written, before a run measures
-/// anything (a run that fails only when it writes its results loses them).
-/// Creates the file (empty) if it does not exist; an existing one is left
-/// as it is until the run overwrites it.
 /// A workload run's result as a command sees it: a configuration error is
 /// a usage error (one line, exit 2); any other failure is printed and the
 /// command exits 1 (`None`).
@@ -293,6 +294,10 @@ impl RunFlags {
     }
 }
 
+/// Refuses an output file that cannot be written, before a run measures
+/// anything (a run that fails only when it writes its results loses them).
+/// Creates the file (empty) if it does not exist; an existing one is left
+/// as it is until the run overwrites it.
 pub fn check_output_file(flag: &str, path: &std::path::Path) -> Result<(), UsageError> {
     std::fs::OpenOptions::new()
         .write(true)

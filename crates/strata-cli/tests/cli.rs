@@ -1992,3 +1992,87 @@ fn check_exits_four_when_the_cycle_search_gives_up() {
     }
     panic!("no write skew found under si");
 }
+
+/// The text after `flag`'s line in a command's `--help`, up to its default.
+fn flag_help(command: &[&str], flag: &str) -> String {
+    let mut args = command.to_vec();
+    args.push("--help");
+    let out = strata(&args);
+    assert!(out.status.success(), "{args:?}");
+    let help = text(&out.stdout);
+    let mut lines = help
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with(flag));
+    assert!(lines.next().is_some(), "{args:?}: no {flag}:\n{help}");
+    lines
+        .take_while(|l| {
+            let l = l.trim_start();
+            !l.starts_with("[default") && !l.starts_with("--")
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Help texts say what the commands do: every collector the engine has
+/// under each `--gc` (from `GcPolicy::ALL`, not a list of our own), the
+/// four studies `reproduce` covers, `bench` writing a log with
+/// `--durability`, and a peer engine left out of the build named as such.
+#[test]
+fn help_texts_name_what_the_commands_take() {
+    for command in [
+        &["bench", "ycsb"][..],
+        &["bench", "llt"],
+        &["bench", "read-mostly"],
+        &["check"],
+    ] {
+        let help = flag_help(command, "--gc <GC>");
+        let words: Vec<&str> = help
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .collect();
+        for gc in strata::GcPolicy::ALL {
+            assert!(
+                words.contains(&gc.name()),
+                "{command:?} --gc help lacks {gc}: {help}"
+            );
+        }
+    }
+    let reproduce = text(&strata(&["reproduce", "--help"]).stdout);
+    for study in ["Peloton", "vDriver", "ERMIA", "MV-PBT"] {
+        assert!(reproduce.contains(study), "{study}: {reproduce}");
+    }
+    assert!(
+        !reproduce.contains("a figure of the Peloton study"),
+        "{reproduce}"
+    );
+    let bench = text(&strata(&["bench", "--help"]).stdout);
+    assert!(!bench.contains("fresh in-memory database"), "{bench}");
+    assert!(bench.contains("--durability"), "{bench}");
+    if !cfg!(feature = "rocksdb") {
+        for args in [
+            &["bench", "ycsb", "--engine", "rocksdb", "--records", "10"][..],
+            &[
+                "bench",
+                "ycsb",
+                "--engine",
+                "rocksdb-optimistic",
+                "--records",
+                "10",
+            ],
+        ] {
+            assert_usage_error(args, "is implemented but not compiled into this build");
+            assert_usage_error(args, "the `rocksdb` cargo feature");
+            assert_usage_error(args, "--features rocksdb");
+        }
+        let out = strata(&[
+            "bench",
+            "durable",
+            "--engine",
+            "rocksdb",
+            "--duration",
+            "0.1",
+        ]);
+        let stderr = text(&out.stderr);
+        assert!(stderr.contains("not compiled into this build"), "{stderr}");
+        assert!(!stderr.contains("not implemented"), "{stderr}");
+    }
+}
