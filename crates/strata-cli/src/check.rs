@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use strata::Protocol;
 use strata_verify::{
-    check, run_workload, CheckOptions, GeneratorConfig, Outcome, Report, Workload,
+    check, run_workload, CheckOptions, GeneratorConfig, Op, Outcome, Report, Workload,
 };
 
 use crate::executor::StrataExecutor;
@@ -132,6 +132,9 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
             a.delete_fraction
         )));
     }
+    if a.max_writes_per_key == 0 {
+        return Err(UsageError("--max-writes-per-key must be at least 1".into()));
+    }
     if !(0.0..1.0).contains(&a.skew) {
         return Err(UsageError(format!(
             "--skew must be in [0, 1), got {}",
@@ -154,6 +157,7 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
         max_scan_width: a.scan_width,
         delete_fraction: a.delete_fraction,
         limited_scan_fraction: a.limited_scans,
+        max_writes_per_key: a.max_writes_per_key,
         ..GeneratorConfig::for_workload(workload)
     };
     let mut exec = StrataExecutor::with_options(
@@ -178,6 +182,17 @@ fn run_on(a: &CheckArgs, cfg: &GeneratorConfig, exec: &StrataExecutor) -> ExitCo
     let ran = started.elapsed();
     let count = |o: Outcome| history.txns.iter().filter(|t| t.outcome == o).count();
     let (committed, aborted) = (count(Outcome::Committed), count(Outcome::Aborted));
+    // What a read cost: bounded by --max-writes-per-key, whatever --txns.
+    let longest_list = (history.txns.iter().flat_map(|t| &t.ops))
+        .map(|op| match op {
+            Op::ReadList { value: Some(l), .. } => l.len(),
+            Op::ScanList {
+                value: Some(rows), ..
+            } => rows.iter().map(|(_, l)| l.len()).max().unwrap_or(0),
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0);
 
     let started = Instant::now();
     let opts = CheckOptions {
@@ -194,7 +209,7 @@ fn run_on(a: &CheckArgs, cfg: &GeneratorConfig, exec: &StrataExecutor) -> ExitCo
 
     println!(
         "check  protocol {} (promises {promise})  storage {}  gc {}  workload {}  clients {}  keys {}  \
-         skew {}  scan width {}  limited scans {}  deletes {}  seed {}{}{}",
+         skew {}  scan width {}  limited scans {}  deletes {}  writes per key {}  seed {}{}{}",
         a.protocol,
         a.storage,
         a.gc,
@@ -206,6 +221,7 @@ fn run_on(a: &CheckArgs, cfg: &GeneratorConfig, exec: &StrataExecutor) -> ExitCo
         a.scan_width,
         a.limited_scans,
         a.delete_fraction,
+        a.max_writes_per_key,
         a.seed,
         if a.strict { "  strict" } else { "" },
         if a.blind_writes { "  blind writes" } else { "" }
@@ -213,7 +229,7 @@ fn run_on(a: &CheckArgs, cfg: &GeneratorConfig, exec: &StrataExecutor) -> ExitCo
     println!(
         "ran {} txns in {:.2} s: {committed} committed, {aborted} aborted ({} by the adapter \
          after an insert race, {} after a row its snapshot holds was gone; {} blind overwrites, \
-         {} writer waits); checked in {:.2} s",
+         {} writer waits); longest list read {longest_list}; checked in {:.2} s",
         history.len(),
         ran.as_secs_f64(),
         exec.insert_races.load(Ordering::Relaxed),

@@ -424,6 +424,12 @@ pub struct CheckArgs {
     /// and come back and scanned ranges keep changing (list workloads).
     #[arg(long, default_value_t = strata_verify::GeneratorConfig::default().delete_fraction)]
     pub delete_fraction: f64,
+    /// List writes a key gets before a fresh key takes its place (the
+    /// predicate workload moves all its keys at once), so that no list,
+    /// and no read of one, grows with the run: memory and time stay
+    /// linear in --txns.
+    #[arg(long, default_value_t = strata_verify::GeneratorConfig::default().max_writes_per_key)]
+    pub max_writes_per_key: u64,
     /// Also check real-time order (strict serializability). MVTO, MVOCC,
     /// MV2PL and SSI promise it; SSN (and MVTO's read-only snapshots) are
     /// serializable but not strictly, so their real-time-only cycles are

@@ -94,6 +94,46 @@ fn dropped_appends_are_found() {
     assert!(rep.has(AnomalyKind::LostAppend), "{rep}");
 }
 
+/// The longest list observed in a history: what every read of it costs.
+fn longest_list_read(h: &strata_verify::History) -> usize {
+    h.txns
+        .iter()
+        .flat_map(|t| &t.ops)
+        .map(|op| match op {
+            Op::ReadList { value: Some(l), .. } => l.len(),
+            Op::ScanList {
+                value: Some(rows), ..
+            } => rows.iter().map(|(_, l)| l.len()).max().unwrap_or(0),
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Lists stop growing at `max_writes_per_key`, however long the run: a
+/// read's cost (and the history's memory per transaction) stays flat. Without
+/// the bound the hottest list held thousands of elements after 20,000
+/// transactions, and every read copied it.
+#[test]
+fn lists_stay_short_however_long_the_run() {
+    for workload in [
+        Workload::ListAppend,
+        Workload::Predicate,
+        Workload::WriteSkew,
+    ] {
+        let cfg = GeneratorConfig {
+            max_writes_per_key: 8,
+            ..config(workload, 9)
+        };
+        let h = run_workload(&SerialExecutor::new(), &cfg, 4, 20_000);
+        // A write-skew pair shares its 8 writes between its two keys.
+        let longest = longest_list_read(&h);
+        assert!((4..=8).contains(&longest), "{workload:?}: {longest}");
+        let rep = check(&h, &CheckOptions::strict());
+        assert!(rep.is_valid(), "{workload:?}: {rep}");
+    }
+}
+
 /// The checker's cycle search does one pass over a valid history's graph.
 /// Its work is counted in edges looked at (`Report::search_steps`), not
 /// timed: a loaded machine makes any wall-clock bound flaky.

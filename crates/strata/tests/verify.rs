@@ -46,6 +46,7 @@ fn config(workload: Workload, keys: u64, seed: u64) -> GeneratorConfig {
         limited_scan_fraction: 0.3,
         skew: 0.99,
         seed,
+        max_writes_per_key: GeneratorConfig::default().max_writes_per_key,
     }
 }
 
