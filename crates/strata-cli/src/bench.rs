@@ -222,12 +222,22 @@ struct LogObserver {
     bar: BarObserver,
     db: Option<Database>,
     at_run: Option<LogStats>,
+    /// Say on stderr when the run begins (not with --json or --csv).
+    announce: bool,
 }
 
 impl Observer for LogObserver {
     fn start(&mut self, phase: &str, total: u64, unit: &str) {
         if phase == "run" {
             self.at_run = self.db.as_ref().and_then(|d| d.log_stats());
+            if self.announce {
+                // The load is done: from here a Ctrl-C has something to report.
+                eprintln!(
+                    "run: {:.1} s, warm-up included (Ctrl-C ends it early and reports what was \
+                     measured)",
+                    total as f64 / 1000.0
+                );
+            }
         }
         self.bar.start(phase, total, unit);
     }
@@ -298,8 +308,8 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
         take_wal_dir(dir)?;
     }
     let driver = DriverConfig {
-        warmup: Duration::from_secs_f64(a.warmup),
-        duration: Duration::from_secs_f64(a.duration),
+        warmup: crate::seconds("warmup", a.warmup)?,
+        duration: crate::seconds("duration", a.duration)?,
         series: a.extra.series.is_some(),
         huge_pages: a.extra.huge_pages.unwrap_or_default(),
         ab_interval,
@@ -335,12 +345,14 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
             bar: BarObserver::new(quiet),
             db: strata_db.clone(),
             at_run: None,
+            announce: !quiet,
         };
         let r = match ycsb::run(engine.as_ref(), &cfg, &driver, &mut observer) {
             Ok(r) => r,
             Err(WorkloadError::Config(m)) | Err(WorkloadError::NotImplemented(m)) => {
                 return Err(UsageError(m))
             }
+            Err(e @ WorkloadError::NotCompiled { .. }) => return Err(UsageError(e.to_string())),
             Err(e) => {
                 eprintln!("error: {name}: {e}");
                 return Ok(ExitCode::FAILURE);

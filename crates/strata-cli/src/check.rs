@@ -4,7 +4,9 @@
 //! the strongest level checked: with `--strict`, SSN's cycles that close
 //! only through real-time order are allowed (it is serializable, not
 //! strictly), as is SI's write skew without it. Exit codes: 0 no anomaly,
-//! 1 a broken promise or a failed run, 3 only anomalies the promise allows.
+//! 1 a broken promise or a failed run, 3 only anomalies the promise allows,
+//! 4 the cycle search ran out of its budget before it could tell whether
+//! the promise was kept (never taken as allowed).
 
 use std::fmt;
 use std::process::ExitCode;
@@ -13,7 +15,7 @@ use std::time::Instant;
 
 use strata::Protocol;
 use strata_verify::{
-    check, run_workload, CheckOptions, GeneratorConfig, Outcome, Report, Workload,
+    check, run_workload, CheckOptions, GeneratorConfig, Op, Outcome, Report, Workload,
 };
 
 use crate::executor::StrataExecutor;
@@ -21,6 +23,10 @@ use crate::{CheckArgs, UsageError, WorkloadArg};
 
 /// Exit code of a run whose anomalies are all allowed by the protocol.
 const EXPECTED_ANOMALIES: u8 = 3;
+/// Exit code of a run whose anomalies found are allowed, but whose cycle
+/// search gave up where it could have found one that is not
+/// ([`strata_verify::AnomalyKind::SearchIncomplete`]).
+const SEARCH_INCOMPLETE: u8 = 4;
 
 /// The strongest isolation level a protocol promises.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,6 +132,9 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
             a.delete_fraction
         )));
     }
+    if a.max_writes_per_key == 0 {
+        return Err(UsageError("--max-writes-per-key must be at least 1".into()));
+    }
     if !(0.0..1.0).contains(&a.skew) {
         return Err(UsageError(format!(
             "--skew must be in [0, 1), got {}",
@@ -148,6 +157,7 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
         max_scan_width: a.scan_width,
         delete_fraction: a.delete_fraction,
         limited_scan_fraction: a.limited_scans,
+        max_writes_per_key: a.max_writes_per_key,
         ..GeneratorConfig::for_workload(workload)
     };
     let mut exec = StrataExecutor::with_options(
@@ -159,19 +169,39 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
     .map_err(|e| UsageError(e.to_string()))?;
     exec.read_only_snapshots = a.read_only_snapshots;
     exec.blind_writes = a.blind_writes;
+    Ok(run_on(a, &cfg, &exec))
+}
+
+/// Runs the workload `cfg` on `exec`, checks the history, prints the
+/// report and the verdict, and returns the exit code.
+fn run_on(a: &CheckArgs, cfg: &GeneratorConfig, exec: &StrataExecutor) -> ExitCode {
     let promise = promise(a.protocol, a.read_only_snapshots);
 
     let started = Instant::now();
-    let history = run_workload(&exec, &cfg, a.clients, a.txns);
+    let history = run_workload(exec, cfg, a.clients, a.txns);
     let ran = started.elapsed();
     let count = |o: Outcome| history.txns.iter().filter(|t| t.outcome == o).count();
     let (committed, aborted) = (count(Outcome::Committed), count(Outcome::Aborted));
+    // What a read cost: bounded by --max-writes-per-key, whatever --txns.
+    let longest_list = (history.txns.iter().flat_map(|t| &t.ops))
+        .map(|op| match op {
+            Op::ReadList { value: Some(l), .. } => l.len(),
+            Op::ScanList {
+                value: Some(rows), ..
+            } => rows.iter().map(|(_, l)| l.len()).max().unwrap_or(0),
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0);
 
     let started = Instant::now();
-    let opts = if a.strict {
-        CheckOptions::strict()
-    } else {
-        CheckOptions::default()
+    let opts = CheckOptions {
+        cycle_search_budget: a.cycle_search_budget,
+        ..if a.strict {
+            CheckOptions::strict()
+        } else {
+            CheckOptions::default()
+        }
     };
     let report = check(&history, &opts);
     let checked = started.elapsed();
@@ -179,7 +209,7 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
 
     println!(
         "check  protocol {} (promises {promise})  storage {}  gc {}  workload {}  clients {}  keys {}  \
-         skew {}  scan width {}  limited scans {}  deletes {}  seed {}{}{}",
+         skew {}  scan width {}  limited scans {}  deletes {}  writes per key {}  seed {}{}{}",
         a.protocol,
         a.storage,
         a.gc,
@@ -191,6 +221,7 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
         a.scan_width,
         a.limited_scans,
         a.delete_fraction,
+        a.max_writes_per_key,
         a.seed,
         if a.strict { "  strict" } else { "" },
         if a.blind_writes { "  blind writes" } else { "" }
@@ -198,7 +229,7 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
     println!(
         "ran {} txns in {:.2} s: {committed} committed, {aborted} aborted ({} by the adapter \
          after an insert race, {} after a row its snapshot holds was gone; {} blind overwrites, \
-         {} writer waits); checked in {:.2} s",
+         {} writer waits); longest list read {longest_list}; checked in {:.2} s",
         history.len(),
         ran.as_secs_f64(),
         exec.insert_races.load(Ordering::Relaxed),
@@ -210,11 +241,11 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
     print!("{report}");
     if let Some(failure) = exec.failure() {
         println!("verdict: run failed: {failure}");
-        return Ok(ExitCode::FAILURE);
+        return ExitCode::FAILURE;
     }
     if report.is_valid() {
         println!("verdict: valid");
-        Ok(ExitCode::SUCCESS)
+        ExitCode::SUCCESS
     } else if keeps(&report, promise) {
         let why = match promise {
             Promise::Serializable => format!(
@@ -237,13 +268,88 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
             _ => format!("{} promises {promise}, which allows G2", a.protocol),
         };
         println!("verdict: {}: expected: {why}", report.verdict());
-        Ok(ExitCode::from(EXPECTED_ANOMALIES))
+        ExitCode::from(EXPECTED_ANOMALIES)
+    } else if keeps(&report.found(), promise) {
+        println!(
+            "verdict: {}: cannot tell whether {} kept its promise ({promise}); raise \
+             --cycle-search-budget (now {})",
+            report.verdict(),
+            a.protocol,
+            a.cycle_search_budget
+        );
+        ExitCode::from(SEARCH_INCOMPLETE)
     } else {
         println!(
             "verdict: {}: a bug: {} promises {promise}",
             report.verdict(),
             a.protocol
         );
-        Ok(ExitCode::FAILURE)
+        ExitCode::FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use strata_verify::{PlannedOp, TxnExecutor};
+
+    fn check_args(args: &[&str]) -> CheckArgs {
+        let cli = crate::Cli::try_parse_from(["strata", "check"].iter().chain(args))
+            .unwrap_or_else(|e| panic!("{e}"));
+        match cli.command {
+            crate::Command::Check(a) => a,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn list_workload(a: &CheckArgs) -> GeneratorConfig {
+        GeneratorConfig {
+            keys: a.keys,
+            seed: a.seed,
+            ..GeneratorConfig::for_workload(Workload::ListAppend)
+        }
+    }
+
+    /// An operation's engine error (here the lists' table was dropped
+    /// under the adapter: `TableDropped`) aborts the transaction and fails
+    /// the run, with the error; it used to panic ("engine error").
+    #[test]
+    fn an_engine_error_in_an_operation_fails_the_run() {
+        let exec = StrataExecutor::open(Protocol::SiSsn).expect("open");
+        exec.db.drop_table("lists").expect("drop the lists");
+        let (ops, outcome) = exec.execute(0, &[PlannedOp::Append { key: 1, elem: 1 }]);
+        assert_eq!(outcome, Outcome::Aborted, "{ops:?}");
+        let failure = exec.failure().expect("the run failed");
+        assert!(failure.contains("lists was dropped"), "{failure}");
+
+        let a = check_args(&["--txns", "40", "--clients", "2"]);
+        let code = run_on(&a, &list_workload(&a), &exec);
+        assert_eq!(code, ExitCode::FAILURE);
+        let failure = exec.failure().expect("the run failed");
+        assert!(failure.contains("engine error(s)"), "{failure}");
+    }
+
+    /// A `begin` the engine refuses (more transactions open than
+    /// `max_open_transactions`) fails the run too; it used to panic
+    /// ("begin failed").
+    #[test]
+    fn a_refused_begin_fails_the_run() {
+        let exec = StrataExecutor::with_options(
+            strata::Options::default()
+                .protocol(Protocol::Mvto)
+                .max_open_transactions(1),
+        )
+        .expect("open");
+        let held = exec.db.begin().expect("the one open transaction");
+        let a = check_args(&["--protocol", "mvto", "--txns", "20", "--clients", "2"]);
+        let code = run_on(&a, &list_workload(&a), &exec);
+        assert_eq!(code, ExitCode::FAILURE);
+        let failure = exec.failure().expect("the run failed");
+        assert!(
+            failure.contains("begin") && failure.contains("too many open transactions"),
+            "{failure}"
+        );
+        drop(held);
     }
 }

@@ -34,10 +34,10 @@ pub struct DurableArgs {
     #[arg(long, default_value_t = 10_000)]
     pub records: u64,
     /// Measured run time, in seconds.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 5.0, value_parser = crate::parse_seconds)]
     pub duration: f64,
     /// Unmeasured warm-up, in seconds.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = crate::parse_seconds)]
     pub warmup: f64,
     /// Rounds; engines run interleaved (A B, A B, ...) and each reports its
     /// median round.

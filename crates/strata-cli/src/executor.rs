@@ -29,8 +29,12 @@
 //! overwrote. A conflict from any operation, or from commit,
 //! means the engine rolled the transaction back: it is recorded as
 //! [`Outcome::Aborted`] with the ops issued so far (the failed read without a
-//! value). Any other error is an engine or adapter bug and panics, with one
-//! exception: under MV2PL and OCC, which read the newest committed data
+//! value). Any other error is an engine or adapter bug and fails the run:
+//! the adapter rolls the transaction back (a failed commit's fate is
+//! [`Outcome::Unknown`]), counts the error and keeps the first one for
+//! [`StrataExecutor::failure`], which `strata check` reports as a failed
+//! run (exit code 1) instead of judging the history. One exception: under
+//! MV2PL and OCC, which read the newest committed data
 //! rather than a snapshot, an `insert` of a key that `get` had just reported absent can
 //! answer `DuplicateKey` when a concurrent transaction inserted and
 //! committed the key in between. The adapter then rolls the transaction
@@ -70,13 +74,15 @@ pub enum Stop {
     UnexpectedDuplicate,
     /// The adapter aborts for another counted reason.
     Abort,
+    /// Any other engine error: the adapter aborts and the run fails.
+    Engine(Error),
 }
 
 impl From<Error> for Stop {
     fn from(e: Error) -> Self {
         match e {
             Error::Conflict(_) => Stop::Conflict,
-            e => panic!("engine error: {e}"),
+            e => Stop::Engine(e),
         }
     }
 }
@@ -125,6 +131,9 @@ pub struct StrataExecutor {
     /// The `DuplicateKey` answers the protocol must not give: how many, and
     /// the first one.
     unexpected_duplicates: Mutex<(u64, Option<String>)>,
+    /// Engine errors other than conflicts (and the races above): how many,
+    /// and the first one.
+    engine_errors: Mutex<(u64, Option<String>)>,
     /// Yield the thread between operations, so that transactions interleave
     /// more on machines with few cores.
     pub yield_between_ops: bool,
@@ -171,6 +180,7 @@ impl StrataExecutor {
             insert_races: AtomicU64::new(0),
             vanished_rows: AtomicU64::new(0),
             unexpected_duplicates: Mutex::new((0, None)),
+            engine_errors: Mutex::new((0, None)),
             yield_between_ops: true,
             scan_index: None,
             blind_writes: false,
@@ -190,18 +200,40 @@ impl StrataExecutor {
         Ok(self)
     }
 
-    /// Why the run failed although every transaction ran: `DuplicateKey`
-    /// answers the protocol must never give (see the module docs).
+    /// Why the run failed although every transaction ran: engine errors
+    /// other than conflicts, and `DuplicateKey` answers the protocol must
+    /// never give (see the module docs).
     pub fn failure(&self) -> Option<String> {
-        let (n, first) = &*self.unexpected_duplicates.lock().expect("not poisoned");
-        first.as_ref().map(|first| {
-            let protocol = self.db.options().protocol;
-            format!(
-                "{protocol} answered DuplicateKey {n} time(s) to an insert of a key the same \
-                 transaction had just read as absent (first: {first}); only MV2PL and OCC, which \
-                 read the newest committed data, may race there: {protocol} must answer a conflict"
-            )
-        })
+        let protocol = self.db.options().protocol;
+        let errors = {
+            let (n, first) = &*self.engine_errors.lock().expect("not poisoned");
+            first
+                .as_ref()
+                .map(|first| format!("{n} engine error(s) other than conflicts (first: {first})"))
+        };
+        let duplicates = {
+            let (n, first) = &*self.unexpected_duplicates.lock().expect("not poisoned");
+            first.as_ref().map(|first| {
+                format!(
+                    "{protocol} answered DuplicateKey {n} time(s) to an insert of a key the same \
+                     transaction had just read as absent (first: {first}); only MV2PL and OCC, \
+                     which read the newest committed data, may race there: {protocol} must \
+                     answer a conflict"
+                )
+            })
+        };
+        match (errors, duplicates) {
+            (Some(e), Some(d)) => Some(format!("{e}; {d}")),
+            (e, d) => e.or(d),
+        }
+    }
+
+    /// Counts an engine error (see [`StrataExecutor::failure`]); `what` says
+    /// where it came from.
+    fn engine_error(&self, what: &str, e: &Error) {
+        let mut errors = self.engine_errors.lock().expect("not poisoned");
+        errors.0 += 1;
+        errors.1.get_or_insert_with(|| format!("{what}: {e}"));
     }
 
     /// Inserts `row`, whose key `get` has just found absent, into `t`.
@@ -235,7 +267,7 @@ impl StrataExecutor {
     /// fail validation at commit anyway, so the adapter aborts. The other protocols answer a conflict (SI, SSN and SSI:
     /// first updater wins; MVTO: the tombstone is younger than us) or keep
     /// the row from being deleted (MV2PL's read lock), so there `NotFound`
-    /// is a bug and panics.
+    /// is a bug and fails the run.
     fn change_found(&self, r: Result<(), Error>) -> Result<(), Stop> {
         match r {
             Err(Error::NotFound { .. }) if read_row_may_vanish(self.db.options().protocol) => {
@@ -261,8 +293,7 @@ impl StrataExecutor {
     }
 
     /// Runs one planned op. `out` receives the op as issued before it runs,
-    /// and its observed value once it returns; other errors than conflicts
-    /// and insert races panic.
+    /// and its observed value once it returns.
     fn run_op(&self, txn: &mut Transaction, op: PlannedOp, out: &mut Vec<Op>) -> Result<(), Stop> {
         match op {
             PlannedOp::Append { key, elem } => {
@@ -445,7 +476,14 @@ impl TxnExecutor for StrataExecutor {
         } else {
             self.db.begin()
         };
-        let mut txn = begun.unwrap_or_else(|e| panic!("begin failed: {e}"));
+        let mut txn = match begun {
+            Ok(txn) => txn,
+            Err(e) => {
+                // Nothing ran: aborted, and the run fails.
+                self.engine_error("begin", &e);
+                return (Vec::new(), Outcome::Aborted);
+            }
+        };
         let mut out = Vec::with_capacity(ops.len());
         for &op in ops {
             if self.yield_between_ops {
@@ -463,12 +501,21 @@ impl TxnExecutor for StrataExecutor {
                     txn.abort();
                     return (out, Outcome::Aborted);
                 }
+                Err(Stop::Engine(e)) => {
+                    self.engine_error(&format!("{op:?}"), &e);
+                    txn.abort();
+                    return (out, Outcome::Aborted);
+                }
             }
         }
         match txn.commit() {
             Ok(()) => (out, Outcome::Committed),
             Err(Error::Conflict(_)) => (out, Outcome::Aborted),
-            Err(e) => panic!("commit failed with a non-conflict error: {e}"),
+            Err(e) => {
+                // Whether it committed is not known.
+                self.engine_error("commit", &e);
+                (out, Outcome::Unknown)
+            }
         }
     }
 
@@ -476,10 +523,18 @@ impl TxnExecutor for StrataExecutor {
         if !self.blind_writes {
             return BTreeMap::new();
         }
-        let mut ro = self.db.begin_read_only().expect("begin");
-        let keys = ro
-            .scan(&self.registers, ..)
-            .expect("scan the registers")
+        let rows = self
+            .db
+            .begin_read_only()
+            .and_then(|mut ro| ro.scan(&self.registers, ..));
+        let rows = match rows {
+            Ok(rows) => rows,
+            Err(e) => {
+                self.engine_error("scan of the registers' versions", &e);
+                return BTreeMap::new();
+            }
+        };
+        let keys = rows
             .into_iter()
             .map(|r| u64::try_from(r[0].as_int().expect("an Int key")).expect("non-negative"));
         keys.map(|k| {

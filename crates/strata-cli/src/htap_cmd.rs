@@ -31,7 +31,7 @@ pub struct HtapArgs {
     #[arg(long, default_value_t = 1_000)]
     pub scan_rows: u64,
     /// Seconds between the analytical reader's point queries.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = crate::parse_seconds)]
     pub point_every: f64,
     /// Concurrency-control protocol.
     #[arg(long, default_value = "ssn", value_parser = crate::parse_protocol)]

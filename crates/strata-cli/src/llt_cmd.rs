@@ -36,8 +36,9 @@ pub struct LltArgs {
     /// Background GC threads (vac, dead-zone).
     #[arg(long, default_value_t = 1)]
     pub gc_threads: usize,
-    /// Milliseconds between background GC passes.
-    #[arg(long, default_value_t = 40)]
+    /// Milliseconds between background GC passes (at most a year's).
+    #[arg(long, default_value_t = 40,
+          value_parser = clap::value_parser!(u64).range(0..=crate::MAX_SECONDS as u64 * 1000))]
     pub gc_interval_ms: u64,
     /// A committer runs a GC pass every this many of its commits (1: after
     /// every commit, the eager end).
@@ -59,17 +60,17 @@ pub struct LltArgs {
     #[arg(long, default_value_t = 1)]
     pub updates_per_txn: usize,
     /// Run time, in seconds.
-    #[arg(long, default_value_t = 20.0)]
+    #[arg(long, default_value_t = 20.0, value_parser = crate::parse_seconds)]
     pub duration: f64,
     /// Long-lived read transactions (0: the LLT-free baseline).
     #[arg(long, default_value_t = 1)]
     pub llts: usize,
     /// When the LLTs begin, in seconds from the start; a list (4,24) opens
     /// them once per window.
-    #[arg(long, value_delimiter = ',', default_value = "4")]
+    #[arg(long, value_delimiter = ',', default_value = "4", value_parser = crate::parse_seconds)]
     pub llt_start: Vec<f64>,
     /// When the LLTs end, one per --llt-start.
-    #[arg(long, value_delimiter = ',', default_value = "16")]
+    #[arg(long, value_delimiter = ',', default_value = "16", value_parser = crate::parse_seconds)]
     pub llt_end: Vec<f64>,
     /// The LLT-free baseline with the same reader threads: each read in its
     /// own short read-only transaction (on a machine with few cores, an
@@ -77,7 +78,7 @@ pub struct LltArgs {
     #[arg(long)]
     pub short_readers: bool,
     /// When the key choice turns Zipfian, in seconds (default: uniform).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::parse_seconds)]
     pub zipf_at: Option<f64>,
     /// Zipfian exponent (0 to 2; the paper sweeps up to 1.2).
     #[arg(long, default_value_t = 0.9)]

@@ -66,18 +66,22 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run a benchmark against a fresh in-memory database.
+    /// Run a benchmark against a freshly loaded database (in memory; `bench
+    /// ycsb --durability` and `bench durable` also write a log to disk).
     #[command(subcommand)]
     Bench(Bench),
     /// Run a concurrent workload, record its history and check it for
     /// isolation anomalies. Exit code 0: none; 1: the protocol broke its
     /// promise (or the run failed); 3: anomalies its promise allows (SI's
-    /// write skew; SSN's real-time-only cycles under --strict).
+    /// write skew; SSN's real-time-only cycles under --strict); 4: the
+    /// cycle search ran out of --cycle-search-budget before it could rule
+    /// out an anomaly the promise forbids (never taken as allowed).
     Check(CheckArgs),
     /// List the concurrency-control protocols.
     Protocols,
-    /// Rerun a figure of the Peloton study: a parameter sweep written to
-    /// <out>/<figure>.csv and plotted to <out>/<figure>.png.
+    /// Rerun a figure of one of the four studies reproduced here (the
+    /// Peloton study, vDriver, ERMIA, MV-PBT; see --list): its sweep written
+    /// to <out>/<figure>.csv and plotted to PNGs in <out>.
     Reproduce(reproduce::ReproduceArgs),
     /// List the named configurations (Table 1 of the Peloton study, ERMIA).
     Presets,
@@ -135,10 +139,10 @@ pub struct YcsbArgs {
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
     /// Measured run time, in seconds.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 5.0, value_parser = parse_seconds)]
     pub duration: f64,
     /// Unmeasured warm-up time before the run, in seconds.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
     pub warmup: f64,
     /// Operations (reads or updates) per transaction.
     #[arg(long, default_value_t = 10)]
@@ -158,11 +162,14 @@ pub struct YcsbArgs {
     pub seed: u64,
     /// `strata`; `noop` (the same driver loop with no engine calls, to
     /// measure the driver's own cost); a peer engine (`skipdb`, `fjall`,
-    /// `redb`, `rocksdb`, `rocksdb-optimistic`); `all`; or a comma list.
+    /// `redb`, `rocksdb`, `rocksdb-optimistic`; the RocksDB ones only in a
+    /// build with the `rocksdb` cargo feature); `all`; or a comma list.
     #[arg(long, default_value = "strata")]
     pub engine: String,
     /// Garbage collection: `txn` (transaction-level, the default), `vac`
-    /// (background vacuum), `coop` (cooperative, O2N only) or `none`.
+    /// (background vacuum), `coop` (cooperative, O2N only), `dead-zone`
+    /// (vacuum that also prunes versions in the middle of a chain that no
+    /// snapshot reads; vDriver's) or `none`.
     #[arg(long, default_value = "txn", value_parser = parse_gc)]
     pub gc: strata::GcPolicy,
     /// Background vacuum threads (with `--gc vac`).
@@ -210,10 +217,6 @@ pub enum DurabilityArg {
     Async,
 }
 
-/// Refuses an output file that cannot be written, before a run measures
-/// anything (a run that fails only when it writes its results loses them).
-/// Creates the file (empty) if it does not exist; an existing one is left
-/// as it is until the run overwrites it.
 /// A workload run's result as a command sees it: a configuration error is
 /// a usage error (one line, exit 2); any other failure is printed and the
 /// command exits 1 (`None`).
@@ -230,13 +233,35 @@ pub fn workload_outcome<T>(
     }
 }
 
-/// A `--flag` of seconds: zero or more, finite.
+/// The longest time a flag of seconds takes: one year (365 days). Far
+/// beyond it `Duration::from_secs_f64` panics (from about 1.8e19 s), and
+/// well before that adding the duration to the clock overflows.
+pub const MAX_SECONDS: f64 = 31_536_000.0;
+
+/// The value parser of every flag of seconds (`--duration`, `--warmup`,
+/// `--llt-start`, ...): a number from 0 to [`MAX_SECONDS`]. NaN, negative,
+/// infinite and larger values are usage errors that name the flag and the
+/// range (clap adds the flag).
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
+    let range = || format!("expected seconds from 0 to {MAX_SECONDS} (one year), got {s}");
+    let v: f64 = s.trim().parse().map_err(|_| range())?;
+    if (0.0..=MAX_SECONDS).contains(&v) {
+        // -0 is 0.
+        Ok(v.abs())
+    } else {
+        Err(range())
+    }
+}
+
+/// A `--flag` of seconds as a duration: from 0 to [`MAX_SECONDS`] (the
+/// flags' parser already holds them there; this also covers defaults
+/// computed from them).
 pub fn seconds(flag: &str, v: f64) -> Result<std::time::Duration, UsageError> {
-    if v >= 0.0 && v.is_finite() {
-        Ok(std::time::Duration::from_secs_f64(v))
+    if (0.0..=MAX_SECONDS).contains(&v) {
+        Ok(std::time::Duration::from_secs_f64(v.abs()))
     } else {
         Err(UsageError(format!(
-            "--{flag} must be zero or more seconds, got {v}"
+            "--{flag} must be from 0 to {MAX_SECONDS} seconds (one year), got {v}"
         )))
     }
 }
@@ -246,10 +271,10 @@ pub fn seconds(flag: &str, v: f64) -> Result<std::time::Duration, UsageError> {
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunFlags {
     /// Measured run time, in seconds.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 5.0, value_parser = parse_seconds)]
     pub duration: f64,
     /// Unmeasured warm-up time before the run, in seconds.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, value_parser = parse_seconds)]
     pub warmup: f64,
     /// Random seed.
     #[arg(long, default_value_t = 1)]
@@ -269,6 +294,10 @@ impl RunFlags {
     }
 }
 
+/// Refuses an output file that cannot be written, before a run measures
+/// anything (a run that fails only when it writes its results loses them).
+/// Creates the file (empty) if it does not exist; an existing one is left
+/// as it is until the run overwrites it.
 pub fn check_output_file(flag: &str, path: &std::path::Path) -> Result<(), UsageError> {
     std::fs::OpenOptions::new()
         .write(true)
@@ -395,6 +424,12 @@ pub struct CheckArgs {
     /// and come back and scanned ranges keep changing (list workloads).
     #[arg(long, default_value_t = strata_verify::GeneratorConfig::default().delete_fraction)]
     pub delete_fraction: f64,
+    /// List writes a key gets before a fresh key takes its place (the
+    /// predicate workload moves all its keys at once), so that no list,
+    /// and no read of one, grows with the run: memory and time stay
+    /// linear in --txns.
+    #[arg(long, default_value_t = strata_verify::GeneratorConfig::default().max_writes_per_key)]
+    pub max_writes_per_key: u64,
     /// Also check real-time order (strict serializability). MVTO, MVOCC,
     /// MV2PL and SSI promise it; SSN (and MVTO's read-only snapshots) are
     /// serializable but not strictly, so their real-time-only cycles are
@@ -416,6 +451,12 @@ pub struct CheckArgs {
     /// passes run every few commits, racing the clients.
     #[arg(long, default_value = "txn", value_parser = parse_gc)]
     pub gc: strata::GcPolicy,
+    /// Edges the search for a cycle with one anti-dependency (G-single)
+    /// may examine per strongly connected component. A search that runs
+    /// out reports the component's G2 cycle as search-incomplete, exit
+    /// code 4 where nothing else decides.
+    #[arg(long, default_value_t = strata_verify::CheckOptions::default().cycle_search_budget)]
+    pub cycle_search_budget: usize,
 }
 
 /// A user error: printed as one line, exit code 2.
@@ -525,5 +566,36 @@ fn protocols() {
             "snapshot isolation"
         };
         println!("{:<6} {:<19} {what}", p.name(), level);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_run_from_zero_to_a_year() {
+        assert_eq!(parse_seconds("0"), Ok(0.0));
+        assert_eq!(parse_seconds("-0"), Ok(0.0));
+        assert_eq!(parse_seconds("0.25"), Ok(0.25));
+        assert_eq!(parse_seconds("31536000"), Ok(MAX_SECONDS));
+        for bad in [
+            "31536000.5",
+            "1e20",
+            "-1",
+            "-1e-9",
+            "NaN",
+            "inf",
+            "-inf",
+            "",
+            "soon",
+        ] {
+            let e = parse_seconds(bad).expect_err(bad);
+            assert!(e.contains("from 0 to 31536000 (one year)"), "{bad}: {e}");
+        }
+        let year = seconds("duration", MAX_SECONDS).ok().expect("a year");
+        assert_eq!(year.as_secs(), 31_536_000);
+        assert!(seconds("duration", f64::NAN).is_err());
+        assert!(seconds("duration", 1e20).is_err());
     }
 }

@@ -46,7 +46,7 @@ use crate::UsageError;
 #[command(allow_negative_numbers = true)]
 pub struct ReproduceArgs {
     /// The figure to reproduce (see --list), or `all` for every figure of
-    /// the study at the quick scale, with a report.
+    /// the Peloton study at the quick scale, with a report.
     #[arg(required_unless_present = "list")]
     pub figure: Option<String>,
     /// List the figures and whether each can run today.
@@ -61,10 +61,10 @@ pub struct ReproduceArgs {
     pub out: PathBuf,
     /// Measured seconds per point (default 2, 1.5 for `all`, or 10 with
     /// --paper-scale; time-axis figures: 8, or 120).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::parse_seconds)]
     pub duration: Option<f64>,
     /// Warm-up seconds per point (default: a quarter of the duration, at most 1).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::parse_seconds)]
     pub warmup: Option<f64>,
     /// Rows loaded per point (overrides the scale's default).
     #[arg(long)]
@@ -1514,7 +1514,7 @@ fn list() {
         println!("{name:<24} {paper:<22} {title}  [ready]");
     }
     println!(
-        "{:<24} {:<22} every figure of the study above, quick scale, with report.md",
+        "{:<24} {:<22} every figure of the Peloton study above, quick scale, with report.md",
         "all", ""
     );
 }
@@ -1797,6 +1797,9 @@ fn run_figure(fig: &Figure, plan: &Plan, a: &ReproduceArgs) -> Result<Outcome, F
                     Ok(r) => r,
                     Err(WorkloadError::Config(m)) | Err(WorkloadError::NotImplemented(m)) => {
                         return Err(FigureError::Usage(UsageError(m)))
+                    }
+                    Err(e @ WorkloadError::NotCompiled { .. }) => {
+                        return Err(FigureError::Usage(UsageError(e.to_string())))
                     }
                     Err(e) => {
                         return Err(FigureError::Failed(format!(

@@ -127,7 +127,7 @@ fn scale(a: &ReproduceArgs) -> Result<Scale, UsageError> {
     }
     Ok(Scale {
         tables: if a.paper_scale { 48 } else { 4 },
-        duration: Duration::from_secs_f64(secs),
+        duration: crate::seconds("duration", secs)?,
         llts: if a.paper_scale { 4 } else { 1 },
     })
 }

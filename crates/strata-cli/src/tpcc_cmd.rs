@@ -7,7 +7,6 @@
 //! ```
 
 use std::process::ExitCode;
-use std::time::Duration;
 
 use clap::Args;
 use serde::Serialize;
@@ -32,10 +31,10 @@ pub struct TpccArgs {
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
     /// Measured run time, in seconds.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 5.0, value_parser = crate::parse_seconds)]
     pub duration: f64,
     /// Unmeasured warm-up time, in seconds.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = crate::parse_seconds)]
     pub warmup: f64,
     /// Also run the study's StockScan query on a dedicated thread.
     #[arg(long)]
@@ -157,8 +156,8 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         .apply_at_start()
         .map_err(|e| UsageError(e.to_string()))?;
     let driver = DriverConfig {
-        warmup: Duration::from_secs_f64(a.warmup),
-        duration: Duration::from_secs_f64(a.duration),
+        warmup: crate::seconds("warmup", a.warmup)?,
+        duration: crate::seconds("duration", a.duration)?,
         series: a.series.is_some(),
         huge_pages,
         ab_interval: None,

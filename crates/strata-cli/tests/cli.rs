@@ -1278,7 +1278,7 @@ fn explicit_flags_override_a_preset_and_the_header_says_so() {
 #[cfg(unix)]
 #[test]
 fn an_interrupted_run_reports_what_it_measured() {
-    let child = Command::new(env!("CARGO_BIN_EXE_strata"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
         .args([
             "bench",
             "ycsb",
@@ -1293,18 +1293,30 @@ fn an_interrupted_run_reports_what_it_measured() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Interrupt once the run is under way (its header comes after the load).
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // Interrupt once the run is under way: the child says so on stderr
+    // after the load (its Ctrl-C handler is in place long before).
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        let n = std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
+        assert!(n > 0, "the run never began: {seen}");
+        seen.push_str(&line);
+        if line.starts_with("run: ") {
+            break;
+        }
+    }
     let killed = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
+    std::io::Read::read_to_string(&mut stderr, &mut seen).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(130), "{seen}");
     let stdout = text(&out.stdout);
     assert!(stdout.contains("committed"), "{stdout}");
-    assert!(text(&out.stderr).contains("interrupted"));
+    assert!(seen.contains("interrupted"), "{seen}");
 }
 
 /// `bench durable` runs each engine in its own directory under --dir,
@@ -1890,4 +1902,217 @@ fn bench_ycsb_ab_reports_neighbouring_interval_pairs() {
     assert!(v.get("ab").is_none(), "{v}");
     assert_usage_error(&args(&["--ab-ms", "5"]), "--ab-ms");
     assert_usage_error(&args(&["--ab-ms", "500"]), "--ab-ms");
+}
+
+/// Every flag of seconds takes 0 to one year: a huge, negative, infinite or
+/// NaN value is a usage error naming the flag and the range (before it
+/// panicked in `Duration::from_secs_f64` or overflowed the clock).
+#[test]
+fn durations_beyond_a_year_nan_or_negative_are_usage_errors() {
+    let flags: &[(&[&str], &str)] = &[
+        (&["bench", "ycsb"], "--duration"),
+        (&["bench", "ycsb"], "--warmup"),
+        (&["bench", "tpcc"], "--duration"),
+        (&["bench", "tpcc"], "--warmup"),
+        (&["bench", "llt"], "--duration"),
+        (&["bench", "llt"], "--llt-start"),
+        (&["bench", "llt"], "--llt-end"),
+        (&["bench", "llt"], "--zipf-at"),
+        (&["bench", "durable"], "--duration"),
+        (&["bench", "durable"], "--warmup"),
+        (&["bench", "read-mostly"], "--duration"),
+        (&["bench", "read-mostly"], "--warmup"),
+        (&["bench", "ycsb-core"], "--duration"),
+        (&["bench", "htap"], "--warmup"),
+        (&["bench", "htap"], "--point-every"),
+        (&["reproduce", "contention"], "--duration"),
+        (&["reproduce", "contention"], "--warmup"),
+        (&["reproduce", "vdriver-fig14"], "--duration"),
+    ];
+    for (command, flag) in flags {
+        for value in ["1e20", "1e19", "31536001", "NaN", "inf", "-1"] {
+            let mut args = command.to_vec();
+            // `--flag=-1`: a value, not a flag, whatever the command's
+            // negative-number setting.
+            let arg = format!("{flag}={value}");
+            args.push(&arg);
+            assert_usage_error(&args, flag);
+            assert_usage_error(&args, "from 0 to 31536000");
+        }
+    }
+    assert_usage_error(
+        &["bench", "llt", "--gc-interval-ms", "18446744073709551615"],
+        "--gc-interval-ms",
+    );
+}
+
+/// A cycle search out of its budget is its own exit code (4), never the
+/// "allowed" one (3): here SI's write skew, whose components the G-single
+/// search gives up on at once with a budget of 0. `check --help` documents
+/// the code.
+#[test]
+fn check_exits_four_when_the_cycle_search_gives_up() {
+    for seed in ["1", "2", "3", "4", "5"] {
+        let out = strata(&[
+            "check",
+            "--protocol",
+            "si",
+            "--workload",
+            "write-skew",
+            "--txns",
+            "3000",
+            "--clients",
+            "8",
+            "--keys",
+            "4",
+            "--skew",
+            "0.5",
+            "--seed",
+            seed,
+            "--cycle-search-budget",
+            "0",
+        ]);
+        let stdout = text(&out.stdout);
+        match out.status.code() {
+            Some(4) => {
+                assert!(stdout.contains("search-incomplete"), "{stdout}");
+                assert!(
+                    stdout.contains("cannot tell whether si kept its promise"),
+                    "{stdout}"
+                );
+                let help = text(&strata(&["check", "--help"]).stdout);
+                assert!(help.contains("4: the cycle search ran out"), "{help}");
+                assert!(help.contains("--cycle-search-budget"), "{help}");
+                return;
+            }
+            // No write skew in this run.
+            Some(0) => continue,
+            c => panic!("exit {c:?}: {stdout}\n{}", text(&out.stderr)),
+        }
+    }
+    panic!("no write skew found under si");
+}
+
+/// The text after `flag`'s line in a command's `--help`, up to its default.
+fn flag_help(command: &[&str], flag: &str) -> String {
+    let mut args = command.to_vec();
+    args.push("--help");
+    let out = strata(&args);
+    assert!(out.status.success(), "{args:?}");
+    let help = text(&out.stdout);
+    let mut lines = help
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with(flag));
+    assert!(lines.next().is_some(), "{args:?}: no {flag}:\n{help}");
+    lines
+        .take_while(|l| {
+            let l = l.trim_start();
+            !l.starts_with("[default") && !l.starts_with("--")
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Help texts say what the commands do: every collector the engine has
+/// under each `--gc` (from `GcPolicy::ALL`, not a list of our own), the
+/// four studies `reproduce` covers, `bench` writing a log with
+/// `--durability`, and a peer engine left out of the build named as such.
+#[test]
+fn help_texts_name_what_the_commands_take() {
+    for command in [
+        &["bench", "ycsb"][..],
+        &["bench", "llt"],
+        &["bench", "read-mostly"],
+        &["check"],
+    ] {
+        let help = flag_help(command, "--gc <GC>");
+        let words: Vec<&str> = help
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .collect();
+        for gc in strata::GcPolicy::ALL {
+            assert!(
+                words.contains(&gc.name()),
+                "{command:?} --gc help lacks {gc}: {help}"
+            );
+        }
+    }
+    let reproduce = text(&strata(&["reproduce", "--help"]).stdout);
+    for study in ["Peloton", "vDriver", "ERMIA", "MV-PBT"] {
+        assert!(reproduce.contains(study), "{study}: {reproduce}");
+    }
+    assert!(
+        !reproduce.contains("a figure of the Peloton study"),
+        "{reproduce}"
+    );
+    let bench = text(&strata(&["bench", "--help"]).stdout);
+    assert!(!bench.contains("fresh in-memory database"), "{bench}");
+    assert!(bench.contains("--durability"), "{bench}");
+    if !cfg!(feature = "rocksdb") {
+        for args in [
+            &["bench", "ycsb", "--engine", "rocksdb", "--records", "10"][..],
+            &[
+                "bench",
+                "ycsb",
+                "--engine",
+                "rocksdb-optimistic",
+                "--records",
+                "10",
+            ],
+        ] {
+            assert_usage_error(args, "is implemented but not compiled into this build");
+            assert_usage_error(args, "the `rocksdb` cargo feature");
+            assert_usage_error(args, "--features rocksdb");
+        }
+        let out = strata(&[
+            "bench",
+            "durable",
+            "--engine",
+            "rocksdb",
+            "--duration",
+            "0.1",
+        ]);
+        let stderr = text(&out.stderr);
+        assert!(stderr.contains("not compiled into this build"), "{stderr}");
+        assert!(!stderr.contains("not implemented"), "{stderr}");
+    }
+}
+
+/// The list workloads retire a key after `--max-writes-per-key` writes
+/// (the predicate workload its whole key space), so no list read through
+/// the engine is longer, however many transactions run: memory and time
+/// stay linear in `--txns` (lists that grew with the run made a
+/// 200,000-transaction check hold 16.7 GB).
+#[test]
+fn check_lists_stay_within_max_writes_per_key() {
+    let longest = |stdout: &str| -> usize {
+        let (_, rest) = stdout
+            .split_once("longest list read ")
+            .unwrap_or_else(|| panic!("{stdout}"));
+        rest.split(';').next().unwrap().parse().unwrap()
+    };
+    for workload in ["list-append", "predicate", "write-skew"] {
+        let out = strata(&[
+            "check",
+            "--protocol",
+            "mvocc",
+            "--workload",
+            workload,
+            "--txns",
+            "4000",
+            "--max-writes-per-key",
+            "6",
+        ]);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{workload}: {stdout}");
+        assert!(stdout.contains("writes per key 6"), "{stdout}");
+        let n = longest(&stdout);
+        assert!(
+            (1..=6).contains(&n),
+            "{workload}: longest list {n}: {stdout}"
+        );
+    }
+    assert_usage_error(
+        &["check", "--max-writes-per-key", "0"],
+        "--max-writes-per-key",
+    );
 }

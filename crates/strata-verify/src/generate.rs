@@ -14,6 +14,25 @@
 //!
 //! Keys are drawn from a Zipfian distribution so that a few hot keys collect
 //! most of the contention, which is where isolation bugs show up.
+//!
+//! A list is read whole, so a key's list must not grow without bound: a
+//! history of `n` transactions would read O(n) elements per read, O(n^2)
+//! in all (a list-append run of 200,000 transactions on 20 keys held 16.7
+//! GB). As Elle's list-append generator does (`:max-writes-per-key`), a key
+//! gets at most [`GeneratorConfig::max_writes_per_key`] list writes, and
+//! then its Zipfian rank (its *slot*) stands for a fresh key:
+//!
+//! ```text
+//!   slot 0 (hottest): k0 ×32 writes ─► k20 ×32 ─► k23 ...   keys 0..keys first,
+//!   slot 1:           k1 ×32 writes ─► k21 ...              then fresh ones
+//! ```
+//!
+//! The predicate workload's scans need neighbouring keys to be live
+//! together, so it retires the whole key space at once: when a slot's key
+//! reaches the limit, every slot moves to the next block of `keys` keys (an
+//! *epoch*), and a scan covers slots of the current epoch. Either way no
+//! key ever gets more than `max_writes_per_key` list writes, so no list is
+//! longer, and memory and time grow linearly with the history.
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -94,6 +113,12 @@ pub struct GeneratorConfig {
     /// Zipfian theta in `0.0..1.0`: 0 is uniform, 0.99 is very skewed.
     pub skew: f64,
     pub seed: u64,
+    /// Most list writes (appends and deletes) planned for one key; then
+    /// the key is retired and a fresh one takes its place (see the module
+    /// docs). Bounds every list, and so the cost of each read, whatever
+    /// the length of the history. At least 1; registers are not bounded
+    /// (a register holds one value).
+    pub max_writes_per_key: u64,
 }
 
 impl Default for GeneratorConfig {
@@ -110,6 +135,7 @@ impl Default for GeneratorConfig {
             limited_scan_fraction: 0.3,
             skew: 0.5,
             seed: 0,
+            max_writes_per_key: 32,
         }
     }
 }
@@ -178,6 +204,14 @@ pub struct Generator {
     rng: StdRng,
     keys: Zipf,
     next_value: Elem,
+    /// Per slot (a Zipfian rank): the key it stands for now (a pair's
+    /// number under [`Workload::WriteSkew`]; an offset into the epoch
+    /// under [`Workload::Predicate`]) and the list writes planned to it.
+    slots: Vec<(Key, u64)>,
+    /// The next fresh key (or pair).
+    next_key: Key,
+    /// [`Workload::Predicate`]: the first key of the current epoch.
+    epoch: Key,
 }
 
 impl Generator {
@@ -186,6 +220,10 @@ impl Generator {
     pub fn new(cfg: GeneratorConfig) -> Self {
         assert!(cfg.keys > 0, "generator needs at least one key");
         assert!(cfg.max_ops >= cfg.min_ops.max(1), "max_ops < min_ops");
+        assert!(
+            cfg.max_writes_per_key > 0,
+            "max_writes_per_key must be at least 1"
+        );
         let domain = match cfg.workload {
             Workload::WriteSkew => (cfg.keys / 2).max(1),
             _ => cfg.keys,
@@ -194,6 +232,9 @@ impl Generator {
             rng: StdRng::seed_from_u64(cfg.seed),
             keys: Zipf::new(domain, cfg.skew),
             next_value: 1,
+            slots: (0..domain).map(|k| (k, 0)).collect(),
+            next_key: domain,
+            epoch: 0,
             cfg,
         }
     }
@@ -208,8 +249,41 @@ impl Generator {
         v
     }
 
+    /// A Zipfian slot.
+    fn slot(&mut self) -> usize {
+        self.keys.sample(&mut self.rng) as usize
+    }
+
+    /// The key a slot stands for now.
+    fn key_of(&self, slot: usize) -> Key {
+        match self.cfg.workload {
+            Workload::Predicate => self.epoch + slot as Key,
+            _ => self.slots[slot].0,
+        }
+    }
+
+    /// A Zipfian key, for a read.
     fn key(&mut self) -> Key {
-        self.keys.sample(&mut self.rng)
+        let slot = self.slot();
+        self.key_of(slot)
+    }
+
+    /// The key of `slot` for one more list write, and the retirement of
+    /// the key (or, for the predicate workload, of the epoch) that this
+    /// write fills up.
+    fn write_key(&mut self, slot: usize) -> Key {
+        let key = self.key_of(slot);
+        self.slots[slot].1 += 1;
+        if self.slots[slot].1 >= self.cfg.max_writes_per_key {
+            if self.cfg.workload == Workload::Predicate {
+                self.epoch += self.slots.len() as Key;
+                self.slots.iter_mut().for_each(|s| s.1 = 0);
+            } else {
+                self.slots[slot] = (self.next_key, 0);
+                self.next_key += 1;
+            }
+        }
+        key
     }
 
     /// Plans the next transaction.
@@ -260,10 +334,13 @@ impl Generator {
     }
 
     fn list_op(&mut self) -> PlannedOp {
-        let key = self.key();
+        let slot = self.slot();
         if self.rng.random_bool(self.cfg.read_fraction) {
-            PlannedOp::Read { key }
+            PlannedOp::Read {
+                key: self.key_of(slot),
+            }
         } else {
+            let key = self.write_key(slot);
             let elem = self.fresh();
             if self.rng.random_bool(self.cfg.delete_fraction) {
                 PlannedOp::Delete { key, elem }
@@ -274,7 +351,8 @@ impl Generator {
     }
 
     fn write_skew_txn(&mut self) -> Vec<PlannedOp> {
-        let pair = self.key();
+        let slot = self.slot();
+        let pair = self.write_key(slot);
         let (a, b) = (2 * pair, 2 * pair + 1);
         let target = if self.rng.random_bool(0.5) { a } else { b };
         let elem = self.fresh();
@@ -349,16 +427,18 @@ mod tests {
             let b: Vec<_> = Generator::new(cfg.clone()).take(500).collect();
             assert_eq!(a, b);
             let mut seen = HashSet::new();
+            // Registers stay in 0..keys; list keys are retired for fresh ones.
+            let in_range = |key: Key| workload != Workload::Register || key < cfg.keys;
             for op in a.iter().flatten() {
                 match *op {
                     PlannedOp::Append { key, elem: v }
                     | PlannedOp::Delete { key, elem: v }
                     | PlannedOp::Write { key, value: v } => {
                         assert!(seen.insert(v), "value {v} reused");
-                        assert!(key < cfg.keys);
+                        assert!(in_range(key));
                     }
                     PlannedOp::Read { key } | PlannedOp::ReadReg { key } => {
-                        assert!(key < cfg.keys)
+                        assert!(in_range(key))
                     }
                     PlannedOp::Scan { lo, hi, limit } => {
                         assert!(lo < hi);
@@ -367,6 +447,52 @@ mod tests {
                 }
             }
             assert!(!seen.is_empty());
+        }
+    }
+
+    /// No key gets more than `max_writes_per_key` list writes (so no list
+    /// grows longer), in every list workload, however long the run; the
+    /// hottest slot keeps moving to fresh keys, and a read or scan only
+    /// names a key that is live (not retired) when it is planned.
+    #[test]
+    fn no_key_gets_more_than_max_writes_per_key() {
+        for workload in [
+            Workload::ListAppend,
+            Workload::Predicate,
+            Workload::WriteSkew,
+        ] {
+            for max in [1, 5, 32] {
+                let cfg = GeneratorConfig {
+                    keys: 10,
+                    skew: 0.99,
+                    max_writes_per_key: max,
+                    ..GeneratorConfig::for_workload(workload)
+                };
+                let mut writes: std::collections::HashMap<Key, u64> = Default::default();
+                let mut retired = HashSet::new();
+                for op in Generator::new(cfg).take(20_000).flatten() {
+                    match op {
+                        PlannedOp::Append { key, .. } | PlannedOp::Delete { key, .. } => {
+                            assert!(!retired.contains(&key), "{workload:?}: k{key} retired");
+                            let n = writes.entry(key).or_default();
+                            *n += 1;
+                            assert!(*n <= max, "{workload:?}: k{key} got {n} > {max} writes");
+                            if *n == max {
+                                retired.insert(key);
+                            }
+                        }
+                        PlannedOp::Read { key } => {
+                            assert!(!retired.contains(&key), "{workload:?}: k{key} retired")
+                        }
+                        _ => {}
+                    }
+                }
+                // The hot keys were retired many times over.
+                assert!(
+                    writes.len() as u64 > 20_000 / (max * 10),
+                    "{workload:?}: {max}"
+                );
+            }
         }
     }
 

@@ -82,8 +82,9 @@ impl Op {
 }
 
 /// A list as the reports print it: `[1,2,3]`; unless `full`, long lists
-/// keep only their tail, `[..95 more..,96,97,98,99,100]`, because a history's
-/// lists grow with its length and a report must stay readable.
+/// keep only their tail, `[..26 more..,27,28,29,30,31,32]`, because a list
+/// holds up to `GeneratorConfig::max_writes_per_key` elements (or any
+/// number, in a hand-made history) and a report must stay readable.
 struct ListFmt<'a>(&'a [Elem], bool);
 
 impl fmt::Display for ListFmt<'_> {

@@ -494,3 +494,50 @@ fn blind_writes_need_the_version_order() {
     fine.version_orders.insert(2, vec![3]);
     assert!(chk(&fine).is_valid(), "{}", chk(&fine));
 }
+
+/// A write skew (T1 -rw-> T2 -rw-> T1) in one component with a G-single
+/// (T1 -rw-> T2 -wr-> T3 -wr-> T1), which snapshot isolation forbids. With
+/// the budget the G-single is found; with a tiny one the search gives up,
+/// and the G2 it reports instead must not read as "allowed by SI": the
+/// report says the search was incomplete and counts against SI.
+fn write_skew_hiding_a_g_single() -> History {
+    concurrent(vec![
+        c(1, vec![r(0, &[]), r(1, &[]), r(2, &[3]), app(0, 1)]),
+        c(2, vec![r(0, &[]), r(1, &[]), app(1, 2)]),
+        c(3, vec![r(1, &[2]), app(2, 3)]),
+        c(4, vec![r(0, &[1]), r(1, &[2])]),
+    ])
+}
+
+#[test]
+fn a_g_single_is_found_with_the_budget() {
+    let rep = chk(&write_skew_hiding_a_g_single());
+    assert!(rep.has(GSingle), "{rep}");
+    assert!(rep.is_complete(), "{rep}");
+    assert!(rep.violates_snapshot_isolation(), "{rep}");
+}
+
+#[test]
+fn a_cycle_search_out_of_budget_is_incomplete_never_allowed() {
+    for budget in [0, 1] {
+        let opts = CheckOptions {
+            cycle_search_budget: budget,
+            ..CheckOptions::default()
+        };
+        let rep = check(&write_skew_hiding_a_g_single(), &opts);
+        assert!(!rep.has(GSingle), "budget {budget}: {rep}");
+        assert!(rep.has(G2Item), "budget {budget}: {rep}");
+        assert!(rep.has(SearchIncomplete), "budget {budget}: {rep}");
+        assert!(!rep.is_complete());
+        // Not "allowed by snapshot isolation".
+        assert!(rep.violates_snapshot_isolation(), "budget {budget}: {rep}");
+        assert!(!rep.violates_read_committed(), "budget {budget}: {rep}");
+        assert!(
+            rep.verdict().contains("cycle search incomplete"),
+            "budget {budget}: {}",
+            rep.verdict()
+        );
+        let text = rep.to_string();
+        assert!(text.contains("search-incomplete"), "{text}");
+    }
+}

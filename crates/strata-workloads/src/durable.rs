@@ -398,9 +398,10 @@ fn redb_run(
     _: &DurableConfig,
     _: &mut dyn Observer,
 ) -> Result<(&'static str, Report, Option<f64>), WorkloadError> {
-    Err(WorkloadError::NotImplemented(
-        "redb in this build (rebuild with `--features redb`)".into(),
-    ))
+    Err(WorkloadError::NotCompiled {
+        what: "peer engine redb".into(),
+        feature: "redb",
+    })
 }
 
 #[cfg(feature = "rocksdb")]
@@ -419,9 +420,10 @@ fn rocks_run(
     _: &DurableConfig,
     _: &mut dyn Observer,
 ) -> Result<(&'static str, Report, Option<f64>), WorkloadError> {
-    Err(WorkloadError::NotImplemented(
-        "peer engine rocksdb in this build (rebuild with `--features rocksdb`)".into(),
-    ))
+    Err(WorkloadError::NotCompiled {
+        what: "peer engine rocksdb".into(),
+        feature: "rocksdb",
+    })
 }
 
 /// redb on a file, every commit `Durability::Immediate` (its default): one

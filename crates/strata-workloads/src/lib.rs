@@ -51,6 +51,13 @@ pub enum WorkloadError {
     /// A part this build or branch does not have yet.
     #[error("{0} is not implemented yet")]
     NotImplemented(String),
+    /// A part that is implemented but not compiled into this build: a peer
+    /// engine behind a cargo feature.
+    #[error(
+        "{what} is implemented but not compiled into this build: rebuild with the `{feature}` \
+         cargo feature (`cargo build --release -p strata-cli --features {feature}`)"
+    )]
+    NotCompiled { what: String, feature: &'static str },
     /// The engine under test failed (not a conflict: those are aborts).
     #[error("engine error: {0}")]
     Engine(String),

@@ -65,9 +65,6 @@ pub use options::{
 };
 pub use presets::{presets_markdown, Preset, PresetInfo};
 pub use stats::{MvPbtStats, SiroStats, Stats};
-/// The ordered indexes' B+-tree and the key encoding it orders, for
-/// `examples/ordered_index.rs` (the measurement against the skip list it
-/// replaced); not part of the API.
 /// `f` of every version of the row at `key` in `t`, newest first (none if
 /// the key is absent), under an epoch pin: what `internals` and the model
 /// tests read of a chain.
@@ -87,6 +84,10 @@ fn chain_versions<T>(
         .collect()
 }
 
+/// Engine internals for the examples and the tests; not part of the API:
+/// the ordered indexes' B+-tree and the key encoding it orders (for
+/// `examples/ordered_index.rs`, the measurement against the skip list it
+/// replaced), a row's committed versions and a key's byte encoding.
 #[doc(hidden)]
 pub mod internals {
     pub use crate::index::btree::{BTree, Key as TreeKey};

@@ -269,6 +269,7 @@ fn long_readers_and_the_collector(storage: VersionStorage) {
             limited_scan_fraction: 0.3,
             skew: 0.9,
             seed: 0xdead + p as u64,
+            max_writes_per_key: GeneratorConfig::default().max_writes_per_key,
         };
         let stop = std::sync::atomic::AtomicBool::new(false);
         let history = std::thread::scope(|s| {

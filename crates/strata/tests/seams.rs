@@ -156,9 +156,8 @@ fn the_check_finds_wildcards_and_matches_macros() {
 
 /// The engine's top-level modules, lowest layer first; a module may import
 /// (`crate::NAME`) only modules of a lower layer, or of its own when the
-/// layer lists several independent leaves. Same reading as
-/// `../shared/tools/module_cycles.py`: `#[cfg(test)] mod tests` and comments
-/// are left out (a test may use anything).
+/// layer lists several independent leaves. `#[cfg(test)] mod tests` and
+/// comments are left out (a test may use anything).
 const LAYERS: &[&[&str]] = &[
     &["types"],
     &["sync", "prefetch", "error", "ab"],

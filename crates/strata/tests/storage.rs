@@ -69,6 +69,7 @@ fn verify_seeded(
         limited_scan_fraction: 0.3,
         skew: 0.99,
         seed,
+        max_writes_per_key: GeneratorConfig::default().max_writes_per_key,
     };
     // Every other protocol allocates its versions from memory spaces.
     let spaces = if si % 2 == 1 {

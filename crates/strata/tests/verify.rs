@@ -38,6 +38,7 @@ fn config(workload: Workload, keys: u64, seed: u64) -> GeneratorConfig {
         limited_scan_fraction: 0.3,
         skew: 0.99,
         seed,
+        max_writes_per_key: GeneratorConfig::default().max_writes_per_key,
     }
 }
 
@@ -446,10 +447,12 @@ fn read_only_snapshots_are_consistent() {
         };
         let mut exec = StrataExecutor::open(protocol).expect("open database");
         exec.read_only_snapshots = true;
-        let report = check(
-            &run_workload(&exec, &cfg, CLIENTS, n),
-            &CheckOptions::default(),
-        );
+        let history = run_workload(&exec, &cfg, CLIENTS, n);
+        if let Some(failure) = exec.failure() {
+            failures.push(format!("{protocol} (read-only snapshots): {failure}"));
+            continue;
+        }
+        let report = check(&history, &CheckOptions::default());
         if report.violates_snapshot_isolation()
             || (common::serial_order_is_commit_order(protocol) && !report.is_valid())
         {

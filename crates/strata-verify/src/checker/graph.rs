@@ -17,7 +17,15 @@
 //! history that has a G0 cycle may also show a shorter G2 cycle, and the
 //! weaker anomaly would understate the bug. Each search is a breadth-first
 //! search, so the cycle reported is the shortest of its class from its start.
+//!
+//! The G-single search (one rw edge plus a path back without rw edges,
+//! tried for each rw edge) is the only one that can cost more than a few
+//! passes over a component, so it has a budget of edges examined. When the
+//! budget runs out before a G-single is found, the component is reported
+//! with the cycle of the next class (G2) *and* a mark that the search gave
+//! up ([`FoundCycle::gave_up`]): a G-single may still hide there.
 
+use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 
 use crate::history::{Elem, Key};
@@ -113,6 +121,17 @@ impl Edge {
     }
 }
 
+/// The most severe cycle found in one strongly connected component.
+pub(crate) struct FoundCycle {
+    /// Edge ids, in order around the cycle.
+    pub edges: Vec<u32>,
+    /// Nodes (transactions and clock nodes) in the component.
+    pub component: usize,
+    /// The G-single search ran out of its budget before it found one, so
+    /// the cycle (of a later class) may understate the component.
+    pub gave_up: bool,
+}
+
 /// The dependency graph. Nodes `0..n_txns` are transactions (indexes into the
 /// history); nodes above are virtual real-time nodes.
 pub(crate) struct Graph {
@@ -120,6 +139,10 @@ pub(crate) struct Graph {
     pub n_nodes: usize,
     pub edges: Vec<Edge>,
     seen: HashMap<(u32, u32, EdgeKind, bool), u32>,
+    /// Edges the cycle search looked at (Tarjan's passes and the
+    /// breadth-first searches, each edge each time): its work, which a
+    /// test can bound without a clock.
+    pub search_steps: Cell<u64>,
 }
 
 impl Graph {
@@ -129,6 +152,7 @@ impl Graph {
             n_nodes: n_txns,
             edges: Vec::new(),
             seen: HashMap::new(),
+            search_steps: Cell::new(0),
         }
     }
 
@@ -178,14 +202,16 @@ impl Graph {
     }
 
     /// Finds cycles: for each strongly connected component, the most severe
-    /// class of cycle it contains, as a list of edge ids in order.
+    /// class of cycle it contains (as far as the G-single search's `budget`
+    /// reaches, see [`FoundCycle::gave_up`]).
     ///
     /// Components are first searched without real-time edges, so that a cycle that violates plain serializability is not
     /// hidden behind one that only violates strict serializability.
-    pub fn find_cycles(&self, budget: usize) -> Vec<Vec<u32>> {
+    pub fn find_cycles(&self, budget: usize) -> Vec<FoundCycle> {
         let adj = self.adjacency();
         let all = |_: &Edge| true;
-        let comps = tarjan(&adj, &self.edges, &all);
+        let steps = &self.search_steps;
+        let comps = tarjan(&adj, &self.edges, &all, steps);
         let mut local_of = vec![u32::MAX; self.n_nodes];
         let mut out = Vec::new();
         for comp in comps {
@@ -205,13 +231,18 @@ impl Graph {
             let sub = Sub {
                 adj: &local,
                 edges: &self.edges,
+                steps,
             };
             let no_rt = |e: &Edge| e.kind != EdgeKind::Realtime;
             let found = sub
                 .most_severe(&no_rt, budget)
                 .or_else(|| sub.most_severe(&all, budget));
-            if let Some(cycle) = found {
-                out.push(self.best_edges(&cycle));
+            if let Some((cycle, gave_up)) = found {
+                out.push(FoundCycle {
+                    edges: self.best_edges(&cycle),
+                    component: comp.len(),
+                    gave_up,
+                });
             }
             for &n in &comp {
                 local_of[n as usize] = u32::MAX;
@@ -248,27 +279,32 @@ type Filter<'a> = &'a dyn Fn(&Edge) -> bool;
 struct Sub<'a> {
     adj: &'a [Vec<(u32, u32)>],
     edges: &'a [Edge],
+    steps: &'a Cell<u64>,
 }
 
 impl Sub<'_> {
-    fn most_severe(&self, base: Filter<'_>, budget: usize) -> Option<Vec<u32>> {
+    /// The most severe cycle over `base` edges, and whether the G-single
+    /// search gave up before it (then the cycle is of a later class than
+    /// the component may hold).
+    fn most_severe(&self, base: Filter<'_>, budget: usize) -> Option<(Vec<u32>, bool)> {
         let ww = |e: &Edge| base(e) && e.kind == EdgeKind::Ww;
         if let Some(c) = self.cycle_in_subcomponent(&ww) {
-            return Some(c);
+            return Some((c, false));
         }
         let no_rw = |e: &Edge| base(e) && e.kind != EdgeKind::Rw;
         if let Some(c) = self.cycle_in_subcomponent(&no_rw) {
-            return Some(c);
+            return Some((c, false));
         }
-        if let Some(c) = self.single_rw_cycle(base, &no_rw, budget) {
-            return Some(c);
+        let (single, gave_up) = self.single_rw_cycle(base, &no_rw, budget);
+        if let Some(c) = single {
+            return Some((c, false));
         }
-        self.cycle_in_subcomponent(base)
+        self.cycle_in_subcomponent(base).map(|c| (c, gave_up))
     }
 
     /// A short cycle using only `filter` edges, if there is any.
     fn cycle_in_subcomponent(&self, filter: Filter<'_>) -> Option<Vec<u32>> {
-        let comps = tarjan(self.adj, self.edges, filter);
+        let comps = tarjan(self.adj, self.edges, filter, self.steps);
         let comp = comps.into_iter().min_by_key(|c| c.len())?;
         let mut member = vec![false; self.adj.len()];
         for &n in &comp {
@@ -292,16 +328,21 @@ impl Sub<'_> {
     }
 
     /// A cycle with exactly one rw edge: an rw edge `a -> b` plus a path from
-    /// `b` back to `a` without rw edges.
+    /// `b` back to `a` without rw edges; and whether the search ran out of
+    /// `budget` (edges examined) before it found one, rather than ruling one
+    /// out.
     fn single_rw_cycle(
         &self,
         base: Filter<'_>,
         no_rw: Filter<'_>,
         budget: usize,
-    ) -> Option<Vec<u32>> {
+    ) -> (Option<Vec<u32>>, bool) {
         let n = self.adj.len();
         let mut comp_of = vec![u32::MAX; n];
-        for (i, c) in tarjan(self.adj, self.edges, no_rw).iter().enumerate() {
+        for (i, c) in tarjan(self.adj, self.edges, no_rw, self.steps)
+            .iter()
+            .enumerate()
+        {
             for &v in c {
                 comp_of[v as usize] = i as u32;
             }
@@ -324,11 +365,15 @@ impl Sub<'_> {
             comp_of[a as usize] != u32::MAX && comp_of[a as usize] == comp_of[b as usize]
         });
         let mut left = budget;
+        let mut out_of_budget = false;
         for &(a, b, e) in same.iter().take(64).chain(other.iter()) {
             if left == 0 {
+                out_of_budget = true;
                 break;
             }
-            if let Some(mut path) = bfs.path(self, b, a, no_rw, &everyone, &mut left) {
+            let found = bfs.path(self, b, a, no_rw, &everyone, &mut left);
+            out_of_budget |= bfs.out_of_budget;
+            if let Some(mut path) = found {
                 path.insert(0, e);
                 if best.as_ref().is_none_or(|x| path.len() < x.len()) {
                     best = Some(path);
@@ -338,7 +383,8 @@ impl Sub<'_> {
                 }
             }
         }
-        best
+        let gave_up = best.is_none() && out_of_budget;
+        (best, gave_up)
     }
 }
 
@@ -349,6 +395,8 @@ struct Bfs {
     parent_edge: Vec<u32>,
     round: u32,
     queue: VecDeque<u32>,
+    /// Whether the last [`Bfs::path`] stopped because its budget ran out.
+    out_of_budget: bool,
 }
 
 impl Bfs {
@@ -359,12 +407,14 @@ impl Bfs {
             parent_edge: vec![u32::MAX; n],
             round: 0,
             queue: VecDeque::new(),
+            out_of_budget: false,
         }
     }
 
     /// Shortest path of edge ids from `from` to `to` (a cycle if they are
     /// equal) over `filter` edges between `member` nodes. Each edge looked at
-    /// costs one unit of `budget`.
+    /// costs one unit of `budget`; `None` with [`Bfs::out_of_budget`] set
+    /// means it ran out before it could tell.
     fn path(
         &mut self,
         sub: &Sub<'_>,
@@ -375,15 +425,18 @@ impl Bfs {
         budget: &mut usize,
     ) -> Option<Vec<u32>> {
         self.round += 1;
+        self.out_of_budget = false;
         self.queue.clear();
         self.queue.push_back(from);
         self.stamp[from as usize] = self.round;
         while let Some(u) = self.queue.pop_front() {
             for &(v, e) in &sub.adj[u as usize] {
                 if *budget == 0 {
+                    self.out_of_budget = true;
                     return None;
                 }
                 *budget -= 1;
+                sub.steps.set(sub.steps.get() + 1);
                 if !member[v as usize] || !filter(&sub.edges[e as usize]) {
                     continue;
                 }
@@ -413,7 +466,12 @@ impl Bfs {
 /// (histories are long enough to overflow the stack of a recursive version).
 /// Returns only components that contain a cycle (two or more nodes; the
 /// graph has no self-loops).
-fn tarjan(adj: &[Vec<(u32, u32)>], edges: &[Edge], filter: Filter<'_>) -> Vec<Vec<u32>> {
+fn tarjan(
+    adj: &[Vec<(u32, u32)>],
+    edges: &[Edge],
+    filter: Filter<'_>,
+    steps: &Cell<u64>,
+) -> Vec<Vec<u32>> {
     const UNSEEN: u32 = u32::MAX;
     let n = adj.len();
     let mut index = vec![UNSEEN; n];
@@ -437,6 +495,7 @@ fn tarjan(adj: &[Vec<(u32, u32)>], edges: &[Edge], filter: Filter<'_>) -> Vec<Ve
             let out_edges = &adj[v as usize];
             if *child < out_edges.len() {
                 let (w, e) = out_edges[*child];
+                steps.set(steps.get() + 1);
                 *child += 1;
                 if !filter(&edges[e as usize]) {
                     continue;
@@ -488,6 +547,10 @@ mod tests {
         g
     }
 
+    fn edges(found: Vec<FoundCycle>) -> Vec<Vec<u32>> {
+        found.into_iter().map(|f| f.edges).collect()
+    }
+
     fn kinds(g: &Graph, cycle: &[u32]) -> Vec<EdgeKind> {
         cycle.iter().map(|&e| g.edges[e as usize].kind).collect()
     }
@@ -508,7 +571,7 @@ mod tests {
             4,
             &[(0, 1, Rw), (1, 0, Rw), (0, 2, Ww), (2, 3, Ww), (3, 0, Ww)],
         );
-        let cycles = g.find_cycles(usize::MAX);
+        let cycles = edges(g.find_cycles(usize::MAX));
         assert_eq!(cycles.len(), 1);
         assert_eq!(kinds(&g, &cycles[0]), vec![Ww, Ww, Ww]);
     }
@@ -517,8 +580,28 @@ mod tests {
     fn finds_single_rw_cycle_before_g2() {
         use EdgeKind::*;
         let g = graph(3, &[(0, 1, Rw), (1, 0, Rw), (1, 2, Wr), (2, 0, Wr)]);
-        let cycles = g.find_cycles(usize::MAX);
+        let cycles = edges(g.find_cycles(usize::MAX));
         let k = kinds(&g, &cycles[0]);
+        assert_eq!(k.iter().filter(|&&k| k == Rw).count(), 1, "{k:?}");
+    }
+
+    /// Out of budget before the G-single (0 -rw-> 1 -wr-> 2 -wr-> 0), the
+    /// search reports the G2 (0 -rw-> 1 -rw-> 0) and says it gave up; with
+    /// the budget, the G-single and no mark.
+    #[test]
+    fn a_g_single_search_out_of_budget_says_it_gave_up() {
+        use EdgeKind::*;
+        let g = graph(3, &[(0, 1, Rw), (1, 0, Rw), (1, 2, Wr), (2, 0, Wr)]);
+        for budget in [0, 1] {
+            let found = g.find_cycles(budget);
+            assert_eq!(found.len(), 1);
+            assert!(found[0].gave_up, "budget {budget}");
+            assert_eq!(found[0].component, 3);
+            assert_eq!(kinds(&g, &found[0].edges), vec![Rw, Rw]);
+        }
+        let found = g.find_cycles(usize::MAX);
+        assert!(!found[0].gave_up);
+        let k = kinds(&g, &found[0].edges);
         assert_eq!(k.iter().filter(|&&k| k == Rw).count(), 1, "{k:?}");
     }
 
@@ -526,7 +609,7 @@ mod tests {
     fn parallel_edges_explained_by_the_weakest_kind() {
         use EdgeKind::*;
         let g = graph(2, &[(0, 1, Rw), (1, 0, Rw), (0, 1, Ww)]);
-        let cycles = g.find_cycles(usize::MAX);
+        let cycles = edges(g.find_cycles(usize::MAX));
         let mut k = kinds(&g, &cycles[0]);
         k.sort();
         assert_eq!(k, vec![Ww, Rw]);
@@ -539,7 +622,7 @@ mod tests {
         for i in 0..n {
             g.add(i, (i + 1) % n, EdgeKind::Ww, None, Cause::Realtime);
         }
-        let cycles = g.find_cycles(usize::MAX);
+        let cycles = edges(g.find_cycles(usize::MAX));
         assert_eq!(cycles.len(), 1);
         assert_eq!(cycles[0].len(), n as usize);
     }

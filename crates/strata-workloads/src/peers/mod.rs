@@ -44,16 +44,17 @@ mod skipdb_peer;
 /// Names of every peer engine, built in or not.
 pub const ALL: [&str; 5] = ["skipdb", "fjall", "redb", "rocksdb-optimistic", "rocksdb"];
 
-/// Opens the peer engine `name` for `cfg`; `NotImplemented` names the cargo
+/// Opens the peer engine `name` for `cfg`; `NotCompiled` names the cargo
 /// feature when this build lacks it.
 pub fn open(name: &str, cfg: &YcsbConfig) -> Result<Box<dyn YcsbEngine>, WorkloadError> {
     let _ = cfg;
     // Unused when every peer is built in.
     #[allow(unused)]
-    let missing = |feature: &str| -> Result<Box<dyn YcsbEngine>, WorkloadError> {
-        Err(WorkloadError::NotImplemented(format!(
-            "peer engine {name} in this build (rebuild with `--features {feature}`)"
-        )))
+    let missing = |feature: &'static str| -> Result<Box<dyn YcsbEngine>, WorkloadError> {
+        Err(WorkloadError::NotCompiled {
+            what: format!("peer engine {name}"),
+            feature,
+        })
     };
     match name {
         #[cfg(feature = "skipdb")]
@@ -196,6 +197,8 @@ mod tests {
         if !available("rocksdb") {
             let e = open("rocksdb", &cfg).err().unwrap().to_string();
             assert!(e.contains("--features rocksdb"), "{e}");
+            assert!(e.contains("not compiled into this build"), "{e}");
+            assert!(!e.contains("not implemented"), "{e}");
         }
     }
 
