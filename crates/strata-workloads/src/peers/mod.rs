@@ -67,8 +67,12 @@ pub fn open(name: &str, cfg: &YcsbConfig) -> Result<Box<dyn YcsbEngine>, Workloa
         "rocksdb-optimistic" => Ok(Box::new(rocksdb_peer::Rocks::optimistic()?)),
         #[cfg(feature = "rocksdb")]
         "rocksdb" => Ok(Box::new(rocksdb_peer::Rocks::pessimistic()?)),
-        #[cfg(not(all(feature = "skipdb", feature = "fjall", feature = "redb")))]
-        "skipdb" | "fjall" | "redb" => missing(name),
+        #[cfg(not(feature = "skipdb"))]
+        "skipdb" => missing("skipdb"),
+        #[cfg(not(feature = "fjall"))]
+        "fjall" => missing("fjall"),
+        #[cfg(not(feature = "redb"))]
+        "redb" => missing("redb"),
         #[cfg(not(feature = "rocksdb"))]
         "rocksdb" | "rocksdb-optimistic" => missing("rocksdb"),
         other => Err(WorkloadError::Config(format!(
