@@ -1,0 +1,9 @@
+//! The integration tests of `strata-cli`, one module per file of this
+//! folder, built as one test binary (each file was a binary of its own,
+//! linking everything again; issue 40, item 15). A new test file is a new
+//! line here (`autotests = false`).
+
+#[path = "cli.rs"]
+mod cli;
+#[path = "presets.rs"]
+mod presets;
