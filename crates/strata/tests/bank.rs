@@ -115,9 +115,8 @@ fn run_bank(c: &Config, threads: usize, transfers_per_thread: u64) {
                 i += 1;
                 // Observed before the audit's snapshot: a transfer had
                 // committed and a transfer thread was still running.
-                let during =
-                    done.load(Ordering::SeqCst) > 0 && running.load(Ordering::SeqCst) > 0;
-                let sum: i64 = if i % 2 == 0 {
+                let during = done.load(Ordering::SeqCst) > 0 && running.load(Ordering::SeqCst) > 0;
+                let sum: i64 = if i.is_multiple_of(2) {
                     let mut ro = db.begin_read_only().unwrap();
                     ro.scan(t, ..)
                         .unwrap_or_else(|e| panic!("{c}: read-only audit failed: {e}"))
