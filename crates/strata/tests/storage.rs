@@ -97,9 +97,17 @@ fn verify_seeded(
         .iter()
         .filter(|t| t.outcome == strata_verify::Outcome::Committed)
         .count();
+    // Four clients on 12 keys (Zipfian 0.99), yielding between operations
+    // (so they interleave on any number of cores), without retries: about
+    // half the transactions lose a conflict (43% to 76% committed over the
+    // configurations and seeds here, on one core as on two). A quarter
+    // leaves room for other machines and still fails a protocol that
+    // aborts most of what it runs; the count is also what the checker
+    // gets to check.
     assert!(
-        committed * 50 >= n,
-        "{protocol} on {storage}: only {committed} of {n} committed; the run checks little"
+        committed * 4 >= n,
+        "{protocol} on {storage} ({gc:?}), {workload:?}, seed {seed}: only {committed} of {n} \
+         committed, the workload justifies about half"
     );
     let report = check(&history, &CheckOptions::default());
     assert_eq!(report.txns_checked, n);
