@@ -423,9 +423,10 @@ pub fn run_paced(
             .map(|i| {
                 let (tables, stop, open, llt_reads) = (&tables, &stop, &open, &llt_reads);
                 s.spawn(move || -> Result<(), WorkloadError> {
-                    // However the thread ends (an error, a panic), a paced
-                    // run's coordinator stops waiting for it.
-                    let _stop = RaiseOnDrop(stop);
+                    // If the thread fails (an error, a panic), a paced
+                    // run's coordinator stops waiting for it (disarmed once
+                    // its windows are done).
+                    let failed = RaiseOnDrop(stop);
                     let mut rng = Rng::for_thread(cfg.seed ^ 0x11, i);
                     for &(start, end) in &cfg.llt_windows {
                         clock.sleep_until(start, stop);
@@ -467,6 +468,7 @@ pub fn run_paced(
                         }
                         open.fetch_sub(1, Ordering::SeqCst);
                     }
+                    std::mem::forget(failed);
                     Ok(())
                 })
             })
