@@ -23,7 +23,8 @@
 //! path except one per-thread counter the main thread reads once a second.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -96,6 +97,21 @@ pub struct DriverConfig {
     /// Flip `strata::ab`'s switch every this long during the measured
     /// window and compare neighbouring intervals ([`AbReport`]).
     pub ab_interval: Option<Duration>,
+}
+
+/// What ends the measured window ([`run_until`]).
+#[derive(Debug, Clone, Default)]
+pub enum Stop {
+    /// [`DriverConfig::duration`] after it began: benchmarks.
+    #[default]
+    Elapsed,
+    /// Once every worker has had this many transactions counted in it
+    /// (committed or aborted; a pending step counts nothing): the same work
+    /// whatever the machine's speed, for tests. `duration` is ignored.
+    Transactions(u64),
+    /// Once the flag is raised (by a worker or by the caller, on a state it
+    /// observed). `duration` is ignored.
+    Raised(Arc<AtomicBool>),
 }
 
 /// One interval of an A/B run: whether `strata::ab` was on, and what
@@ -251,6 +267,10 @@ pub struct Report {
     /// With [`DriverConfig::ab_interval`] and at least one pair.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ab: Option<AbReport>,
+    /// An A/B run's intervals, in order, that `ab` was computed from (not
+    /// serialized).
+    #[serde(skip)]
+    pub ab_intervals: Vec<AbInterval>,
 }
 
 impl Report {
@@ -281,9 +301,21 @@ const WARMUP: u8 = 0;
 const MEASURE: u8 = 1;
 const STOP: u8 = 2;
 
-/// Runs `workers` for the warm-up and the measured window.
+/// Runs `workers` for the warm-up and the measured window
+/// ([`DriverConfig::duration`] long).
 pub fn run<W: Worker>(
     cfg: &DriverConfig,
+    types: &[&'static str],
+    workers: Vec<W>,
+    observer: &mut dyn Observer,
+) -> Result<Report, WorkloadError> {
+    run_until(cfg, &Stop::Elapsed, types, workers, observer)
+}
+
+/// [`run`] with a measured window that ends at `stop`.
+pub fn run_until<W: Worker>(
+    cfg: &DriverConfig,
+    stop: &Stop,
     types: &[&'static str],
     workers: Vec<W>,
     observer: &mut dyn Observer,
@@ -302,7 +334,14 @@ pub fn run<W: Worker>(
     });
     let counters: Vec<Padded> = (0..workers.len()).map(|_| Padded::default()).collect();
     let total = cfg.warmup + cfg.duration;
-    observer.start("run", total.as_millis() as u64, "ms");
+    let quota = match stop {
+        Stop::Transactions(n) => Some(*n),
+        Stop::Elapsed | Stop::Raised(_) => None,
+    };
+    match stop {
+        Stop::Elapsed => observer.start("run", total.as_millis() as u64, "ms"),
+        _ => observer.start("run", 0, "ms"),
+    }
     let mut series = Vec::new();
     let mut ab = Vec::new();
     let (locals, measured) = std::thread::scope(|s| {
@@ -311,17 +350,24 @@ pub fn run<W: Worker>(
             .zip(&counters)
             .map(|(w, counter)| {
                 let phase = &phase;
-                s.spawn(move || work(w, types.len(), phase, &counter.0))
+                s.spawn(move || work(w, types.len(), phase, &counter.0, quota))
             })
             .collect();
         let started = Instant::now();
         let mut measure_started = started;
         if !cfg.warmup.is_zero() {
-            tick_until(started + cfg.warmup, started, observer, &handles, |_| {});
+            tick_until(started + cfg.warmup, started, observer, |_| {
+                handles.iter().any(|h| h.is_finished())
+            });
             measure_started = Instant::now();
             phase.store(MEASURE, Ordering::SeqCst);
         }
-        let end = measure_started + cfg.duration;
+        // Counted or raised stops end the window themselves; the clock's
+        // end is then out of reach (a year).
+        let end = match stop {
+            Stop::Elapsed => measure_started + cfg.duration,
+            _ => measure_started + Duration::from_secs(365 * 24 * 3600),
+        };
         let mut next_sample = measure_started + Duration::from_secs(1);
         let mut last_sum = 0u64;
         let mut last_resident = if cfg.series { resident_bytes() } else { None };
@@ -330,7 +376,17 @@ pub fn run<W: Worker>(
         if cfg.ab_interval.is_some() {
             strata::ab::set(ab_phase(0));
         }
-        tick_until(end, started, observer, &handles, |now| {
+        tick_until(end, started, observer, |now| {
+            let ended = match stop {
+                // A worker ends early only on an error: the run ends.
+                Stop::Elapsed => handles.iter().any(|h| h.is_finished()),
+                Stop::Raised(flag) => {
+                    flag.load(Ordering::SeqCst) || handles.iter().any(|h| h.is_finished())
+                }
+                // Each worker stops at its quota (one that failed stops
+                // early, and is reported at the join).
+                Stop::Transactions(_) => handles.iter().all(|h| h.is_finished()),
+            };
             if let Some(every) = cfg.ab_interval {
                 if now >= ab_last.0 + every {
                     let total = sum(&counters);
@@ -360,6 +416,7 @@ pub fn run<W: Worker>(
                 last_sum = total;
                 next_sample += Duration::from_secs(1);
             }
+            ended
         });
         phase.store(STOP, Ordering::SeqCst);
         strata::ab::set(false);
@@ -378,11 +435,13 @@ pub fn run<W: Worker>(
     report.ab = cfg
         .ab_interval
         .and_then(|every| AbReport::of(every.as_millis() as u64, &ab));
+    report.ab_intervals = ab;
     Ok(report)
 }
 
 /// Sleeps until `until` in short ticks, updating the observer and calling
-/// `each` with the time; returns early if a worker ended (only on an error).
+/// `each` with the time; returns early once `each` says the phase ended
+/// (a worker ended on an error, a [`Stop`] was reached).
 /// Set by [`interrupt`] (Ctrl-C in the CLI): every running driver ends its
 /// current phase now and reports what it measured so far.
 static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -398,29 +457,31 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
-fn tick_until<T>(
+fn tick_until(
     until: Instant,
     started: Instant,
     observer: &mut dyn Observer,
-    workers: &[std::thread::ScopedJoinHandle<'_, T>],
-    mut each: impl FnMut(Instant),
+    mut each: impl FnMut(Instant) -> bool,
 ) {
     loop {
         let now = Instant::now();
         observer.set(now.duration_since(started).as_millis() as u64);
-        each(now);
-        if now >= until || interrupted() || workers.iter().any(|w| w.is_finished()) {
+        let ended = each(now);
+        if ended || now >= until || interrupted() {
             return;
         }
         std::thread::sleep((until - now).min(Duration::from_millis(20)));
     }
 }
 
+/// One worker's loop; with a `quota` ([`Stop::Transactions`]) it stops
+/// once that many of its transactions were counted in the window.
 fn work<W: Worker>(
     mut w: W,
     ntypes: usize,
     phase: &AtomicU8,
     counter: &AtomicU64,
+    quota: Option<u64>,
 ) -> Result<Local, WorkloadError> {
     let mut local = Local {
         committed: vec![0; ntypes],
@@ -428,9 +489,10 @@ fn work<W: Worker>(
         latency: (0..ntypes).map(|_| latency_histogram()).collect(),
     };
     let mut committed = 0u64;
+    let mut counted = 0u64;
     loop {
         let ph = phase.load(Ordering::Relaxed);
-        if ph == STOP {
+        if ph == STOP || quota.is_some_and(|q| counted >= q) {
             break;
         }
         let started = Instant::now();
@@ -444,10 +506,12 @@ fn work<W: Worker>(
             Outcome::CommittedSince(t) => t,
             Outcome::Aborted(reason) => {
                 *local.aborts[ty].entry(reason).or_default() += 1;
+                counted += 1;
                 continue;
             }
             Outcome::Pending => continue,
         };
+        counted += 1;
         let ns = since.elapsed().as_nanos() as u64;
         local.committed[ty] += 1;
         local.latency[ty].saturating_record(ns.max(1));
@@ -510,6 +574,7 @@ fn merge(
         per_type,
         series,
         ab: None,
+        ab_intervals: Vec::new(),
     }
 }
 
@@ -543,38 +608,80 @@ mod tests {
         }
     }
 
-    #[test]
-    fn counts_commits_aborts_and_series_per_type() {
-        let cfg = DriverConfig {
-            warmup: Duration::from_millis(10),
-            duration: Duration::from_millis(1100),
-            series: true,
+    fn timed(warmup_ms: u64, duration_ms: u64) -> DriverConfig {
+        DriverConfig {
+            warmup: Duration::from_millis(warmup_ms),
+            duration: Duration::from_millis(duration_ms),
+            series: false,
             huge_pages: Default::default(),
             ab_interval: None,
-        };
-        let r = run(&cfg, &["a", "b"], vec![Fake(0), Fake(0)], &mut Quiet).unwrap();
-        assert!(r.committed > 0 && r.aborted > 0);
-        // One abort per two commits, give or take the steps cut by the phase flips.
-        let ratio = r.committed as f64 / r.aborted as f64;
-        assert!((1.9..2.1).contains(&ratio), "{ratio}");
+        }
+    }
+
+    /// Counts per type and reason, by a run of a fixed number of
+    /// transactions per worker (whatever the machine's speed); and the
+    /// once-a-second series of a timed run.
+    #[test]
+    fn counts_commits_aborts_and_series_per_type() {
+        let cfg = timed(10, 0);
+        let stop = Stop::Transactions(1500);
+        let r = run_until(&cfg, &stop, &["a", "b"], vec![Fake(0), Fake(0)], &mut Quiet).unwrap();
+        // Each worker's 1,500 counted steps (wherever the warm-up left its
+        // cycle) hold exactly 500 multiples of three: its aborts.
+        assert_eq!((r.committed, r.aborted), (2000, 1000), "{r:?}");
         assert_eq!(r.of_type("a").unwrap().aborted, 0);
         assert_eq!(r.of_type("b").unwrap().committed, 0);
         assert_eq!(r.aborts_by_reason["write-write"], r.aborted);
-        assert_eq!(r.series.len(), 1, "{:?}", r.series);
-        assert!(r.series[0].committed_per_s > 0.0);
-        assert!(r.series[0].new_bytes_per_txn.is_finite());
         assert!(r.latency.p99_us >= r.latency.p50_us);
+        assert!(r.series.is_empty(), "no series asked for");
+        // The series: a point once a second of the measured window. 1.1 s
+        // ends after the first second, and the driver's loop takes at most
+        // one more point before it sees the end, however late it ticks.
+        let cfg = DriverConfig {
+            series: true,
+            ..timed(10, 1100)
+        };
+        let r = run(&cfg, &["a", "b"], vec![Fake(0), Fake(0)], &mut Quiet).unwrap();
+        assert!((1..=2).contains(&r.series.len()), "{:?}", r.series);
+        let in_series: f64 = r.series.iter().map(|p| p.committed_per_s).sum();
+        assert!(in_series <= r.committed as f64, "{:?}", r.series);
+        assert!(r.series.iter().all(|p| p.new_bytes_per_txn.is_finite()));
     }
 
     /// Commits every step while `strata::ab` is on, every other step while
-    /// it is off: an "on" interval commits twice what its neighbour does,
-    /// whatever the machine's speed.
-    struct Switched(u64);
+    /// it is off, and counts its commits by the switch it saw. After it has
+    /// seen the switch change four times (off, on, off, on, off: seven
+    /// intervals closed), it raises `done` and commits nothing more.
+    struct Switched {
+        n: u64,
+        last: bool,
+        changes: u32,
+        seen_on: u64,
+        seen_off: u64,
+        done: Arc<AtomicBool>,
+        tally: Arc<std::sync::Mutex<(u64, u64)>>,
+    }
     impl Worker for Switched {
         fn step(&mut self) -> Result<(usize, Outcome), WorkloadError> {
-            self.0 += 1;
+            let on = strata::ab::on();
+            if on != self.last {
+                self.changes += 1;
+                self.last = on;
+            }
+            if self.changes >= 4 {
+                *self.tally.lock().unwrap() = (self.seen_on, self.seen_off);
+                self.done.store(true, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(1));
+                return Ok((0, Outcome::Pending));
+            }
+            self.n += 1;
             std::thread::sleep(Duration::from_micros(200));
-            Ok(if strata::ab::on() || self.0.is_multiple_of(2) {
+            Ok(if on || self.n.is_multiple_of(2) {
+                if on {
+                    self.seen_on += 1;
+                } else {
+                    self.seen_off += 1;
+                }
                 (0, Outcome::Committed)
             } else {
                 (0, Outcome::Aborted("write-write"))
@@ -583,8 +690,12 @@ mod tests {
     }
 
     /// The driver flips the switch every interval, in the off, on, on, off
-    /// order, reports the on/off ratio of neighbouring intervals, and
-    /// leaves the switch off.
+    /// order, and counts each interval's commits under the phase it set:
+    /// checked against what the worker counted under the switch it saw,
+    /// which only the steps straddling a flip may move to the neighbouring
+    /// interval (one per boundary), whatever the machine's speed. The run
+    /// ends on the worker's observation, not on time; the pairing and the
+    /// ratios are `ab_report_takes_on_over_off_in_both_orders`'.
     #[test]
     fn ab_runs_flip_the_switch_and_pair_neighbouring_intervals() {
         assert_eq!(
@@ -592,30 +703,67 @@ mod tests {
             [false, true, true, false, false, true, true, false]
         );
         let cfg = DriverConfig {
-            warmup: Duration::from_millis(10),
-            duration: Duration::from_millis(800),
-            series: false,
-            huge_pages: Default::default(),
             ab_interval: Some(Duration::from_millis(100)),
+            ..timed(0, 0)
         };
-        let r = run(&cfg, &["a"], vec![Switched(0)], &mut Quiet).unwrap();
-        let ab = r.ab.expect("pairs");
-        assert!(ab.pairs >= 2, "{ab:?}");
-        assert!((1.5..2.7).contains(&ab.on_over_off_median), "{ab:?}");
-        assert!(
-            ab.on_over_off_q1 <= ab.on_over_off_median
-                && ab.on_over_off_median <= ab.on_over_off_q3
-        );
-        assert!(!strata::ab::on());
+        let done = Arc::new(AtomicBool::new(false));
+        let tally = Arc::new(std::sync::Mutex::new((0, 0)));
+        let w = Switched {
+            n: 0,
+            last: false,
+            changes: 0,
+            seen_on: 0,
+            seen_off: 0,
+            done: done.clone(),
+            tally: tally.clone(),
+        };
+        let r = run_until(&cfg, &Stop::Raised(done), &["a"], vec![w], &mut Quiet).unwrap();
+        assert!(!strata::ab::on(), "the switch is left off");
+        let iv = &r.ab_intervals;
+        assert!(iv.len() >= 7, "{iv:?}");
+        for (k, i) in iv.iter().enumerate() {
+            assert_eq!(i.on, ab_phase(k), "interval {k}: {iv:?}");
+        }
+        let (seen_on, seen_off) = *tally.lock().unwrap();
+        assert_eq!(seen_on + seen_off, r.committed, "{r:?}");
+        let sum = |on: bool| {
+            iv.iter()
+                .filter(|i| i.on == on)
+                .map(|i| i.committed)
+                .sum::<u64>()
+        };
+        // One commit may move across each boundary, and one may come after
+        // the last interval closed.
+        let slack = iv.len() as u64 + 1;
+        for (on, seen) in [(true, seen_on), (false, seen_off)] {
+            let counted = sum(on);
+            assert!(
+                counted.abs_diff(seen) <= slack,
+                "on {on}: the driver counted {counted}, the worker {seen}: {iv:?}"
+            );
+        }
+        if let Some(ab) = &r.ab {
+            assert!(ab.pairs >= 1 && ab.pairs <= iv.len() / 2, "{ab:?}");
+            assert!(
+                ab.on_over_off_q1 <= ab.on_over_off_median
+                    && ab.on_over_off_median <= ab.on_over_off_q3
+            );
+        }
         // Without an interval: no figures, and the switch stays off.
         let cfg = DriverConfig {
             ab_interval: None,
             ..cfg
         };
-        assert!(run(&cfg, &["a"], vec![Switched(0)], &mut Quiet)
-            .unwrap()
-            .ab
-            .is_none());
+        let r = run_until(
+            &cfg,
+            &Stop::Transactions(10),
+            &["a"],
+            vec![Fake(0)],
+            &mut Quiet,
+        );
+        let r = r.unwrap();
+        assert!(r.ab.is_none() && r.ab_intervals.is_empty());
+        assert!(!strata::ab::on());
     }
 
     /// Each pair's ratio is on over off in whichever order the pair ran;
@@ -670,18 +818,19 @@ mod tests {
     /// the commit it acknowledges; a pending step counts nothing.
     #[test]
     fn pipelined_acknowledgements_count_from_their_commits_start() {
-        let cfg = DriverConfig {
-            warmup: Duration::ZERO,
-            duration: Duration::from_millis(300),
-            series: false,
-            huge_pages: Default::default(),
-            ab_interval: None,
-        };
-        let r = run(&cfg, &["a"], vec![Pipelined(None)], &mut Quiet).unwrap();
-        // 300 ms of 20 ms steps, less the first (pending) one.
-        assert!((8..=15).contains(&r.committed), "{}", r.committed);
-        assert_eq!(r.aborted, 0);
-        // Two steps from the acknowledged commit's start to its ack.
+        let stop = Stop::Transactions(10);
+        let r = run_until(
+            &timed(0, 0),
+            &stop,
+            &["a"],
+            vec![Pipelined(None)],
+            &mut Quiet,
+        )
+        .unwrap();
+        // Ten acknowledgements counted (eleven steps: the first is pending).
+        assert_eq!((r.committed, r.aborted), (10, 0));
+        // Two steps of at least 20 ms each (a sleep never ends early) from
+        // the acknowledged commit's start to its ack.
         assert!(r.latency.p50_us >= 40_000.0, "{:?}", r.latency);
     }
 

@@ -13,6 +13,10 @@
 //!  end: chain-length histogram, versions reclaimed / pruned in dead zones
 //! ```
 //!
+//! The clock is wall time; tests pace a run by updates instead
+//! ([`run_paced`], [`Pace::Updates`]): the same run whatever the machine's
+//! speed.
+//!
 //! Tables `llt0..` hold `rows` rows each: an integer key, an integer
 //! counter and a text payload of about `row_bytes` bytes. An update
 //! transaction increments the counter of `updates_per_txn` random rows.
@@ -21,7 +25,8 @@
 //! off-row bytes `Stats::version_store_bytes`.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -219,21 +224,86 @@ pub fn load(db: &Database, cfg: &LltConfig) -> Result<Vec<Table>, WorkloadError>
     Ok(tables)
 }
 
+/// The run's clock (see [`run_paced`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pace {
+    /// Wall time: the benchmark.
+    Wall,
+    /// Update transactions run (committed or not), `per_second` of them
+    /// making a second; a GC pass every `gc_every` of them. The updaters
+    /// pause at each point where something is due (an LLT window opens or
+    /// closes, a sample, a GC pass) until it is done, so a run does the
+    /// same work in the same order whatever the machine's speed: for tests.
+    Updates { per_second: u64, gc_every: u64 },
+}
+
+/// Where a paced run is: update transactions begun (`issued`) and done,
+/// and how many may begin before the next point where something is due.
+#[derive(Default)]
+struct Gate {
+    issued: AtomicU64,
+    done: AtomicU64,
+    committed: AtomicU64,
+    allowed: AtomicU64,
+}
+
+/// The run's clock: wall time since the start, or the updates done.
+struct Clock<'a> {
+    started: Instant,
+    pace: Pace,
+    gate: &'a Gate,
+}
+
+impl Clock<'_> {
+    /// Updates that make `d` of a paced run.
+    fn ticks(per_second: u64, d: Duration) -> u64 {
+        (d.as_secs_f64() * per_second as f64).round() as u64
+    }
+
+    fn now(&self) -> Duration {
+        match self.pace {
+            Pace::Wall => self.started.elapsed(),
+            Pace::Updates { per_second, .. } => Duration::from_secs_f64(
+                self.gate.done.load(Ordering::SeqCst) as f64 / per_second as f64,
+            ),
+        }
+    }
+
+    fn reached(&self, t: Duration) -> bool {
+        match self.pace {
+            Pace::Wall => self.started.elapsed() >= t,
+            Pace::Updates { per_second, .. } => {
+                self.gate.done.load(Ordering::SeqCst) >= Self::ticks(per_second, t)
+            }
+        }
+    }
+
+    /// Sleeps until `t` on this clock, or `stop`.
+    fn sleep_until(&self, t: Duration, stop: &AtomicBool) {
+        while !stop.load(Ordering::Relaxed) && !self.reached(t) {
+            match self.pace {
+                Pace::Wall => {
+                    let now = self.started.elapsed();
+                    std::thread::sleep(t.saturating_sub(now).min(Duration::from_millis(20)));
+                }
+                Pace::Updates { .. } => std::thread::sleep(Duration::from_micros(100)),
+            }
+        }
+    }
+}
+
 struct Updater<'a> {
     db: &'a Database,
     tables: &'a [Table],
     cfg: &'a LltConfig,
     zipf: &'a ZipfCdf,
-    started: Instant,
+    clock: &'a Clock<'a>,
     rng: Rng,
 }
 
 impl Updater<'_> {
     fn pick(&mut self) -> (usize, i64) {
-        let zipf = self
-            .cfg
-            .zipf_at
-            .is_some_and(|z| self.started.elapsed() >= z);
+        let zipf = self.cfg.zipf_at.is_some_and(|z| self.clock.reached(z));
         let n = if zipf {
             self.zipf.sample(&mut self.rng)
         } else {
@@ -246,10 +316,33 @@ impl Updater<'_> {
             (n / self.cfg.tables as u64) as i64,
         )
     }
+
+    /// Paced: takes a place among the updates allowed so far, or says
+    /// (after a short sleep) that the run is paused.
+    fn admitted(&self) -> bool {
+        let g = self.clock.gate;
+        loop {
+            let t = g.issued.load(Ordering::SeqCst);
+            if t >= g.allowed.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_micros(50));
+                return false;
+            }
+            if g.issued
+                .compare_exchange(t, t + 1, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                return true;
+            }
+        }
+    }
 }
 
 impl Worker for Updater<'_> {
     fn step(&mut self) -> Result<(usize, Outcome), WorkloadError> {
+        let paced = self.clock.pace != Pace::Wall;
+        if paced && !self.admitted() {
+            return Ok((0, Outcome::Pending));
+        }
         let picks: Vec<(usize, i64)> = (0..self.cfg.updates_per_txn).map(|_| self.pick()).collect();
         let mut x = self.db.begin()?;
         let res = (|| {
@@ -262,6 +355,13 @@ impl Worker for Updater<'_> {
             }
             x.commit()
         })();
+        if paced {
+            let g = self.clock.gate;
+            if res.is_ok() {
+                g.committed.fetch_add(1, Ordering::SeqCst);
+            }
+            g.done.fetch_add(1, Ordering::SeqCst);
+        }
         match res {
             Ok(()) => Ok((0, Outcome::Committed)),
             Err(Error::Conflict(k)) => Ok((0, Outcome::Aborted(k.name()))),
@@ -276,17 +376,45 @@ pub fn run(
     cfg: &LltConfig,
     observer: &mut dyn Observer,
 ) -> Result<LltReport, WorkloadError> {
+    run_paced(db, cfg, Pace::Wall, observer)
+}
+
+/// [`run`] on the clock `pace`: wall time, or updates counted as time.
+pub fn run_paced(
+    db: &Database,
+    cfg: &LltConfig,
+    pace: Pace,
+    observer: &mut dyn Observer,
+) -> Result<LltReport, WorkloadError> {
     cfg.validate()?;
+    if let Pace::Updates {
+        per_second,
+        gc_every,
+    } = pace
+    {
+        if per_second == 0 || gc_every == 0 {
+            return Err(WorkloadError::Config(
+                "a paced run needs updates per second and per GC pass".into(),
+            ));
+        }
+    }
     let tables = load(db, cfg)?;
     let zipf = ZipfCdf::new(cfg.keys(), cfg.theta);
-    let started = Instant::now();
+    let gate = Gate::default();
+    let clock = Clock {
+        started: Instant::now(),
+        pace,
+        gate: &gate,
+    };
+    let clock = &clock;
     let stop = AtomicBool::new(false);
+    let ended = Arc::new(AtomicBool::new(false));
     let open = AtomicUsize::new(0);
-    let llt_reads = std::sync::atomic::AtomicU64::new(0);
+    let llt_reads = AtomicU64::new(0);
     let driver_cfg = DriverConfig {
         warmup: Duration::ZERO,
         duration: cfg.duration,
-        series: true,
+        series: pace == Pace::Wall,
         huge_pages: Default::default(),
         ab_interval: None,
     };
@@ -295,9 +423,13 @@ pub fn run(
             .map(|i| {
                 let (tables, stop, open, llt_reads) = (&tables, &stop, &open, &llt_reads);
                 s.spawn(move || -> Result<(), WorkloadError> {
+                    // If the thread fails (an error, a panic), a paced
+                    // run's coordinator stops waiting for it (disarmed once
+                    // its windows are done).
+                    let failed = RaiseOnDrop(stop);
                     let mut rng = Rng::for_thread(cfg.seed ^ 0x11, i);
                     for &(start, end) in &cfg.llt_windows {
-                        sleep_until(started + start, stop);
+                        clock.sleep_until(start, stop);
                         if stop.load(Ordering::Relaxed) {
                             break;
                         }
@@ -305,8 +437,10 @@ pub fn run(
                             true => Some(db.begin_read_only()?),
                             false => None,
                         };
-                        open.fetch_add(1, Ordering::SeqCst);
-                        while started.elapsed() < end && !stop.load(Ordering::Relaxed) {
+                        // Open once the first read is done (a paced run
+                        // goes on only then).
+                        let mut counted = false;
+                        loop {
                             let t = &tables[rng.range(0, cfg.tables as u64 - 1) as usize];
                             let k = rng.range(0, cfg.rows - 1) as i64;
                             if cfg.long_snapshots {
@@ -318,6 +452,13 @@ pub fn run(
                                 short.commit()?;
                             }
                             llt_reads.fetch_add(1, Ordering::Relaxed);
+                            if !counted {
+                                open.fetch_add(1, Ordering::SeqCst);
+                                counted = true;
+                            }
+                            if clock.reached(end) || stop.load(Ordering::Relaxed) {
+                                break;
+                            }
                             // A reader, not a spinner: leave the cores to
                             // the updaters.
                             std::thread::sleep(Duration::from_micros(200));
@@ -327,41 +468,72 @@ pub fn run(
                         }
                         open.fetch_sub(1, Ordering::SeqCst);
                     }
+                    std::mem::forget(failed);
                     Ok(())
                 })
             })
             .collect();
-        let sampler = s.spawn(|| {
+        let (stop, gate, open) = (&stop, &gate, &open);
+        let take_sample = move |t_s: f64, committed_per_s: f64, during: &mut BTreeMap<u64, u64>| {
+            // Stats walk every chain: under a horizon collector and an LLT
+            // that takes seconds.
+            let st = db.stats();
+            let llts_open = open.load(Ordering::SeqCst);
+            if llts_open == cfg.llts && cfg.llts > 0 {
+                *during = st.chain_lengths.clone();
+            }
+            Sample {
+                t_s,
+                committed_per_s,
+                version_bytes: st.version_bytes,
+                in_row_bytes: st.main_table_bytes,
+                off_row_bytes: st.version_store_bytes,
+                live_versions: st.live_versions,
+                longest_chain: st.longest_chain,
+                llts_open,
+            }
+        };
+        let ended_flag = Arc::clone(&ended);
+        let sampler = s.spawn(move || -> Result<_, WorkloadError> {
+            // However the coordinator ends, the driver's run ends with it.
+            let _ended = (pace != Pace::Wall).then(|| RaiseOnDrop(&ended_flag));
             let mut out = Vec::new();
             let mut during = BTreeMap::new();
-            let mut next = started + Duration::from_secs(1);
-            while !stop.load(Ordering::SeqCst) {
-                sleep_until(next, &stop);
-                if stop.load(Ordering::SeqCst) {
-                    break;
+            match pace {
+                Pace::Wall => {
+                    let mut next = Duration::from_secs(1);
+                    while !stop.load(Ordering::SeqCst) {
+                        clock.sleep_until(next, stop);
+                        if stop.load(Ordering::SeqCst) {
+                            break;
+                        }
+                        // A sample carries its own time (a stats walk may
+                        // take long), and the next one is due a whole
+                        // second after it.
+                        let mut sample = take_sample(0.0, 0.0, &mut during);
+                        let t = clock.now();
+                        sample.t_s = t.as_secs_f64();
+                        out.push(sample);
+                        next = Duration::from_secs(t.as_secs() + 1);
+                    }
                 }
-                // Stats walk every chain: under a horizon collector and an
-                // LLT that takes seconds. A sample carries its own time, and
-                // the next one is due a whole second after it.
-                let st = db.stats();
-                let t = started.elapsed();
-                let llts_open = open.load(Ordering::SeqCst);
-                if llts_open == cfg.llts && cfg.llts > 0 {
-                    during = st.chain_lengths.clone();
+                Pace::Updates {
+                    per_second,
+                    gc_every,
+                } => {
+                    paced(
+                        db,
+                        cfg,
+                        gate,
+                        per_second,
+                        gc_every,
+                        open,
+                        stop,
+                        |t_s, committed| out.push(take_sample(t_s, committed, &mut during)),
+                    )?;
                 }
-                out.push(Sample {
-                    t_s: t.as_secs_f64(),
-                    committed_per_s: 0.0,
-                    version_bytes: st.version_bytes,
-                    in_row_bytes: st.main_table_bytes,
-                    off_row_bytes: st.version_store_bytes,
-                    live_versions: st.live_versions,
-                    longest_chain: st.longest_chain,
-                    llts_open,
-                });
-                next = started + Duration::from_secs(t.as_secs() + 1);
             }
-            (out, during)
+            Ok((out, during))
         });
         let workers: Vec<Updater> = (0..cfg.threads)
             .map(|i| Updater {
@@ -369,11 +541,17 @@ pub fn run(
                 tables: &tables,
                 cfg,
                 zipf: &zipf,
-                started,
+                clock,
                 rng: Rng::for_thread(cfg.seed, i),
             })
             .collect();
-        let run = driver::run(&driver_cfg, &["update"], workers, observer);
+        let run = match pace {
+            Pace::Wall => driver::run(&driver_cfg, &["update"], workers, observer),
+            Pace::Updates { .. } => {
+                let until = driver::Stop::Raised(Arc::clone(&ended));
+                driver::run_until(&driver_cfg, &until, &["update"], workers, observer)
+            }
+        };
         stop.store(true, Ordering::SeqCst);
         let llts: Result<Vec<()>, WorkloadError> = llts
             .into_iter()
@@ -382,22 +560,30 @@ pub fn run(
                     .map_err(|_| WorkloadError::Engine("an LLT panicked".into()))?
             })
             .collect();
-        let (samples, during) = sampler.join().expect("the sampler does not panic");
-        (run.and_then(|r| llts.map(|_| r)), samples, during)
-    });
-    let run = run?;
-    // The driver's throughput of the second each sample fell in; a sample
-    // taken as the run stopped has none and is dropped.
-    samples.retain_mut(|s| {
-        let second = s.t_s.ceil().max(1.0);
-        match run.series.iter().find(|p| p.t_s >= second - 1e-6) {
-            Some(p) => {
-                s.committed_per_s = p.committed_per_s;
-                true
-            }
-            None => false,
+        let sampled = sampler
+            .join()
+            .map_err(|_| WorkloadError::Engine("the sampler panicked".into()))
+            .and_then(|r| r);
+        match sampled {
+            Ok((samples, during)) => (run.and_then(|r| llts.map(|_| r)), samples, during),
+            Err(e) => (Err(e), Vec::new(), BTreeMap::new()),
         }
     });
+    let run = run?;
+    if pace == Pace::Wall {
+        // The driver's throughput of the second each sample fell in; a
+        // sample taken as the run stopped has none and is dropped.
+        samples.retain_mut(|s| {
+            let second = s.t_s.ceil().max(1.0);
+            match run.series.iter().find(|p| p.t_s >= second - 1e-6) {
+                Some(p) => {
+                    s.committed_per_s = p.committed_per_s;
+                    true
+                }
+                None => false,
+            }
+        });
+    }
     let end = db.stats();
     let window = window(cfg, &samples);
     Ok(LltReport {
@@ -411,6 +597,92 @@ pub fn run(
         llt_reads: llt_reads.into_inner(),
         window,
     })
+}
+
+/// Raises its flag when dropped.
+struct RaiseOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for RaiseOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// A paced run's coordinator: lets the updaters run up to each point where
+/// something is due, waits for them to get there, and does it: the LLT
+/// windows' ends and starts (waiting for the LLT threads to close and
+/// open), a GC pass, a sample (once a paced second, with that second's
+/// commits). Ends at the run's end, or when `stop` is raised (an updater
+/// or an LLT failed).
+#[allow(clippy::too_many_arguments)]
+fn paced(
+    db: &Database,
+    cfg: &LltConfig,
+    gate: &Gate,
+    per_second: u64,
+    gc_every: u64,
+    open: &AtomicUsize,
+    stop: &AtomicBool,
+    mut sample: impl FnMut(f64, f64),
+) -> Result<(), WorkloadError> {
+    let ticks = |d: Duration| Clock::ticks(per_second, d);
+    let total = ticks(cfg.duration);
+    let seconds = cfg.duration.as_secs();
+    let mut points: Vec<u64> = (1..seconds.max(1))
+        .map(|k| k * per_second)
+        .chain(
+            cfg.llt_windows
+                .iter()
+                .take(if cfg.llts > 0 { usize::MAX } else { 0 })
+                .flat_map(|&(a, b)| [ticks(a), ticks(b)]),
+        )
+        .chain((1..=total / gc_every).map(|k| k * gc_every))
+        .chain([total])
+        .filter(|&p| p > 0 && p <= total)
+        .collect();
+    points.sort_unstable();
+    points.dedup();
+    let mut last_committed = 0;
+    for p in points {
+        gate.allowed.store(p, Ordering::SeqCst);
+        // Every update up to the point done (the LLTs read meanwhile).
+        let wait = |done: &dyn Fn() -> bool| {
+            while !done() {
+                if stop.load(Ordering::SeqCst) {
+                    return false;
+                }
+                std::thread::sleep(Duration::from_micros(100));
+            }
+            true
+        };
+        if !wait(&|| gate.done.load(Ordering::SeqCst) >= p) {
+            return Ok(());
+        }
+        if cfg.llts > 0 {
+            for &(_, b) in &cfg.llt_windows {
+                if ticks(b) == p && !wait(&|| open.load(Ordering::SeqCst) == 0) {
+                    return Ok(());
+                }
+            }
+            for &(a, _) in &cfg.llt_windows {
+                if ticks(a) == p && !wait(&|| open.load(Ordering::SeqCst) == cfg.llts) {
+                    return Ok(());
+                }
+            }
+        }
+        if p % gc_every == 0 {
+            db.collect_garbage();
+        }
+        if p % per_second == 0 && p < total {
+            let committed = gate.committed.load(Ordering::SeqCst);
+            sample(
+                p as f64 / per_second as f64,
+                (committed - last_committed) as f64,
+            );
+            last_committed = committed;
+        }
+    }
+    Ok(())
 }
 
 /// SIRO's pruning breakdown (`strata::SiroStats`), per class (HOT, COLD,
@@ -459,16 +731,6 @@ fn window(cfg: &LltConfig, samples: &[Sample]) -> Window {
         max_longest_chain: inside.iter().map(|s| s.longest_chain).max().unwrap_or(0),
         mean_committed_per_s: inside.iter().map(|s| s.committed_per_s).sum::<f64>()
             / inside.len() as f64,
-    }
-}
-
-fn sleep_until(t: Instant, stop: &AtomicBool) {
-    while !stop.load(Ordering::Relaxed) {
-        let now = Instant::now();
-        if now >= t {
-            return;
-        }
-        std::thread::sleep((t - now).min(Duration::from_millis(20)));
     }
 }
 
@@ -535,6 +797,10 @@ mod tests {
 
     /// A short run: the LLT keeps the horizon collector's chains growing,
     /// and dead zones keep them short (the figure `strata bench llt` draws).
+    /// Paced by updates, with a GC pass every 50 of them instead of every
+    /// 20 ms: the same run, samples and passes whatever the machine's
+    /// speed (on the wall clock a loaded machine took fewer samples, or
+    /// none inside the window, and ran fewer passes per update).
     #[test]
     fn an_llt_grows_chains_under_vac_not_under_dead_zones() {
         let cfg = LltConfig {
@@ -542,32 +808,31 @@ mod tests {
             rows: 100,
             row_bytes: 64,
             threads: 1,
-            // The window opens before the first sample (at 1 s) and spans
-            // two more, so that a loaded machine, whose stats walks under
-            // VAC take long enough to push a sample past the run's end
-            // (where it has no throughput and is dropped), still leaves
-            // samples inside it.
             duration: Duration::from_secs(4),
             llt_windows: vec![(Duration::from_millis(500), Duration::from_secs(4))],
             ..LltConfig::default()
         };
+        let pace = Pace::Updates {
+            per_second: 2000,
+            gc_every: 50,
+        };
+        let open = |gc| Database::open(Options::default().gc(gc).gc_interval(None)).unwrap();
         let mut chains = Vec::new();
         for gc in [GcPolicy::Vacuum, GcPolicy::DeadZone] {
-            let db = Database::open(
-                Options::default()
-                    .gc(gc)
-                    .gc_interval(Some(Duration::from_millis(20))),
-            )
-            .unwrap();
-            let r = run(&db, &cfg, &mut crate::Quiet).unwrap();
-            assert!(r.run.committed > 100, "{gc}: {}", r.run.committed);
+            let r = run_paced(&open(gc), &cfg, pace, &mut crate::Quiet).unwrap();
+            // Every update ran: 4 paced seconds of 2,000 (one thread: none
+            // conflicts).
+            assert_eq!((r.run.committed, r.run.aborted), (8000, 0), "{gc}");
             assert!(r.llt_reads > 0);
-            assert!(r.samples.iter().any(|s| s.llts_open == 1), "{gc}");
+            // A sample each paced second, the LLT open in the last two.
+            let at: Vec<(f64, usize)> = r.samples.iter().map(|s| (s.t_s, s.llts_open)).collect();
+            assert_eq!(at, [(1.0, 1), (2.0, 1), (3.0, 1)], "{gc}");
             chains.push(r.window.max_longest_chain);
         }
         // Dead zones keep the LLT's version, the newest, and what arrived
-        // since the last pass (20 ms: tens of versions a row on a fast
-        // machine); VAC keeps everything since the LLT began.
+        // since the last pass (50 updates over 200 rows); VAC keeps
+        // everything since the LLT began (2,500 updates by the last
+        // sample). (43 and 2 here, the same on every run.)
         assert!(chains[0] > 10 * chains[1], "VAC under an LLT: {chains:?}");
         // The baseline: the same reader reads in short transactions, and
         // VAC's chains stay as short as without any reader.
@@ -575,13 +840,7 @@ mod tests {
             long_snapshots: false,
             ..cfg
         };
-        let db = Database::open(
-            Options::default()
-                .gc(GcPolicy::Vacuum)
-                .gc_interval(Some(Duration::from_millis(20))),
-        )
-        .unwrap();
-        let r = run(&db, &short, &mut crate::Quiet).unwrap();
+        let r = run_paced(&open(GcPolicy::Vacuum), &short, pace, &mut crate::Quiet).unwrap();
         assert!(r.llt_reads > 0);
         assert!(
             10 * r.window.max_longest_chain < chains[0],

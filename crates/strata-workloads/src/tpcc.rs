@@ -1602,6 +1602,18 @@ pub fn run(
     driver_cfg: &DriverConfig,
     observer: &mut dyn Observer,
 ) -> Result<TpccReport, WorkloadError> {
+    run_until(db, cfg, driver_cfg, &driver::Stop::Elapsed, observer)
+}
+
+/// [`run`] with a measured window that ends at `stop` (tests: a count of
+/// transactions per worker, whatever the machine's speed).
+pub fn run_until(
+    db: Database,
+    cfg: &TpccConfig,
+    driver_cfg: &DriverConfig,
+    stop: &driver::Stop,
+    observer: &mut dyn Observer,
+) -> Result<TpccReport, WorkloadError> {
     let started = Instant::now();
     let tpcc = Tpcc::load(db, cfg.clone(), observer)?;
     let load_s = started.elapsed().as_secs_f64();
@@ -1611,7 +1623,7 @@ pub fn run(
     if cfg.stock_scan {
         workers.push(TpccWorker::new(&tpcc, cfg.threads, true));
     }
-    let run = driver::run(driver_cfg, &TYPES, workers, observer)?;
+    let run = driver::run_until(driver_cfg, stop, &TYPES, workers, observer)?;
     let consistency = tpcc.check_consistency()?;
     Ok(TpccReport {
         load_s,
@@ -1831,6 +1843,24 @@ mod tests {
         blocker.abort();
     }
 
+    /// A run of a fixed number of transactions (the driver's
+    /// `Stop::Transactions`): the same work on any machine, however loaded.
+    fn counted(
+        db: Database,
+        cfg: &TpccConfig,
+        per_worker: u64,
+    ) -> Result<TpccReport, WorkloadError> {
+        let d = DriverConfig {
+            warmup: Duration::ZERO,
+            duration: Duration::ZERO,
+            series: false,
+            huge_pages: Default::default(),
+            ab_interval: None,
+        };
+        let stop = driver::Stop::Transactions(per_worker);
+        run_until(db, cfg, &d, &stop, &mut Quiet)
+    }
+
     /// A short run with every transaction type keeps conditions 1-4, and a
     /// deliberately broken database fails them.
     #[test]
@@ -1841,14 +1871,11 @@ mod tests {
             mix: [60, 0, 40, 0, 0, 0],
             ..TpccConfig::small(1)
         };
-        let d = DriverConfig {
-            warmup: Duration::ZERO,
-            duration: Duration::from_millis(500),
-            series: false,
-            huge_pages: Default::default(),
-            ab_interval: None,
-        };
-        let r = run(db, &cfg, &d, &mut Quiet).unwrap();
+        // 2,000 draws of one seeded thread: the share is within 0.05 of
+        // 0.6 by more than four standard deviations (0.011), and the same
+        // on every run.
+        let r = counted(db, &cfg, 2000).unwrap();
+        assert_eq!(r.run.committed + r.run.aborted, 2000, "{:?}", r.run);
         let attempts = |ty| {
             r.run
                 .of_type(ty)
@@ -1887,14 +1914,9 @@ mod tests {
             mix: NEW_ORDER_PAYMENT,
             ..TpccConfig::small(2)
         };
-        let d = DriverConfig {
-            warmup: Duration::ZERO,
-            duration: Duration::from_millis(800),
-            series: false,
-            huge_pages: Default::default(),
-            ab_interval: None,
-        };
-        let r = run(db.clone(), &cfg, &d, &mut Quiet).unwrap();
+        // 600 transactions per thread, about half of them payments.
+        let r = counted(db.clone(), &cfg, 600).unwrap();
+        assert_eq!(r.run.committed + r.run.aborted, 1200, "{:?}", r.run);
         assert!(
             r.run.of_type("payment").unwrap().committed > 50,
             "{:?}",
@@ -1957,14 +1979,9 @@ mod tests {
                 appended_hash: protocol == strata::Protocol::Mvocc,
                 ..TpccConfig::small(1).hybrid()
             };
-            let d = DriverConfig {
-                warmup: Duration::ZERO,
-                duration: Duration::from_millis(1500),
-                series: false,
-                huge_pages: Default::default(),
-                ab_interval: None,
-            };
-            let r = run(db.clone(), &cfg, &d, &mut Quiet).unwrap();
+            // 800 transactions per thread (and 800 stock scans): the rarest
+            // types (4% each) come up about 30 times per thread.
+            let r = counted(db.clone(), &cfg, 800).unwrap();
             for name in ["history", "new_order", "orders", "order_line"] {
                 let point = db.table(name).unwrap().schema().point_lookups;
                 assert_eq!(point == PointLookups::Hash, cfg.appended_hash, "{name}");

@@ -50,6 +50,8 @@ mod storage;
 #[doc(hidden)]
 pub mod sync;
 mod table;
+#[cfg(test)]
+mod test_util;
 mod tid;
 mod txn;
 mod types;

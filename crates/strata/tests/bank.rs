@@ -4,17 +4,21 @@
 
 use crate::common;
 use common::*;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 use strata::{key, row, Error, MemorySpaces, Schema, Type, Value};
 
 const ACCOUNTS: i64 = 20;
 const INITIAL: i64 = 1_000;
+/// Audits that must have run during the transfers (begun after the first
+/// transfer committed, before the last transfer thread finished).
+const MIN_OVERLAPPING: u64 = 20;
+/// Only turns a stuck auditor into a failure (no timing is asserted).
+const HANG_GUARD: Duration = Duration::from_secs(120);
 
+/// `STRATA_SOAK` (see `common::soak`).
 fn soak() -> u64 {
-    std::env::var("STRATA_SOAK")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1)
+    crate::common::soak().into()
 }
 
 fn run_bank(c: &Config, threads: usize, transfers_per_thread: u64) {
@@ -33,10 +37,17 @@ fn run_bank(c: &Config, threads: usize, transfers_per_thread: u64) {
     }
     txn.commit().unwrap();
     let done = AtomicU64::new(0);
+    // Transfer threads still running; the auditor audits until it is 0.
+    let running = AtomicUsize::new(threads);
+    // Audits that passed, and those of them that began after the first
+    // transfer committed and before the last transfer thread finished.
     let audits = AtomicU64::new(0);
+    let overlapping = AtomicU64::new(0);
+    let auditor_gone = AtomicBool::new(false);
     std::thread::scope(|s| {
         for th in 0..threads {
-            let (db, t, done) = (&db, &t, &done);
+            let (db, t, done, running) = (&db, &t, &done, &running);
+            let (overlapping, auditor_gone) = (&overlapping, &auditor_gone);
             s.spawn(move || {
                 let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ th as u64;
                 let mut next = move || {
@@ -45,7 +56,22 @@ fn run_bank(c: &Config, threads: usize, transfers_per_thread: u64) {
                     seed ^= seed << 17;
                     seed
                 };
-                for _ in 0..transfers_per_thread {
+                // The transfers asked for, then more until the auditor has
+                // audited MIN_OVERLAPPING times during them (it may have
+                // been slow to start on a loaded machine); the deadline
+                // only turns a stuck auditor into a failure.
+                let hang_guard = Instant::now() + HANG_GUARD;
+                let mut i = 0u64;
+                while i < transfers_per_thread
+                    || (overlapping.load(Ordering::SeqCst) < MIN_OVERLAPPING
+                        && !auditor_gone.load(Ordering::SeqCst))
+                {
+                    assert!(
+                        Instant::now() < hang_guard,
+                        "{c}: the auditor audited {} times in {HANG_GUARD:?} of transfers",
+                        overlapping.load(Ordering::SeqCst)
+                    );
+                    i += 1;
                     let from = (next() % ACCOUNTS as u64) as i64;
                     let to = (from + 1 + (next() % (ACCOUNTS as u64 - 1)) as i64) % ACCOUNTS;
                     let amount = (next() % 50) as i64;
@@ -57,22 +83,41 @@ fn run_bank(c: &Config, threads: usize, transfers_per_thread: u64) {
                     });
                     match r {
                         Ok(()) => {
-                            done.fetch_add(1, Ordering::Relaxed);
+                            done.fetch_add(1, Ordering::SeqCst);
                         }
                         Err(Error::Conflict(_)) => {} // gave up after max_retries
                         Err(e) => panic!("{c}: unexpected error {e}"),
                     }
                 }
+                running.fetch_sub(1, Ordering::SeqCst);
             });
         }
-        // An auditor: every snapshot, read-only or read-write, sums to the total.
-        let (db, t, audits) = (&db, &t, &audits);
+        // An auditor: every snapshot, read-only or read-write, sums to the
+        // total. It audits until the last transfer thread has finished;
+        // only a conflict (a read-write audit that lost, after its
+        // retries) is tolerated.
+        let (db, t, audits, overlapping) = (&db, &t, &audits, &overlapping);
+        let (done, running, auditor_gone) = (&done, &running, &auditor_gone);
         s.spawn(move || {
-            for i in 0..200 {
-                let sum: i64 = if i % 2 == 0 {
+            // Set however the auditor ends (a failed audit panics), so
+            // that the transfer threads stop waiting for it.
+            struct Gone<'a>(&'a AtomicBool);
+            impl Drop for Gone<'_> {
+                fn drop(&mut self) {
+                    self.0.store(true, Ordering::SeqCst);
+                }
+            }
+            let _gone = Gone(auditor_gone);
+            let mut i = 0u64;
+            while running.load(Ordering::SeqCst) > 0 {
+                i += 1;
+                // Observed before the audit's snapshot: a transfer had
+                // committed and a transfer thread was still running.
+                let during = done.load(Ordering::SeqCst) > 0 && running.load(Ordering::SeqCst) > 0;
+                let sum: i64 = if i.is_multiple_of(2) {
                     let mut ro = db.begin_read_only().unwrap();
                     ro.scan(t, ..)
-                        .unwrap()
+                        .unwrap_or_else(|e| panic!("{c}: read-only audit failed: {e}"))
                         .iter()
                         .map(|r| r[1].as_int().unwrap())
                         .sum()
@@ -84,11 +129,15 @@ fn run_bank(c: &Config, threads: usize, transfers_per_thread: u64) {
                             .sum::<i64>())
                     }) {
                         Ok(s) => s,
-                        Err(_) => continue,
+                        Err(e) if e.is_retryable() => continue,
+                        Err(e) => panic!("{c}: read-write audit failed: {e}"),
                     }
                 };
                 assert_eq!(sum, ACCOUNTS * INITIAL, "{c}: audit saw a broken total");
-                audits.fetch_add(1, Ordering::Relaxed);
+                audits.fetch_add(1, Ordering::SeqCst);
+                if during {
+                    overlapping.fetch_add(1, Ordering::SeqCst);
+                }
             }
         });
     });
@@ -107,13 +156,19 @@ fn run_bank(c: &Config, threads: usize, transfers_per_thread: u64) {
         "{c}: only {committed} transfers committed"
     );
     assert!(st.commits >= committed, "{c}");
-    assert!(audits.load(Ordering::Relaxed) > 0);
+    // The auditor ran while transfers did: audits that began after the
+    // first transfer committed and before the last transfer thread ended.
+    let overlapping = overlapping.load(Ordering::SeqCst);
+    assert!(
+        overlapping >= MIN_OVERLAPPING,
+        "{c}: only {overlapping} audits overlapped the transfers"
+    );
     assert_eq!(st.open_transactions, 1, "{c}: only our reader is open");
     eprintln!(
-        "{c}: {committed} transfers, {} commits, {} aborts, {} audits",
+        "{c}: {committed} transfers, {} commits, {} aborts, {} audits ({overlapping} during transfers)",
         st.commits,
         st.aborts(),
-        audits.load(Ordering::Relaxed)
+        audits.load(Ordering::SeqCst)
     );
 }
 

@@ -10,7 +10,7 @@
 
 use crate::common;
 
-use common::{configs, hands_texts_over, reclaims};
+use common::{configs, eventually, hands_texts_over, reclaims};
 use strata::{key, row, Database, Schema, Table, Text, Type, Value};
 
 const ROWS: i64 = 4;
@@ -53,24 +53,20 @@ fn owned(c: &str, x: &mut strata::Transaction, t: &Table) {
     }
 }
 
-/// Waits until the epoch has freed every retired version (other threads'
-/// deferred frees included) or `texts` stop changing for a while.
+/// Lets the epoch run deferred frees (other threads' included), until
+/// every one of `texts` is back to the test's one handle: however long
+/// other tests of this binary hold the epoch back (a text never freed
+/// ends the wait at the hang guard, and the caller's check fails).
 fn settle(texts: &[Text]) {
-    let counts = || texts.iter().map(Text::strong_count).collect::<Vec<_>>();
-    let mut last = counts();
-    let mut still = 0;
     for _ in 0..8 {
         crossbeam_epoch::pin().flush();
     }
-    while still < 50 && last.iter().any(|&n| n != 1) {
+    eventually(|| {
         for _ in 0..4 {
             crossbeam_epoch::pin().flush();
         }
-        std::thread::sleep(std::time::Duration::from_millis(2));
-        let now = counts();
-        still = if now == last { still + 1 } else { 0 };
-        last = now;
-    }
+        texts.iter().all(|t| Text::strong_count(t) == 1)
+    });
 }
 
 #[test]

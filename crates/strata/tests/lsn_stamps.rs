@@ -288,17 +288,22 @@ fn continue_with(d: &Path, p: Protocol, expected_skips: usize) {
 #[test]
 fn timestamps_strictly_increase_in_log_order_across_threads() {
     for p in stamped() {
-        transfers(p, LogTuning::default().buffer_bytes, "threads");
+        common::within(&format!("{p}: transfers"), move || {
+            transfers(p, LogTuning::default().buffer_bytes, "threads")
+        });
     }
 }
 
 /// The same through the smallest ring (4 KiB): publishers wait for room
 /// while others hold reserved ranges through validation; waits go only to
-/// smaller LSNs, so nothing deadlocks and nothing is lost.
+/// smaller LSNs, so nothing deadlocks and nothing is lost. A deadlock
+/// fails the test (after a generous bound) instead of hanging it.
 #[test]
 fn a_small_ring_with_reservations_held_through_validation_does_not_deadlock() {
     for p in stamped() {
-        transfers(p, 4096, "small-ring");
+        common::within(&format!("{p}: transfers through a 4 KiB ring"), move || {
+            transfers(p, 4096, "small-ring")
+        });
     }
 }
 

@@ -119,7 +119,20 @@ fn a_nonempty_window_commits() {
     let (db, t) = setup(true);
     let mut t1 = db.begin().unwrap();
     set(&db, &t, 1, 10);
-    t1.get(&t, &key![1]).unwrap();
+    let x = t1.get(&t, &key![1]).unwrap().unwrap();
+    assert_eq!(x[1], Value::Int(0), "T1 reads its snapshot's x");
     t1.update(&t, &key![2], &[("v", Value::Int(20))]).unwrap();
+    let before = db.stats();
     t1.commit().unwrap();
+    let st = db.stats();
+    // T1's commit is counted as a read-write commit, and neither exclusion
+    // check (early or at commit) refused anything in this test.
+    assert_eq!(st.commits, before.commits + 1, "{st:?}");
+    assert_eq!(st.aborts_of(ConflictKind::SsnEarlyExclusion), 0, "{st:?}");
+    assert_eq!(st.aborts_of(ConflictKind::SsnExclusion), 0, "{st:?}");
+    assert_eq!(st.aborts(), 0, "{st:?}");
+    // T1's write is what a later snapshot reads, next to T2's x.
+    let mut r = db.begin_read_only().unwrap();
+    assert_eq!(r.get(&t, &key![2]).unwrap().unwrap()[1], Value::Int(20));
+    assert_eq!(r.get(&t, &key![1]).unwrap().unwrap()[1], Value::Int(10));
 }

@@ -22,10 +22,7 @@ use strata_verify::{check, run_workload, CheckOptions, GeneratorConfig, Workload
 
 /// Transaction counts are multiplied by `STRATA_SOAK` for soak runs.
 fn soak() -> usize {
-    std::env::var("STRATA_SOAK")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(1)
+    crate::common::soak() as usize
 }
 
 fn verify(storage: VersionStorage, protocol: Protocol, gc: GcPolicy, workload: Workload, n: usize) {
@@ -98,9 +95,17 @@ fn verify_seeded(
         .iter()
         .filter(|t| t.outcome == strata_verify::Outcome::Committed)
         .count();
+    // Four clients on 12 keys (Zipfian 0.99), yielding between operations
+    // (so they interleave on any number of cores), without retries: about
+    // half the transactions lose a conflict (43% to 76% committed over the
+    // configurations and seeds here, on one core as on two). A quarter
+    // leaves room for other machines and still fails a protocol that
+    // aborts most of what it runs; the count is also what the checker
+    // gets to check.
     assert!(
-        committed * 50 >= n,
-        "{protocol} on {storage}: only {committed} of {n} committed; the run checks little"
+        committed * 4 >= n,
+        "{protocol} on {storage} ({gc:?}), {workload:?}, seed {seed}: only {committed} of {n} \
+         committed, the workload justifies about half"
     );
     let report = check(&history, &CheckOptions::default());
     assert_eq!(report.txns_checked, n);
@@ -160,8 +165,8 @@ fn verify_in_place_storages() {
 /// per configuration. The checker's
 /// anomalies that need a rare interleaving show up once in thousands of
 /// short runs, not in one long one (a long history also makes the check
-/// slow); `STRATA_SOAK=1000 cargo test --release -p strata --test storage
-/// over_many_seeds` is the hunt (a release build does about 150 runs a
+/// slow); `STRATA_SOAK=1000 cargo test --release -p strata --test integration
+/// storage::over_many_seeds` is the hunt (a release build does about 150 runs a
 /// second here).
 fn over_many_seeds(
     keep: impl Fn(Protocol) -> bool,

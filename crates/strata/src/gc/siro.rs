@@ -331,11 +331,11 @@ mod tests {
                 set(&db, &t, N + 1);
                 done.store(true, SeqCst);
             });
-            // The writer swapped its footprint in: it lost and spin-waits.
-            while !row.writer_footprint() {
-                std::thread::yield_now();
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
+            // The writer swapped its footprint in: it lost and spin-waits
+            // (its wait loop on the row turns), and has not returned.
+            let from = row.spins();
+            row.wait_for_a_waiter(from, 1000, || done.load(SeqCst));
+            assert!(row.writer_footprint());
             assert!(!done.load(SeqCst), "the writer waits for the cutter");
             let (action, _) = siro::cut_chain(&t.inner, st, 0, &row, &h, &epoch::pin());
             assert_eq!(action, CutAction::LeaveHole);

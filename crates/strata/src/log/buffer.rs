@@ -267,86 +267,90 @@ mod tests {
     /// the records, each whole, in LSN order.
     #[test]
     fn concurrent_publish_drains_every_record_whole_in_lsn_order() {
-        let buf = Arc::new(LogBuffer::new(4096, 64));
-        let failed = Arc::new(AtomicBool::new(false));
-        let threads = 4;
-        let per = 2000;
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let (buf, failed) = (Arc::clone(&buf), Arc::clone(&failed));
-                std::thread::spawn(move || {
-                    for i in 0..per {
-                        let id = (t * per + i) as i64;
-                        let mut r = rec(id, 1 + (i % 7));
-                        let lsn = buf.reserve(r.len());
-                        seal(&mut r, lsn, id as u64);
-                        assert!(buf.publish(lsn, &r, &failed));
-                    }
+        crate::test_util::within("publishing and draining through a small ring", || {
+            let buf = Arc::new(LogBuffer::new(4096, 64));
+            let failed = Arc::new(AtomicBool::new(false));
+            let threads = 4;
+            let per = 2000;
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    let (buf, failed) = (Arc::clone(&buf), Arc::clone(&failed));
+                    std::thread::spawn(move || {
+                        for i in 0..per {
+                            let id = (t * per + i) as i64;
+                            let mut r = rec(id, 1 + (i % 7));
+                            let lsn = buf.reserve(r.len());
+                            seal(&mut r, lsn, id as u64);
+                            assert!(buf.publish(lsn, &r, &failed));
+                        }
+                    })
                 })
-            })
-            .collect();
-        let mut out = Vec::new();
-        let mut pos = 64;
-        let total_records = threads * per;
-        let mut seen = 0;
-        let mut ids = std::collections::HashSet::new();
-        while seen < total_records {
-            let start = out.len();
-            pos = buf.drain(pos, &mut out).0;
-            let mut off = start;
-            while off < out.len() {
-                let h = crate::log::record::parse_header(&out[off..]).expect("whole header");
-                assert_eq!(h.lsn, 64 + off as u64, "records are in LSN order");
-                let payload = &out[off + 32..off + h.total];
-                assert_eq!(crc32c::crc32c(payload), h.payload_crc, "record is whole");
-                assert!(ids.insert(h.cts));
-                off += h.total;
-                seen += 1;
+                .collect();
+            let mut out = Vec::new();
+            let mut pos = 64;
+            let total_records = threads * per;
+            let mut seen = 0;
+            let mut ids = std::collections::HashSet::new();
+            while seen < total_records {
+                let start = out.len();
+                pos = buf.drain(pos, &mut out).0;
+                let mut off = start;
+                while off < out.len() {
+                    let h = crate::log::record::parse_header(&out[off..]).expect("whole header");
+                    assert_eq!(h.lsn, 64 + off as u64, "records are in LSN order");
+                    let payload = &out[off + 32..off + h.total];
+                    assert_eq!(crc32c::crc32c(payload), h.payload_crc, "record is whole");
+                    assert!(ids.insert(h.cts));
+                    off += h.total;
+                    seen += 1;
+                }
+                std::thread::yield_now();
             }
-            std::thread::yield_now();
-        }
-        for h in handles {
-            h.join().unwrap();
-        }
-        assert_eq!(ids.len(), total_records);
-        assert_eq!(pos, buf.reserved());
+            for h in handles {
+                h.join().unwrap();
+            }
+            assert_eq!(ids.len(), total_records);
+            assert_eq!(pos, buf.reserved());
+        })
     }
 
     /// The doorbell, sequentially (its races are checked by
     /// `tests/log_model.rs`): the flusher does not sleep when the bell rang
     /// or, under GroupCommit, when the next record is published; asleep, it
-    /// is woken by a publisher. A broken handshake hangs here (the sleeps
-    /// are an hour long).
+    /// is woken by a publisher. A broken handshake would sleep here for an
+    /// hour: `within` fails it instead.
     #[test]
     fn the_flusher_does_not_sleep_through_a_bell_or_a_published_record() {
-        let buf = Arc::new(LogBuffer::new(4096, 0));
-        let failed = AtomicBool::new(false);
-        let hour = Duration::from_secs(3600);
-        let idle = AtomicBool::new(false);
-        buf.wake();
-        buf.sleep(0, true, hour, || false, &idle);
-        buf.sleep(0, false, hour, || true, &idle);
-        let publish = |n: u64| {
-            let mut r = rec(n as i64, 1);
-            let lsn = buf.reserve(r.len());
-            seal(&mut r, lsn, n);
-            assert!(buf.publish(lsn, &r, &failed));
-            lsn + r.len() as u64
-        };
-        let end = publish(1);
-        buf.sleep(0, true, hour, || false, &idle);
-        // Asleep at `end` (no record there yet) until the next publish.
-        let flusher = {
-            let buf = Arc::clone(&buf);
-            std::thread::spawn(move || {
-                buf.sleep(end, true, hour, || false, &AtomicBool::new(false));
-            })
-        };
-        while !buf.flusher_sleeping.load(SeqCst) {
-            std::thread::yield_now();
-        }
-        publish(2);
-        flusher.join().unwrap();
+        crate::test_util::within("the flusher's sleep/wake handshake", || {
+            let buf = Arc::new(LogBuffer::new(4096, 0));
+            let failed = AtomicBool::new(false);
+            let hour = Duration::from_secs(3600);
+            let idle = AtomicBool::new(false);
+            buf.wake();
+            buf.sleep(0, true, hour, || false, &idle);
+            buf.sleep(0, false, hour, || true, &idle);
+            let publish = |n: u64| {
+                let mut r = rec(n as i64, 1);
+                let lsn = buf.reserve(r.len());
+                seal(&mut r, lsn, n);
+                assert!(buf.publish(lsn, &r, &failed));
+                lsn + r.len() as u64
+            };
+            let end = publish(1);
+            buf.sleep(0, true, hour, || false, &idle);
+            // Asleep at `end` (no record there yet) until the next publish.
+            let flusher = {
+                let buf = Arc::clone(&buf);
+                std::thread::spawn(move || {
+                    buf.sleep(end, true, hour, || false, &AtomicBool::new(false));
+                })
+            };
+            while !buf.flusher_sleeping.load(SeqCst) {
+                std::thread::yield_now();
+            }
+            publish(2);
+            flusher.join().unwrap();
+        })
     }
 
     /// On a shared counter (the clock, LSN commit stamps): reservations
@@ -373,24 +377,26 @@ mod tests {
 
     #[test]
     fn publish_gives_up_when_the_log_failed() {
-        let buf = LogBuffer::new(4096, 0);
-        let failed = AtomicBool::new(false);
-        // Fill the ring without draining it.
-        let r = {
-            let mut r = rec(1, 60);
-            seal(&mut r, 0, 1);
-            r
-        };
-        let mut lsn = 0;
-        while lsn + (r.len() as u64) <= 4096 {
-            lsn = buf.reserve(r.len());
-            let mut rr = r.clone();
-            seal(&mut rr, lsn, 1);
-            assert!(buf.publish(lsn, &rr, &failed));
-            lsn += r.len() as u64;
-        }
-        let next = buf.reserve(r.len());
-        failed.store(true, SeqCst);
-        assert!(!buf.publish(next, &r, &failed));
+        crate::test_util::within("a publish into a full ring of a failed log", || {
+            let buf = LogBuffer::new(4096, 0);
+            let failed = AtomicBool::new(false);
+            // Fill the ring without draining it.
+            let r = {
+                let mut r = rec(1, 60);
+                seal(&mut r, 0, 1);
+                r
+            };
+            let mut lsn = 0;
+            while lsn + (r.len() as u64) <= 4096 {
+                lsn = buf.reserve(r.len());
+                let mut rr = r.clone();
+                seal(&mut rr, lsn, 1);
+                assert!(buf.publish(lsn, &rr, &failed));
+                lsn += r.len() as u64;
+            }
+            let next = buf.reserve(r.len());
+            failed.store(true, SeqCst);
+            assert!(!buf.publish(next, &r, &failed));
+        })
     }
 }

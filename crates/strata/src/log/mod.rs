@@ -202,6 +202,10 @@ pub struct LogStats {
     pub records: u64,
     /// Bytes of records reserved.
     pub bytes: u64,
+    /// Of `bytes`, those written and fsynced: the durable end of the log,
+    /// as the flusher last advanced it (equal to `bytes` once everything
+    /// reserved so far is durable).
+    pub durable_bytes: u64,
     /// Writes + fsyncs of the flusher (each covers a group of commits).
     pub flushes: u64,
     /// Checkpoints completed.
@@ -473,6 +477,7 @@ impl Log {
         LogStats {
             records: self.sh.records.load(SeqCst),
             bytes: self.sh.buf.reserved() - self.sh.start_lsn,
+            durable_bytes: self.sh.durable.load(SeqCst) - self.sh.start_lsn,
             flushes: self.sh.flushes.load(SeqCst),
             checkpoints: self.checkpoints.load(SeqCst),
             async_waits: self.sh.async_waits.load(SeqCst),

@@ -211,17 +211,15 @@ mod tests {
         a.release(x, &crossbeam_epoch::pin());
         // Let the epoch run the deferred push (it advances only once every
         // pinned thread has caught up: other tests pin too, some for a
-        // whole scan, so give it time rather than a count of tries).
-        let mut reused = None;
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while std::time::Instant::now() < deadline {
+        // whole scan, so wait for the push itself rather than for a count
+        // of tries or a time; the bound only turns a lost push into a
+        // failure).
+        let pushed = crate::test_util::eventually(|| {
             crossbeam_epoch::pin().flush();
-            if a.maybe_free.load(Ordering::Acquire) {
-                reused = a.allocate();
-                break;
-            }
-            std::thread::yield_now();
-        }
+            a.maybe_free.load(Ordering::Acquire)
+        });
+        assert!(pushed, "the released id never came back");
+        let reused = a.allocate();
         assert_eq!(reused, Some(x));
         assert!(!a.maybe_free.load(Ordering::Acquire));
         assert_eq!(a.allocate(), Some(y + 1));

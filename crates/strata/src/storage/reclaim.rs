@@ -233,15 +233,20 @@ mod tests {
     }
 
     /// Lets the epoch run the deferred frees until `text` is down to our
-    /// handle or 10 s pass: other tests in this process pin too (scans
-    /// racing writers, for a while), and no number of flushes frees
-    /// anything while one of them holds the epoch back.
+    /// handle: other tests in this process pin too (scans racing writers,
+    /// for a while), and no number of flushes frees anything while one of
+    /// them holds the epoch back, so it waits for the count itself (the
+    /// bound only turns a lost free into a failure).
     fn wait_for_frees(text: &Text) {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while Text::strong_count(text) != 1 && std::time::Instant::now() < deadline {
+        let freed = crate::test_util::eventually(|| {
             crossbeam_epoch::pin().flush();
-            std::thread::sleep(std::time::Duration::from_micros(200));
-        }
+            Text::strong_count(text) == 1
+        });
+        assert!(
+            freed,
+            "{} handles of the text left: a retired version was never freed",
+            Text::strong_count(text)
+        );
     }
 
     /// A batch that reaches `BATCH_MAX` defers what it holds at once and

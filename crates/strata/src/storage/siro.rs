@@ -577,6 +577,11 @@ pub struct RowState {
     /// The hole marker: the address of the newest version of the chain's
     /// hole, 0 in the 0-hole state. Read and written under the flag only.
     hole: AtomicUsize,
+    /// Tests: turns of the wait loops (a writer that lost, the row step, a
+    /// cutter waiting for a handed-over cut), so that a test sees a thread
+    /// is waiting instead of guessing from time.
+    #[cfg(test)]
+    spins: std::sync::atomic::AtomicU64,
 }
 
 impl Default for RowState {
@@ -584,6 +589,8 @@ impl Default for RowState {
         RowState {
             flag: crate::sync::atomic::AtomicUsize::new(FREE),
             hole: AtomicUsize::new(0),
+            #[cfg(test)]
+            spins: std::sync::atomic::AtomicU64::new(0),
         }
     }
 }
@@ -624,6 +631,7 @@ impl RowState {
             // Our footprint sits in the flag until the winner swaps it back
             // to FREE.
             while self.flag.load(SeqCst) == SORTER {
+                self.spun();
                 crate::sync::thread::spin_loop();
             }
         }
@@ -660,6 +668,7 @@ impl RowState {
     /// cut an earlier pass handed over (its writer is doing it now).
     pub fn cutter_tas(&self, h: Box<Handover>) -> CutterTas {
         while is_cutter(self.flag.load(SeqCst)) {
+            self.spun();
             crate::sync::thread::spin_loop();
         }
         let p = Box::into_raw(h);
@@ -684,6 +693,30 @@ impl RowState {
         self.flag.load(SeqCst) == SORTER
     }
 
+    /// One more turn of a wait loop (counted in tests only).
+    #[inline(always)]
+    fn spun(&self) {
+        #[cfg(test)]
+        self.spins.fetch_add(1, SeqCst);
+    }
+
+    /// Tests: turns the wait loops on this row have taken so far.
+    #[cfg(test)]
+    pub(crate) fn spins(&self) -> u64 {
+        self.spins.load(SeqCst)
+    }
+
+    /// Tests: returns once a thread has turned this row's wait loops
+    /// `turns` more times than `from` (it is waiting, and was still
+    /// waiting after that many looks at the flag), or once `past` holds
+    /// (it got past the wait: the caller's assertion then fails). The
+    /// bound only turns a hang into a failure.
+    #[cfg(test)]
+    pub(crate) fn wait_for_a_waiter(&self, from: u64, turns: u64, past: impl Fn() -> bool) {
+        let seen = crate::test_util::eventually(|| self.spins() >= from + turns || past());
+        assert!(seen, "no thread waited on the row");
+    }
+
     /// The cutter leaves: whether a writer waited meanwhile.
     pub fn cutter_release(&self) -> bool {
         self.flag.swap(FREE, SeqCst) == SORTER
@@ -697,6 +730,7 @@ impl RowState {
             .compare_exchange(FREE, CLEANER, SeqCst, SeqCst)
             .is_err()
         {
+            self.spun();
             crate::sync::thread::spin_loop();
         }
     }
@@ -1326,10 +1360,10 @@ mod tests {
                 let handed = row.sorter_release();
                 (lost, handed.is_none())
             });
-            while row.flag.load(SeqCst) != SORTER {
-                std::thread::yield_now();
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
+            // The writer's footprint is in, and it has looked at the flag
+            // again and again (its wait loop turned) without entering.
+            row.wait_for_a_waiter(0, 1000, || entered.load(SeqCst));
+            assert!(row.writer_footprint());
             assert!(!entered.load(SeqCst), "the writer waits for the cutter");
             assert!(
                 row.cutter_release(),
@@ -1354,12 +1388,14 @@ mod tests {
         let h = row.sorter_release().unwrap();
         let order = Mutex::new(Vec::new());
         std::thread::scope(|s| {
+            let from = row.spins();
             let cleaner = s.spawn(|| {
                 row.cleaner_enter();
                 order.lock().push("row step");
                 row.cleaner_release();
             });
-            std::thread::sleep(std::time::Duration::from_millis(20));
+            // The row step is in its wait loop (or, broken, got past it).
+            row.wait_for_a_waiter(from, 1000, || !order.lock().is_empty());
             order.lock().push("handed-over cut");
             drop(h);
             row.sorter_done();

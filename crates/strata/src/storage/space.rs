@@ -274,6 +274,8 @@ impl Space {
         // SAFETY: per the contract we own the space exclusively.
         let sp = unsafe { Box::from_raw(sp) };
         LIVE_SPACES.fetch_sub(1, Relaxed);
+        #[cfg(test)]
+        tests::RELEASED_HERE.with(|n| n.set(n.get() + 1));
         let l = sp.chunk_layout();
         for c in sp.state.lock().chunks.drain(..) {
             // SAFETY: each chunk was allocated with this layout, once.
@@ -478,11 +480,53 @@ pub unsafe fn free(p: NonNull<u8>, size: usize, shift: u32) {
 #[cfg(test)]
 mod tests {
     //! Small enough for Miri: `cargo +nightly miri test -p strata --lib space`.
+    //! Without Miri (CI does not run it) the tests still catch what it
+    //! would: slots that overlap or that reuse hands out while in use (each
+    //! slot's contents are read back after the allocations around it), and
+    //! spaces released too early, twice or never (counted per thread:
+    //! [`RELEASED_HERE`]).
     use super::*;
     use std::collections::HashSet;
     use std::sync::Arc;
 
     const INC: usize = MIN_INCREMENT;
+
+    thread_local! {
+        /// Spaces this thread released ([`Space::release`]): a count of
+        /// the calling test's own releases, whatever other tests do.
+        pub(super) static RELEASED_HERE: Cell<u64> = const { Cell::new(0) };
+    }
+
+    fn released_here() -> u64 {
+        RELEASED_HERE.with(Cell::get)
+    }
+
+    /// Fills a slot of `size` bytes with a pattern of `tag`: its first 8
+    /// bytes, the tag, then `tag`'s low byte.
+    ///
+    /// # Safety
+    /// `p` is a live slot of at least `size` (>= 8) bytes.
+    unsafe fn fill(p: NonNull<u8>, size: usize, tag: u64) {
+        // SAFETY: per the contract.
+        unsafe {
+            p.as_ptr().cast::<u64>().write_unaligned(tag);
+            p.as_ptr().add(8).write_bytes(tag as u8, size - 8);
+        }
+    }
+
+    /// Whether the slot still holds [`fill`]'s pattern of `tag`.
+    ///
+    /// # Safety
+    /// As for [`fill`].
+    unsafe fn holds(p: NonNull<u8>, size: usize, tag: u64) -> bool {
+        // SAFETY: per the contract.
+        unsafe {
+            p.as_ptr().cast::<u64>().read_unaligned() == tag
+                && std::slice::from_raw_parts(p.as_ptr().add(8), size - 8)
+                    .iter()
+                    .all(|b| *b == tag as u8)
+        }
+    }
 
     /// A slot pointer sent to another thread (keeps its provenance).
     struct Slot(NonNull<u8>);
@@ -500,6 +544,11 @@ mod tests {
         let (b, _) = alloc(&set, 72);
         assert_ne!(a, b);
         assert_eq!(sh, INC.trailing_zeros());
+        // SAFETY: both live, 72 bytes each.
+        unsafe {
+            fill(a, 72, 0xA);
+            fill(b, 72, 0xB);
+        }
         // SAFETY: allocated above for 72 bytes, freed once.
         unsafe { free(a, 72, sh) };
         let st = set.stats()[0];
@@ -511,11 +560,24 @@ mod tests {
         let (c, _) = alloc(&set, 80);
         assert_eq!(c, a);
         assert_eq!(set.stats()[0].free_slots, 0);
+        // Writing the whole reused slot leaves its neighbour intact (the
+        // free list's link word lived in it, not in b).
+        // SAFETY: c is live for 80 bytes, b for 72.
+        unsafe {
+            fill(c, 80, 0xC);
+            assert!(holds(b, 72, 0xB), "the neighbour of a reused slot");
+            assert!(holds(c, 80, 0xC));
+        }
         // Another class does not take it.
         // SAFETY: as above.
         unsafe { free(c, 80, sh) };
         let (d, _) = alloc(&set, 96);
         assert_ne!(d, a);
+        // SAFETY: d is live for 96 bytes, b for 72.
+        unsafe {
+            fill(d, 96, 0xD);
+            assert!(holds(b, 72, 0xB));
+        }
         // SAFETY: as above.
         unsafe {
             free(b, 72, sh);
@@ -538,6 +600,8 @@ mod tests {
             // Slots are 16-byte aligned and lie in a chunk aligned to INC.
             assert_eq!(p.as_ptr() as usize % GRANULE, 0);
             assert_eq!(sh, INC.trailing_zeros());
+            // SAFETY: a live slot of 64 bytes.
+            unsafe { fill(p, 64, i as u64) };
             slots.push(p);
             let st = set.stats()[0];
             assert_eq!(
@@ -552,18 +616,71 @@ mod tests {
         assert_eq!(distinct.len(), slots.len());
         // A second class opens a chunk of its own.
         let (q, sh) = alloc(&set, 128);
+        // SAFETY: a live slot of 128 bytes.
+        unsafe { fill(q, 128, u64::MAX) };
         assert_eq!(set.stats()[0].chunks, 5);
+        // Every slot, across the chunks the space grew by, still holds
+        // what was written into it: no two overlap, none runs into a
+        // chunk's header or past its end.
+        for (i, &p) in slots.iter().enumerate() {
+            // SAFETY: live, 64 bytes.
+            assert!(unsafe { holds(p, 64, i as u64) }, "slot {i}");
+        }
+        // SAFETY: as above.
+        assert!(unsafe { holds(q, 128, u64::MAX) });
+        // Every other slot freed and handed out again: the same slots
+        // come back (no chunk is added), and the ones kept are intact.
+        let kept: Vec<(usize, NonNull<u8>)> = slots.iter().copied().enumerate().collect();
+        let mut freed = HashSet::new();
+        for &(i, p) in kept.iter().filter(|(i, _)| i % 2 == 0) {
+            // SAFETY: allocated above for 64 bytes, freed once.
+            unsafe { free(p, 64, sh) };
+            freed.insert((i, p.as_ptr() as usize));
+        }
+        let mut again = Vec::new();
+        for j in 0..freed.len() {
+            let (p, _) = alloc(&set, 64);
+            assert!(
+                freed.iter().any(|&(_, a)| a == p.as_ptr() as usize),
+                "a freed slot is handed out before new memory"
+            );
+            // SAFETY: live, 64 bytes.
+            unsafe { fill(p, 64, (1 << 32) | j as u64) };
+            again.push(p);
+        }
+        assert_eq!(set.stats()[0].chunks, 5);
+        for &(i, p) in kept.iter().filter(|(i, _)| i % 2 == 1) {
+            // SAFETY: live, 64 bytes.
+            assert!(unsafe { holds(p, 64, i as u64) }, "kept slot {i}");
+        }
+        for (j, &p) in again.iter().enumerate() {
+            // SAFETY: live, 64 bytes.
+            assert!(
+                unsafe { holds(p, 64, (1 << 32) | j as u64) },
+                "reused slot {j}"
+            );
+        }
         // SAFETY: every slot freed once with its size.
         unsafe {
             free(q, 128, sh);
-            for p in slots.drain(..) {
+            for (_, p) in kept.into_iter().filter(|(i, _)| i % 2 == 1) {
+                free(p, 64, sh);
+            }
+            for p in again {
                 free(p, 64, sh);
             }
         }
         // Freeing keeps the chunks (reused, not returned before the drop).
         let st = set.stats()[0];
-        assert_eq!((st.chunks, st.slots_in_use), (5, 0));
+        assert_eq!((st.chunks, st.slots_in_use, st.bytes_in_use), (5, 0, 0));
         assert_eq!(st.free_slots as usize, per_chunk * 3 + 2);
+        let before = released_here();
+        drop(set);
+        assert_eq!(
+            released_here(),
+            before + 1,
+            "an empty space goes at the drop"
+        );
     }
 
     #[test]
@@ -626,16 +743,36 @@ mod tests {
         let set = SpaceSet::new(2, INC);
         let a = alloc(&set, 200);
         let b = alloc(&set, 32);
+        // One thread: both slots come from its one space.
+        let st = set.stats();
+        assert_eq!(
+            st.iter().map(|s| s.slots_in_use).collect::<Vec<_>>(),
+            [2, 0]
+        );
+        // SAFETY: live slots of 200 and 32 bytes.
+        unsafe {
+            fill(a.0, 200, 0xA);
+            fill(b.0, 32, 0xB);
+        }
+        let before = released_here();
         drop(set);
-        // The spaces outlive the set while slots are in use: writing and
-        // freeing them is still sound (Miri checks it), and the last free
-        // releases the chunks (Miri's leak check).
+        // The drop released the empty space, and only it.
+        assert_eq!(released_here(), before + 1, "the unused space");
+        // The spaces outlive the set while slots are in use: the slots
+        // keep their contents and can be written and freed (Miri checks
+        // the accesses), and the last free releases the chunks (Miri's
+        // leak check; here, the count of releases).
         // SAFETY: the slots are ours; each freed once.
         unsafe {
+            assert!(holds(a.0, 200, 0xA) && holds(b.0, 32, 0xB));
             a.0.as_ptr().write_bytes(7, 200);
+            assert!(holds(b.0, 32, 0xB), "a's writes stay in a");
             free(a.0, 200, a.1);
+            assert_eq!(released_here(), before + 1, "b still holds its space");
+            assert!(holds(b.0, 32, 0xB), "b outlives a's free");
             free(b.0, 32, b.1);
         }
+        assert_eq!(released_here(), before + 2, "the last free releases it");
     }
 
     // Several threads allocate and retire through crossbeam-epoch, as GC
@@ -677,11 +814,18 @@ mod tests {
         for h in hs {
             h.join().unwrap();
         }
+        // Every retired slot is freed once the collector's epoch has moved
+        // on (nothing else pins it): flush until none is in use, with a
+        // bound that only turns a lost free into a failure.
         let handle = collector.register();
-        for _ in 0..512 {
+        let in_use = || set.stats().iter().map(|s| s.slots_in_use).sum::<u64>();
+        let freed = crate::test_util::eventually(|| {
             handle.pin().flush();
-        }
+            in_use() == 0
+        });
+        assert!(freed, "{} retired slots never freed", in_use());
         let st = set.stats();
+        assert!(st.iter().all(|s| s.bytes_in_use == 0), "{st:?}");
         let total: u64 = st.iter().map(|s| s.allocations).sum();
         assert_eq!(total, 4 * rounds as u64);
         assert!(st.iter().all(|s| s.allocations > 0), "{st:?}");
