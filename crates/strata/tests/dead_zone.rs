@@ -6,8 +6,7 @@
 //! serializable under every protocol.
 
 use crate::common;
-#[path = "../../strata-cli/src/executor.rs"]
-mod executor;
+use crate::executor;
 
 use common::{configs, counters_table, set_v};
 use executor::StrataExecutor;

@@ -13,6 +13,10 @@
 //! are built only with `--cfg strata_model` (see the README).
 
 mod common;
+/// `strata check`'s executor (the engine side of the history checker),
+/// shared by `dead_zone`, `storage` and `verify`.
+#[path = "../../strata-cli/src/executor.rs"]
+mod executor;
 
 #[path = "anomalies.rs"]
 mod anomalies;

@@ -8,8 +8,7 @@ use common::{
     configs, default_gc, is_tuple_level, protocols_where, readers_lock, storages, storages_where,
 };
 
-#[path = "../../strata-cli/src/executor.rs"]
-mod executor;
+use crate::executor;
 
 use executor::StrataExecutor;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};

@@ -9,8 +9,7 @@
 //! `STRATA_SOAK=<n>` multiplies the transaction counts for soak runs.
 
 use crate::common;
-#[path = "../../strata-cli/src/executor.rs"]
-mod executor;
+use crate::executor;
 
 use executor::StrataExecutor;
 use strata::{IndexKind, Options, Protocol};

@@ -191,10 +191,11 @@ mod tests {
         }
         impl<T: ?Sized> AmbiguousIfSend<()> for T {}
         impl<T: ?Sized + Send> AmbiguousIfSend<u8> for T {}
-        fn is_send<T: Send>() -> bool {
-            true
+        trait IsSend {
+            const SEND: bool = true;
         }
-        assert!(is_send::<Retired<Version>>());
+        impl<T: Send> IsSend for T {}
+        const { assert!(<Retired<Version> as IsSend>::SEND) };
         assert!(<Retired<std::rc::Rc<u8>> as AmbiguousIfSend<_>>::some_item());
     }
 
