@@ -571,7 +571,7 @@ impl TxnExecutor for StrataExecutor {
 }
 
 /// Rows deleted per transaction when a segment's keys retire.
-const RETIRE_BATCH: usize = 512;
+pub const RETIRE_BATCH: usize = 512;
 
 impl StrataExecutor {
     /// Deletes every row of `t` whose key lies in `range`, [`RETIRE_BATCH`]
