@@ -296,22 +296,6 @@ impl Recorder {
         Self::default()
     }
 
-    /// A recorder whose transactions get ids from `first_id` on and whose
-    /// clock starts at `first_tick`: the next segment of a run
-    /// ([`crate::run_segmented`]), numbered on from the one before.
-    pub fn starting_at(first_id: usize, first_tick: u64) -> Self {
-        Recorder {
-            clock: AtomicU64::new(first_tick),
-            next_id: AtomicUsize::new(first_id),
-            txns: Mutex::default(),
-        }
-    }
-
-    /// The clock's next tick.
-    pub fn now(&self) -> u64 {
-        self.clock.load(Ordering::SeqCst)
-    }
-
     /// Call immediately before beginning a transaction.
     pub fn invoke(&self, client: usize) -> Ticket {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
@@ -336,6 +320,15 @@ impl Recorder {
     /// The history so far, ordered by transaction id.
     pub fn history(&self) -> History {
         let mut txns = self.txns.lock().clone();
+        txns.sort_by_key(|t| t.id);
+        History::new(txns)
+    }
+
+    /// Takes the history recorded so far, ordered by id, and leaves the
+    /// recorder empty; ids and the clock go on (the next segment of a run,
+    /// [`crate::run_segmented`]).
+    pub fn take_history(&self) -> History {
+        let mut txns = std::mem::take(&mut *self.txns.lock());
         txns.sort_by_key(|t| t.id);
         History::new(txns)
     }

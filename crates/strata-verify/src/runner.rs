@@ -31,9 +31,12 @@
 //! (snapshot isolation, dirty reads, dropped appends) whose histories the
 //! checker must reject.
 
+use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::{ControlFlow, Range};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Barrier;
 
 use parking_lot::Mutex;
 
@@ -74,10 +77,12 @@ pub fn run_workload<E: TxnExecutor + ?Sized>(
     clients: usize,
     txns: usize,
 ) -> History {
-    let generator = Mutex::new(Generator::new(config.clone()));
-    let mut h = run_txns(executor, &generator, clients, txns, Recorder::new());
-    h.version_orders = executor.register_versions();
-    h
+    let mut history = History::default();
+    run_segmented(executor, config, clients, txns, txns, |segment| {
+        history = segment.history;
+        ControlFlow::Break(())
+    });
+    history
 }
 
 /// One segment of a [`run_segmented`] run, handed over once every one of
@@ -86,7 +91,8 @@ pub fn run_workload<E: TxnExecutor + ?Sized>(
 pub struct Segment {
     /// 0 for the first segment.
     pub index: usize,
-    /// The id of its first transaction: ids go on from segment to segment.
+    /// The id of its first transaction: ids (and the clock) go on from
+    /// segment to segment.
     pub first_txn: usize,
     /// Every key its transactions read, wrote or scanned; no transaction of
     /// another segment names one ([`Generator::segment_keys`]).
@@ -103,8 +109,10 @@ pub struct Segment {
 /// last segment or `on_segment` answered `Break`, the executor retires the
 /// segment's keys ([`TxnExecutor::retire_keys`]) and the generator moves to
 /// fresh ones ([`Generator::next_segment`]). At most one segment's history
-/// is held at once (the one `on_segment` gets; it drops it). Returns the
-/// number of segments run.
+/// is held at once (the one `on_segment` gets; it drops it). The client
+/// threads live through the whole run, waiting at a barrier between
+/// segments, so that their allocator's caches serve every segment. Returns
+/// the number of segments run.
 ///
 /// Each segment checked alone finds exactly what a check of the whole
 /// history would: see the module docs.
@@ -120,66 +128,90 @@ where
     E: TxnExecutor + ?Sized,
     F: FnMut(Segment) -> ControlFlow<()>,
 {
-    let segment_txns = segment_txns.max(1);
+    let (segment_txns, clients) = (segment_txns.max(1), clients.max(1));
     let generator = Mutex::new(Generator::new(config.clone()));
-    let (mut first_txn, mut tick, mut index) = (0, 0, 0);
-    while first_txn < txns || index == 0 {
-        let n = segment_txns.min(txns - first_txn);
-        let recorder = Recorder::starting_at(first_txn, tick);
-        let mut history = run_txns(executor, &generator, clients, n, recorder);
-        tick = history
-            .txns
-            .iter()
-            .map(|t| t.complete + 1)
-            .max()
-            .unwrap_or(tick);
-        let keys = generator.lock().segment_keys();
-        history.version_orders = executor.register_versions();
-        history.version_orders.retain(|k, _| keys.contains(k));
-        let segment = Segment {
-            index,
-            first_txn,
-            keys: keys.clone(),
-            history,
-        };
-        first_txn += n;
-        index += 1;
-        if on_segment(segment).is_break() || first_txn >= txns {
-            break;
+    let recorder = Recorder::new();
+    let remaining = AtomicUsize::new(0);
+    let done = AtomicBool::new(false);
+    // Two waits a segment: its start, and the end of its last transaction.
+    let barrier = Barrier::new(clients + 1);
+    let panicked: Mutex<Option<Box<dyn Any + Send>>> = Mutex::new(None);
+    let mut index = 0;
+    std::thread::scope(|s| {
+        for client in 0..clients {
+            let (generator, recorder, remaining) = (&generator, &recorder, &remaining);
+            let (done, barrier, panicked) = (&done, &barrier, &panicked);
+            s.spawn(move || loop {
+                barrier.wait();
+                if done.load(Ordering::Acquire) {
+                    return;
+                }
+                // A client that panics still comes to the barrier; the
+                // panic goes on once the run is over.
+                let ran = catch_unwind(AssertUnwindSafe(|| {
+                    while remaining
+                        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                        .is_ok()
+                    {
+                        let plan = generator.lock().next_txn();
+                        let ticket = recorder.invoke(client);
+                        let (ops, outcome) = executor.execute(client, &plan);
+                        recorder.complete(ticket, ops, outcome);
+                    }
+                }));
+                if let Err(panic) = ran {
+                    remaining.store(0, Ordering::Relaxed);
+                    panicked.lock().get_or_insert(panic);
+                }
+                barrier.wait();
+            });
         }
-        executor.retire_keys(keys);
-        generator.lock().next_segment();
+        // Sends the clients home however this thread leaves the scope (a
+        // panicking `on_segment` included), when they wait for a start.
+        let _home = Home(&done, &barrier);
+        let mut first_txn = 0;
+        loop {
+            let n = segment_txns.min(txns - first_txn);
+            remaining.store(n, Ordering::Relaxed);
+            barrier.wait();
+            barrier.wait();
+            if panicked.lock().is_some() {
+                return;
+            }
+            let mut history = recorder.take_history();
+            let keys = generator.lock().segment_keys();
+            history.version_orders = executor.register_versions();
+            history.version_orders.retain(|k, _| keys.contains(k));
+            let segment = Segment {
+                index,
+                first_txn,
+                keys: keys.clone(),
+                history,
+            };
+            first_txn += n;
+            index += 1;
+            if on_segment(segment).is_break() || first_txn >= txns {
+                return;
+            }
+            executor.retire_keys(keys);
+            generator.lock().next_segment();
+        }
+    });
+    if let Some(panic) = panicked.into_inner() {
+        resume_unwind(panic);
     }
     index
 }
 
-/// Runs `txns` transactions planned by `generator` on `clients` threads,
-/// recorded by `recorder`, and returns once every one completed.
-fn run_txns<E: TxnExecutor + ?Sized>(
-    executor: &E,
-    generator: &Mutex<Generator>,
-    clients: usize,
-    txns: usize,
-    recorder: Recorder,
-) -> History {
-    let remaining = AtomicUsize::new(txns);
-    std::thread::scope(|s| {
-        for client in 0..clients.max(1) {
-            let (recorder, remaining) = (&recorder, &remaining);
-            s.spawn(move || {
-                while remaining
-                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
-                    .is_ok()
-                {
-                    let plan = generator.lock().next_txn();
-                    let ticket = recorder.invoke(client);
-                    let (ops, outcome) = executor.execute(client, &plan);
-                    recorder.complete(ticket, ops, outcome);
-                }
-            });
-        }
-    });
-    recorder.into_history()
+/// Ends the client threads of [`run_segmented`] when dropped: they wait
+/// for the next segment's start, and find the run done.
+struct Home<'a>(&'a AtomicBool, &'a Barrier);
+
+impl Drop for Home<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+        self.1.wait();
+    }
 }
 
 /// A scan's observation from the lists in `lo..hi` in key order: the

@@ -418,3 +418,37 @@ fn an_anomaly_in_the_last_segment_is_found() {
     let ids = last.anomalies.iter().flat_map(|a| &a.txns);
     assert!(ids.clone().all(|&t| t >= 7 * SEGMENT), "{last}");
 }
+
+/// The client threads of a segmented run wait at a barrier between
+/// segments: a panic in `on_segment` must still end them (the run fails
+/// with the panic instead of hanging).
+#[test]
+#[should_panic(expected = "checker gave up in segment 1")]
+fn a_panic_between_segments_ends_the_run() {
+    let cfg = config(Workload::ListAppend, 12);
+    run_segmented(&SerialExecutor::new(), &cfg, 4, 3000, 1000, |seg| {
+        assert!(seg.index < 1, "checker gave up in segment {}", seg.index);
+        ControlFlow::Continue(())
+    });
+}
+
+/// A store that panics in its 1500th transaction.
+struct PanicsOnce(std::sync::atomic::AtomicUsize);
+
+impl TxnExecutor for PanicsOnce {
+    fn execute(&self, _client: usize, _ops: &[PlannedOp]) -> (Vec<Op>, Outcome) {
+        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        assert_ne!(n, 1500, "the store broke");
+        (Vec::new(), Outcome::Aborted)
+    }
+}
+
+/// ... and so must a panic in a client, in the middle of a segment.
+#[test]
+#[should_panic(expected = "the store broke")]
+fn a_panicking_client_ends_the_run() {
+    let cfg = config(Workload::ListAppend, 13);
+    run_segmented(&PanicsOnce(Default::default()), &cfg, 4, 3000, 1000, |_| {
+        ControlFlow::Continue(())
+    });
+}
