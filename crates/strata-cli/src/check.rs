@@ -7,6 +7,11 @@
 //! 1 a broken promise or a failed run, 3 only anomalies the promise allows,
 //! 4 the cycle search ran out of its budget before it could tell whether
 //! the promise was kept (never taken as allowed).
+//!
+//! A run longer than `--segment-txns` runs and is checked in segments
+//! ([`strata_verify::run_segmented`]: keys of their own, a barrier between
+//! them, so no dependency joins two); the verdict and the exit code are
+//! those of every segment's anomalies together, each named by its segment.
 
 use std::fmt;
 use std::ops::ControlFlow;

@@ -2149,6 +2149,10 @@ fn check_runs_in_segments_with_the_whole_runs_exit_code() {
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(
+        stdout.contains("segment txns 10000"),
+        "the default: {stdout}"
+    );
+    assert!(
         stdout.contains("segments: 1 (--txns <= --segment-txns); largest history held: 300 txns"),
         "{stdout}"
     );

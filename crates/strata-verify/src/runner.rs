@@ -31,12 +31,9 @@
 //! (snapshot isolation, dirty reads, dropped appends) whose histories the
 //! checker must reject.
 
-use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::{ControlFlow, Range};
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Barrier;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 
@@ -109,10 +106,9 @@ pub struct Segment {
 /// last segment or `on_segment` answered `Break`, the executor retires the
 /// segment's keys ([`TxnExecutor::retire_keys`]) and the generator moves to
 /// fresh ones ([`Generator::next_segment`]). At most one segment's history
-/// is held at once (the one `on_segment` gets; it drops it). The client
-/// threads live through the whole run, waiting at a barrier between
-/// segments, so that their allocator's caches serve every segment. Returns
-/// the number of segments run.
+/// is held at once (the one `on_segment` gets; it drops it). Each segment
+/// has client threads of its own, which end with it. Returns the number of
+/// segments run.
 ///
 /// Each segment checked alone finds exactly what a check of the whole
 /// history would: see the module docs.
@@ -128,90 +124,61 @@ where
     E: TxnExecutor + ?Sized,
     F: FnMut(Segment) -> ControlFlow<()>,
 {
-    let (segment_txns, clients) = (segment_txns.max(1), clients.max(1));
+    let segment_txns = segment_txns.max(1);
     let generator = Mutex::new(Generator::new(config.clone()));
     let recorder = Recorder::new();
-    let remaining = AtomicUsize::new(0);
-    let done = AtomicBool::new(false);
-    // Two waits a segment: its start, and the end of its last transaction.
-    let barrier = Barrier::new(clients + 1);
-    let panicked: Mutex<Option<Box<dyn Any + Send>>> = Mutex::new(None);
-    let mut index = 0;
-    std::thread::scope(|s| {
-        for client in 0..clients {
-            let (generator, recorder, remaining) = (&generator, &recorder, &remaining);
-            let (done, barrier, panicked) = (&done, &barrier, &panicked);
-            s.spawn(move || loop {
-                barrier.wait();
-                if done.load(Ordering::Acquire) {
-                    return;
-                }
-                // A client that panics still comes to the barrier; the
-                // panic goes on once the run is over.
-                let ran = catch_unwind(AssertUnwindSafe(|| {
-                    while remaining
-                        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
-                        .is_ok()
-                    {
-                        let plan = generator.lock().next_txn();
-                        let ticket = recorder.invoke(client);
-                        let (ops, outcome) = executor.execute(client, &plan);
-                        recorder.complete(ticket, ops, outcome);
-                    }
-                }));
-                if let Err(panic) = ran {
-                    remaining.store(0, Ordering::Relaxed);
-                    panicked.lock().get_or_insert(panic);
-                }
-                barrier.wait();
-            });
+    let (mut first_txn, mut index) = (0, 0);
+    loop {
+        let n = segment_txns.min(txns - first_txn);
+        // The clients end with the segment: its last transaction completes
+        // before the next segment's first begins.
+        run_txns(executor, &generator, &recorder, clients, n);
+        let mut history = recorder.take_history();
+        let keys = generator.lock().segment_keys();
+        history.version_orders = executor.register_versions();
+        history.version_orders.retain(|k, _| keys.contains(k));
+        let segment = Segment {
+            index,
+            first_txn,
+            keys: keys.clone(),
+            history,
+        };
+        first_txn += n;
+        index += 1;
+        if on_segment(segment).is_break() || first_txn >= txns {
+            return index;
         }
-        // Sends the clients home however this thread leaves the scope (a
-        // panicking `on_segment` included), when they wait for a start.
-        let _home = Home(&done, &barrier);
-        let mut first_txn = 0;
-        loop {
-            let n = segment_txns.min(txns - first_txn);
-            remaining.store(n, Ordering::Relaxed);
-            barrier.wait();
-            barrier.wait();
-            if panicked.lock().is_some() {
-                return;
-            }
-            let mut history = recorder.take_history();
-            let keys = generator.lock().segment_keys();
-            history.version_orders = executor.register_versions();
-            history.version_orders.retain(|k, _| keys.contains(k));
-            let segment = Segment {
-                index,
-                first_txn,
-                keys: keys.clone(),
-                history,
-            };
-            first_txn += n;
-            index += 1;
-            if on_segment(segment).is_break() || first_txn >= txns {
-                return;
-            }
-            executor.retire_keys(keys);
-            generator.lock().next_segment();
-        }
-    });
-    if let Some(panic) = panicked.into_inner() {
-        resume_unwind(panic);
+        executor.retire_keys(keys);
+        generator.lock().next_segment();
     }
-    index
 }
 
-/// Ends the client threads of [`run_segmented`] when dropped: they wait
-/// for the next segment's start, and find the run done.
-struct Home<'a>(&'a AtomicBool, &'a Barrier);
-
-impl Drop for Home<'_> {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Release);
-        self.1.wait();
-    }
+/// Runs `txns` transactions planned by `generator` on `clients` threads,
+/// recorded by `recorder`, and returns once every one completed.
+fn run_txns<E: TxnExecutor + ?Sized>(
+    executor: &E,
+    generator: &Mutex<Generator>,
+    recorder: &Recorder,
+    clients: usize,
+    txns: usize,
+) {
+    let remaining = AtomicUsize::new(txns);
+    std::thread::scope(|s| {
+        for client in 0..clients.max(1) {
+            let remaining = &remaining;
+            s.spawn(move || {
+                while remaining
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                    .is_ok()
+                {
+                    let plan = generator.lock().next_txn();
+                    let ticket = recorder.invoke(client);
+                    let (ops, outcome) = executor.execute(client, &plan);
+                    recorder.complete(ticket, ops, outcome);
+                }
+            });
+        }
+    });
 }
 
 /// A scan's observation from the lists in `lo..hi` in key order: the
