@@ -220,7 +220,9 @@ struct Merged {
 }
 
 impl Merged {
-    /// Adds segment `index` (transactions `first..=last`; one of `of`).
+    /// Adds the report of segment `index` (transactions `first..=last`);
+    /// when the run has more than one (`of_many`), its anomalies say which
+    /// segment they were found in.
     fn add(&mut self, index: usize, of_many: bool, first: usize, last: usize, r: Report) {
         let m = &mut self.report;
         m.txns_checked += r.txns_checked;

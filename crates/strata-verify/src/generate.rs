@@ -626,7 +626,8 @@ mod tests {
                     }
                 }
                 let keys = g.segment_keys();
-                // Not wider than what the ops named: no key is skipped.
+                // It ends where the ops' keys end (the next segment
+                // starts there or past it).
                 assert!(keys.start <= lo, "{workload:?}: {segment}");
                 assert_eq!(keys.end, hi, "{workload:?}: {segment}");
                 assert!(
