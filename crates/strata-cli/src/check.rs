@@ -7,15 +7,21 @@
 //! 1 a broken promise or a failed run, 3 only anomalies the promise allows,
 //! 4 the cycle search ran out of its budget before it could tell whether
 //! the promise was kept (never taken as allowed).
+//!
+//! A run longer than `--segment-txns` runs and is checked in segments
+//! ([`strata_verify::run_segmented`]: keys of their own, a barrier between
+//! them, so no dependency joins two); the verdict and the exit code are
+//! those of every segment's anomalies together, each named by its segment.
 
 use std::fmt;
+use std::ops::ControlFlow;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use strata::Protocol;
 use strata_verify::{
-    check, run_workload, CheckOptions, GeneratorConfig, Op, Outcome, Report, Workload,
+    check, run_segmented, Anomaly, CheckOptions, GeneratorConfig, Op, Outcome, Report, Workload,
 };
 
 use crate::executor::StrataExecutor;
@@ -85,6 +91,12 @@ fn keeps(report: &Report, promise: Promise) -> bool {
 }
 
 pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
+    let (cfg, exec) = prepare(a)?;
+    Ok(run_on(a, &cfg, &exec).code)
+}
+
+/// The workload and the engine `a` asks for, or why they are unusable.
+fn prepare(a: &CheckArgs) -> Result<(GeneratorConfig, StrataExecutor), UsageError> {
     let workload = match a.workload {
         WorkloadArg::ListAppend => Workload::ListAppend,
         WorkloadArg::Register => Workload::Register,
@@ -99,6 +111,9 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
     }
     if a.txns == 0 {
         return Err(UsageError("--txns must be at least 1".into()));
+    }
+    if a.segment_txns == 0 {
+        return Err(UsageError("--segment-txns must be at least 1".into()));
     }
     let min_keys = if workload == Workload::WriteSkew {
         2
@@ -169,32 +184,82 @@ pub fn run(a: &CheckArgs) -> Result<ExitCode, UsageError> {
     .map_err(|e| UsageError(e.to_string()))?;
     exec.read_only_snapshots = a.read_only_snapshots;
     exec.blind_writes = a.blind_writes;
-    Ok(run_on(a, &cfg, &exec))
+    Ok((cfg, exec))
 }
 
-/// Runs the workload `cfg` on `exec`, checks the history, prints the
+/// What a run found, besides what it printed.
+#[derive(Debug)]
+#[cfg_attr(not(test), allow(dead_code))] // the tests read the rest
+pub struct Checked {
+    pub code: ExitCode,
+    /// Segments run (`--segment-txns`).
+    pub segments: usize,
+    /// The most transactions one history held (at most `--segment-txns`):
+    /// no more were ever held at once.
+    pub largest_history: usize,
+    /// The last segment's keys: the only ones whose rows were not deleted.
+    pub last_keys: std::ops::Range<u64>,
+    /// Every segment's report merged ([`Merged`]).
+    pub report: Report,
+}
+
+/// Anomalies kept in the merged report: beyond them only one of each
+/// kind not yet kept, so that the verdict is the same and a run that
+/// finds anomalies everywhere keeps its memory flat too.
+const MAX_KEPT: usize = 10_000;
+
+/// The segments' reports merged into one: the verdict of the whole run.
+#[derive(Debug, Default)]
+struct Merged {
+    report: Report,
+    /// Anomalies found, kept or not.
+    found: usize,
+    /// Per segment with anomalies: its index, first and last transaction,
+    /// and its report's verdict and summary.
+    segments: Vec<(usize, usize, usize, String)>,
+}
+
+impl Merged {
+    /// Adds the report of segment `index` (transactions `first..=last`);
+    /// when the run has more than one (`of_many`), its anomalies say which
+    /// segment they were found in.
+    fn add(&mut self, index: usize, of_many: bool, first: usize, last: usize, r: Report) {
+        let m = &mut self.report;
+        m.txns_checked += r.txns_checked;
+        m.graph_nodes += r.graph_nodes;
+        m.graph_edges += r.graph_edges;
+        m.search_steps += r.search_steps;
+        if r.is_valid() {
+            return;
+        }
+        let summary: Vec<String> = (r.summary().iter())
+            .map(|(k, n)| format!("{k} x{n}"))
+            .collect();
+        self.segments.push((
+            index,
+            first,
+            last,
+            format!("{} ({})", r.verdict(), summary.join(", ")),
+        ));
+        self.found += r.anomalies.len();
+        for mut a in r.anomalies {
+            let kept = |b: &Anomaly| b.kind == a.kind && b.realtime == a.realtime;
+            if m.anomalies.len() >= MAX_KEPT && m.anomalies.iter().any(kept) {
+                continue;
+            }
+            if of_many {
+                a.detail = format!("segment {index}: {}", a.detail);
+            }
+            m.anomalies.push(a);
+        }
+    }
+}
+
+/// Runs the workload `cfg` on `exec` in segments of `--segment-txns`,
+/// checks each segment's history as it completes, prints the merged
 /// report and the verdict, and returns the exit code.
-fn run_on(a: &CheckArgs, cfg: &GeneratorConfig, exec: &StrataExecutor) -> ExitCode {
+fn run_on(a: &CheckArgs, cfg: &GeneratorConfig, exec: &StrataExecutor) -> Checked {
     let promise = promise(a.protocol, a.read_only_snapshots);
-
-    let started = Instant::now();
-    let history = run_workload(exec, cfg, a.clients, a.txns);
-    let ran = started.elapsed();
-    let count = |o: Outcome| history.txns.iter().filter(|t| t.outcome == o).count();
-    let (committed, aborted) = (count(Outcome::Committed), count(Outcome::Aborted));
-    // What a read cost: bounded by --max-writes-per-key, whatever --txns.
-    let longest_list = (history.txns.iter().flat_map(|t| &t.ops))
-        .map(|op| match op {
-            Op::ReadList { value: Some(l), .. } => l.len(),
-            Op::ScanList {
-                value: Some(rows), ..
-            } => rows.iter().map(|(_, l)| l.len()).max().unwrap_or(0),
-            _ => 0,
-        })
-        .max()
-        .unwrap_or(0);
-
-    let started = Instant::now();
     let opts = CheckOptions {
         cycle_search_budget: a.cycle_search_budget,
         ..if a.strict {
@@ -203,13 +268,55 @@ fn run_on(a: &CheckArgs, cfg: &GeneratorConfig, exec: &StrataExecutor) -> ExitCo
             CheckOptions::default()
         }
     };
-    let report = check(&history, &opts);
-    let checked = started.elapsed();
+    let of_many = a.txns > a.segment_txns;
+    let (mut committed, mut aborted, mut ran_txns) = (0, 0, 0);
+    let (mut longest_list, mut largest_history) = (0, 0);
+    let mut merged = Merged::default();
+    let mut checked = std::time::Duration::ZERO;
+    let mut last_keys = 0..0;
+
+    let started = Instant::now();
+    let segments = run_segmented(exec, cfg, a.clients, a.txns, a.segment_txns, |seg| {
+        let history = seg.history;
+        let count = |o: Outcome| history.txns.iter().filter(|t| t.outcome == o).count();
+        committed += count(Outcome::Committed);
+        aborted += count(Outcome::Aborted);
+        ran_txns += history.len();
+        largest_history = largest_history.max(history.len());
+        // What a read cost: bounded by --max-writes-per-key, whatever --txns.
+        let longest = (history.txns.iter().flat_map(|t| &t.ops))
+            .map(|op| match op {
+                Op::ReadList { value: Some(l), .. } => l.len(),
+                Op::ScanList {
+                    value: Some(rows), ..
+                } => rows.iter().map(|(_, l)| l.len()).max().unwrap_or(0),
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0);
+        longest_list = longest_list.max(longest);
+        let check_started = Instant::now();
+        let report = check(&history, &opts);
+        checked += check_started.elapsed();
+        let last = seg.first_txn + history.len().saturating_sub(1);
+        drop(history);
+        last_keys = seg.keys;
+        merged.add(seg.index, of_many, seg.first_txn, last, report);
+        // A failed run is not judged: stop at once.
+        if exec.failure().is_some() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    let ran = started.elapsed().saturating_sub(checked);
     let stats = exec.db.stats();
+    let report = merged.report;
 
     println!(
         "check  protocol {} (promises {promise})  storage {}  gc {}  workload {}  clients {}  keys {}  \
-         skew {}  scan width {}  limited scans {}  deletes {}  writes per key {}  seed {}{}{}",
+         skew {}  scan width {}  limited scans {}  deletes {}  writes per key {}  segment txns {}  \
+         seed {}{}{}",
         a.protocol,
         a.storage,
         a.gc,
@@ -222,15 +329,15 @@ fn run_on(a: &CheckArgs, cfg: &GeneratorConfig, exec: &StrataExecutor) -> ExitCo
         a.limited_scans,
         a.delete_fraction,
         a.max_writes_per_key,
+        a.segment_txns,
         a.seed,
         if a.strict { "  strict" } else { "" },
         if a.blind_writes { "  blind writes" } else { "" }
     );
     println!(
-        "ran {} txns in {:.2} s: {committed} committed, {aborted} aborted ({} by the adapter \
+        "ran {ran_txns} txns in {:.2} s: {committed} committed, {aborted} aborted ({} by the adapter \
          after an insert race, {} after a row its snapshot holds was gone; {} blind overwrites, \
          {} writer waits); longest list read {longest_list}; checked in {:.2} s",
-        history.len(),
         ran.as_secs_f64(),
         exec.insert_races.load(Ordering::Relaxed),
         exec.vanished_rows.load(Ordering::Relaxed),
@@ -238,7 +345,52 @@ fn run_on(a: &CheckArgs, cfg: &GeneratorConfig, exec: &StrataExecutor) -> ExitCo
         stats.writer_waits,
         checked.as_secs_f64()
     );
+    if of_many {
+        println!(
+            "segments: {segments} of at most {} txns (each on keys of its own, checked alone, \
+             then dropped and its rows deleted); largest history held: {largest_history} txns; \
+             rows left in the engine: {}",
+            a.segment_txns, stats.rows
+        );
+    } else {
+        println!(
+            "segments: 1 (--txns <= --segment-txns); largest history held: {largest_history} \
+             txns; rows left in the engine: {}",
+            stats.rows
+        );
+    }
+    const SEGMENTS_SHOWN: usize = 10;
+    if of_many {
+        for (index, first, last, what) in merged.segments.iter().take(SEGMENTS_SHOWN) {
+            println!("segment {index} (T{first}..T{last}): {what}");
+        }
+        if merged.segments.len() > SEGMENTS_SHOWN {
+            println!(
+                "... and {} more segments with anomalies",
+                merged.segments.len() - SEGMENTS_SHOWN
+            );
+        }
+    }
     print!("{report}");
+    if merged.found > report.anomalies.len() {
+        println!(
+            "({} anomalies found in all; the report keeps {}, at least one of each kind)",
+            merged.found,
+            report.anomalies.len()
+        );
+    }
+    let code = verdict(a, promise, &report, exec);
+    Checked {
+        code,
+        segments,
+        largest_history,
+        last_keys,
+        report,
+    }
+}
+
+/// Prints the verdict on the merged `report` and returns the exit code.
+fn verdict(a: &CheckArgs, promise: Promise, report: &Report, exec: &StrataExecutor) -> ExitCode {
     if let Some(failure) = exec.failure() {
         println!("verdict: run failed: {failure}");
         return ExitCode::FAILURE;
@@ -246,7 +398,7 @@ fn run_on(a: &CheckArgs, cfg: &GeneratorConfig, exec: &StrataExecutor) -> ExitCo
     if report.is_valid() {
         println!("verdict: valid");
         ExitCode::SUCCESS
-    } else if keeps(&report, promise) {
+    } else if keeps(report, promise) {
         let why = match promise {
             Promise::Serializable => format!(
                 "{} is serializable but not strictly serializable{}; real-time-only cycles are \
@@ -291,6 +443,7 @@ fn run_on(a: &CheckArgs, cfg: &GeneratorConfig, exec: &StrataExecutor) -> ExitCo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::executor::RETIRE_BATCH;
     use clap::Parser;
     use strata_verify::{PlannedOp, TxnExecutor};
 
@@ -324,7 +477,7 @@ mod tests {
         assert!(failure.contains("lists was dropped"), "{failure}");
 
         let a = check_args(&["--txns", "40", "--clients", "2"]);
-        let code = run_on(&a, &list_workload(&a), &exec);
+        let code = run_on(&a, &list_workload(&a), &exec).code;
         assert_eq!(code, ExitCode::FAILURE);
         let failure = exec.failure().expect("the run failed");
         assert!(failure.contains("engine error(s)"), "{failure}");
@@ -343,7 +496,7 @@ mod tests {
         .expect("open");
         let held = exec.db.begin().expect("the one open transaction");
         let a = check_args(&["--protocol", "mvto", "--txns", "20", "--clients", "2"]);
-        let code = run_on(&a, &list_workload(&a), &exec);
+        let code = run_on(&a, &list_workload(&a), &exec).code;
         assert_eq!(code, ExitCode::FAILURE);
         let failure = exec.failure().expect("the run failed");
         assert!(
@@ -351,5 +504,123 @@ mod tests {
             "{failure}"
         );
         drop(held);
+    }
+
+    /// Runs `args` through `strata check`'s own path, on its engine.
+    fn check_on_engine(
+        args: &[&str],
+        setup: impl FnOnce(&StrataExecutor),
+    ) -> (Checked, StrataExecutor) {
+        let a = check_args(args);
+        let (cfg, exec) = prepare(&a).unwrap_or_else(|e| panic!("{}", e.0));
+        setup(&exec);
+        let checked = run_on(&a, &cfg, &exec);
+        (checked, exec)
+    }
+
+    /// Rows the engine holds once garbage collection caught up.
+    fn rows_left(exec: &StrataExecutor) -> u64 {
+        for _ in 0..10 {
+            if exec.db.collect_garbage() == 0 {
+                break;
+            }
+        }
+        exec.db.stats().rows
+    }
+
+    /// What a long segmented run keeps is one segment's worth, whatever
+    /// --txns: no history it checked held more than --segment-txns
+    /// transactions, and the engine ends with rows of the last segment's
+    /// keys only (two rows a list key at most, one a register), while the
+    /// same run in one segment keeps a row of every key it ever used.
+    #[test]
+    fn a_segmented_run_holds_one_segment_of_history_and_rows() {
+        // One write a list key under list-append: a segment leaves more
+        // rows than a transaction of the adapter deletes (RETIRE_BATCH).
+        for (workload, protocol, writes) in [
+            ("list-append", "mvto", "1"),
+            ("predicate", "ssn", "8"),
+            ("register", "mv2pl", "8"),
+            ("write-skew", "occ", "8"),
+        ] {
+            let args = |segment: &'static str| {
+                [
+                    "--workload",
+                    workload,
+                    "--protocol",
+                    protocol,
+                    "--txns",
+                    "24000",
+                    "--segment-txns",
+                    segment,
+                    "--max-writes-per-key",
+                    writes,
+                ]
+            };
+            let (checked, exec) = check_on_engine(&args("1000"), |_| {});
+            assert_eq!(checked.code, ExitCode::SUCCESS, "{workload}");
+            assert_eq!(checked.segments, 24, "{workload}");
+            assert_eq!(checked.largest_history, 1000, "{workload}");
+            assert_eq!(checked.report.txns_checked, 24_000, "{workload}");
+            let rows = rows_left(&exec);
+            let bound = 2 * (checked.last_keys.end - checked.last_keys.start);
+            if workload == "list-append" {
+                assert!(bound > 2 * RETIRE_BATCH as u64, "{bound}");
+            }
+            assert!(
+                rows <= bound,
+                "{workload}: {rows} rows left, more than the last segment's keys \
+                 {:?} hold",
+                checked.last_keys
+            );
+            let (whole, exec) = check_on_engine(&args("24000"), |_| {});
+            assert_eq!((whole.segments, whole.largest_history), (1, 24_000));
+            if workload != "register" {
+                // Registers never retire within a segment.
+                let rows_whole = rows_left(&exec);
+                assert!(
+                    rows_whole > 4 * bound,
+                    "{workload}: {rows_whole} <= 4 x {bound}"
+                );
+            }
+        }
+    }
+
+    /// Segmenting hides no anomaly: MV2PL with its phantom check switched
+    /// off commits phantoms, and a run of four segments finds them in a
+    /// segment past the first, names that segment, and fails (exit 1).
+    #[test]
+    fn a_segmented_run_finds_an_anomaly_in_a_late_segment() {
+        for seed in 0..12 {
+            let seed = seed.to_string();
+            let (checked, _) = check_on_engine(
+                &[
+                    "--workload",
+                    "predicate",
+                    "--protocol",
+                    "mv2pl",
+                    "--keys",
+                    "24",
+                    "--txns",
+                    "8000",
+                    "--segment-txns",
+                    "2000",
+                    "--seed",
+                    &seed,
+                ],
+                |exec| exec.db.skip_phantom_validation_for_testing(),
+            );
+            let late = checked.report.anomalies.iter().find(|a| {
+                let segment = a.txns.iter().map(|&t| t / 2000).min().unwrap_or(0);
+                segment > 0 && a.detail.starts_with(&format!("segment {segment}: "))
+            });
+            if let Some(a) = late {
+                assert_eq!(checked.code, ExitCode::FAILURE, "{a}");
+                assert!(checked.report.violates_serializability(), "{a}");
+                assert_eq!(checked.segments, 4);
+                return;
+            }
+        }
+        panic!("mv2pl without phantom validation: no anomaly past the first segment in 12 runs");
     }
 }

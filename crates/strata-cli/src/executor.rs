@@ -519,6 +519,28 @@ impl TxnExecutor for StrataExecutor {
         }
     }
 
+    /// Deletes the retired keys' rows, both lists' and registers', through
+    /// ordinary transactions of [`RETIRE_BATCH`] rows each, which no
+    /// history records; garbage collection then reclaims them like any
+    /// deleted row (not under `GcPolicy::None`). Runs while no transaction
+    /// of the workload does, so nothing conflicts with it; an error fails
+    /// the run ([`StrataExecutor::failure`]).
+    fn retire_keys(&self, keys: std::ops::Range<u64>) {
+        if keys.is_empty() {
+            return;
+        }
+        let tables = [
+            (&self.lists, tomb_key(keys.start)..tomb_key(keys.end)),
+            (&self.registers, key_of(keys.start)..key_of(keys.end)),
+        ];
+        for (table, range) in tables {
+            if let Err(e) = self.delete_range(table, range) {
+                self.engine_error("deleting a retired segment's rows", &e);
+                return;
+            }
+        }
+    }
+
     fn register_versions(&self) -> BTreeMap<u64, Vec<u64>> {
         if !self.blind_writes {
             return BTreeMap::new();
@@ -545,6 +567,50 @@ impl TxnExecutor for StrataExecutor {
             (k, order)
         })
         .collect()
+    }
+}
+
+/// Rows deleted per transaction when a segment's keys retire.
+pub const RETIRE_BATCH: usize = 512;
+
+impl StrataExecutor {
+    /// Deletes every row of `t` whose key lies in `range`, [`RETIRE_BATCH`]
+    /// rows per transaction; a conflict (none is expected: nothing else
+    /// runs) retries the batch.
+    fn delete_range(&self, t: &Table, range: std::ops::Range<strata::Key>) -> Result<(), Error> {
+        let mut from = range.start;
+        let mut attempt = 0;
+        loop {
+            let mut keys = Vec::new();
+            let mut txn = self.db.begin()?;
+            let deleted = txn
+                .scan_while(t, from.clone()..range.end.clone(), |r| {
+                    keys.push(r[0].clone());
+                    if keys.len() < RETIRE_BATCH {
+                        ControlFlow::Continue(())
+                    } else {
+                        ControlFlow::Break(())
+                    }
+                })
+                .and_then(|_| {
+                    keys.iter()
+                        .try_for_each(|k| txn.delete(t, &strata::Key(vec![k.clone()])))
+                })
+                .and_then(|()| txn.commit());
+            match deleted {
+                Ok(()) => attempt = 0,
+                Err(Error::Conflict(_)) if attempt < 100 => {
+                    attempt += 1;
+                    strata::backoff(attempt);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
+            match keys.last() {
+                Some(Value::Int(last)) if keys.len() == RETIRE_BATCH => from = key![*last + 1],
+                _ => return Ok(()),
+            }
+        }
     }
 }
 

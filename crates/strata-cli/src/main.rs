@@ -403,6 +403,14 @@ pub struct CheckArgs {
     /// Transactions to run.
     #[arg(long, default_value_t = 5000)]
     pub txns: usize,
+    /// Run and check the transactions as consecutive segments of at most
+    /// this many, so that memory stays flat however large --txns: each
+    /// segment works on keys of its own, starts once the one before has
+    /// completed, is checked alone (exactly as strong: no dependency joins
+    /// two segments) and is then dropped, its rows deleted from the engine
+    /// (which, under --gc none, keeps them).
+    #[arg(long, default_value_t = 10_000)]
+    pub segment_txns: usize,
     /// Keys in the key space.
     #[arg(long, default_value_t = 20)]
     pub keys: u64,

@@ -2129,3 +2129,82 @@ fn check_lists_stay_within_max_writes_per_key() {
         "--max-writes-per-key",
     );
 }
+
+/// `--segment-txns`: a run longer than a segment is run and checked in
+/// segments, printed with their number and the largest history held;
+/// anomalies are named by segment and the exit codes are those of the
+/// whole run: 0 valid, 3 (SI's write skew) allowed, 4 a cycle search out
+/// of budget, 2 a segment of 0. (1, a broken promise found in a late
+/// segment: `a_segmented_run_finds_an_anomaly_in_a_late_segment`.)
+#[test]
+fn check_runs_in_segments_with_the_whole_runs_exit_code() {
+    let out = strata(&[
+        "check",
+        "--protocol",
+        "mvocc",
+        "--workload",
+        "predicate",
+        "--txns",
+        "3000",
+        "--segment-txns",
+        "1000",
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("segment txns 1000"), "{stdout}");
+    assert!(
+        stdout.contains("segments: 3 of at most 1000 txns")
+            && stdout.contains("largest history held: 1000 txns")
+            && stdout.contains("3000 txns checked: valid"),
+        "{stdout}"
+    );
+    let out = strata(&["check", "--txns", "300"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("segment txns 10000"),
+        "the default: {stdout}"
+    );
+    assert!(
+        stdout.contains("segments: 1 (--txns <= --segment-txns); largest history held: 300 txns"),
+        "{stdout}"
+    );
+    // SI's write skew: allowed (3), or out of budget (4).
+    for (budget, code, needle) in [
+        ("2000000", 3, "expected: si promises snapshot isolation"),
+        ("0", 4, "cannot tell whether si kept its promise"),
+    ] {
+        let out = strata(&[
+            "check",
+            "--protocol",
+            "si",
+            "--workload",
+            "write-skew",
+            "--txns",
+            "9000",
+            "--segment-txns",
+            "3000",
+            "--clients",
+            "8",
+            "--keys",
+            "4",
+            "--skew",
+            "0.5",
+            "--cycle-search-budget",
+            budget,
+        ]);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(code), "{stdout}");
+        assert!(
+            stdout.contains("segments: 3 of at most 3000 txns"),
+            "{stdout}"
+        );
+        assert!(stdout.contains(needle), "{stdout}");
+        // Write skew in every segment: each named, and the anomalies too.
+        for segment in ["segment 0 (T0..T2999)", "segment 2 (T6000..T8999)"] {
+            assert!(stdout.contains(segment), "{segment}: {stdout}");
+        }
+        assert!(stdout.contains("  segment 0: cycle of"), "{stdout}");
+    }
+    assert_usage_error(&["check", "--segment-txns", "0"], "--segment-txns");
+}

@@ -33,6 +33,12 @@
 //! *epoch*), and a scan covers slots of the current epoch. Either way no
 //! key ever gets more than `max_writes_per_key` list writes, so no list is
 //! longer, and memory and time grow linearly with the history.
+//!
+//! A run may also be cut into *segments* ([`Generator::next_segment`],
+//! [`crate::run_segmented`]): every slot then moves to a fresh block of
+//! keys past every key the segment before named, its scanned ranges
+//! included, so that no two segments' transactions touch or scan a common
+//! key ([`Generator::segment_keys`]).
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -212,6 +218,11 @@ pub struct Generator {
     next_key: Key,
     /// [`Workload::Predicate`]: the first key of the current epoch.
     epoch: Key,
+    /// The current segment's first key ([`Generator::segment_keys`]).
+    segment_start: Key,
+    /// One past the last key any op of this segment named, or any scan of
+    /// it covered.
+    segment_end: Key,
 }
 
 impl Generator {
@@ -235,8 +246,50 @@ impl Generator {
             slots: (0..domain).map(|k| (k, 0)).collect(),
             next_key: domain,
             epoch: 0,
+            segment_start: 0,
+            segment_end: 0,
             cfg,
         }
+    }
+
+    /// The keys the current segment's transactions named so far: every
+    /// key an op of them reads or writes, and every key in the range of a
+    /// scan of theirs, lies in here. After [`Generator::next_segment`] no
+    /// transaction names one of them again.
+    pub fn segment_keys(&self) -> std::ops::Range<Key> {
+        self.segment_start..self.segment_end
+    }
+
+    /// Starts a new segment: every slot moves to a fresh key (the
+    /// predicate workload's epoch to a fresh block, write-skew pairs to
+    /// fresh pairs) past every key the segments so far named or could
+    /// still have named, so that the transactions planned from now on
+    /// touch and scan only keys no earlier transaction touched or scanned.
+    /// Per-key write counts start over; values keep counting, so they stay
+    /// unique over the whole run.
+    pub fn next_segment(&mut self) {
+        let domain = self.slots.len() as Key;
+        // Past the keys named (scans included) and those the slots hold.
+        let reserved = match self.cfg.workload {
+            Workload::Predicate => self.epoch + domain,
+            Workload::WriteSkew => 2 * self.next_key,
+            Workload::ListAppend | Workload::Register => self.next_key,
+        };
+        let mut start = self.segment_end.max(reserved);
+        if self.cfg.workload == Workload::WriteSkew {
+            start = start.div_ceil(2) * 2;
+        }
+        let first = match self.cfg.workload {
+            Workload::WriteSkew => start / 2,
+            _ => start,
+        };
+        for (i, slot) in self.slots.iter_mut().enumerate() {
+            *slot = (first + i as Key, 0);
+        }
+        self.next_key = first + domain;
+        self.epoch = start;
+        self.segment_start = start;
+        self.segment_end = start;
     }
 
     pub fn config(&self) -> &GeneratorConfig {
@@ -330,7 +383,23 @@ impl Generator {
             };
             ops.push(op);
         }
+        self.cover(&ops);
         ops
+    }
+
+    /// Extends the segment's keys over everything `ops` name.
+    fn cover(&mut self, ops: &[PlannedOp]) {
+        for op in ops {
+            let end = match *op {
+                PlannedOp::Append { key, .. }
+                | PlannedOp::Delete { key, .. }
+                | PlannedOp::Read { key }
+                | PlannedOp::Write { key, .. }
+                | PlannedOp::ReadReg { key } => key + 1,
+                PlannedOp::Scan { hi, .. } => hi,
+            };
+            self.segment_end = self.segment_end.max(end);
+        }
     }
 
     fn list_op(&mut self) -> PlannedOp {
@@ -356,11 +425,13 @@ impl Generator {
         let (a, b) = (2 * pair, 2 * pair + 1);
         let target = if self.rng.random_bool(0.5) { a } else { b };
         let elem = self.fresh();
-        vec![
+        let ops = vec![
             PlannedOp::Read { key: a },
             PlannedOp::Read { key: b },
             PlannedOp::Append { key: target, elem },
-        ]
+        ];
+        self.cover(&ops);
+        ops
     }
 }
 
@@ -492,6 +563,82 @@ mod tests {
                     writes.len() as u64 > 20_000 / (max * 10),
                     "{workload:?}: {max}"
                 );
+            }
+        }
+    }
+
+    /// The keys an op reads, writes or scans.
+    fn footprint(op: &PlannedOp) -> std::ops::Range<Key> {
+        match *op {
+            PlannedOp::Append { key, .. }
+            | PlannedOp::Delete { key, .. }
+            | PlannedOp::Read { key }
+            | PlannedOp::Write { key, .. }
+            | PlannedOp::ReadReg { key } => key..key + 1,
+            PlannedOp::Scan { lo, hi, .. } => lo..hi,
+        }
+    }
+
+    /// After [`Generator::next_segment`], no op names or scans a key any
+    /// op before it named or scanned: every op of a segment lies in its
+    /// [`Generator::segment_keys`], and those ranges follow one another
+    /// without overlapping. Scans here are wider than the key space, so
+    /// the predicate workload's scans reach well past its epoch's keys.
+    #[test]
+    fn segments_name_and_scan_disjoint_keys() {
+        for workload in [
+            Workload::ListAppend,
+            Workload::Register,
+            Workload::Predicate,
+            Workload::WriteSkew,
+        ] {
+            let cfg = GeneratorConfig {
+                keys: 5,
+                skew: 0.99,
+                max_writes_per_key: 4,
+                max_scan_width: 9,
+                ..GeneratorConfig::for_workload(workload)
+            };
+            let mut g = Generator::new(cfg);
+            let mut before: std::ops::Range<Key> = 0..0;
+            let mut reached_past_epoch = false;
+            for segment in 0..40 {
+                // Short and long segments, some ending mid-epoch.
+                let txns = [1, 3, 17, 200][segment % 4];
+                let (mut lo, mut hi) = (Key::MAX, 0);
+                for _ in 0..txns {
+                    for op in g.next_txn() {
+                        let f = footprint(&op);
+                        let keys = g.segment_keys();
+                        assert!(
+                            keys.start <= f.start && f.end <= keys.end,
+                            "{workload:?} segment {segment}: {op:?} outside {keys:?}"
+                        );
+                        assert!(
+                            before.end <= f.start,
+                            "{workload:?} segment {segment}: {op:?} reaches the segment before, \
+                             {before:?}"
+                        );
+                        (lo, hi) = (lo.min(f.start), hi.max(f.end));
+                        if matches!(op, PlannedOp::Scan { .. }) {
+                            reached_past_epoch |= f.end > g.epoch + g.slots.len() as Key;
+                        }
+                    }
+                }
+                let keys = g.segment_keys();
+                // It ends where the ops' keys end (the next segment
+                // starts there or past it).
+                assert!(keys.start <= lo, "{workload:?}: {segment}");
+                assert_eq!(keys.end, hi, "{workload:?}: {segment}");
+                assert!(
+                    before.end <= keys.start,
+                    "{workload:?}: {before:?} {keys:?}"
+                );
+                before = keys;
+                g.next_segment();
+            }
+            if workload == Workload::Predicate {
+                assert!(reached_past_epoch, "no scan reached past its epoch");
             }
         }
     }

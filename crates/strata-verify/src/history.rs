@@ -324,6 +324,15 @@ impl Recorder {
         History::new(txns)
     }
 
+    /// Takes the history recorded so far, ordered by id, and leaves the
+    /// recorder empty; ids and the clock go on (the next segment of a run,
+    /// [`crate::run_segmented`]).
+    pub fn take_history(&self) -> History {
+        let mut txns = std::mem::take(&mut *self.txns.lock());
+        txns.sort_by_key(|t| t.id);
+        History::new(txns)
+    }
+
     /// Consumes the recorder and returns the history, ordered by id.
     pub fn into_history(self) -> History {
         let mut txns = self.txns.into_inner();

@@ -48,5 +48,6 @@ pub use checker::{check, Anomaly, AnomalyKind, CheckOptions, Cycle, CycleStep, E
 pub use generate::{Generator, GeneratorConfig, PlannedOp, Workload, Zipf};
 pub use history::{Elem, History, Key, Op, Outcome, Recorder, Ticket, Txn};
 pub use runner::{
-    run_workload, DirtyExecutor, LossyExecutor, SerialExecutor, SnapshotExecutor, TxnExecutor,
+    run_segmented, run_workload, DirtyExecutor, LossyExecutor, Segment, SerialExecutor,
+    SnapshotExecutor, TxnExecutor,
 };

@@ -7,6 +7,24 @@
 //!                                          Recorder ──► History ──► check()
 //! ```
 //!
+//! A long run can be cut into segments ([`run_segmented`]), each checked
+//! on its own and then dropped, so that memory stays flat however many
+//! transactions run:
+//!
+//! ```text
+//!   segment 0: keys 0..b0   ──all done──► check, drop, retire keys 0..b0
+//!   segment 1: keys b0..b1  ──all done──► check, drop, retire keys b0..b1
+//!   ...
+//! ```
+//!
+//! Checking each segment alone is as strong as checking the whole history:
+//! no segment's transaction touches or scans a key of another's
+//! ([`Generator::next_segment`]), so no ww, wr or rw edge, item or
+//! predicate, joins two segments; every transaction of a segment completes
+//! before any of the next one begins, so real-time edges only go forward.
+//! No cycle spans two segments, and every other anomaly the checker looks
+//! for concerns one key or one transaction.
+//!
 //! The engine plugs in by implementing [`TxnExecutor`]; this crate never
 //! depends on it. The executors here are the checker's own test subjects: a
 //! serial store that must always check valid, and deliberately broken stores
@@ -14,6 +32,7 @@
 //! checker must reject.
 
 use std::collections::{BTreeMap, HashMap};
+use std::ops::{ControlFlow, Range};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
@@ -36,6 +55,15 @@ pub trait TxnExecutor: Sync {
     fn register_versions(&self) -> BTreeMap<Key, Vec<Elem>> {
         BTreeMap::new()
     }
+
+    /// Between two segments of [`run_segmented`], once the first one's
+    /// history was checked: no transaction will name a key in `keys` again
+    /// (lists and registers alike), so the store may delete what it holds
+    /// for them, through its own unrecorded transactions, and so keep its
+    /// memory bounded by one segment's keys.
+    fn retire_keys(&self, keys: Range<Key>) {
+        let _ = keys;
+    }
 }
 
 /// Runs `txns` planned transactions from `config` on `clients` threads and
@@ -46,12 +74,98 @@ pub fn run_workload<E: TxnExecutor + ?Sized>(
     clients: usize,
     txns: usize,
 ) -> History {
+    let mut history = History::default();
+    run_segmented(executor, config, clients, txns, txns, |segment| {
+        history = segment.history;
+        ControlFlow::Break(())
+    });
+    history
+}
+
+/// One segment of a [`run_segmented`] run, handed over once every one of
+/// its transactions completed.
+#[derive(Debug)]
+pub struct Segment {
+    /// 0 for the first segment.
+    pub index: usize,
+    /// The id of its first transaction: ids (and the clock) go on from
+    /// segment to segment.
+    pub first_txn: usize,
+    /// Every key its transactions read, wrote or scanned; no transaction of
+    /// another segment names one ([`Generator::segment_keys`]).
+    pub keys: Range<Key>,
+    /// Its transactions alone, checkable on their own; its version orders
+    /// (blind writes) are those of its keys.
+    pub history: History,
+}
+
+/// Runs `txns` planned transactions from `config` on `clients` threads as
+/// consecutive segments of at most `segment_txns` (at least 1), and hands
+/// each segment's history to `on_segment` once all of its transactions
+/// completed, before any of the next one begins. Then, unless that was the
+/// last segment or `on_segment` answered `Break`, the executor retires the
+/// segment's keys ([`TxnExecutor::retire_keys`]) and the generator moves to
+/// fresh ones ([`Generator::next_segment`]). At most one segment's history
+/// is held at once (the one `on_segment` gets; it drops it). Each segment
+/// has client threads of its own, which end with it. Returns the number of
+/// segments run.
+///
+/// Each segment checked alone finds exactly what a check of the whole
+/// history would: see the module docs.
+pub fn run_segmented<E, F>(
+    executor: &E,
+    config: &GeneratorConfig,
+    clients: usize,
+    txns: usize,
+    segment_txns: usize,
+    mut on_segment: F,
+) -> usize
+where
+    E: TxnExecutor + ?Sized,
+    F: FnMut(Segment) -> ControlFlow<()>,
+{
+    let segment_txns = segment_txns.max(1);
     let generator = Mutex::new(Generator::new(config.clone()));
     let recorder = Recorder::new();
+    let (mut first_txn, mut index) = (0, 0);
+    loop {
+        let n = segment_txns.min(txns - first_txn);
+        // The clients end with the segment: its last transaction completes
+        // before the next segment's first begins.
+        run_txns(executor, &generator, &recorder, clients, n);
+        let mut history = recorder.take_history();
+        let keys = generator.lock().segment_keys();
+        history.version_orders = executor.register_versions();
+        history.version_orders.retain(|k, _| keys.contains(k));
+        let segment = Segment {
+            index,
+            first_txn,
+            keys: keys.clone(),
+            history,
+        };
+        first_txn += n;
+        index += 1;
+        if on_segment(segment).is_break() || first_txn >= txns {
+            return index;
+        }
+        executor.retire_keys(keys);
+        generator.lock().next_segment();
+    }
+}
+
+/// Runs `txns` transactions planned by `generator` on `clients` threads,
+/// recorded by `recorder`, and returns once every one completed.
+fn run_txns<E: TxnExecutor + ?Sized>(
+    executor: &E,
+    generator: &Mutex<Generator>,
+    recorder: &Recorder,
+    clients: usize,
+    txns: usize,
+) {
     let remaining = AtomicUsize::new(txns);
     std::thread::scope(|s| {
         for client in 0..clients.max(1) {
-            let (generator, recorder, remaining) = (&generator, &recorder, &remaining);
+            let remaining = &remaining;
             s.spawn(move || {
                 while remaining
                     .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
@@ -65,9 +179,6 @@ pub fn run_workload<E: TxnExecutor + ?Sized>(
             });
         }
     });
-    let mut h = recorder.into_history();
-    h.version_orders = executor.register_versions();
-    h
 }
 
 /// A scan's observation from the lists in `lo..hi` in key order: the
@@ -110,6 +221,12 @@ impl Data {
             limit,
             self.lists.range(lo..hi).map(|(k, l)| (*k, l.clone())),
         )
+    }
+
+    /// Forgets `keys` (see [`TxnExecutor::retire_keys`]).
+    fn retire(&mut self, keys: &Range<Key>) {
+        self.lists.retain(|k, _| !keys.contains(k));
+        self.regs.retain(|k, _| !keys.contains(k));
     }
 
     /// Applies one op in place and returns what it observed.
@@ -175,6 +292,10 @@ impl TxnExecutor for SerialExecutor {
             ops.iter().map(|op| data.apply(op)).collect(),
             Outcome::Committed,
         )
+    }
+
+    fn retire_keys(&self, keys: Range<Key>) {
+        self.data.lock().retire(&keys);
     }
 }
 
@@ -316,6 +437,12 @@ impl TxnExecutor for SnapshotExecutor {
             .map(|(k, v)| (*k, v.iter().map(|&(_, e)| e).collect()))
             .collect()
     }
+
+    fn retire_keys(&self, keys: Range<Key>) {
+        let mut st = self.state.lock();
+        st.lists.retain(|k, _| !keys.contains(k));
+        st.regs.retain(|k, _| !keys.contains(k));
+    }
 }
 
 /// Read uncommitted: ops apply to shared state immediately, and a txn that
@@ -365,6 +492,10 @@ impl TxnExecutor for DirtyExecutor {
         }
         (observed, Outcome::Aborted)
     }
+
+    fn retire_keys(&self, keys: Range<Key>) {
+        self.data.lock().retire(&keys);
+    }
 }
 
 /// A serial store that silently drops every `drop_every`-th append while
@@ -402,5 +533,9 @@ impl TxnExecutor for LossyExecutor {
             })
             .collect();
         (observed, Outcome::Committed)
+    }
+
+    fn retire_keys(&self, keys: Range<Key>) {
+        self.data.lock().retire(&keys);
     }
 }

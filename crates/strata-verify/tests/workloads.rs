@@ -1,8 +1,11 @@
 //! End-to-end: generators run through `run_workload` on reference executors.
 
+use std::ops::ControlFlow;
+
 use strata_verify::{
-    check, run_workload, AnomalyKind, CheckOptions, DirtyExecutor, GeneratorConfig, LossyExecutor,
-    Op, Outcome, PlannedOp, SerialExecutor, SnapshotExecutor, TxnExecutor, Workload,
+    check, run_segmented, run_workload, AnomalyKind, CheckOptions, DirtyExecutor, GeneratorConfig,
+    Key, LossyExecutor, Op, Outcome, PlannedOp, Report, SerialExecutor, SnapshotExecutor,
+    TxnExecutor, Workload,
 };
 
 const WORKLOADS: [Workload; 4] = [
@@ -279,4 +282,172 @@ fn blind_register_writes_are_caught_through_the_version_order() {
         let rep = check(&h, &CheckOptions::default());
         assert!(!rep.violates_snapshot_isolation(), "{rep}");
     }
+}
+
+/// The keys an observed op read, wrote or scanned.
+fn footprint(op: &Op) -> std::ops::Range<Key> {
+    match *op {
+        Op::Append { key, .. }
+        | Op::Delete { key, .. }
+        | Op::ReadList { key, .. }
+        | Op::Write { key, .. }
+        | Op::ReadReg { key, .. } => key..key + 1,
+        Op::ScanList { lo, hi, .. } => lo..hi,
+    }
+}
+
+/// A segmented run holds one segment at a time: each history handed over
+/// has at most `segment_txns` transactions, numbered on from the segment
+/// before; each segment's ops (scans included) stay inside its keys, and
+/// those follow one another without overlap; each segment completed before
+/// the next began; and the store holds only the last segment's keys in
+/// the end (the others were retired), not a number that grows with the
+/// run. Every segment checks valid on a correct store, strictly.
+#[test]
+fn segmented_runs_hold_one_segment_at_a_time() {
+    const TXNS: usize = 12_000;
+    const SEGMENT: usize = 1_000;
+    for workload in WORKLOADS {
+        let exec = SerialExecutor::new();
+        let cfg = GeneratorConfig {
+            max_writes_per_key: 4,
+            ..config(workload, 10)
+        };
+        let mut seen = 0;
+        let mut before: Option<(std::ops::Range<Key>, u64)> = None;
+        let mut last_keys = 0..0;
+        let segments = run_segmented(&exec, &cfg, 4, TXNS, SEGMENT, |seg| {
+            let h = &seg.history;
+            assert_eq!(seg.index, seen / SEGMENT, "{workload:?}");
+            assert_eq!((seg.first_txn, h.len()), (seen, SEGMENT), "{workload:?}");
+            for (i, t) in h.txns.iter().enumerate() {
+                assert_eq!(t.id, seen + i, "{workload:?}");
+                for op in &t.ops {
+                    let f = footprint(op);
+                    assert!(
+                        seg.keys.start <= f.start && f.end <= seg.keys.end,
+                        "{workload:?} segment {}: {op} outside {:?}",
+                        seg.index,
+                        seg.keys
+                    );
+                }
+            }
+            let first_invoke = h.txns.iter().map(|t| t.invoke).min().unwrap();
+            if let Some((keys, last_complete)) = &before {
+                assert!(
+                    keys.end <= seg.keys.start,
+                    "{workload:?}: {keys:?} {:?}",
+                    seg.keys
+                );
+                assert!(
+                    *last_complete < first_invoke,
+                    "{workload:?}: segments overlap"
+                );
+            }
+            let rep = check(h, &CheckOptions::strict());
+            assert!(rep.is_valid(), "{workload:?} segment {}: {rep}", seg.index);
+            seen += h.len();
+            let last_complete = h.txns.iter().map(|t| t.complete).max().unwrap();
+            before = Some((seg.keys.clone(), last_complete));
+            last_keys = seg.keys;
+            ControlFlow::Continue(())
+        });
+        assert_eq!((segments, seen), (TXNS / SEGMENT, TXNS), "{workload:?}");
+        let held: Vec<Key> = (exec.snapshot_lists().into_keys())
+            .chain(exec.snapshot_registers().into_keys())
+            .collect();
+        assert!(!held.is_empty(), "{workload:?}");
+        let outside: Vec<&Key> = held.iter().filter(|k| !last_keys.contains(k)).collect();
+        assert!(
+            outside.is_empty(),
+            "{workload:?}: {} keys held outside the last segment's {last_keys:?}, from k{}",
+            outside.len(),
+            outside[0]
+        );
+    }
+}
+
+/// A store that runs correctly (serially) for its first `good`
+/// transactions and then loses every 7th append.
+struct BreaksLate {
+    good: SerialExecutor,
+    bad: LossyExecutor,
+    ran: std::sync::atomic::AtomicUsize,
+    from: usize,
+}
+
+impl TxnExecutor for BreaksLate {
+    fn execute(&self, client: usize, ops: &[PlannedOp]) -> (Vec<Op>, Outcome) {
+        if self.ran.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < self.from {
+            self.good.execute(client, ops)
+        } else {
+            self.bad.execute(client, ops)
+        }
+    }
+
+    fn retire_keys(&self, keys: std::ops::Range<Key>) {
+        self.good.retire_keys(keys.clone());
+        self.bad.retire_keys(keys);
+    }
+}
+
+/// Segmenting hides no anomaly: a store that starts losing appends in the
+/// last of eight segments is caught there, with transaction ids of that
+/// segment, while every segment before checks valid.
+#[test]
+fn an_anomaly_in_the_last_segment_is_found() {
+    const SEGMENT: usize = 1_000;
+    let exec = BreaksLate {
+        good: SerialExecutor::new(),
+        bad: LossyExecutor::new(7),
+        ran: Default::default(),
+        from: 7 * SEGMENT,
+    };
+    let mut reports: Vec<Report> = Vec::new();
+    let cfg = config(Workload::ListAppend, 11);
+    run_segmented(&exec, &cfg, 4, 8 * SEGMENT, SEGMENT, |seg| {
+        reports.push(check(&seg.history, &CheckOptions::strict()));
+        ControlFlow::Continue(())
+    });
+    assert_eq!(reports.len(), 8);
+    for (i, rep) in reports[..7].iter().enumerate() {
+        assert!(rep.is_valid(), "segment {i}: {rep}");
+    }
+    let last = &reports[7];
+    assert!(last.has(AnomalyKind::LostAppend), "{last}");
+    let ids = last.anomalies.iter().flat_map(|a| &a.txns);
+    assert!(ids.clone().all(|&t| t >= 7 * SEGMENT), "{last}");
+}
+
+/// A panic in `on_segment` ends a segmented run (it fails with the panic,
+/// instead of hanging with clients waiting for a next segment).
+#[test]
+#[should_panic(expected = "checker gave up in segment 1")]
+fn a_panic_between_segments_ends_the_run() {
+    let cfg = config(Workload::ListAppend, 12);
+    run_segmented(&SerialExecutor::new(), &cfg, 4, 3000, 1000, |seg| {
+        assert!(seg.index < 1, "checker gave up in segment {}", seg.index);
+        ControlFlow::Continue(())
+    });
+}
+
+/// A store that panics in its 1500th transaction.
+struct PanicsOnce(std::sync::atomic::AtomicUsize);
+
+impl TxnExecutor for PanicsOnce {
+    fn execute(&self, _client: usize, _ops: &[PlannedOp]) -> (Vec<Op>, Outcome) {
+        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        assert_ne!(n, 1500, "the store broke");
+        (Vec::new(), Outcome::Aborted)
+    }
+}
+
+/// ... and so does a panic in a client, in the middle of a segment.
+#[test]
+#[should_panic(expected = "a scoped thread panicked")]
+fn a_panicking_client_ends_the_run() {
+    let cfg = config(Workload::ListAppend, 13);
+    run_segmented(&PanicsOnce(Default::default()), &cfg, 4, 3000, 1000, |_| {
+        ControlFlow::Continue(())
+    });
 }
