@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use strata::Protocol;
 use strata_verify::{
-    check, run_segmented, Anomaly, CheckOptions, GeneratorConfig, Op, Outcome, Report, Workload,
+    check, run_segmented, Anomaly, CheckOptions, GeneratorConfig, Outcome, Report, Workload,
 };
 
 use crate::executor::StrataExecutor;
@@ -284,17 +284,7 @@ fn run_on(a: &CheckArgs, cfg: &GeneratorConfig, exec: &StrataExecutor) -> Checke
         ran_txns += history.len();
         largest_history = largest_history.max(history.len());
         // What a read cost: bounded by --max-writes-per-key, whatever --txns.
-        let longest = (history.txns.iter().flat_map(|t| &t.ops))
-            .map(|op| match op {
-                Op::ReadList { value: Some(l), .. } => l.len(),
-                Op::ScanList {
-                    value: Some(rows), ..
-                } => rows.iter().map(|(_, l)| l.len()).max().unwrap_or(0),
-                _ => 0,
-            })
-            .max()
-            .unwrap_or(0);
-        longest_list = longest_list.max(longest);
+        longest_list = longest_list.max(history.longest_list_read());
         let check_started = Instant::now();
         let report = check(&history, &opts);
         checked += check_started.elapsed();

@@ -246,6 +246,22 @@ pub struct History {
 }
 
 impl History {
+    /// The longest list a read or scan observed: what one read of the
+    /// history cost (bounded by `GeneratorConfig::max_writes_per_key`,
+    /// whatever the run's length).
+    pub fn longest_list_read(&self) -> usize {
+        (self.txns.iter().flat_map(|t| &t.ops))
+            .map(|op| match op {
+                Op::ReadList { value: Some(l), .. } => l.len(),
+                Op::ScanList {
+                    value: Some(rows), ..
+                } => rows.iter().map(|(_, l)| l.len()).max().unwrap_or(0),
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
     pub fn new(txns: Vec<Txn>) -> Self {
         History {
             txns,

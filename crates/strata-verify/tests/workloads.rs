@@ -97,22 +97,6 @@ fn dropped_appends_are_found() {
     assert!(rep.has(AnomalyKind::LostAppend), "{rep}");
 }
 
-/// The longest list observed in a history: what every read of it costs.
-fn longest_list_read(h: &strata_verify::History) -> usize {
-    h.txns
-        .iter()
-        .flat_map(|t| &t.ops)
-        .map(|op| match op {
-            Op::ReadList { value: Some(l), .. } => l.len(),
-            Op::ScanList {
-                value: Some(rows), ..
-            } => rows.iter().map(|(_, l)| l.len()).max().unwrap_or(0),
-            _ => 0,
-        })
-        .max()
-        .unwrap_or(0)
-}
-
 /// Lists stop growing at `max_writes_per_key`, however long the run: a
 /// read's cost (and the history's memory per transaction) stays flat. Without
 /// the bound the hottest list held thousands of elements after 20,000
@@ -130,7 +114,7 @@ fn lists_stay_short_however_long_the_run() {
         };
         let h = run_workload(&SerialExecutor::new(), &cfg, 4, 20_000);
         // A write-skew pair shares its 8 writes between its two keys.
-        let longest = longest_list_read(&h);
+        let longest = h.longest_list_read();
         assert!((4..=8).contains(&longest), "{workload:?}: {longest}");
         let rep = check(&h, &CheckOptions::strict());
         assert!(rep.is_valid(), "{workload:?}: {rep}");

@@ -1,7 +1,7 @@
 //! Waiting in unit tests on observed state, never on time: a test waits
 //! for what another thread (or the epoch) brings about, and the only clock
-//! is a generous bound that turns a hang into a failure. (The integration
-//! tests' copy is `tests/common`.)
+//! is a generous bound that turns a hang into a failure. The integration
+//! tests compile this same file into `tests/common` (std only: keep it so).
 
 use std::time::{Duration, Instant};
 

@@ -607,46 +607,9 @@ pub fn phantom_check_is_rescan_only(p: Protocol) -> bool {
     }
 }
 
-/// How long a test waits for a state before it fails: far beyond any
-/// loaded machine's delays, it asserts nothing about speed (a test waits
-/// on observed state; this only turns a hang into a failure).
-pub const HANG_GUARD: std::time::Duration = std::time::Duration::from_secs(120);
-
-/// Calls `reached` (which may also do work: flush the epoch, run GC)
-/// until it returns true; false once [`HANG_GUARD`] has passed without.
-pub fn eventually(mut reached: impl FnMut() -> bool) -> bool {
-    let deadline = std::time::Instant::now() + HANG_GUARD;
-    loop {
-        if reached() {
-            return true;
-        }
-        if std::time::Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(std::time::Duration::from_micros(200));
-    }
-}
-
-/// Runs `f` on a thread of its own and returns what it returns (its panic
-/// goes on as the caller's); if it has not finished within
-/// [`HANG_GUARD`], fails saying `what` deadlocked, instead of hanging.
-pub fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let h = std::thread::spawn(move || {
-        // A send fails only once the caller has given up.
-        let _ = tx.send(f());
-    });
-    match rx.recv_timeout(HANG_GUARD) {
-        Ok(v) => {
-            h.join().expect("sent its result");
-            v
-        }
-        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => match h.join() {
-            Err(panic) => std::panic::resume_unwind(panic),
-            Ok(()) => unreachable!("the thread sends before it ends"),
-        },
-        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-            panic!("{what}: not done in {HANG_GUARD:?}, deadlocked")
-        }
-    }
-}
+// `eventually`, `within` and `HANG_GUARD`: the unit tests' helpers
+// (`src/test_util.rs`, std only), the same file compiled here.
+#[path = "../../src/test_util.rs"]
+mod test_util;
+#[allow(unused_imports)] // Not every test binary uses all three.
+pub use test_util::{eventually, within, HANG_GUARD};
