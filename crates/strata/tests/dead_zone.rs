@@ -237,7 +237,7 @@ fn long_readers_and_the_collector_on_siro_under_every_protocol() {
 }
 
 fn long_readers_and_the_collector(storage: VersionStorage) {
-    use strata_verify::{check, run_workload, CheckOptions, GeneratorConfig, Workload};
+    use strata_verify::{run_workload, GeneratorConfig, Workload};
     // Every protocol that runs with dead zones (OCC refuses them).
     let valid = common::configs()
         .storage(storage)
@@ -310,7 +310,7 @@ fn long_readers_and_the_collector(storage: VersionStorage) {
         if let Some(failure) = exec.failure() {
             panic!("{storage} {p}: {failure}");
         }
-        let report = check(&history, &CheckOptions::default());
+        let report = common::check_history(&history);
         eprintln!(
             "{storage} {p}: {report}; {} pruned in dead zones; {:?}",
             exec.db.stats().versions_pruned_in_dead_zones,

@@ -17,7 +17,7 @@ use strata::{
     key, row, Database, Error, GcPolicy, IndexPointers, MemorySpaces, NonInline, Options, Protocol,
     Schema, Type, Value, VersionStorage,
 };
-use strata_verify::{check, run_workload, CheckOptions, GeneratorConfig, Workload};
+use strata_verify::{run_workload, GeneratorConfig, Workload};
 
 /// Transaction counts are multiplied by `STRATA_SOAK` for soak runs.
 fn soak() -> usize {
@@ -109,7 +109,7 @@ fn verify_seeded(
         "{protocol} on {storage} ({gc:?}), {workload:?}, seed {seed}: only {committed} of {n} \
          committed, the workload justifies about half"
     );
-    let report = check(&history, &CheckOptions::default());
+    let report = common::check_history(&history);
     assert_eq!(report.txns_checked, n);
     if protocol.is_serializable() {
         assert!(

@@ -13,9 +13,7 @@ use crate::executor;
 
 use executor::StrataExecutor;
 use strata::{IndexKind, Options, Protocol};
-use strata_verify::{
-    check, run_workload, AnomalyKind, CheckOptions, GeneratorConfig, Report, Workload,
-};
+use strata_verify::{run_workload, AnomalyKind, GeneratorConfig, Report, Workload};
 
 const CLIENTS: usize = 4;
 
@@ -62,7 +60,7 @@ fn run_on(exec: &StrataExecutor, cfg: &GeneratorConfig, clients: usize, n: usize
         committed * 50 >= n,
         "{protocol}: only {committed} of {n} transactions committed; the workload checks little"
     );
-    let report = check(&history, &CheckOptions::default());
+    let report = common::check_history(&history);
     assert_eq!(report.txns_checked, n);
     report
 }
@@ -451,7 +449,7 @@ fn read_only_snapshots_are_consistent() {
             failures.push(format!("{protocol} (read-only snapshots): {failure}"));
             continue;
         }
-        let report = check(&history, &CheckOptions::default());
+        let report = common::check_history(&history);
         if report.violates_snapshot_isolation()
             || (common::serial_order_is_commit_order(protocol) && !report.is_valid())
         {

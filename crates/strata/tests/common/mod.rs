@@ -613,3 +613,22 @@ pub fn phantom_check_is_rescan_only(p: Protocol) -> bool {
 mod test_util;
 #[allow(unused_imports)] // Not every test binary uses all three.
 pub use test_util::{eventually, within, HANG_GUARD};
+
+/// `strata_verify::check` with the default options, looking harder where
+/// the G-single search gave up: an SI history full of G2 cycles can run
+/// out of the default `cycle_search_budget`, and an incomplete search is
+/// never read as allowed (`AnomalyKind::SearchIncomplete`), so such a
+/// history is checked again with 100 times the budget before a test
+/// judges it. A search still incomplete then fails the test's verdict.
+pub fn check_history(h: &strata_verify::History) -> strata_verify::Report {
+    let opts = strata_verify::CheckOptions::default();
+    let report = strata_verify::check(h, &opts);
+    if report.is_complete() {
+        return report;
+    }
+    let harder = strata_verify::CheckOptions {
+        cycle_search_budget: opts.cycle_search_budget * 100,
+        ..opts
+    };
+    strata_verify::check(h, &harder)
+}
