@@ -2453,8 +2453,9 @@ mod tests {
     /// The settings issue 17 found wrong are the paper's now: Figure 6 runs
     /// without the READ ONLY hint at θ 0.2 with 1 and 100 operations;
     /// Figures 8-9 run 100-operation transactions and 100-read queries on
-    /// 20 read-write threads at paper scale; TPC-C runs the paper's 10 warehouses at paper scale;
-    /// Figure 13 sweeps the update share over the storage schemes.
+    /// 20 read-write threads at paper scale; TPC-C runs the paper's 10
+    /// warehouses at paper scale; Figure 13 sweeps the update share over
+    /// the storage schemes.
     #[test]
     fn figures_run_the_papers_settings() {
         let fig = |n: &str| FIGURES.iter().find(|f| f.name == n).unwrap();
