@@ -1,0 +1,400 @@
+//! Unit tests of `tpcc` (a file of their own to keep `tpcc.rs` to its
+//! ideas).
+
+use super::*;
+use crate::Quiet;
+use std::time::Duration;
+
+#[test]
+fn last_names_and_nurand_follow_the_spec() {
+    assert_eq!(last_name(0), "BARBARBAR");
+    assert_eq!(last_name(371), "PRICALLYOUGHT");
+    assert_eq!(last_name(999), "EINGEINGEING");
+    let mut rng = Rng::new(1);
+    let mut hits = [0u32; 1000];
+    for _ in 0..100_000 {
+        let x = nurand(&mut rng, 255, 0, 999, 123);
+        assert!(x <= 999);
+        hits[x as usize] += 1;
+    }
+    // Non-uniform: some names are far more frequent than others.
+    let max = *hits.iter().max().unwrap();
+    let min = *hits.iter().min().unwrap();
+    assert!(max > 4 * min.max(1), "{max} vs {min}");
+}
+
+#[test]
+fn coprime_steps_permute() {
+    for n in [10, 60, 3000, 97] {
+        let s = coprime_step(n);
+        let mut seen: Vec<i64> = (0..n).map(|o| (o * s) % n).collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..n).collect::<Vec<_>>(), "n = {n}");
+    }
+}
+
+/// `orders_by_customer` serves OrderStatus only: a NewOrder + Payment
+/// run neither creates nor maintains it; the standard mix uses it.
+#[test]
+fn orders_by_customer_exists_only_for_a_mix_with_order_status() {
+    let np = TpccConfig {
+        mix: NEW_ORDER_PAYMENT,
+        ..TpccConfig::small(1)
+    };
+    let db = Database::open(strata::Options::default()).unwrap();
+    let tpcc = Tpcc::load(db.clone(), np, &mut Quiet).unwrap();
+    assert!(tpcc.t.orders_by_customer.is_none());
+    assert!(db.index("orders_by_customer").is_err());
+    assert!(db.index("customer_by_last").is_ok());
+
+    let db = Database::open(strata::Options::default()).unwrap();
+    let tpcc = Tpcc::load(db.clone(), TpccConfig::small(1), &mut Quiet).unwrap();
+    assert!(tpcc.cfg.has_order_status());
+    let idx = db.index("orders_by_customer").unwrap();
+    // Loaded with every order (60 per district in the small database).
+    let n = db
+        .begin_read_only()
+        .unwrap()
+        .index_scan(&idx, ..)
+        .unwrap()
+        .len();
+    assert_eq!(n, 10 * 60);
+}
+
+#[test]
+fn load_is_consistent_and_sized_by_the_spec_rules() {
+    let db = Database::open(strata::Options::default()).unwrap();
+    let cfg = TpccConfig::small(2);
+    let tpcc = Tpcc::load(db, cfg.clone(), &mut Quiet).unwrap();
+    let c = tpcc.check_consistency().unwrap();
+    assert_eq!(c.warehouses_checked, 2);
+    assert_eq!(c.districts_checked, 20);
+    assert_eq!(c.orders, 2 * 10 * 60);
+    // The last 30% of each district's orders are undelivered.
+    assert_eq!(c.new_orders, 2 * 10 * 18);
+    assert!((5 * c.orders..=15 * c.orders).contains(&c.order_lines));
+    let mut txn = tpcc.db.begin_read_only().unwrap();
+    assert_eq!(txn.scan(&tpcc.t.item, ..).unwrap().len(), 1000);
+    assert_eq!(txn.scan(&tpcc.t.stock, ..).unwrap().len(), 2000);
+    // Every last name NURand can draw exists in every district.
+    for n in 0..60 {
+        let key = Key(vec![int(2), int(7), Value::from(last_name(n))]);
+        assert!(!txn
+            .index_get(&tpcc.t.customer_by_last, &key)
+            .unwrap()
+            .is_empty());
+    }
+}
+
+/// A transaction lost to a conflict runs again with the same type and
+/// inputs (the generator state after `pick`); with retries off, not.
+/// By last name, Payment and OrderStatus get the middle customer of
+/// that name in first-name order (2.5.2.2: position ceil(n/2)), and
+/// `f` sees that customer's own row.
+#[test]
+fn a_customer_by_last_name_is_the_middle_one_by_first_name() {
+    const FIRST: usize = 3;
+    const LAST: usize = 5;
+    let db = Database::open(strata::Options::default()).unwrap();
+    let tpcc = Tpcc::load(db, TpccConfig::small(1), &mut Quiet).unwrap();
+    let t = &tpcc.t;
+    let last = last_name(0); // customer 1's name, alone in the load
+    let one = tpcc
+        .db
+        .run(|x| x.get(&t.customer, &k3(1, 1, 1)))
+        .unwrap()
+        .unwrap();
+    assert_eq!(one[LAST].as_text(), Some(last.as_str()));
+    // More customers of that name, first names out of id order.
+    for (id, first) in [(101, "ZED"), (102, "ABE"), (103, "MIA"), (104, "BO")] {
+        let mut row = one.clone();
+        row[col::C_ID] = int(id);
+        row[FIRST] = Value::from(first);
+        tpcc.db.run(|x| x.insert(&t.customer, row.clone())).unwrap();
+    }
+    let mut named: Vec<(String, i64)> = vec![
+        (one[FIRST].as_text().unwrap().to_string(), 1),
+        ("ZED".into(), 101),
+        ("ABE".into(), 102),
+        ("MIA".into(), 103),
+        ("BO".into(), 104),
+    ];
+    named.sort();
+    let want = named[(named.len() - 1) / 2].1;
+    let w = TpccWorker::new(&tpcc, 0, false);
+    let got = tpcc
+        .db
+        .run(|x| {
+            w.customer(x, 1, 1, Some(&last), 0, |r| {
+                (get_int(r, col::C_ID), r[LAST].clone())
+            })
+            .map_err(|e| strata::Error::Schema(e.to_string()))
+        })
+        .unwrap();
+    assert_eq!(got, (want, Value::from(last.as_str())));
+    // A name nobody has.
+    let none = tpcc.db.run(|x| {
+        w.customer(x, 1, 1, Some("NOBODY"), 0, |_| ())
+            .map_err(|e| strata::Error::Schema(e.to_string()))
+    });
+    assert!(none.is_err());
+}
+
+#[test]
+fn a_conflicting_transaction_is_retried_with_the_same_inputs() {
+    let db = Database::open(strata::Options::default()).unwrap();
+    let tpcc = Tpcc::load(db, TpccConfig::small(1), &mut Quiet).unwrap();
+    // Hold the warehouse and district rows: NewOrder and Payment conflict.
+    let mut blocker = tpcc.db.begin().unwrap();
+    blocker
+        .update(&tpcc.t.warehouse, &k1(1), &[(col::W_YTD, int(0))])
+        .unwrap();
+    for d in 1..=10 {
+        blocker
+            .update(&tpcc.t.district, &k2(1, d), &[(col::D_YTD, int(0))])
+            .unwrap();
+    }
+    let mut w = TpccWorker::new(&tpcc, 0, false);
+    let (ty, saved) = loop {
+        let mut picked = TpccWorker::new(&tpcc, 0, false);
+        picked.rng = w.rng.clone();
+        picked.pick();
+        match w.step().unwrap() {
+            (ty, Outcome::Aborted("write-write")) => {
+                let (rty, rng) = w.retry.clone().expect("a conflict is retried");
+                assert_eq!(rty, ty);
+                // The inputs are drawn again from where the first attempt began.
+                assert_eq!(format!("{rng:?}"), format!("{:?}", picked.rng));
+                break (ty, rng);
+            }
+            (_, Outcome::Aborted(r)) => panic!("unexpected abort {r}"),
+            (_, Outcome::Committed) => assert!(w.retry.is_none()),
+            (_, o) => panic!("TPC-C does not pipeline: {o:?}"),
+        }
+    };
+    // Still blocked: the retry aborts again, same inputs.
+    assert_eq!(w.step().unwrap(), (ty, Outcome::Aborted("write-write")));
+    assert_eq!(
+        format!("{:?}", w.retry.clone().unwrap().1),
+        format!("{saved:?}")
+    );
+    blocker.abort();
+    assert_eq!(w.step().unwrap(), (ty, Outcome::Committed));
+    assert!(w.retry.is_none());
+
+    // Retries off: the conflict is counted and a new transaction drawn.
+    let tpcc = Tpcc {
+        cfg: TpccConfig {
+            retry_aborted: false,
+            ..tpcc.cfg.clone()
+        },
+        ..tpcc
+    };
+    let mut blocker = tpcc.db.begin().unwrap();
+    blocker
+        .update(&tpcc.t.warehouse, &k1(1), &[(col::W_YTD, int(0))])
+        .unwrap();
+    let mut w = TpccWorker::new(&tpcc, 0, false);
+    for _ in 0..50 {
+        w.step().unwrap();
+        assert!(w.retry.is_none());
+    }
+    blocker.abort();
+}
+
+/// A run of a fixed number of transactions (the driver's
+/// `Stop::Transactions`): the same work on any machine, however loaded.
+fn counted(db: Database, cfg: &TpccConfig, per_worker: u64) -> Result<TpccReport, WorkloadError> {
+    let d = DriverConfig {
+        warmup: Duration::ZERO,
+        duration: Duration::ZERO,
+        series: false,
+        huge_pages: Default::default(),
+        ab_interval: None,
+    };
+    let stop = driver::Stop::Transactions(per_worker);
+    run_until(db, cfg, &d, &stop, &mut Quiet)
+}
+
+/// A short run with every transaction type keeps conditions 1-4, and a
+/// deliberately broken database fails them.
+#[test]
+fn a_mix_runs_only_its_types_in_its_proportions() {
+    let db = Database::open(strata::Options::default()).unwrap();
+    let cfg = TpccConfig {
+        threads: 1,
+        mix: [60, 0, 40, 0, 0, 0],
+        ..TpccConfig::small(1)
+    };
+    // 2,000 draws of one seeded thread: the share is within 0.05 of
+    // 0.6 by more than four standard deviations (0.011), and the same
+    // on every run.
+    let r = counted(db, &cfg, 2000).unwrap();
+    assert_eq!(r.run.committed + r.run.aborted, 2000, "{:?}", r.run);
+    let attempts = |ty| {
+        r.run
+            .of_type(ty)
+            .map_or(0, |t: &crate::driver::TypeReport| t.committed + t.aborted)
+    };
+    let (no, os) = (attempts("new-order"), attempts("order-status"));
+    for ty in ["payment", "delivery", "stock-level"] {
+        assert_eq!(attempts(ty), 0, "{ty}");
+    }
+    let share = no as f64 / (no + os) as f64;
+    assert!(
+        (0.55..0.65).contains(&share),
+        "{no} new-order, {os} order-status"
+    );
+    let bad = TpccConfig {
+        mix: [50, 40, 0, 0, 0, 0],
+        ..cfg
+    };
+    assert!(matches!(bad.validate(), Err(WorkloadError::Config(m)) if m.contains("--mix")));
+}
+
+/// The standard types, Q2* (TPC-C-hybrid) and StockScan all commit, and
+/// TPC-C's consistency conditions hold after the run.
+/// What NewOrder and Payment write into the counters they update adds
+/// up: every run order line is counted once in its stock row
+/// (S_ORDER_CNT, S_YTD by quantity, S_REMOTE_CNT when supplied by
+/// another warehouse; all 0 at load), and every payment moved its
+/// amount from C_BALANCE to C_YTD_PAYMENT and a history row (at load
+/// -10.00, 10.00 and one 10.00 history row per customer). The NP mix
+/// has no Delivery, which would credit balances too.
+#[test]
+fn np_mix_counters_add_up_in_stock_and_customer_rows() {
+    let db = Database::open(strata::Options::default()).unwrap();
+    let cfg = TpccConfig {
+        threads: 2,
+        mix: NEW_ORDER_PAYMENT,
+        ..TpccConfig::small(2)
+    };
+    // 600 transactions per thread, about half of them payments.
+    let r = counted(db.clone(), &cfg, 600).unwrap();
+    assert_eq!(r.run.committed + r.run.aborted, 1200, "{:?}", r.run);
+    assert!(
+        r.run.of_type("payment").unwrap().committed > 50,
+        "{:?}",
+        r.run
+    );
+    let loaded_orders = i64::from(cfg.customers);
+    let table = |n: &str| db.table(n).unwrap();
+    let (ol, stock, cust, hist) = (
+        table("order_line"),
+        table("stock"),
+        table("customer"),
+        table("history"),
+    );
+    db.run(|t| {
+        let (mut lines, mut qty, mut remote) = (0i64, 0i64, 0i64);
+        t.scan_with(&ol, .., |r| {
+            if get_int(r, 2) > loaded_orders {
+                lines += 1;
+                qty += get_int(r, 7);
+                remote += i64::from(get_int(r, 5) != get_int(r, 0));
+            }
+        })?;
+        let (mut cnt, mut ytd, mut rem) = (0i64, 0i64, 0i64);
+        t.scan_with(&stock, .., |r| {
+            cnt += get_int(r, col::S_ORDER_CNT);
+            ytd += get_int(r, col::S_YTD);
+            rem += get_int(r, col::S_REMOTE_CNT);
+        })?;
+        assert!(lines > 100 && remote > 0, "lines {lines}, remote {remote}");
+        assert_eq!((cnt, ytd, rem), (lines, qty, remote), "stock counters");
+        let (mut paid, mut payments) = (0i64, 0i64);
+        t.scan_with(&hist, .., |r| {
+            paid += get_int(r, 7);
+            payments += 1;
+        })?;
+        let (mut balance, mut ytd_payment, mut payment_cnt) = (0i64, 0i64, 0i64);
+        t.scan_with(&cust, .., |r| {
+            balance += get_int(r, col::C_BALANCE);
+            ytd_payment += get_int(r, col::C_YTD_PAYMENT);
+            payment_cnt += get_int(r, col::C_PAYMENT_CNT);
+        })?;
+        assert_eq!(balance, -paid, "C_BALANCE");
+        assert_eq!(ytd_payment, paid, "C_YTD_PAYMENT");
+        assert_eq!(payment_cnt, payments, "C_PAYMENT_CNT");
+        Ok(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn run_keeps_the_consistency_conditions() {
+    for protocol in [strata::Protocol::SiSsn, strata::Protocol::Mvocc] {
+        let db = Database::open(strata::Options::default().protocol(protocol)).unwrap();
+        // ERMIA's TPC-C-hybrid mix: the five types and Q2*.
+        // The appended tables with the tree alone (the default) and,
+        // once, with a hash side too.
+        let cfg = TpccConfig {
+            threads: 2,
+            stock_scan: true,
+            appended_hash: protocol == strata::Protocol::Mvocc,
+            ..TpccConfig::small(1).hybrid()
+        };
+        // 800 transactions per thread (and 800 stock scans): the rarest
+        // types (4% each) come up about 30 times per thread.
+        let r = counted(db.clone(), &cfg, 800).unwrap();
+        for name in ["history", "new_order", "orders", "order_line"] {
+            let point = db.table(name).unwrap().schema().point_lookups;
+            assert_eq!(point == PointLookups::Hash, cfg.appended_hash, "{name}");
+        }
+        for ty in TYPES {
+            let t = r.run.of_type(ty).unwrap();
+            assert!(
+                t.committed > 0,
+                "{protocol:?}: no {ty} committed: {:?}",
+                r.run
+            );
+        }
+        let no = r.run.of_type("new-order").unwrap();
+        assert!(r.consistency.orders > 600, "new orders were inserted");
+        // About 1% of NewOrders roll back by specification.
+        let rb = no
+            .aborts_by_reason
+            .get("user-rollback")
+            .copied()
+            .unwrap_or(0);
+        assert!(rb as f64 <= 0.05 * (no.committed + no.aborted) as f64 + 3.0);
+        // Only Delivery may find a row gone: a concurrent Delivery removed
+        // the same new-order row (MVOCC writes the latest version).
+        for t in &r.run.per_type {
+            if t.name != "delivery" {
+                assert!(!t.aborts_by_reason.contains_key("not-found"), "{t:?}");
+            }
+        }
+
+        // Break condition 1 and see the check fail.
+        let w = db.table("warehouse").unwrap();
+        db.run(|t| t.update(&w, &k1(1), &[(col::W_YTD, int(1))]))
+            .unwrap();
+        let tpcc_view = Tpcc {
+            db: db.clone(),
+            t: Tables {
+                warehouse: w,
+                district: db.table("district").unwrap(),
+                customer: db.table("customer").unwrap(),
+                history: db.table("history").unwrap(),
+                new_order: db.table("new_order").unwrap(),
+                orders: db.table("orders").unwrap(),
+                order_line: db.table("order_line").unwrap(),
+                item: db.table("item").unwrap(),
+                stock: db.table("stock").unwrap(),
+                customer_by_last: db.index("customer_by_last").unwrap(),
+                orders_by_customer: db.index("orders_by_customer").ok(),
+            },
+            cfg: cfg.clone(),
+            pools: Pools::new(1),
+            c_last: 0,
+            c_id: 0,
+            ol_i_id: 0,
+            delivery_hint: Vec::new(),
+            next_history: AtomicU64::new(0),
+            ch: None,
+        };
+        let e = tpcc_view.check_consistency().unwrap_err().to_string();
+        assert!(e.contains("condition 1"), "{e}");
+    }
+}
