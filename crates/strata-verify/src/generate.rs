@@ -91,6 +91,16 @@ pub enum Workload {
     WriteSkew,
 }
 
+impl Workload {
+    /// Every workload, for tests and sweeps that run them all.
+    pub const ALL: [Workload; 4] = [
+        Workload::ListAppend,
+        Workload::Register,
+        Workload::Predicate,
+        Workload::WriteSkew,
+    ];
+}
+
 /// Configuration for a [`Generator`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct GeneratorConfig {
@@ -484,12 +494,7 @@ mod tests {
 
     #[test]
     fn generated_values_are_unique_and_deterministic() {
-        for workload in [
-            Workload::ListAppend,
-            Workload::Register,
-            Workload::Predicate,
-            Workload::WriteSkew,
-        ] {
+        for workload in Workload::ALL {
             let cfg = GeneratorConfig {
                 seed: 42,
                 ..GeneratorConfig::for_workload(workload)
@@ -586,12 +591,7 @@ mod tests {
     /// the predicate workload's scans reach well past its epoch's keys.
     #[test]
     fn segments_name_and_scan_disjoint_keys() {
-        for workload in [
-            Workload::ListAppend,
-            Workload::Register,
-            Workload::Predicate,
-            Workload::WriteSkew,
-        ] {
+        for workload in Workload::ALL {
             let cfg = GeneratorConfig {
                 keys: 5,
                 skew: 0.99,
