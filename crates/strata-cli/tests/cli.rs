@@ -183,27 +183,36 @@ fn check_serializable_protocol_exits_zero() {
     assert!(stdout.contains("verdict: valid"), "{stdout}");
 }
 
+/// `strata check` of SI on the write-skew workload (8 clients on 4 keys,
+/// where write skew is likely but not certain in one run), with `seed`
+/// and `extra` flags.
+fn si_write_skew(seed: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "check",
+        "--protocol",
+        "si",
+        "--workload",
+        "write-skew",
+        "--txns",
+        "3000",
+        "--clients",
+        "8",
+        "--keys",
+        "4",
+        "--skew",
+        "0.5",
+        "--seed",
+        seed,
+    ];
+    args.extend_from_slice(extra);
+    strata(&args)
+}
+
 #[test]
 fn check_si_write_skew_is_expected_and_exits_three() {
     // Write skew is likely but not certain in one run; try a few seeds.
     for seed in ["1", "2", "3", "4", "5"] {
-        let out = strata(&[
-            "check",
-            "--protocol",
-            "si",
-            "--workload",
-            "write-skew",
-            "--txns",
-            "3000",
-            "--clients",
-            "8",
-            "--keys",
-            "4",
-            "--skew",
-            "0.5",
-            "--seed",
-            seed,
-        ]);
+        let out = si_write_skew(seed, &[]);
         let stdout = text(&out.stdout);
         match out.status.code() {
             Some(3) => {
@@ -1966,25 +1975,7 @@ fn durations_beyond_a_year_nan_or_negative_are_usage_errors() {
 #[test]
 fn check_exits_four_when_the_cycle_search_gives_up() {
     for seed in ["1", "2", "3", "4", "5"] {
-        let out = strata(&[
-            "check",
-            "--protocol",
-            "si",
-            "--workload",
-            "write-skew",
-            "--txns",
-            "3000",
-            "--clients",
-            "8",
-            "--keys",
-            "4",
-            "--skew",
-            "0.5",
-            "--seed",
-            seed,
-            "--cycle-search-budget",
-            "0",
-        ]);
+        let out = si_write_skew(seed, &["--cycle-search-budget", "0"]);
         let stdout = text(&out.stdout);
         match out.status.code() {
             Some(4) => {
