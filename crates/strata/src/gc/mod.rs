@@ -506,7 +506,17 @@ pub(crate) fn prune_versions(
     guard: &Guard,
 ) -> u64 {
     crate::index::before_prune(t, tuple, plan, guard);
-    storage::prune(t, tuple, plan, guard)
+    if t.scheme != crate::VersionStorage::AppendOldToNew || !t.index.names_versions() {
+        return storage::prune(t, tuple, plan, guard);
+    }
+    // Physical pointers: an O2N chain's entry point is its oldest version,
+    // which the prune may take; the primary entry then names the new one.
+    let first = t.rows.head(tuple);
+    let n = storage::prune(t, tuple, plan, guard);
+    if t.rows.head(tuple) != first {
+        t.rename_entry_point(None, tuple);
+    }
+    n
 }
 
 #[cfg(test)]

@@ -642,6 +642,9 @@ impl Transaction {
                     if let Err(e) = self.replace_own::<P>(ti, tuple, head, NewRow::Row(data)) {
                         return self.fail(e);
                     }
+                    if ti.writes_name_versions() {
+                        ti.rename_entry_point(Some(&ek), tuple);
+                    }
                     return Ok(());
                 }
                 if let Err(e) = self.lock_head::<P>(ti, tuple, head) {
@@ -666,6 +669,9 @@ impl Transaction {
                 }
                 // (On an error the install was undone and the lock released.)
                 self.install::<P>(ti, tuple, head, NewRow::Row(data), None)?;
+                if ti.writes_name_versions() {
+                    ti.rename_entry_point(Some(&ek), tuple);
+                }
                 // The key may have had no row at all when a younger scan
                 // passed (the tombstone can be a ghost made later), so an
                 // insert over a tombstone answers to the table's predicate
@@ -804,6 +810,9 @@ impl Transaction {
                 if let Err(e) = self.replace_own::<P>(ti, tuple, head, row) {
                     return self.fail(e);
                 }
+                if ti.writes_name_versions() {
+                    ti.rename_entry_point(Some(&ek), tuple);
+                }
                 return Ok(());
             }
             match self.lock_head::<P>(ti, tuple, head) {
@@ -826,14 +835,9 @@ impl Transaction {
             return Err(not_found());
         }
         self.install::<P>(ti, tuple, head, row, None)?;
-        // Readers of the new head (once we commit) then find it hinted
-        // instead of refreshing the hint themselves (no-op for byte keys).
-        let head = ti.rows.head(tuple) as *const u8;
-        match &found {
-            // (The entry the lookup found: no second probe.)
-            Some(l) if l.tuple == tuple => l.set_hint(head),
-            _ => ti.index.set_hint(&ek, tuple, head, &guard),
-        }
+        // The primary entry follows the new head: re-pointed at it under
+        // physical pointers (N2O), else its hint, so readers find it hinted.
+        ti.after_write(found.as_ref(), &ek, tuple, &guard);
         Ok(())
     }
 
@@ -1195,7 +1199,14 @@ impl Transaction {
         // Index entries are stamped before the rows unlock (a no-op for
         // today's kinds).
         self.sec_on_commit(cts);
+        // Index entries written: each secondary entry or record added, and
+        // each row's primary entry where the write inserted it or, under
+        // physical pointers on N2O chains, re-pointed it.
+        let mut index_writes = self.sec_writes.len() as u64;
         for w in &self.writes {
+            // SAFETY: tables outlive us.
+            index_writes +=
+                u64::from(w.index_key.is_some() || unsafe { (*w.table).writes_name_versions() });
             // SAFETY: our own versions and the versions we overwrote (locked by
             // us) are alive: GC processes our entries only after we end.
             let new = unsafe { &*w.new };
@@ -1207,6 +1218,7 @@ impl Transaction {
                 old.end.store(cts, SeqCst);
             }
         }
+        self.db.tids.counts(self.tid).index_writes(index_writes);
         // Scan records (SSN/SSI) were marked committed in validation and
         // SSI's marks stay in its registry; only MV2PL has locks to drop.
         P::release(self);
@@ -1237,6 +1249,10 @@ impl Transaction {
             let t = unsafe { &*w.table };
             storage::undo(t, w.tuple, w.new, w.old, &guard);
             if let Some(old) = unsafe { w.old.as_ref() } {
+                // A primary entry naming our version names the head again.
+                if t.writes_name_versions() {
+                    t.rename_entry_point(None, w.tuple);
+                }
                 old.end.store(INF_TS, SeqCst);
                 old.txn_id.store(0, SeqCst);
             } else {
