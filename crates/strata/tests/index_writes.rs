@@ -4,6 +4,7 @@
 //! moved); with logical pointers an update writes only the indexes whose
 //! key it changed. Counted by `Stats::index_entry_writes`.
 
+use crate::common;
 use strata::{
     key, row, Database, IndexKind, IndexPointers, Options, Schema, Table, Type, Unique, Value,
     VersionStorage,
@@ -92,7 +93,7 @@ fn a_physical_n2o_update_writes_every_index_a_logical_one_only_those_it_changes(
 /// pointers (a record names the row) a non-key update adds none.
 #[test]
 fn mvpbt_with_physical_pointers_adds_a_record_per_version() {
-    for p in [IndexPointers::Physical, IndexPointers::LogicalTupleId] {
+    for p in IndexPointers::ALL {
         let (db, t) = table(p, VersionStorage::AppendNewToOld, IndexKind::MvPbt, 1);
         let before = db.stats().mvpbt.active_records;
         let mut reader = db.begin_read_only().unwrap();
@@ -118,7 +119,8 @@ fn mvpbt_with_physical_pointers_adds_a_record_per_version() {
 /// entry, and writes the secondary indexes only (every one, physically).
 #[test]
 fn a_physical_o2n_update_writes_the_secondary_indexes_only() {
-    for p in [IndexPointers::Physical, IndexPointers::LogicalTupleId] {
+    let o2n = common::configs().storage(VersionStorage::AppendOldToNew);
+    for p in o2n.pointers().into_iter().map(|c| c.pointers) {
         let (db, t) = table(p, VersionStorage::AppendOldToNew, IndexKind::Standard, 3);
         let want = if p == IndexPointers::Physical { 3 } else { 0 };
         assert_eq!(per_update(&db, &t, "v", 1), want, "{p:?}");

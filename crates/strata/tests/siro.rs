@@ -453,23 +453,20 @@ fn the_cutter_races_writers_on_the_same_chains_under_long_snapshots() {
     assert_eq!(total as u64, 2 * per_writer);
 }
 
-/// The index schemes a SIRO table can have: logical pointers only (an
-/// in-place master has no per-version address), today's kind by tuple id
-/// and by primary key, and MV-PBT.
-const SIRO_INDEXES: [(strata::IndexPointers, strata::IndexKind); 3] = [
-    (
-        strata::IndexPointers::LogicalTupleId,
-        strata::IndexKind::Standard,
-    ),
-    (
-        strata::IndexPointers::LogicalPrimaryKey,
-        strata::IndexKind::Standard,
-    ),
-    (
-        strata::IndexPointers::LogicalTupleId,
-        strata::IndexKind::MvPbt,
-    ),
-];
+/// The index schemes a SIRO table can have: the pointer schemes SIRO
+/// accepts (logical ones only: an in-place master has no per-version
+/// address) with each index kind.
+fn siro_indexes() -> Vec<(strata::IndexPointers, strata::IndexKind)> {
+    let pointers = common::configs()
+        .storage(VersionStorage::Siro)
+        .gc(GcPolicy::DeadZone)
+        .pointers()
+        .into_iter()
+        .map(|c| c.pointers);
+    pointers
+        .flat_map(|p| strata::IndexKind::ALL.map(|k| (p, k)))
+        .collect()
+}
 
 /// vDriver's pruning on a table with a secondary index (on the column the
 /// updates change, so every version has a key of its own): versions dead
@@ -481,7 +478,7 @@ const SIRO_INDEXES: [(strata::IndexPointers, strata::IndexKind); 3] = [
 /// its image does).
 #[test]
 fn an_indexed_table_is_pruned_at_relocation_and_by_segment() {
-    for (p, kind) in SIRO_INDEXES {
+    for (p, kind) in siro_indexes() {
         let tag = format!("{p:?} {kind}");
         let db = Database::open(opts().index_pointers(p)).unwrap();
         let t = counters_table(&db, 2);
@@ -552,7 +549,7 @@ fn an_indexed_table_is_pruned_at_relocation_and_by_segment() {
 #[test]
 fn index_reads_stay_exact_while_an_indexed_table_is_pruned() {
     let rounds = i64::from(common::soak()) * 800;
-    for (p, kind) in SIRO_INDEXES {
+    for (p, kind) in siro_indexes() {
         let db = Database::open(
             opts()
                 .index_pointers(p)
@@ -565,6 +562,7 @@ fn index_reads_stay_exact_while_an_indexed_table_is_pruned() {
             .create_index_as("by_v", &t, &["v"], strata::Unique::No, kind)
             .unwrap();
         let stop = AtomicBool::new(false);
+        let started = AtomicBool::new(false);
         std::thread::scope(|s| {
             let reader = s.spawn(|| {
                 let mut checked = 0u64;
@@ -573,6 +571,7 @@ fn index_reads_stay_exact_while_an_indexed_table_is_pruned() {
                     let first: Vec<i64> = (0..3)
                         .map(|k| x.get(&t, &key![k]).unwrap().unwrap()[1].as_int().unwrap())
                         .collect();
+                    started.store(true, SeqCst);
                     for _ in 0..20 {
                         for (k, v) in first.iter().enumerate() {
                             let rows = x.index_get(&idx, &key![*v]).unwrap();
@@ -588,6 +587,9 @@ fn index_reads_stay_exact_while_an_indexed_table_is_pruned() {
                 }
                 checked
             });
+            while !started.load(SeqCst) {
+                std::thread::yield_now();
+            }
             for v in 1..=rounds {
                 set_v(&db, &t, v % 3, v);
             }

@@ -140,6 +140,7 @@ mod tests {
     use crate::{key, row, Database, GcPolicy, Options, Schema, SiroTuning, Table, Type, Value};
     use crate::{VersionStorage, VersionStorage::Siro as SiroScheme};
     use std::sync::atomic::AtomicBool;
+    use std::sync::atomic::Ordering::SeqCst;
 
     /// Row 0 (tuple 0) written `n` times over its insert: v0..vn, where
     /// v_k holds v = k; each image is big enough to seal its own HOT
