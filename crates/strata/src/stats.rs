@@ -47,7 +47,7 @@ impl TxnCounts {
     pub fn writer_wait(&self) {
         bump(&self.writer_waits);
     }
-    /// A committed transaction wrote `n` index entries.
+    /// The transaction wrote `n` more index entries.
     pub fn index_writes(&self, n: u64) {
         let c = &self.index_writes;
         c.store(c.load(Relaxed) + n, Relaxed);
@@ -123,9 +123,10 @@ pub struct Stats {
     pub index_bytes: u64,
     /// Bytes of the indirection arrays (8 per tuple id handed out).
     pub indirection_bytes: u64,
-    /// Index entries committed transactions wrote: primary entries they
-    /// inserted or, under physical pointers on N2O chains, re-pointed at a
-    /// row's new version; secondary entries and MV-PBT records they added.
+    /// Index entries transactions wrote (committed or rolled back): primary
+    /// entries they inserted or, under physical pointers on N2O chains,
+    /// re-pointed at a row's new version (or back, by a rollback);
+    /// secondary entries and MV-PBT records they added.
     /// Per update of non-indexed columns: 0 with logical pointers, one per
     /// index of the table (the primary included) with physical ones on N2O
     /// (Wu et al. §6).

@@ -161,6 +161,12 @@ impl Table {
         }
     }
 
+    /// The position of `e`, one of this table's entries (its slot in
+    /// `named`).
+    fn index_of(&self, e: &Entry) -> usize {
+        (e as *const Entry as usize - self.entries.as_ptr() as usize) / std::mem::size_of::<Entry>()
+    }
+
     /// Records that entry `i` names `v` (a no-op unless the index names
     /// versions). The caller holds the shard's lock.
     fn set_named(&self, i: usize, v: *const u8) {
@@ -303,9 +309,7 @@ impl IntHashIndex {
     #[inline(always)]
     fn entry<'g>(&self, key: u64, guard: &'g epoch::Guard) -> (&'g Entry, u64) {
         let h = hash(key);
-        let t = table_ref(self.shard(h).table.load(Acquire, guard));
-        let (i, v) = probe(t, h, key);
-        (&t.entries[i], v)
+        probe(table_ref(self.shard(h).table.load(Acquire, guard)), h, key)
     }
 
     /// A value word's tuple id and hinted head (None: no tuple).
@@ -353,8 +357,8 @@ impl IntHashIndex {
         let value = self.hinted(tuple, head);
         let (shard, mut counts) = self.lock(key);
         let guard = epoch::pin();
-        let (t, i, v) = locate(shard, key, &guard);
-        let e = &t.entries[i];
+        let (t, e, v) = locate(shard, key, &guard);
+        let i = t.index_of(e);
         match v {
             EMPTY => {
                 // (Writers hold the shard lock, so `v` is still current.)
@@ -398,12 +402,12 @@ impl IntHashIndex {
     pub fn remove(&self, key: u64, tuple: u64) -> bool {
         let (shard, mut counts) = self.lock(key);
         let guard = epoch::pin();
-        let (t, i, v) = locate(shard, key, &guard);
+        let (t, e, v) = locate(shard, key, &guard);
         if id_part(v) != tuple + VALUE_BASE {
             return false;
         }
-        t.entries[i].value.store(REMOVED, Release);
-        t.set_named(i, std::ptr::null());
+        e.value.store(REMOVED, Release);
+        t.set_named(t.index_of(e), std::ptr::null());
         counts.0 -= 1;
         counts.1 += 1;
         true
@@ -420,12 +424,12 @@ impl IntHashIndex {
         let value = self.hinted(tuple, v);
         let (shard, _counts) = self.lock(key);
         let guard = epoch::pin();
-        let (t, i, old) = locate(shard, key, &guard);
+        let (t, e, old) = locate(shard, key, &guard);
         if id_part(old) != tuple + VALUE_BASE {
             return false;
         }
-        t.set_named(i, v);
-        t.entries[i].value.store(value, Release);
+        t.set_named(t.index_of(e), v);
+        e.value.store(value, Release);
         true
     }
 
@@ -435,34 +439,34 @@ impl IntHashIndex {
     pub fn named(&self, key: u64, guard: &epoch::Guard) -> Option<(u64, *const u8)> {
         let h = hash(key);
         let t = table_ref(self.shard(h).table.load(Acquire, guard));
-        let (i, v) = probe(t, h, key);
+        let (e, v) = probe(t, h, key);
         let id = id_part(v);
         if id < VALUE_BASE {
             return None;
         }
-        let named = t.named.get(i).map_or(0, |n| n.load(Acquire));
+        let named = t.named.get(t.index_of(e)).map_or(0, |n| n.load(Acquire));
         Some((id - VALUE_BASE, named as *const u8))
     }
 }
 
 /// The shard's current table and `probe`'s answer in it.
-fn locate<'g>(shard: &Shard, key: u64, guard: &'g epoch::Guard) -> (&'g Table, usize, u64) {
+fn locate<'g>(shard: &Shard, key: u64, guard: &'g epoch::Guard) -> (&'g Table, &'g Entry, u64) {
     let t = table_ref(shard.table.load(Acquire, guard));
-    let (i, v) = probe(t, hash(key), key);
-    (t, i, v)
+    let (e, v) = probe(t, hash(key), key);
+    (t, e, v)
 }
 
-/// The index of the entry holding `key` (live or removed) with the value
-/// read from it, or of the empty entry where the probe for it ends (value
-/// `EMPTY`). Tables are never full (see `insert`), so the probe ends.
+/// The entry holding `key` (live or removed) with the value read from it,
+/// or the empty entry where the probe for it ends (value `EMPTY`). Tables
+/// are never full (see `insert`), so the probe ends.
 #[inline]
-fn probe(t: &Table, h: u64, key: u64) -> (usize, u64) {
+fn probe(t: &Table, h: u64, key: u64) -> (&Entry, u64) {
     let mut i = h as usize & t.mask;
     loop {
         let e = &t.entries[i];
         let v = e.value.load(Acquire);
         if v == EMPTY || e.key.load(Relaxed) == key {
-            return (i, v);
+            return (e, v);
         }
         i = (i + 1) & t.mask;
     }

@@ -52,6 +52,22 @@ pub struct TableInner {
     pub secondary: crate::index::secondary::TableIndexes,
     /// Tuple-level vacuum: blocks written since the last pass.
     pub dirty: DirtyBlocks,
+    /// Where the primary index's named entry point moves (physical
+    /// pointers): with every write (N2O), with GC's prunes (O2N), or never
+    /// (logical pointers). Fixed before the table is shared.
+    names: EntryPointMoves,
+}
+
+/// When a physical primary entry must be re-pointed (see
+/// [`TableInner::after_write`], [`TableInner::rename_entry_point`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum EntryPointMoves {
+    /// Logical pointers: the entry names no version.
+    Never,
+    /// N2O: the newest version is the entry point.
+    OnWrite,
+    /// O2N: the oldest is, which GC moves.
+    OnPrune,
 }
 
 impl std::ops::Deref for TableInner {
@@ -84,6 +100,7 @@ impl TableInner {
             scan_log: ScanLog::default(),
             secondary: Default::default(),
             dirty: DirtyBlocks::default(),
+            names: EntryPointMoves::Never,
         }
     }
 
@@ -91,7 +108,20 @@ impl TableInner {
     pub fn with_storage(mut self, storage: VersionStorage, non_inline: NonInline) -> Self {
         self.store.scheme = storage;
         self.store.non_inline = non_inline;
+        self.set_names();
         self
+    }
+
+    fn set_names(&mut self) {
+        self.names = match self.store.scheme {
+            _ if !self.index.names_versions() => EntryPointMoves::Never,
+            VersionStorage::AppendNewToOld => EntryPointMoves::OnWrite,
+            VersionStorage::AppendOldToNew => EntryPointMoves::OnPrune,
+            // (Physical pointers need append-only storage.)
+            VersionStorage::TimeTravel | VersionStorage::Delta | VersionStorage::Siro => {
+                EntryPointMoves::Never
+            }
+        };
     }
 
     /// Sets the database's index pointer scheme (before the table is
@@ -101,40 +131,55 @@ impl TableInner {
         if pointers == IndexPointers::Physical {
             self.index = PrimaryIndex::naming_versions(self.int_key, self.schema.point_lookups);
         }
+        self.set_names();
         self
     }
 
     /// Whether a write's new version moves the entry point the primary
     /// index names: physical pointers on a new-to-old chain (O2N's entry
     /// point, the oldest version, moves only when GC prunes it).
-    #[inline]
+    #[inline(always)]
     pub fn writes_name_versions(&self) -> bool {
-        self.store.scheme == VersionStorage::AppendNewToOld && self.index.names_versions()
+        self.names == EntryPointMoves::OnWrite
+    }
+
+    /// Whether GC's prunes move the entry point the primary index names
+    /// (physical pointers on an O2N chain: its oldest version).
+    #[inline(always)]
+    pub fn prunes_name_versions(&self) -> bool {
+        self.names == EntryPointMoves::OnPrune
     }
 
     /// A write left `tuple` (key `ek`, found by the lookup `found`) with a
     /// new newest version. Physical pointers, N2O: the primary entry is
-    /// re-pointed at it (an index write per new version, Wu et al. §6).
-    /// Otherwise the entry's chain-head hint follows it, so readers find
-    /// it hinted (`index::hash`; a no-op for byte keys).
-    #[inline]
+    /// re-pointed at it (an index write per new version, Wu et al. §6),
+    /// and the answer is true. Otherwise the entry's chain-head hint
+    /// follows it, so readers find it hinted (`index::hash`; a no-op for
+    /// byte keys). (Always inline, as the hint's code was in the write
+    /// path; the physical pointers' index write stays a call.)
+    #[inline(always)]
     pub fn after_write(
         &self,
         found: Option<&Lookup<'_>>,
         ek: &EncodedKey,
         tuple: u64,
         guard: &Guard,
-    ) {
+    ) -> bool {
         let head = self.rows.head(tuple) as *const u8;
         if self.writes_name_versions() {
-            self.index.name_version(ek, tuple, head);
-            return;
+            return self.name_entry_point(ek, tuple, head);
         }
         match found {
             // (The entry the lookup found: no second probe.)
             Some(l) if l.tuple == tuple => l.set_hint(head),
             _ => self.index.set_hint(ek, tuple, head, guard),
         }
+        false
+    }
+
+    #[inline(never)]
+    fn name_entry_point(&self, ek: &EncodedKey, tuple: u64, head: *const u8) -> bool {
+        self.index.name_version(ek, tuple, head)
     }
 
     /// Re-points the primary entry of `tuple` at its chain's entry point

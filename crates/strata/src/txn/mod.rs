@@ -642,9 +642,7 @@ impl Transaction {
                     if let Err(e) = self.replace_own::<P>(ti, tuple, head, NewRow::Row(data)) {
                         return self.fail(e);
                     }
-                    if ti.writes_name_versions() {
-                        ti.rename_entry_point(Some(&ek), tuple);
-                    }
+                    self.entry_point_moved(ti, &ek, tuple);
                     return Ok(());
                 }
                 if let Err(e) = self.lock_head::<P>(ti, tuple, head) {
@@ -669,9 +667,7 @@ impl Transaction {
                 }
                 // (On an error the install was undone and the lock released.)
                 self.install::<P>(ti, tuple, head, NewRow::Row(data), None)?;
-                if ti.writes_name_versions() {
-                    ti.rename_entry_point(Some(&ek), tuple);
-                }
+                self.entry_point_moved(ti, &ek, tuple);
                 // The key may have had no row at all when a younger scan
                 // passed (the tombstone can be a ghost made later), so an
                 // insert over a tombstone answers to the table's predicate
@@ -695,6 +691,7 @@ impl Transaction {
             let v = storage::publish_fresh(ti, tuple, self.tid, data);
             match ti.index.insert(&ek, tuple, v as *const u8) {
                 Ok(()) => {
+                    self.count_index_writes(1);
                     self.writes.push(WriteEntry {
                         table: ti,
                         tuple,
@@ -810,9 +807,7 @@ impl Transaction {
                 if let Err(e) = self.replace_own::<P>(ti, tuple, head, row) {
                     return self.fail(e);
                 }
-                if ti.writes_name_versions() {
-                    ti.rename_entry_point(Some(&ek), tuple);
-                }
+                self.entry_point_moved(ti, &ek, tuple);
                 return Ok(());
             }
             match self.lock_head::<P>(ti, tuple, head) {
@@ -837,7 +832,9 @@ impl Transaction {
         self.install::<P>(ti, tuple, head, row, None)?;
         // The primary entry follows the new head: re-pointed at it under
         // physical pointers (N2O), else its hint, so readers find it hinted.
-        ti.after_write(found.as_ref(), &ek, tuple, &guard);
+        if ti.after_write(found.as_ref(), &ek, tuple, &guard) {
+            self.count_index_writes(1);
+        }
         Ok(())
     }
 
@@ -1199,14 +1196,8 @@ impl Transaction {
         // Index entries are stamped before the rows unlock (a no-op for
         // today's kinds).
         self.sec_on_commit(cts);
-        // Index entries written: each secondary entry or record added, and
-        // each row's primary entry where the write inserted it or, under
-        // physical pointers on N2O chains, re-pointed it.
-        let mut index_writes = self.sec_writes.len() as u64;
+        self.count_index_writes(self.sec_writes.len());
         for w in &self.writes {
-            // SAFETY: tables outlive us.
-            index_writes +=
-                u64::from(w.index_key.is_some() || unsafe { (*w.table).writes_name_versions() });
             // SAFETY: our own versions and the versions we overwrote (locked by
             // us) are alive: GC processes our entries only after we end.
             let new = unsafe { &*w.new };
@@ -1218,7 +1209,6 @@ impl Transaction {
                 old.end.store(cts, SeqCst);
             }
         }
-        self.db.tids.counts(self.tid).index_writes(index_writes);
         // Scan records (SSN/SSI) were marked committed in validation and
         // SSI's marks stay in its registry; only MV2PL has locks to drop.
         P::release(self);
@@ -1243,6 +1233,7 @@ impl Transaction {
         }
         let guard = epoch::pin();
         // Secondary entries go before the versions they point at retire.
+        self.count_index_writes(self.sec_writes.len());
         self.sec_rollback();
         for w in self.writes.drain(..).rev() {
             // SAFETY: tables outlive the transaction; our versions are alive.
@@ -1252,6 +1243,7 @@ impl Transaction {
                 // A primary entry naming our version names the head again.
                 if t.writes_name_versions() {
                     t.rename_entry_point(None, w.tuple);
+                    self.db.tids.counts(self.tid).index_writes(1);
                 }
                 old.end.store(INF_TS, SeqCst);
                 old.txn_id.store(0, SeqCst);
