@@ -759,6 +759,69 @@ fn reproduce_all_runs_every_figure_and_writes_the_report() {
     assert!(findings > 40 && judged == findings, "{report}");
 }
 
+/// The heterogeneous workload (the study's Fig. 8): the `--ro-threads`
+/// transactions' commits and aborts, by reason, are reported on their own
+/// (`read_only_extra`), and the top-level figures are the mix's alone.
+#[test]
+fn bench_ycsb_reports_the_read_only_threads_aborts_on_their_own() {
+    let run = |ro_threads: &'static str| {
+        let out = strata(&[
+            "bench",
+            "ycsb",
+            "--protocol",
+            "mvocc",
+            "--records",
+            "200",
+            "--threads",
+            "1",
+            "--ro-threads",
+            ro_threads,
+            "--ro-ops",
+            "40",
+            "--no-ro-hint",
+            "--theta",
+            "0.9",
+            "--ops-per-txn",
+            "8",
+            "--duration",
+            "0.4",
+            "--warmup",
+            "0",
+            "--json",
+        ]);
+        assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+        serde_json::from_str::<serde_json::Value>(&text(&out.stdout)).expect("JSON")
+    };
+    let sum = |reasons: &serde_json::Value| -> u64 {
+        let m = reasons.as_object().expect("aborts_by_reason is an object");
+        // Every conflict kind is named, zeros included.
+        for k in strata::ConflictKind::ALL {
+            assert!(m[k.name()].is_u64(), "{k}: {reasons}");
+        }
+        m.values().map(|n| n.as_u64().unwrap()).sum()
+    };
+    let v = run("1");
+    let x = &v["read_only_extra"];
+    assert!(x.is_object(), "{v}");
+    assert_eq!(sum(&x["aborts_by_reason"]), x["aborted"].as_u64().unwrap(), "{v}");
+    assert_eq!(sum(&v["aborts_by_reason"]), v["aborted"].as_u64().unwrap(), "{v}");
+    assert!(x["committed"].as_u64().unwrap() + x["aborted"].as_u64().unwrap() > 0);
+    assert_eq!(x["committed_per_s"], v["read_only_extra_per_s"], "{v}");
+    let rate = x["abort_rate"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&rate), "{v}");
+    // A write-free transaction of the extra threads can only fail MVOCC's
+    // validation: no other kind of conflict is counted for them.
+    let only_validation = x["aborts_by_reason"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .all(|(k, n)| k == "validation" || n == 0);
+    assert!(only_validation, "{v}");
+    // Without extra threads there is nothing to report.
+    let v = run("0");
+    assert!(v.get("read_only_extra").is_none(), "{v}");
+}
+
 #[test]
 fn bench_ycsb_mix_heterogeneous_and_series() {
     let dir = temp_dir("series");
