@@ -85,6 +85,9 @@ struct Summary {
     protocol: &'static str,
     storage: &'static str,
     index_pointers: &'static str,
+    /// MVTO's rule for reading a write-locked version (`--mvto-locked-read`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mvto_locked_read: Option<&'static str>,
     /// Flags that overrode `--preset`'s settings.
     overrides: Vec<String>,
     durability: &'static str,
@@ -332,6 +335,7 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
         .gc_threads(a.gc_threads)
         .gc_every_commits(a.gc_every)
         .ssn_blind_writes(!a.extra.no_blind_writes)
+        .mvto_locked_read(a.extra.mvto_locked_read)
         .durability(durability(a)?);
     let options = match a.extra.memory_spaces {
         None => options,
@@ -435,6 +439,8 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
             } else {
                 "-"
             },
+            mvto_locked_read: (r.engine == "strata" && a.protocol == strata::Protocol::Mvto)
+                .then(|| a.extra.mvto_locked_read.name()),
             overrides: a.overrides.clone(),
             durability: match (r.engine, a.durability) {
                 ("strata", DurabilityArg::Group) => "group",
@@ -682,7 +688,11 @@ fn print_summary(s: &Summary) {
             x.aborted_per_s,
             x.aborted,
             100.0 * x.abort_rate,
-            if reasons.is_empty() { "" } else { "; by reason: " },
+            if reasons.is_empty() {
+                ""
+            } else {
+                "; by reason: "
+            },
             reasons
         );
     }

@@ -803,8 +803,16 @@ fn bench_ycsb_reports_the_read_only_threads_aborts_on_their_own() {
     let v = run("1");
     let x = &v["read_only_extra"];
     assert!(x.is_object(), "{v}");
-    assert_eq!(sum(&x["aborts_by_reason"]), x["aborted"].as_u64().unwrap(), "{v}");
-    assert_eq!(sum(&v["aborts_by_reason"]), v["aborted"].as_u64().unwrap(), "{v}");
+    assert_eq!(
+        sum(&x["aborts_by_reason"]),
+        x["aborted"].as_u64().unwrap(),
+        "{v}"
+    );
+    assert_eq!(
+        sum(&v["aborts_by_reason"]),
+        v["aborted"].as_u64().unwrap(),
+        "{v}"
+    );
     assert!(x["committed"].as_u64().unwrap() + x["aborted"].as_u64().unwrap() > 0);
     assert_eq!(x["committed_per_s"], v["read_only_extra_per_s"], "{v}");
     let rate = x["abort_rate"].as_f64().unwrap();

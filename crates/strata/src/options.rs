@@ -201,7 +201,8 @@ pub enum MvtoLockedRead {
 }
 
 impl MvtoLockedRead {
-    pub const ALL: [MvtoLockedRead; 2] = [MvtoLockedRead::Abort, MvtoLockedRead::AbortIfOlderHolder];
+    pub const ALL: [MvtoLockedRead; 2] =
+        [MvtoLockedRead::Abort, MvtoLockedRead::AbortIfOlderHolder];
 
     /// A short stable name (`abort`, `abort-if-older-holder`).
     pub fn name(self) -> &'static str {
