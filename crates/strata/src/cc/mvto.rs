@@ -186,18 +186,20 @@ pub fn read(tx: &mut impl Txn, t: &TableInner, tuple: u64) -> Result<*mut Versio
         };
         let mut still_running = false;
         if is_running(tids.status(locker)) {
-            if tx.shared().mvto_locked_read == MvtoLockedRead::Abort {
+            match tx.shared().mvto_locked_read {
                 // The study's rule (§3.1): a version whose write lock
                 // another running transaction holds is not read.
-                return Err(Error::Conflict(ConflictKind::TimestampOrder));
-            }
-            // Only an older writer matters: it may have checked read_ts
-            // before we raised it, and its version would be the one we
-            // must read.
-            let wts = tids.registered_begin(locker);
-            still_running = is_running(tids.status(locker));
-            if still_running && wts < tx.ts() {
-                return Err(Error::Conflict(ConflictKind::TimestampOrder));
+                MvtoLockedRead::Abort => return Err(Error::Conflict(ConflictKind::TimestampOrder)),
+                // Only an older writer matters: it may have checked
+                // read_ts before we raised it, and its version would be
+                // the one we must read.
+                MvtoLockedRead::AbortIfOlderHolder => {
+                    let wts = tids.registered_begin(locker);
+                    still_running = is_running(tids.status(locker));
+                    if still_running && wts < tx.ts() {
+                        return Err(Error::Conflict(ConflictKind::TimestampOrder));
+                    }
+                }
             }
         }
         if !still_running
