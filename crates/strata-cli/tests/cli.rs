@@ -830,6 +830,50 @@ fn bench_ycsb_reports_the_read_only_threads_aborts_on_their_own() {
     assert!(v.get("read_only_extra").is_none(), "{v}");
 }
 
+/// `--mvto-locked-read` picks MVTO's rule for reading a write-locked
+/// version; the study's is the default, and the summary names the rule
+/// (MVTO runs only).
+#[test]
+fn bench_ycsb_mvto_locked_read_rule() {
+    let run = |extra: &[&'static str]| {
+        let mut args = vec![
+            "bench",
+            "ycsb",
+            "--records",
+            "200",
+            "--threads",
+            "2",
+            "--theta",
+            "0.9",
+            "--duration",
+            "0.2",
+            "--warmup",
+            "0",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let out = strata(&args);
+        assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+        serde_json::from_str::<serde_json::Value>(&text(&out.stdout)).expect("JSON")
+    };
+    let v = run(&["--protocol", "mvto"]);
+    assert_eq!(v["mvto_locked_read"], "abort", "{v}");
+    let v = run(&[
+        "--protocol",
+        "mvto",
+        "--mvto-locked-read",
+        "abort-if-older-holder",
+    ]);
+    assert_eq!(v["mvto_locked_read"], "abort-if-older-holder", "{v}");
+    assert!(v["committed"].as_u64().unwrap() > 0, "{v}");
+    let v = run(&["--protocol", "mvocc"]);
+    assert!(v.get("mvto_locked_read").is_none(), "{v}");
+    assert_usage_error(
+        &["bench", "ycsb", "--mvto-locked-read", "sometimes"],
+        "abort-if-older-holder",
+    );
+}
+
 #[test]
 fn bench_ycsb_mix_heterogeneous_and_series() {
     let dir = temp_dir("series");
