@@ -1,7 +1,28 @@
 //! Unit tests of `reproduce` (a file of their own to keep `reproduce.rs` to its
 //! ideas).
 
-use super::*;
+use strata::{GcPolicy, NonInline, Options, Preset, Protocol, VersionStorage};
+
+use super::findings::{At, Check, Metric};
+use super::registry::Figure;
+use super::sweep::{Axis, Sweep, Workload};
+use super::wu::FIGURES;
+use crate::plot::Line;
+
+/// A study figure's sweep (every one of them is a sweep).
+fn sweep(f: &Figure) -> &Sweep {
+    f.sweep().unwrap_or_else(|| panic!("{} is a sweep", f.name))
+}
+
+/// The first figure number a study label names (0 for a table alone).
+fn paper_figure(f: &Figure) -> u32 {
+    f.label
+        .split("Fig. ")
+        .nth(1)
+        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
 
 /// Each figure's label names the paper's figure whose caption its title
 /// carries (the captions' words, from the paper's text): a mislabelled
@@ -32,12 +53,12 @@ fn figure_labels_match_the_papers_captions() {
     ];
     for f in FIGURES {
         let numbers: Vec<u32> = f
-            .paper
+            .label
             .split(|c: char| !c.is_ascii_digit())
             .filter_map(|n| n.parse().ok())
-            .filter(|&n| n != 1 || !f.paper.starts_with("Table 1"))
+            .filter(|&n| n != 1 || !f.label.starts_with("Table 1"))
             .collect();
-        assert!(!numbers.is_empty(), "{}: {}", f.name, f.paper);
+        assert!(!numbers.is_empty(), "{}: {}", f.name, f.label);
         for n in numbers {
             let (_, words) = captions
                 .iter()
@@ -45,15 +66,16 @@ fn figure_labels_match_the_papers_captions() {
                 .unwrap_or_else(|| panic!("{}: Fig. {n} is not one we reproduce", f.name));
             for w in *words {
                 assert!(
-                    f.title.to_lowercase().contains(&w.to_lowercase()),
+                    f.caption.to_lowercase().contains(&w.to_lowercase()),
                     "{} is labelled Fig. {n} but its title {:?} lacks {w:?}",
                     f.name,
-                    f.title
+                    f.caption
                 );
             }
         }
-        let protocol = base_point(f, &f.series[0], 1000, 1, false).opts.protocol;
-        let section_7_3 = (11..=23).contains(&f.paper_figure());
+        let sw = sweep(f);
+        let protocol = sw.base_point(&sw.series[0], 1000, 1, false).opts.protocol;
+        let section_7_3 = (11..=23).contains(&paper_figure(f));
         if section_7_3 {
             assert_eq!(protocol, Protocol::Mvto, "{}: §7.3-7.5 run MVTO", f.name);
         }
@@ -68,19 +90,20 @@ fn figure_labels_match_the_papers_captions() {
 fn every_figure_draws_its_title_and_its_x_values_as_ticks() {
     use crate::plot::{line_chart_svg, XTicks};
     for f in FIGURES {
-        if f.axis == Axis::Time {
+        let sw = sweep(f);
+        if sw.axis == Axis::Time {
             continue;
         }
-        for xs in [f.xs, f.xs_paper] {
-            let lines: Vec<Line> = (f.series.iter().enumerate())
+        for xs in [sw.xs, sw.xs_paper] {
+            let lines: Vec<Line> = (sw.series.iter().enumerate())
                 .map(|(i, s)| Line {
                     label: s.label.to_string(),
                     points: xs.iter().map(|&x| (x, 1000.0 * (i + 1) as f64)).collect(),
                 })
                 .collect();
-            let title = plot_title(f, 1000);
+            let title = sw.plot_title(f, 1000);
             let svg =
-                line_chart_svg(&title, f.axis.label(), "y", &lines, XTicks::Values(xs)).unwrap();
+                line_chart_svg(&title, sw.axis.label(), "y", &lines, XTicks::Values(xs)).unwrap();
             let texts: Vec<String> = svg
                 .split("<text")
                 .skip(1)
@@ -91,7 +114,7 @@ fn every_figure_draws_its_title_and_its_x_values_as_ticks() {
                 .collect();
             let has = |t: &str| texts.iter().any(|x| x == t);
             assert!(has(&title.replace('&', "&amp;")), "{}: {texts:?}", f.name);
-            for s in f.series {
+            for s in sw.series {
                 assert!(
                     has(&s.label.replace('&', "&amp;")),
                     "{}: {}",
@@ -128,13 +151,14 @@ fn figure_names_are_unique_and_every_figure_has_a_status() {
     names.dedup();
     assert_eq!(names.len(), FIGURES.len());
     for f in FIGURES {
-        let time = f.axis == Axis::Time;
+        let sw = sweep(f);
+        let time = sw.axis == Axis::Time;
         assert!(
-            time || (!f.xs.is_empty() && !f.xs_paper.is_empty()),
+            time || (!sw.xs.is_empty() && !sw.xs_paper.is_empty()),
             "{}",
             f.name
         );
-        let s = status(f);
+        let s = f.status();
         assert!(!s.is_empty());
     }
     // Protocols exist on main: these run today.
@@ -147,12 +171,13 @@ fn figure_names_are_unique_and_every_figure_has_a_status() {
         "tpcc",
     ] {
         let f = FIGURES.iter().find(|f| f.name == name).unwrap();
-        assert_eq!(status(f), "ready", "{name}");
+        assert_eq!(f.status(), "ready", "{name}");
     }
     let presets = FIGURES.iter().find(|f| f.name == "configurations").unwrap();
-    assert_eq!(status(presets), "ready");
+    assert_eq!(presets.status(), "ready");
+    let presets = sweep(presets);
     assert_eq!(presets.series.len(), Preset::ALL.len());
-    let mut p = base_point(presets, &presets.series[4], 100, 1, false);
+    let mut p = presets.base_point(&presets.series[4], 100, 1, false);
     presets.axis.set(2.0).unwrap().apply(&mut p);
     assert_eq!(p.opts, Options::preset(Preset::Hekaton));
 }
@@ -163,8 +188,8 @@ fn figure_names_are_unique_and_every_figure_has_a_status() {
 fn the_studys_ssn_keeps_first_updater_wins() {
     let mut ssn_series = 0;
     for f in FIGURES {
-        for s in f.series {
-            let p = base_point(f, s, 500, 1, false);
+        for s in sweep(f).series {
+            let p = sweep(f).base_point(s, 500, 1, false);
             if p.opts.protocol == Protocol::SiSsn {
                 ssn_series += 1;
                 assert!(!p.opts.ssn_blind_writes, "{} / {}", f.name, s.label);
@@ -176,9 +201,9 @@ fn the_studys_ssn_keeps_first_updater_wins() {
 
 #[test]
 fn series_settings_reach_the_configuration() {
-    let f = FIGURES.iter().find(|f| f.name == "heterogeneous").unwrap();
+    let f = sweep(FIGURES.iter().find(|f| f.name == "heterogeneous").unwrap());
     let s = &f.series[1];
-    let mut p = base_point(f, s, 500, 3, false);
+    let mut p = f.base_point(s, 500, 3, false);
     f.axis.set(2.0).unwrap().apply(&mut p);
     assert_eq!(p.opts.protocol, Protocol::Mvocc);
     assert_eq!(p.ycsb.ro_threads, 2);
@@ -187,11 +212,11 @@ fn series_settings_reach_the_configuration() {
     assert_eq!(p.ycsb.theta, 0.8);
     assert_eq!(p.ycsb.records, 500);
     // Fig. 11's second series copies text attributes in full.
-    let f = FIGURES.iter().find(|f| f.name == "non-inline").unwrap();
-    let copied = base_point(f, &f.series[1], 500, 3, false);
+    let f = sweep(FIGURES.iter().find(|f| f.name == "non-inline").unwrap());
+    let copied = f.base_point(&f.series[1], 500, 3, false);
     assert_eq!(copied.opts.non_inline, NonInline::Copy);
     assert_eq!(
-        base_point(f, &f.series[0], 500, 3, false).opts.non_inline,
+        f.base_point(&f.series[0], 500, 3, false).opts.non_inline,
         NonInline::Shared
     );
 }
@@ -204,11 +229,15 @@ fn series_settings_reach_the_configuration() {
 #[test]
 fn tpcc_figures_keep_their_contention_at_the_quick_scale() {
     let mut seen = 0;
-    for f in FIGURES.iter().filter(|f| f.workload == Workload::Tpcc) {
+    for f in FIGURES
+        .iter()
+        .filter(|f| sweep(f).workload == Workload::Tpcc)
+    {
+        let sw = sweep(f);
         let shares = |paper: bool| {
-            let xs = if paper { f.xs_paper } else { f.xs };
-            let mut p = base_point(f, &f.series[0], 1000, 1, paper);
-            if let Some(s) = f.axis.set(*xs.last().unwrap()) {
+            let xs = if paper { sw.xs_paper } else { sw.xs };
+            let mut p = sw.base_point(&sw.series[0], 1000, 1, paper);
+            if let Some(s) = sw.axis.set(*xs.last().unwrap()) {
                 s.apply(&mut p);
             }
             let threads = p.ycsb.threads as u32;
@@ -223,7 +252,7 @@ fn tpcc_figures_keep_their_contention_at_the_quick_scale() {
         assert_eq!(
             quick.0, paper.0,
             "{} ({}): quick scale {} warehouses for {} threads, paper scale {} for {}",
-            f.name, f.paper, quick.1, quick.2, paper.1, paper.2
+            f.name, f.label, quick.1, quick.2, paper.1, paper.2
         );
         seen += 1;
     }
@@ -238,9 +267,9 @@ fn tpcc_figures_keep_their_contention_at_the_quick_scale() {
 /// the storage schemes.
 #[test]
 fn figures_run_the_papers_settings() {
-    let fig = |n: &str| FIGURES.iter().find(|f| f.name == n).unwrap();
-    let at = |f: &Figure, x: f64, paper: bool| {
-        let mut p = base_point(f, &f.series[0], 1000, 1, paper);
+    let fig = |n: &str| sweep(FIGURES.iter().find(|f| f.name == n).unwrap());
+    let at = |f: &Sweep, x: f64, paper: bool| {
+        let mut p = f.base_point(&f.series[0], 1000, 1, paper);
         if let Some(s) = f.axis.set(x) {
             s.apply(&mut p);
         }
@@ -281,7 +310,7 @@ fn figures_run_the_papers_settings() {
     assert_eq!(p.opts.memory_spaces.count(), 4);
     // Figure 18's VAC runs on O2N, as COOP must.
     let gc = fig("gc-tuple");
-    let vac = base_point(gc, &gc.series[1], 1000, 1, false);
+    let vac = gc.base_point(&gc.series[1], 1000, 1, false);
     assert_eq!(vac.opts.gc, GcPolicy::Vacuum);
     assert_eq!(vac.opts.version_storage, VersionStorage::AppendOldToNew);
 }
@@ -291,14 +320,15 @@ fn figures_run_the_papers_settings() {
 #[test]
 fn every_finding_reads_series_and_x_values_its_figure_has() {
     for f in FIGURES {
-        let has = |l: &str| f.series.iter().any(|s| s.label == l);
+        let sw = sweep(f);
+        let has = |l: &str| sw.series.iter().any(|s| s.label == l);
         let has_x = |at: At| match at {
-            At::X(x) => [f.xs, f.xs_paper]
+            At::X(x) => [sw.xs, sw.xs_paper]
                 .iter()
                 .all(|xs| xs.iter().any(|v| (v - x).abs() < 1e-9)),
             At::Last | At::Mean => true,
         };
-        for finding in f.findings {
+        for finding in f.claims {
             let ok = match finding.check {
                 Check::Ratio { a, b, at, .. } => has(a) && has(b) && has_x(at),
                 Check::Within { series, at, .. } => has(series) && has_x(at),
@@ -307,12 +337,33 @@ fn every_finding_reads_series_and_x_values_its_figure_has() {
             };
             assert!(ok, "{}: {:?}", f.name, finding.claim);
         }
-        if f.needs.is_none() {
+        if sw.needs.is_none() {
             assert!(
-                !f.findings.is_empty() || f.note.is_some(),
+                !f.claims.is_empty() || f.note.is_some(),
                 "{}: a figure states the paper's finding",
                 f.name
             );
         }
     }
+}
+
+/// The registry holds every paper's figures once each, under unique
+/// names, each with a status, a caption and a label; `find` reaches each.
+#[test]
+fn the_registry_holds_every_papers_figures_under_unique_names() {
+    use super::registry::{self, Paper};
+    let all: Vec<&Figure> = registry::figures().collect();
+    let mut names: Vec<&str> = all.iter().map(|f| f.name).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), all.len(), "a name is registered twice");
+    for paper in [Paper::Wu, Paper::VDriver, Paper::Ermia, Paper::MvPbt] {
+        assert!(all.iter().any(|f| f.paper == paper), "{paper:?}");
+    }
+    for f in &all {
+        assert!(!f.caption.is_empty() && !f.label.is_empty(), "{}", f.name);
+        assert!(!f.status().is_empty(), "{}", f.name);
+        assert!(std::ptr::eq(registry::find(f.name).unwrap(), *f));
+    }
+    assert!(registry::find("all").is_none(), "`all` is not a figure");
 }

@@ -25,33 +25,66 @@
 //! Defaults (2 threads, 1.5 s a point) finish in about two minutes on 2
 //! cores; `--paper-scale` uses the paper's 30 s points.
 
-use std::process::ExitCode;
-
 use serde::Serialize;
 use strata::{Database, Options, Protocol};
 use strata_workloads::read_mostly::{self, ReadMostlyConfig, ReadMostlyReport};
 
+use super::findings::Measured;
+use super::registry::{Config, Figure, Paper, Prepared, Setup};
+use super::{FigureError, Outcome, ReproduceArgs};
 use crate::plot::{line_chart_ticks, Line, XTicks};
 use crate::progress::BarObserver;
 use crate::read_mostly_cmd::{write_csv, STOCK_ROW_BYTES};
-use crate::reproduce::ReproduceArgs;
 use crate::UsageError;
 
-/// The figures: name, the paper's reference, title.
-pub const FIGURES: &[(&str, &str, &str)] = &[(
-    "ermia-fig1",
-    "ERMIA Fig. 1",
-    "Read-mostly microbenchmark: throughput against the fraction of rows read that are updated (1K, 10K reads)",
-)];
+/// The figure.
+pub const FIGURES: &[Figure] = &[Figure {
+    name: "ermia-fig1",
+    paper: Paper::Ermia,
+    label: "Fig. 1",
+    caption: "Read-mostly microbenchmark: throughput against the fraction of rows read that are updated (1K, 10K reads)",
+    config: Config::Own(&Fig1),
+    claims: &[],
+    note: None,
+}];
 
-/// Whether `name` is one of these figures.
-pub fn is_ermia(name: &str) -> bool {
-    FIGURES.iter().any(|f| f.0 == name)
+/// Figure 1's setup.
+struct Fig1;
+
+impl Setup for Fig1 {
+    fn prepare(
+        &self,
+        fig: &'static Figure,
+        a: &ReproduceArgs,
+    ) -> Result<Box<dyn Prepared>, UsageError> {
+        let s = scale(a)?;
+        crate::check_memory(
+            &format!("{} with {} stock rows", fig.name, s.base.rows()),
+            s.base.rows() as f64 * STOCK_ROW_BYTES,
+        )?;
+        Ok(Box::new(s))
+    }
 }
 
-/// "ready" or why not.
-pub fn status(_name: &str) -> String {
-    "ready".into()
+impl Prepared for Scale {
+    fn run(&self, a: &ReproduceArgs) -> Result<Outcome, FigureError> {
+        let files = fig1(a, self).map_err(FigureError::Failed)?;
+        let mut files = files.into_iter().map(std::path::PathBuf::from);
+        Ok(Outcome {
+            files: files.next().into_iter().collect(),
+            pngs: files.collect(),
+            measured: Measured::default(),
+            ran: format!(
+                "Ran {} stock rows ({} warehouse(s)), {} worker thread(s), {} s per point after {} s of warm-up.",
+                self.base.rows(),
+                self.base.warehouses,
+                self.base.threads,
+                self.base.duration.as_secs_f64(),
+                self.base.warmup.as_secs_f64()
+            ),
+            own: Vec::new(),
+        })
+    }
 }
 
 /// The paper's write fractions (Figure 1's x axis).
@@ -135,28 +168,6 @@ fn scale(a: &ReproduceArgs) -> Result<Scale, UsageError> {
         .map_err(|e| UsageError(format!("ermia-fig1: {e} (--records sets the stock rows)")))?;
     }
     Ok(Scale { base })
-}
-
-pub fn run(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
-    if status(name) != "ready" {
-        return Err(UsageError(format!("figure {name} {}", status(name))));
-    }
-    let s = scale(a)?;
-    crate::check_memory(
-        &format!("{name} with {} stock rows", s.base.rows()),
-        s.base.rows() as f64 * STOCK_ROW_BYTES,
-    )?;
-    crate::check_output_dir("out", &a.out)?;
-    match fig1(a, &s) {
-        Ok(files) => {
-            println!("wrote {}", files.join(", "));
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => {
-            eprintln!("error: {name}: {e}");
-            Ok(ExitCode::FAILURE)
-        }
-    }
 }
 
 fn fig1(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {

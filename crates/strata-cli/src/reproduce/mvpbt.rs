@@ -15,49 +15,183 @@
 //! fjall) are not run: they have no secondary index to run these
 //! operations through.
 
-use std::process::ExitCode;
+use std::path::PathBuf;
 
 use serde::Serialize;
 use strata::{Database, Index, IndexKind, Options, Protocol, Schema, Table, Type, Unique, Value};
 use strata_workloads::htap::HtapConfig;
 use strata_workloads::ycsb_core::{CoreConfig, CoreWorkload};
 
-use crate::findings::{judge, At, Check, Expect, Finding, Measured, Metric};
+use super::findings::{judge, At, Check, Expect, Finding, Measured, Metric};
+use super::registry::{Config, Figure, Paper, Prepared, Setup};
+use super::{FigureError, Outcome, ReproduceArgs};
 use crate::plot::{bar_chart, line_chart_ticks, Bars, Line, XTicks};
 use crate::read_mostly_cmd::write_csv;
-use crate::reproduce::ReproduceArgs;
 use crate::UsageError;
 
-pub const FIGURES: &[(&str, &str, &str)] = &[
-    (
-        "mvpbt-fig3",
-        "MV-PBT Fig. 3",
-        "HTAP mix (YCSB A+E with an analytical reader): throughput as the chains grow to 50 versions, today's index against MV-PBT",
-    ),
-    (
-        "mvpbt-fig12b",
-        "MV-PBT Fig. 12b",
-        "Scan time of a long reader against chain length: chain-walking visibility check against index-only",
-    ),
-    (
-        "mvpbt-fig13",
-        "MV-PBT Fig. 13",
-        "Partition filters: false-positive rate and size against the partition size",
-    ),
-    (
-        "mvpbt-fig15a",
-        "MV-PBT Fig. 15a",
-        "YCSB A, B, D, E through a secondary index: today's index against MV-PBT",
-    ),
-    (
-        "mvpbt-fig15b",
-        "MV-PBT Fig. 15b",
-        "YCSB A on MV-PBT over time: throughput as the partitions grow",
-    ),
+/// The figures, in the paper's order.
+pub const FIGURES: &[Figure] = &[
+    Figure {
+        name: "mvpbt-fig3",
+        paper: Paper::MvPbt,
+        label: "Fig. 3",
+        caption: "HTAP mix (YCSB A+E with an analytical reader): throughput as the chains grow to 50 versions, today's index against MV-PBT",
+        config: Config::Own(&MFig::Fig3),
+        claims: &[
+            Finding {
+                claim: "under long chains MV-PBT's index-only visibility check keeps the analytical queries fast (the issue: at least 2x today's index at 50 versions)",
+                check: Check::Ratio {
+                    metric: ANALYTICAL,
+                    a: MVPBT,
+                    b: STANDARD,
+                    at: At::Last,
+                },
+                expect: Expect::AtLeast(2.0),
+            },
+            Finding {
+                claim: "MV-PBT's analytical throughput is robust to the chain length (ours: within 1.3x from 1 to 50 versions)",
+                check: Check::Trend {
+                    metric: ANALYTICAL,
+                    series: MVPBT,
+                },
+                expect: Expect::Range(0.77, 1.3),
+            },
+            Finding {
+                claim: "the version-oblivious index's throughput drops as the chain grows",
+                check: Check::Trend {
+                    metric: ANALYTICAL,
+                    series: STANDARD,
+                },
+                expect: Expect::Below1,
+            },
+        ],
+        note: None,
+    },
+    Figure {
+        name: "mvpbt-fig12b",
+        paper: Paper::MvPbt,
+        label: "Fig. 12b",
+        caption: "Scan time of a long reader against chain length: chain-walking visibility check against index-only",
+        config: Config::Own(&MFig::Fig12b),
+        claims: &[
+            Finding {
+                claim: "with GC the index-only scan time stays almost constant (the issue: within 1.3x)",
+                check: Check::Trend {
+                    metric: SCAN_MS,
+                    series: ONLY,
+                },
+                expect: Expect::AtMost(1.3),
+            },
+            Finding {
+                claim: "the chain-walking visibility check slows down by an order of magnitude (the issue: at least 5x)",
+                check: Check::Trend {
+                    metric: SCAN_MS,
+                    series: WALK,
+                },
+                expect: Expect::AtLeast(5.0),
+            },
+        ],
+        note: None,
+    },
+    Figure {
+        name: "mvpbt-fig13",
+        paper: Paper::MvPbt,
+        label: "Fig. 13",
+        caption: "Partition filters: false-positive rate and size against the partition size",
+        config: Config::Own(&MFig::Fig13),
+        claims: &[],
+        note: None,
+    },
+    Figure {
+        name: "mvpbt-fig15a",
+        paper: Paper::MvPbt,
+        label: "Fig. 15a",
+        caption: "YCSB A, B, D, E through a secondary index: today's index against MV-PBT",
+        config: Config::Own(&MFig::Fig15a),
+        claims: &[],
+        note: None,
+    },
+    Figure {
+        name: "mvpbt-fig15b",
+        paper: Paper::MvPbt,
+        label: "Fig. 15b",
+        caption: "YCSB A on MV-PBT over time: throughput as the partitions grow",
+        config: Config::Own(&MFig::Fig15b),
+        claims: &[Finding {
+            claim: "throughput remains stable as the number of partitions increases",
+            check: Check::Trend {
+                metric: Metric::Throughput,
+                series: "YCSB A",
+            },
+            expect: Expect::Range(0.8, 1.25),
+        }],
+        note: None,
+    },
 ];
 
-pub fn is_mvpbt(name: &str) -> bool {
-    FIGURES.iter().any(|f| f.0 == name)
+/// Which of the paper's figures.
+#[derive(Debug, Clone, Copy)]
+enum MFig {
+    Fig3,
+    Fig12b,
+    Fig13,
+    Fig15a,
+    Fig15b,
+}
+
+impl Setup for MFig {
+    fn prepare(
+        &self,
+        fig: &'static Figure,
+        _a: &ReproduceArgs,
+    ) -> Result<Box<dyn Prepared>, UsageError> {
+        Ok(Box::new(Run {
+            fig: *self,
+            name: fig.name,
+        }))
+    }
+}
+
+/// A figure to run (each checks its sizes as it starts).
+struct Run {
+    fig: MFig,
+    name: &'static str,
+}
+
+impl Prepared for Run {
+    fn run(&self, a: &ReproduceArgs) -> Result<Outcome, FigureError> {
+        let name = self.name;
+        match self.fig {
+            MFig::Fig3 => fig3(name, a),
+            MFig::Fig12b => fig12b(name, a),
+            MFig::Fig13 => fig13(name, a),
+            MFig::Fig15a => fig15a(name, a),
+            MFig::Fig15b => fig15b(name, a),
+        }
+    }
+}
+
+/// A failed run of a command's workload (it printed why).
+fn failed(name: &str) -> FigureError {
+    FigureError::Failed(format!("{name}: a run failed"))
+}
+
+/// What a figure wrote: its CSV, its PNGs in `--out`.
+fn outcome(
+    a: &ReproduceArgs,
+    csv: PathBuf,
+    pngs: &[&str],
+    measured: Measured,
+    ran: String,
+    own: Vec<String>,
+) -> Outcome {
+    Outcome {
+        files: vec![csv],
+        pngs: pngs.iter().map(|p| a.out.join(p)).collect(),
+        measured,
+        ran,
+        own,
+    }
 }
 
 #[derive(Serialize)]
@@ -70,41 +204,6 @@ struct Row {
     p99_us: f64,
     records: u64,
     threads: usize,
-}
-
-pub fn run(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
-    crate::check_output_dir("out", &a.out)?;
-    match name {
-        "mvpbt-fig3" => fig3(name, a),
-        "mvpbt-fig12b" => fig12b(name, a),
-        "mvpbt-fig13" => fig13(name, a),
-        "mvpbt-fig15b" => fig15b(name, a),
-        _ => fig15a(name, a),
-    }
-}
-
-/// Writes the findings' lines (judged `findings`, then lines a figure
-/// judged itself) to `<out>/<name>.md` under the plots, and prints them.
-fn report(
-    name: &str,
-    a: &ReproduceArgs,
-    pngs: &[&str],
-    findings: &[Finding],
-    m: &Measured,
-    own: &[String],
-) -> Result<(), UsageError> {
-    let mut md = format!("## {name}\n\n");
-    for png in pngs {
-        md += &format!("![{png}]({png})\n");
-    }
-    md += "\n";
-    let judged = findings.iter().map(|f| crate::findings::line(f, m).1);
-    for line in judged.chain(own.iter().cloned()) {
-        println!("finding: {line}");
-        md += &format!("- {line}\n");
-    }
-    let path = a.out.join(format!("{name}.md"));
-    std::fs::write(&path, md).map_err(|e| UsageError(format!("{}: {e}", path.display())))
 }
 
 /// The chain lengths Figure 12b's long reader meets.
@@ -158,7 +257,7 @@ fn indexed_table(db: &Database, rows: u64, kind: IndexKind) -> Result<(Table, In
 /// logical pointers one per row, as the updates change no indexed column
 /// (physical pointers would add a replacement per version, whose dead
 /// middle ones the freeze drops, §5.6).
-fn fig12b(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
+fn fig12b(name: &str, a: &ReproduceArgs) -> Result<Outcome, FigureError> {
     let rows = a
         .records
         .unwrap_or(if a.paper_scale { 100_000 } else { 10_000 });
@@ -250,31 +349,14 @@ fn fig12b(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
         XTicks::Values(&xs),
     )
     .map_err(UsageError)?;
-    let findings = [
-        Finding {
-            claim: "with GC the index-only scan time stays almost constant (the issue: within 1.3x)",
-            check: Check::Trend {
-                metric: SCAN_MS,
-                series: ONLY,
-            },
-            expect: Expect::AtMost(1.3),
-        },
-        Finding {
-            claim: "the chain-walking visibility check slows down by an order of magnitude (the issue: at least 5x)",
-            check: Check::Trend {
-                metric: SCAN_MS,
-                series: WALK,
-            },
-            expect: Expect::AtLeast(5.0),
-        },
-    ];
-    report(name, a, &[&png], &findings, &m, &[])?;
-    println!(
-        "wrote {} and {}",
-        csv_path.display(),
-        a.out.join(&png).display()
-    );
-    Ok(ExitCode::SUCCESS)
+    Ok(outcome(
+        a,
+        csv_path,
+        &[&png],
+        m,
+        format!("Ran {rows} rows, a reader opened before the updates, each scan timed 5 times (the median)."),
+        Vec::new(),
+    ))
 }
 
 const ANALYTICAL: Metric = Metric::Named("analytical scans/s");
@@ -298,7 +380,7 @@ struct HtapRow {
 /// both index kinds: the analytical reader's throughput (covering scans
 /// from its old snapshot) and the OLTP clients'. The paper's PostgreSQL
 /// B-tree drops to ~50 tx/s by 6-8 versions while MV-PBT holds ~1,200.
-fn fig3(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
+fn fig3(name: &str, a: &ReproduceArgs) -> Result<Outcome, FigureError> {
     let (duration, warmup) = a.point_times(1.0)?;
     let base = HtapConfig {
         core: CoreConfig {
@@ -336,7 +418,7 @@ fn fig3(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
             cfg.chain_length = length;
             cfg.core.index = kind;
             let Some(r) = crate::htap_cmd::run_config(Protocol::SiSsn, &cfg, true)? else {
-                return Ok(ExitCode::FAILURE);
+                return Err(failed(name));
             };
             let label = kind_label(kind);
             m.push(
@@ -399,48 +481,28 @@ fn fig3(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
         .map_err(UsageError)?;
         pngs.push(file);
     }
-    let findings = [
-        Finding {
-            claim: "under long chains MV-PBT's index-only visibility check keeps the analytical queries fast (the issue: at least 2x today's index at 50 versions)",
-            check: Check::Ratio {
-                metric: ANALYTICAL,
-                a: kind_label(IndexKind::MvPbt),
-                b: kind_label(IndexKind::Standard),
-                at: At::Last,
-            },
-            expect: Expect::AtLeast(2.0),
-        },
-        Finding {
-            claim: "MV-PBT's analytical throughput is robust to the chain length (ours: within 1.3x from 1 to 50 versions)",
-            check: Check::Trend {
-                metric: ANALYTICAL,
-                series: kind_label(IndexKind::MvPbt),
-            },
-            expect: Expect::Range(0.77, 1.3),
-        },
-        Finding {
-            claim: "the version-oblivious index's throughput drops as the chain grows",
-            check: Check::Trend {
-                metric: ANALYTICAL,
-                series: kind_label(IndexKind::Standard),
-            },
-            expect: Expect::Below1,
-        },
-    ];
     let png_refs: Vec<&str> = pngs.iter().map(String::as_str).collect();
-    report(name, a, &png_refs, &findings, &m, &[])?;
-    println!(
-        "wrote {} and {}",
-        csv_path.display(),
-        a.out.join(&pngs[0]).display()
-    );
-    Ok(ExitCode::SUCCESS)
+    Ok(outcome(
+        a,
+        csv_path,
+        &png_refs,
+        m,
+        format!(
+            "Ran {scale}, {} s per point after {} s of warm-up.",
+            duration.as_secs_f64(),
+            warmup.as_secs_f64()
+        ),
+        Vec::new(),
+    ))
 }
+
+const STANDARD: &str = "today's index";
+const MVPBT: &str = "MV-PBT";
 
 fn kind_label(k: IndexKind) -> &'static str {
     match k {
-        IndexKind::Standard => "today's index",
-        IndexKind::MvPbt => "MV-PBT",
+        IndexKind::Standard => STANDARD,
+        IndexKind::MvPbt => MVPBT,
     }
 }
 
@@ -491,7 +553,7 @@ struct FilterRow {
 /// Figure 13: point lookups of keys each partition mostly does not hold;
 /// the filters' measured false-positive rate and their size per
 /// partition, over the partition size.
-fn fig13(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
+fn fig13(name: &str, a: &ReproduceArgs) -> Result<Outcome, FigureError> {
     let rows = a
         .records
         .unwrap_or(if a.paper_scale { 1_000_000 } else { 200_000 });
@@ -623,15 +685,20 @@ fn fig13(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
         .iter()
         .map(|r| r.false_positive_rate)
         .fold(0.0, f64::max);
-    let verdict = crate::findings::judge(Expect::AtMost(0.02), Some(worst));
+    let verdict = judge(Expect::AtMost(0.02), Some(worst));
     let line = format!(
         "the Bloom filter's false-positive rate is 2% (the issue: at most 2%): here at most {:.2}% over the partition sizes: {}",
         worst * 100.0,
         verdict.text()
     );
-    report(name, a, &[&rate_png, &size_png], &[], &m, &[line])?;
-    println!("wrote {}, {}, {}", csv_path.display(), rate_png, size_png);
-    Ok(ExitCode::SUCCESS)
+    Ok(outcome(
+        a,
+        csv_path,
+        &[&rate_png, &size_png],
+        m,
+        format!("Ran {rows} rows of random keys, 10,000 point lookups and 10,000 prefix scans per partition size."),
+        vec![line],
+    ))
 }
 
 #[derive(Serialize)]
@@ -643,7 +710,7 @@ struct PartitionRow {
 
 /// Figure 15b: YCSB A on an MV-PBT index with small partitions, one
 /// second at a time: throughput and the number of partitions.
-fn fig15b(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
+fn fig15b(name: &str, a: &ReproduceArgs) -> Result<Outcome, FigureError> {
     let seconds = a
         .duration
         .unwrap_or(if a.paper_scale { 120.0 } else { 10.0 })
@@ -676,7 +743,7 @@ fn fig15b(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
         &mut crate::progress::BarObserver::new(true),
     ))?
     else {
-        return Ok(ExitCode::FAILURE);
+        return Err(failed(name));
     };
     let mut m = Measured::default();
     let mut csv = Vec::new();
@@ -688,7 +755,7 @@ fn fig15b(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
             &mut strata_workloads::driver::Quiet,
         ))?
         else {
-            return Ok(ExitCode::FAILURE);
+            return Err(failed(name));
         };
         let parts = db.stats().mvpbt.frozen_partitions;
         eprintln!(
@@ -734,24 +801,20 @@ fn fig15b(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
         XTicks::Auto,
     )
     .map_err(UsageError)?;
-    let findings = [Finding {
-        claim: "throughput remains stable as the number of partitions increases",
-        check: Check::Trend {
-            metric: Metric::Throughput,
-            series: "YCSB A",
-        },
-        expect: Expect::Range(0.8, 1.25),
-    }];
-    report(name, a, &[&png, &parts_png], &findings, &m, &[])?;
-    println!(
-        "wrote {} and {}",
-        csv_path.display(),
-        a.out.join(&png).display()
-    );
-    Ok(ExitCode::SUCCESS)
+    Ok(outcome(
+        a,
+        csv_path,
+        &[&png, &parts_png],
+        m,
+        format!(
+            "Ran {} records, {} thread(s), {seconds} one-second runs on one database.",
+            cfg.records, cfg.threads
+        ),
+        Vec::new(),
+    ))
 }
 
-fn fig15a(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
+fn fig15a(name: &str, a: &ReproduceArgs) -> Result<Outcome, FigureError> {
     let (duration, warmup) = a.point_times(2.0)?;
     let base = CoreConfig {
         records: a
@@ -783,7 +846,7 @@ fn fig15a(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
                 ..base.clone()
             };
             let Some(r) = crate::ycsb_core_cmd::run_config(Protocol::SiSsn, &cfg, true)? else {
-                return Ok(ExitCode::FAILURE);
+                return Err(failed(name));
             };
             rows.push(Row {
                 workload: w.name(),
@@ -851,7 +914,19 @@ fn fig15a(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
         })
         .collect();
     let png_name = format!("{name}.png");
-    report(name, a, &[&png_name], &[], &Measured::default(), &lines)?;
-    println!("wrote {} and {}", csv.display(), png.display());
-    Ok(ExitCode::SUCCESS)
+    let _ = png;
+    Ok(outcome(
+        a,
+        csv,
+        &[&png_name],
+        Measured::default(),
+        format!(
+            "Ran {} records, {} thread(s), {} s per point after {} s of warm-up.",
+            base.records,
+            base.threads,
+            duration.as_secs_f64(),
+            warmup.as_secs_f64()
+        ),
+        lines,
+    ))
 }

@@ -150,6 +150,15 @@ impl Measured {
             .push((x, values));
     }
 
+    /// One series' points of `m`, to plot.
+    pub fn line(&self, series: &str, m: Metric) -> Vec<(f64, f64)> {
+        self.points.get(series).map_or(Vec::new(), |pts| {
+            pts.iter()
+                .filter_map(|(x, v)| v.iter().find(|(k, _)| *k == m).map(|(_, y)| (*x, *y)))
+                .collect()
+        })
+    }
+
     fn value(&self, series: &str, m: Metric, at: At) -> Option<f64> {
         let pts = self.points.get(series)?;
         let of = |vals: &Vec<(Metric, f64)>| vals.iter().find(|(k, _)| *k == m).map(|(_, v)| *v);

@@ -30,59 +30,122 @@
 //! sizes and durations (48 tables, 600 s, LLTs from 50 s and 350 s).
 
 use std::path::Path;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use serde::Serialize;
 use strata::{Database, GcPolicy, Options, Preset, Protocol, SiroTuning, VersionStorage};
 use strata_workloads::llt::{self, LltConfig, LltReport};
 
+use super::findings::Measured;
+use super::registry::{Config, Figure, Paper, Prepared, Setup};
+use super::{FigureError, Outcome, ReproduceArgs};
 use crate::plot::{line_chart, line_chart_ticks, Line, XTicks};
 use crate::progress::BarObserver;
-use crate::reproduce::ReproduceArgs;
 use crate::UsageError;
 
-/// The figures: name, the paper's reference, title.
-pub const FIGURES: &[(&str, &str, &str)] = &[
-    (
-        "vdriver-fig13",
-        "vDriver Fig. 13",
-        "Throughput, version space and longest chain over time, with and without LLTs",
-    ),
-    (
-        "vdriver-fig14",
-        "vDriver Fig. 14",
-        "CDF of chain length under skew with an LLT",
-    ),
-    (
-        "vdriver-fig15",
-        "vDriver Fig. 15",
-        "Pruning breakdown by Zipfian exponent, with and without LLTs",
-    ),
-    (
-        "vdriver-fig19",
-        "vDriver Fig. 19",
-        "Segment size against the longest chain",
-    ),
+/// The figures, in the paper's order.
+pub const FIGURES: &[Figure] = &[
+    Figure {
+        name: "vdriver-fig13",
+        paper: Paper::VDriver,
+        label: "Fig. 13",
+        caption: "Throughput, version space and longest chain over time, with and without LLTs",
+        config: Config::Own(&VFig::Fig13),
+        claims: &[],
+        note: None,
+    },
+    Figure {
+        name: "vdriver-fig14",
+        paper: Paper::VDriver,
+        label: "Fig. 14",
+        caption: "CDF of chain length under skew with an LLT",
+        config: Config::Own(&VFig::Fig14),
+        claims: &[],
+        note: None,
+    },
+    Figure {
+        name: "vdriver-fig15",
+        paper: Paper::VDriver,
+        label: "Fig. 15",
+        caption: "Pruning breakdown by Zipfian exponent, with and without LLTs",
+        config: Config::Own(&VFig::Fig15),
+        claims: &[],
+        note: None,
+    },
+    Figure {
+        name: "vdriver-fig19",
+        paper: Paper::VDriver,
+        label: "Fig. 19",
+        caption: "Segment size against the longest chain",
+        config: Config::Own(&VFig::Fig19),
+        claims: &[],
+        note: None,
+    },
 ];
 
-/// Whether `name` is one of these figures.
-pub fn is_vdriver(name: &str) -> bool {
-    FIGURES.iter().any(|f| f.0 == name)
+/// Which of the paper's figures.
+#[derive(Debug, Clone, Copy)]
+enum VFig {
+    Fig13,
+    Fig14,
+    Fig15,
+    Fig19,
 }
 
-/// "ready" or why not.
-pub fn status(_name: &str) -> String {
-    "ready".into()
+impl Setup for VFig {
+    fn prepare(
+        &self,
+        _fig: &'static Figure,
+        a: &ReproduceArgs,
+    ) -> Result<Box<dyn Prepared>, UsageError> {
+        Ok(Box::new(Run {
+            fig: *self,
+            scale: scale(a)?,
+        }))
+    }
+}
+
+/// A figure at its scale.
+struct Run {
+    fig: VFig,
+    scale: Scale,
+}
+
+impl Prepared for Run {
+    fn run(&self, a: &ReproduceArgs) -> Result<Outcome, FigureError> {
+        let s = &self.scale;
+        let files = match self.fig {
+            VFig::Fig13 => fig13(a, s),
+            VFig::Fig14 => fig14(a, s),
+            VFig::Fig15 => fig15(a, s),
+            VFig::Fig19 => fig19(a, s),
+        }
+        .map_err(FigureError::Failed)?;
+        let mut files = files.into_iter().map(std::path::PathBuf::from);
+        Ok(Outcome {
+            files: files.next().into_iter().collect(),
+            pngs: files.collect(),
+            measured: Measured::default(),
+            ran: format!(
+                "Ran {} tables of {} rows, {} update thread(s), {} LLT(s), {:.0} s per run.",
+                s.tables,
+                a.records.unwrap_or(1_000),
+                a.threads.unwrap_or(2),
+                s.llts,
+                s.duration.as_secs_f64()
+            ),
+            own: Vec::new(),
+        })
+    }
 }
 
 /// One engine design of a figure.
-struct Config {
+struct Engine {
     label: String,
     opts: Options,
 }
 
-fn configs() -> Vec<Config> {
+fn configs() -> Vec<Engine> {
     let vdriver = Options::preset(Preset::VDriver);
     let vanilla = |storage, gc| {
         Options::default()
@@ -91,19 +154,19 @@ fn configs() -> Vec<Config> {
             .gc(gc)
     };
     vec![
-        Config {
+        Engine {
             label: format!("vDriver ({}, dead zones)", vdriver.version_storage),
             opts: vdriver,
         },
-        Config {
+        Engine {
             label: "txn-level GC, N2O".into(),
             opts: vanilla(VersionStorage::AppendNewToOld, GcPolicy::TransactionLevel),
         },
-        Config {
+        Engine {
             label: "txn-level GC, delta (undo)".into(),
             opts: vanilla(VersionStorage::Delta, GcPolicy::TransactionLevel),
         },
-        Config {
+        Engine {
             label: "VAC, N2O".into(),
             opts: vanilla(VersionStorage::AppendNewToOld, GcPolicy::Vacuum),
         },
@@ -169,31 +232,6 @@ fn run_one(
     let opts = opts.clone().gc_interval(Some(Duration::from_millis(40)));
     let db = Database::open(opts).map_err(|e| e.to_string())?;
     llt::run(&db, cfg, &mut BarObserver::new(false)).map_err(|e| e.to_string())
-}
-
-pub fn run(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
-    if status(name) != "ready" {
-        return Err(UsageError(format!("figure {name} {}", status(name))));
-    }
-    let s = scale(a)?;
-    crate::check_output_dir("out", &a.out)?;
-    let done = match name {
-        "vdriver-fig13" => fig13(a, &s),
-        "vdriver-fig14" => fig14(a, &s),
-        "vdriver-fig15" => fig15(a, &s),
-        "vdriver-fig19" => fig19(a, &s),
-        _ => unreachable!("status() said ready"),
-    };
-    match done {
-        Ok(files) => {
-            println!("wrote {}", files.join(", "));
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => {
-            eprintln!("error: {name}: {e}");
-            Ok(ExitCode::FAILURE)
-        }
-    }
 }
 
 /// One CSV row of fig13: a second of one run.

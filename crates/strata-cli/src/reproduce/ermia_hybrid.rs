@@ -21,36 +21,107 @@
 //! series, plus SI+SSN with its exclusion test at commit only (fig5: what
 //! the early check, ERMIA §3.3, is worth).
 
-use std::process::ExitCode;
-
 use serde::Serialize;
 use strata::{Database, Options, Protocol};
 use strata_workloads::driver::{DriverConfig, TypeReport};
 use strata_workloads::tpcc::{self, TpccConfig, TpccReport, TYPES};
 
+use super::findings::Measured;
+use super::registry::{Config, Figure, Paper, Prepared, Setup};
+use super::{FigureError, Outcome, ReproduceArgs};
 use crate::plot::{bar_chart, line_chart_ticks, Bars, Line, XTicks};
 use crate::progress::BarObserver;
-use crate::reproduce::ReproduceArgs;
 use crate::UsageError;
 
-/// The figures: name, the paper's reference, title.
-pub const FIGURES: &[(&str, &str, &str)] = &[
-    (
-        "ermia-fig2",
-        "ERMIA Fig. 2",
-        "Commit ratio per transaction type, TPC-C and TPC-C-hybrid, under OCC, SI and SI+SSN",
-    ),
-    (
-        "ermia-fig5",
-        "ERMIA Fig. 5, Table 1",
-        "TPC-C-hybrid against Q2* size: overall throughput, Q2* commits (normalised to SI), Q2* abort ratio",
-    ),
-    (
-        "ermia-fig12",
-        "ERMIA Fig. 12",
-        "Q2* latency against threads at 60% and 80% Q2* size",
-    ),
+/// The figures, in the paper's order.
+pub const FIGURES: &[Figure] = &[
+    Figure {
+        name: "ermia-fig2",
+        paper: Paper::Ermia,
+        label: "Fig. 2",
+        caption: "Commit ratio per transaction type, TPC-C and TPC-C-hybrid, under OCC, SI and SI+SSN",
+        config: Config::Own(&HFig::Fig2),
+        claims: &[],
+        note: None,
+    },
+    Figure {
+        name: "ermia-fig5",
+        paper: Paper::Ermia,
+        label: "Fig. 5, Table 1",
+        caption: "TPC-C-hybrid against Q2* size: overall throughput, Q2* commits (normalised to SI), Q2* abort ratio",
+        config: Config::Own(&HFig::Fig5),
+        claims: &[],
+        note: None,
+    },
+    Figure {
+        name: "ermia-fig12",
+        paper: Paper::Ermia,
+        label: "Fig. 12",
+        caption: "Q2* latency against threads at 60% and 80% Q2* size",
+        config: Config::Own(&HFig::Fig12),
+        claims: &[],
+        note: None,
+    },
 ];
+
+/// Which of the paper's TPC-C-hybrid figures.
+#[derive(Debug, Clone, Copy)]
+enum HFig {
+    Fig2,
+    Fig5,
+    Fig12,
+}
+
+impl Setup for HFig {
+    fn prepare(
+        &self,
+        fig: &'static Figure,
+        a: &ReproduceArgs,
+    ) -> Result<Box<dyn Prepared>, UsageError> {
+        let s = scale(a)?;
+        // About 1 KiB a stock row with its versions and 1 KiB a customer.
+        let most_threads = fig12_threads(&s).into_iter().max().unwrap_or(s.threads);
+        crate::check_memory(
+            &format!("{} with {most_threads} warehouse(s)", fig.name),
+            most_threads as f64 * (f64::from(s.items) + 30_000.0) * 1024.0 * 2.0,
+        )?;
+        Ok(Box::new(Run { fig: *self, s }))
+    }
+}
+
+/// A figure at its scale.
+struct Run {
+    fig: HFig,
+    s: Scale,
+}
+
+impl Prepared for Run {
+    fn run(&self, a: &ReproduceArgs) -> Result<Outcome, FigureError> {
+        let s = &self.s;
+        let files = match self.fig {
+            HFig::Fig2 => fig2(a, s),
+            HFig::Fig5 => fig5(a, s),
+            HFig::Fig12 => fig12(a, s),
+        }
+        .map_err(FigureError::Failed)?;
+        let mut files = files.into_iter().map(std::path::PathBuf::from);
+        Ok(Outcome {
+            files: files.next().into_iter().collect(),
+            pngs: files.collect(),
+            measured: Measured::default(),
+            ran: format!(
+                "Ran TPC-C-hybrid with a warehouse per worker thread ({} thread(s)), {} items, \
+                 {} customers a district, {} s per point after {} s of warm-up.",
+                s.threads,
+                s.items,
+                s.customers,
+                s.driver.duration.as_secs_f64(),
+                s.driver.warmup.as_secs_f64()
+            ),
+            own: Vec::new(),
+        })
+    }
+}
 
 /// A series: its label, protocol, and whether SSN's early check is on.
 struct Series {
@@ -88,11 +159,6 @@ const FIG2_SIZE: f64 = 0.2;
 const FIG12_SIZES: [f64; 2] = [0.6, 0.8];
 /// Runs per point of Figure 12 (the paper's: median of three).
 const FIG12_RUNS: usize = 3;
-
-/// Whether `name` is one of these figures.
-pub fn is_hybrid(name: &str) -> bool {
-    FIGURES.iter().any(|f| f.0 == name)
-}
 
 /// One CSV row: one run.
 #[derive(Serialize)]
@@ -163,32 +229,6 @@ fn config(s: &Scale, threads: usize, q2_size: f64, hybrid: bool) -> TpccConfig {
         base.hybrid()
     } else {
         base
-    }
-}
-
-pub fn run(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
-    let s = scale(a)?;
-    // About 1 KiB a stock row with its versions and 1 KiB a customer.
-    let most_threads = fig12_threads(&s).into_iter().max().unwrap_or(s.threads);
-    crate::check_memory(
-        &format!("{name} with {most_threads} warehouse(s)"),
-        most_threads as f64 * (f64::from(s.items) + 30_000.0) * 1024.0 * 2.0,
-    )?;
-    crate::check_output_dir("out", &a.out)?;
-    let r = match name {
-        "ermia-fig2" => fig2(a, &s),
-        "ermia-fig5" => fig5(a, &s),
-        _ => fig12(a, &s),
-    };
-    match r {
-        Ok(files) => {
-            println!("wrote {}", files.join(", "));
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => {
-            eprintln!("error: {name}: {e}");
-            Ok(ExitCode::FAILURE)
-        }
     }
 }
 
