@@ -26,8 +26,8 @@ use strata::{Database, Options, Protocol};
 use strata_workloads::driver::{DriverConfig, TypeReport};
 use strata_workloads::tpcc::{self, TpccConfig, TpccReport, TYPES};
 
-use super::findings::Measured;
-use super::registry::{Config, Figure, Paper, Prepared, Setup};
+use super::findings::{At, Check, Expect, Finding, Measured, Metric};
+use super::registry::{Config, Effect, Facts, Figure, Paper, Prepared, Setup};
 use super::{FigureError, Outcome, ReproduceArgs};
 use crate::plot::{bar_chart, line_chart_ticks, Bars, Line, XTicks};
 use crate::progress::BarObserver;
@@ -41,8 +41,26 @@ pub const FIGURES: &[Figure] = &[
         label: "Fig. 2",
         caption: "Commit ratio per transaction type, TPC-C and TPC-C-hybrid, under OCC, SI and SI+SSN",
         config: Config::Own(&HFig::Fig2),
-        claims: &[],
-        note: None,
+        claims: &[
+            comparable(NEW_ORDER_X),
+            comparable(1.0),
+            comparable(2.0),
+            comparable(3.0),
+            comparable(4.0),
+            Finding {
+                claim: "We see that the commit rate of that read-intensive transaction starves in Silo, while for ERMIA it is quite high",
+                source: FIG_2,
+                check: Check::Groups {
+                    metric: COMMIT_RATIO,
+                    above: &["SI (ERMIA-SI), TPC-C-hybrid", "SI+SSN (ERMIA-SSN), TPC-C-hybrid"],
+                    below: &["OCC (Silo), TPC-C-hybrid"],
+                    at: At::X(Q2_X),
+                },
+                expect: Expect::Above1,
+            },
+        ],
+        effects: &[Effect::PaperWarehouseRatio, Effect::Concurrency],
+        note: Some("the Q2* size (20%) is ours: the paper does not give Figure 2's; a claim's x is its type's place in `tpcc::TYPES` (0 new-order, 1 payment, 2 order-status, 3 delivery, 4 stock-level, 6 Q2*)"),
     },
     Figure {
         name: "ermia-fig5",
@@ -50,8 +68,45 @@ pub const FIGURES: &[Figure] = &[
         label: "Fig. 5, Table 1",
         caption: "TPC-C-hybrid against Q2* size: overall throughput, Q2* commits (normalised to SI), Q2* abort ratio",
         config: Config::Own(&HFig::Fig5),
-        claims: &[],
-        note: None,
+        claims: &[
+            Finding {
+                claim: "As shown in Figure 5 (middle), Silo-OCC only produces half TPC-CH-Q2* commits in ERMIA, even at the smallest footprint size",
+                source: FIG_5,
+                check: Check::Ratio {
+                    metric: Q2_COMMITS,
+                    a: OCC.label,
+                    b: SI.label,
+                    at: At::X(1.0),
+                },
+                expect: Expect::Range(0.45, 0.55),
+            },
+            Finding {
+                claim: "Starting from 40%, Silo-OCC produces two orders of magnitudes lower commits than ERMIA",
+                source: FIG_5,
+                check: Check::Ratio {
+                    metric: Q2_COMMITS,
+                    a: OCC.label,
+                    b: SI.label,
+                    at: At::X(40.0),
+                },
+                // Two orders of magnitude: within 2x of 1/100.
+                expect: Expect::Range(0.005, 0.02),
+            },
+            si_best(At::X(1.0)),
+            si_best(At::Last),
+            Finding {
+                claim: "Overall TPS of ERMIA-SI in TPC-C-hybrid ... over varying sizes of read-mostly transactions: 70,319 at 1% to 647 at 100%",
+                source: "§4.2, Table 1",
+                check: Check::Trend {
+                    metric: Metric::Throughput,
+                    series: SI.label,
+                },
+                // 647 / 70,319, ±10%.
+                expect: Expect::Range(0.0083, 0.0101),
+            },
+        ],
+        effects: &[Effect::PaperWarehouseRatio, Effect::Concurrency],
+        note: Some("the series \"SI+SSN (commit-time check only)\" is ours (what SSN's early exclusion test, §3.6.2, is worth)"),
     },
     Figure {
         name: "ermia-fig12",
@@ -59,10 +114,82 @@ pub const FIGURES: &[Figure] = &[
         label: "Fig. 12",
         caption: "Q2* latency against threads at 60% and 80% Q2* size",
         config: Config::Own(&HFig::Fig12),
-        claims: &[],
-        note: None,
+        claims: &[
+            proportional("SI (ERMIA-SI), 60%"),
+            proportional("SI (ERMIA-SI), 80%"),
+            quicker("OCC (Silo), 60%", "SI (ERMIA-SI), 60%"),
+            quicker("OCC (Silo), 80%", "SI (ERMIA-SI), 80%"),
+        ],
+        effects: &[Effect::PaperWarehouseRatio],
+        note: Some("threads up to the machine's cores (the paper: up to 24); each point is the mean of the trials, the paper's the median of three"),
     },
 ];
+
+const FIG_2: &str = "§1.1, Fig. 2";
+const FIG_5: &str = "§4.3, Fig. 5";
+const FIG_12: &str = "§4.5, Fig. 12";
+const COMMIT_RATIO: Metric = Metric::Named("commit ratio");
+const Q2_COMMITS: Metric = Metric::Named("Q2* commits/s");
+const Q2_ABORTS: Metric = Metric::Named("Q2* abort ratio");
+const Q2_LATENCY: Metric = Metric::Named("Q2* mean latency (ms)");
+
+/// TPC-C's types commit alike under the three systems.
+const fn comparable(x: f64) -> Finding {
+    Finding {
+        claim: "The left graph shows the commit rate of each individual transaction of TPC-C under Silo as well as the ERMIA flavors. We can see that the commit rates are comparable under TPC-C",
+        source: FIG_2,
+        check: Check::Spread {
+            metric: COMMIT_RATIO,
+            at: At::X(x),
+            series: &[
+                "OCC (Silo), TPC-C",
+                "SI (ERMIA-SI), TPC-C",
+                "SI+SSN (ERMIA-SSN), TPC-C",
+            ],
+        },
+        expect: Expect::About(1.25),
+    }
+}
+
+/// ERMIA-SI's overall throughput above Silo's and ERMIA-SSN's.
+const fn si_best(at: At) -> Finding {
+    Finding {
+        claim: "ERMIA-SI performs the best at all transaction sizes and ERMIA-SSN pays an additional cost for serializability guarantee",
+        source: FIG_5,
+        check: Check::Groups {
+            metric: Metric::Throughput,
+            above: &["SI (ERMIA-SI)"],
+            below: &["OCC (Silo)", "SI+SSN (ERMIA-SSN)"],
+            at,
+        },
+        expect: Expect::Above1,
+    }
+}
+
+const fn proportional(series: &'static str) -> Finding {
+    Finding {
+        claim: "latency of TPC-CH-Q2* transaction is proportional to the number of threads in TPC-C-hybrid workload because the Stock table which is heavily accessed by the transaction grows proportionally to scale factor",
+        source: FIG_12,
+        check: Check::Trend {
+            metric: Q2_LATENCY,
+            series,
+        },
+        expect: Expect::Above1,
+    }
+}
+
+const fn quicker(occ: &'static str, si: &'static str) -> Finding {
+    Finding {
+        claim: "Also, latency increases more quickly than ERMIA with increasing parallelism",
+        source: FIG_12,
+        check: Check::Growth {
+            metric: Q2_LATENCY,
+            a: occ,
+            b: si,
+        },
+        expect: Expect::Above1,
+    }
+}
 
 /// Which of the paper's TPC-C-hybrid figures.
 #[derive(Debug, Clone, Copy)]
@@ -73,6 +200,44 @@ enum HFig {
 }
 
 impl Setup for HFig {
+    fn series(&self, _fig: &Figure) -> Vec<String> {
+        match self {
+            HFig::Fig2 => [OCC, SI, SSN]
+                .iter()
+                .flat_map(|se| [fig2_series(se.label, false), fig2_series(se.label, true)])
+                .collect(),
+            HFig::Fig5 => [OCC, SI, SSN, SSN_LATE]
+                .map(|se| se.label.to_string())
+                .to_vec(),
+            HFig::Fig12 => (FIG12_SIZES.iter())
+                .flat_map(|&z| [OCC, SI, SSN].map(|se| fig12_series(se.label, z)))
+                .collect(),
+        }
+    }
+
+    fn xs(&self, _fig: &Figure, _paper_scale: bool) -> Option<Vec<f64>> {
+        match self {
+            HFig::Fig2 => Some((0..TYPES.len()).map(|i| i as f64).collect()),
+            HFig::Fig5 => Some(SIZES.map(|z| z * 100.0).to_vec()),
+            // Threads up to the machine's cores.
+            HFig::Fig12 => None,
+        }
+    }
+
+    fn facts(&self, _fig: &Figure, a: &ReproduceArgs) -> Facts {
+        let Ok(s) = scale(a) else {
+            return Facts::default();
+        };
+        let cfg = config(&s, s.threads, FIG2_SIZE, true, 1);
+        Facts {
+            threads: s.threads,
+            warehouses: cfg.warehouses,
+            threads_at_last: cfg.threads,
+            update_share: 0.92,
+            ..Facts::default()
+        }
+    }
+
     fn prepare(
         &self,
         fig: &'static Figure,
@@ -96,27 +261,47 @@ struct Run {
 }
 
 impl Prepared for Run {
+    fn estimate_s(&self) -> f64 {
+        let s = &self.s;
+        // A TPC-C load per run, about a second a warehouse.
+        let run = |threads: usize| {
+            s.driver.duration.as_secs_f64() + s.driver.warmup.as_secs_f64() + threads as f64
+        };
+        let trials = s.trials as f64;
+        trials
+            * match self.fig {
+                HFig::Fig2 => 6.0 * run(s.threads),
+                HFig::Fig5 => (SIZES.len() * 4) as f64 * run(s.threads),
+                HFig::Fig12 => (fig12_threads(s).iter())
+                    .map(|&t| (FIG12_SIZES.len() * 3) as f64 * run(t))
+                    .sum(),
+            }
+    }
+
     fn run(&self, a: &ReproduceArgs) -> Result<Outcome, FigureError> {
         let s = &self.s;
+        let mut m = Measured::default();
         let files = match self.fig {
-            HFig::Fig2 => fig2(a, s),
-            HFig::Fig5 => fig5(a, s),
-            HFig::Fig12 => fig12(a, s),
+            HFig::Fig2 => fig2(a, s, &mut m),
+            HFig::Fig5 => fig5(a, s, &mut m),
+            HFig::Fig12 => fig12(a, s, &mut m),
         }
         .map_err(FigureError::Failed)?;
         let mut files = files.into_iter().map(std::path::PathBuf::from);
         Ok(Outcome {
             files: files.next().into_iter().collect(),
             pngs: files.collect(),
-            measured: Measured::default(),
+            measured: m,
             ran: format!(
                 "Ran TPC-C-hybrid with a warehouse per worker thread ({} thread(s)), {} items, \
-                 {} customers a district, {} s per point after {} s of warm-up.",
+                 {} customers a district, {} s per point after {} s of warm-up, {} trial(s) \
+                 (each a fresh database).",
                 s.threads,
                 s.items,
                 s.customers,
                 s.driver.duration.as_secs_f64(),
-                s.driver.warmup.as_secs_f64()
+                s.driver.warmup.as_secs_f64(),
+                s.trials
             ),
             own: Vec::new(),
         })
@@ -157,8 +342,6 @@ pub const SIZES: [f64; 8] = [0.01, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0];
 const FIG2_SIZE: f64 = 0.2;
 /// Q2* sizes of Figure 12.
 const FIG12_SIZES: [f64; 2] = [0.6, 0.8];
-/// Runs per point of Figure 12 (the paper's: median of three).
-const FIG12_RUNS: usize = 3;
 
 /// One CSV row: one run.
 #[derive(Serialize)]
@@ -183,6 +366,7 @@ struct Row {
 }
 
 struct Scale {
+    trials: usize,
     threads: usize,
     items: u32,
     customers: u32,
@@ -191,12 +375,13 @@ struct Scale {
 }
 
 fn scale(a: &ReproduceArgs) -> Result<Scale, UsageError> {
-    let (duration, warmup) = a.point_times(2.0)?;
+    let (duration, warmup) = a.point_times(if a.all() { 1.0 } else { 2.0 })?;
     let items = match a.records {
         Some(r) => u32::try_from(r).unwrap_or(u32::MAX),
         None => 100_000,
     };
     let s = Scale {
+        trials: a.trials()?,
         threads: a.threads.unwrap_or(2),
         items,
         customers: if a.paper_scale { 3_000 } else { 300 },
@@ -209,20 +394,20 @@ fn scale(a: &ReproduceArgs) -> Result<Scale, UsageError> {
         },
         seed: a.seed,
     };
-    config(&s, s.threads, 0.2, true)
+    config(&s, s.threads, 0.2, true, 1)
         .validate()
         .map_err(|e| UsageError(format!("{e} (--records sets the items)")))?;
     Ok(s)
 }
 
 /// TPC-C at the paper's scale factor: a warehouse per thread.
-fn config(s: &Scale, threads: usize, q2_size: f64, hybrid: bool) -> TpccConfig {
+fn config(s: &Scale, threads: usize, q2_size: f64, hybrid: bool, trial: usize) -> TpccConfig {
     let base = TpccConfig {
         threads,
         items: s.items,
         customers: s.customers,
         q2_size,
-        seed: s.seed,
+        seed: s.seed.wrapping_add(trial as u64 - 1),
         ..TpccConfig::spec(threads as u32)
     };
     if hybrid {
@@ -299,10 +484,17 @@ fn q2(r: &TpccReport) -> Option<&TypeReport> {
     r.run.of_type("q2*")
 }
 
-fn fig2(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
+/// The type names of TPC-C-hybrid, as Figure 2's x values (their index
+/// in `tpcc::TYPES`).
+const NEW_ORDER_X: f64 = 0.0;
+const Q2_X: f64 = 6.0;
+
+fn fig2(a: &ReproduceArgs, s: &Scale, m: &mut Measured) -> Result<Vec<String>, String> {
     let series = [OCC, SI, SSN];
     let mut rows = Vec::new();
     let mut files = Vec::new();
+    let total = 2 * series.len() * s.trials;
+    let mut step = 0;
     for (hybrid, file, title) in [
         (false, "ermia-fig2-tpcc.png", "TPC-C"),
         (
@@ -311,35 +503,50 @@ fn fig2(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
             "TPC-C-hybrid (Q2* 10% of the mix, size 20%)",
         ),
     ] {
-        let cfg = config(s, s.threads, FIG2_SIZE, hybrid);
-        let types: Vec<&str> = TYPES
-            .iter()
-            .copied()
+        let types: Vec<&str> = (TYPES.iter().copied())
             .filter(|t| *t != "stock-scan" && (hybrid || *t != "q2*"))
             .collect();
-        let mut bars = Vec::new();
-        for se in &series {
-            if strata_workloads::driver::interrupted() {
-                break;
+        for trial in 1..=s.trials {
+            let cfg = config(s, s.threads, FIG2_SIZE, hybrid, trial);
+            for se in &series {
+                if strata_workloads::driver::interrupted() {
+                    break;
+                }
+                step += 1;
+                eprintln!(
+                    "[{step}/{total}] {}: {title}, {} threads, trial {trial}",
+                    se.label, s.threads
+                );
+                let r = one(se, &cfg, s)?;
+                let label = fig2_series(se.label, hybrid);
+                for (x, ty) in TYPES.iter().enumerate() {
+                    if let Some(t) = r.run.of_type(ty).filter(|t| types.contains(&t.name)) {
+                        m.push(&label, x as f64, vec![(COMMIT_RATIO, ratio(t))]);
+                    }
+                }
+                rows.extend(rows_of("ermia-fig2", se, &cfg, trial, &r));
             }
-            eprintln!("{}: {title}, {} threads", se.label, s.threads);
-            let r = one(se, &cfg, s)?;
-            let values = types
-                .iter()
-                .map(|ty| r.run.of_type(ty).map_or(0.0, ratio))
-                .collect();
-            bars.push(Bars {
-                label: format!("{} ({:.0} txn/s)", se.label, r.run.committed_per_s),
-                values,
-            });
-            rows.extend(rows_of("ermia-fig2", se, &cfg, 1, &r));
         }
+        let bars: Vec<Bars> = (series.iter())
+            .map(|se| {
+                let line = m.line(&fig2_series(se.label, hybrid), COMMIT_RATIO);
+                Bars {
+                    label: se.label.to_string(),
+                    values: (types.iter())
+                        .map(|ty| {
+                            let x = TYPES.iter().position(|t| t == ty).unwrap_or(0) as f64;
+                            line.iter().find(|p| p.0 == x).map_or(0.0, |p| p.1)
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
         let path = a.out.join(file);
         bar_chart(
             &path,
             &format!(
-                "Commit ratio per type, {title} (ERMIA Fig. 2; {} warehouses, {} threads)",
-                cfg.warehouses, s.threads
+                "Commit ratio per type, {title} (ERMIA Fig. 2; {} warehouses, {} threads; mean of {} trial(s))",
+                s.threads, s.threads, s.trials
             ),
             "committed / attempted",
             &types,
@@ -350,76 +557,75 @@ fn fig2(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
     let csv = a.out.join("ermia-fig2.csv");
     write_csv(&csv, &rows)?;
     files.insert(0, csv.display().to_string());
-    println!("commit ratio per type (committed / attempted):");
-    for r in &rows {
-        println!(
-            "  {:<30} {:<12} {:<13} {:>7.3}  ({:.0} committed/s)",
-            r.series, r.workload, r.r#type, r.commit_ratio, r.committed_per_s
-        );
-    }
     Ok(files)
 }
 
-fn fig5(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
+/// A Figure 2 series: a system under TPC-C or TPC-C-hybrid.
+fn fig2_series(label: &str, hybrid: bool) -> String {
+    format!("{label}, {}", if hybrid { "TPC-C-hybrid" } else { "TPC-C" })
+}
+
+fn fig5(a: &ReproduceArgs, s: &Scale, m: &mut Measured) -> Result<Vec<String>, String> {
     let series = [OCC, SI, SSN, SSN_LATE];
     let mut rows = Vec::new();
-    // (overall, q2 commits, q2 abort ratio) per series, per size.
-    let mut m: Vec<Vec<(f64, f64, f64)>> = series.iter().map(|_| Vec::new()).collect();
-    let total = SIZES.len() * series.len();
+    let total = SIZES.len() * series.len() * s.trials;
     let mut step = 0;
-    'sizes: for &size in &SIZES {
-        let cfg = config(s, s.threads, size, true);
-        for (i, se) in series.iter().enumerate() {
-            if strata_workloads::driver::interrupted() {
-                break 'sizes;
+    'all: for trial in 1..=s.trials {
+        for &size in &SIZES {
+            let cfg = config(s, s.threads, size, true, trial);
+            for se in &series {
+                if strata_workloads::driver::interrupted() {
+                    break 'all;
+                }
+                step += 1;
+                eprintln!(
+                    "[{step}/{total}] {}: Q2* size {size}, trial {trial}",
+                    se.label
+                );
+                let r = one(se, &cfg, s)?;
+                let q = q2(&r);
+                m.push(
+                    se.label,
+                    size * 100.0,
+                    vec![
+                        (Metric::Throughput, r.run.committed_per_s),
+                        (Q2_COMMITS, q.map_or(0.0, |t| t.committed_per_s)),
+                        (Q2_ABORTS, q.map_or(0.0, |t| 1.0 - ratio(t))),
+                    ],
+                );
+                rows.extend(rows_of("ermia-fig5", se, &cfg, trial, &r));
             }
-            step += 1;
-            eprintln!("[{step}/{total}] {}: Q2* size {size}", se.label);
-            let r = one(se, &cfg, s)?;
-            let q = q2(&r);
-            m[i].push((
-                r.run.committed_per_s,
-                q.map_or(0.0, |t| t.committed_per_s),
-                q.map_or(0.0, |t| 1.0 - ratio(t)),
-            ));
-            rows.extend(rows_of("ermia-fig5", se, &cfg, 1, &r));
         }
     }
     let csv = a.out.join("ermia-fig5.csv");
     write_csv(&csv, &rows)?;
     let mut files = vec![csv.display().to_string()];
-    let si = 1; // the series the paper normalises to
     let xs: Vec<f64> = SIZES.iter().map(|s| s * 100.0).collect();
-    let norm = |k: usize| -> Vec<Line> {
-        series
-            .iter()
-            .enumerate()
-            .map(|(i, se)| Line {
+    // The paper's panels normalise to ERMIA-SI.
+    let norm = |metric: Metric| -> Vec<Line> {
+        let base = m.line(SI.label, metric);
+        (series.iter())
+            .map(|se| Line {
                 label: se.label.into(),
-                points: m[i]
-                    .iter()
-                    .zip(&m[si])
-                    .zip(&xs)
-                    .map(|((p, b), &x)| {
-                        let (v, base) = match k {
-                            0 => (p.0, b.0),
-                            _ => (p.1, b.1),
-                        };
-                        (x, if base > 0.0 { v / base } else { 0.0 })
+                points: (m.line(se.label, metric).into_iter())
+                    .filter_map(|(x, v)| {
+                        let b = base.iter().find(|p| p.0 == x)?.1;
+                        Some((x, if b > 0.0 { v / b } else { 0.0 }))
                     })
                     .collect(),
             })
             .collect()
     };
-    let aborts: Vec<Line> = series
-        .iter()
-        .enumerate()
-        .map(|(i, se)| Line {
+    let aborts: Vec<Line> = (series.iter())
+        .map(|se| Line {
             label: se.label.into(),
-            points: m[i].iter().zip(&xs).map(|(p, &x)| (x, p.2)).collect(),
+            points: m.line(se.label, Q2_ABORTS),
         })
         .collect();
-    let size = format!("{} warehouses, {} threads", s.threads, s.threads);
+    let size = format!(
+        "{} warehouses, {} threads; mean of {} trial(s)",
+        s.threads, s.threads, s.trials
+    );
     for (file, title, y, lines) in [
         (
             "ermia-fig5-overall.png",
@@ -427,13 +633,13 @@ fn fig5(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
                 "TPC-C-hybrid overall throughput, normalised to SI (ERMIA Fig. 5 left; {size})"
             ),
             "txn/s / SI's txn/s",
-            norm(0),
+            norm(Metric::Throughput),
         ),
         (
             "ermia-fig5-q2.png",
             format!("Q2* commits, normalised to SI (ERMIA Fig. 5 middle; {size})"),
             "Q2* commits/s / SI's",
-            norm(1),
+            norm(Q2_COMMITS),
         ),
         (
             "ermia-fig5-q2-aborts.png",
@@ -453,32 +659,14 @@ fn fig5(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
         )?;
         files.push(path.display().to_string());
     }
-    println!("Table 1 (SI, absolute): overall txn/s per Q2* size");
+    println!("Table 1 (SI, absolute, mean of the trials): overall txn/s per Q2* size");
     println!(
         "  {}",
-        SIZES
-            .iter()
-            .zip(&m[si])
-            .map(|(z, p)| format!("{:.0}%: {:.0}", z * 100.0, p.0))
+        (m.line(SI.label, Metric::Throughput).iter())
+            .map(|(x, v)| format!("{x:.0}%: {v:.0}"))
             .collect::<Vec<_>>()
             .join("  ")
     );
-    println!("per size: overall/SI, Q2* commits/SI, Q2* abort ratio");
-    for (i, se) in series.iter().enumerate() {
-        let cells: Vec<String> = m[i]
-            .iter()
-            .zip(&m[si])
-            .map(|(p, b)| {
-                format!(
-                    "{:.2} {:.3} {:.2}",
-                    p.0 / b.0.max(1e-9),
-                    p.1 / b.1.max(1e-9),
-                    p.2
-                )
-            })
-            .collect();
-        println!("  {:<30} {}", se.label, cells.join(" | "));
-    }
     Ok(files)
 }
 
@@ -494,54 +682,54 @@ fn fig12_threads(s: &Scale) -> Vec<usize> {
     t
 }
 
-fn fig12(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
+fn fig12(a: &ReproduceArgs, s: &Scale, m: &mut Measured) -> Result<Vec<String>, String> {
     let series = [OCC, SI, SSN];
     let threads = fig12_threads(s);
     let mut rows = Vec::new();
     let mut files = Vec::new();
     let xs: Vec<f64> = threads.iter().map(|&t| t as f64).collect();
-    let total = FIG12_SIZES.len() * series.len() * threads.len() * FIG12_RUNS;
+    let total = FIG12_SIZES.len() * series.len() * threads.len() * s.trials;
     let mut step = 0;
     'sizes: for &size in &FIG12_SIZES {
-        let mut lines = Vec::new();
         for se in &series {
-            let mut line = Line {
-                label: se.label.into(),
-                points: Vec::new(),
-            };
+            let label = fig12_series(se.label, size);
             for &t in &threads {
-                let cfg = config(s, t, size, true);
-                let mut means = Vec::new();
-                for run in 1..=FIG12_RUNS {
+                for trial in 1..=s.trials {
                     if strata_workloads::driver::interrupted() {
-                        lines.push(line);
                         break 'sizes;
                     }
+                    let cfg = config(s, t, size, true, trial);
                     step += 1;
                     eprintln!(
-                        "[{step}/{total}] {}: Q2* size {size}, {t} threads, run {run}",
+                        "[{step}/{total}] {}: Q2* size {size}, {t} threads, trial {trial}",
                         se.label
                     );
                     let r = one(se, &cfg, s)?;
+                    // No Q2* committed: no point (OCC can starve it).
                     if let Some(q) = q2(&r).filter(|q| q.committed > 0) {
-                        means.push(q.latency.mean_us);
+                        m.push(
+                            &label,
+                            t as f64,
+                            vec![(Q2_LATENCY, q.latency.mean_us / 1000.0)],
+                        );
                     }
-                    rows.extend(rows_of("ermia-fig12", se, &cfg, run, &r));
-                }
-                means.sort_by(f64::total_cmp);
-                // No Q2* committed in any run: no point (OCC can starve it).
-                if let Some(&mid) = means.get(means.len() / 2) {
-                    line.points.push((t as f64, mid / 1000.0));
+                    rows.extend(rows_of("ermia-fig12", se, &cfg, trial, &r));
                 }
             }
-            lines.push(line);
         }
+        let lines: Vec<Line> = (series.iter())
+            .map(|se| Line {
+                label: se.label.into(),
+                points: m.line(&fig12_series(se.label, size), Q2_LATENCY),
+            })
+            .collect();
         let path = a.out.join(format!("ermia-fig12-{:.0}.png", size * 100.0));
         line_chart_ticks(
             &path,
             &format!(
-                "Q2* mean latency at {:.0}% size, median of {FIG12_RUNS} runs (ERMIA Fig. 12)",
-                size * 100.0
+                "Q2* mean latency at {:.0}% size, mean of {} trial(s) (ERMIA Fig. 12)",
+                size * 100.0,
+                s.trials
             ),
             "threads (= warehouses)",
             "Q2* mean latency (ms)",
@@ -553,41 +741,12 @@ fn fig12(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
     let csv = a.out.join("ermia-fig12.csv");
     write_csv(&csv, &rows)?;
     files.insert(0, csv.display().to_string());
-    println!("Q2* mean latency (ms), median [min-max] of {FIG12_RUNS} runs:");
-    for &size in &FIG12_SIZES {
-        for se in &series {
-            let cells: Vec<String> = threads
-                .iter()
-                .map(|&t| {
-                    let mut v: Vec<f64> = rows
-                        .iter()
-                        .filter(|r| {
-                            r.series == se.label
-                                && r.q2_size == size
-                                && r.threads == t
-                                && r.r#type == "q2*"
-                                && r.committed_per_s > 0.0
-                        })
-                        .map(|r| r.mean_us / 1000.0)
-                        .collect();
-                    v.sort_by(f64::total_cmp);
-                    match (v.first(), v.get(v.len() / 2), v.last()) {
-                        (Some(lo), Some(mid), Some(hi)) => {
-                            format!("{t}T {mid:.1} [{lo:.1}-{hi:.1}]")
-                        }
-                        _ => format!("{t}T -"),
-                    }
-                })
-                .collect();
-            println!(
-                "  {:.0}% {:<22} {}",
-                size * 100.0,
-                se.label,
-                cells.join("  ")
-            );
-        }
-    }
     Ok(files)
+}
+
+/// A Figure 12 series: a system at a Q2* size.
+fn fig12_series(label: &str, size: f64) -> String {
+    format!("{label}, {:.0}%", size * 100.0)
 }
 
 #[cfg(test)]
@@ -607,6 +766,7 @@ mod tests {
     #[test]
     fn fig12_sweeps_powers_of_two_from_one() {
         let s = Scale {
+            trials: 1,
             threads: 8,
             items: 1000,
             customers: 30,

@@ -30,8 +30,8 @@ use strata_workloads::tpcc::{self, TpccConfig};
 use strata_workloads::ycsb::{self, YcsbConfig, YcsbReport};
 use strata_workloads::WorkloadError;
 
-use super::findings::{Check, Measured, Metric};
-use super::registry::{Figure, Prepared, Setup};
+use super::findings::{Measured, Metric};
+use super::registry::{Facts, Figure, Prepared, Setup};
 use super::{FigureError, Outcome, ReproduceArgs};
 use crate::plot::{line_chart_ticks, Line, XTicks};
 use crate::progress::BarObserver;
@@ -320,23 +320,57 @@ impl Sweep {
         format!("{} ({}; {size})", fig.caption, fig.label)
     }
 
-    /// Metrics the claims read that no panel plots.
-    fn claim_metrics<'a>(&'a self, fig: &'a Figure) -> impl Iterator<Item = Metric> + 'a {
-        fig.claims.iter().flat_map(move |f| {
-            let ms = match f.check {
-                Check::Ratio { metric, .. }
-                | Check::Trend { metric, .. }
-                | Check::Spread { metric, .. } => [Some(metric), None],
-                Check::Within { a, b, .. } => [Some(a), Some(b)],
-            };
-            ms.into_iter()
-                .flatten()
-                .filter(move |m| !self.panels().any(|p| p == *m))
-        })
+    /// Every metric a run records: the panels', then those the claims
+    /// read that no panel plots, each once.
+    fn metrics(&self, fig: &Figure) -> Vec<Metric> {
+        let mut ms: Vec<Metric> = self.panels().collect();
+        for m in (fig.claims.iter()).flat_map(|f| f.check.metrics().into_iter().flatten()) {
+            if !ms.contains(&m) {
+                ms.push(m);
+            }
+        }
+        ms
     }
 }
 
+/// The share of TPC-C's standard mix that updates (NewOrder 45%, Payment
+/// 43%, Delivery 4%).
+const TPCC_UPDATE_SHARE: f64 = 0.92;
+
 impl Setup for Sweep {
+    fn series(&self, _fig: &Figure) -> Vec<String> {
+        self.series.iter().map(|s| s.label.to_string()).collect()
+    }
+
+    fn xs(&self, _fig: &Figure, paper_scale: bool) -> Option<Vec<f64>> {
+        (self.axis != Axis::Time).then(|| self.xs_of(paper_scale).to_vec())
+    }
+
+    fn facts(&self, _fig: &Figure, a: &ReproduceArgs) -> Facts {
+        let mut f = Facts::default();
+        for s in self.series {
+            for &x in self.xs_of(a.paper_scale) {
+                let p = self.point_at(s, x, a, 1000);
+                let y = &p.ycsb;
+                f.threads = f.threads.max(y.threads);
+                f.theta = f.theta.max(y.theta);
+                f.update_share = f.update_share.max(match self.workload {
+                    Workload::Tpcc => TPCC_UPDATE_SHARE,
+                    Workload::Ycsb => 1.0 - y.read_ratio,
+                });
+                if self.workload == Workload::Tpcc {
+                    // The last point's: the contention the claims read.
+                    f.threads_at_last = y.threads;
+                    f.warehouses = match p.warehouses {
+                        0 => y.threads as u32,
+                        w => w,
+                    };
+                }
+            }
+        }
+        f
+    }
+
     fn prepare(
         &self,
         fig: &'static Figure,
@@ -390,15 +424,15 @@ impl Plan {
             )));
         }
         let time = sweep.axis == Axis::Time;
-        // `all` runs shorter points so that the whole study fits in half an
-        // hour on 2 cores.
-        let all = a.figure.as_deref() == Some("all");
+        // `all` runs shorter points so that every paper's figures, three
+        // trials each, fit in about an hour and a half on 2 cores.
+        let all = a.all();
         let duration = a.duration.unwrap_or(match (a.paper_scale, time, all) {
             (true, true, _) => 120.0,
             (true, false, _) => 10.0,
             (false, true, _) => 8.0,
             (false, false, false) => 2.0,
-            (false, false, true) => 1.5,
+            (false, false, true) => 1.0,
         });
         let duration = crate::seconds("duration", duration)?;
         if duration.is_zero() {
@@ -408,12 +442,7 @@ impl Plan {
             "warmup",
             a.warmup.unwrap_or((duration.as_secs_f64() / 4.0).min(1.0)),
         )?;
-        let trials = a.trials.unwrap_or(if a.paper_scale { 5 } else { 1 });
-        if !(1..=100).contains(&trials) {
-            return Err(UsageError(format!(
-                "--trials must be in 1..=100, got {trials}"
-            )));
-        }
+        let trials = a.trials()?;
         let records = a
             .records
             .unwrap_or(if a.paper_scale { 10_000_000 } else { 100_000 });
@@ -502,6 +531,16 @@ impl Plan {
 }
 
 impl Prepared for Plan {
+    fn estimate_s(&self) -> f64 {
+        // A load per run: 100,000 YCSB rows, or TPC-C's smaller catalogue.
+        let load = match self.sweep.workload {
+            Workload::Ycsb => 0.5,
+            Workload::Tpcc => 1.5,
+        };
+        let run = self.driver.duration.as_secs_f64() + self.driver.warmup.as_secs_f64() + load;
+        (self.series.len() * self.xs.len() * self.trials) as f64 * run
+    }
+
     /// Runs every series at every x (and trial), writes the CSV and a PNG
     /// per panel.
     fn run(&self, a: &ReproduceArgs) -> Result<Outcome, FigureError> {
@@ -548,19 +587,22 @@ impl Prepared for Plan {
                         break;
                     }
                 }
-                if sw.axis == Axis::Time {
-                    for (t, v, bytes) in mean_series(&trials) {
-                        let values = vec![(Metric::Throughput, v), (Metric::NewBytesPerTxn, bytes)];
-                        measured.push(s.label, t, values);
+                // Each trial on its own: the claims are judged per trial.
+                for r in &trials {
+                    if sw.axis == Axis::Time {
+                        for p in &r.report.run.series {
+                            let values = vec![
+                                (Metric::Throughput, p.committed_per_s),
+                                (Metric::NewBytesPerTxn, p.new_bytes_per_txn),
+                            ];
+                            measured.push(s.label, p.t_s, values);
+                        }
+                    } else {
+                        let values = (sw.metrics(fig).into_iter())
+                            .map(|m| (m, value(m, r)))
+                            .collect();
+                        measured.push(s.label, x, values);
                     }
-                } else if !trials.is_empty() {
-                    let values = (sw.panels().chain(sw.claim_metrics(fig)))
-                        .map(|m| {
-                            let sum: f64 = trials.iter().map(|r| value(m, r)).sum();
-                            (m, sum / trials.len() as f64)
-                        })
-                        .collect();
-                    measured.push(s.label, x, values);
                 }
                 if strata_workloads::driver::interrupted() {
                     // Ctrl-C: the points run so far, written and plotted.
@@ -611,32 +653,6 @@ impl Prepared for Plan {
             own: Vec::new(),
         })
     }
-}
-
-/// Per-second throughput and new memory per transaction, averaged over
-/// trials (as long as the shortest).
-fn mean_series(trials: &[Ran]) -> Vec<(f64, f64, f64)> {
-    let n = trials
-        .iter()
-        .map(|r| r.report.run.series.len())
-        .min()
-        .unwrap_or(0);
-    let mean = |f: &dyn Fn(&strata_workloads::driver::SeriesPoint) -> f64, i: usize| {
-        trials
-            .iter()
-            .map(|r| f(&r.report.run.series[i]))
-            .sum::<f64>()
-            / trials.len() as f64
-    };
-    (0..n)
-        .map(|i| {
-            (
-                trials[0].report.run.series[i].t_s,
-                mean(&|p| p.committed_per_s, i),
-                mean(&|p| p.new_bytes_per_txn, i),
-            )
-        })
-        .collect()
 }
 
 /// One run's report, and for TPC-C its per-type reports (StockScan's
