@@ -649,6 +649,15 @@ fn reproduce_list_and_unimplemented_figures() {
         "{stdout}"
     );
     assert_usage_error(&["reproduce", "fig99"], "unknown figure");
+    // Every paper's figures are listed, and every claim printable.
+    for name in ["vdriver-fig13", "ermia-fig5", "mvpbt-fig12b"] {
+        assert!(stdout.lines().any(|l| l.starts_with(name)), "{stdout}");
+    }
+    let claims = strata(&["reproduce", "--claims"]);
+    assert!(claims.status.success());
+    let claims = text(&claims.stdout);
+    assert!(claims.starts_with("| figure | where |"), "{claims}");
+    assert!(claims.contains("| `tpcc` | §7.2, Fig. 10a |"), "{claims}");
 }
 
 #[test]

@@ -42,11 +42,15 @@ pub struct ReproduceArgs {
     /// The figure to reproduce (see --list), or `all` for every figure of
     /// the four papers (the Peloton study, vDriver, ERMIA, MV-PBT) at the
     /// quick scale, with a report.
-    #[arg(required_unless_present = "list")]
+    #[arg(required_unless_present_any = ["list", "claims"])]
     pub figure: Option<String>,
     /// List the figures and whether each can run today.
     #[arg(long)]
     pub list: bool,
+    /// Print every figure's claims, as the paper words them and as each is
+    /// judged, as a Markdown table (docs/REPRODUCTION.md carries it).
+    #[arg(long)]
+    pub claims: bool,
     /// The paper's sizes (10M records, 40 threads, its full sweep, five
     /// trials) instead of sizes scaled to a 2-core machine.
     #[arg(long)]
@@ -95,6 +99,7 @@ impl ReproduceArgs {
         ReproduceArgs {
             figure: None,
             list: false,
+            claims: false,
             paper_scale,
             out: PathBuf::from("results"),
             duration: None,
@@ -247,6 +252,37 @@ fn list() {
     );
 }
 
+/// Every figure's claims as a Markdown table: the paper's words and
+/// where, the number each becomes, and what the paper says it is.
+pub fn claims_markdown() -> String {
+    let cell = |t: &str| t.replace('|', "\\|");
+    let mut s = String::from(
+        "| figure | where | the paper's claim | judged as | the paper's number |\n|---|---|---|---|---|\n",
+    );
+    for f in registry::figures() {
+        for c in f.claims {
+            s += &format!(
+                "| `{}` | {}{} | \"{}\" | {} | {} |\n",
+                f.name,
+                f.paper.prefix(),
+                cell(c.source),
+                cell(c.claim),
+                cell(&findings::check_text(&c.check)),
+                cell(&findings::expect_text(c.expect)),
+            );
+        }
+        if f.claims.is_empty() {
+            s += &format!(
+                "| `{}` | {} | (none judged: {}) | | |\n",
+                f.name,
+                f.reference(),
+                cell(f.note.unwrap_or("the paper states none"))
+            );
+        }
+    }
+    s
+}
+
 /// Prepares a figure: its checks, and a warning per effect its settings
 /// lose.
 fn prepare(
@@ -267,6 +303,10 @@ fn prepare(
 pub fn run(a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
     if a.list {
         list();
+        return Ok(ExitCode::SUCCESS);
+    }
+    if a.claims {
+        print!("{}", claims_markdown());
         return Ok(ExitCode::SUCCESS);
     }
     let name = a.figure.as_deref().unwrap_or_default();

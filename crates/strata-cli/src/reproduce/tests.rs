@@ -578,3 +578,19 @@ fn every_point_of_every_sweep_validates_at_both_scales() {
         }
     }
 }
+
+/// docs/REPRODUCTION.md's claims table is the registry's: the docs state
+/// the claims the code judges, and no verdict of their own.
+#[test]
+fn the_docs_claims_table_is_the_registrys() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/REPRODUCTION.md");
+    let doc = std::fs::read_to_string(path).expect("docs/REPRODUCTION.md");
+    let begin = "<!-- claims:begin -->\n";
+    let a = doc.find(begin).expect("begin marker") + begin.len();
+    let b = doc[a..].find("<!-- claims:end -->").expect("end marker") + a;
+    assert_eq!(
+        doc[a..b],
+        super::claims_markdown(),
+        "docs/REPRODUCTION.md's claims are stale: paste `strata reproduce --claims`"
+    );
+}
