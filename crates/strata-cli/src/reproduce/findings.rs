@@ -96,8 +96,13 @@ pub enum At {
     /// The mean over the x values from this fraction of the series' x
     /// range on (0.5: the second half of a run).
     MeanFrom(f64),
+    /// The mean over the x values up to this fraction of the range (0.5:
+    /// the first half).
+    MeanUpTo(f64),
     /// The largest value over every x.
     Max,
+    /// The smallest value over every x ("regardless of ...").
+    Min,
     /// The smallest value over the x values up to this one.
     MinUpTo(f64),
 }
@@ -151,6 +156,17 @@ pub enum Check {
         a: &'static str,
         b: &'static str,
     },
+    /// How `a` over `b` changes from one place to another: (a / b at
+    /// `after`) over (a / b at `before`) ("degradation more sharply under
+    /// skewed distributions": the LLT's cost in the skewed half against
+    /// the uniform one).
+    Change {
+        metric: Metric,
+        a: &'static str,
+        b: &'static str,
+        before: At,
+        after: At,
+    },
     /// The largest of `series` over the smallest at `at` (every series the
     /// run has when `series` is empty).
     Spread {
@@ -188,6 +204,7 @@ impl Check {
             Check::Ratio { metric, .. }
             | Check::Trend { metric, .. }
             | Check::Growth { metric, .. }
+            | Check::Change { metric, .. }
             | Check::Spread { metric, .. }
             | Check::Groups { metric, .. }
             | Check::Value { metric, .. } => [Some(metric), None],
@@ -198,7 +215,9 @@ impl Check {
     /// The series labels it reads (none for a spread over every series).
     pub fn series(&self) -> Vec<&'static str> {
         match *self {
-            Check::Ratio { a, b, .. } | Check::Growth { a, b, .. } => vec![a, b],
+            Check::Ratio { a, b, .. } | Check::Growth { a, b, .. } | Check::Change { a, b, .. } => {
+                vec![a, b]
+            }
             Check::Within { series, .. }
             | Check::Trend { series, .. }
             | Check::Value { series, .. } => vec![series],
@@ -215,15 +234,21 @@ impl Check {
             | Check::Spread { at, .. }
             | Check::Groups { at, .. }
             | Check::Value { at, .. } => Some(at),
-            Check::Trend { .. } | Check::Growth { .. } => None,
+            Check::Trend { .. } | Check::Growth { .. } | Check::Change { .. } => None,
         }
     }
 
-    /// The x value it reads, if one.
+    /// The x value it reads, if one (a run must have that very x).
     pub fn x(&self) -> Option<f64> {
         match self.at()? {
-            At::X(x) | At::MinUpTo(x) => Some(x),
-            At::Last | At::Mean | At::MeanFrom(_) | At::Max => None,
+            At::X(x) => Some(x),
+            At::Last
+            | At::Mean
+            | At::MeanFrom(_)
+            | At::MeanUpTo(_)
+            | At::Max
+            | At::Min
+            | At::MinUpTo(_) => None,
         }
     }
 }
@@ -320,18 +345,18 @@ impl Measured {
             At::Last => pts.last().and_then(of),
             At::X(x) => pts.iter().find(|p| (p.x - x).abs() < 1e-9).and_then(of),
             At::Mean => mean(pts.iter().filter_map(of).collect()),
-            At::MeanFrom(f) => {
+            At::MeanFrom(f) | At::MeanUpTo(f) => {
                 let lo = pts.iter().map(|p| p.x).fold(f64::INFINITY, f64::min);
                 let hi = pts.iter().map(|p| p.x).fold(f64::NEG_INFINITY, f64::max);
-                let from = lo + f * (hi - lo);
-                mean(
-                    pts.iter()
-                        .filter(|p| p.x >= from - 1e-9)
-                        .filter_map(of)
-                        .collect(),
-                )
+                let edge = lo + f * (hi - lo);
+                let inside = |x: f64| match at {
+                    At::MeanFrom(_) => x >= edge - 1e-9,
+                    _ => x <= edge + 1e-9,
+                };
+                mean(pts.iter().filter(|p| inside(p.x)).filter_map(of).collect())
             }
             At::Max => pts.iter().filter_map(of).reduce(f64::max),
+            At::Min => pts.iter().filter_map(of).reduce(f64::min),
             At::MinUpTo(x) => (pts.iter().filter(|p| p.x <= x + 1e-9))
                 .filter_map(of)
                 .reduce(f64::min),
@@ -359,6 +384,16 @@ impl Measured {
             Check::Trend { metric, series } => self.trend(series, metric, t),
             Check::Growth { metric, a, b } => {
                 ratio(self.trend(a, metric, t)?, self.trend(b, metric, t)?)
+            }
+            Check::Change {
+                metric,
+                a,
+                b,
+                before,
+                after,
+            } => {
+                let at = |at| ratio(self.value(a, metric, at, t)?, self.value(b, metric, at, t)?);
+                ratio(at(after)?, at(before)?)
             }
             Check::Spread { metric, at, series } => {
                 let named: Vec<&str> = if series.is_empty() {
@@ -613,7 +648,9 @@ fn at_text(at: At) -> String {
         At::X(x) => format!("at x = {x}"),
         At::Mean => "over the run".into(),
         At::MeanFrom(f) => format!("over the run from {:.0}% of it", f * 100.0),
+        At::MeanUpTo(f) => format!("over the run up to {:.0}% of it", f * 100.0),
         At::Max => "its largest".into(),
+        At::Min => "its smallest".into(),
         At::MinUpTo(x) => format!("its smallest up to x = {x}"),
     }
 }
@@ -632,6 +669,18 @@ pub fn check_text(c: &Check) -> String {
         Check::Growth { metric, a, b } => {
             format!("{a}'s growth / {b}'s, {}: last x / first x", metric.label())
         }
+        Check::Change {
+            metric,
+            a,
+            b,
+            before,
+            after,
+        } => format!(
+            "{a} / {b}, {}, {} over the same {}",
+            metric.label(),
+            at_text(after),
+            at_text(before)
+        ),
         Check::Spread { metric, at, series } => {
             let over = if series.is_empty() {
                 "every series".to_string()

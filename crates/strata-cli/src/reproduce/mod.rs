@@ -14,8 +14,10 @@
 //! This module knows no paper: every figure comes from the registry
 //! (`registry.rs`), each paper's figures from its own module (`wu.rs`,
 //! `vdriver.rs`, `ermia.rs`, `ermia_hybrid.rs`, `mvpbt.rs`), and a figure
-//! that sweeps one parameter runs through `sweep.rs`. `strata reproduce
-//! all` runs the study's figures at the quick scale and writes
+//! that sweeps one parameter runs through `sweep.rs`. Every point runs
+//! `--trials` times (3 by default) and every claim is judged on each
+//! trial (`findings.rs`). `strata reproduce all` runs every figure of the
+//! four papers at the quick scale (`--paper` for one paper's) and writes
 //! `report.md` with the plots and the verdicts.
 
 mod ermia;
@@ -167,7 +169,8 @@ pub struct Outcome {
     pub measured: Measured,
     /// What ran (sizes, times, trials), one sentence for the report.
     pub ran: String,
-    /// Lines a figure judged itself (a number that is not a ratio).
+    /// Measurements a figure reports beside its claims, not judged (what
+    /// the paper compares with something not run here).
     pub own: Vec<String>,
 }
 

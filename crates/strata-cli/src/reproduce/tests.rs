@@ -352,9 +352,6 @@ fn every_claim_reads_series_and_x_values_its_figure_runs() {
                 );
             }
             if let Some(x) = c.check.x() {
-                if matches!(c.check.at(), Some(At::MinUpTo(_))) {
-                    continue;
-                }
                 for paper in [false, true] {
                     let a = ReproduceArgs::for_scale(paper);
                     let xs = setup.xs(f, a.paper_scale).unwrap_or_else(|| {

@@ -233,6 +233,7 @@ fn the_places_on_the_x_axis() {
     assert_eq!(m.number(&at(At::Mean), 0), Some(2.5));
     assert_eq!(m.number(&at(At::MeanFrom(0.5)), 0), Some(3.5));
     assert_eq!(m.number(&at(At::Max), 0), Some(4.0));
+    assert_eq!(m.number(&at(At::Min), 0), Some(1.0));
     assert_eq!(m.number(&at(At::MinUpTo(2.5)), 0), Some(1.0));
     assert_eq!(m.number(&at(At::X(9.0)), 0), None);
     let growth = Check::Growth {
@@ -241,6 +242,15 @@ fn the_places_on_the_x_axis() {
         b: "b",
     };
     assert_eq!(m.number(&growth, 0), Some(4.0));
+    // a / b over the second half (3.5) against the first (1.5).
+    let change = Check::Change {
+        metric: Metric::Throughput,
+        a: "a",
+        b: "b",
+        before: At::MeanUpTo(0.5),
+        after: At::MeanFrom(0.5),
+    };
+    assert_eq!(m.number(&change, 0), Some(3.5 / 1.5));
     // Nothing measured: not measured.
     let j = Judged::new(&finding(at(At::X(9.0)), Expect::Above1), &m);
     assert_eq!(j.verdict, Verdict::NotMeasured);
