@@ -676,7 +676,7 @@ pub fn check_text(c: &Check) -> String {
             before,
             after,
         } => format!(
-            "{a} / {b}, {}, {} over the same {}",
+            "{a} / {b}, {}: ({}) / ({})",
             metric.label(),
             at_text(after),
             at_text(before)
