@@ -591,3 +591,21 @@ fn the_docs_claims_table_is_the_registrys() {
         "docs/REPRODUCTION.md's claims are stale: paste `strata reproduce --claims`"
     );
 }
+
+/// `reproduce all` takes every paper's figures unless `--paper` names one.
+#[test]
+fn all_runs_every_paper_unless_one_is_named() {
+    use super::registry::Paper;
+    let every = super::papers(&ReproduceArgs::for_scale(false)).ok();
+    assert_eq!(every, Some(Paper::ALL.to_vec()));
+    let one = ReproduceArgs {
+        paper: Some("vdriver".into()),
+        ..ReproduceArgs::for_scale(false)
+    };
+    assert_eq!(super::papers(&one).ok(), Some(vec![Paper::VDriver]));
+    let bad = ReproduceArgs {
+        paper: Some("peloton".into()),
+        ..ReproduceArgs::for_scale(false)
+    };
+    assert!(super::papers(&bad).is_err());
+}
