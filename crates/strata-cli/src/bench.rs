@@ -85,6 +85,9 @@ struct Summary {
     protocol: &'static str,
     storage: &'static str,
     index_pointers: &'static str,
+    /// MVTO's rule for reading a write-locked version (`--mvto-locked-read`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mvto_locked_read: Option<&'static str>,
     /// Flags that overrode `--preset`'s settings.
     overrides: Vec<String>,
     durability: &'static str,
@@ -107,6 +110,9 @@ struct Summary {
     seed: u64,
     load_s: f64,
     measured_s: f64,
+    /// The figures from `committed` to `latency` are the `--threads`
+    /// transactions' (the mix); the `--ro-threads` ones are in
+    /// `read_only_extra`.
     committed: u64,
     aborted: u64,
     committed_per_s: f64,
@@ -116,6 +122,11 @@ struct Summary {
     latency: Latency,
     /// Committed read-only transactions/s of the extra threads.
     read_only_extra_per_s: f64,
+    /// With --ro-threads: the extra read-only transactions on their own,
+    /// aborts by reason included (the study's Fig. 8: MVOCC starves
+    /// queries not declared READ ONLY).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    read_only_extra: Option<TypeSummary>,
     memory: Memory,
     /// Write-ahead log figures over the warm-up and the measured run.
     log: Option<LogSummary>,
@@ -128,6 +139,37 @@ struct Summary {
     /// the summary is the median run's).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     runs_committed_per_s: Vec<f64>,
+}
+
+/// One transaction type's figures.
+#[derive(Serialize)]
+struct TypeSummary {
+    committed: u64,
+    aborted: u64,
+    committed_per_s: f64,
+    aborted_per_s: f64,
+    /// Aborted / (committed + aborted).
+    abort_rate: f64,
+    /// Every conflict kind, zeros included.
+    aborts_by_reason: BTreeMap<&'static str, u64>,
+}
+
+impl TypeSummary {
+    fn of(t: Option<&strata_workloads::driver::TypeReport>) -> TypeSummary {
+        let (committed, aborted) = t.map_or((0, 0), |t| (t.committed, t.aborted));
+        TypeSummary {
+            committed,
+            aborted,
+            committed_per_s: t.map_or(0.0, |t| t.committed_per_s),
+            aborted_per_s: t.map_or(0.0, |t| t.aborted_per_s),
+            abort_rate: aborted as f64 / (committed + aborted).max(1) as f64,
+            aborts_by_reason: strata::ConflictKind::ALL
+                .iter()
+                .map(|k| (k.name(), 0))
+                .chain(t.into_iter().flat_map(|t| t.aborts_by_reason.clone()))
+                .collect(),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -293,6 +335,7 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
         .gc_threads(a.gc_threads)
         .gc_every_commits(a.gc_every)
         .ssn_blind_writes(!a.extra.no_blind_writes)
+        .mvto_locked_read(a.extra.mvto_locked_read)
         .durability(durability(a)?);
     let options = match a.extra.memory_spaces {
         None => options,
@@ -372,6 +415,7 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
         drop(strata_db);
         let extra = r.run.of_type("read-only-extra");
         let main = r.run.of_type("ycsb");
+        let mix = TypeSummary::of(main);
         runs[i].push(Summary {
             benchmark: "ycsb",
             engine: r.engine,
@@ -395,6 +439,8 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
             } else {
                 "-"
             },
+            mvto_locked_read: (r.engine == "strata" && a.protocol == strata::Protocol::Mvto)
+                .then(|| a.extra.mvto_locked_read.name()),
             overrides: a.overrides.clone(),
             durability: match (r.engine, a.durability) {
                 ("strata", DurabilityArg::Group) => "group",
@@ -419,18 +465,15 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
             seed: cfg.seed,
             load_s: r.load_s,
             measured_s: r.run.measured_s,
-            committed: main.map_or(0, |t| t.committed),
-            aborted: main.map_or(0, |t| t.aborted),
-            committed_per_s: main.map_or(0.0, |t| t.committed_per_s),
-            aborted_per_s: main.map_or(0.0, |t| t.aborted_per_s),
-            abort_rate: r.run.abort_rate,
-            aborts_by_reason: strata::ConflictKind::ALL
-                .iter()
-                .map(|k| (k.name(), 0))
-                .chain(r.run.aborts_by_reason.clone())
-                .collect(),
+            committed: mix.committed,
+            aborted: mix.aborted,
+            committed_per_s: mix.committed_per_s,
+            aborted_per_s: mix.aborted_per_s,
+            abort_rate: mix.abort_rate,
+            aborts_by_reason: mix.aborts_by_reason,
             latency: main.map(|t| t.latency.clone()).unwrap_or_default(),
             read_only_extra_per_s: extra.map_or(0.0, |t| t.committed_per_s),
+            read_only_extra: (cfg.ro_threads > 0).then(|| TypeSummary::of(extra)),
             memory: r.memory.clone().unwrap_or_default(),
             log,
             series: r.run.series.clone(),
@@ -579,6 +622,17 @@ fn print_side_by_side(s: &[Summary]) {
     }
 }
 
+/// `validation 3, write-write 1` for the kinds that aborted anything
+/// (empty if none did).
+fn reasons_line(by_reason: &BTreeMap<&'static str, u64>) -> String {
+    let reasons: Vec<String> = by_reason
+        .iter()
+        .filter(|(_, &n)| n > 0)
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
+    reasons.join(", ")
+}
+
 fn print_summary(s: &Summary) {
     println!(
         "ycsb  engine {}  protocol {}  storage {}  gc {}  pointers {}  records {}  threads {}  ops/txn {}  read ratio {}  theta {}  columns {}",
@@ -612,19 +666,14 @@ fn print_summary(s: &Summary) {
         s.aborted,
         100.0 * s.abort_rate
     );
-    let reasons: Vec<String> = s
-        .aborts_by_reason
-        .iter()
-        .filter(|(_, &n)| n > 0)
-        .map(|(k, n)| format!("{k} {n}"))
-        .collect();
+    let reasons = reasons_line(&s.aborts_by_reason);
     if !reasons.is_empty() {
-        println!("  by reason: {}", reasons.join(", "));
+        println!("  by reason: {reasons}");
     }
-    if s.ro_threads > 0 {
+    if let Some(x) = &s.read_only_extra {
         println!(
             "read-only {:>12.0} txn/s  ({} extra threads of {}-read transactions, {})",
-            s.read_only_extra_per_s,
+            x.committed_per_s,
             s.ro_threads,
             s.ro_ops,
             if s.ro_hint {
@@ -632,6 +681,19 @@ fn print_summary(s: &Summary) {
             } else {
                 "no hint"
             }
+        );
+        let reasons = reasons_line(&x.aborts_by_reason);
+        println!(
+            "  aborted {:>12.0} txn/s  ({}, {:.2}% of attempts){}{}",
+            x.aborted_per_s,
+            x.aborted,
+            100.0 * x.abort_rate,
+            if reasons.is_empty() {
+                ""
+            } else {
+                "; by reason: "
+            },
+            reasons
         );
     }
     let l = &s.latency;

@@ -59,6 +59,12 @@ pub struct YcsbExtra {
     /// it and letting SSN order the two (`Options::ssn_blind_writes`).
     #[arg(long)]
     pub no_blind_writes: bool,
+    /// MVTO: what a read of a version another running transaction has
+    /// write-locked does: `abort` (the study's rule, Wu et al. §3.1; the
+    /// default) or `abort-if-older-holder` (Strata's narrower rule;
+    /// `Options::mvto_locked_read`).
+    #[arg(long, value_name = "RULE", default_value_t = strata::MvtoLockedRead::Abort)]
+    pub mvto_locked_read: strata::MvtoLockedRead,
     /// Print CSV (a header and one row per engine) instead of the summary.
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,

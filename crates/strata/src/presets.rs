@@ -311,4 +311,29 @@ mod tests {
             }
         }
     }
+
+    /// No preset runs MVTO itself, but a preset switched to it (`bench
+    /// --preset X --protocol mvto`) reads by the study's rule (Wu et al.
+    /// §3.1): a read of a version another running transaction has
+    /// write-locked aborts.
+    #[test]
+    fn presets_keep_the_studys_mvto_read_rule() {
+        use crate::options::MvtoLockedRead;
+        assert_eq!(Options::default().mvto_locked_read, MvtoLockedRead::Abort);
+        for p in Preset::ALL {
+            assert_eq!(
+                Options::preset(p).mvto_locked_read,
+                MvtoLockedRead::Abort,
+                "{p}"
+            );
+        }
+        for r in MvtoLockedRead::ALL {
+            assert_eq!(r.name().parse::<MvtoLockedRead>(), Ok(r));
+            assert_eq!(r.to_string(), r.name());
+        }
+        assert!(matches!(
+            "sometimes".parse::<MvtoLockedRead>(),
+            Err(crate::Error::InvalidConfig(_))
+        ));
+    }
 }

@@ -17,7 +17,9 @@
 //! - `mv2pl_reader_count_vs_write_lock`: MV2PL's read lock (count, then
 //!   re-check the write lock) against `check_write`.
 //! - `mvto_read_ts_vs_writer`: MVTO's `read` (raise `read_ts`, then look at
-//!   the lock) against `check_write` (lock, then look at `read_ts`).
+//!   the lock) against `check_write` (lock, then look at `read_ts`), under
+//!   both rules for a locked version (`Options::mvto_locked_read`);
+//!   `mvto_younger_writer_vs_reader`: the same with the writer younger.
 //! - `commit_stamping_and_tid_visibility`, `slot_claim_and_reuse`: commit
 //!   (PRECOMMIT, clock, COMMITTING, COMMITTED, stamping, slot release)
 //!   against readers' `visible`; slot claim and reuse.
@@ -66,7 +68,10 @@ use std::sync::atomic::{AtomicBool as Ghost, Ordering::SeqCst};
 use strata::model::{
     caught, chain, take_logged, Break, Logged, Status, TidTable, Words, INF_TS, TID_MARK,
 };
-use strata::{key, row, Database, Error, GcPolicy, Options, Protocol, Schema, Table, Type, Value};
+use strata::{
+    key, row, Database, Error, GcPolicy, MvtoLockedRead, Options, Protocol, Schema, Table, Type,
+    Value,
+};
 
 // ----------------------------------------------------------------- shared
 
@@ -335,10 +340,16 @@ fn a_read_lock_without_the_recheck_is_caught() {
 // (TimestampOrder: a running older writer is a conflict; re-decided once it
 // leaves ACTIVE). Writer W (ts w) and reader R (ts r > w) on one row. With
 // `reuse`, a third transaction begins as soon as W frees its slot, so W's
-// id goes stale and the slot's `begin` becomes someone else's.
+// id goes stale and the slot's `begin` becomes someone else's. `rule` is
+// the read of a locked version (`Options::mvto_locked_read`): the study's
+// (abort whoever holds it) or the narrower one (abort for an older
+// holder), whose reader looks up the holder's timestamp.
 
-fn mvto_model(writer_commits: bool, reuse: bool) {
-    let (db, t) = open(options(Protocol::Mvto, GcPolicy::None, 2), 1);
+fn mvto_model(writer_commits: bool, reuse: bool, rule: MvtoLockedRead) {
+    let (db, t) = open(
+        options(Protocol::Mvto, GcPolicy::None, 2).mvto_locked_read(rule),
+        1,
+    );
     // Both begin here, W first: W's timestamp is the smaller.
     let mut w = db.begin().unwrap();
     let mut r = db.begin().unwrap();
@@ -400,21 +411,85 @@ fn mvto_model(writer_commits: bool, reuse: bool) {
 //   the re-read), in `mvto_writer_commits_between_reader_steps`.
 #[test]
 fn mvto_read_ts_vs_writer() {
-    shuttle::check_random(|| mvto_model(true, false), 5000);
-    shuttle::check_random(|| mvto_model(false, false), 2000);
+    for rule in MvtoLockedRead::ALL {
+        shuttle::check_random(move || mvto_model(true, false, rule), 5000);
+        shuttle::check_random(move || mvto_model(false, false, rule), 2000);
+    }
 }
 
 #[test]
 fn mvto_writer_commits_between_reader_steps() {
-    shuttle::check_random(|| mvto_model(true, true), 5000);
-    shuttle::check_pct(|| mvto_model(true, true), 5000, 3);
+    for rule in MvtoLockedRead::ALL {
+        shuttle::check_random(move || mvto_model(true, true, rule), 5000);
+        shuttle::check_pct(move || mvto_model(true, true, rule), 5000, 3);
+    }
 }
 
 #[test]
 fn loading_the_lock_before_raising_read_ts_is_caught() {
-    assert!(caught(Break::LockLoadBeforeReadTs, || {
-        shuttle::check_random(|| mvto_model(true, false), 3000)
-    }));
+    for rule in MvtoLockedRead::ALL {
+        assert!(caught(Break::LockLoadBeforeReadTs, || {
+            shuttle::check_random(move || mvto_model(true, false, rule), 3000)
+        }));
+    }
+}
+
+// The writer younger than the reader: R (ts r) must read the old version
+// whatever W does (W's version is stamped above r), and W is never refused
+// for R's read (its read timestamp is below w). The study's rule refuses R
+// when it finds the lock held by W still running; the narrower rule never
+// refuses it.
+fn mvto_younger_writer_model(writer_commits: bool, rule: MvtoLockedRead) {
+    let (db, t) = open(
+        options(Protocol::Mvto, GcPolicy::None, 2).mvto_locked_read(rule),
+        1,
+    );
+    let mut r = db.begin().unwrap();
+    let mut w = db.begin().unwrap();
+    let writer = {
+        let t = t.clone();
+        thread::spawn(move || {
+            set_v(&mut w, &t, 0, 1).unwrap();
+            if writer_commits {
+                w.commit().unwrap();
+            } else {
+                w.abort();
+            }
+        })
+    };
+    let reader = {
+        let t = t.clone();
+        thread::spawn(move || {
+            let got = read_v(&mut r, &t, 0);
+            (got, r.commit())
+        })
+    };
+    writer.join().unwrap();
+    let (got, committed) = reader.join().unwrap();
+    match (got, rule) {
+        (Ok(v), _) => {
+            assert_eq!(
+                v,
+                Some(Value::Int(0)),
+                "the older reader saw a younger write"
+            );
+            committed.unwrap();
+        }
+        (Err(Error::Conflict(_)), MvtoLockedRead::Abort) => {}
+        (other, _) => panic!("the reader got {other:?} under {rule}"),
+    }
+}
+
+// Mutations tried:
+// - the narrower rule refusing a younger holder too (`wts != ts` for
+//   `wts < ts`): "the reader got Err(Conflict(TimestampOrder)) under
+//   abort-if-older-holder".
+#[test]
+fn mvto_younger_writer_vs_reader() {
+    for rule in MvtoLockedRead::ALL {
+        shuttle::check_random(move || mvto_younger_writer_model(true, rule), 3000);
+        shuttle::check_random(move || mvto_younger_writer_model(false, rule), 1000);
+    }
 }
 
 // ------------------------- 4. commit stamping + TID-table visibility

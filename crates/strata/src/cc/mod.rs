@@ -30,7 +30,7 @@
 //! | protocol | reads see        | write check            | commit check                 | phantoms            |
 //! |----------|------------------|------------------------|------------------------------|---------------------|
 //! | MVTO     | ts order         | read_ts, begin <= ts   | none                         | table predicate ts  |
-//! | MVOCC    | snapshot         | lock only              | read set + scan set current  | scan re-validation  |
+//! | MVOCC    | snapshot         | lock only              | read set + scan set current, readers too | scan re-validation |
 //! | MV2PL    | latest (locked)  | no other readers       | scan set                     | scan re-validation  |
 //! | SI       | snapshot         | first updater wins     | none                         | (allowed)           |
 //! | SI+SSN   | snapshot         | first updater wins     | exclusion window pi > eta    | re-validation + scan records |
@@ -121,6 +121,9 @@ pub(crate) struct Shared {
     pub ssn_early_exclusion: bool,
     /// SI+SSN's blind overwrites (`Options::ssn_blind_writes`).
     pub ssn_blind_writes: bool,
+    /// MVTO's read of a version another running transaction has
+    /// write-locked (`Options::mvto_locked_read`).
+    pub mvto_locked_read: crate::options::MvtoLockedRead,
 }
 
 impl Shared {
@@ -133,6 +136,7 @@ impl Shared {
             skip_phantom_validation: AtomicBool::new(false),
             ssn_early_exclusion: true,
             ssn_blind_writes: true,
+            mvto_locked_read: crate::options::MvtoLockedRead::Abort,
         }
     }
 }
@@ -247,10 +251,12 @@ pub(crate) trait Cc {
     const SCAN_RECORDS: bool;
     /// A transaction that wrote nothing may commit without validation: it
     /// read one consistent snapshot and its serial point is its snapshot
-    /// (MVOCC, TO, SI). SSN and SSI must still check such a reader (the
+    /// (TO, SI). SSN and SSI must still check such a reader (the
     /// read-only anomaly); MV2PL checks its scans (see
     /// `read_only_commit_is_safe`); Silo-style OCC read no snapshot, so it
-    /// validates its reads as any committer does.
+    /// validates its reads as any committer does; MVOCC validates it as the
+    /// study's MVOCC does (Wu et al. §3.2, Fig. 8), though its snapshot
+    /// would not need it. (A transaction begun READ ONLY never validates.)
     const READ_ONLY_COMMIT_UNCHECKED: bool;
     /// A write finds the row's holder committed after our snapshot: for us
     /// the key is free (or the row different), yet we cannot write it. The

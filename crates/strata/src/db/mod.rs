@@ -49,6 +49,7 @@ impl Database {
                 shared: crate::cc::Shared {
                     ssn_early_exclusion: opts.ssn_early_exclusion,
                     ssn_blind_writes: opts.ssn_blind_writes,
+                    mvto_locked_read: opts.mvto_locked_read,
                     ..crate::cc::Shared::new(opts.max_open_transactions)
                 },
                 opts,

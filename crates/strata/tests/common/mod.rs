@@ -531,11 +531,28 @@ pub fn stamps_commits_with_lsns(p: Protocol) -> bool {
 /// Whether a read-write transaction that wrote nothing but read and
 /// scanned still goes through validation at commit (and so takes a commit
 /// stamp): SSN and SSI (the read-only anomaly), MV2PL (its scans), OCC (its
-/// reads are not a snapshot).
+/// reads are not a snapshot), MVOCC (as the study's does, Wu et al. §3.2:
+/// only the READ ONLY hint skips it).
 pub fn checks_commits_that_wrote_nothing(p: Protocol) -> bool {
     match p {
-        Protocol::SiSsn | Protocol::SiSsi | Protocol::Mv2pl | Protocol::Occ => true,
-        Protocol::Mvto | Protocol::Mvocc | Protocol::Si => false,
+        Protocol::SiSsn | Protocol::SiSsi | Protocol::Mv2pl | Protocol::Occ | Protocol::Mvocc => {
+            true
+        }
+        Protocol::Mvto | Protocol::Si => false,
+    }
+}
+
+/// Whether every committer not begun READ ONLY, one that wrote nothing
+/// included, is refused if a version it read is no longer the row's
+/// newest when it validates (read-set validation: MVOCC, OCC). So an
+/// overwrite committed between a transaction's read and its commit aborts
+/// it, snapshot or not.
+pub fn validates_read_sets_of_readers(p: Protocol) -> bool {
+    match p {
+        Protocol::Mvocc | Protocol::Occ => true,
+        Protocol::Mvto | Protocol::Mv2pl | Protocol::Si | Protocol::SiSsn | Protocol::SiSsi => {
+            false
+        }
     }
 }
 

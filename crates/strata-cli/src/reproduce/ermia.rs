@@ -25,33 +25,138 @@
 //! Defaults (2 threads, 1.5 s a point) finish in about two minutes on 2
 //! cores; `--paper-scale` uses the paper's 30 s points.
 
-use std::process::ExitCode;
-
 use serde::Serialize;
 use strata::{Database, Options, Protocol};
 use strata_workloads::read_mostly::{self, ReadMostlyConfig, ReadMostlyReport};
 
+use super::findings::{Check, Expect, Finding, Measured, Metric};
+use super::registry::{Config, Effect, Facts, Figure, Paper, Prepared, Setup};
+use super::{FigureError, Outcome, ReproduceArgs};
 use crate::plot::{line_chart_ticks, Line, XTicks};
 use crate::progress::BarObserver;
 use crate::read_mostly_cmd::{write_csv, STOCK_ROW_BYTES};
-use crate::reproduce::ReproduceArgs;
 use crate::UsageError;
 
-/// The figures: name, the paper's reference, title.
-pub const FIGURES: &[(&str, &str, &str)] = &[(
-    "ermia-fig1",
-    "ERMIA Fig. 1",
-    "Read-mostly microbenchmark: throughput against the fraction of rows read that are updated (1K, 10K reads)",
-)];
+/// The figure.
+pub const FIGURES: &[Figure] = &[Figure {
+    name: "ermia-fig1",
+    paper: Paper::Ermia,
+    label: "Fig. 1",
+    caption: "Read-mostly microbenchmark: throughput against the fraction of rows read that are updated (1K, 10K reads)",
+    config: Config::Own(&Fig1),
+    claims: &[
+        drops(OCC_1K),
+        drops(OCC_10K),
+        sharper(OCC_1K, SI_1K),
+        sharper(OCC_10K, SI_10K),
+    ],
+    effects: &[Effect::Concurrency, Effect::Updates, Effect::PaperWarehouseRatio],
+    note: Some("2 worker threads at the quick scale (the paper: 24)"),
+}];
 
-/// Whether `name` is one of these figures.
-pub fn is_ermia(name: &str) -> bool {
-    FIGURES.iter().any(|f| f.0 == name)
+const ABORT_RATIO: Metric = Metric::Named("abort ratio");
+const OCC_1K: &str = "OCC (Silo), 1K reads";
+const OCC_10K: &str = "OCC (Silo), 10K reads";
+const SI_1K: &str = "SI (ERMIA-SI), 1K reads";
+const SI_10K: &str = "SI (ERMIA-SI), 10K reads";
+const FIG_1: &str = "§1.1, Fig. 1";
+
+/// Silo's throughput at 1% writes against none.
+const fn drops(series: &'static str) -> Finding {
+    Finding {
+        claim: "Figure 1 shows that it just takes 0.1% or 1% of the touched records to be updates for the transaction throughput to drastically drop in Silo",
+        source: FIG_1,
+        check: Check::Trend {
+            metric: Metric::Throughput,
+            series,
+        },
+        expect: Expect::Below1,
+    }
 }
 
-/// "ready" or why not.
-pub fn status(_name: &str) -> String {
-    "ready".into()
+/// Silo's curve against ERMIA-SI's: which falls further.
+const fn sharper(occ: &'static str, si: &'static str) -> Finding {
+    Finding {
+        claim: "The sharply decreasing curves of Silo in the figure indicate OCC's sensitivity to contention",
+        source: FIG_1,
+        check: Check::Growth {
+            metric: Metric::Throughput,
+            a: occ,
+            b: si,
+        },
+        expect: Expect::Below1,
+    }
+}
+
+/// Figure 1's setup.
+struct Fig1;
+
+impl Setup for Fig1 {
+    fn series(&self, _fig: &Figure) -> Vec<String> {
+        (READS.iter())
+            .flat_map(|&r| SERIES.map(|(l, _)| series_label(l, r)))
+            .collect()
+    }
+
+    fn xs(&self, _fig: &Figure, _paper_scale: bool) -> Option<Vec<f64>> {
+        Some(WRITE_FRACTIONS.map(x_of).to_vec())
+    }
+
+    fn facts(&self, _fig: &Figure, a: &ReproduceArgs) -> Facts {
+        let Ok(s) = scale(a) else {
+            return Facts::default();
+        };
+        Facts {
+            threads: s.base.threads,
+            warehouses: s.base.warehouses,
+            threads_at_last: s.base.threads,
+            update_share: WRITE_FRACTIONS.iter().copied().fold(0.0, f64::max),
+            ..Facts::default()
+        }
+    }
+
+    fn prepare(
+        &self,
+        fig: &'static Figure,
+        a: &ReproduceArgs,
+    ) -> Result<Box<dyn Prepared>, UsageError> {
+        let s = scale(a)?;
+        crate::check_memory(
+            &format!("{} with {} stock rows", fig.name, s.base.rows()),
+            s.base.rows() as f64 * STOCK_ROW_BYTES,
+        )?;
+        Ok(Box::new(s))
+    }
+}
+
+impl Prepared for Scale {
+    fn estimate_s(&self) -> f64 {
+        let point = self.base.duration.as_secs_f64() + self.base.warmup.as_secs_f64();
+        // A load of the stock table per protocol, about 10 s a million rows.
+        let loads = SERIES.len() as f64 * self.base.rows() as f64 / 100_000.0;
+        loads + (SERIES.len() * READS.len() * WRITE_FRACTIONS.len() * self.trials) as f64 * point
+    }
+
+    fn run(&self, a: &ReproduceArgs) -> Result<Outcome, FigureError> {
+        let mut m = Measured::default();
+        let files = fig1(a, self, &mut m).map_err(FigureError::Failed)?;
+        let mut files = files.into_iter().map(std::path::PathBuf::from);
+        Ok(Outcome {
+            files: files.next().into_iter().collect(),
+            pngs: files.collect(),
+            measured: m,
+            ran: format!(
+                "Ran {} stock rows ({} warehouse(s)), {} worker thread(s), {} s per point after {} s of warm-up, {} trial(s) on one loaded database per protocol.",
+                self.base.rows(),
+                self.base.warehouses,
+                self.base.threads,
+                self.base.duration.as_secs_f64(),
+                self.base.warmup.as_secs_f64(),
+                self.trials
+            ),
+            own: Vec::new(),
+        })
+    }
 }
 
 /// The paper's write fractions (Figure 1's x axis).
@@ -84,6 +189,7 @@ pub fn x_of(fraction: f64) -> f64 {
 #[derive(Serialize)]
 struct Row {
     figure: &'static str,
+    trial: usize,
     series: &'static str,
     protocol: &'static str,
     reads: usize,
@@ -103,11 +209,12 @@ struct Row {
 
 struct Scale {
     base: ReadMostlyConfig,
+    trials: usize,
 }
 
 fn scale(a: &ReproduceArgs) -> Result<Scale, UsageError> {
     let threads = a.threads.unwrap_or(2);
-    let (duration, warmup) = a.point_times(1.5)?;
+    let (duration, warmup) = a.point_times(if a.all() { 1.0 } else { 1.5 })?;
     // --records: Stock rows in all, 100,000 a warehouse (TPC-C's items);
     // else a warehouse per thread, as the paper scales.
     let (warehouses, items) = match a.records {
@@ -134,37 +241,15 @@ fn scale(a: &ReproduceArgs) -> Result<Scale, UsageError> {
         .validate()
         .map_err(|e| UsageError(format!("ermia-fig1: {e} (--records sets the stock rows)")))?;
     }
-    Ok(Scale { base })
+    Ok(Scale {
+        base,
+        trials: a.trials()?,
+    })
 }
 
-pub fn run(name: &str, a: &ReproduceArgs) -> Result<ExitCode, UsageError> {
-    if status(name) != "ready" {
-        return Err(UsageError(format!("figure {name} {}", status(name))));
-    }
-    let s = scale(a)?;
-    crate::check_memory(
-        &format!("{name} with {} stock rows", s.base.rows()),
-        s.base.rows() as f64 * STOCK_ROW_BYTES,
-    )?;
-    crate::check_output_dir("out", &a.out)?;
-    match fig1(a, &s) {
-        Ok(files) => {
-            println!("wrote {}", files.join(", "));
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => {
-            eprintln!("error: {name}: {e}");
-            Ok(ExitCode::FAILURE)
-        }
-    }
-}
-
-fn fig1(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
-    let total = SERIES.len() * READS.len() * WRITE_FRACTIONS.len();
+fn fig1(a: &ReproduceArgs, s: &Scale, m: &mut Measured) -> Result<Vec<String>, String> {
+    let total = SERIES.len() * READS.len() * WRITE_FRACTIONS.len() * s.trials;
     let mut rows = Vec::new();
-    // (reads, series) -> points
-    let mut tput: Vec<Vec<Line>> = READS.iter().map(|_| Vec::new()).collect();
-    let mut aborts: Vec<Vec<Line>> = READS.iter().map(|_| Vec::new()).collect();
     let mut step = 0;
     'series: for (label, protocol) in SERIES {
         // ERMIA's SI+SSN aborts every write to a row newer than the
@@ -182,36 +267,36 @@ fn fig1(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
         );
         let stock = read_mostly::load(&db, &s.base, &mut BarObserver::new(false))
             .map_err(|e| e.to_string())?;
-        for (panel, &reads) in READS.iter().enumerate() {
-            let mut t = Line {
-                label: label.into(),
-                points: Vec::new(),
-            };
-            let mut ab = Line {
-                label: label.into(),
-                points: Vec::new(),
-            };
+        for &reads in &READS {
+            let series = series_label(label, reads);
             for &f in &WRITE_FRACTIONS {
-                if strata_workloads::driver::interrupted() {
-                    tput[panel].push(t);
-                    aborts[panel].push(ab);
-                    break 'series; // Ctrl-C: write what ran
+                for trial in 1..=s.trials {
+                    if strata_workloads::driver::interrupted() {
+                        break 'series; // Ctrl-C: write what ran
+                    }
+                    step += 1;
+                    let cfg = ReadMostlyConfig {
+                        reads,
+                        write_fraction: f,
+                        seed: s.base.seed.wrapping_add(trial as u64 - 1),
+                        ..s.base.clone()
+                    };
+                    eprintln!(
+                        "[{step}/{total}] {label}, {reads} reads, write fraction {f}, trial {trial}"
+                    );
+                    let r = read_mostly::run_on(&db, &stock, &cfg, &mut BarObserver::new(false))
+                        .map_err(|e| e.to_string())?;
+                    m.push(
+                        &series,
+                        x_of(f),
+                        vec![
+                            (Metric::Throughput, r.run.committed_per_s),
+                            (ABORT_RATIO, r.abort_ratio),
+                        ],
+                    );
+                    rows.push(row(label, protocol, trial, &cfg, &r));
                 }
-                step += 1;
-                let cfg = ReadMostlyConfig {
-                    reads,
-                    write_fraction: f,
-                    ..s.base.clone()
-                };
-                eprintln!("[{step}/{total}] {label}, {reads} reads, write fraction {f}");
-                let r = read_mostly::run_on(&db, &stock, &cfg, &mut BarObserver::new(false))
-                    .map_err(|e| e.to_string())?;
-                t.points.push((x_of(f), r.run.committed_per_s));
-                ab.points.push((x_of(f), r.abort_ratio));
-                rows.push(row(label, protocol, &cfg, &r));
             }
-            tput[panel].push(t);
-            aborts[panel].push(ab);
         }
     }
     let out = &a.out;
@@ -221,44 +306,60 @@ fn fig1(a: &ReproduceArgs, s: &Scale) -> Result<Vec<String>, String> {
     let xs: Vec<f64> = WRITE_FRACTIONS.iter().map(|&f| x_of(f)).collect();
     let x_label =
         "write fraction: log10(% of rows read written); -3: none, -2: 0.01%, -1: 0.1%, 0: 1%";
-    for (panel, &reads) in READS.iter().enumerate() {
+    for &reads in &READS {
         let k = reads / 1000;
         let size = format!(
-            "{k}K reads, {} stock rows, {} threads",
+            "{k}K reads, {} stock rows, {} threads; mean of {} trial(s)",
             s.base.rows(),
-            s.base.threads
+            s.base.threads,
+            s.trials
         );
+        let lines = |metric: Metric| -> Vec<Line> {
+            (SERIES.iter())
+                .map(|(label, _)| Line {
+                    label: label.to_string(),
+                    points: m.line(&series_label(label, reads), metric),
+                })
+                .collect()
+        };
         for (file, title, y, lines) in [
             (
                 format!("ermia-fig1-{k}k.png"),
                 format!("Read-mostly throughput (ERMIA Fig. 1; {size})"),
                 "committed transactions/s",
-                &tput[panel],
+                lines(Metric::Throughput),
             ),
             (
                 format!("ermia-fig1-{k}k-aborts.png"),
                 format!("Read-mostly abort ratio (ERMIA Fig. 1 setup; {size})"),
                 "aborted / (committed + aborted)",
-                &aborts[panel],
+                lines(ABORT_RATIO),
             ),
         ] {
             let path = out.join(file);
-            line_chart_ticks(&path, &title, x_label, y, lines, XTicks::Values(&xs))?;
+            line_chart_ticks(&path, &title, x_label, y, &lines, XTicks::Values(&xs))?;
             files.push(path.display().to_string());
         }
     }
-    print_summary(&rows);
+    print_summary(m);
     Ok(files)
+}
+
+/// A series of one panel: "OCC (Silo), 10K reads".
+fn series_label(label: &str, reads: usize) -> String {
+    format!("{label}, {}K reads", reads / 1000)
 }
 
 fn row(
     label: &'static str,
     protocol: Protocol,
+    trial: usize,
     cfg: &ReadMostlyConfig,
     r: &ReadMostlyReport,
 ) -> Row {
     Row {
         figure: "ermia-fig1",
+        trial,
         series: label,
         protocol: protocol.name(),
         reads: cfg.reads,
@@ -276,28 +377,26 @@ fn row(
     }
 }
 
-/// Throughput per point, and each series' throughput at 1% writes as a
-/// share of its read-only throughput (the paper's collapse, in one number).
-fn print_summary(rows: &[Row]) {
+/// Throughput per point (the trials' mean), and each series' throughput
+/// at 1% writes as a share of its read-only throughput.
+fn print_summary(m: &Measured) {
     for reads in READS {
         println!("{reads} reads: committed/s at write fraction {WRITE_FRACTIONS:?} (abort ratio), 1% vs 0%");
         for (label, _) in SERIES {
-            let pts: Vec<&Row> = rows
-                .iter()
-                .filter(|r| r.reads == reads && r.series == label)
-                .collect();
-            if pts.is_empty() {
+            let series = series_label(label, reads);
+            let (tput, aborts) = (
+                m.line(&series, Metric::Throughput),
+                m.line(&series, ABORT_RATIO),
+            );
+            if tput.is_empty() {
                 continue;
             }
-            let cells: Vec<String> = pts
-                .iter()
-                .map(|r| format!("{:.0} ({:.3})", r.committed_per_s, r.abort_ratio))
+            let cells: Vec<String> = (tput.iter().zip(&aborts))
+                .map(|(t, ab)| format!("{:.0} ({:.3})", t.1, ab.1))
                 .collect();
-            let share = match (pts.first(), pts.last()) {
-                (Some(a), Some(b))
-                    if a.committed_per_s > 0.0 && pts.len() == WRITE_FRACTIONS.len() =>
-                {
-                    format!("{:.2}x", b.committed_per_s / a.committed_per_s)
+            let share = match (tput.first(), tput.last()) {
+                (Some(a), Some(b)) if a.1 > 0.0 && tput.len() == WRITE_FRACTIONS.len() => {
+                    format!("{:.2}x", b.1 / a.1)
                 }
                 _ => "-".into(),
             };
