@@ -113,14 +113,16 @@ impl TableInner {
     }
 
     fn set_names(&mut self) {
+        let names = self.index.names_versions();
         self.names = match self.store.scheme {
-            _ if !self.index.names_versions() => EntryPointMoves::Never,
-            VersionStorage::AppendNewToOld => EntryPointMoves::OnWrite,
-            VersionStorage::AppendOldToNew => EntryPointMoves::OnPrune,
-            // (Physical pointers need append-only storage.)
-            VersionStorage::TimeTravel | VersionStorage::Delta | VersionStorage::Siro => {
-                EntryPointMoves::Never
-            }
+            VersionStorage::AppendNewToOld if names => EntryPointMoves::OnWrite,
+            VersionStorage::AppendOldToNew if names => EntryPointMoves::OnPrune,
+            // Logical pointers; physical ones need append-only storage.
+            VersionStorage::AppendNewToOld
+            | VersionStorage::AppendOldToNew
+            | VersionStorage::TimeTravel
+            | VersionStorage::Delta
+            | VersionStorage::Siro => EntryPointMoves::Never,
         };
     }
 
