@@ -27,9 +27,16 @@ pub struct TpccArgs {
     /// Warehouses (each ~100K stock rows and 30K customers at spec size).
     #[arg(long, default_value_t = 1)]
     pub warehouses: u32,
-    /// Terminal threads; thread i's home warehouse is i mod W + 1.
+    /// Terminal threads; thread i's home warehouse is i mod W + 1 (see
+    /// --warehouse-pick).
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
+    /// Which warehouse each transaction runs against: `fixed` (the
+    /// thread's home, i mod W + 1), or drawn each time a transaction
+    /// starts, `uniform` over all W or `80-20` (80% of transactions to the
+    /// first fifth of the warehouses): ERMIA's Fig. 8.
+    #[arg(long, default_value = "fixed", value_parser = parse_warehouse_pick)]
+    pub warehouse_pick: tpcc::WarehousePick,
     /// Measured run time, in seconds.
     #[arg(long, default_value_t = 5.0, value_parser = crate::parse_seconds)]
     pub duration: f64,
@@ -127,6 +134,7 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         q2_size: a.q2_size,
         prefetch: !a.no_prefetch,
         appended_hash: a.appended_hash,
+        warehouse_pick: a.warehouse_pick,
     };
     cfg.validate().map_err(|e| UsageError(e.to_string()))?;
     if !(a.duration > 0.0 && a.duration.is_finite()) {
@@ -241,6 +249,12 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
     if !cfg.prefetch {
         println!("NewOrder without prefetch (--no-prefetch)");
     }
+    if cfg.warehouse_pick != tpcc::WarehousePick::Fixed {
+        println!(
+            "warehouse drawn per transaction: {} (--warehouse-pick)",
+            cfg.warehouse_pick.name()
+        );
+    }
     println!("load      {:.2} s", r.load_s);
     println!(
         "{:<13} {:>12} {:>12} {:>10} {:>10}  aborts by reason",
@@ -278,6 +292,10 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         c.warehouses_checked, c.districts_checked, c.orders, c.new_orders, c.order_lines
     );
     Ok(ExitCode::SUCCESS)
+}
+
+fn parse_warehouse_pick(s: &str) -> Result<tpcc::WarehousePick, String> {
+    s.parse()
 }
 
 /// `--mix`: a name or five percentages (see `TpccArgs::mix`); that they add

@@ -62,8 +62,8 @@ pub use error::{ConflictKind, Error, Result};
 pub use index::secondary::Unique;
 pub use log::{CommitTicket, LogStats, RecoveryReport, TornTail};
 pub use options::{
-    Durability, GcPolicy, IndexKind, IndexPointers, LogTuning, MemorySpaces, NonInline, Options,
-    Protocol, SiroTuning, SyncPolicy, VersionStorage,
+    Durability, GcPolicy, IndexKind, IndexPointers, LogGranularity, LogTuning, MemorySpaces,
+    NonInline, Options, Protocol, SiroTuning, SyncPolicy, VersionStorage,
 };
 pub use presets::{presets_markdown, Preset, PresetInfo};
 pub use stats::{MvPbtStats, SiroStats, Stats};

@@ -47,6 +47,8 @@ mod gc_tuple_level;
 mod gc_waiting_deletes;
 #[path = "lent_texts.rs"]
 mod lent_texts;
+#[path = "log_granularity.rs"]
+mod log_granularity;
 #[path = "lsn_stamps.rs"]
 mod lsn_stamps;
 #[path = "model_based.rs"]

@@ -56,6 +56,9 @@ pub struct Transaction {
     /// The write-ahead log is on: point reads keep `read_stamp` (a flag
     /// here, not a look at the database's log on every read).
     logged: bool,
+    /// Per-operation logging (`LogGranularity::PerOperation`): every write
+    /// logs its own record as it is made (`Log::log_op`).
+    log_ops: bool,
     /// With the write-ahead log: the largest commit stamp among the
     /// versions our point reads returned (0: none; `UNKNOWN_READS`: a read
     /// whose source cannot be named, a scan or a key read as absent). A
@@ -166,7 +169,10 @@ impl Transaction {
         } else {
             crate::cc::sets::take_sets()
         };
-        let logged = db.log.get().is_some();
+        let (logged, log_ops) = match db.log.get() {
+            None => (false, false),
+            Some(l) => (true, l.per_operation()),
+        };
         Ok(Transaction {
             db,
             tid,
@@ -174,6 +180,7 @@ impl Transaction {
             read_only,
             active: true,
             logged,
+            log_ops,
             read_stamp: 0,
             writes,
             reads,
@@ -707,6 +714,9 @@ impl Transaction {
                         storage::retire(v, &guard);
                         return self.fail(e);
                     }
+                    if self.log_ops {
+                        self.log_op(self.writes.len() - 1, false);
+                    }
                     if let Err(kind) = P::check_insert(self, &ti.predicate_read_ts) {
                         return Err(self.conflict(kind));
                     }
@@ -943,6 +953,9 @@ impl Transaction {
             old: head,
             index_key,
         });
+        if self.log_ops {
+            self.log_op(self.writes.len() - 1, false);
+        }
         match P::on_overwrite(self, h) {
             Ok(()) => Ok(()),
             Err(k) => self.fail(Error::Conflict(k)),
@@ -1002,19 +1015,34 @@ impl Transaction {
             }
         }
         let tid = self.tid;
-        let w = self
+        let i = self
             .writes
-            .iter_mut()
-            .rev()
-            .find(|w| w.new == own)
+            .iter()
+            .rposition(|w| w.new == own)
             .expect("own version has a write entry");
+        let w = &mut self.writes[i];
         let guard = epoch::pin();
         let v = storage::replace_own(ti, tuple, tid, own, w.old, row, &guard);
         w.new = v;
         // Physical entries still name `own`: re-key them before it retires.
         self.sec_on_replace_own(ti, tuple, own, v);
         storage::retire(own, &guard);
+        if self.log_ops {
+            // The whole row: an earlier operation of ours on it (a delete)
+            // may leave nothing for changed columns to apply to.
+            self.log_op(i, true);
+        }
         Ok(())
+    }
+
+    /// Per-operation logging: write `i` of the write set, just made, goes
+    /// to the log buffer now (see `Log::log_op`).
+    #[inline(never)]
+    fn log_op(&self, i: usize, whole: bool) {
+        if let Some(l) = self.db.log.get() {
+            let slot = crate::tid::TidTable::slot_index(self.tid);
+            l.log_op(slot, &self.writes[i], whole);
+        }
     }
 
     // ------------------------------------------------------- commit / abort
@@ -1060,7 +1088,7 @@ impl Transaction {
         // otherwise it is reserved after validation. Either way before the
         // versions become visible, under our write locks.
         let mut redo = match self.db.log.get().filter(|_| !self.writes.is_empty()) {
-            Some(l) => match l.prepare(&self.writes) {
+            Some(l) => match l.prepare(crate::tid::TidTable::slot_index(self.tid), &self.writes) {
                 Ok(r) => Some(r),
                 Err(e) => {
                     self.rollback();
@@ -1253,6 +1281,9 @@ impl Transaction {
         // fill it, or the flusher stops there (see `log::Reservation`).
         if let Some(l) = self.db.log.get() {
             l.skip_lost();
+            if self.log_ops {
+                l.drop_ops(crate::tid::TidTable::slot_index(self.tid));
+            }
         }
         self.db.tids.set_aborted(self.tid);
         self.finish();
@@ -1410,7 +1441,7 @@ mod tests {
                 let tx = tx;
                 let log = inner.log.get().unwrap();
                 assert!(log.lsn_stamps());
-                let _reserved = log.reserve(log.prepare(&tx.writes).unwrap());
+                let _reserved = log.reserve(log.prepare(0, &tx.writes).unwrap());
                 panic!("a bug in validation");
             }));
             assert!(r.is_err());
