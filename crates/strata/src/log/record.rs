@@ -649,6 +649,53 @@ pub type CResult<T> = Result<T>;
 mod tests {
     use super::*;
 
+    /// Per-operation logging's two kinds: an operation record (its
+    /// transaction's previous one, or none, and one op) and a chained
+    /// commit (the last operation record and the count).
+    #[test]
+    fn operation_and_chained_commit_records_round_trip() {
+        for prev in [NO_PREV_OP, 4096] {
+            let mut buf = Vec::new();
+            let mut b = CommitBuilder::operation(&mut buf, prev);
+            b.update(
+                5,
+                &[0],
+                &[Value::Int(1), Value::from("new")],
+                &[Value::Int(1), Value::from("old")],
+            );
+            b.finish();
+            seal(&mut buf, 8192, 0);
+            assert_eq!(buf.len() % 8, 0);
+            assert_eq!(kind_of(&buf), Some(KIND_OP));
+            let h = parse_header(&buf).unwrap();
+            assert_eq!((h.total, h.lsn, h.cts), (buf.len(), 8192, 0));
+            assert_eq!(
+                decode_payload(&buf[HEADER_BYTES..]).unwrap(),
+                Payload::Op {
+                    prev: (prev != NO_PREV_OP).then_some(prev),
+                    op: RedoOp::Update {
+                        table: 5,
+                        key: vec![Value::Int(1)],
+                        cols: vec![(1, Value::from("new"))],
+                    },
+                }
+            );
+        }
+        let mut buf = Vec::new();
+        commit_ops_record(&mut buf, 8192, 3);
+        seal(&mut buf, 9000 & !7, 77);
+        assert_eq!(buf.len(), MIN_RECORD_BYTES + 8);
+        assert_eq!(
+            decode_payload(&buf[HEADER_BYTES..]).unwrap(),
+            Payload::CommitOps {
+                last_op: 8192,
+                ops: 3
+            }
+        );
+        // Cut short: an error, not a panic.
+        assert!(decode_payload(&buf[HEADER_BYTES..HEADER_BYTES + 5]).is_err());
+    }
+
     #[test]
     fn commit_record_round_trips() {
         let mut buf = Vec::new();
