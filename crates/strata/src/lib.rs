@@ -34,6 +34,7 @@
 //! flows through them.
 
 pub mod ab;
+mod breakdown;
 mod cc;
 mod db;
 mod error;
@@ -57,6 +58,7 @@ mod txn;
 mod types;
 mod value;
 
+pub use breakdown::TimeBreakdown;
 pub use db::{backoff, Database};
 pub use error::{ConflictKind, Error, Result};
 pub use index::secondary::Unique;

@@ -73,6 +73,8 @@ mod ssn_blind_writes;
 mod ssn_early;
 #[path = "storage.rs"]
 mod storage;
+#[path = "time_breakdown.rs"]
+mod time_breakdown;
 #[path = "value_types.rs"]
 mod value_types;
 #[path = "verify.rs"]

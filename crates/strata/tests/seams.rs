@@ -160,7 +160,7 @@ fn the_check_finds_wildcards_and_matches_macros() {
 /// comments are left out (a test may use anything).
 const LAYERS: &[&[&str]] = &[
     &["types"],
-    &["sync", "prefetch", "error", "ab", "test_util"],
+    &["sync", "prefetch", "error", "ab", "test_util", "breakdown"],
     &["value"],
     &["serde_row"],
     &["options"],

@@ -23,8 +23,23 @@
 mod db_inner;
 pub(crate) mod index_ops;
 
+/// Runs `$e` as a timed region of component `$c` (`crate::breakdown`):
+/// with `Options::time_breakdown` off, a test of `DbInner::breakdown`
+/// before and of the (absent) mark after. A region left early by `?` or
+/// `return` charges nothing (its time stays in the rest).
+macro_rules! timed {
+    ($tx:expr, $c:ident, $e:expr) => {{
+        let mark = $tx.time_start();
+        let r = $e;
+        $tx.time_charge(crate::breakdown::Component::$c, mark);
+        r
+    }};
+}
+pub(crate) use timed;
+
 pub(crate) use db_inner::DbInner;
 
+use crate::breakdown::{Component, Mark};
 use crate::cc::{predicate::ScanEntry, with_cc, Cc, ReadEntry, Txn as _, TxnCc, WriteEntry};
 use crate::error::{ConflictKind, Error, Result};
 use crate::gc;
@@ -150,6 +165,7 @@ impl Transaction {
     #[inline]
     fn begin_as<P: Cc>(db: Arc<DbInner>, read_only: bool) -> Result<Transaction> {
         debug_assert_eq!(P::PROTOCOL, db.protocol);
+        let began = db.breakdown.as_ref().map(|b| b.start(usize::MAX));
         // Register a lower bound first, then take the real snapshot: a GC
         // pass that misses our slot read the clock before we did (see
         // TidTable::snapshots), so it cannot pass our snapshot.
@@ -159,6 +175,9 @@ impl Transaction {
             .acquire(lower, !read_only)
             .ok_or(Error::TooManyTransactions(db.tids.capacity()))?;
         // (`acquire` registered `lower` with a SeqCst swap: no fence here.)
+        if let (Some(b), Some(m)) = (&db.breakdown, began) {
+            b.begin(crate::tid::TidTable::slot_index(tid), m);
+        }
         let ts = P::begin_ts(&db, read_only, lower);
         // Raising the registration from the lower bound needs no fence: a
         // GC pass that misses it still sees the (smaller) lower bound.
@@ -376,7 +395,7 @@ impl Transaction {
         ek: &EncodedKey,
         guard: &Guard,
     ) -> Result<*mut Version> {
-        match self.hinted_lookup(t, ek, guard, true).map(|l| l.tuple) {
+        match timed!(self, Index, self.hinted_lookup(t, ek, guard, true)).map(|l| l.tuple) {
             Some(tuple) => {
                 let v = self.read_tuple::<P>(t, tuple)?;
                 if v.is_null()
@@ -476,10 +495,13 @@ impl Transaction {
     /// Reads tuple `tuple` under the protocol. Null: nothing visible.
     #[inline]
     pub(crate) fn read_tuple<P: Cc>(&mut self, t: &TableInner, tuple: u64) -> Result<*mut Version> {
-        if self.read_only {
-            return storage::visible(t, tuple, self.ts, 0, &self.db.tids, Mode::Snapshot);
-        }
-        P::read(self, t, tuple)
+        timed!(self, VersionRead, {
+            if self.read_only {
+                storage::visible(t, tuple, self.ts, 0, &self.db.tids, Mode::Snapshot)
+            } else {
+                P::read(self, t, tuple)
+            }
+        })
     }
 
     /// Rows whose primary key lies in `range`, in key order. Bounds may be
@@ -569,35 +591,41 @@ impl Transaction {
         let mut seen = Vec::new();
         let mut n = 0;
         let mut failed = None;
-        ti.index.range_while(&lo, &hi.clone(), &guard, |tuple| {
-            let v = match self.read_tuple::<P>(ti, tuple) {
-                Ok(v) => v,
-                Err(e) => {
-                    failed = Some(e);
-                    return ControlFlow::Break(());
+        // The walk is the index's; rows read and the caller's `f` are timed
+        // inside it (and left out of its time).
+        timed!(
+            self,
+            Index,
+            ti.index.range_while(&lo, &hi.clone(), &guard, |tuple| {
+                let v = match self.read_tuple::<P>(ti, tuple) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        failed = Some(e);
+                        return ControlFlow::Break(());
+                    }
+                };
+                if v.is_null() {
+                    return ControlFlow::Continue(());
                 }
-            };
-            if v.is_null() {
-                return ControlFlow::Continue(());
-            }
-            if phantom_checked {
-                seen.push(tuple);
-            }
-            // SAFETY: pinned; see read_with.
-            let r = unsafe { &*v };
-            if r.is_tombstone() {
-                return ControlFlow::Continue(());
-            }
-            n += 1;
-            storage::with_values(r, |row| {
-                let flow = f(row);
-                if flow.is_break() {
-                    // The predicate read ends at this row's key.
-                    hi = Bound::Included(ti.encode(&ti.schema.key_of(row)));
+                if phantom_checked {
+                    seen.push(tuple);
                 }
-                flow
+                // SAFETY: pinned; see read_with.
+                let r = unsafe { &*v };
+                if r.is_tombstone() {
+                    return ControlFlow::Continue(());
+                }
+                n += 1;
+                storage::with_values(r, |row| {
+                    let flow = timed!(self, Caller, f(row));
+                    if flow.is_break() {
+                        // The predicate read ends at this row's key.
+                        hi = Bound::Included(ti.encode(&ti.schema.key_of(row)));
+                    }
+                    flow
+                })
             })
-        });
+        );
         if let Some(e) = failed {
             return self.fail(e);
         }
@@ -693,8 +721,12 @@ impl Transaction {
                     ti.schema.name
                 )));
             };
-            let v = storage::publish_fresh(ti, tuple, self.tid, data);
-            match ti.index.insert(&ek, tuple, v as *const u8) {
+            let v = timed!(
+                self,
+                VersionInstall,
+                storage::publish_fresh(ti, tuple, self.tid, data)
+            );
+            match timed!(self, Index, ti.index.insert(&ek, tuple, v as *const u8)) {
                 Ok(()) => {
                     self.writes.push(WriteEntry {
                         table: ti,
@@ -789,7 +821,7 @@ impl Transaction {
             table: ti.schema.name.clone(),
             key: key.to_string(),
         };
-        let found = self.hinted_lookup(ti, &ek, &guard, false);
+        let found = timed!(self, Index, self.hinted_lookup(ti, &ek, &guard, false));
         let tuple = match &found {
             Some(l) => l.tuple,
             None => match self.absent_read::<P>(ti, key, &ek) {
@@ -849,6 +881,19 @@ impl Transaction {
 
     /// Takes the write lock on `head` and runs the protocol's write check.
     fn lock_head<P: Cc>(&mut self, ti: &TableInner, tuple: u64, head: *mut Version) -> Result<()> {
+        timed!(
+            self,
+            VersionInstall,
+            self.lock_head_untimed::<P>(ti, tuple, head)
+        )
+    }
+
+    fn lock_head_untimed<P: Cc>(
+        &mut self,
+        ti: &TableInner,
+        tuple: u64,
+        head: *mut Version,
+    ) -> Result<()> {
         // SAFETY: pinned; heads are alive.
         let h = unsafe { &*head };
         // One CAS: two writers that loaded the same head cannot both lock
@@ -932,7 +977,11 @@ impl Transaction {
         row: NewRow<'_>,
         index_key: Option<EncodedKey>,
     ) -> Result<()> {
-        let v = storage::install(ti, tuple, self.tid, head, row);
+        let v = timed!(
+            self,
+            VersionInstall,
+            storage::install(ti, tuple, self.tid, head, row)
+        );
         if let Err(e) = self.sec_after_install::<P>(ti, tuple, head, v) {
             // Take the version back out, as an abort would, before the
             // head is marked overwritten: the row is as before the call.
@@ -1020,10 +1069,12 @@ impl Transaction {
             .iter()
             .rposition(|w| w.new == own)
             .expect("own version has a write entry");
-        let w = &mut self.writes[i];
         let guard = epoch::pin();
+        let m = self.time_start();
+        let w = &mut self.writes[i];
         let v = storage::replace_own(ti, tuple, tid, own, w.old, row, &guard);
         w.new = v;
+        self.time_charge(Component::VersionInstall, m);
         // Physical entries still name `own`: re-key them before it retires.
         self.sec_on_replace_own(ti, tuple, own, v);
         storage::retire(own, &guard);
@@ -1041,7 +1092,7 @@ impl Transaction {
     fn log_op(&self, i: usize, whole: bool) {
         if let Some(l) = self.db.log.get() {
             let slot = crate::tid::TidTable::slot_index(self.tid);
-            l.log_op(slot, &self.writes[i], whole);
+            timed!(self, Log, l.log_op(slot, &self.writes[i], whole));
         }
     }
 
@@ -1079,8 +1130,12 @@ impl Transaction {
             P::release(&mut self);
             // Counted while the slot is still ours (see `stats`).
             self.db.tids.counts(self.tid).commit(true);
+            self.time_committed();
             self.finish();
-            return self.reader_ticket::<PIPELINED>();
+            let m = self.time_start().filter(|_| self.logged);
+            let t = self.reader_ticket::<PIPELINED>();
+            self.time_detached(Component::LogWait, m);
+            return t;
         }
         // Durability (see the log module): the redo record is built before
         // the commit timestamp. With LSN commit stamps its log position,
@@ -1088,13 +1143,16 @@ impl Transaction {
         // otherwise it is reserved after validation. Either way before the
         // versions become visible, under our write locks.
         let mut redo = match self.db.log.get().filter(|_| !self.writes.is_empty()) {
-            Some(l) => match l.prepare(crate::tid::TidTable::slot_index(self.tid), &self.writes) {
-                Ok(r) => Some(r),
-                Err(e) => {
-                    self.rollback();
-                    return Err(e);
+            Some(l) => {
+                let slot = crate::tid::TidTable::slot_index(self.tid);
+                match timed!(self, Log, l.prepare(slot, &self.writes)) {
+                    Ok(r) => Some(r),
+                    Err(e) => {
+                        self.rollback();
+                        return Err(e);
+                    }
                 }
-            },
+            }
             None => None,
         };
         let mut reserved = None;
@@ -1104,7 +1162,7 @@ impl Transaction {
                 self.db.tids.set_precommit(self.tid);
                 match redo.take() {
                     Some(r) => {
-                        let r = l.reserve(r);
+                        let r = timed!(self, Log, l.reserve(r));
                         let cts = r.cts();
                         reserved = Some(r);
                         cts
@@ -1134,7 +1192,7 @@ impl Transaction {
             self.rollback();
             return Err(Error::TableDropped { table });
         }
-        if let Err(kind) = P::validate(&mut self, cts) {
+        if let Err(kind) = timed!(self, Cc, P::validate(&mut self, cts)) {
             if let Some(r) = reserved {
                 self.db.log.get().expect("reserved").skip(r);
             }
@@ -1146,17 +1204,24 @@ impl Transaction {
         if !self.writes.is_empty() {
             crate::sync::logged(crate::sync::Logged::Commit);
         }
+        let m = self.time_start().filter(|_| self.logged);
         let ticket = match (reserved, redo) {
             (Some(r), _) => Some(self.db.log.get().expect("reserved").publish(r)),
             (None, Some(r)) => Some(self.db.log.get().expect("prepared").append(r, cts)),
             (None, None) => None,
         };
+        self.time_charge(Component::Log, m);
         self.db.tids.set_committed(self.tid, cts);
         self.post_commit::<P>(cts);
         self.db.tids.counts(self.tid).commit(false);
+        self.time_committed();
         self.finish();
+        // After the slot is freed: charged detached (`breakdown`).
+        let m = self.time_start();
         self.db.after_commit();
-        match ticket {
+        self.time_detached(Component::Gc, m);
+        let m = self.time_start().filter(|_| self.logged);
+        let t = match ticket {
             Some(t) if PIPELINED => self.db.log.get().expect("logged").pipelined(t),
             Some(t) => self
                 .db
@@ -1166,7 +1231,9 @@ impl Transaction {
                 .finish_commit(t)
                 .map(|()| CommitTicket::done()),
             None => self.reader_ticket::<PIPELINED>(),
-        }
+        };
+        self.time_detached(Component::LogWait, m);
+        t
     }
 
     /// The ticket of a commit that logged nothing, covering the commits it
@@ -1201,7 +1268,8 @@ impl Transaction {
     }
 
     fn post_commit<P: Cc>(&mut self, cts: u64) {
-        P::post_commit(self, cts);
+        timed!(self, Cc, P::post_commit(self, cts));
+        let m = self.time_start();
         // Hand our rows to the collector before unlocking: the next writer
         // of a row must queue after us (see gc::Garbage). A delete of a row
         // inserted by this same transaction overwrote nothing, but its
@@ -1220,6 +1288,8 @@ impl Transaction {
                     version: w.new,
                 }),
         );
+        self.time_charge(Component::Gc, m);
+        let m = self.time_start();
         // Index entries are stamped before the rows unlock (a no-op for
         // today's kinds).
         self.sec_on_commit(cts);
@@ -1235,6 +1305,7 @@ impl Transaction {
                 old.end.store(cts, SeqCst);
             }
         }
+        self.time_charge(Component::VersionInstall, m);
         // Scan records (SSN/SSI) were marked committed in validation and
         // SSI's marks stay in its registry; only MV2PL has locks to drop.
         P::release(self);
@@ -1300,7 +1371,50 @@ impl Transaction {
         if !self.sec_writes.is_empty() {
             self.sec_writes.clear();
         }
+        if let Some(b) = &self.db.breakdown {
+            b.end(crate::tid::TidTable::slot_index(self.tid));
+        }
         self.db.tids.release(self.tid);
+    }
+
+    // ------------------------------------------------------ time breakdown
+
+    /// The start of a timed region (`timed!`); `None` when timing is off.
+    #[inline(always)]
+    pub(crate) fn time_start(&self) -> Option<Mark> {
+        match &self.db.breakdown {
+            None => None,
+            Some(b) => Some(b.start(crate::tid::TidTable::slot_index(self.tid))),
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn time_charge(&self, c: Component, m: Option<Mark>) {
+        if let Some(m) = m {
+            self.time_charge_on(c, m);
+        }
+    }
+
+    #[inline(never)]
+    fn time_charge_on(&self, c: Component, m: Mark) {
+        if let Some(b) = &self.db.breakdown {
+            b.charge(crate::tid::TidTable::slot_index(self.tid), c, m);
+        }
+    }
+
+    #[inline(always)]
+    fn time_committed(&self) {
+        if let Some(b) = &self.db.breakdown {
+            b.committed(crate::tid::TidTable::slot_index(self.tid));
+        }
+    }
+
+    /// Work after `finish` (the slot may have a new occupant).
+    #[inline(always)]
+    fn time_detached(&self, c: Component, m: Option<Mark>) {
+        if let (Some(b), Some(m)) = (&self.db.breakdown, m) {
+            b.charge_detached(crate::tid::TidTable::slot_index(self.tid), c, m);
+        }
     }
 }
 
