@@ -85,10 +85,12 @@ const MIX_TYPES: [usize; 6] = [
 mod hybrid;
 mod skew;
 mod tables;
+mod window;
 pub use hybrid::{Ch, ChTables, Q2_REFILL, Q2_THRESHOLD, SUPPLIERS};
 pub use skew::WarehousePick;
 use tables::{insert_stock, run_load_jobs, schema};
 pub use tables::{load_stock, stock_schema, Tables};
+pub use window::{ComponentTime, LogReport, TimeReport};
 
 /// Sizes and mix of a TPC-C database.
 #[derive(Debug, Clone, Serialize)]
@@ -1235,6 +1237,13 @@ pub struct TpccReport {
     pub load_s: f64,
     pub run: Report,
     pub consistency: Consistency,
+    /// The measured window's time by engine component, per committed
+    /// transaction (with `Options::time_breakdown`; ERMIA Fig. 11).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_breakdown: Option<TimeReport>,
+    /// The measured window's log records (with the write-ahead log).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<LogReport>,
 }
 
 /// The consistency conditions checked after a run.
@@ -1348,12 +1357,17 @@ pub fn run_until(
     if cfg.stock_scan {
         workers.push(TpccWorker::new(&tpcc, cfg.threads, true));
     }
-    let run = driver::run_until(driver_cfg, stop, &TYPES, workers, observer)?;
+    let n = workers.len();
+    let mut window = window::Window::new(observer, tpcc.db.clone());
+    let run = driver::run_until(driver_cfg, stop, &TYPES, workers, &mut window)?;
+    let (time_breakdown, log) = window.reports(n, &run);
     let consistency = tpcc.check_consistency()?;
     Ok(TpccReport {
         load_s,
         run,
         consistency,
+        time_breakdown,
+        log,
     })
 }
 

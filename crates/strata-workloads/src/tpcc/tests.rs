@@ -460,3 +460,74 @@ fn a_run_draws_home_warehouses_as_its_setting_says_and_stays_consistent() {
         }
     }
 }
+
+/// A durable TPC-C run with the time breakdown on (ERMIA Fig. 11) and
+/// either log granularity (Fig. 10): every component the mix exercises is
+/// charged, the components add up to at most the transactions' time and
+/// that to at most the workers' wall time; per-transaction logging writes
+/// no operation record, per-operation logging one per write (several per
+/// NewOrder and Payment) besides each commit. Timing off: no breakdown.
+#[test]
+fn a_durable_run_reports_its_time_breakdown_and_log_records() {
+    for g in strata::LogGranularity::ALL {
+        let dir = std::env::temp_dir().join(format!(
+            "strata-tpcc-breakdown-{}-{}",
+            std::process::id(),
+            g.name()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        let opts = strata::Options::default()
+            .durability(strata::Durability::Wal {
+                dir: dir.clone(),
+                sync: strata::SyncPolicy::GroupCommit,
+            })
+            .log_granularity(g)
+            .time_breakdown(true);
+        let cfg = TpccConfig {
+            threads: 2,
+            warehouse_pick: WarehousePick::Uniform,
+            ..TpccConfig::small(2)
+        };
+        let r = counted(Database::open(opts).unwrap(), &cfg, 300).unwrap();
+        let t = r.time_breakdown.as_ref().expect("timing on");
+        assert!(t.committed > 0 && t.transactions >= t.committed, "{t:?}");
+        for c in &t.per_committed {
+            assert!(
+                c.ns_per_committed > 0.0,
+                "{g:?}: {} not charged: {t:?}",
+                c.name
+            );
+        }
+        let named: f64 = t.per_committed[..7]
+            .iter()
+            .map(|c| c.ns_per_committed)
+            .sum();
+        assert!(
+            named * t.committed as f64 <= t.total_ns as f64 * 1.000_001,
+            "{t:?}"
+        );
+        assert!(t.total_ns <= t.worker_wall_ns, "{t:?}");
+        let log = r.log.as_ref().expect("the log is on");
+        match g {
+            strata::LogGranularity::PerTransaction => {
+                assert_eq!(log.operation_records, 0, "{log:?}");
+                assert!(log.records_per_committed <= 1.0, "{log:?}");
+            }
+            strata::LogGranularity::PerOperation => {
+                assert!(log.operation_records_per_committed > 5.0, "{log:?}");
+                assert!(
+                    log.records_per_committed > log.operation_records_per_committed,
+                    "{log:?}"
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let r = counted(
+        Database::open(strata::Options::default()).unwrap(),
+        &TpccConfig::small(1),
+        50,
+    )
+    .unwrap();
+    assert!(r.time_breakdown.is_none() && r.log.is_none());
+}
