@@ -117,6 +117,55 @@
 //! Catalog changes (create/drop table) are records in the same log, taken
 //! under the catalog lock, and always wait for their fsync.
 //!
+//! **Log granularity** (`Options::log_granularity`; ERMIA §4.4, Fig. 10).
+//! ERMIA's log manager makes one round trip to the central log buffer per
+//! transaction, at pre-commit (above). `LogGranularity::PerOperation`
+//! emulates traditional logging, one round trip per update: every insert,
+//! update and delete, as it is made under its row's lock, reserves its own
+//! **operation record** (kind 4: one redo op and the LSN of its
+//! transaction's previous operation record, ARIES' prevLSN), copies it
+//! into the ring and publishes it (`log_op`); pre-commit then logs a
+//! **chained commit** (kind 5: the last operation record's LSN and the
+//! count) in the commit record's place, reserved and stamped as above.
+//!
+//! ```text
+//!  T: update a ─[op a|prev -]   insert b ─[op b|prev @a]   commit ─[commit|last @b, 2]
+//!  log: ...[op a]...[op b]...[commit T]...      recovery: at [commit T], a then b
+//! ```
+//!
+//! The chain lives per TID slot (`OpChain`, its occupant's alone), so
+//! nothing is shared beyond the log buffer itself, whose counter is the
+//! clock: each write is one more fetch-and-add on it. Recovery keeps
+//! operation records aside by LSN and applies a transaction's, oldest
+//! first, when it reaches its chained commit, in one transaction as a
+//! commit record's; records no commit names (a rollback, a failed
+//! validation, a transaction open at the crash) are counted and discarded
+//! (`RecoveryReport::operation_records_discarded`). Applying them at the
+//! commit's place keeps "log order is version order" (below): per row,
+//! writers' commit records are in version order whatever the order of
+//! their operation records. An operation that overwrote the transaction's
+//! own earlier version is logged as its whole row, not the changed columns
+//! (those are relative to the committed version, which an earlier
+//! operation of the transaction may have deleted).
+//!
+//! Checkpoints: a record below the checkpoint's begin LSN B may belong to
+//! a transaction that commits after the checkpoint's snapshot, so replay
+//! starts lower, at R = min(B, reserved counter, oldest registered
+//! snapshot − K), read before B (`operations_floor`); the manifest records
+//! R, segments are kept from R, and catalog records below B are passed
+//! over (the checkpoint's catalog holds them). Why R is low enough: a
+//! transaction open when the snapshots were scanned has a snapshot s ≥ its
+//! registration, and every record it reserves is at or above s − K ≥ R
+//! (the clock only grows); one whose registration the scan missed read the
+//! clock after the scan began (the TID table's registration order, as for
+//! GC), so its records are above the counter read first; one that had
+//! ended reserved its commit before B, so it is in the checkpoint, and the
+//! chain walk stops at R: its records below R are in the checkpoint's
+//! rows, those above are replayed as every record after B is (per key, the
+//! last replayed writer is the last writer, as in `checkpoint`'s argument).
+//! Not under MVTO (`Options::validate` refuses it): there snapshots are not
+//! LSNs.
+//!
 //! **Async loss bound.** The flusher starts a flush every
 //! `async_flush_interval`, but only when the scheduler runs it: with more
 //! runnable threads than cores that can be far later (190 ms was seen), so
