@@ -1382,10 +1382,10 @@ impl Transaction {
     /// The start of a timed region (`timed!`); `None` when timing is off.
     #[inline(always)]
     pub(crate) fn time_start(&self) -> Option<Mark> {
-        match &self.db.breakdown {
-            None => None,
-            Some(b) => Some(b.start(crate::tid::TidTable::slot_index(self.tid))),
-        }
+        self.db
+            .breakdown
+            .as_ref()
+            .map(|b| b.start(crate::tid::TidTable::slot_index(self.tid)))
     }
 
     #[inline(always)]
