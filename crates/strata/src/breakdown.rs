@@ -90,20 +90,27 @@ pub(crate) struct Mark {
 /// The per-database timing state (`DbInner::breakdown`).
 pub(crate) struct Breakdown {
     origin: Instant,
+    /// Nanoseconds since `origin` (a test's own clock in unit tests).
+    clock: fn(&Instant) -> u64,
     slots: Box<[CachePadded<SlotTimes>]>,
+}
+
+fn elapsed_ns(origin: &Instant) -> u64 {
+    origin.elapsed().as_nanos() as u64
 }
 
 impl Breakdown {
     pub fn new(slots: usize) -> Self {
         Breakdown {
             origin: Instant::now(),
+            clock: elapsed_ns,
             slots: (0..slots).map(|_| CachePadded::default()).collect(),
         }
     }
 
     #[inline]
     fn now(&self) -> u64 {
-        self.origin.elapsed().as_nanos() as u64
+        (self.clock)(&self.origin)
     }
 
     /// A transaction begins on `slot`; `at` was read (`start`) before it
@@ -257,49 +264,72 @@ impl TimeBreakdown {
 mod tests {
     use super::*;
 
-    fn spin(ns: u64) {
-        let t = Instant::now();
-        while (t.elapsed().as_nanos() as u64) < ns {
-            std::hint::spin_loop();
-        }
+    use std::cell::Cell;
+
+    thread_local! {
+        /// The test's clock, in nanoseconds.
+        static NOW: Cell<u64> = const { Cell::new(0) };
+    }
+
+    fn test_clock(_: &Instant) -> u64 {
+        NOW.with(Cell::get)
+    }
+
+    fn advance(ns: u64) {
+        NOW.with(|c| c.set(c.get() + ns));
     }
 
     /// Nested regions charge each component its own time only: an outer
     /// `Index` region around an inner `VersionRead` one and a `Caller`
-    /// one gets its elapsed time less theirs, and the components add up to
-    /// no more than the transaction's total.
+    /// one gets its elapsed time less theirs; the caller's time is in the
+    /// rest; work after the end is charged to its component and the total;
+    /// and the components add up to no more than the total.
     #[test]
     fn nested_regions_charge_their_own_time_and_stay_within_the_total() {
-        let b = Breakdown::new(4);
+        let b = Breakdown {
+            clock: test_clock,
+            ..Breakdown::new(4)
+        };
+        advance(1_000);
         let m = b.start(usize::MAX);
         b.begin(2, m);
+        advance(10);
         let outer = b.start(2);
-        spin(200_000);
+        advance(200);
         let inner = b.start(2);
-        spin(300_000);
+        advance(300);
         b.charge(2, Component::VersionRead, inner);
         let cb = b.start(2);
-        spin(100_000);
+        advance(100);
         b.charge(2, Component::Caller, cb);
+        advance(5);
         b.charge(2, Component::Index, outer);
+        advance(20);
         b.committed(2);
         b.end(2);
         let gc = b.start(2);
-        spin(50_000);
+        advance(50);
         b.charge_detached(2, Component::Gc, gc);
         let s = b.sums();
         assert_eq!((s.transactions, s.committed), (1, 1));
-        assert!(s.version_read_ns >= 300_000, "{s:?}");
-        // The outer region's own time: 200 us (and a little), not 600.
-        assert!(
-            (200_000..300_000).contains(&s.index_ns),
-            "the index region excludes the inner ones: {s:?}"
-        );
-        assert!(s.gc_ns >= 50_000, "{s:?}");
-        let named: u64 = s.components()[..7].iter().map(|c| c.1).sum();
-        assert!(named <= s.total_ns, "{s:?}");
-        // The caller's 100 us are in the rest.
-        assert!(s.rest_ns() >= 100_000, "{s:?}");
+        assert_eq!(s.version_read_ns, 300);
+        assert_eq!(s.index_ns, 205, "the index region excludes the inner ones");
+        assert_eq!(s.gc_ns, 50);
+        assert_eq!(s.total_ns, 10 + 605 + 20 + 50);
+        // Begin to the index region, the caller's closure, after it.
+        assert_eq!(s.rest_ns(), 10 + 100 + 20);
         assert_eq!(s.since(&s), TimeBreakdown::default());
+        // A second transaction on the slot starts from a clean charged sum.
+        let m = b.start(usize::MAX);
+        b.begin(2, m);
+        let r = b.start(2);
+        advance(7);
+        b.charge(2, Component::Cc, r);
+        b.end(2);
+        let t = b.sums().since(&s);
+        assert_eq!(
+            (t.transactions, t.committed, t.cc_ns, t.total_ns),
+            (1, 0, 7, 7)
+        );
     }
 }
