@@ -313,7 +313,7 @@ impl Transaction {
         // The caller's `f` is timed apart (`breakdown`): the scan's own
         // time is the index's, less the rows read inside it.
         let (bd, slot) = (
-            self.db.breakdown.clone(),
+            self.db.breakdown.clone().filter(|_| self.timing),
             crate::tid::TidTable::slot_index(self.tid),
         );
         let mut f = f;
