@@ -191,6 +191,49 @@ impl Breakdown {
     }
 }
 
+/// Runs `f` as a region of component `c` of the transaction on `slot`
+/// (the `timed!` macro of `txn`, timing on).
+///
+/// `b` is a pointer because `f` borrows the transaction mutably, and the
+/// transaction holds the `Arc` that owns `b`.
+#[cold]
+#[inline(never)]
+pub(crate) fn region<R>(
+    b: *const Breakdown,
+    slot: usize,
+    c: Component,
+    f: impl FnOnce() -> R,
+) -> R {
+    // SAFETY: `b` is the `Breakdown` of the transaction's `DbInner`, which
+    // the transaction's `Arc` keeps alive for the whole call; nothing in a
+    // region replaces the transaction's `db` (it is never reassigned).
+    // Exercised by every test with `Options::time_breakdown` on
+    // (`tests/time_breakdown.rs`).
+    let b = unsafe { &*b };
+    let m = b.start(slot);
+    let r = f();
+    b.charge(slot, c, m);
+    r
+}
+
+/// `region` for work after the transaction freed its slot (charged to
+/// `c` and the total, not nested: `Breakdown::charge_detached`).
+#[cold]
+#[inline(never)]
+pub(crate) fn detached<R>(
+    b: *const Breakdown,
+    slot: usize,
+    c: Component,
+    f: impl FnOnce() -> R,
+) -> R {
+    // SAFETY: as in `region`.
+    let b = unsafe { &*b };
+    let m = b.start(slot);
+    let r = f();
+    b.charge_detached(slot, c, m);
+    r
+}
+
 /// Time spent in transactions, by component (`Database::time_breakdown`,
 /// with `Options::time_breakdown`): sums over every transaction ended so
 /// far, committed or not (`since` gives a window). `rest_ns` is what no

@@ -23,23 +23,25 @@
 mod db_inner;
 pub(crate) mod index_ops;
 
-/// Runs `$e` as a timed region of component `$c` (`crate::breakdown`):
-/// with `Options::time_breakdown` off, a test of `DbInner::breakdown`
-/// before and of the (absent) mark after. A region left early by `?` or
-/// `return` charges nothing (its time stays in the rest).
+/// Runs `$e` as a timed region of component `$c` (`crate::breakdown`).
+/// With `Options::time_breakdown` off it is `$e` behind one test of the
+/// transaction's `timing` byte; on, `$e` runs in a closure inside the
+/// out-of-line `breakdown::region` (so `$e` must not `return` or use `?`).
 macro_rules! timed {
     ($tx:expr, $c:ident, $e:expr) => {{
-        let mark = $tx.time_start();
-        let r = $e;
-        $tx.time_charge(crate::breakdown::Component::$c, mark);
-        r
+        if $tx.timing {
+            let (bd, slot) = $tx.timing_on();
+            crate::breakdown::region(bd, slot, crate::breakdown::Component::$c, || $e)
+        } else {
+            $e
+        }
     }};
 }
 pub(crate) use timed;
 
 pub(crate) use db_inner::DbInner;
 
-use crate::breakdown::{Component, Mark};
+use crate::breakdown::Component;
 use crate::cc::{predicate::ScanEntry, with_cc, Cc, ReadEntry, Txn as _, TxnCc, WriteEntry};
 use crate::error::{ConflictKind, Error, Result};
 use crate::gc;
@@ -896,6 +898,7 @@ impl Transaction {
         )
     }
 
+    #[inline(always)]
     fn lock_head_untimed<P: Cc>(
         &mut self,
         ti: &TableInner,
@@ -1078,11 +1081,11 @@ impl Transaction {
             .rposition(|w| w.new == own)
             .expect("own version has a write entry");
         let guard = epoch::pin();
-        let m = self.time_start();
-        let w = &mut self.writes[i];
-        let v = storage::replace_own(ti, tuple, tid, own, w.old, row, &guard);
-        w.new = v;
-        self.time_charge(Component::VersionInstall, m);
+        let v = timed!(self, VersionInstall, {
+            let w = &mut self.writes[i];
+            w.new = storage::replace_own(ti, tuple, tid, own, w.old, row, &guard);
+            w.new
+        });
         // Physical entries still name `own`: re-key them before it retires.
         self.sec_on_replace_own(ti, tuple, own, v);
         storage::retire(own, &guard);
@@ -1140,10 +1143,12 @@ impl Transaction {
             self.db.tids.counts(self.tid).commit(true);
             self.time_committed();
             self.finish();
-            let m = self.time_start().filter(|_| self.logged);
-            let t = self.reader_ticket::<PIPELINED>();
-            self.time_detached(Component::LogWait, m);
-            return t;
+            if self.timing && self.logged {
+                let (bd, slot) = self.timing_on();
+                let wait = || self.reader_ticket::<PIPELINED>();
+                return crate::breakdown::detached(bd, slot, Component::LogWait, wait);
+            }
+            return self.reader_ticket::<PIPELINED>();
         }
         // Durability (see the log module): the redo record is built before
         // the commit timestamp. With LSN commit stamps its log position,
@@ -1212,24 +1217,22 @@ impl Transaction {
         if !self.writes.is_empty() {
             crate::sync::logged(crate::sync::Logged::Commit);
         }
-        let m = self.time_start().filter(|_| self.logged);
         let ticket = match (reserved, redo) {
-            (Some(r), _) => Some(self.db.log.get().expect("reserved").publish(r)),
-            (None, Some(r)) => Some(self.db.log.get().expect("prepared").append(r, cts)),
             (None, None) => None,
+            (reserved, redo) => timed!(self, Log, {
+                match (reserved, redo) {
+                    (Some(r), _) => Some(self.db.log.get().expect("reserved").publish(r)),
+                    (None, Some(r)) => Some(self.db.log.get().expect("prepared").append(r, cts)),
+                    (None, None) => None,
+                }
+            }),
         };
-        self.time_charge(Component::Log, m);
         self.db.tids.set_committed(self.tid, cts);
         self.post_commit::<P>(cts);
         self.db.tids.counts(self.tid).commit(false);
         self.time_committed();
         self.finish();
-        // After the slot is freed: charged detached (`breakdown`).
-        let m = self.time_start();
-        self.db.after_commit();
-        self.time_detached(Component::Gc, m);
-        let m = self.time_start().filter(|_| self.logged);
-        let t = match ticket {
+        let wait = || match ticket {
             Some(t) if PIPELINED => self.db.log.get().expect("logged").pipelined(t),
             Some(t) => self
                 .db
@@ -1240,8 +1243,17 @@ impl Transaction {
                 .map(|()| CommitTicket::done()),
             None => self.reader_ticket::<PIPELINED>(),
         };
-        self.time_detached(Component::LogWait, m);
-        t
+        if !self.timing {
+            self.db.after_commit();
+            return wait();
+        }
+        // After the slot is freed: charged detached (`breakdown`).
+        let (bd, slot) = self.timing_on();
+        crate::breakdown::detached(bd, slot, Component::Gc, || self.db.after_commit());
+        if !self.logged {
+            return wait();
+        }
+        crate::breakdown::detached(bd, slot, Component::LogWait, wait)
     }
 
     /// The ticket of a commit that logged nothing, covering the commits it
@@ -1277,43 +1289,45 @@ impl Transaction {
 
     fn post_commit<P: Cc>(&mut self, cts: u64) {
         timed!(self, Cc, P::post_commit(self, cts));
-        let m = self.time_start();
         // Hand our rows to the collector before unlocking: the next writer
         // of a row must queue after us (see gc::Garbage). A delete of a row
         // inserted by this same transaction overwrote nothing, but its
         // tombstone still has to go.
-        self.db.gc.on_commit(
-            cts,
-            crate::tid::TidTable::slot_index(self.tid),
-            self.writes
-                .iter()
-                // SAFETY: our versions are alive until GC; tables outlive us.
-                .filter(|w| !w.old.is_null() || unsafe { (*w.new).is_tombstone() })
-                .map(|w| gc::Committed {
-                    // SAFETY: tables outlive us.
-                    table: unsafe { &*w.table },
-                    tuple: w.tuple,
-                    version: w.new,
-                }),
+        timed!(
+            self,
+            Gc,
+            self.db.gc.on_commit(
+                cts,
+                crate::tid::TidTable::slot_index(self.tid),
+                self.writes
+                    .iter()
+                    // SAFETY: our versions are alive until GC; tables outlive us.
+                    .filter(|w| !w.old.is_null() || unsafe { (*w.new).is_tombstone() })
+                    .map(|w| gc::Committed {
+                        // SAFETY: tables outlive us.
+                        table: unsafe { &*w.table },
+                        tuple: w.tuple,
+                        version: w.new,
+                    }),
+            )
         );
-        self.time_charge(Component::Gc, m);
-        let m = self.time_start();
         // Index entries are stamped before the rows unlock (a no-op for
         // today's kinds).
         self.sec_on_commit(cts);
-        for w in &self.writes {
-            // SAFETY: our own versions and the versions we overwrote (locked by
-            // us) are alive: GC processes our entries only after we end.
-            let new = unsafe { &*w.new };
-            new.begin.store(cts, SeqCst);
-            new.txn_id.store(0, SeqCst);
-            if let Some(old) = unsafe { w.old.as_ref() } {
-                // The old version keeps our id in txn_id: a writer that
-                // loaded it as the head before our install cannot lock it.
-                old.end.store(cts, SeqCst);
+        timed!(self, VersionInstall, {
+            for w in &self.writes {
+                // SAFETY: our own versions and the versions we overwrote (locked by
+                // us) are alive: GC processes our entries only after we end.
+                let new = unsafe { &*w.new };
+                new.begin.store(cts, SeqCst);
+                new.txn_id.store(0, SeqCst);
+                if let Some(old) = unsafe { w.old.as_ref() } {
+                    // The old version keeps our id in txn_id: a writer that
+                    // loaded it as the head before our install cannot lock it.
+                    old.end.store(cts, SeqCst);
+                }
             }
-        }
-        self.time_charge(Component::VersionInstall, m);
+        });
         // Scan records (SSN/SSI) were marked committed in validation and
         // SSI's marks stay in its registry; only MV2PL has locks to drop.
         P::release(self);
@@ -1389,36 +1403,14 @@ impl Transaction {
 
     // (Off, each of these is a test of `timing`; the work is out of line.)
 
-    /// The start of a timed region (`timed!`); `None` when timing is off.
-    #[inline(always)]
-    pub(crate) fn time_start(&self) -> Option<Mark> {
-        if self.timing {
-            self.time_start_on()
-        } else {
-            None
-        }
-    }
-
+    /// Timing on: the breakdown and this transaction's slot, for
+    /// `breakdown::region` (a pointer, so that the region's closure may
+    /// borrow the transaction mutably; see `breakdown::region`).
     #[cold]
     #[inline(never)]
-    fn time_start_on(&self) -> Option<Mark> {
-        let slot = crate::tid::TidTable::slot_index(self.tid);
-        self.db.breakdown.as_ref().map(|b| b.start(slot))
-    }
-
-    #[inline(always)]
-    pub(crate) fn time_charge(&self, c: Component, m: Option<Mark>) {
-        if let Some(m) = m {
-            self.time_charge_on(c, m);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn time_charge_on(&self, c: Component, m: Mark) {
-        if let Some(b) = &self.db.breakdown {
-            b.charge(crate::tid::TidTable::slot_index(self.tid), c, m);
-        }
+    pub(crate) fn timing_on(&self) -> (*const crate::breakdown::Breakdown, usize) {
+        let b = self.db.breakdown.as_ref().expect("timing is on");
+        (Arc::as_ptr(b), crate::tid::TidTable::slot_index(self.tid))
     }
 
     #[cold]
@@ -1434,16 +1426,6 @@ impl Transaction {
         if self.timing {
             if let Some(b) = &self.db.breakdown {
                 b.committed(crate::tid::TidTable::slot_index(self.tid));
-            }
-        }
-    }
-
-    /// Work after `finish` (the slot may have a new occupant).
-    #[inline(always)]
-    fn time_detached(&self, c: Component, m: Option<Mark>) {
-        if let Some(m) = m {
-            if let Some(b) = &self.db.breakdown {
-                b.charge_detached(crate::tid::TidTable::slot_index(self.tid), c, m);
             }
         }
     }
