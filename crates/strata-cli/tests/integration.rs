@@ -7,3 +7,5 @@
 mod cli;
 #[path = "presets.rs"]
 mod presets;
+#[path = "tpcc_ermia.rs"]
+mod tpcc_ermia;
