@@ -1,5 +1,5 @@
 //! Shuttle model check of the in-place master's seqlock, on the engine's
-//! own code (`storage/in_place.rs`: `install` and `undo`, which open a
+//! own code (`storage/in_place/`: `install` and `undo`, which open a
 //! `Master::write` section, move the old values into a record and write the
 //! new ones; `Master::read`, both its owner fast path and the record walk).
 //!
