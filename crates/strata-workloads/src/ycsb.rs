@@ -285,6 +285,9 @@ pub trait YcsbEngine: Sync {
     fn memory(&self) -> Option<Memory> {
         None
     }
+    /// The load is done (the run's flows, such as allocations per
+    /// transaction, count from here).
+    fn loaded(&self) {}
 }
 
 /// The integer value of attribute `a` of row `k` at load time.
@@ -318,6 +321,8 @@ pub fn initial_text(k: u64, t: usize) -> String {
 pub struct StrataYcsb {
     db: Database,
     table: Table,
+    /// The counters at the end of the load (see [`Memory::of_run`]).
+    loaded: std::sync::Mutex<Option<strata::Stats>>,
 }
 
 impl StrataYcsb {
@@ -342,7 +347,11 @@ impl StrataYcsb {
                 strata::Unique::No,
             )?;
         }
-        Ok(StrataYcsb { db, table })
+        Ok(StrataYcsb {
+            db,
+            table,
+            loaded: std::sync::Mutex::new(None),
+        })
     }
 
     pub fn database(&self) -> &Database {
@@ -403,13 +412,38 @@ impl YcsbEngine for StrataYcsb {
     }
 
     fn memory(&self) -> Option<Memory> {
-        Some(Memory::of(&self.db.stats()))
+        let now = self.db.stats();
+        let loaded = self.loaded.lock().expect("not poisoned").clone();
+        Some(match loaded {
+            Some(base) => Memory::of_run(&now, &base),
+            None => Memory::of(&now),
+        })
+    }
+
+    fn loaded(&self) {
+        *self.loaded.lock().expect("not poisoned") = Some(self.db.stats());
     }
 }
 
 std::thread_local! {
     /// Each client thread's keys, reused from transaction to transaction.
     static KEYS: std::cell::RefCell<Vec<strata::Key>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Each client thread's projection (column positions of a read of
+    /// fewer attributes than a row has), reused likewise.
+    static COLS: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// What a read adds to the sink for one value it read.
+#[inline]
+fn fold_value(acc: u64, v: &Value) -> u64 {
+    acc.wrapping_add(match v {
+        Value::Int(v) => *v as u64,
+        Value::Text(s) => s.len() as u64,
+        Value::Bytes(b) => b.len() as u64,
+        Value::Float(f) => f.to_bits(),
+        Value::Bool(b) => u64::from(*b),
+        Value::Null => 0,
+    })
 }
 
 impl StrataYcsb {
@@ -428,6 +462,24 @@ impl StrataYcsb {
         }
         for (op, key) in ops.iter().zip(keys) {
             match op.update {
+                None if nread < width => {
+                    // Fewer attributes than the row has (Wu et al. Fig.
+                    // 15a): a projection, so that storage decodes only
+                    // those (`Transaction::read_columns_with`). The
+                    // attributes from `first` on, wrapping around.
+                    let first = op.first as usize;
+                    let r = COLS.with_borrow_mut(|cols| {
+                        cols.clear();
+                        cols.extend((0..nread).map(|i| 1 + (first + i) % width));
+                        t.read_columns_with(&self.table, key, cols, |vals| {
+                            vals.iter().fold(0u64, fold_value)
+                        })
+                    });
+                    match r {
+                        Ok(v) => *sink = sink.wrapping_add(v.unwrap_or(0)),
+                        Err(e) => return conflict_or(e),
+                    }
+                }
                 None => {
                     let first = op.first as usize;
                     let r = t.read_with(&self.table, key, |row| {
@@ -437,21 +489,11 @@ impl StrataYcsb {
                         // chain's `try_fold` was not always inlined, a
                         // call per read.)
                         let (before, from) = row[1..=width].split_at(first);
-                        let add = |acc: u64, v: &Value| {
-                            acc.wrapping_add(match v {
-                                Value::Int(v) => *v as u64,
-                                Value::Text(s) => s.len() as u64,
-                                Value::Bytes(b) => b.len() as u64,
-                                Value::Float(f) => f.to_bits(),
-                                Value::Bool(b) => u64::from(*b),
-                                Value::Null => 0,
-                            })
-                        };
                         let n = nread.min(from.len());
                         let rest = (nread - n).min(before.len());
                         before[..rest]
                             .iter()
-                            .fold(from[..n].iter().fold(0u64, add), add)
+                            .fold(from[..n].iter().fold(0u64, fold_value), fold_value)
                     });
                     match r {
                         Ok(v) => *sink = sink.wrapping_add(v.unwrap_or(0)),
@@ -508,6 +550,22 @@ pub struct Memory {
     /// Per memory space (empty with the global allocator).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub memory_spaces: Vec<SpaceMemory>,
+    /// Blocks the version store allocated (version blocks, records of
+    /// their own, masters), their bytes, and the bytes garbage collection
+    /// freed (`strata::Stats::storage_allocations`,
+    /// `storage_bytes_allocated`, `gc_bytes_freed`): the whole life of the
+    /// database, the load included.
+    pub storage_allocations: u64,
+    pub storage_bytes_allocated: u64,
+    pub gc_bytes_freed: u64,
+    /// The same over the run (warm-up and measured time, not the load),
+    /// per committed transaction (read-only ones included): what an
+    /// update-heavy mix allocates per transaction under each storage
+    /// scheme (Wu et al. §7.3), and the memory it takes and gives back
+    /// (Figs. 18-21). 0 when nothing committed.
+    pub storage_allocations_per_txn: f64,
+    pub storage_bytes_allocated_per_txn: f64,
+    pub gc_bytes_freed_per_txn: f64,
 }
 
 /// One memory space's figures (`strata::SpaceStats`).
@@ -556,6 +614,35 @@ impl Memory {
                     large_allocations: s.large_allocations,
                 })
                 .collect(),
+            storage_allocations: st.storage_allocations,
+            storage_bytes_allocated: st.storage_bytes_allocated,
+            gc_bytes_freed: st.gc_bytes_freed,
+            storage_allocations_per_txn: 0.0,
+            storage_bytes_allocated_per_txn: 0.0,
+            gc_bytes_freed_per_txn: 0.0,
+        }
+    }
+
+    /// [`Memory::of`] `st`, with the per-transaction flows over the run
+    /// since `loaded` (the counters at the end of the load).
+    pub fn of_run(st: &strata::Stats, loaded: &strata::Stats) -> Self {
+        let txns = (st.commits + st.read_only_commits)
+            .saturating_sub(loaded.commits + loaded.read_only_commits);
+        let per = |now: u64, then: u64| {
+            if txns == 0 {
+                0.0
+            } else {
+                now.saturating_sub(then) as f64 / txns as f64
+            }
+        };
+        Memory {
+            storage_allocations_per_txn: per(st.storage_allocations, loaded.storage_allocations),
+            storage_bytes_allocated_per_txn: per(
+                st.storage_bytes_allocated,
+                loaded.storage_bytes_allocated,
+            ),
+            gc_bytes_freed_per_txn: per(st.gc_bytes_freed, loaded.gc_bytes_freed),
+            ..Memory::of(st)
         }
     }
 }
@@ -762,6 +849,7 @@ pub fn run(
 ) -> Result<YcsbReport, WorkloadError> {
     cfg.validate()?;
     let load_s = load(engine, cfg, observer)?.as_secs_f64();
+    engine.loaded();
     let zipf = Zipfian::new(cfg.records, cfg.theta);
     let mut workers = Vec::with_capacity(cfg.threads + cfg.ro_threads);
     for i in 0..cfg.threads {

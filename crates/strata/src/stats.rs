@@ -7,6 +7,7 @@
 //! slots.
 
 use crate::error::ConflictKind;
+use crate::storage::meter::Meter;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// One transaction slot's commit and abort counts (see the module doc).
@@ -18,12 +19,21 @@ pub(crate) struct TxnCounts {
     user_aborts: AtomicU64,
     blind_overwrites: AtomicU64,
     writer_waits: AtomicU64,
+    /// What this slot's transactions' writes allocated in the version
+    /// store (`storage::meter`).
+    storage_allocations: AtomicU64,
+    storage_bytes_allocated: AtomicU64,
 }
 
 /// Adds one; only the slot's occupant calls it (no other writer exists,
 /// and readers tolerate a count that is one behind).
 fn bump(c: &AtomicU64) {
-    c.store(c.load(Relaxed) + 1, Relaxed);
+    add(c, 1);
+}
+
+/// Adds `n`, as [`bump`].
+fn add(c: &AtomicU64, n: u64) {
+    c.store(c.load(Relaxed) + n, Relaxed);
 }
 
 impl TxnCounts {
@@ -46,12 +56,22 @@ impl TxnCounts {
     pub fn writer_wait(&self) {
         bump(&self.writer_waits);
     }
+    /// A write's allocations in the version store (a meter difference).
+    #[inline]
+    pub fn storage(&self, d: &Meter) {
+        if d.allocations != 0 {
+            add(&self.storage_allocations, d.allocations);
+            add(&self.storage_bytes_allocated, d.bytes_allocated);
+        }
+    }
     pub fn add_to(&self, st: &mut Stats) {
         st.commits += self.commits.load(Relaxed);
         st.read_only_commits += self.read_only_commits.load(Relaxed);
         st.user_aborts += self.user_aborts.load(Relaxed);
         st.blind_overwrites += self.blind_overwrites.load(Relaxed);
         st.writer_waits += self.writer_waits.load(Relaxed);
+        st.storage_allocations += self.storage_allocations.load(Relaxed);
+        st.storage_bytes_allocated += self.storage_bytes_allocated.load(Relaxed);
         for (k, a) in self.aborts.iter().enumerate() {
             st.aborts_by_reason[k].1 += a.load(Relaxed);
         }
@@ -66,15 +86,36 @@ pub(crate) struct Counters {
     pub blocks_scanned: AtomicU64,
     pub blocks_skipped: AtomicU64,
     pub dead_zone_pruned: AtomicU64,
+    /// What collectors allocated in the version store (merged records)
+    /// and retired from it (`storage::meter`).
+    pub storage_allocations: AtomicU64,
+    pub storage_bytes_allocated: AtomicU64,
+    pub bytes_freed: AtomicU64,
 }
 
 impl Counters {
+    /// Adds what a collector did between two readings of its thread's
+    /// meter (one shared add per pass, only for a pass that did something).
+    pub fn storage(&self, d: &Meter) {
+        if d.allocations != 0 {
+            self.storage_allocations.fetch_add(d.allocations, Relaxed);
+            self.storage_bytes_allocated
+                .fetch_add(d.bytes_allocated, Relaxed);
+        }
+        if d.bytes_retired != 0 {
+            self.bytes_freed.fetch_add(d.bytes_retired, Relaxed);
+        }
+    }
+
     pub fn fill(&self, st: &mut Stats) {
         st.versions_reclaimed = self.versions_reclaimed.load(Relaxed);
         st.gc_passes = self.gc_passes.load(Relaxed);
         st.gc_blocks_scanned = self.blocks_scanned.load(Relaxed);
         st.gc_blocks_skipped = self.blocks_skipped.load(Relaxed);
         st.versions_pruned_in_dead_zones = self.dead_zone_pruned.load(Relaxed);
+        st.storage_allocations += self.storage_allocations.load(Relaxed);
+        st.storage_bytes_allocated += self.storage_bytes_allocated.load(Relaxed);
+        st.gc_bytes_freed += self.bytes_freed.load(Relaxed);
     }
 }
 
@@ -136,6 +177,22 @@ pub struct Stats {
     /// Of `versions_reclaimed`, versions `GcPolicy::DeadZone` pruned above
     /// the horizon (read by no live snapshot, in the middle of a chain).
     pub versions_pruned_in_dead_zones: u64,
+    /// Blocks the version store allocated for transactions' writes and
+    /// collectors' merges: version blocks (an in-place update's also holds
+    /// the record of the version it overwrites: one block per update under
+    /// every scheme), records of their own (a merge's, an abort's, a
+    /// replaced write's) and masters (one per inserted row of an in-place
+    /// scheme). Counted where they are made (`storage::meter`), so per
+    /// committed transaction it is what Wu et al. §7.3 compares.
+    pub storage_allocations: u64,
+    /// Bytes of those blocks.
+    pub storage_bytes_allocated: u64,
+    /// Bytes of version blocks, records and masters garbage collection
+    /// retired (freed once every thread pinned then has moved on): with
+    /// `storage_bytes_allocated`, the memory the version store takes and
+    /// gives back over a run (Wu et al. Figs. 18-21). Writers' own undone
+    /// versions are not GC's and not counted.
+    pub gc_bytes_freed: u64,
     /// Versions garbage collection walked to find the secondary-index
     /// entries it must remove: each version it retires, and the versions
     /// it keeps when a retired one had another key. Grows with
@@ -336,6 +393,9 @@ impl Stats {
             gc_blocks_skipped: 0,
             versions_pruned_in_dead_zones: 0,
             gc_index_steps: 0,
+            storage_allocations: 0,
+            storage_bytes_allocated: 0,
+            gc_bytes_freed: 0,
             open_transactions: 0,
             memory_spaces: Vec::new(),
             siro: SiroStats::default(),

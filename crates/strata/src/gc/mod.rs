@@ -330,7 +330,21 @@ impl Gc {
     /// instead of skipping (the explicit `Database::collect_garbage` waits).
     /// Returns versions freed.
     pub fn collect<E: Engine>(&self, engine: &E, wait: bool) -> Option<u64> {
-        dispatch!(&self.policy, p => p.pass(&self.common, engine, wait))
+        self.metered(|| dispatch!(&self.policy, p => p.pass(&self.common, engine, wait)))
+    }
+
+    /// Runs a collector's work, adding what it allocated in and retired
+    /// from the version store to the GC counters (`Stats::gc_bytes_freed`,
+    /// `Stats::storage_allocations`): storage counts per thread
+    /// (`storage::meter`), and this thread does only this collector's work
+    /// meanwhile.
+    #[inline]
+    fn metered<R>(&self, work: impl FnOnce() -> R) -> R {
+        let before = storage::meter::mark();
+        let r = work();
+        let did = storage::meter::mark().since(&before);
+        self.common.counters.storage(&did);
+        r
     }
 
     /// Called after each read-write commit; the policy's periodic work
@@ -349,11 +363,11 @@ impl Gc {
     }
 
     fn every_few_commits<E: Engine>(&self, engine: &E) {
-        dispatch!(&self.policy, p => p.every_few_commits(&self.common, engine))
+        self.metered(|| dispatch!(&self.policy, p => p.every_few_commits(&self.common, engine)))
     }
 
     fn background<E: Engine>(&self, engine: &E, thread: usize) {
-        dispatch!(&self.policy, p => p.background(&self.common, engine, thread))
+        self.metered(|| dispatch!(&self.policy, p => p.background(&self.common, engine, thread)))
     }
 
     /// Runs `f` with garbage collection paused (see [`Common::paused`]).

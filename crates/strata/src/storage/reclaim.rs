@@ -81,6 +81,8 @@ pub fn retire(v: *mut Version, guard: &Guard) {
     // lets it go, its lines are cold.
     // SAFETY: `v` is alive until the deferred free below.
     let len = unsafe { (*v).len_word() };
+    // SAFETY: as above.
+    super::meter::retired(unsafe { Version::block_bytes(v, len) });
     // (A full list is deferred after the borrow ends: the flush may run
     // other deferred frees on this thread.)
     let batched = BATCH.with(|b| {

@@ -22,6 +22,7 @@
 
 mod db_inner;
 pub(crate) mod index_ops;
+mod reads;
 
 pub(crate) use db_inner::DbInner;
 
@@ -274,6 +275,18 @@ impl Transaction {
         key: &Key,
         f: impl FnOnce(&[Value]) -> R,
     ) -> Result<Option<R>> {
+        self.read_version_as::<P, R>(t, key, |r| storage::with_values(r, f))
+    }
+
+    /// A point read: `f` gets the version this transaction sees (not a
+    /// tombstone), to read its row image from.
+    #[inline]
+    pub(crate) fn read_version_as<P: Cc, R>(
+        &mut self,
+        t: &Table,
+        key: &Key,
+        f: impl FnOnce(&Version) -> R,
+    ) -> Result<Option<R>> {
         self.check_open(t)?;
         t.inner.schema.check_key(key)?;
         let ek = t.inner.encode(key);
@@ -287,55 +300,7 @@ impl Transaction {
         }
         // SAFETY: pinned, and `v` is at or above our visible version (see the
         // Send impl), so it is alive.
-        Ok(unsafe { v.as_ref() }
-            .filter(|r| !r.is_tombstone())
-            .map(|r| storage::with_values(r, f)))
-    }
-
-    /// A hint that this transaction will soon read or write the rows with
-    /// these primary keys: walks them stage by stage (index entries, then
-    /// indirection slots, then chain heads) so that their cache misses
-    /// overlap instead of following one another (see the `prefetch` module).
-    /// Changes nothing and records no read: the later `get`/`update` does
-    /// that. Keys whose index hashes them into an integer table (integer
-    /// keys, and keys of a few small non-negative integers: see
-    /// `index::key::packed_ints`) overlap all three stages; for other keys
-    /// the index stage is a plain lookup (nothing to start early) and only
-    /// the slot and head stages overlap.
-    pub fn prefetch(&self, t: &Table, keys: &[Key]) -> Result<()> {
-        self.check_open(t)?;
-        let ti: &TableInner = &t.inner;
-        for k in keys {
-            ti.schema.check_key(k)?;
-        }
-        let row_bytes = ti.row_prefetch_bytes;
-        let guard = epoch::pin();
-        const BATCH: usize = 16;
-        for chunk in keys.chunks(BATCH) {
-            let mut eks: [Option<EncodedKey>; BATCH] = Default::default();
-            for (k, ek) in chunk.iter().zip(eks.iter_mut()) {
-                let e = ti.encode(k);
-                ti.index.prefetch(&e, &guard);
-                *ek = Some(e);
-            }
-            // The hinted heads load alongside the slots; only rows whose
-            // hint is stale need the third stage.
-            let mut tuples = [(u64::MAX, ptr::null::<u8>()); BATCH];
-            for (ek, t) in eks.iter().zip(tuples.iter_mut()) {
-                if let Some((id, hint)) = ek.as_ref().and_then(|e| ti.index.get_hinted(e, &guard)) {
-                    crate::prefetch::line(ti.rows.slot(id));
-                    crate::prefetch::range(hint, row_bytes);
-                    *t = (id, hint);
-                }
-            }
-            for &(id, hint) in tuples.iter().filter(|t| t.0 != u64::MAX) {
-                let head = ti.rows.head(id) as *const u8;
-                if crate::index::hash::hint_is_stale(hint, head) {
-                    crate::prefetch::range(head, row_bytes);
-                }
-            }
-        }
-        Ok(())
+        Ok(unsafe { v.as_ref() }.filter(|r| !r.is_tombstone()).map(f))
     }
 
     /// Folds the version a point read returned into `read_stamp`: its
@@ -686,7 +651,9 @@ impl Transaction {
                     ti.schema.name
                 )));
             };
+            let mark = storage::meter::mark();
             let v = storage::publish_fresh(ti, tuple, self.tid, data);
+            self.count_storage(&mark);
             match ti.index.insert(&ek, tuple, v as *const u8) {
                 Ok(()) => {
                     self.writes.push(WriteEntry {
@@ -922,7 +889,9 @@ impl Transaction {
         row: NewRow<'_>,
         index_key: Option<EncodedKey>,
     ) -> Result<()> {
+        let mark = storage::meter::mark();
         let v = storage::install(ti, tuple, self.tid, head, row);
+        self.count_storage(&mark);
         if let Err(e) = self.sec_after_install::<P>(ti, tuple, head, v) {
             // Take the version back out, as an abort would, before the
             // head is marked overwritten: the row is as before the call.
@@ -947,6 +916,15 @@ impl Transaction {
             Ok(()) => Ok(()),
             Err(k) => self.fail(Error::Conflict(k)),
         }
+    }
+
+    /// Adds what this transaction's write allocated in the version store
+    /// since `mark` to its slot's counts (`Stats::storage_allocations`;
+    /// see `storage::meter`).
+    #[inline]
+    fn count_storage(&self, mark: &storage::meter::Meter) {
+        let did = storage::meter::mark().since(mark);
+        self.db.tids.counts(self.tid).storage(&did);
     }
 
     /// Secondary-index maintenance for version `v` just installed over
@@ -1009,8 +987,10 @@ impl Transaction {
             .find(|w| w.new == own)
             .expect("own version has a write entry");
         let guard = epoch::pin();
+        let mark = storage::meter::mark();
         let v = storage::replace_own(ti, tuple, tid, own, w.old, row, &guard);
         w.new = v;
+        self.count_storage(&mark);
         // Physical entries still name `own`: re-key them before it retires.
         self.sec_on_replace_own(ti, tuple, own, v);
         storage::retire(own, &guard);

@@ -16,8 +16,8 @@
 //! The atomics come from `crate::sync`: `tests/seqlock_model.rs` runs the
 //! write section and the read paths under shuttle.
 
-use super::own_copy;
 use super::record::Record;
+use super::{own_columns, own_copy, Projected, PROJECTED};
 use crate::storage::reclaim::defer_free;
 use crate::storage::version::Version;
 use crate::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering};
@@ -152,6 +152,7 @@ impl Master {
     /// A master with `len` empty cells.
     pub fn new(len: usize) -> *mut Master {
         let l = master_layout(len);
+        crate::storage::meter::allocated(l.size());
         // SAFETY: non-zero size (the struct); allocation failure is
         // checked; the struct and every cell are written before use.
         unsafe {
@@ -255,6 +256,8 @@ impl Master {
 
     /// Frees `m` once no pinned thread can hold it.
     pub fn retire(m: *mut Master, guard: &Guard) {
+        // SAFETY: `m` is alive until the deferred free below.
+        crate::storage::meter::retired(master_layout(unsafe { (*m).len }).size());
         // SAFETY: `m` is unlinked from every version that is still reachable
         // (its row is gone) and retired once.
         unsafe { defer_free(m, guard, |m| Master::free(m)) }
@@ -474,9 +477,7 @@ impl Master {
                 ok = false;
                 continue;
             }
-            let rec = n
-                .ext()
-                .map_or(std::ptr::null_mut(), |e| e.record.load(Acquire));
+            let rec = n.ext().map_or(std::ptr::null_mut(), |e| e.record());
             // SAFETY: as above.
             let r: &'a Record = unsafe { rec.as_ref() }?;
             if r.is_full() {
@@ -502,6 +503,83 @@ impl Master {
                 None => unsafe { decode_clone(*r) },
             })
             .collect::<Option<Vec<Value>>>()
+    }
+
+    /// The values of attributes `cols` (in that order) of version `v`, as
+    /// [`Master::read`] reads the whole row: only those cells are copied
+    /// and decoded, and only those attributes of the records between the
+    /// master's owner and `v` are looked at. The caller is pinned.
+    pub fn read_columns(&self, v: *mut Version, cols: &[usize]) -> Projected {
+        let mut attempt = 0u32;
+        loop {
+            if let Some(out) = self.try_read_columns(v, cols) {
+                return out;
+            }
+            // See `read_slow`: a toggled abort may have left `v`'s image
+            // only in its copy.
+            if let Some(out) = own_columns(v, cols) {
+                return out;
+            }
+            attempt = attempt.saturating_add(1);
+            debug_assert!(attempt < 100_000_000, "{STUCK}");
+            spin_loop();
+        }
+    }
+
+    /// One attempt of [`Master::read_columns`], as [`Master::try_read_slow`]
+    /// for the whole row.
+    fn try_read_columns(&self, v: *mut Version, cols: &[usize]) -> Option<Projected> {
+        let s1 = self.seq.load(Acquire);
+        if s1 & 1 == 1 {
+            return None;
+        }
+        let owner = self.owner.load(Relaxed);
+        let raw: smallvec::SmallVec<[Raw; PROJECTED]> =
+            cols.iter().map(|&c| self.load(c)).collect();
+        let mut over: smallvec::SmallVec<[Option<&Value>; PROJECTED]> =
+            smallvec::smallvec![None; cols.len()];
+        // As in `try_read_slow`: past a tombstone the cells belong to a
+        // later incarnation until a full record replaces them.
+        let mut ok = true;
+        let mut x = owner;
+        // SAFETY: pinned; the owner is a version of this row.
+        if unsafe { x.as_ref() }.is_some_and(Version::is_tombstone) {
+            ok = false;
+        }
+        while x != v {
+            if x.is_null() {
+                return None;
+            }
+            // SAFETY: pinned; versions reachable from the owner, and their
+            // records, are freed only through an epoch.
+            let next = unsafe { (*x).next() };
+            let n: &Version = unsafe { next.as_ref() }?;
+            x = next;
+            if n.is_tombstone() {
+                ok = false;
+                continue;
+            }
+            let rec = n.ext().map_or(std::ptr::null_mut(), |e| e.record());
+            // SAFETY: as above.
+            let r: &Record = unsafe { rec.as_ref() }?;
+            if r.is_full() {
+                ok = true;
+            }
+            r.apply_columns(cols, &mut over);
+        }
+        // Orders the loads above before the re-check of seq.
+        fence(Acquire);
+        if self.seq.load(Relaxed) != s1 || !ok {
+            return None;
+        }
+        raw.iter()
+            .zip(over.iter())
+            .map(|(r, o)| match o {
+                Some(v) => Some((*v).clone()),
+                // SAFETY: validated snapshot (see `try_read_slow`).
+                None => unsafe { decode_clone(*r) },
+            })
+            .collect::<Option<Projected>>()
     }
 
     /// One read attempt (tests: a reader must refuse a master a writer is
@@ -575,7 +653,40 @@ impl WriteSection<'_> {
 
     /// Whether cell `i` differs from `v` (cell full).
     pub fn differs(&self, i: usize, v: &Value) -> bool {
-        let r = self.m.load(i);
+        self.m.differs(i, v)
+    }
+
+    /// A copy of the value of full cell `i` (the cell keeps its own).
+    pub fn value(&self, i: usize) -> Value {
+        // SAFETY: we are the writer: the cell owns its value for the call.
+        unsafe { decode_clone(self.m.load(i)) }.expect("a full cell")
+    }
+
+    pub fn set_owner(&mut self, v: *mut Version) {
+        self.m.owner.store(v, Relaxed);
+    }
+
+    /// Ends a section that displaced no value (an install: what it takes
+    /// out of the cells moves into a record), with no epoch to wait for.
+    pub fn end(self) {
+        debug_assert!(self.displaced.is_empty(), "displaced values need `finish`");
+    }
+
+    /// Ends the section; displaced values are freed after the epoch.
+    pub fn finish(mut self, guard: &Guard) {
+        let d = std::mem::take(&mut self.displaced);
+        drop(self);
+        if d.iter().any(Value::has_heap) {
+            guard.defer(move || drop(d));
+        }
+    }
+}
+
+impl Master {
+    /// Whether full cell `i` holds another value than `v`, for the holder
+    /// of the row's write lock (the cell is stable).
+    pub fn differs(&self, i: usize, v: &Value) -> bool {
+        let r = self.load(i);
         match (r.tag, v) {
             (INT, Value::Int(x)) => r.bits as i64 != *x,
             // SAFETY: we are the writer: the cell holds this text's count
@@ -588,19 +699,6 @@ impl WriteSection<'_> {
             (BOOL, Value::Bool(b)) => (r.bits != 0) != *b,
             (NULL, Value::Null) => false,
             _ => true,
-        }
-    }
-
-    pub fn set_owner(&mut self, v: *mut Version) {
-        self.m.owner.store(v, Relaxed);
-    }
-
-    /// Ends the section; displaced values are freed after the epoch.
-    pub fn finish(mut self, guard: &Guard) {
-        let d = std::mem::take(&mut self.displaced);
-        drop(self);
-        if d.iter().any(Value::has_heap) {
-            guard.defer(move || drop(d));
         }
     }
 }

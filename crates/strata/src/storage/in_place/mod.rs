@@ -50,7 +50,7 @@ pub mod master;
 pub mod record;
 
 pub use master::{Master, WriteSection};
-pub use record::{retire_record, Record, RecordBox};
+pub use record::{retire_record, Dest, Record, RecordBox};
 
 use super::append_only::carry;
 use super::chain::{self, Newest, Span, Survivor, Versions};
@@ -64,7 +64,7 @@ use crossbeam_epoch::{self as epoch, Guard};
 use std::marker::PhantomData;
 use std::ptr;
 
-use Ordering::{AcqRel, Acquire, Release, SeqCst};
+use Ordering::SeqCst;
 
 /// The master of in-place version `v` (null for an MVTO ghost or a
 /// version of an append-only scheme).
@@ -76,40 +76,189 @@ pub fn master_of(v: *mut Version) -> *mut Master {
         .map_or(std::ptr::null_mut(), |e| e.master)
 }
 
-/// Inside a write section: `new` (image `image`, or a tombstone when None)
-/// overwrites `prev` (locked by the caller; null or a tombstone when the
-/// row is absent). Moves `prev`'s values into its record and the new values
-/// into the cells.
-fn overwrite<R: Records>(
+/// What a write does to a row, for an overwrite of its master.
+pub enum Change<'a> {
+    /// These attributes take these values (a column named twice takes
+    /// its first value, as an append-only update does).
+    Update(&'a [(usize, &'a Value)]),
+    /// The whole row (an insert over a deleted row, a transaction's write
+    /// replaced by its next one).
+    Row(Vec<Value>),
+    /// A delete: the cells empty, the tombstone holds the key.
+    Delete,
+}
+
+impl<'a> Change<'a> {
+    /// The change a [`NewRow`] makes, and the key its tombstone holds.
+    fn of(row: NewRow<'a>) -> (Change<'a>, Option<Vec<Value>>) {
+        match row {
+            NewRow::Update(ch) => (Change::Update(ch), None),
+            NewRow::Row(r) => (Change::Row(r), None),
+            NewRow::Tombstone(k) => (Change::Delete, Some(k)),
+        }
+    }
+}
+
+/// Attributes of one record: a delta's columns, or the ones a full
+/// record takes out of the cells. Sixteen inline: an update rarely sets
+/// more, and more cost an allocation.
+pub type Cols = smallvec::SmallVec<[u32; 16]>;
+
+/// The record an overwrite leaves the overwritten version, decided by the
+/// writer before it opens its write section ([`Records::shape`]), so that
+/// the record can be made in the new version's block.
+pub struct Shape {
+    /// A full image (time-travel, SIRO, every delete), or a delta.
+    pub full: bool,
+    /// Every cell moves out into the record (a delete, a whole-row write).
+    pub all: bool,
+    /// The attributes whose old values move out of the cells, ascending,
+    /// distinct: a delta's, or (a full record that is not `all`) the ones
+    /// the update changes; the full record holds copies of the others.
+    pub cols: Cols,
+}
+
+impl Shape {
+    /// The full record `change` leaves.
+    pub fn full(change: &Change<'_>) -> Shape {
+        match change {
+            Change::Update(ch) => Shape {
+                full: true,
+                all: false,
+                cols: changed(ch, |_, _| true),
+            },
+            Change::Row(_) | Change::Delete => Shape {
+                full: true,
+                all: true,
+                cols: Cols::new(),
+            },
+        }
+    }
+
+    /// The delta `change` leaves: the old values of the attributes it sets
+    /// to another value (`differs`, see [`Records::shape`]). A delete's
+    /// record is full.
+    pub fn delta(change: &Change<'_>, differs: impl Fn(usize, &Value) -> bool) -> Shape {
+        let cols = match change {
+            Change::Update(ch) => changed(ch, differs),
+            Change::Row(r) => (0..r.len())
+                .filter(|&i| differs(i, &r[i]))
+                .map(|i| i as u32)
+                .collect(),
+            Change::Delete => return Shape::full(change),
+        };
+        Shape {
+            full: false,
+            all: false,
+            cols,
+        }
+    }
+
+    fn len(&self, width: usize) -> usize {
+        if self.full {
+            width
+        } else {
+            self.cols.len()
+        }
+    }
+
+    /// The record's layout, in a row of `width` attributes.
+    pub fn layout(&self, width: usize) -> std::alloc::Layout {
+        record::layout(self.len(width), self.full)
+    }
+}
+
+/// The distinct attributes `ch` sets, ascending, whose first value `keep`
+/// accepts (a later value of the same attribute is not written).
+fn changed(ch: &[(usize, &Value)], keep: impl Fn(usize, &Value) -> bool) -> Cols {
+    let mut seen: smallvec::SmallVec<[(u32, bool); 16]> = smallvec::SmallVec::new();
+    for &(c, v) in ch {
+        let c32 = c as u32;
+        if let Err(at) = seen.binary_search_by_key(&c32, |&(x, _)| x) {
+            seen.insert(at, (c32, keep(c, v)));
+        }
+    }
+    seen.into_iter()
+        .filter(|&(_, k)| k)
+        .map(|(c, _)| c)
+        .collect()
+}
+
+/// Inside a write section: `change` overwrites `prev` (locked by the
+/// caller; null or a tombstone when the row is absent). With `rec` (a live
+/// `prev`), first moves the values `prev`'s record keeps out of the cells
+/// into it (made at its `Dest`, published in `prev`'s word); then writes
+/// the new values into the cells left empty. `place`: SIRO's tag for the
+/// record; `non_inline`: whether a full record copies the text and byte
+/// strings it shares with the master.
+fn overwrite(
     sec: &mut WriteSection<'_>,
     prev: *mut Version,
-    image: Option<Vec<Value>>,
-    sp: Option<&SpaceSet>,
+    change: Change<'_>,
+    rec: Option<(Shape, Dest<'_>)>,
+    place: u8,
+    non_inline: NonInline,
 ) {
-    // SAFETY: `prev` is locked by the caller and alive.
-    let live = unsafe { prev.as_ref() }.filter(|p| !p.is_tombstone() && p.is_in_place());
-    if let Some(p) = live {
-        let rec = R::displace(sec, image.as_deref(), sp);
-        let old = p
-            .ext()
-            .expect("in-place version")
-            .record
-            .swap(rec.into_raw(), Release);
+    if let Some((shape, dest)) = rec {
+        // SAFETY: `prev` is locked by the caller and alive.
+        let p = unsafe { &*prev };
+        let width = sec.width();
+        let len = shape.len(width);
+        let mut next = 0;
+        let cols = &shape.cols;
+        // SAFETY: a `Block` dest was allocated for `shape.layout(width)`
+        // (see `write_over`) and is written once, here.
+        let w = unsafe {
+            dest.make(len, shape.full, place, |i| {
+                if !shape.full {
+                    let c = cols[i];
+                    return (
+                        c,
+                        sec.take(c as usize)
+                            .expect("an overwritten row has every cell"),
+                    );
+                }
+                // A full record: the attributes the write changes move
+                // out; the others stay in the cells and the record holds
+                // copies (the same text shared, unless `NonInline::Copy`).
+                if shape.all || cols.get(next) == Some(&(i as u32)) {
+                    next += 1;
+                    (0, sec.take(i).expect("an overwritten row has every cell"))
+                } else {
+                    (0, carry(&sec.value(i), non_inline))
+                }
+            })
+        };
+        let old = p.ext().expect("in-place version").swap_record(w);
         debug_assert!(old.is_null(), "an overwritten version is overwritten once");
     }
-    if let Some(img) = image {
-        for (i, v) in img.into_iter().enumerate() {
-            if sec.is_empty(i) {
-                sec.put(i, v);
+    // The new values fill the cells left empty: the changed attributes
+    // (each once, its first value), or every cell of a fresh or re-inserted
+    // row. A cell still full keeps its value: an attribute a delta found
+    // unchanged.
+    match change {
+        Change::Update(ch) => {
+            for &(c, v) in ch {
+                if sec.is_empty(c) {
+                    sec.put(c, v.clone());
+                }
             }
-            // Else an unchanged attribute (delta): the master keeps its own.
         }
+        Change::Row(r) => {
+            for (i, v) in r.into_iter().enumerate() {
+                if sec.is_empty(i) {
+                    sec.put(i, v);
+                }
+            }
+        }
+        Change::Delete => {}
     }
 }
 
 /// Inside a write section: undoes the overwrite of `prev` (restores the
 /// cells to `prev`'s values, or empties them when `prev` is absent or a
-/// tombstone) and retires `prev`'s record.
+/// tombstone) and gives `prev`'s word back (null), retiring its record if
+/// it is one of its own (one in the undone version's block goes with it).
 fn restore(sec: &mut WriteSection<'_>, prev: *mut Version, guard: &Guard) {
     // SAFETY: `prev` is locked by the caller and alive.
     let live = unsafe { prev.as_ref() }.filter(|p| !p.is_tombstone() && p.is_in_place());
@@ -119,13 +268,13 @@ fn restore(sec: &mut WriteSection<'_>, prev: *mut Version, guard: &Guard) {
         }
         return;
     };
-    let rec = p
+    let w = p
         .ext()
         .expect("in-place version")
-        .record
-        .swap(std::ptr::null_mut(), AcqRel);
-    // SAFETY: we unlinked it; alive until the epoch passes.
-    let Some(r) = (unsafe { rec.as_ref() }) else {
+        .swap_record(ptr::null_mut());
+    // SAFETY: we unlinked it; alive until the epoch passes (or, in a
+    // block, until the undone version is freed, after the epoch too).
+    let Some(r) = (unsafe { record::word::untag(w).as_ref() }) else {
         return;
     };
     match r.cols() {
@@ -142,40 +291,72 @@ fn restore(sec: &mut WriteSection<'_>, prev: *mut Version, guard: &Guard) {
             }
         }
     }
-    retire_record(rec, guard);
+    retire_record(w, guard);
 }
 
-/// Publishes `new` over the locked `prev` (see [`overwrite`]), its record
-/// from the global allocator: the entry point of `tests/seqlock_model.rs`
-/// (the engine calls [`install_in`]).
+/// Whether `prev` is a live in-place version, whose overwrite leaves a
+/// record.
+fn live(prev: *mut Version) -> bool {
+    // SAFETY: the caller holds `prev`'s lock; it is alive.
+    unsafe { prev.as_ref() }.is_some_and(|p| !p.is_tombstone() && p.is_in_place())
+}
+
+/// Publishes the write `change` of transaction `tid` over the locked
+/// `prev`, the row's master being `m`; returns the new version (a
+/// tombstone holding `key` for a delete). One allocation: the new
+/// version's block, which also holds `prev`'s record (see [`record`]).
+/// The writer is pinned; nothing here waits for the epoch (no value is
+/// dropped: the displaced ones move into the record).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(crate) fn write_over<R: Records>(
+    slot: &AtomicPtr<Version>,
+    m: *mut Master,
+    prev: *mut Version,
+    tid: u64,
+    key: Option<Vec<Value>>,
+    change: Change<'_>,
+    sp: Option<&SpaceSet>,
+    non_inline: NonInline,
+) -> *mut Version {
+    // SAFETY: the master lives as long as its row.
+    let mr = unsafe { &*m };
+    let (v, rec) = if live(prev) {
+        let shape = R::shape(&change, |i, x| mr.differs(i, x));
+        let (v, room) = Version::alloc_in_place_over(sp, tid, m, prev, key, shape.layout(mr.len()));
+        (v, Some((shape, Dest::Block(room))))
+    } else {
+        (alloc_version(sp, tid, m, key, prev), None)
+    };
+    let mut sec = mr.write();
+    overwrite(&mut sec, prev, change, rec, R::PLACE, non_inline);
+    sec.set_owner(v);
+    slot.store(v, SeqCst);
+    sec.end();
+    v
+}
+
+/// Publishes a version of transaction `tid` with row `image` over the
+/// locked `prev`, as the engine's update does ([`write_over`]): the entry
+/// point of `tests/seqlock_model.rs`.
 #[cfg(strata_model)]
 pub fn install<R: Records>(
     slot: &AtomicPtr<Version>,
-    m: &Master,
+    m: *mut Master,
     prev: *mut Version,
-    new: *mut Version,
-    image: Option<Vec<Value>>,
-    guard: &Guard,
-) {
-    install_in::<R>(slot, m, prev, new, image, None, guard)
-}
-
-/// Publishes `new` over the locked `prev` (see [`overwrite`]); `prev`'s
-/// record comes from `sp`, the database's memory spaces.
-pub fn install_in<R: Records>(
-    slot: &AtomicPtr<Version>,
-    m: &Master,
-    prev: *mut Version,
-    new: *mut Version,
-    image: Option<Vec<Value>>,
-    sp: Option<&SpaceSet>,
-    guard: &Guard,
-) {
-    let mut sec = m.write();
-    overwrite::<R>(&mut sec, prev, image, sp);
-    sec.set_owner(new);
-    slot.store(new, SeqCst);
-    sec.finish(guard);
+    tid: u64,
+    image: Vec<Value>,
+) -> *mut Version {
+    write_over::<R>(
+        slot,
+        m,
+        prev,
+        tid,
+        None,
+        Change::Row(image),
+        None,
+        NonInline::Shared,
+    )
 }
 
 /// SIRO's toggled abort (vDriver §3.5): `own` (uncommitted, which
@@ -183,8 +364,17 @@ pub fn install_in<R: Records>(
 /// already has, its in-row copy. Nothing is copied back: the cells keep
 /// the aborted image, the master has no owner (no version's image is in
 /// the cells), and the next write over `prev` fills them
-/// ([`install_over_copy`]). The caller holds `prev`'s lock.
-pub fn toggle_back(slot: &AtomicPtr<Version>, m: &Master, prev: *mut Version, guard: &Guard) {
+/// ([`install_over_copy`]). The copy lies in `own`'s block, which goes:
+/// `prev` gets one of its own first ([`rehome`], from `sp`). The caller
+/// holds `prev`'s lock.
+pub fn toggle_back(
+    slot: &AtomicPtr<Version>,
+    m: &Master,
+    prev: *mut Version,
+    sp: Option<&SpaceSet>,
+    guard: &Guard,
+) {
+    rehome(prev, sp);
     let mut sec = m.write();
     // No reader takes the cells for `prev`: it reads its full copy (first,
     // or after the master failed it: `own_copy`), and nobody but its
@@ -192,6 +382,34 @@ pub fn toggle_back(slot: &AtomicPtr<Version>, m: &Master, prev: *mut Version, gu
     sec.set_owner(ptr::null_mut());
     slot.store(prev, SeqCst);
     sec.finish(guard);
+}
+
+/// Gives `v` (pinned by the caller, alive) a record of its own in place of
+/// one it borrows from the block of the version above it, which is about
+/// to leave the chain (see [`record`]): a copy from `sp`, with the same
+/// place tag. The old one is not retired: it goes with its block.
+pub(crate) fn rehome(v: *mut Version, sp: Option<&SpaceSet>) {
+    // SAFETY: per the contract.
+    let Some(ext) = unsafe { v.as_ref() }.and_then(Version::ext) else {
+        return;
+    };
+    let w = ext.record_word();
+    if !record::word::is_embedded(w) {
+        return;
+    }
+    // SAFETY: the block holding it is alive until after the version above
+    // leaves (it is retired through the epoch).
+    let r = unsafe { &*record::word::untag(w) };
+    ext.swap_record(copy_of(r, sp).into_raw());
+}
+
+/// A record of its own holding what `r` holds.
+fn copy_of(r: &Record, sp: Option<&SpaceSet>) -> RecordBox {
+    let b = match r.cols() {
+        None => RecordBox::full_with(sp, r.vals().len(), |i| r.vals()[i].clone()),
+        Some(cols) => RecordBox::delta_with(sp, cols.len(), |i| (cols[i], r.vals()[i].clone())),
+    };
+    b.placed(r.place())
 }
 
 /// SIRO: a write over `prev` whose image is its in-row copy (after a
@@ -206,7 +424,11 @@ pub(crate) fn install_over_copy(
     row: NewRow<'_>,
 ) -> *mut Version {
     let m = master_of(prev);
-    let v = alloc_version(s, tid, m, &row, prev);
+    let key = match &row {
+        NewRow::Tombstone(k) => Some(k.clone()),
+        _ => None,
+    };
+    let v = alloc_version(s.spaces.as_deref(), tid, m, key, prev);
     // SAFETY: `prev` is locked by us and alive.
     let img = image(s, unsafe { &*prev }, row);
     let guard = epoch::pin();
@@ -225,19 +447,26 @@ pub(crate) fn install_over_copy(
 }
 
 /// Replaces our own uncommitted `own` (which overwrote `prev`) by `new`:
-/// restore, then overwrite again, in one write section.
+/// restore, then overwrite again with `change` (a whole row, or a delete),
+/// in one write section. `prev`'s new record is one of its own, from `sp`.
+#[allow(clippy::too_many_arguments)]
 fn reinstall<R: Records>(
     slot: &AtomicPtr<Version>,
     m: &Master,
     prev: *mut Version,
     new: *mut Version,
-    image: Option<Vec<Value>>,
+    change: Change<'_>,
     sp: Option<&SpaceSet>,
+    non_inline: NonInline,
     guard: &Guard,
 ) {
     let mut sec = m.write();
     restore(&mut sec, prev, guard);
-    overwrite::<R>(&mut sec, prev, image, sp);
+    let rec = live(prev).then(|| {
+        let shape = R::shape(&change, |i, x| sec.differs(i, x));
+        (shape, Dest::Own(sp))
+    });
+    overwrite(&mut sec, prev, change, rec, R::PLACE, non_inline);
     sec.set_owner(new);
     slot.store(new, SeqCst);
     sec.finish(guard);
@@ -254,19 +483,16 @@ pub fn undo(slot: &AtomicPtr<Version>, m: &Master, prev: *mut Version, guard: &G
 }
 
 /// What an in-place scheme records for an overwritten version: the one
-/// thing time-travel and delta storage do differently.
+/// thing time-travel and delta storage (and SIRO) do differently.
 pub trait Records {
     /// The scheme these records make.
     const SCHEME: VersionStorage;
-    /// Inside a write section, before the new image `image` (None: a
-    /// delete) is written: moves out of the cells what the overwritten
-    /// version's record keeps, into a record made in `sp` (the database's
-    /// memory spaces; None: the global allocator).
-    fn displace(
-        sec: &mut WriteSection<'_>,
-        image: Option<&[Value]>,
-        sp: Option<&SpaceSet>,
-    ) -> RecordBox;
+    /// SIRO's place tag for the records it makes (0: none).
+    const PLACE: u8 = 0;
+    /// The record an overwrite with `change` leaves the overwritten
+    /// version. `differs(i, v)`: whether cell `i` holds another value than
+    /// `v` (the writer holds the row, so the cells are stable).
+    fn shape(change: &Change<'_>, differs: impl Fn(usize, &Value) -> bool) -> Shape;
 }
 
 /// An in-place scheme, by how it records old values (see
@@ -288,20 +514,17 @@ impl<R: Records> VersionStore for InPlace<R> {
             // Insert over an MVTO ghost: the row gets its first master.
             m = Master::new(s.columns);
         }
-        let v = alloc_version(s, tid, m, &row, prev);
-        // SAFETY: `prev` is locked by us and alive.
-        let img = image(s, unsafe { &*prev }, row);
-        // SAFETY: the master lives as long as its row.
-        install_in::<R>(
+        let (change, key) = Change::of(row);
+        write_over::<R>(
             s.rows.slot(tuple),
-            unsafe { &*m },
+            m,
             prev,
-            v,
-            img,
+            tid,
+            key,
+            change,
             s.spaces.as_deref(),
-            &epoch::pin(),
-        );
-        v
+            s.non_inline,
+        )
     }
 
     fn replace_own(
@@ -314,17 +537,26 @@ impl<R: Records> VersionStore for InPlace<R> {
         guard: &Guard,
     ) -> *mut Version {
         let m = master_of(own);
-        let v = alloc_version(s, tid, m, &row, prev);
+        let key = match &row {
+            NewRow::Tombstone(k) => Some(k.clone()),
+            _ => None,
+        };
+        let sp = s.spaces.as_deref();
+        let v = alloc_version(sp, tid, m, key, prev);
         // SAFETY: our own version is alive.
-        let img = image(s, unsafe { &*own }, row);
+        let change = match image(s, unsafe { &*own }, row) {
+            Some(r) => Change::Row(r),
+            None => Change::Delete,
+        };
         // SAFETY: the master lives as long as its row.
         reinstall::<R>(
             s.rows.slot(tuple),
             unsafe { &*m },
             prev,
             v,
-            img,
-            s.spaces.as_deref(),
+            change,
+            sp,
+            s.non_inline,
             guard,
         );
         v
@@ -426,20 +658,25 @@ fn merge_records(run: &[*mut Version], kept: *mut Version, sp: Option<&SpaceSet>
         return; // no image, no record; the version below has a full one
     }
     let ext = k.ext().expect("in-place version");
-    let own = ext.record.load(Acquire);
-    // SAFETY: records are freed through an epoch; we are pinned.
+    let own = ext.record();
+    // SAFETY: records are freed through an epoch (one in a block with its
+    // block, whose version is in the run: retired after this); we are
+    // pinned.
     debug_assert!(!own.is_null(), "a version below another has a record");
     let Some(own_rec) = (unsafe { own.as_ref() }) else {
         return;
     };
     if own_rec.is_full() {
+        // Stands alone; but if it lies in the block of the run's oldest
+        // version, it must move out before that block goes.
+        rehome(kept, sp);
         return;
     }
     // SAFETY: as above; a tombstone in the run has no record (the version
     // below it has a full one, which then starts the merge).
     let recs: Vec<&Record> = run
         .iter()
-        .filter_map(|&v| unsafe { (*v).ext()?.record.load(Acquire).as_ref() })
+        .filter_map(|&v| unsafe { (*v).ext()?.record().as_ref() })
         .collect();
     let merged = match recs.iter().rposition(|r| r.is_full()) {
         Some(i) => {
@@ -454,7 +691,9 @@ fn merge_records(run: &[*mut Version], kept: *mut Version, sp: Option<&SpaceSet>
             // `kept`'s own record sets every attribute the run's do, and it
             // is applied last: the merge is that record itself. (Under a
             // long reader whose updaters keep setting the same attributes,
-            // every prune is this case: no new record, nothing to retire.)
+            // every prune is this case: no new record, nothing to retire,
+            // unless the record lies in the run's block and moves out.)
+            rehome(kept, sp);
             return;
         }
         None => {
@@ -492,18 +731,52 @@ fn merge_records(run: &[*mut Version], kept: *mut Version, sp: Option<&SpaceSet>
             }
         }
     };
-    let old = ext.record.swap(merged.into_raw(), AcqRel);
+    let old = ext.swap_record(merged.into_raw());
     retire_record(old, guard);
 }
 
 /// The row of in-place, non-tombstone version `v`. The caller is pinned.
 pub fn values_of(v: &Version) -> Vec<Value> {
-    let v = v as *const Version as *mut Version;
-    if let Some(out) = own_copy(v) {
-        return out;
-    }
-    // SAFETY: a live in-place version's master lives as long as its row.
-    unsafe { &*master_of(v) }.read(v)
+    let p = v as *const Version as *mut Version;
+    let out = match own_copy(p) {
+        Some(out) => out,
+        // SAFETY: a live in-place version's master lives as long as its row.
+        None => unsafe { &*master_of(p) }.read(p),
+    };
+    super::meter::decoded(out.len());
+    out
+}
+
+/// Values a projection holds inline (more: one allocation); as many as a
+/// whole-row read of the master keeps on the stack (`master::FAST_CELLS`).
+pub const PROJECTED: usize = 32;
+
+/// The values of a projection, in the order asked for.
+pub type Projected = smallvec::SmallVec<[Value; PROJECTED]>;
+
+/// Attributes `cols` of in-place, non-tombstone version `v` (positions in
+/// its row), decoding only those cells: from its own full copy if it has
+/// one, else from the master and the records down to `v`. The caller is
+/// pinned.
+pub fn columns_of(v: &Version, cols: &[usize]) -> Projected {
+    let p = v as *const Version as *mut Version;
+    own_columns(p, cols).unwrap_or_else(|| {
+        // SAFETY: a live in-place version's master lives as long as its row.
+        unsafe { &*master_of(p) }.read_columns(p, cols)
+    })
+}
+
+/// [`own_copy`] for a projection.
+fn own_columns(v: *mut Version, cols: &[usize]) -> Option<Projected> {
+    // SAFETY: pinned by the caller; versions and records are freed through
+    // an epoch.
+    let ext = unsafe { (*v).ext() }.expect("in-place version");
+    // SAFETY: as above.
+    let r = unsafe { ext.record().as_ref() }?;
+    r.is_full().then(|| {
+        let img = r.full_values();
+        cols.iter().map(|&c| img[c].clone()).collect()
+    })
 }
 
 /// [`values_of`] for a caller whose only hold on `v` is an epoch pin (see
@@ -511,12 +784,16 @@ pub fn values_of(v: &Version) -> Vec<Value> {
 /// `v`'s image.
 pub fn values_if_reachable(v: &Version) -> Option<Vec<Value>> {
     let v = v as *const Version as *mut Version;
-    if let Some(out) = own_copy(v) {
-        return Some(out);
+    let out = match own_copy(v) {
+        Some(out) => Some(out),
+        // SAFETY: pinned; a master is retired through an epoch, after its
+        // row is unlinked, so it is alive while we are.
+        None => unsafe { &*master_of(v) }.read_if_reachable(v),
+    };
+    if let Some(o) = &out {
+        super::meter::decoded(o.len());
     }
-    // SAFETY: pinned; a master is retired through an epoch, after its row
-    // is unlinked, so it is alive while we are.
-    unsafe { &*master_of(v) }.read_if_reachable(v)
+    out
 }
 
 /// The image of in-place version `v` from its own full copy, if it has
@@ -542,7 +819,7 @@ fn own_copy(v: *mut Version) -> Option<Vec<Value>> {
     // an epoch.
     let ext = unsafe { (*v).ext() }.expect("in-place version");
     // SAFETY: as above.
-    let r = unsafe { ext.record.load(Acquire).as_ref() }?;
+    let r = unsafe { ext.record().as_ref() }?;
     r.is_full().then(|| r.full_values().to_vec())
 }
 
@@ -577,10 +854,7 @@ fn writer_row(base: &Version) -> Vec<Value> {
     // (`install_over_copy`): the copy is its image, the cells are stale.
     // (Under the other schemes the newest version has no record.)
     // SAFETY: the writer holds the row's lock: nobody retires the record.
-    if let Some(r) = base
-        .ext()
-        .and_then(|e| unsafe { e.record.load(Acquire).as_ref() })
-    {
+    if let Some(r) = base.ext().and_then(|e| unsafe { e.record().as_ref() }) {
         if r.is_full() {
             return r.full_values().to_vec();
         }
@@ -589,20 +863,21 @@ fn writer_row(base: &Version) -> Vec<Value> {
     unsafe { &*master_of(base as *const _ as *mut _) }.writer_values()
 }
 
-/// An in-place version (or tombstone) of the row whose master is `m`.
+/// An in-place version (a tombstone holding `key`, if given) of the row
+/// whose master is `m`, with no record in its block.
 fn alloc_version(
-    s: &Store,
+    sp: Option<&SpaceSet>,
     tid: u64,
     m: *mut Master,
-    row: &NewRow<'_>,
+    key: Option<Vec<Value>>,
     next: *mut Version,
 ) -> *mut Version {
-    let sp = s.spaces.as_deref();
-    match row {
-        NewRow::Tombstone(k) => Version::alloc_tombstone_in_place(sp, tid, k.clone(), m, next),
-        _ => Version::alloc_in_place(sp, tid, m, next),
+    match key {
+        Some(k) => Version::alloc_tombstone_in_place(sp, tid, k, m, next),
+        None => Version::alloc_in_place(sp, tid, m, next),
     }
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -619,7 +894,7 @@ mod tests {
         let set = |v: *mut Version, r: RecordBox| {
             // SAFETY: ours, alive until the end of the test.
             let ext = unsafe { &*v }.ext().unwrap();
-            let old = ext.record.swap(r.into_raw(), SeqCst);
+            let old = ext.swap_record(r.into_raw());
             if !old.is_null() {
                 // SAFETY: unlinked just now, never read again.
                 drop(unsafe { RecordBox::from_raw(old) });
@@ -628,16 +903,16 @@ mod tests {
         let record = |v: *mut Version| {
             // SAFETY: as above.
             let ext = unsafe { &*v }.ext().unwrap();
-            unsafe { &*ext.record.load(SeqCst) }
+            unsafe { &*ext.record() }
         };
         // A run whose attributes kept's own record sets: nothing to merge,
         // the record stays (no new one, nothing retired).
         set(run, RecordBox::delta(None, &[1], vec![Value::Int(7)]));
         set(kept, RecordBox::delta(None, &[1], vec![Value::Int(2)]));
         // SAFETY: ours, alive until the end of the test.
-        let before = unsafe { &*kept }.ext().unwrap().record.load(SeqCst);
+        let before = unsafe { &*kept }.ext().unwrap().record();
         merge_records(&[run], kept, None, &guard);
-        let after = unsafe { &*kept }.ext().unwrap().record.load(SeqCst);
+        let after = unsafe { &*kept }.ext().unwrap().record();
         assert_eq!(after, before, "no new record");
         assert_eq!(record(kept).vals(), &[Value::Int(2)][..]);
         set(

@@ -2,15 +2,40 @@
 //! old values of the row (a time-travel or SIRO full copy) or of only the
 //! attributes its overwriter changed (a delta).
 //!
-//! A record is one allocation (header, values, attribute numbers), owned
-//! by a [`RecordBox`] until it is published and again once it is unlinked:
-//! with memory spaces (`Options::memory_spaces`) it comes from the
-//! allocating thread's space, like the version headers, and it remembers
-//! which allocator it came from, so every free (a version's, an abort's, a
-//! merge's or SIRO's retirement through the epoch, also after the database
-//! is gone) returns it there. The invariant this module owns: a published
-//! record is immutable, and it is freed exactly once, to the allocator it
-//! came from.
+//! A record lives in one of two places:
+//!
+//! * **In its overwriter's block** (an update's: the common case). The
+//!   writer that overwrites version `p` makes its new version `v` and
+//!   `p`'s record in one allocation, `v`'s block
+//!   (`Version::alloc_in_place_over`), as an append-only update makes one
+//!   version: one allocation per update whatever the scheme. `p`'s record
+//!   word then names it *tagged* ([`word`]): the record is `v`'s, dropped
+//!   and freed with `v`'s block, and `p` only borrows it.
+//!
+//!   ```text
+//!    slot ─> [v: header | ext | record of p] ─> [p: header | ext] ─> ...
+//!                                 ^───────────── p.record (tagged)
+//!   ```
+//!
+//!   Borrowing is safe while `v` stays linked above `p`, and `v` leaves a
+//!   chain above `p` in three ways, each of which gives `p` its word back
+//!   first: an undone or replaced write (`restore` clears `p`'s word), a
+//!   prune of `v` from the middle of a chain (`merge_records` or
+//!   `rehome` give `p` a record of its own), and SIRO's toggled abort
+//!   (`rehome`). A whole row or a tail below a survivor goes at once, and
+//!   a free never reads a tagged word's record.
+//! * **In an allocation of its own** ([`RecordBox`]): a merged record, one
+//!   rehomed as above, or one made while a transaction replaces its own
+//!   write. With memory spaces (`Options::memory_spaces`) it comes from the
+//!   allocating thread's space, like the version headers, and it remembers
+//!   which allocator it came from, so every free (a version's, an abort's,
+//!   a merge's or SIRO's retirement through the epoch, also after the
+//!   database is gone) returns it there.
+//!
+//! The invariant this module owns: a published record is immutable (but
+//! for SIRO's place tag, an atomic), a tagged record word names a record in
+//! the block of the version directly above, and every record is freed
+//! exactly once, by its owner, to the allocator it came from.
 
 use crate::storage::reclaim::defer_free;
 use crate::storage::space::{self, SpaceSet};
@@ -18,6 +43,38 @@ use crate::value::Value;
 use crossbeam_epoch::Guard;
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// Record words: what a version's `InPlaceExt` holds, a record pointer
+/// whose low bit says whether the record lies in another version's block
+/// (see the module doc). Records are at least 8-byte aligned, so the bit
+/// is free.
+pub mod word {
+    use super::Record;
+
+    const EMBEDDED: usize = 1;
+
+    /// The word of record `p`, which lies in another version's block.
+    #[inline]
+    pub fn embedded(p: *mut Record) -> *mut Record {
+        (p as usize | EMBEDDED) as *mut Record
+    }
+
+    /// Whether `w` names a record in another version's block.
+    #[inline]
+    pub fn is_embedded(w: *mut Record) -> bool {
+        w as usize & EMBEDDED != 0
+    }
+
+    /// The record `w` names (null: none).
+    #[inline]
+    pub fn untag(w: *mut Record) -> *mut Record {
+        (w as usize & !EMBEDDED) as *mut Record
+    }
+}
+
+/// `Record::shift` of a record in a version's block: never freed alone.
+const IN_BLOCK: u8 = u8::MAX;
 
 /// The old values of an overwritten version: a full copy (time-travel) or
 /// the old values of only the attributes its overwriter modified (delta).
@@ -32,9 +89,9 @@ use std::ptr::{self, NonNull};
 ///
 /// `shift` says which allocator the record came from, as a version's `len`
 /// word does: log2 of the chunk size of the memory space that holds it
-/// (`storage::space`), 0 for the global allocator. So a free (often an
-/// epoch callback, maybe after the database is gone) needs no handle on
-/// the database.
+/// (`storage::space`), 0 for the global allocator ([`IN_BLOCK`]: the
+/// block of the version that made it). So a free (often an epoch callback,
+/// maybe after the database is gone) needs no handle on the database.
 #[repr(C)]
 pub struct Record {
     /// Values that follow the header.
@@ -42,8 +99,9 @@ pub struct Record {
     /// Attribute numbers after the values (0 for a full record).
     ncols: u32,
     /// Where a SIRO image lives (`super::siro::place`); 0 for the other
-    /// schemes' records.
-    place: u8,
+    /// schemes' records. Atomic: relocating an image off-row changes only
+    /// its place, in place, while readers may look at it.
+    place: AtomicU8,
     /// The allocator (see above).
     shift: u8,
     /// `vals` is the full row image (no attribute numbers).
@@ -58,6 +116,39 @@ const _: () = assert!(
     space::MAX_INCREMENT.trailing_zeros() <= u8::MAX as u32,
     "a chunk shift fits a record's byte"
 );
+
+/// The layout of a record of `len` values: a full one, or a delta (`len`
+/// attribute numbers too).
+#[inline]
+pub fn layout(len: usize, full: bool) -> Layout {
+    record_layout(len, if full { 0 } else { len })
+}
+
+/// The layout of the record at `p` (its header says).
+///
+/// # Safety
+/// `p` is an initialised record, alive.
+#[inline]
+pub unsafe fn layout_of(p: *const Record) -> Layout {
+    // SAFETY: per the contract.
+    unsafe { record_layout((*p).len as usize, (*p).ncols as usize) }
+}
+
+/// Drops the values of the record at `p`, which lies in a version's block
+/// (the block is released by its version's free).
+///
+/// # Safety
+/// `p` is an initialised record in a block being freed, and nothing reads
+/// it any more.
+pub unsafe fn drop_values(p: *mut Record) {
+    // SAFETY: per the contract; the values were written once by
+    // `write_record` and are dropped once here.
+    unsafe {
+        debug_assert_eq!((*p).shift, IN_BLOCK);
+        let len = (*p).len as usize;
+        ptr::drop_in_place(ptr::slice_from_raw_parts_mut(Record::vals_ptr(p), len));
+    }
+}
 
 /// The layout of a record of `len` values and `ncols` attribute numbers:
 /// [`RECORD_VALS_AT`], the values, the numbers, padded.
@@ -113,7 +204,13 @@ impl Record {
 
     /// The SIRO place tag (0: not a SIRO image).
     pub(crate) fn place(&self) -> u8 {
-        self.place
+        self.place.load(Ordering::Acquire)
+    }
+
+    /// Moves a published SIRO image to another place without moving its
+    /// bytes (relocation off-row). The caller holds the row's write lock.
+    pub(crate) fn set_place(&self, place: u8) {
+        self.place.store(place, Ordering::Release)
     }
 
     pub fn is_full(&self) -> bool {
@@ -161,6 +258,26 @@ impl Record {
         }
     }
 
+    /// [`Record::apply`] for a projection: `over[j]` is attribute
+    /// `cols[j]`'s value.
+    pub(super) fn apply_columns<'a>(&'a self, cols: &[usize], over: &mut [Option<&'a Value>]) {
+        let vals = self.vals();
+        match self.cols() {
+            None => {
+                for (o, &c) in over.iter_mut().zip(cols) {
+                    *o = Some(&vals[c]);
+                }
+            }
+            Some(mine) => {
+                for (o, &c) in over.iter_mut().zip(cols) {
+                    if let Ok(at) = mine.binary_search(&(c as u32)) {
+                        *o = Some(&vals[at]);
+                    }
+                }
+            }
+        }
+    }
+
     /// Drops the values and returns the memory to the allocator it came
     /// from (a memory space's free list or the global allocator).
     ///
@@ -176,6 +293,7 @@ impl Record {
         // global memory to the global allocator.
         unsafe {
             let (len, ncols, shift) = ((*p).len as usize, (*p).ncols as usize, (*p).shift);
+            debug_assert_ne!(shift, IN_BLOCK, "a record in a block is freed with it");
             ptr::drop_in_place(ptr::slice_from_raw_parts_mut(Self::vals_ptr(p), len));
             let l = record_layout(len, ncols);
             if shift == 0 {
@@ -246,11 +364,9 @@ impl RecordBox {
         sp: Option<&SpaceSet>,
         len: usize,
         full: bool,
-        mut cell: impl FnMut(usize) -> (u32, Value),
+        cell: impl FnMut(usize) -> (u32, Value),
     ) -> RecordBox {
-        let ncols = if full { 0 } else { len };
-        let len32 = u32::try_from(len).expect("row too wide");
-        let l = record_layout(len, ncols);
+        let l = layout(len, full);
         let (p, shift) = match sp.and_then(|s| s.alloc_record(l.size())) {
             Some((p, shift)) => (p.as_ptr() as *mut Record, shift),
             // SAFETY: non-zero size (the header); failure is checked below.
@@ -259,39 +375,17 @@ impl RecordBox {
         let Some(p) = NonNull::new(p) else {
             handle_alloc_error(l)
         };
+        crate::storage::meter::allocated(l.size());
         // SAFETY: a fresh allocation of `l` (a space slot is at least
-        // `l.size()` bytes and 16-byte aligned, more than the layout's 8):
-        // the header is written first, then each value and attribute number
-        // once, inside the allocation (see `record_layout`). `cell` is our
-        // own closures' moves and clones, which do not panic; if one did,
-        // the record would leak, never be read half-built (it is unshared).
-        unsafe {
-            let p = p.as_ptr();
-            p.write(Record {
-                len: len32,
-                ncols: if full { 0 } else { len32 },
-                place: 0,
-                // At most log2(MAX_INCREMENT) (asserted below).
-                shift: shift as u8,
-                full,
-            });
-            let vals = Record::vals_ptr(p);
-            let cols = Record::cols_ptr(p, len);
-            for i in 0..len {
-                let (c, v) = cell(i);
-                vals.add(i).write(v);
-                if !full {
-                    cols.add(i).write(c);
-                }
-            }
-        }
+        // `l.size()` bytes and 16-byte aligned, more than the layout's 8).
+        // At most log2(MAX_INCREMENT) (asserted above).
+        unsafe { write_record(p.as_ptr(), len, full, 0, shift as u8, cell) };
         RecordBox(p)
     }
 
     /// The same record, tagged with a SIRO place (before it is published).
-    pub(crate) fn placed(mut self, place: u8) -> RecordBox {
-        // SAFETY: the box owns the record and nobody else sees it yet.
-        unsafe { self.0.as_mut() }.place = place;
+    pub(crate) fn placed(self, place: u8) -> RecordBox {
+        self.set_place(place);
         self
     }
 
@@ -315,6 +409,86 @@ impl RecordBox {
     }
 }
 
+/// Writes a record of `len` values (`full`, or a delta with attribute
+/// numbers) at `p`, the `i`-th (attribute number, value) made by
+/// `cell(i)`, numbers ascending.
+///
+/// # Safety
+/// `p` is writable for [`layout`]`(len, full)` bytes, aligned for it, and
+/// not yet shared. `cell` is our own closures' moves and clones, which do
+/// not panic; if one did, the record would leak, never be read half-built
+/// (it is unshared).
+#[inline]
+unsafe fn write_record(
+    p: *mut Record,
+    len: usize,
+    full: bool,
+    place: u8,
+    shift: u8,
+    mut cell: impl FnMut(usize) -> (u32, Value),
+) {
+    let len32 = u32::try_from(len).expect("row too wide");
+    // SAFETY: per the contract: the header is written first, then each
+    // value and attribute number once, inside the allocation (see
+    // `record_layout`).
+    unsafe {
+        p.write(Record {
+            len: len32,
+            ncols: if full { 0 } else { len32 },
+            place: AtomicU8::new(place),
+            shift,
+            full,
+        });
+        let vals = Record::vals_ptr(p);
+        let cols = Record::cols_ptr(p, len);
+        for i in 0..len {
+            let (c, v) = cell(i);
+            vals.add(i).write(v);
+            if !full {
+                cols.add(i).write(c);
+            }
+        }
+    }
+}
+
+/// Where an overwrite puts the record it makes: room in the new
+/// version's block, or an allocation of its own.
+#[derive(Clone, Copy)]
+pub enum Dest<'a> {
+    /// The record slot of the new version's block
+    /// (`Version::alloc_in_place_over`), sized for exactly this record.
+    Block(*mut Record),
+    /// A [`RecordBox`] from these memory spaces (None: the global
+    /// allocator).
+    Own(Option<&'a SpaceSet>),
+}
+
+impl Dest<'_> {
+    /// Makes the record (see [`write_record`]) and returns its word, to
+    /// publish in the overwritten version.
+    ///
+    /// # Safety
+    /// A `Block` slot is the unwritten record room of a block allocated for
+    /// [`layout`]`(len, full)`, written once.
+    #[inline]
+    pub unsafe fn make(
+        self,
+        len: usize,
+        full: bool,
+        place: u8,
+        cell: impl FnMut(usize) -> (u32, Value),
+    ) -> *mut Record {
+        match self {
+            Dest::Block(p) => {
+                // SAFETY: per the contract.
+                unsafe { write_record(p, len, full, place, IN_BLOCK, cell) };
+                word::embedded(p)
+            }
+            Dest::Own(sp) => RecordBox::new(sp, len, full, cell).placed(place).into_raw(),
+        }
+    }
+}
+
 impl std::ops::Deref for RecordBox {
     type Target = Record;
 
@@ -332,11 +506,15 @@ impl Drop for RecordBox {
     }
 }
 
-/// Retires a record once no pinned reader can hold it.
+/// Retires the record of record word `r` once no pinned reader can hold
+/// it: one of its own (a record in another version's block goes with that
+/// block; nothing to do).
 pub fn retire_record(r: *mut Record, guard: &Guard) {
-    if r.is_null() {
+    if r.is_null() || word::is_embedded(r) {
         return;
     }
+    // SAFETY: an own record, alive until the deferred free below.
+    crate::storage::meter::retired(unsafe { layout_of(r) }.size());
     // SAFETY: the record was unlinked by a swap (no new reader can load it)
     // and is retired once; it came from RecordBox::into_raw. The deferred
     // free frees it to its own allocator, a space or the global one (see
