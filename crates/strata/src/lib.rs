@@ -158,7 +158,9 @@ pub mod model {
     pub use crate::storage::append_only::{cooperate, o2n_prune};
     pub use crate::storage::dead_zones::DeadZones;
     pub use crate::storage::delta::Deltas;
-    pub use crate::storage::in_place::{install, toggle_back, undo, values_of, Master, Records};
+    pub use crate::storage::in_place::{
+        install, toggle_back, undo, values_of, Master, Projected, Records,
+    };
     pub use crate::storage::siro::{CutEvent, CutterTas, Handover, RowState};
     pub use crate::storage::time_travel::FullCopies;
     pub use crate::storage::version::{Version, INF_TS, TID_MARK};

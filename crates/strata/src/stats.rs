@@ -7,7 +7,6 @@
 //! slots.
 
 use crate::error::ConflictKind;
-use crate::storage::meter::Meter;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// One transaction slot's commit and abort counts (see the module doc).
@@ -44,11 +43,15 @@ impl TxnCounts {
             &self.commits
         });
     }
+    /// A conflict abort (and its writes' allocations).
     pub fn conflict(&self, kind: ConflictKind) {
         bump(&self.aborts[kind.index()]);
+        self.storage();
     }
+    /// A caller's abort (and its writes' allocations).
     pub fn user_abort(&self) {
         bump(&self.user_aborts);
+        self.storage();
     }
     pub fn blind_overwrite(&self) {
         bump(&self.blind_overwrites);
@@ -56,12 +59,16 @@ impl TxnCounts {
     pub fn writer_wait(&self) {
         bump(&self.writer_waits);
     }
-    /// A write's allocations in the version store (a meter difference).
+    /// Takes the allocations this thread's version store made since the
+    /// last hand-over (`storage::meter::take_unflushed`): the ending
+    /// transaction's writes. A committing transaction that wrote calls it;
+    /// an abort counts them itself.
     #[inline]
-    pub fn storage(&self, d: &Meter) {
-        if d.allocations != 0 {
-            add(&self.storage_allocations, d.allocations);
-            add(&self.storage_bytes_allocated, d.bytes_allocated);
+    pub fn storage(&self) {
+        let (n, bytes) = crate::storage::meter::take_unflushed();
+        if n != 0 {
+            add(&self.storage_allocations, n);
+            add(&self.storage_bytes_allocated, bytes);
         }
     }
     pub fn add_to(&self, st: &mut Stats) {
@@ -94,16 +101,16 @@ pub(crate) struct Counters {
 }
 
 impl Counters {
-    /// Adds what a collector did between two readings of its thread's
-    /// meter (one shared add per pass, only for a pass that did something).
-    pub fn storage(&self, d: &Meter) {
-        if d.allocations != 0 {
-            self.storage_allocations.fetch_add(d.allocations, Relaxed);
-            self.storage_bytes_allocated
-                .fetch_add(d.bytes_allocated, Relaxed);
+    /// Adds what a collector's pass allocated (count, bytes) and retired
+    /// (bytes) in the version store (`storage::meter`): shared adds only
+    /// for a pass that did something.
+    pub fn storage(&self, (n, bytes): (u64, u64), freed: u64) {
+        if n != 0 {
+            self.storage_allocations.fetch_add(n, Relaxed);
+            self.storage_bytes_allocated.fetch_add(bytes, Relaxed);
         }
-        if d.bytes_retired != 0 {
-            self.bytes_freed.fetch_add(d.bytes_retired, Relaxed);
+        if freed != 0 {
+            self.bytes_freed.fetch_add(freed, Relaxed);
         }
     }
 

@@ -82,10 +82,7 @@ fn a_one_column_read_decodes_one_cell_under_every_scheme() {
         // What the projection saves: a whole-row read of an in-place
         // version decodes every cell (append-only reads in place).
         let (n, _) = decoding(|| now.get(&t, &key![1]).unwrap());
-        let in_place = !matches!(
-            c.storage,
-            VersionStorage::AppendNewToOld | VersionStorage::AppendOldToNew
-        );
+        let in_place = !c.storage.is_append_only();
         assert_eq!(n, if in_place { 1 + COLS as u64 } else { 0 }, "{c}");
     }
 }

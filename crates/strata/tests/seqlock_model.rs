@@ -11,7 +11,7 @@
 //! installs versions 2 and 3 over version 1, one of them aborted (`undo`);
 //! readers read committed versions, the newest or an older one through its
 //! record. The invariant: a read returns exactly the values of the version
-//! asked for (never a torn row). `a_reader_without_the_recheck_is_caught`
+//! asked for (never a torn row), whole or projected (`read_columns`). `a_reader_without_the_recheck_is_caught`
 //! shows the model fails when readers skip the seqlock's check. Rows are
 //! integers, and also one cell of each kind (integer, byte string, float or
 //! null), so every cell tag goes through the seqlock.
@@ -31,8 +31,8 @@ use shuttle::sync::Arc;
 use shuttle::thread;
 use std::sync::atomic::{AtomicPtr as StdPtr, AtomicUsize, Ordering::SeqCst};
 use strata::model::{
-    caught, install, pin, toggle_back, undo, values_of, Break, Deltas, FullCopies, Master, Records,
-    Version,
+    caught, install, pin, toggle_back, undo, values_of, Break, Deltas, FullCopies, Master,
+    Projected, Records, Version,
 };
 use strata::Value;
 
@@ -167,6 +167,16 @@ fn model<R: Records>(mixed: bool) {
             first = n;
             let got = m.read(row.version(n));
             assert_eq!(got, image(n), "version {n} read as {got:?}");
+            // A projection (`Master::read_columns`) reads the same cells
+            // under the same seqlock rule: never a torn pair either.
+            let mut two = Projected::new();
+            m.read_columns(row.version(n), &[2, 0], &mut two);
+            let want = image(n);
+            assert_eq!(
+                two.as_slice(),
+                &[want[2].clone(), want[0].clone()],
+                "version {n} projected as {two:?}"
+            );
         }
     });
 }

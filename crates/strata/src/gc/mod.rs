@@ -340,10 +340,15 @@ impl Gc {
     /// meanwhile.
     #[inline]
     fn metered<R>(&self, work: impl FnOnce() -> R) -> R {
+        // (What a transaction still open on this thread allocated stays
+        // its own: taken aside, handed back after.)
+        let theirs = storage::meter::take_unflushed();
         let before = storage::meter::mark();
         let r = work();
-        let did = storage::meter::mark().since(&before);
-        self.common.counters.storage(&did);
+        let ours = storage::meter::take_unflushed();
+        let freed = storage::meter::mark().since(&before).bytes_retired;
+        storage::meter::untake(theirs);
+        self.common.counters.storage(ours, freed);
         r
     }
 

@@ -11,16 +11,23 @@
 //!
 //! They are per thread (a plain add on a thread-local, no shared line on
 //! the update path) and per process: storage knows no database. Who runs
-//! the work attributes it: a transaction adds what its writes allocated to
-//! its slot's counts, a collector what its pass allocated and freed to
-//! the database's GC counters (`Stats::storage_allocations`,
-//! `Stats::storage_bytes_allocated`, `Stats::gc_bytes_freed`), each by
-//! taking a [`mark`] before and the difference after.
+//! the work attributes it to one. A transaction's commit or abort takes
+//! the allocations this thread made since the last such hand-over
+//! ([`take_unflushed`]: its writes, nothing else runs on its thread
+//! meanwhile) into its slot's counts; a collector takes its pass's
+//! allocations and retirements, by a [`mark`] before and the difference
+//! after, into the database's GC counters (`Stats::storage_allocations`,
+//! `Stats::storage_bytes_allocated`, `Stats::gc_bytes_freed`). Nothing is
+//! read on the update path itself: an update costs one add here.
 //!
 //! ```text
-//!  txn.update ── mark ── storage::install ── Version::alloc_* ─> allocated(bytes)
-//!             └─ since(mark) ─> TxnCounts (this transaction's slot) ─> Stats
+//!  txn.update ── storage::install ── Version::alloc_* ─> allocated(bytes)
+//!  txn.commit ── take_unflushed() ─> TxnCounts (this transaction's slot) ─> Stats
+//!  GC pass ──── mark ... since(mark) ─> gc::Common::counters ─> Stats
 //! ```
+//!
+//! (A transaction that moves to another thread between its writes and
+//! its commit leaves them to the next hand-over on the first thread.)
 
 use std::cell::Cell;
 
@@ -55,56 +62,92 @@ impl Meter {
     }
 }
 
+/// One thread's counters, each a cell of its own (an update touches two).
+struct Counters {
+    allocations: Cell<u64>,
+    bytes_allocated: Cell<u64>,
+    bytes_retired: Cell<u64>,
+    cells_decoded: Cell<u64>,
+    /// `allocations` and `bytes_allocated` when [`take_unflushed`] last
+    /// handed them over.
+    flushed: Cell<(u64, u64)>,
+}
+
 crate::sync::thread_local! {
-    static METER: Cell<Meter> = const {
-        Cell::new(Meter {
-            allocations: 0,
-            bytes_allocated: 0,
-            bytes_retired: 0,
-            cells_decoded: 0,
-        })
+    // (`const` and no destructor: an access is a plain thread-local load.)
+    static METER: Counters = const {
+        Counters {
+            allocations: Cell::new(0),
+            bytes_allocated: Cell::new(0),
+            bytes_retired: Cell::new(0),
+            cells_decoded: Cell::new(0),
+            flushed: Cell::new((0, 0)),
+        }
     };
 }
 
 #[inline]
-fn update(f: impl FnOnce(&mut Meter)) {
-    // (A thread being torn down has no meter any more: nothing counts.)
-    let _ = METER.try_with(|m| {
-        let mut x = m.get();
-        f(&mut x);
-        m.set(x);
-    });
+fn add(c: &Cell<u64>, n: u64) {
+    c.set(c.get().wrapping_add(n));
 }
 
 /// One block of `bytes` allocated.
 #[inline]
 pub(crate) fn allocated(bytes: usize) {
-    update(|m| {
-        m.allocations += 1;
-        m.bytes_allocated += bytes as u64;
+    METER.with(|m| {
+        add(&m.allocations, 1);
+        add(&m.bytes_allocated, bytes as u64);
     })
 }
 
 /// A block, record or master of `bytes` retired.
 #[inline]
 pub(crate) fn retired(bytes: usize) {
-    update(|m| m.bytes_retired += bytes as u64)
+    METER.with(|m| add(&m.bytes_retired, bytes as u64))
 }
 
 /// `n` cells decoded by a read.
 #[inline]
 pub(crate) fn decoded(n: usize) {
-    update(|m| m.cells_decoded += n as u64)
+    METER.with(|m| add(&m.cells_decoded, n as u64))
 }
 
 /// This thread's meter now.
 #[inline]
 pub fn this_thread() -> Meter {
-    METER.try_with(Cell::get).unwrap_or_default()
+    METER.with(|m| Meter {
+        allocations: m.allocations.get(),
+        bytes_allocated: m.bytes_allocated.get(),
+        bytes_retired: m.bytes_retired.get(),
+        cells_decoded: m.cells_decoded.get(),
+    })
 }
 
 /// A reading of this thread's meter, to take the difference of later.
 #[inline]
 pub(crate) fn mark() -> Meter {
     this_thread()
+}
+
+/// The allocations (count, bytes) this thread made since the last call:
+/// handed over to whoever calls (a committing or aborting transaction,
+/// for its slot's counts).
+#[inline]
+pub(crate) fn take_unflushed() -> (u64, u64) {
+    METER.with(|m| {
+        let now = (m.allocations.get(), m.bytes_allocated.get());
+        let then = m.flushed.replace(now);
+        (now.0.wrapping_sub(then.0), now.1.wrapping_sub(then.1))
+    })
+}
+
+/// Hands back allocations taken by [`take_unflushed`] that were not the
+/// taker's (a collector running while this thread has a transaction open
+/// leaves that transaction's allocations to its end).
+#[inline]
+pub(crate) fn untake(n: (u64, u64)) {
+    METER.with(|m| {
+        let (a, b) = m.flushed.get();
+        m.flushed.set((a.wrapping_sub(n.0), b.wrapping_sub(n.1)));
+    })
 }

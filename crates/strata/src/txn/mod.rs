@@ -303,27 +303,50 @@ impl Transaction {
         Ok(unsafe { v.as_ref() }.filter(|r| !r.is_tombstone()).map(f))
     }
 
-    /// Folds the version a point read returned into `read_stamp`: its
-    /// commit stamp, or `UNKNOWN_READS` for a version still being stamped
-    /// (its writer is committing right now) or none at all (an absent key:
-    /// it may be absent because of a delete that GC has already unlinked,
-    /// before that delete's fsync).
-    /// (Out of line: the in-memory read path keeps only the flag's test.)
-    #[inline(never)]
-    fn note_read_stamp(&mut self, v: *mut Version) {
-        // SAFETY: pinned by the caller, and `v` is the version our read
-        // returned, alive while pinned.
-        self.read_stamp = match unsafe { v.as_ref() } {
-            Some(r) => {
-                let begin = r.begin.load(SeqCst);
-                if begin & TID_MARK != 0 {
-                    UNKNOWN_READS
-                } else {
-                    self.read_stamp.max(begin)
+    /// A hint that this transaction will soon read or write the rows with
+    /// these primary keys: walks them stage by stage (index entries, then
+    /// indirection slots, then chain heads) so that their cache misses
+    /// overlap instead of following one another (see the `prefetch` module).
+    /// Changes nothing and records no read: the later `get`/`update` does
+    /// that. Keys whose index hashes them into an integer table (integer
+    /// keys, and keys of a few small non-negative integers: see
+    /// `index::key::packed_ints`) overlap all three stages; for other keys
+    /// the index stage is a plain lookup (nothing to start early) and only
+    /// the slot and head stages overlap.
+    pub fn prefetch(&self, t: &Table, keys: &[Key]) -> Result<()> {
+        self.check_open(t)?;
+        let ti: &TableInner = &t.inner;
+        for k in keys {
+            ti.schema.check_key(k)?;
+        }
+        let row_bytes = ti.row_prefetch_bytes;
+        let guard = epoch::pin();
+        const BATCH: usize = 16;
+        for chunk in keys.chunks(BATCH) {
+            let mut eks: [Option<EncodedKey>; BATCH] = Default::default();
+            for (k, ek) in chunk.iter().zip(eks.iter_mut()) {
+                let e = ti.encode(k);
+                ti.index.prefetch(&e, &guard);
+                *ek = Some(e);
+            }
+            // The hinted heads load alongside the slots; only rows whose
+            // hint is stale need the third stage.
+            let mut tuples = [(u64::MAX, ptr::null::<u8>()); BATCH];
+            for (ek, t) in eks.iter().zip(tuples.iter_mut()) {
+                if let Some((id, hint)) = ek.as_ref().and_then(|e| ti.index.get_hinted(e, &guard)) {
+                    crate::prefetch::line(ti.rows.slot(id));
+                    crate::prefetch::range(hint, row_bytes);
+                    *t = (id, hint);
                 }
             }
-            None => UNKNOWN_READS,
-        };
+            for &(id, hint) in tuples.iter().filter(|t| t.0 != u64::MAX) {
+                let head = ti.rows.head(id) as *const u8;
+                if crate::index::hash::hint_is_stale(hint, head) {
+                    crate::prefetch::range(head, row_bytes);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Index lookup + protocol read. Null when the key has no visible row.
@@ -651,9 +674,7 @@ impl Transaction {
                     ti.schema.name
                 )));
             };
-            let mark = storage::meter::mark();
             let v = storage::publish_fresh(ti, tuple, self.tid, data);
-            self.count_storage(&mark);
             match ti.index.insert(&ek, tuple, v as *const u8) {
                 Ok(()) => {
                     self.writes.push(WriteEntry {
@@ -889,9 +910,7 @@ impl Transaction {
         row: NewRow<'_>,
         index_key: Option<EncodedKey>,
     ) -> Result<()> {
-        let mark = storage::meter::mark();
         let v = storage::install(ti, tuple, self.tid, head, row);
-        self.count_storage(&mark);
         if let Err(e) = self.sec_after_install::<P>(ti, tuple, head, v) {
             // Take the version back out, as an abort would, before the
             // head is marked overwritten: the row is as before the call.
@@ -916,15 +935,6 @@ impl Transaction {
             Ok(()) => Ok(()),
             Err(k) => self.fail(Error::Conflict(k)),
         }
-    }
-
-    /// Adds what this transaction's write allocated in the version store
-    /// since `mark` to its slot's counts (`Stats::storage_allocations`;
-    /// see `storage::meter`).
-    #[inline]
-    fn count_storage(&self, mark: &storage::meter::Meter) {
-        let did = storage::meter::mark().since(mark);
-        self.db.tids.counts(self.tid).storage(&did);
     }
 
     /// Secondary-index maintenance for version `v` just installed over
@@ -987,10 +997,8 @@ impl Transaction {
             .find(|w| w.new == own)
             .expect("own version has a write entry");
         let guard = epoch::pin();
-        let mark = storage::meter::mark();
         let v = storage::replace_own(ti, tuple, tid, own, w.old, row, &guard);
         w.new = v;
-        self.count_storage(&mark);
         // Physical entries still name `own`: re-key them before it retires.
         self.sec_on_replace_own(ti, tuple, own, v);
         storage::retire(own, &guard);
@@ -1105,7 +1113,11 @@ impl Transaction {
         };
         self.db.tids.set_committed(self.tid, cts);
         self.post_commit::<P>(cts);
-        self.db.tids.counts(self.tid).commit(false);
+        let counts = self.db.tids.counts(self.tid);
+        counts.commit(false);
+        if !self.writes.is_empty() {
+            counts.storage();
+        }
         self.finish();
         self.db.after_commit();
         match ticket {

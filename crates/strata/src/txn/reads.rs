@@ -1,4 +1,5 @@
-//! Point reads of chosen columns (projections), and the prefetch hint.
+//! Point reads of chosen columns (projections), and a point read's log
+//! stamp.
 //!
 //! A read that wants some attributes of a row names them, and storage
 //! decodes only those (Wu et al. §7.3, Fig. 15a: "the number of attributes
@@ -18,12 +19,12 @@
 use super::Transaction;
 use crate::cc::with_cc;
 use crate::error::Result;
-use crate::index::key::EncodedKey;
+use crate::log::UNKNOWN_READS;
 use crate::storage;
-use crate::table::{Table, TableInner};
+use crate::storage::version::{Version, TID_MARK};
+use crate::table::Table;
 use crate::value::{ColumnRef, Key, Row, Value};
-use crossbeam_epoch as epoch;
-use std::ptr;
+use std::sync::atomic::Ordering::SeqCst;
 
 /// Column positions of a projection (32 inline, as the values: see
 /// `storage::in_place::PROJECTED`).
@@ -56,58 +57,37 @@ impl Transaction {
     ) -> Result<Option<R>> {
         self.check_open(t)?;
         let schema = &t.inner.schema;
-        let at = cols
-            .iter()
-            .map(|c| c.resolve(schema))
-            .collect::<Result<Positions>>()?;
+        // (Pushed one by one: a collect through `Result` moved and copied
+        // the buffer, a fifth of a one-column read.)
+        let mut at = Positions::new();
+        for c in cols {
+            at.push(c.resolve(schema)?);
+        }
         with_cc!(self.db.protocol, P => self.read_version_as::<P, R>(t, key, |r| {
             storage::with_columns(r, &at, f)
         }))
     }
 
-    /// A hint that this transaction will soon read or write the rows with
-    /// these primary keys: walks them stage by stage (index entries, then
-    /// indirection slots, then chain heads) so that their cache misses
-    /// overlap instead of following one another (see the `prefetch` module).
-    /// Changes nothing and records no read: the later `get`/`update` does
-    /// that. Keys whose index hashes them into an integer table (integer
-    /// keys, and keys of a few small non-negative integers: see
-    /// `index::key::packed_ints`) overlap all three stages; for other keys
-    /// the index stage is a plain lookup (nothing to start early) and only
-    /// the slot and head stages overlap.
-    pub fn prefetch(&self, t: &Table, keys: &[Key]) -> Result<()> {
-        self.check_open(t)?;
-        let ti: &TableInner = &t.inner;
-        for k in keys {
-            ti.schema.check_key(k)?;
-        }
-        let row_bytes = ti.row_prefetch_bytes;
-        let guard = epoch::pin();
-        const BATCH: usize = 16;
-        for chunk in keys.chunks(BATCH) {
-            let mut eks: [Option<EncodedKey>; BATCH] = Default::default();
-            for (k, ek) in chunk.iter().zip(eks.iter_mut()) {
-                let e = ti.encode(k);
-                ti.index.prefetch(&e, &guard);
-                *ek = Some(e);
-            }
-            // The hinted heads load alongside the slots; only rows whose
-            // hint is stale need the third stage.
-            let mut tuples = [(u64::MAX, ptr::null::<u8>()); BATCH];
-            for (ek, t) in eks.iter().zip(tuples.iter_mut()) {
-                if let Some((id, hint)) = ek.as_ref().and_then(|e| ti.index.get_hinted(e, &guard)) {
-                    crate::prefetch::line(ti.rows.slot(id));
-                    crate::prefetch::range(hint, row_bytes);
-                    *t = (id, hint);
+    /// Folds the version a point read returned into `read_stamp`: its
+    /// commit stamp, or `UNKNOWN_READS` for a version still being stamped
+    /// (its writer is committing right now) or none at all (an absent key:
+    /// it may be absent because of a delete that GC has already unlinked,
+    /// before that delete's fsync).
+    /// (Out of line: the in-memory read path keeps only the flag's test.)
+    #[inline(never)]
+    pub(super) fn note_read_stamp(&mut self, v: *mut Version) {
+        // SAFETY: pinned by the caller, and `v` is the version our read
+        // returned, alive while pinned.
+        self.read_stamp = match unsafe { v.as_ref() } {
+            Some(r) => {
+                let begin = r.begin.load(SeqCst);
+                if begin & TID_MARK != 0 {
+                    UNKNOWN_READS
+                } else {
+                    self.read_stamp.max(begin)
                 }
             }
-            for &(id, hint) in tuples.iter().filter(|t| t.0 != u64::MAX) {
-                let head = ti.rows.head(id) as *const u8;
-                if crate::index::hash::hint_is_stale(hint, head) {
-                    crate::prefetch::range(head, row_bytes);
-                }
-            }
-        }
-        Ok(())
+            None => UNKNOWN_READS,
+        };
     }
 }

@@ -506,19 +506,20 @@ impl Master {
     }
 
     /// The values of attributes `cols` (in that order) of version `v`, as
-    /// [`Master::read`] reads the whole row: only those cells are copied
-    /// and decoded, and only those attributes of the records between the
-    /// master's owner and `v` are looked at. The caller is pinned.
-    pub fn read_columns(&self, v: *mut Version, cols: &[usize]) -> Projected {
+    /// [`Master::read`] reads the whole row, into `out` (empty): only those
+    /// cells are copied and decoded, and only those attributes of the
+    /// records between the master's owner and `v` are looked at. The
+    /// caller is pinned.
+    pub fn read_columns(&self, v: *mut Version, cols: &[usize], out: &mut Projected) {
         let mut attempt = 0u32;
         loop {
-            if let Some(out) = self.try_read_columns(v, cols) {
-                return out;
+            if self.try_read_columns(v, cols, out) {
+                return;
             }
             // See `read_slow`: a toggled abort may have left `v`'s image
             // only in its copy.
-            if let Some(out) = own_columns(v, cols) {
-                return out;
+            if own_columns(v, cols, out) {
+                return;
             }
             attempt = attempt.saturating_add(1);
             debug_assert!(attempt < 100_000_000, "{STUCK}");
@@ -527,11 +528,11 @@ impl Master {
     }
 
     /// One attempt of [`Master::read_columns`], as [`Master::try_read_slow`]
-    /// for the whole row.
-    fn try_read_columns(&self, v: *mut Version, cols: &[usize]) -> Option<Projected> {
+    /// for the whole row: true when it filled `out` (left empty if not).
+    fn try_read_columns(&self, v: *mut Version, cols: &[usize], out: &mut Projected) -> bool {
         let s1 = self.seq.load(Acquire);
         if s1 & 1 == 1 {
-            return None;
+            return false;
         }
         let owner = self.owner.load(Relaxed);
         let raw: smallvec::SmallVec<[Raw; PROJECTED]> =
@@ -548,12 +549,14 @@ impl Master {
         }
         while x != v {
             if x.is_null() {
-                return None;
+                return false;
             }
             // SAFETY: pinned; versions reachable from the owner, and their
             // records, are freed only through an epoch.
             let next = unsafe { (*x).next() };
-            let n: &Version = unsafe { next.as_ref() }?;
+            let Some(n) = (unsafe { next.as_ref() }) else {
+                return false;
+            };
             x = next;
             if n.is_tombstone() {
                 ok = false;
@@ -561,7 +564,9 @@ impl Master {
             }
             let rec = n.ext().map_or(std::ptr::null_mut(), |e| e.record());
             // SAFETY: as above.
-            let r: &Record = unsafe { rec.as_ref() }?;
+            let Some(r) = (unsafe { rec.as_ref() }) else {
+                return false;
+            };
             if r.is_full() {
                 ok = true;
             }
@@ -570,16 +575,24 @@ impl Master {
         // Orders the loads above before the re-check of seq.
         fence(Acquire);
         if self.seq.load(Relaxed) != s1 || !ok {
-            return None;
+            return false;
         }
-        raw.iter()
-            .zip(over.iter())
-            .map(|(r, o)| match o {
-                Some(v) => Some((*v).clone()),
+        for (r, o) in raw.iter().zip(over.iter()) {
+            let value = match o {
+                Some(v) => (*v).clone(),
                 // SAFETY: validated snapshot (see `try_read_slow`).
-                None => unsafe { decode_clone(*r) },
-            })
-            .collect::<Option<Projected>>()
+                None => match unsafe { decode_clone(*r) } {
+                    Some(v) => v,
+                    // An empty cell: `v` is not reachable from this state.
+                    None => {
+                        out.clear();
+                        return false;
+                    }
+                },
+            };
+            out.push(value);
+        }
+        true
     }
 
     /// One read attempt (tests: a reader must refuse a master a writer is

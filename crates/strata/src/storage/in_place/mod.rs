@@ -8,7 +8,12 @@
 //! version identity that read and write sets hold never move. When a writer
 //! overwrites the master, the values it displaces go to a *record* hung off
 //! the overwritten version's header: a full copy (time-travel store) or the
-//! old values of the modified attributes only (delta store).
+//! old values of the modified attributes only (delta store). The writer
+//! makes that record in the same block as its new version's header (it
+//! sizes the record before its write section: [`Records::shape`]), so an
+//! update allocates once, as an append-only one does (Wu et al. §4: "the
+//! DBMS acquires a slot ... for creating a new delta version"; here the
+//! slot and the new header are one block, see [`record`]).
 //!
 //! ```text
 //!  slot ──> [hdr v3] ──> [hdr v2] ──> [hdr v1]        headers (N2O chain)
@@ -755,28 +760,32 @@ pub const PROJECTED: usize = 32;
 pub type Projected = smallvec::SmallVec<[Value; PROJECTED]>;
 
 /// Attributes `cols` of in-place, non-tombstone version `v` (positions in
-/// its row), decoding only those cells: from its own full copy if it has
-/// one, else from the master and the records down to `v`. The caller is
-/// pinned.
-pub fn columns_of(v: &Version, cols: &[usize]) -> Projected {
+/// its row) into `out` (empty), decoding only those cells: from its own
+/// full copy if it has one, else from the master and the records down to
+/// `v`. The caller is pinned.
+pub fn columns_of(v: &Version, cols: &[usize], out: &mut Projected) {
     let p = v as *const Version as *mut Version;
-    own_columns(p, cols).unwrap_or_else(|| {
+    if !own_columns(p, cols, out) {
         // SAFETY: a live in-place version's master lives as long as its row.
-        unsafe { &*master_of(p) }.read_columns(p, cols)
-    })
+        unsafe { &*master_of(p) }.read_columns(p, cols, out)
+    }
 }
 
-/// [`own_copy`] for a projection.
-fn own_columns(v: *mut Version, cols: &[usize]) -> Option<Projected> {
+/// [`own_copy`] for a projection: false (and `out` untouched) when `v` has
+/// no full copy.
+fn own_columns(v: *mut Version, cols: &[usize], out: &mut Projected) -> bool {
     // SAFETY: pinned by the caller; versions and records are freed through
     // an epoch.
     let ext = unsafe { (*v).ext() }.expect("in-place version");
     // SAFETY: as above.
-    let r = unsafe { ext.record().as_ref() }?;
-    r.is_full().then(|| {
-        let img = r.full_values();
-        cols.iter().map(|&c| img[c].clone()).collect()
-    })
+    match unsafe { ext.record().as_ref() } {
+        Some(r) if r.is_full() => {
+            let img = r.full_values();
+            out.extend(cols.iter().map(|&c| img[c].clone()));
+            true
+        }
+        _ => false,
+    }
 }
 
 /// [`values_of`] for a caller whose only hold on `v` is an epoch pin (see

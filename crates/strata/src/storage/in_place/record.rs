@@ -24,6 +24,13 @@
 //!   `rehome` give `p` a record of its own), and SIRO's toggled abort
 //!   (`rehome`). A whole row or a tail below a survivor goes at once, and
 //!   a free never reads a tagged word's record.
+//!   The price is memory: a record in a block lives as long as the block.
+//!   When GC cuts the versions below the newest one, the newest block
+//!   still holds the record of the version it overwrote, which nobody
+//!   reads any more, until the row's next update lets that block go: an
+//!   idle row keeps one dead record (a full image under time-travel and
+//!   SIRO, the changed attributes under delta). `storage::row_footprint`
+//!   counts it where its block is.
 //! * **In an allocation of its own** ([`RecordBox`]): a merged record, one
 //!   rehomed as above, or one made while a transaction replaces its own
 //!   write. With memory spaces (`Options::memory_spaces`) it comes from the
