@@ -1325,6 +1325,16 @@ fn every_storage_scheme_benches_and_checks() {
             m["main_table_bytes"].as_u64().unwrap() + m["version_store_bytes"].as_u64().unwrap(),
             "{v}"
         );
+        // The version store's flows (`Stats::storage_allocations` and
+        // friends), per committed transaction of the run: half the
+        // operations update, one block each (tests/allocations.rs pins
+        // the one block), so at most the ten operations' worth.
+        let per_txn = |k: &str| m[k].as_f64().unwrap_or_else(|| panic!("{k}: {v}"));
+        let allocs = per_txn("storage_allocations_per_txn");
+        assert!(allocs > 0.0 && allocs <= 10.0, "{s}: {v}");
+        assert!(per_txn("storage_bytes_allocated_per_txn") > 0.0, "{v}");
+        assert!(per_txn("gc_bytes_freed_per_txn") >= 0.0, "{v}");
+        assert!(m["gc_bytes_freed"].as_u64().is_some(), "{v}");
         let out = strata(&[
             "check",
             "--protocol",

@@ -129,6 +129,12 @@ pub mod internals {
         }
     }
 }
+/// What the version store did on the calling thread so far: blocks it
+/// allocated and their bytes, bytes it retired, cells reads decoded
+/// (`storage::meter`). Per thread and per process, whatever the database:
+/// take a reading before and after the work to measure and subtract
+/// ([`StorageMeter::since`]). `Stats` has the per-database sums.
+pub use storage::meter::{this_thread as storage_meter, Meter as StorageMeter};
 /// Memory spaces not yet released in the whole process (a space outlives
 /// its database while epoch-deferred frees still hold slots of it): tests
 /// check with it that every version and record slot is freed.
@@ -154,7 +160,9 @@ pub mod model {
     pub use crate::storage::append_only::{cooperate, o2n_prune};
     pub use crate::storage::dead_zones::DeadZones;
     pub use crate::storage::delta::Deltas;
-    pub use crate::storage::in_place::{install, toggle_back, undo, values_of, Master, Records};
+    pub use crate::storage::in_place::{
+        install, toggle_back, undo, values_of, Master, Projected, Records,
+    };
     pub use crate::storage::siro::{CutEvent, CutterTas, Handover, RowState};
     pub use crate::storage::time_travel::FullCopies;
     pub use crate::storage::version::{Version, INF_TS, TID_MARK};

@@ -19,12 +19,21 @@ pub(crate) struct TxnCounts {
     blind_overwrites: AtomicU64,
     writer_waits: AtomicU64,
     index_writes: AtomicU64,
+    /// What this slot's transactions' writes allocated in the version
+    /// store (`storage::meter`).
+    storage_allocations: AtomicU64,
+    storage_bytes_allocated: AtomicU64,
 }
 
 /// Adds one; only the slot's occupant calls it (no other writer exists,
 /// and readers tolerate a count that is one behind).
 fn bump(c: &AtomicU64) {
-    c.store(c.load(Relaxed) + 1, Relaxed);
+    add(c, 1);
+}
+
+/// Adds `n`, as [`bump`].
+fn add(c: &AtomicU64, n: u64) {
+    c.store(c.load(Relaxed) + n, Relaxed);
 }
 
 impl TxnCounts {
@@ -35,11 +44,15 @@ impl TxnCounts {
             &self.commits
         });
     }
+    /// A conflict abort (and its writes' allocations).
     pub fn conflict(&self, kind: ConflictKind) {
         bump(&self.aborts[kind.index()]);
+        self.storage();
     }
+    /// A caller's abort (and its writes' allocations).
     pub fn user_abort(&self) {
         bump(&self.user_aborts);
+        self.storage();
     }
     pub fn blind_overwrite(&self) {
         bump(&self.blind_overwrites);
@@ -49,8 +62,19 @@ impl TxnCounts {
     }
     /// The transaction wrote `n` more index entries.
     pub fn index_writes(&self, n: u64) {
-        let c = &self.index_writes;
-        c.store(c.load(Relaxed) + n, Relaxed);
+        add(&self.index_writes, n);
+    }
+    /// Takes the allocations this thread's version store made since the
+    /// last hand-over (`storage::meter::take_unflushed`): the ending
+    /// transaction's writes. A committing transaction that wrote calls it;
+    /// an abort counts them itself.
+    #[inline]
+    pub fn storage(&self) {
+        let (n, bytes) = crate::storage::meter::take_unflushed();
+        if n != 0 {
+            add(&self.storage_allocations, n);
+            add(&self.storage_bytes_allocated, bytes);
+        }
     }
     pub fn add_to(&self, st: &mut Stats) {
         st.commits += self.commits.load(Relaxed);
@@ -59,6 +83,8 @@ impl TxnCounts {
         st.blind_overwrites += self.blind_overwrites.load(Relaxed);
         st.writer_waits += self.writer_waits.load(Relaxed);
         st.index_entry_writes += self.index_writes.load(Relaxed);
+        st.storage_allocations += self.storage_allocations.load(Relaxed);
+        st.storage_bytes_allocated += self.storage_bytes_allocated.load(Relaxed);
         for (k, a) in self.aborts.iter().enumerate() {
             st.aborts_by_reason[k].1 += a.load(Relaxed);
         }
@@ -73,15 +99,36 @@ pub(crate) struct Counters {
     pub blocks_scanned: AtomicU64,
     pub blocks_skipped: AtomicU64,
     pub dead_zone_pruned: AtomicU64,
+    /// What collectors allocated in the version store (merged records)
+    /// and retired from it (`storage::meter`).
+    pub storage_allocations: AtomicU64,
+    pub storage_bytes_allocated: AtomicU64,
+    pub bytes_freed: AtomicU64,
 }
 
 impl Counters {
+    /// Adds what a collector's pass allocated (count, bytes) and retired
+    /// (bytes) in the version store (`storage::meter`): shared adds only
+    /// for a pass that did something.
+    pub fn storage(&self, (n, bytes): (u64, u64), freed: u64) {
+        if n != 0 {
+            self.storage_allocations.fetch_add(n, Relaxed);
+            self.storage_bytes_allocated.fetch_add(bytes, Relaxed);
+        }
+        if freed != 0 {
+            self.bytes_freed.fetch_add(freed, Relaxed);
+        }
+    }
+
     pub fn fill(&self, st: &mut Stats) {
         st.versions_reclaimed = self.versions_reclaimed.load(Relaxed);
         st.gc_passes = self.gc_passes.load(Relaxed);
         st.gc_blocks_scanned = self.blocks_scanned.load(Relaxed);
         st.gc_blocks_skipped = self.blocks_skipped.load(Relaxed);
         st.versions_pruned_in_dead_zones = self.dead_zone_pruned.load(Relaxed);
+        st.storage_allocations += self.storage_allocations.load(Relaxed);
+        st.storage_bytes_allocated += self.storage_bytes_allocated.load(Relaxed);
+        st.gc_bytes_freed += self.bytes_freed.load(Relaxed);
     }
 }
 
@@ -151,6 +198,22 @@ pub struct Stats {
     /// Of `versions_reclaimed`, versions `GcPolicy::DeadZone` pruned above
     /// the horizon (read by no live snapshot, in the middle of a chain).
     pub versions_pruned_in_dead_zones: u64,
+    /// Blocks the version store allocated for transactions' writes and
+    /// collectors' merges: version blocks (an in-place update's also holds
+    /// the record of the version it overwrites: one block per update under
+    /// every scheme), records of their own (a merge's, an abort's, a
+    /// replaced write's) and masters (one per inserted row of an in-place
+    /// scheme). Counted where they are made (`storage::meter`), so per
+    /// committed transaction it is what Wu et al. §7.3 compares.
+    pub storage_allocations: u64,
+    /// Bytes of those blocks.
+    pub storage_bytes_allocated: u64,
+    /// Bytes of version blocks, records and masters garbage collection
+    /// retired (freed once every thread pinned then has moved on): with
+    /// `storage_bytes_allocated`, the memory the version store takes and
+    /// gives back over a run (Wu et al. Figs. 18-21). Writers' own undone
+    /// versions are not GC's and not counted.
+    pub gc_bytes_freed: u64,
     /// Versions garbage collection walked to find the secondary-index
     /// entries it must remove: each version it retires, and the versions
     /// it keeps when a retired one had another key. Grows with
@@ -352,6 +415,9 @@ impl Stats {
             gc_blocks_skipped: 0,
             versions_pruned_in_dead_zones: 0,
             gc_index_steps: 0,
+            storage_allocations: 0,
+            storage_bytes_allocated: 0,
+            gc_bytes_freed: 0,
             open_transactions: 0,
             memory_spaces: Vec::new(),
             siro: SiroStats::default(),

@@ -15,7 +15,7 @@
 //!  storage/version.rs      a version's header words and chain pointer
 //!                          (write lock, begin/end, next, the protocol words)
 //!  storage/indirection.rs  the slots (chain heads; COOP's slot CAS)
-//!  storage/in_place.rs     the master's seqlock (write section, readers)
+//!  storage/in_place/       the master's seqlock (write section, readers)
 //!  log/buffer.rs           reserve/publish/drain and the flusher's doorbell
 //!  cc/mod.rs, index/table.rs  the clock (`Shared::clock`); a table's `dropped` flag
 //!  index/btree.rs          the B+-tree's node words (versions, keys, values,

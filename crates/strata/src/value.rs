@@ -744,16 +744,19 @@ pub trait ColumnRef {
     fn resolve(&self, schema: &Schema) -> Result<usize>;
 }
 impl ColumnRef for &str {
+    #[inline]
     fn resolve(&self, schema: &Schema) -> Result<usize> {
         schema.column_index(self)
     }
 }
 impl ColumnRef for String {
+    #[inline]
     fn resolve(&self, schema: &Schema) -> Result<usize> {
         schema.column_index(self)
     }
 }
 impl ColumnRef for usize {
+    #[inline]
     fn resolve(&self, schema: &Schema) -> Result<usize> {
         if *self < schema.columns.len() {
             Ok(*self)

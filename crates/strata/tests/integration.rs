@@ -59,6 +59,8 @@ mod model_based;
 mod model_secondary;
 #[path = "mvpbt.rs"]
 mod mvpbt;
+#[path = "projection.rs"]
+mod projection;
 #[path = "recovery_fuzz.rs"]
 mod recovery_fuzz;
 #[path = "seams.rs"]

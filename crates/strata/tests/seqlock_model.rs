@@ -1,14 +1,17 @@
 //! Shuttle model check of the in-place master's seqlock, on the engine's
-//! own code (`storage/in_place.rs`: `install` and `undo`, which open a
+//! own code (`storage/in_place/`: `install` and `undo`, which open a
 //! `Master::write` section, move the old values into a record and write the
 //! new ones; `Master::read`, both its owner fast path and the record walk).
+//! `install` is the engine's update path itself: the new version's block
+//! holds the overwritten version's record, which the reader then reaches
+//! through that version's tagged record word.
 //!
 //! Built with `--cfg strata_model` (see `src/sync.rs`), so the master's
 //! atomics are shuttle's. One writer, holding the row (no other writer),
 //! installs versions 2 and 3 over version 1, one of them aborted (`undo`);
 //! readers read committed versions, the newest or an older one through its
 //! record. The invariant: a read returns exactly the values of the version
-//! asked for (never a torn row). `a_reader_without_the_recheck_is_caught`
+//! asked for (never a torn row), whole or projected (`read_columns`). `a_reader_without_the_recheck_is_caught`
 //! shows the model fails when readers skip the seqlock's check. Rows are
 //! integers, and also one cell of each kind (integer, byte string, float or
 //! null), so every cell tag goes through the seqlock.
@@ -26,10 +29,10 @@
 use shuttle::sync::atomic::AtomicPtr;
 use shuttle::sync::Arc;
 use shuttle::thread;
-use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::{AtomicPtr as StdPtr, AtomicUsize, Ordering::SeqCst};
 use strata::model::{
-    caught, install, pin, toggle_back, undo, values_of, Break, Deltas, FullCopies, Master, Records,
-    Version,
+    caught, install, pin, toggle_back, undo, values_of, Break, Deltas, FullCopies, Master,
+    Projected, Records, Version,
 };
 use strata::Value;
 
@@ -40,8 +43,10 @@ struct Row {
     /// this build).
     slot: AtomicPtr<Version>,
     master: *mut Master,
-    /// Versions 1..=4 (index 0 unused), each with all cells = its number.
-    versions: Vec<*mut Version>,
+    /// Versions 1..=4 (index 0 unused), each with all cells = its number:
+    /// version 1 made before the race, the others by the writer's
+    /// installs (ghost state, published before `committed` names them).
+    versions: Vec<StdPtr<Version>>,
     /// Ghost: the newest committed version (readers read only committed
     /// ones, as visibility guarantees in the engine).
     committed: AtomicUsize,
@@ -67,29 +72,37 @@ fn image(n: usize, mixed: bool) -> Vec<Value> {
     vec![Value::Int(n as i64), Value::from(vec![n as u8; 2]), last]
 }
 
-/// A row whose master holds `first` for version 1 (its owner), with
-/// `count` versions in all, each made by `make(n, versions so far)`.
-fn row_of(
-    first: Vec<Value>,
-    count: usize,
-    make: impl Fn(usize, &[*mut Version], *mut Master) -> *mut Version,
-) -> Arc<Row> {
+/// A row whose master holds `first` for version 1 (its owner), with room
+/// for `count` versions in all.
+fn row_of(first: Vec<Value>, count: usize) -> Arc<Row> {
     let master = Master::with_row(first);
-    let mut versions = vec![std::ptr::null_mut(); count + 1];
-    versions[1] = Version::alloc_in_place(None, 1, master, std::ptr::null_mut());
+    let versions: Vec<StdPtr<Version>> = (0..=count)
+        .map(|_| StdPtr::new(std::ptr::null_mut()))
+        .collect();
+    let v1 = Version::alloc_in_place(None, 1, master, std::ptr::null_mut());
+    versions[1].store(v1, SeqCst);
     // SAFETY: fresh and unshared.
     let mut sec = unsafe { &*master }.write();
-    sec.set_owner(versions[1]);
+    sec.set_owner(v1);
     drop(sec);
-    for n in 2..=count {
-        versions[n] = make(n, &versions, master);
-    }
     Arc::new(Row {
-        slot: AtomicPtr::new(versions[1]),
+        slot: AtomicPtr::new(v1),
         master,
         versions,
         committed: AtomicUsize::new(1),
     })
+}
+
+impl Row {
+    fn version(&self, n: usize) -> *mut Version {
+        self.versions[n].load(SeqCst)
+    }
+
+    /// Installs version `n` over version `over` (the engine's update path).
+    fn install<R: Records>(&self, over: usize, n: usize, image: Vec<Value>) {
+        let v = install::<R>(&self.slot, self.master, self.version(over), n as u64, image);
+        self.versions[n].store(v, SeqCst);
+    }
 }
 
 /// Runs `writer` against two readers (`reader(row, its number)`), each
@@ -131,18 +144,14 @@ fn race(
 fn model<R: Records>(mixed: bool) {
     let image = move |n| image(n, mixed);
     // Version 3 is aborted; 4 overwrites 2 again.
-    let row = row_of(image(1), 4, |n, v, m| {
-        let prev = if n == 2 { v[1] } else { v[2] };
-        Version::alloc_in_place(None, n as u64, m, prev)
-    });
+    let row = row_of(image(1), 4);
     let writer = move |row: &Row, m: &Master| {
         let guard = pin();
-        let v = &row.versions;
-        install::<R>(&row.slot, m, v[1], v[2], Some(image(2)), &guard);
+        row.install::<R>(1, 2, image(2));
         row.committed.store(2, SeqCst);
-        install::<R>(&row.slot, m, v[2], v[3], Some(image(3)), &guard);
-        undo(&row.slot, m, v[2], &guard);
-        install::<R>(&row.slot, m, v[2], v[4], Some(image(4)), &guard);
+        row.install::<R>(2, 3, image(3));
+        undo(&row.slot, m, row.version(2), &guard);
+        row.install::<R>(2, 4, image(4));
         row.committed.store(4, SeqCst);
     };
     race(row, writer, move |row, m, r| {
@@ -156,8 +165,18 @@ fn model<R: Records>(mixed: bool) {
                 row.committed.load(SeqCst)
             };
             first = n;
-            let got = m.read(row.versions[n]);
+            let got = m.read(row.version(n));
             assert_eq!(got, image(n), "version {n} read as {got:?}");
+            // A projection (`Master::read_columns`) reads the same cells
+            // under the same seqlock rule: never a torn pair either.
+            let mut two = Projected::new();
+            m.read_columns(row.version(n), &[2, 0], &mut two);
+            let want = image(n);
+            assert_eq!(
+                two.as_slice(),
+                &[want[2].clone(), want[0].clone()],
+                "version {n} projected as {two:?}"
+            );
         }
     });
 }
@@ -187,19 +206,18 @@ fn a_reader_without_the_recheck_is_caught() {
 /// must get its image whether they meet the master before, during or
 /// after.
 fn toggle_model() {
-    let row = row_of(image(1, false), 2, |_, v, m| {
-        Version::alloc_in_place(None, 2, m, v[1])
-    });
+    let row = row_of(image(1, false), 2);
     let writer = |row: &Row, m: &Master| {
         let guard = pin();
-        let v = &row.versions;
-        install::<FullCopies>(&row.slot, m, v[1], v[2], Some(image(2, false)), &guard);
-        toggle_back(&row.slot, m, v[1], &guard);
+        row.install::<FullCopies>(1, 2, image(2, false));
+        // Version 1's copy is in version 2's block, which the abort gives
+        // up: the toggle gives version 1 a copy of its own first.
+        toggle_back(&row.slot, m, row.version(1), None, &guard);
     };
     race(row, writer, |row, _, _| {
         for _ in 0..2 {
             // SAFETY: pinned; versions leak at the end of the model.
-            let got = values_of(unsafe { &*row.versions[1] });
+            let got = values_of(unsafe { &*row.version(1) });
             assert_eq!(got, image(1, false), "version 1 read as {got:?}");
         }
     });

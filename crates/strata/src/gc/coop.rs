@@ -41,6 +41,7 @@ impl Cooperative {
             shared: Arc::new(Coop {
                 horizon: AtomicU64::new(0),
                 reclaimed: AtomicU64::new(0),
+                reclaimed_bytes: AtomicU64::new(0),
                 passes,
             }),
             full_pass: Vacuum::new(threads, true, false),
@@ -90,5 +91,6 @@ impl Collector for Cooperative {
     /// Versions the workers retired.
     fn fill_stats(&self, st: &mut Stats) {
         st.versions_reclaimed += self.shared.reclaimed.load(SeqCst);
+        st.gc_bytes_freed += self.shared.reclaimed_bytes.load(SeqCst);
     }
 }

@@ -330,7 +330,26 @@ impl Gc {
     /// instead of skipping (the explicit `Database::collect_garbage` waits).
     /// Returns versions freed.
     pub fn collect<E: Engine>(&self, engine: &E, wait: bool) -> Option<u64> {
-        dispatch!(&self.policy, p => p.pass(&self.common, engine, wait))
+        self.metered(|| dispatch!(&self.policy, p => p.pass(&self.common, engine, wait)))
+    }
+
+    /// Runs a collector's work, adding what it allocated in and retired
+    /// from the version store to the GC counters (`Stats::gc_bytes_freed`,
+    /// `Stats::storage_allocations`): storage counts per thread
+    /// (`storage::meter`), and this thread does only this collector's work
+    /// meanwhile.
+    #[inline]
+    fn metered<R>(&self, work: impl FnOnce() -> R) -> R {
+        // (What a transaction still open on this thread allocated stays
+        // its own: taken aside, handed back after.)
+        let theirs = storage::meter::take_unflushed();
+        let before = storage::meter::mark();
+        let r = work();
+        let ours = storage::meter::take_unflushed();
+        let freed = storage::meter::mark().since(&before).bytes_retired;
+        storage::meter::untake(theirs);
+        self.common.counters.storage(ours, freed);
+        r
     }
 
     /// Called after each read-write commit; the policy's periodic work
@@ -349,11 +368,11 @@ impl Gc {
     }
 
     fn every_few_commits<E: Engine>(&self, engine: &E) {
-        dispatch!(&self.policy, p => p.every_few_commits(&self.common, engine))
+        self.metered(|| dispatch!(&self.policy, p => p.every_few_commits(&self.common, engine)))
     }
 
     fn background<E: Engine>(&self, engine: &E, thread: usize) {
-        dispatch!(&self.policy, p => p.background(&self.common, engine, thread))
+        self.metered(|| dispatch!(&self.policy, p => p.background(&self.common, engine, thread)))
     }
 
     /// Runs `f` with garbage collection paused (see [`Common::paused`]).

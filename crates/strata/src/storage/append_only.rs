@@ -226,9 +226,12 @@ fn oldest(s: &Store, tuple: u64) -> *mut Version {
         Some(_) if s.indexed.load(SeqCst) => head,
         Some(c) => {
             let h = c.horizon.load(Ordering::Relaxed);
+            let before = super::meter::mark();
             let (head, n) = cooperate(s.rows.slot(tuple), head, h, &c.passes);
             if n > 0 {
                 c.reclaimed.fetch_add(n, Ordering::Relaxed);
+                let freed = super::meter::mark().since(&before).bytes_retired;
+                c.reclaimed_bytes.fetch_add(freed, Ordering::Relaxed);
             }
             head
         }

@@ -192,9 +192,7 @@ impl Chain {
             self.chained = false;
             return Some((v, Some(r.data())));
         }
-        let rec = r.ext().map_or(ptr::null_mut(), |e| {
-            e.record.load(std::sync::atomic::Ordering::Acquire)
-        });
+        let rec = r.ext().map_or(ptr::null_mut(), |e| e.record());
         if rec.is_null() && super::siro::is_hole(r) {
             // Pruned at relocation (SIRO): dead, no image to report.
             self.chained = false;
@@ -395,6 +393,16 @@ fn unlink_run(
     // that reaches it the new way must find it so; one still in the run
     // finds it right either way).
     merge(run, after);
+    // Among it: an in-place record of its own, not one in the block of the
+    // run's oldest version, which goes (`in_place::record`).
+    debug_assert!(
+        newest == Newest::Last
+            // SAFETY: pinned; `after` is a kept version, alive.
+            || unsafe { after.as_ref() }
+                .and_then(Version::ext)
+                .is_none_or(|e| !super::in_place::record::word::is_embedded(e.record_word())),
+        "a kept version still borrows its record from a removed one"
+    );
     // And the heap values the run owns that the older kept version was
     // lent (`Version::hand_down`).
     let older = match newest {

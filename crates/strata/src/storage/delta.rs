@@ -27,8 +27,7 @@
 //!  v3 ─> v1 {a: 1, b: 1}                  ({b: 2} then {a: 1, b: 1})
 //! ```
 
-use super::in_place::{InPlace, RecordBox, Records, WriteSection};
-use super::space::SpaceSet;
+use super::in_place::{Change, InPlace, Records, Shape};
 use crate::options::VersionStorage;
 use crate::value::Value;
 
@@ -41,41 +40,11 @@ pub struct Deltas;
 impl Records for Deltas {
     const SCHEME: VersionStorage = VersionStorage::Delta;
 
+    /// The attributes the write sets to another value (a delete keeps the
+    /// whole row): the writer compares before its write section, and the
+    /// record is made to that size in the new version's block.
     #[inline]
-    fn displace(
-        sec: &mut WriteSection<'_>,
-        image: Option<&[Value]>,
-        sp: Option<&SpaceSet>,
-    ) -> RecordBox {
-        match image {
-            Some(img) => diff_out(sec, img, sp),
-            // A delete keeps the whole row.
-            None => super::time_travel::copy_out(sec, sp),
-        }
+    fn shape(change: &Change<'_>, differs: impl Fn(usize, &Value) -> bool) -> Shape {
+        Shape::delta(change, differs)
     }
-}
-
-/// Moves out the cells that the new image changes; their old values are the
-/// delta, a record made in `sp`. Two passes (count, then move), so the
-/// record is the only allocation.
-pub(crate) fn diff_out(
-    sec: &mut WriteSection<'_>,
-    image: &[Value],
-    sp: Option<&SpaceSet>,
-) -> RecordBox {
-    let n = (0..image.len())
-        .filter(|&i| sec.differs(i, &image[i]))
-        .count();
-    let mut next = 0;
-    RecordBox::delta_with(sp, n, |_| {
-        while !sec.differs(next, &image[next]) {
-            next += 1;
-        }
-        let c = next;
-        next += 1;
-        (
-            c as u32,
-            sec.take(c).expect("an overwritten row has every cell"),
-        )
-    })
 }

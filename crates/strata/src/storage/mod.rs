@@ -65,6 +65,7 @@ pub mod delta;
 pub mod dirty;
 pub mod in_place;
 pub mod indirection;
+pub mod meter;
 pub mod reclaim;
 pub mod siro;
 pub mod space;
@@ -136,6 +137,8 @@ impl Store {
 pub struct Coop {
     pub horizon: AtomicU64,
     pub reclaimed: AtomicU64,
+    /// Bytes of the versions the workers retired (`Stats::gc_bytes_freed`).
+    pub reclaimed_bytes: AtomicU64,
     /// `GcQueue::tuple_passes`: a worker cuts only while it holds it shared.
     pub passes: Arc<RwLock<()>>,
 }
@@ -334,6 +337,36 @@ pub fn with_values<R>(v: &Version, f: impl FnOnce(&[Value]) -> R) -> R {
     f(&in_place::values_of(v))
 }
 
+/// Calls `f` on the values of columns `cols` of `v`'s row image, in that
+/// order (a projection; the caller checked the positions against the
+/// schema; `v` is not a tombstone). An append-only version is read in
+/// place and the chosen values are copied; an in-place version decodes
+/// only those cells of the master, and only those attributes of the
+/// records between it and `v` (Wu et al. §4.3, §7.3 Fig. 15), where
+/// [`with_values`] decodes the whole row. Counted in this thread's
+/// `meter::Meter::cells_decoded` either way. The caller is pinned.
+#[inline]
+pub fn with_columns<R>(v: &Version, cols: &[usize], f: impl FnOnce(&[Value]) -> R) -> R {
+    debug_assert!(!v.is_tombstone(), "a projection of a deleted row");
+    meter::decoded(cols.len());
+    if !v.is_in_place() {
+        let d = v.data();
+        // Consecutive columns (YCSB's reads) are a slice of the image, read
+        // in place; others are gathered.
+        let run = cols
+            .first()
+            .filter(|&&c0| cols.iter().enumerate().all(|(i, &c)| c == c0 + i));
+        if let Some(&c0) = run {
+            return f(&d[c0..c0 + cols.len()]);
+        }
+        let out: in_place::Projected = cols.iter().map(|&c| d[c].clone()).collect();
+        return f(&out);
+    }
+    let mut out = in_place::Projected::new();
+    in_place::columns_of(v, cols, &mut out);
+    f(&out)
+}
+
 /// [`with_values`] for a caller whose only hold on `v` is an epoch pin: no
 /// registered snapshot keeps GC from cutting `v`, and `v` may be an
 /// uncommitted version its writer undoes or replaces (the unique check
@@ -494,7 +527,11 @@ pub unsafe fn free_row(head: *mut Version) {
 /// in-place ones keep the master and the newest header there and the rest
 /// (headers and their records) in the time-travel / delta store. SIRO
 /// keeps its previous version's copy in-row too, and counts its off-row
-/// versions (headers and segment images) as the version store.
+/// versions (headers and segment images) as the version store. A record
+/// in a version's block that no version reads any more (GC cut the one it
+/// was made for) counts where its block does: after a cut below the
+/// newest version, in the main table, until the row's next update lets
+/// that block go.
 pub fn row_footprint(head: *mut Version) -> (u64, u64, u64) {
     let m = master_of(head);
     let mut main = 0u64;
@@ -505,7 +542,21 @@ pub fn row_footprint(head: *mut Version) -> (u64, u64, u64) {
     while !v.is_null() {
         // SAFETY: the caller is pinned; chain versions are alive.
         let r = unsafe { &*v };
-        let b = r.footprint(&mut seen) as u64;
+        let mut b = r.footprint(&mut seen) as u64;
+        // A record in this version's block is counted with the version
+        // below that reads it (its footprint follows its record word);
+        // one nobody reads any more (that version was cut, or given a
+        // record of its own) still takes its room in this block, until
+        // the block goes.
+        let emb = r.embedded();
+        // SAFETY: as above (the next version, and the record in our block).
+        let read = unsafe { r.next().as_ref() }
+            .and_then(Version::ext)
+            .is_some_and(|e| e.record() == emb);
+        if !emb.is_null() && !read {
+            // SAFETY: our block's record lives as long as the block.
+            b += unsafe { &*emb }.footprint(&mut seen) as u64;
+        }
         if r.is_in_place() && n > 0 && !siro::is_in_row_copy(r) {
             store += b;
         } else {

@@ -31,14 +31,16 @@ use std::cell::RefCell;
 /// Returns the number retired.
 pub fn retire_chain(mut v: *mut Version, guard: &Guard) -> u64 {
     let mut n = 0;
+    let mut bytes = 0;
     while !v.is_null() {
         // SAFETY: the tail was unlinked by our swap, so only readers that were
         // already pinned can reach it; they stay safe until the epoch moves on.
         let next = unsafe { (*v).next() };
-        retire(v, guard);
+        bytes += retire_unmetered(v, guard);
         v = next;
         n += 1;
     }
+    super::meter::retired(bytes);
     n
 }
 
@@ -76,11 +78,21 @@ pub(crate) unsafe fn defer_free<T: Send>(
 }
 
 /// Frees one unlinked version once no pinned thread can hold it.
+#[inline]
 pub fn retire(v: *mut Version, guard: &Guard) {
+    super::meter::retired(retire_unmetered(v, guard));
+}
+
+/// [`retire`], returning the bytes of `v`'s block for the caller to count
+/// (`storage::meter`; a chain's once).
+#[inline]
+fn retire_unmetered(v: *mut Version, guard: &Guard) -> usize {
     // Read now: the caller has just touched `v`; by the time the epoch
     // lets it go, its lines are cold.
     // SAFETY: `v` is alive until the deferred free below.
     let len = unsafe { (*v).len_word() };
+    // SAFETY: as above.
+    let bytes = unsafe { Version::block_bytes(v, len) };
     // (A full list is deferred after the borrow ends: the flush may run
     // other deferred frees on this thread.)
     let batched = BATCH.with(|b| {
@@ -100,6 +112,7 @@ pub fn retire(v: *mut Version, guard: &Guard) {
         // back, which happens before the leaving run is retired).
         None => unsafe { defer_free(v, guard, move |v| Version::free_with(v, len)) },
     }
+    bytes
 }
 
 /// Versions (and their `len` words) retired inside the open batch.

@@ -161,9 +161,7 @@
 
 use super::chain::{self, Newest, Span, Survivor, Versions};
 use super::dead_zones::DeadZones;
-use super::in_place::{retire_record, InPlace, RecordBox, Records, WriteSection};
-use super::space::SpaceSet;
-use super::time_travel::copy_out;
+use super::in_place::{rehome, retire_record, Change, InPlace, Records, Shape};
 use super::version::{Version, INF_TS, TID_MARK};
 use super::visibility::{Mode, TxnStates};
 use super::{NewRow, PrunePlan, Store, VersionStore};
@@ -779,7 +777,7 @@ impl RowState {
 /// relocation), still linked.
 fn image_less(r: &Version) -> bool {
     r.is_in_place()
-        && r.ext().is_some_and(|e| e.record.load(Acquire).is_null())
+        && r.ext().is_some_and(|e| e.record().is_null())
         && r.begin.load(SeqCst) & TID_MARK == 0
         && is_hole(r)
 }
@@ -894,7 +892,9 @@ pub(crate) fn cut_chain(
             for &(v, c) in &cut_now {
                 // SAFETY: pinned; a chain version.
                 let ext = unsafe { (*v).ext() }.expect("an off-row version is in-place");
-                retire_record(ext.record.swap(std::ptr::null_mut(), AcqRel), guard);
+                // (An image in the block of the version above goes with
+                // that block: the cut drops the ones of their own.)
+                retire_record(ext.swap_record(std::ptr::null_mut()), guard);
                 credit(c);
             }
             if state == ChainState::ZeroHole {
@@ -910,7 +910,16 @@ pub(crate) fn cut_chain(
             let mut all: Vec<*mut Version> = runs.concat();
             all.sort_unstable();
             st.counters.fixups.fetch_add(1, Relaxed);
-            chain::remove(s.rows.slot(tuple), &all, Newest::First, |_, _| {}, guard)
+            // The version below a hole may hold its image in the block of
+            // the hole's oldest header: it moves out first.
+            let sp = s.spaces.as_deref();
+            chain::remove(
+                s.rows.slot(tuple),
+                &all,
+                Newest::First,
+                |_, kept| rehome(kept, sp),
+                guard,
+            )
         }
     };
     if action != CutAction::LeaveHole {
@@ -925,14 +934,11 @@ pub struct InRowCopies;
 
 impl Records for InRowCopies {
     const SCHEME: VersionStorage = VersionStorage::Siro;
+    const PLACE: u8 = place::IN_ROW;
 
     #[inline]
-    fn displace(
-        sec: &mut WriteSection<'_>,
-        _image: Option<&[Value]>,
-        sp: Option<&SpaceSet>,
-    ) -> RecordBox {
-        copy_out(sec, sp).placed(place::IN_ROW)
+    fn shape(change: &Change<'_>, _differs: impl Fn(usize, &Value) -> bool) -> Shape {
+        Shape::full(change)
     }
 }
 
@@ -1000,7 +1006,13 @@ impl VersionStore for SiroStore {
         let m = super::in_place::master_of(own);
         if !m.is_null() && super::in_place::master_of(prev) == m && is_toggled(prev) {
             // SAFETY: the master lives as long as its row.
-            super::in_place::toggle_back(s.rows.slot(tuple), unsafe { &*m }, prev, guard);
+            super::in_place::toggle_back(
+                s.rows.slot(tuple),
+                unsafe { &*m },
+                prev,
+                s.spaces.as_deref(),
+                guard,
+            );
             if let Some(st) = s.siro.as_deref() {
                 st.counters.aborts_toggled.fetch_add(1, Relaxed);
             }
@@ -1073,10 +1085,15 @@ fn prune_held(s: &Store, tuple: u64, plan: PrunePlan<'_>, guard: &Guard) -> u64 
         // Every SIRO image stands alone (a full copy, or none for a
         // version pruned at relocation or cut, which no snapshot reads),
         // so unlike delta storage nothing below a removed run needs a
-        // merged record.
-        PrunePlan::Versions(victims) => {
-            chain::remove(s.rows.slot(tuple), victims, Newest::First, |_, _| {}, guard)
-        }
+        // merged record; but the image of the version below may lie in the
+        // block of the run's oldest version, and moves out first.
+        PrunePlan::Versions(victims) => chain::remove(
+            s.rows.slot(tuple),
+            victims,
+            Newest::First,
+            |_, kept| rehome(kept, s.spaces.as_deref()),
+            guard,
+        ),
     }
 }
 
@@ -1106,7 +1123,7 @@ pub(crate) fn sorter_leave(s: &Store, st: &Siro, tuple: u64, row: &RowState, gua
 fn off_row_class(v: *mut Version) -> Option<Class> {
     // SAFETY: pinned; chain versions and their records are alive.
     let r = unsafe { v.as_ref() }?;
-    let rec = unsafe { r.ext()?.record.load(Acquire).as_ref() }?;
+    let rec = unsafe { r.ext()?.record().as_ref() }?;
     Class::of_place(rec.place())
 }
 
@@ -1128,7 +1145,7 @@ fn relocate_below(s: &Store, tuple: u64, prev: *mut Version, guard: &Guard) {
             continue;
         }
         let Some(ext) = r.ext() else { return };
-        let rec = ext.record.load(Acquire);
+        let rec = ext.record();
         // SAFETY: records are retired through the epoch; we are pinned.
         match unsafe { rec.as_ref() } {
             Some(rr) if rr.place() == place::IN_ROW => {}
@@ -1156,23 +1173,23 @@ fn relocate(s: &Store, tuple: u64, r: &Version, begin: u64, end: u64, guard: &Gu
     let class = classify(begin, end, zones.as_deref(), &tuning);
     if let (Some(st), Some(z)) = (st, zones.as_deref()) {
         if z.is_dead(begin, end) && st.before_drop(s, tuple, &[v], guard) {
-            let old = ext.record.swap(std::ptr::null_mut(), AcqRel);
+            let old = ext.swap_record(std::ptr::null_mut());
             retire_record(old, guard);
             st.counters.pruned_at_relocation[class.index()].fetch_add(1, Relaxed);
             return;
         }
     }
-    // SAFETY: pinned; the in-row copy is immutable and retired through the
-    // epoch only after being swapped out (by us, below).
-    let Some(old) = (unsafe { ext.record.load(Acquire).as_ref() }) else {
+    // SAFETY: pinned; the in-row copy is retired through the epoch only
+    // after being swapped out (by the writer holding the row: us).
+    let Some(image) = (unsafe { ext.record().as_ref() }) else {
         return;
     };
-    let vals = old.full_values();
-    let copy = RecordBox::full_with(s.spaces.as_deref(), vals.len(), |i| vals[i].clone())
-        .placed(class.place());
-    let bytes = copy.footprint(&mut super::version::Payloads::default());
-    let old = ext.record.swap(copy.into_raw(), AcqRel);
-    retire_record(old, guard);
+    // The image goes off-row by its place alone: its bytes stay where the
+    // overwrite made them (in the block of the version above, usually),
+    // so a relocation allocates and copies nothing; the segment keeps its
+    // locator, as the paper's does.
+    image.set_place(class.place());
+    let bytes = image.footprint(&mut super::version::Payloads::default());
     if let Some(st) = st {
         st.counters.relocated[class.index()].fetch_add(1, Relaxed);
         st.append(class, tuple, v, begin, end, bytes);
@@ -1201,7 +1218,7 @@ fn is_toggled(prev: *mut Version) -> bool {
 pub(crate) fn is_in_row_copy(v: &Version) -> bool {
     v.ext()
         // SAFETY: the caller is pinned; records are retired via the epoch.
-        .and_then(|e| unsafe { e.record.load(Acquire).as_ref() })
+        .and_then(|e| unsafe { e.record().as_ref() })
         .is_some_and(|r| r.place() == place::IN_ROW)
 }
 

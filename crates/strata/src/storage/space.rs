@@ -2,9 +2,10 @@
 //! Peloton study's Fig. 16).
 //!
 //! With `Options::memory_spaces(MemorySpaces::Spaces { .. })` every version
-//! header (with its inline row image, or its in-place extension) and every
-//! record of the in-place schemes (a time-travel copy, a delta, a merged
-//! record, a SIRO image: `storage::in_place::RecordBox`) comes from one of
+//! block (a header with its inline row image, or its in-place extension and
+//! the record of the version an update overwrote: a time-travel copy, a
+//! delta, a SIRO image) and every record of its own of the in-place schemes
+//! (a merged record: `storage::in_place::RecordBox`) comes from one of
 //! `n` spaces instead of the global allocator. A space grows by
 //! *chunks* of `increment` bytes (512 KiB by default). A chunk is aligned
 //! to its size, so the chunk (and from its header, the owning space) of any
@@ -42,10 +43,10 @@
 //! any thread (GC's epoch callbacks run wherever the epoch advances): a freed
 //! slot goes back to the free list of the space that owns its chunk.
 //!
-//! Versions and the in-place schemes' records live in spaces (records are
-//! counted apart too, in [`SpaceStats::record_allocations`]): everything
-//! an update allocates under the three schemes of the study, which is what
-//! its Fig. 16 measures. A row's master (allocated once, at insert, and
+//! Versions and the in-place schemes' records live in spaces (records of
+//! their own are counted apart too, in [`SpaceStats::record_allocations`]):
+//! everything an update allocates under the three schemes of the study,
+//! one slot per update, which is what its Fig. 16 measures. A row's master (allocated once, at insert, and
 //! updated in place), text payloads and index entries stay on the global
 //! allocator.
 //!
@@ -138,8 +139,11 @@ pub struct SpaceStats {
     pub free_slots: u64,
     /// Slots handed out so far (new or reused), versions and records.
     pub allocations: u64,
-    /// Of `allocations`, the slots handed out to records: time-travel
-    /// copies, deltas and SIRO's images (`storage::in_place::Record`).
+    /// Of `allocations`, the slots handed out to records of their own
+    /// (`storage::in_place::RecordBox`: merged deltas, a record rehomed
+    /// when the version holding it leaves, a replaced write's). An
+    /// update's record (a time-travel copy, a delta, SIRO's image) is in
+    /// its new version's slot, counted as that version's.
     pub record_allocations: u64,
     /// Versions and records too large for a size class, served by the
     /// global allocator (counted on space 0 only).

@@ -20,8 +20,7 @@
 //! immutable copy, so each old version stands alone; pruning any of them
 //! needs no repair of the others.
 
-use super::in_place::{InPlace, RecordBox, Records, WriteSection};
-use super::space::SpaceSet;
+use super::in_place::{Change, InPlace, Records, Shape};
 use crate::options::VersionStorage;
 use crate::value::Value;
 
@@ -35,19 +34,7 @@ impl Records for FullCopies {
     const SCHEME: VersionStorage = VersionStorage::TimeTravel;
 
     #[inline]
-    fn displace(
-        sec: &mut WriteSection<'_>,
-        _image: Option<&[Value]>,
-        sp: Option<&SpaceSet>,
-    ) -> RecordBox {
-        copy_out(sec, sp)
+    fn shape(change: &Change<'_>, _differs: impl Fn(usize, &Value) -> bool) -> Shape {
+        Shape::full(change)
     }
-}
-
-/// Moves every cell of the master into a full copy (the new values are
-/// written afterwards from the writer's full image), a record made in `sp`.
-pub(crate) fn copy_out(sec: &mut WriteSection<'_>, sp: Option<&SpaceSet>) -> RecordBox {
-    RecordBox::full_with(sp, sec.width(), |i| {
-        sec.take(i).expect("an overwritten row has every cell")
-    })
 }

@@ -13,7 +13,14 @@
 //! an [`InPlaceExt`] follows the header instead, pointing at the row's
 //! master and, once the version is overwritten, at the record holding its
 //! old values ([`super::in_place`]). Its header is the same, so protocols
-//! treat it like any other version.
+//! treat it like any other version. An update makes that record and the
+//! new version's header together, so both live in the new version's
+//! block, one allocation (see `in_place::record`):
+//!
+//! ```text
+//!  [header | len] [key, if a tombstone] [master | record] [record of the overwritten version]
+//!                                         (InPlaceExt)      (EMBEDS set in `len`)
+//! ```
 //!
 //! The header follows the Peloton study: `txn_id` is the write lock (0 when
 //! free, else the owner's transaction id), `begin`/`end` bound the version's
@@ -52,7 +59,7 @@
 //! replaced by its next one, and a prune from the middle of a chain (dead
 //! zones). `tests/lent_texts.rs` checks the count through all of them.
 
-use super::in_place::{Master, Record, RecordBox};
+use super::in_place::{record, Master, Record, RecordBox};
 use super::space::{self, SpaceSet};
 use crate::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use crate::value::Value;
@@ -70,6 +77,9 @@ const HAS_HEAP: u64 = 1 << 62;
 /// Set in `len` for a version of an in-place scheme (time-travel, delta):
 /// an [`InPlaceExt`] follows the values.
 const IN_PLACE: u64 = 1 << 61;
+/// Set in `len` when the version's block also holds the record of the
+/// version it overwrote (an in-place update: one allocation, not two).
+const EMBEDS: u64 = 1 << 55;
 /// Bits of `len` holding log2 of the memory-space chunk size the version
 /// was allocated in (`storage::space`); 0 for the global allocator.
 const SPACE_SHIFT_AT: u32 = 56;
@@ -81,15 +91,16 @@ pub const MAX_VALUES: usize = crate::value::MAX_COLUMNS;
 const _: () = assert!(MAX_VALUES as u64 <= COUNT);
 /// The values whose heap memory a version can hand over to its successor
 /// (see [`Version::alloc_update`]): the first `OWNED_VALUES`.
-pub const OWNED_VALUES: usize = 40;
+pub const OWNED_VALUES: usize = 39;
 const OWNED_AT: u32 = 16;
 /// Bits of `len`: bit `OWNED_AT + i` is set while this version owns value
 /// `i`'s heap memory (`i < OWNED_VALUES`; a value further right always
 /// owns its own).
 const OWNED: u64 = ((1 << OWNED_VALUES) - 1) << OWNED_AT;
-const FLAGS: u64 = TOMBSTONE | HAS_HEAP | IN_PLACE | SPACE_SHIFT | OWNED;
+const FLAGS: u64 = TOMBSTONE | HAS_HEAP | IN_PLACE | EMBEDS | SPACE_SHIFT | OWNED;
 const _: () = assert!(COUNT & FLAGS == 0, "the count and the flags share no bit");
 const _: () = assert!(OWNED_AT as usize + OWNED_VALUES <= SPACE_SHIFT_AT as usize);
+const _: () = assert!(OWNED & EMBEDS == 0 && SPACE_SHIFT & EMBEDS == 0);
 const _: () = assert!(COUNT < 1 << OWNED_AT);
 const _: () = assert!(
     (crate::storage::space::MAX_INCREMENT.trailing_zeros() as u64) < 0x1f,
@@ -202,25 +213,70 @@ pub struct InPlaceExt {
     /// The row's master (fixed per tuple; null for an MVTO ghost).
     pub master: *mut Master,
     /// Null while this version's values are the master's (or it is a
-    /// tombstone); set by the writer that overwrote it.
+    /// tombstone); set by the writer that overwrote it. A *record word*:
+    /// the record, tagged when it lies in the block of the version that
+    /// overwrote this one rather than in an allocation of its own
+    /// (`in_place::record::word`). Read it through [`InPlaceExt::record`].
     // A std atomic even under the model (see `crate::sync`): the seqlock
     // model reaches the record through the master's seqlock, which is
     // already its scheduling point.
-    pub record: std::sync::atomic::AtomicPtr<Record>,
+    record: std::sync::atomic::AtomicPtr<Record>,
+}
+
+impl InPlaceExt {
+    fn new(master: *mut Master) -> InPlaceExt {
+        InPlaceExt {
+            master,
+            record: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+
+    /// The record (untagged; null: none).
+    #[inline]
+    pub fn record(&self) -> *mut Record {
+        record::word::untag(self.record.load(Ordering::Acquire))
+    }
+
+    /// The record word, tag included (see the field).
+    #[inline]
+    pub fn record_word(&self) -> *mut Record {
+        self.record.load(Ordering::Acquire)
+    }
+
+    /// Publishes record word `w` and returns the one it replaces (for
+    /// `in_place::retire_record`, which frees only a record of its own).
+    #[inline]
+    pub fn swap_record(&self, w: *mut Record) -> *mut Record {
+        self.record.swap(w, Ordering::AcqRel)
+    }
 }
 
 fn layout(len: usize, ext: bool) -> (Layout, usize) {
+    let (l, ext_off, _) = block_layout(len, ext, None);
+    (l, ext_off)
+}
+
+/// A version's block: the header, `len` values, the in-place extension
+/// (`ext`), and the record of the version it overwrote (`rec`, its
+/// layout), each at its offset (returned: the extension's and the
+/// record's).
+#[inline]
+fn block_layout(len: usize, ext: bool, rec: Option<Layout>) -> (Layout, usize, usize) {
     let (l, off) = Layout::new::<Version>()
         .extend(Layout::array::<Value>(len).expect("row size overflows"))
         .expect("row size overflows");
     debug_assert_eq!(off, std::mem::size_of::<Version>());
     if !ext {
-        return (l.pad_to_align(), 0);
+        return (l.pad_to_align(), 0, 0);
     }
     let (l, ext_off) = l
         .extend(Layout::new::<InPlaceExt>())
         .expect("row size overflows");
-    (l.pad_to_align(), ext_off)
+    let Some(r) = rec else {
+        return (l.pad_to_align(), ext_off, 0);
+    };
+    let (l, rec_off) = l.extend(r).expect("row size overflows");
+    (l.pad_to_align(), ext_off, rec_off)
 }
 
 impl Version {
@@ -248,7 +304,7 @@ impl Version {
         next: *mut Version,
         value: impl FnMut(usize) -> Value,
     ) -> *mut Version {
-        Self::alloc_inner(sp, tid, len, 0, next, value)
+        Self::alloc_inner(sp, tid, len, 0, None, next, value)
     }
 
     /// The row image of `base` with the columns in `changes` replaced:
@@ -274,7 +330,7 @@ impl Version {
         carry: impl Fn(&Value) -> Value,
     ) -> *mut Version {
         let old = base.data();
-        let p = Self::alloc_header(sp, tid, old.len(), 0, next);
+        let p = Self::alloc_header(sp, tid, old.len(), 0, None, next);
         let dst = Self::values_ptr(p);
         let base_len = base.len_word();
         let lendable = if lend { base_len & OWNED } else { 0 };
@@ -337,15 +393,97 @@ impl Version {
         master: *mut Master,
         next: *mut Version,
     ) -> *mut Version {
-        let v = Self::alloc_inner(sp, tid, 0, IN_PLACE, next, |_| unreachable!("no values"));
+        let v = Self::alloc_inner(sp, tid, 0, IN_PLACE, None, next, |_| {
+            unreachable!("no values")
+        });
         // SAFETY: fresh allocation with an extension (IN_PLACE), unshared.
-        unsafe {
-            Self::ext_ptr(v).write(InPlaceExt {
-                master,
-                record: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
-            })
-        };
+        unsafe { Self::ext_ptr(v).write(InPlaceExt::new(master)) };
         v
+    }
+
+    /// An in-place version (a tombstone holding `key`, when given) whose
+    /// block also has room for a record of layout `rec`: the record of the
+    /// version it overwrites, which the caller writes into the returned
+    /// slot before it publishes either (one allocation for an in-place
+    /// update, as an append-only one has). The record belongs to the block:
+    /// it is dropped and freed with this version.
+    pub fn alloc_in_place_over(
+        sp: Option<&SpaceSet>,
+        tid: u64,
+        master: *mut Master,
+        next: *mut Version,
+        key: Option<Vec<Value>>,
+        rec: Layout,
+    ) -> (*mut Version, *mut Record) {
+        let tomb = if key.is_some() { TOMBSTONE } else { 0 };
+        let mut it = key.unwrap_or_default().into_iter();
+        let flags = tomb | IN_PLACE | EMBEDS;
+        let v = Self::alloc_inner(sp, tid, it.len(), flags, Some(rec), next, |_| {
+            it.next().expect("exactly len values")
+        });
+        // SAFETY: fresh allocation with an extension (IN_PLACE), unshared.
+        unsafe { Self::ext_ptr(v).write(InPlaceExt::new(master)) };
+        (v, Self::embedded_ptr(v))
+    }
+
+    /// Where the record an [`EMBEDS`] version's block holds starts.
+    fn embedded_ptr(v: *mut Version) -> *mut Record {
+        // SAFETY: only called on EMBEDS versions, whose block has the
+        // record at this offset (see `block_layout`; a record's alignment
+        // is the layout's `Record` header's and values', the same for
+        // every record).
+        unsafe {
+            let count = (*v).count();
+            let (_, _, off) = block_layout(count, true, Some(record::layout(0, false)));
+            (v as *mut u8).add(off) as *mut Record
+        }
+    }
+
+    /// The layout of `v`'s whole block, from its `len` word `word` (and,
+    /// for an [`EMBEDS`] version, the header of the record in it).
+    ///
+    /// # Safety
+    /// `v` is alive (or being freed, its embedded record not yet
+    /// dropped), and `word` is its `len` word.
+    #[inline]
+    unsafe fn block_of(v: *mut Version, word: u64) -> Layout {
+        let count = (word & COUNT) as usize;
+        let ext = word & IN_PLACE != 0;
+        let rec = (word & EMBEDS != 0).then(|| {
+            // SAFETY: per the contract, the embedded record's header is
+            // initialised (written before the version was published).
+            unsafe { record::layout_of(Self::embedded_ptr(v)) }
+        });
+        block_layout(count, ext, rec).0
+    }
+
+    /// Bytes of `v`'s block (the version, and the record it holds if any):
+    /// what its allocation took and its free gives back.
+    ///
+    /// # Safety
+    /// As for [`Version::block_of`].
+    #[inline]
+    pub(crate) unsafe fn block_bytes(v: *mut Version, word: u64) -> usize {
+        if word & IN_PLACE == 0 {
+            // The header and the values, no padding (asserted above): the
+            // append-only retire path, kept to two instructions.
+            let n = std::mem::size_of::<Version>()
+                + (word & COUNT) as usize * std::mem::size_of::<Value>();
+            debug_assert_eq!(n, layout((word & COUNT) as usize, false).0.size());
+            return n;
+        }
+        // SAFETY: per the contract.
+        unsafe { Self::block_of(v, word) }.size()
+    }
+
+    /// The record this version's block holds (the record of the version it
+    /// overwrote, whether or not that version still points at it); null if
+    /// none.
+    pub(crate) fn embedded(&self) -> *mut Record {
+        if self.len_word() & EMBEDS == 0 {
+            return std::ptr::null_mut();
+        }
+        Self::embedded_ptr(self as *const Version as *mut Version)
     }
 
     /// A tombstone of an in-place scheme, holding the key inline.
@@ -357,16 +495,11 @@ impl Version {
         next: *mut Version,
     ) -> *mut Version {
         let mut it = key.into_iter();
-        let v = Self::alloc_inner(sp, tid, it.len(), TOMBSTONE | IN_PLACE, next, |_| {
+        let v = Self::alloc_inner(sp, tid, it.len(), TOMBSTONE | IN_PLACE, None, next, |_| {
             it.next().expect("exactly len values")
         });
         // SAFETY: fresh allocation with an extension (IN_PLACE), unshared.
-        unsafe {
-            Self::ext_ptr(v).write(InPlaceExt {
-                master,
-                record: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
-            })
-        };
+        unsafe { Self::ext_ptr(v).write(InPlaceExt::new(master)) };
         v
     }
 
@@ -405,20 +538,22 @@ impl Version {
         next: *mut Version,
     ) -> *mut Version {
         let mut it = key.into_iter();
-        Self::alloc_inner(sp, tid, it.len(), TOMBSTONE, next, |_| {
+        Self::alloc_inner(sp, tid, it.len(), TOMBSTONE, None, next, |_| {
             it.next().expect("exactly len values")
         })
     }
 
     /// Allocates a version for `len` values (and the in-place extension
-    /// with IN_PLACE in `flags`) and writes its header; the values are the
-    /// caller's to write.
+    /// with IN_PLACE in `flags`, and room for a record of layout `rec` after
+    /// it with EMBEDS) and writes its header; the values are the caller's to
+    /// write.
     #[inline]
     fn alloc_header(
         sp: Option<&SpaceSet>,
         tid: u64,
         len: usize,
         flags: u64,
+        rec: Option<Layout>,
         next: *mut Version,
     ) -> *mut Version {
         // (Schemas are checked for it: `value::MAX_COLUMNS`.)
@@ -426,7 +561,9 @@ impl Version {
             len <= MAX_VALUES,
             "a version holds at most {MAX_VALUES} values"
         );
-        let (l, _) = layout(len, flags & IN_PLACE != 0);
+        debug_assert_eq!(rec.is_some(), flags & EMBEDS != 0);
+        let (l, _, _) = block_layout(len, flags & IN_PLACE != 0, rec);
+        super::meter::allocated(l.size());
         // SAFETY: the layout has non-zero size (the header); we check for
         // allocation failure; a space slot is at least `l.size()` bytes and
         // 16-byte aligned (>= the layout's align of 8). The header is
@@ -458,10 +595,11 @@ impl Version {
         tid: u64,
         len: usize,
         flags: u64,
+        rec: Option<Layout>,
         next: *mut Version,
         mut value: impl FnMut(usize) -> Value,
     ) -> *mut Version {
-        let p = Self::alloc_header(sp, tid, len, flags, next);
+        let p = Self::alloc_header(sp, tid, len, flags, rec, next);
         // SAFETY: `p` has room for `len` values after the header (see
         // `alloc_header`); each value slot is written exactly once. `value`
         // is our own closures' clones/moves, which do not panic; if one
@@ -535,17 +673,31 @@ impl Version {
                 }
             }
             let ext = word & IN_PLACE != 0;
+            // Read before the embedded record's values are dropped (its
+            // header stays readable until the block is released).
+            let block = Self::block_of(v, word);
             if ext {
-                // The record (old values) belongs to this version; the
-                // master belongs to the row and is freed with it.
-                // It goes back to its own allocator (a space or the global
-                // one: `Record::free`).
-                let rec = (*Self::ext_ptr(v)).record.load(Ordering::Acquire);
-                if !rec.is_null() {
-                    drop(RecordBox::from_raw(rec));
+                // The record (old values) belongs to this version when it
+                // is one of its own; the master belongs to the row and is
+                // freed with it. It goes back to its own allocator (a space
+                // or the global one: `Record::free`). A record word tagged
+                // as embedded names a record in the block of the version
+                // that overwrote this one, which frees it with its block
+                // (possibly already: never read it here).
+                let w = (*Self::ext_ptr(v)).record_word();
+                if !w.is_null() && !record::word::is_embedded(w) {
+                    drop(RecordBox::from_raw(w));
                 }
             }
-            Self::release_from(v, layout(len, ext).0, word);
+            if word & EMBEDS != 0 {
+                // The record this block holds, whoever still points at it
+                // (nobody, once this version is unreachable: the version
+                // it overwrote was freed before, or its word was swapped
+                // for a record of its own when this version left the chain
+                // above it).
+                record::drop_values(Self::embedded_ptr(v));
+            }
+            Self::release_from(v, block, word);
         }
     }
 
@@ -696,10 +848,12 @@ impl Version {
     /// them `seen` meets first).
     pub(crate) fn footprint(&self, seen: &mut Payloads) -> usize {
         let inline = layout(self.count(), self.is_in_place()).0.size() + seen.bytes(self.data());
-        // SAFETY: the record lives as long as the version (epoch-retired).
+        // SAFETY: the record lives as long as the version (epoch-retired;
+        // an embedded one as long as the block of the version above, which
+        // leaves the chain only after this version's word is its own).
         let rec = self
             .ext()
-            .and_then(|e| unsafe { e.record.load(Ordering::Acquire).as_ref() })
+            .and_then(|e| unsafe { e.record().as_ref() })
             .map_or(0, |r| r.footprint(seen));
         inline + rec
     }

@@ -22,6 +22,7 @@
 
 mod db_inner;
 pub(crate) mod index_ops;
+mod reads;
 
 /// Runs `$e` as a timed region of component `$c` (`crate::breakdown`).
 /// With `Options::time_breakdown` off it is `$e` behind one test of the
@@ -308,6 +309,18 @@ impl Transaction {
         key: &Key,
         f: impl FnOnce(&[Value]) -> R,
     ) -> Result<Option<R>> {
+        self.read_version_as::<P, R>(t, key, |r| storage::with_values(r, f))
+    }
+
+    /// A point read: `f` gets the version this transaction sees (not a
+    /// tombstone), to read its row image from.
+    #[inline]
+    pub(crate) fn read_version_as<P: Cc, R>(
+        &mut self,
+        t: &Table,
+        key: &Key,
+        f: impl FnOnce(&Version) -> R,
+    ) -> Result<Option<R>> {
         self.check_open(t)?;
         t.inner.schema.check_key(key)?;
         let ek = t.inner.encode(key);
@@ -321,9 +334,7 @@ impl Transaction {
         }
         // SAFETY: pinned, and `v` is at or above our visible version (see the
         // Send impl), so it is alive.
-        Ok(unsafe { v.as_ref() }
-            .filter(|r| !r.is_tombstone())
-            .map(|r| storage::with_values(r, f)))
+        Ok(unsafe { v.as_ref() }.filter(|r| !r.is_tombstone()).map(f))
     }
 
     /// A hint that this transaction will soon read or write the rows with
@@ -370,29 +381,6 @@ impl Transaction {
             }
         }
         Ok(())
-    }
-
-    /// Folds the version a point read returned into `read_stamp`: its
-    /// commit stamp, or `UNKNOWN_READS` for a version still being stamped
-    /// (its writer is committing right now) or none at all (an absent key:
-    /// it may be absent because of a delete that GC has already unlinked,
-    /// before that delete's fsync).
-    /// (Out of line: the in-memory read path keeps only the flag's test.)
-    #[inline(never)]
-    fn note_read_stamp(&mut self, v: *mut Version) {
-        // SAFETY: pinned by the caller, and `v` is the version our read
-        // returned, alive while pinned.
-        self.read_stamp = match unsafe { v.as_ref() } {
-            Some(r) => {
-                let begin = r.begin.load(SeqCst);
-                if begin & TID_MARK != 0 {
-                    UNKNOWN_READS
-                } else {
-                    self.read_stamp.max(begin)
-                }
-            }
-            None => UNKNOWN_READS,
-        };
     }
 
     /// Index lookup + protocol read. Null when the key has no visible row.
@@ -1230,7 +1218,11 @@ impl Transaction {
         };
         self.db.tids.set_committed(self.tid, cts);
         self.post_commit::<P>(cts);
-        self.db.tids.counts(self.tid).commit(false);
+        let counts = self.db.tids.counts(self.tid);
+        counts.commit(false);
+        if !self.writes.is_empty() {
+            counts.storage();
+        }
         self.time_committed();
         self.finish();
         let wait = || match ticket {

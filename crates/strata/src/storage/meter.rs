@@ -1,0 +1,153 @@
+//! What the version store did on this thread: blocks allocated and their
+//! bytes, bytes retired, and row cells decoded for reads.
+//!
+//! Wu et al. §4 and §7.3 compare the storage schemes by the memory an
+//! update allocates and a read copies (Figs. 13-16, and Figs. 18-21 plot
+//! memory). The counters sit where the work happens, so they cannot drift
+//! from it: every allocation of a version block, a record or a master
+//! counts here as it is made ([`allocated`]), every one retired as it is
+//! handed to the epoch ([`retired`]), every cell a read turns into a value
+//! as it does ([`decoded`]).
+//!
+//! They are per thread (a plain add on a thread-local, no shared line on
+//! the update path) and per process: storage knows no database. Who runs
+//! the work attributes it to one. A transaction's commit or abort takes
+//! the allocations this thread made since the last such hand-over
+//! ([`take_unflushed`]: its writes, nothing else runs on its thread
+//! meanwhile) into its slot's counts; a collector takes its pass's
+//! allocations and retirements, by a [`mark`] before and the difference
+//! after, into the database's GC counters (`Stats::storage_allocations`,
+//! `Stats::storage_bytes_allocated`, `Stats::gc_bytes_freed`). Nothing is
+//! read on the update path itself: an update costs one add here.
+//!
+//! ```text
+//!  txn.update ── storage::install ── Version::alloc_* ─> allocated(bytes)
+//!  txn.commit ── take_unflushed() ─> TxnCounts (this transaction's slot) ─> Stats
+//!  GC pass ──── mark ... since(mark) ─> gc::Common::counters ─> Stats
+//! ```
+//!
+//! (A transaction that moves to another thread between its writes and
+//! its commit leaves them to the next hand-over on the first thread.)
+
+use std::cell::Cell;
+
+/// The counters (cumulative on this thread since it started).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Meter {
+    /// Blocks allocated: version blocks (an in-place update's holds the
+    /// record of the version it overwrote too), records of their own,
+    /// masters.
+    pub allocations: u64,
+    /// Their bytes.
+    pub bytes_allocated: u64,
+    /// Bytes of blocks, records and masters retired (handed to the epoch,
+    /// freed once it moves on).
+    pub bytes_retired: u64,
+    /// Row cells a read turned into values (an in-place read decoding the
+    /// master's cells and records; a projection copying the columns it
+    /// was asked for).
+    pub cells_decoded: u64,
+}
+
+impl Meter {
+    /// What happened between `earlier` and `self` (two readings of one
+    /// thread's meter).
+    pub fn since(&self, earlier: &Meter) -> Meter {
+        Meter {
+            allocations: self.allocations.wrapping_sub(earlier.allocations),
+            bytes_allocated: self.bytes_allocated.wrapping_sub(earlier.bytes_allocated),
+            bytes_retired: self.bytes_retired.wrapping_sub(earlier.bytes_retired),
+            cells_decoded: self.cells_decoded.wrapping_sub(earlier.cells_decoded),
+        }
+    }
+}
+
+/// One thread's counters, each a cell of its own (an update touches two).
+struct Counters {
+    allocations: Cell<u64>,
+    bytes_allocated: Cell<u64>,
+    bytes_retired: Cell<u64>,
+    cells_decoded: Cell<u64>,
+    /// `allocations` and `bytes_allocated` when [`take_unflushed`] last
+    /// handed them over.
+    flushed: Cell<(u64, u64)>,
+}
+
+crate::sync::thread_local! {
+    // (`const` and no destructor: an access is a plain thread-local load.)
+    static METER: Counters = const {
+        Counters {
+            allocations: Cell::new(0),
+            bytes_allocated: Cell::new(0),
+            bytes_retired: Cell::new(0),
+            cells_decoded: Cell::new(0),
+            flushed: Cell::new((0, 0)),
+        }
+    };
+}
+
+#[inline]
+fn add(c: &Cell<u64>, n: u64) {
+    c.set(c.get().wrapping_add(n));
+}
+
+/// One block of `bytes` allocated.
+#[inline]
+pub(crate) fn allocated(bytes: usize) {
+    METER.with(|m| {
+        add(&m.allocations, 1);
+        add(&m.bytes_allocated, bytes as u64);
+    })
+}
+
+/// A block, record or master of `bytes` retired.
+#[inline]
+pub(crate) fn retired(bytes: usize) {
+    METER.with(|m| add(&m.bytes_retired, bytes as u64))
+}
+
+/// `n` cells decoded by a read.
+#[inline]
+pub(crate) fn decoded(n: usize) {
+    METER.with(|m| add(&m.cells_decoded, n as u64))
+}
+
+/// This thread's meter now.
+#[inline]
+pub fn this_thread() -> Meter {
+    METER.with(|m| Meter {
+        allocations: m.allocations.get(),
+        bytes_allocated: m.bytes_allocated.get(),
+        bytes_retired: m.bytes_retired.get(),
+        cells_decoded: m.cells_decoded.get(),
+    })
+}
+
+/// A reading of this thread's meter, to take the difference of later.
+#[inline]
+pub(crate) fn mark() -> Meter {
+    this_thread()
+}
+
+/// The allocations (count, bytes) this thread made since the last call:
+/// handed over to whoever calls (a committing or aborting transaction,
+/// for its slot's counts).
+#[inline]
+pub(crate) fn take_unflushed() -> (u64, u64) {
+    METER.with(|m| {
+        let now = (m.allocations.get(), m.bytes_allocated.get());
+        let then = m.flushed.replace(now);
+        (now.0.wrapping_sub(then.0), now.1.wrapping_sub(then.1))
+    })
+}
+
+/// Hands back allocations taken by [`take_unflushed`] that were not the
+/// taker's (a collector running while this thread has a transaction open
+/// leaves that transaction's allocations to its end).
+#[inline]
+pub(crate) fn untake(n: (u64, u64)) {
+    METER.with(|m| {
+        let (a, b) = m.flushed.get();
+        m.flushed.set((a.wrapping_sub(n.0), b.wrapping_sub(n.1)));
+    })
+}
