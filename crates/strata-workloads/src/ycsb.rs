@@ -288,6 +288,12 @@ pub trait YcsbEngine: Sync {
     /// The load is done (the run's flows, such as allocations per
     /// transaction, count from here).
     fn loaded(&self) {}
+    /// Bytes the engine's version store allocated and its collector freed
+    /// so far, for engines that account them: the run's memory series
+    /// then plots them instead of the resident set.
+    fn memory_flow(&self) -> Option<driver::MemoryFlow> {
+        None
+    }
 }
 
 /// The integer value of attribute `a` of row `k` at load time.
@@ -429,6 +435,14 @@ impl YcsbEngine for StrataYcsb {
 
     fn loaded(&self) {
         *self.loaded.lock().expect("not poisoned") = Some(self.db.stats());
+    }
+
+    fn memory_flow(&self) -> Option<driver::MemoryFlow> {
+        let st = self.db.stats();
+        Some(driver::MemoryFlow {
+            allocated: st.storage_bytes_allocated,
+            freed: st.gc_bytes_freed,
+        })
     }
 }
 
@@ -886,7 +900,19 @@ pub fn run(
     for i in 0..cfg.ro_threads {
         workers.push(YcsbWorker::new(engine, cfg, &zipf, cfg.threads + i, true));
     }
-    let run = driver::run(driver_cfg, &TYPES, workers, observer)?;
+    let flow = || engine.memory_flow().unwrap_or_default();
+    let metered: Option<&(dyn Fn() -> driver::MemoryFlow + Sync)> = match engine.memory_flow() {
+        Some(_) => Some(&flow),
+        None => None,
+    };
+    let run = driver::run_metered(
+        driver_cfg,
+        &driver::Stop::Elapsed,
+        &TYPES,
+        workers,
+        observer,
+        metered,
+    )?;
     Ok(YcsbReport {
         engine: engine.name(),
         load_s,
@@ -1210,6 +1236,55 @@ mod tests {
                         .iter()
                         .fold(0u64, |a, &i| a.wrapping_add(initial_value(1, i) as u64));
                     assert_eq!(sink, sum, "{scheme}, --read-attrs {read_attrs}");
+                }
+            }
+        }
+    }
+
+    /// The memory series (Wu et al. Figs. 19, 21) reads the version
+    /// store's own flows: with GC off nothing is freed and every update's
+    /// bytes stay; with transaction-level GC bytes come back.
+    #[test]
+    fn the_memory_series_is_the_version_stores_allocated_and_freed_bytes() {
+        for gc in [strata::GcPolicy::None, strata::GcPolicy::TransactionLevel] {
+            let db = Database::open(strata::Options::default().gc(gc)).unwrap();
+            let cfg = YcsbConfig {
+                records: 200,
+                read_ratio: 0.0,
+                theta: 0.9,
+                // Few versions: without GC the database's drop frees them all.
+                threads: 1,
+                ops_per_txn: 2,
+                ..YcsbConfig::default()
+            };
+            let engine = StrataYcsb::new(db, &cfg).unwrap();
+            let d = DriverConfig {
+                warmup: Duration::ZERO,
+                duration: Duration::from_millis(1100),
+                series: true,
+                huge_pages: Default::default(),
+                ab_interval: None,
+            };
+            let r = run(&engine, &cfg, &d, &mut crate::Quiet).unwrap();
+            assert!(!r.run.series.is_empty(), "{gc:?}");
+            for p in &r.run.series {
+                let allocated = p
+                    .allocated_bytes_per_txn
+                    .expect("Strata accounts its memory");
+                let freed = p.freed_bytes_per_txn.expect("Strata accounts its memory");
+                assert!(
+                    allocated >= strata::VERSION_HEADER_BYTES as f64,
+                    "{gc:?} {p:?}"
+                );
+                let net = allocated - freed;
+                assert!(
+                    (p.new_bytes_per_txn - net).abs() <= 1e-9 * allocated,
+                    "{gc:?} {p:?}"
+                );
+                if gc == strata::GcPolicy::None {
+                    assert_eq!(freed, 0.0, "{p:?}");
+                } else {
+                    assert!(freed > 0.0, "{p:?}");
                 }
             }
         }
