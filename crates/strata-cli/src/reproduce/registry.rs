@@ -235,7 +235,7 @@ impl Figure {
 /// Every figure, paper by paper, each in its paper's order.
 pub fn figures() -> impl Iterator<Item = &'static Figure> {
     (super::wu::figures())
-        .chain(super::vdriver::FIGURES)
+        .chain(super::vdriver::figures())
         .chain(super::ermia::FIGURES)
         .chain(super::ermia_hybrid::FIGURES)
         .chain(super::mvpbt::FIGURES)
