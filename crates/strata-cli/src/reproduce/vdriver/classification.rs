@@ -444,7 +444,7 @@ fn fig16(a: &ReproduceArgs, s: &Scale, m: &mut Measured) -> Result<Vec<PathBuf>,
             .collect();
         line_chart(
             &png,
-            &format!("Versions kept off-row per class, {series} (vDriver Fig. 16; LLT over 20%-80% of the run; trial 1)"),
+            &format!("Versions kept per class, {series} (vDriver Fig. 16; trial 1)"),
             "time (s)",
             "versions kept",
             &lines,

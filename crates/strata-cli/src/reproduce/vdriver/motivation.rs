@@ -272,7 +272,7 @@ fn fig3(a: &ReproduceArgs, s: &Scale, m: &mut Measured) -> Result<Vec<PathBuf>, 
         let path = a.out.join(file);
         line_chart(
             &path,
-            &format!("{title} (vDriver Fig. 3; one LLT from 20% of the run; mean of the trials)"),
+            &format!("{title} (vDriver Fig. 3; LLT from 20% on; mean of trials)"),
             "time (s)",
             y,
             &lines,

@@ -365,7 +365,7 @@ fn run(fig: Fig, a: &ReproduceArgs, s: &Scale, m: &mut Measured) -> Result<Vec<P
             let xs: Vec<f64> = threads(s.paper).iter().map(|&n| n as f64).collect();
             line_chart_ticks(
                 &png,
-                "Throughput while the LLTs are open against the update threads (vDriver Fig. 17; Zipfian 0.99; mean of the trials)",
+                "Throughput while the LLTs are open (vDriver Fig. 17; Zipfian 0.99; mean of trials)",
                 "update threads (the paper: cores)",
                 "committed transactions/s",
                 &lines,
@@ -382,7 +382,7 @@ fn run(fig: Fig, a: &ReproduceArgs, s: &Scale, m: &mut Measured) -> Result<Vec<P
                 .collect();
             line_chart(
                 &png,
-                "Throughput with an LLT from 1/6 of the run, 128 and 1024-byte records (vDriver Fig. 18; Zipfian 1.1; mean of the trials)",
+                "Throughput with an LLT, 128 and 1024-byte records (vDriver Fig. 18; mean of trials)",
                 "time (s)",
                 "committed transactions/s",
                 &lines,
