@@ -127,6 +127,7 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         q2_size: a.q2_size,
         prefetch: !a.no_prefetch,
         appended_hash: a.appended_hash,
+        index_kind: strata::IndexKind::Standard,
     };
     cfg.validate().map_err(|e| UsageError(e.to_string()))?;
     if !(a.duration > 0.0 && a.duration.is_finite()) {

@@ -44,7 +44,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 use strata::{
-    Database, Error, Index, Key, PointLookups, Schema, Table, Transaction, Type, Unique, Value,
+    Database, Error, Index, IndexKind, Key, PointLookups, Schema, Table, Transaction, Type, Unique,
+    Value,
 };
 
 use crate::driver::{self, DriverConfig, Observer, Outcome, Report, Worker};
@@ -124,6 +125,16 @@ pub struct TpccConfig {
     /// ([`strata::PointLookups::Tree`]), as every table of CCBench's
     /// `tpcc_silo` is: their inserts then write nothing else.
     pub appended_hash: bool,
+    /// The structure of the secondary indexes (`customer_by_last`,
+    /// `orders_by_customer`): today's kind, or MV-PBT, whose records
+    /// carry their versions' stamps (MV-PBT Figures 12a and 14 run TPC-C
+    /// through it).
+    #[serde(serialize_with = "kind_name")]
+    pub index_kind: IndexKind,
+}
+
+fn kind_name<S: serde::Serializer>(k: &IndexKind, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(k.name())
 }
 
 /// Checks `--warehouses` and `--items` (TPC-C's and the Stock-only
@@ -165,6 +176,7 @@ impl TpccConfig {
             q2_size: 0.2,
             prefetch: true,
             appended_hash: false,
+            index_kind: IndexKind::Standard,
         }
     }
 
