@@ -238,7 +238,7 @@ pub fn figures() -> impl Iterator<Item = &'static Figure> {
         .chain(super::vdriver::figures())
         .chain(super::ermia::FIGURES)
         .chain(super::ermia_hybrid::FIGURES)
-        .chain(super::mvpbt::FIGURES)
+        .chain(super::mvpbt::figures())
 }
 
 /// The figure named `name`.

@@ -22,8 +22,8 @@
 use std::path::Path;
 
 use strata::{
-    Database, GcPolicy, IndexPointers, MemorySpaces, NonInline, Options, Preset, Protocol,
-    VersionStorage,
+    Database, GcPolicy, IndexKind, IndexPointers, MemorySpaces, NonInline, Options, Preset,
+    Protocol, VersionStorage,
 };
 use strata_workloads::driver::{DriverConfig, TypeReport};
 use strata_workloads::tpcc::{self, TpccConfig};
@@ -69,6 +69,8 @@ pub enum Set {
     Warehouses(u32),
     /// TPC-C: run StockScan on a thread of its own.
     StockScan(bool),
+    /// TPC-C: the secondary indexes' structure (MV-PBT Fig. 14).
+    IndexKind(IndexKind),
 }
 
 /// A run's whole configuration.
@@ -79,6 +81,8 @@ pub struct Point {
     /// TPC-C warehouses (0: one per thread).
     pub warehouses: u32,
     pub stock_scan: bool,
+    /// TPC-C's secondary indexes.
+    pub index_kind: IndexKind,
 }
 
 impl Set {
@@ -108,6 +112,7 @@ impl Set {
             Set::SecondaryIndexes(v) => y.secondary_indexes = v,
             Set::Warehouses(v) => p.warehouses = v,
             Set::StockScan(v) => p.stock_scan = v,
+            Set::IndexKind(v) => p.index_kind = v,
         }
     }
 }
@@ -126,6 +131,8 @@ pub enum Axis {
     SecondaryIndexes,
     /// Separate memory spaces (512 KiB increments, the paper's).
     MemorySpaces,
+    /// TPC-C warehouses (the dataset's size).
+    Warehouses,
     /// Seconds into one run: one point per second (x values unused).
     Time,
 }
@@ -142,6 +149,7 @@ impl Axis {
             Axis::UpdatePercent => "update operations per transaction (%)",
             Axis::SecondaryIndexes => "secondary indexes",
             Axis::MemorySpaces => "separate memory spaces",
+            Axis::Warehouses => "warehouses",
             Axis::Time => "time (s)",
         }
     }
@@ -156,6 +164,7 @@ impl Axis {
             Axis::UpdatePercent => "update_percent",
             Axis::SecondaryIndexes => "secondary_indexes",
             Axis::MemorySpaces => "memory_spaces",
+            Axis::Warehouses => "warehouses",
             Axis::Time => "seconds",
         }
     }
@@ -176,6 +185,7 @@ impl Axis {
                 count: n,
                 increment: PAPER_SPACE_INCREMENT,
             }),
+            Axis::Warehouses => Set::Warehouses(n as u32),
             Axis::Time => return None,
         })
     }
@@ -252,6 +262,7 @@ impl Sweep {
             },
             warehouses: 0,
             stock_scan: false,
+            index_kind: IndexKind::Standard,
         };
         let paper: &[Set] = if paper_scale { self.paper_base } else { &[] };
         for set in self.base.iter().chain(paper).chain(s.settings) {
@@ -306,6 +317,10 @@ impl Sweep {
     /// A plot title: what, which figure of the paper, and its size.
     pub fn plot_title(&self, fig: &Figure, records: u64) -> String {
         let size = match self.workload {
+            Workload::Tpcc if self.axis == Axis::Warehouses => {
+                let p = self.base_point(&self.series[0], records, 1, false);
+                format!("{} threads", p.ycsb.threads)
+            }
             Workload::Tpcc => {
                 let mut p = self.base_point(&self.series[0], records, 1, false);
                 Set::Threads(1).apply(&mut p);
@@ -680,6 +695,7 @@ fn run_point(
             threads: p.ycsb.threads,
             seed: p.ycsb.seed,
             stock_scan: p.stock_scan,
+            index_kind: p.index_kind,
             items: if paper_scale { base.items } else { 10_000 },
             customers: if paper_scale { base.customers } else { 300 },
             ..base
