@@ -675,6 +675,8 @@ impl Prepared for Plan {
 struct Ran {
     report: YcsbReport,
     types: Vec<TypeReport>,
+    /// The run's worker threads (the mix's, not StockScan's).
+    threads: usize,
 }
 
 fn run_point(
@@ -728,6 +730,7 @@ fn run_point(
                 memory: None,
             },
             types,
+            threads: p.ycsb.threads,
         });
     }
     let engine = ycsb::StrataYcsb::new(db, &p.ycsb)?;
@@ -735,6 +738,7 @@ fn run_point(
     Ok(Ran {
         report,
         types: Vec::new(),
+        threads: p.ycsb.threads,
     })
 }
 
@@ -744,6 +748,7 @@ fn value(m: Metric, r: &Ran) -> f64 {
     let ty = |name: &str| r.types.iter().find(|t| t.name == name);
     match m {
         Metric::Throughput => of("ycsb"),
+        Metric::ThroughputPerThread => of("ycsb") / r.threads.max(1) as f64,
         Metric::ReadOnlyThroughput => of("read-only-extra"),
         Metric::AbortRate => run.abort_rate,
         Metric::BytesPerRow => r.report.memory.as_ref().map_or(0.0, |m| m.bytes_per_row),
