@@ -7,3 +7,5 @@
 mod cli;
 #[path = "presets.rs"]
 mod presets;
+#[path = "reproduce_figures.rs"]
+mod reproduce_figures;

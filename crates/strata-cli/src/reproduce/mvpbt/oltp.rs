@@ -197,7 +197,7 @@ pub const TPCC: &[Figure] = &[Figure {
     claims: &[
         Finding {
             claim: "Under TPC-C MV-PBT performs 15% better",
-            source: "§1",
+            source: "§1, of Fig. 14's TPC-C",
             check: Check::Ratio {
                 metric: Metric::Throughput,
                 a: MVPBT_PHYSICAL,
