@@ -22,7 +22,8 @@
 use std::path::Path;
 
 use strata::{
-    Database, GcPolicy, IndexKind, IndexPointers, MemorySpaces, NonInline, Options, Preset,
+    Database, GcPolicy, IndexKind, IndexPointers, MemorySpaces, MvtoLockedRead, NonInline,
+    Options, Preset,
     Protocol, VersionStorage,
 };
 use strata_workloads::driver::{DriverConfig, TypeReport};
@@ -253,8 +254,12 @@ impl Sweep {
         let mut p = Point {
             // The study's SI+SSN is SSN on top of snapshot isolation (§7.2):
             // first updater wins on every write, as ERMIA's (not Strata's
-            // default blind overwrites).
-            opts: Options::default().ssn_blind_writes(false),
+            // default blind overwrites). Its MVTO aborts a read of any
+            // write-locked version (§3.1), pinned here so that a change of
+            // the engine's default cannot change the study's protocol.
+            opts: Options::default()
+                .ssn_blind_writes(false)
+                .mvto_locked_read(MvtoLockedRead::Abort),
             ycsb: YcsbConfig {
                 records,
                 seed,

@@ -1,7 +1,7 @@
 //! Unit tests of `reproduce` (a file of their own to keep `reproduce.rs` to its
 //! ideas).
 
-use strata::{GcPolicy, NonInline, Options, Preset, Protocol, VersionStorage};
+use strata::{GcPolicy, MvtoLockedRead, NonInline, Options, Preset, Protocol, VersionStorage};
 
 use super::findings::{At, Check, Judged, Measured, Metric, Verdict};
 use super::registry::{self, Figure};
@@ -205,6 +205,30 @@ fn the_studys_ssn_keeps_first_updater_wins() {
         }
     }
     assert!(ssn_series > 0);
+}
+
+/// The study's MVTO refuses a read of a write-locked version whoever
+/// holds the lock (§3.1): every MVTO series runs that rule, not Strata's
+/// narrower `AbortIfOlderHolder`.
+#[test]
+fn the_studys_mvto_aborts_reads_of_locked_versions() {
+    let mut mvto_series = 0;
+    for f in study() {
+        for s in sweep(f).series {
+            let p = sweep(f).base_point(s, 500, 1, false);
+            if p.opts.protocol == Protocol::Mvto {
+                mvto_series += 1;
+                assert_eq!(
+                    p.opts.mvto_locked_read,
+                    MvtoLockedRead::Abort,
+                    "{} / {}",
+                    f.name,
+                    s.label
+                );
+            }
+        }
+    }
+    assert!(mvto_series > 0);
 }
 
 #[test]
