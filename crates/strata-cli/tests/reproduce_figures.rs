@@ -82,7 +82,8 @@ fn assert_judged(fig: &str, dir: &Path, measured: bool) -> Vec<String> {
     let mut r = csv::Reader::from_reader(csv.as_bytes());
     let head = r.headers().unwrap().clone();
     let col = |n: &str| head.iter().position(|h| h == n).unwrap();
-    let (trial, verdict, number, claim) = (col("trial"), col("verdict"), col("number"), col("claim"));
+    let (trial, verdict, number, claim) =
+        (col("trial"), col("verdict"), col("number"), col("claim"));
     let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
     assert_eq!(rows.len(), 2 * claims.len(), "{fig}: {csv}");
     let all: Vec<&csv::StringRecord> = rows.iter().filter(|x| &x[trial] == "all").collect();
@@ -246,7 +247,11 @@ fn mvpbt_fig12a_and_fig14_run_tpcc_through_each_index() {
     assert_pngs(&dir.0, &["mvpbt-fig12a.png", "mvpbt-fig12a-oltp.png"]);
     assert_judged("mvpbt-fig12a", &dir.0, true);
 
-    let csv = reproduce("mvpbt-fig14", &["--duration", "0.2", "--warmup", "0"], &dir.0);
+    let csv = reproduce(
+        "mvpbt-fig14",
+        &["--duration", "0.2", "--warmup", "0"],
+        &dir.0,
+    );
     assert_eq!(column(&csv, "x_name"), set(&["warehouses"]));
     assert_eq!(column(&csv, "x"), set(&["1", "2", "4"]));
     assert_eq!(
@@ -266,7 +271,11 @@ fn mvpbt_fig12a_and_fig14_run_tpcc_through_each_index() {
 #[test]
 fn ermia_fig7_sweeps_threads_under_the_three_systems() {
     let dir = Dir::new("ermia-fig7");
-    let csv = reproduce("ermia-fig7", &["--duration", "0.2", "--warmup", "0"], &dir.0);
+    let csv = reproduce(
+        "ermia-fig7",
+        &["--duration", "0.2", "--warmup", "0"],
+        &dir.0,
+    );
     assert_eq!(
         column(&csv, "series"),
         set(&["OCC (Silo)", "SI (ERMIA-SI)", "SI+SSN (ERMIA-SSN)"])

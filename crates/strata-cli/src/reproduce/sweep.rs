@@ -22,9 +22,8 @@
 use std::path::Path;
 
 use strata::{
-    Database, GcPolicy, IndexKind, IndexPointers, MemorySpaces, MvtoLockedRead, NonInline,
-    Options, Preset,
-    Protocol, VersionStorage,
+    Database, GcPolicy, IndexKind, IndexPointers, MemorySpaces, MvtoLockedRead, NonInline, Options,
+    Preset, Protocol, VersionStorage,
 };
 use strata_workloads::driver::{DriverConfig, TypeReport};
 use strata_workloads::tpcc::{self, TpccConfig};

@@ -78,7 +78,11 @@ fn secondary_indexes_take_the_configured_kind() {
             assert_eq!(db.index(name).unwrap().kind(), kind, "{name}");
         }
         let mvpbt = db.stats().mvpbt;
-        let mvpbt_indexes = if kind == strata::IndexKind::MvPbt { 2 } else { 0 };
+        let mvpbt_indexes = if kind == strata::IndexKind::MvPbt {
+            2
+        } else {
+            0
+        };
         assert_eq!(mvpbt.indexes, mvpbt_indexes, "{kind:?}");
         assert_eq!(r.consistency.districts_checked, 10, "{kind:?}");
         let status = r.run.of_type("order-status").unwrap();
