@@ -340,15 +340,27 @@ fn run_sampled(
     })
 }
 
+/// Every value [`judged`] gives.
+const JUDGED: [Metric; 7] = [
+    LLT_SHARE,
+    HOT_FIRST,
+    HOT_SEGMENTS,
+    MISCLASSED,
+    COLD_KEPT,
+    ALL_KEPT,
+    LLT_RELOCATED,
+];
+
 /// The judged values of one run at the LLT's end: the last snapshot taken
 /// while it was open (a quarter second inside its window, for the
-/// sampler's clock).
+/// sampler's clock). NaN for each when no snapshot fell inside (a run too
+/// short), which keeps the trials aligned and no claim reads as a number.
 fn judged(snapshots: &[Snapshot], window: (f64, f64)) -> Vec<(Metric, f64)> {
     let open: Vec<&Snapshot> = (snapshots.iter())
         .filter(|x| x.t_s > window.0 + 0.25 && x.t_s <= window.1 - 0.25)
         .collect();
     let (Some(first), Some(end)) = (open.first(), open.last()) else {
-        return Vec::new();
+        return JUDGED.iter().map(|&m| (m, f64::NAN)).collect();
     };
     let share = |n: u64, all: u64| {
         if all == 0 {
@@ -452,4 +464,45 @@ fn fig16(a: &ReproduceArgs, s: &Scale, m: &mut Measured) -> Result<Vec<PathBuf>,
         files.push(png);
     }
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(t_s: f64, kept: [u64; 3], relocated: [u64; 3]) -> Snapshot {
+        Snapshot {
+            t_s,
+            kept,
+            relocated,
+            first_prune: [30, 0, 0],
+            segments: [2, 1, 1],
+        }
+    }
+
+    /// The values come from the last snapshot inside the LLT's window,
+    /// what was relocated from its first one in the window; every one is
+    /// NaN when none fell inside.
+    #[test]
+    fn judged_reads_the_llts_end() {
+        let snaps = [
+            at(0.5, [1, 1, 0], [5, 5, 0]),
+            at(1.5, [2, 4, 4], [10, 10, 10]),
+            at(2.5, [4, 6, 30], [10, 20, 40]),
+            at(3.5, [0, 0, 0], [10, 30, 40]),
+        ];
+        let v = judged(&snaps, (1.0, 3.0));
+        let of = |m: Metric| v.iter().find(|x| x.0 == m).unwrap().1;
+        assert_eq!(v.len(), JUDGED.len());
+        assert_eq!(of(LLT_SHARE), 30.0 / 40.0);
+        assert_eq!(of(HOT_FIRST), 30.0 / 40.0);
+        assert_eq!(of(HOT_SEGMENTS), 2.0);
+        assert_eq!(of(MISCLASSED), 10.0);
+        assert_eq!(of(ALL_KEPT), 40.0);
+        // Relocated inside the window: 0 HOT, 10 COLD, 30 LLT.
+        assert_eq!(of(LLT_RELOCATED), 30.0 / 40.0);
+        let none = judged(&snaps, (3.6, 4.0));
+        assert_eq!(none.len(), JUDGED.len());
+        assert!(none.iter().all(|x| x.1.is_nan()));
+    }
 }

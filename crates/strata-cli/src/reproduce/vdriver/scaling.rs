@@ -20,7 +20,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use strata_workloads::llt::{LltConfig, LltReport};
+use strata_workloads::llt::{LltConfig, Sample};
 
 use super::super::findings::{At, Check, Expect, Finding, Measured, Metric};
 use super::super::registry::{Config, Effect, Facts, Figure, Paper, Prepared, Setup};
@@ -290,18 +290,15 @@ impl Prepared for Run {
 
 /// The mean throughput of the seconds the LLT threads were open in (a
 /// baseline's: its readers were running), less each window's first (they
-/// were just opening); all of them when a run is too short for that.
-fn while_open(r: &LltReport) -> f64 {
-    let open: Vec<f64> = (r.samples.iter())
+/// were just opening); all of them when a run is too short for that; none
+/// when no second was sampled with them open (a run of a second or two).
+fn while_open(samples: &[Sample]) -> Option<f64> {
+    let open: Vec<f64> = (samples.iter())
         .filter(|x| x.llts_open > 0)
         .map(|x| x.committed_per_s)
         .collect();
     let settled = if open.len() > 1 { &open[1..] } else { &open };
-    if settled.is_empty() {
-        0.0
-    } else {
-        settled.iter().sum::<f64>() / settled.len() as f64
-    }
+    (!settled.is_empty()).then(|| settled.iter().sum::<f64>() / settled.len() as f64)
 }
 
 fn run(fig: Fig, a: &ReproduceArgs, s: &Scale, m: &mut Measured) -> Result<Vec<PathBuf>, String> {
@@ -325,7 +322,9 @@ fn run(fig: Fig, a: &ReproduceArgs, s: &Scale, m: &mut Measured) -> Result<Vec<P
             );
             let r = run_one(&label, &(e.options)(), &cfg, step, total)?;
             let series = if cfg.long_snapshots { e.llts } else { e.no_llt };
-            m.push(series, x, vec![(OPEN, while_open(&r))]);
+            // NaN keeps the trials aligned; no claim reads it as a number.
+            let tput = while_open(&r.samples).unwrap_or(f64::NAN);
+            m.push(series, x, vec![(OPEN, tput)]);
             if let Fig::RecordSize = fig {
                 let line = over_time(e, cfg.row_bytes);
                 for p in &r.samples {
@@ -359,7 +358,9 @@ fn run(fig: Fig, a: &ReproduceArgs, s: &Scale, m: &mut Measured) -> Result<Vec<P
             let lines: Vec<Line> = (labels.iter())
                 .map(|&l| Line {
                     label: l.to_string(),
-                    points: m.line(l, OPEN),
+                    points: (m.line(l, OPEN).into_iter())
+                        .filter(|p| p.1.is_finite())
+                        .collect(),
                 })
                 .collect();
             let xs: Vec<f64> = threads(s.paper).iter().map(|&n| n as f64).collect();
@@ -390,4 +391,39 @@ fn run(fig: Fig, a: &ReproduceArgs, s: &Scale, m: &mut Measured) -> Result<Vec<P
         }
     }
     Ok(vec![csv, png])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn second(t_s: f64, committed_per_s: f64, llts_open: usize) -> Sample {
+        Sample {
+            t_s,
+            committed_per_s,
+            version_bytes: 0,
+            in_row_bytes: 0,
+            off_row_bytes: 0,
+            live_versions: 0,
+            longest_chain: 0,
+            llts_open,
+        }
+    }
+
+    /// The seconds with the LLTs open, less the first; the one there is
+    /// when there is one; none when none was open (not a zero, which a
+    /// ratio would read as a collapse).
+    #[test]
+    fn while_open_reads_the_seconds_the_llts_were_open() {
+        let run = [
+            second(1.0, 900.0, 0),
+            second(2.0, 500.0, 1),
+            second(3.0, 100.0, 1),
+            second(4.0, 300.0, 1),
+            second(5.0, 900.0, 0),
+        ];
+        assert_eq!(while_open(&run), Some(200.0));
+        assert_eq!(while_open(&run[..2]), Some(500.0));
+        assert_eq!(while_open(&[second(1.0, 900.0, 0)]), None);
+    }
 }
