@@ -18,6 +18,7 @@ pub(crate) struct TxnCounts {
     user_aborts: AtomicU64,
     blind_overwrites: AtomicU64,
     writer_waits: AtomicU64,
+    index_writes: AtomicU64,
 }
 
 /// Adds one; only the slot's occupant calls it (no other writer exists,
@@ -46,12 +47,18 @@ impl TxnCounts {
     pub fn writer_wait(&self) {
         bump(&self.writer_waits);
     }
+    /// The transaction wrote `n` more index entries.
+    pub fn index_writes(&self, n: u64) {
+        let c = &self.index_writes;
+        c.store(c.load(Relaxed) + n, Relaxed);
+    }
     pub fn add_to(&self, st: &mut Stats) {
         st.commits += self.commits.load(Relaxed);
         st.read_only_commits += self.read_only_commits.load(Relaxed);
         st.user_aborts += self.user_aborts.load(Relaxed);
         st.blind_overwrites += self.blind_overwrites.load(Relaxed);
         st.writer_waits += self.writer_waits.load(Relaxed);
+        st.index_entry_writes += self.index_writes.load(Relaxed);
         for (k, a) in self.aborts.iter().enumerate() {
             st.aborts_by_reason[k].1 += a.load(Relaxed);
         }
@@ -116,6 +123,14 @@ pub struct Stats {
     pub index_bytes: u64,
     /// Bytes of the indirection arrays (8 per tuple id handed out).
     pub indirection_bytes: u64,
+    /// Index entries transactions wrote (committed or rolled back): primary
+    /// entries they inserted or, under physical pointers on N2O chains,
+    /// re-pointed at a row's new version (or back, by a rollback);
+    /// secondary entries and MV-PBT records they added.
+    /// Per update of non-indexed columns: 0 with logical pointers, one per
+    /// index of the table (the primary included) with physical ones on N2O
+    /// (Wu et al. §6).
+    pub index_entry_writes: u64,
     /// Entries in secondary indexes (stale ones GC has not removed yet
     /// included; with physical pointers one per version).
     pub secondary_index_entries: u64,
@@ -326,6 +341,7 @@ impl Stats {
             header_bytes: 0,
             index_bytes: 0,
             indirection_bytes: 0,
+            index_entry_writes: 0,
             secondary_index_entries: 0,
             secondary_index_bytes: 0,
             longest_chain: 0,

@@ -45,6 +45,8 @@ mod gc_secondary;
 mod gc_tuple_level;
 #[path = "gc_waiting_deletes.rs"]
 mod gc_waiting_deletes;
+#[path = "index_writes.rs"]
+mod index_writes;
 #[path = "lent_texts.rs"]
 mod lent_texts;
 #[path = "lsn_stamps.rs"]

@@ -12,7 +12,7 @@ use crate::common;
 use crate::executor;
 
 use executor::StrataExecutor;
-use strata::{IndexKind, Options, Protocol};
+use strata::{IndexKind, IndexPointers, Options, Protocol};
 use strata_verify::{run_workload, AnomalyKind, GeneratorConfig, Report, Workload};
 
 const CLIENTS: usize = 4;
@@ -128,6 +128,18 @@ fn predicate() {
 /// (Algorithm 3), and holds them to snapshot isolation.
 #[test]
 fn predicate_through_secondary_indexes() {
+    predicate_through(IndexPointers::LogicalTupleId);
+}
+
+/// The same under physical pointers, where every index names versions:
+/// a secondary entry (or MV-PBT record) per version, and the primary entry
+/// re-pointed at each new N2O version, by writers and by aborts.
+#[test]
+fn predicate_through_secondary_indexes_with_physical_pointers() {
+    predicate_through(IndexPointers::Physical);
+}
+
+fn predicate_through(pointers: IndexPointers) {
     let n = txns(3_000);
     for kind in [IndexKind::Standard, IndexKind::MvPbt] {
         for (i, protocol) in common::protocols().enumerate() {
@@ -135,6 +147,7 @@ fn predicate_through_secondary_indexes() {
                 let seed = 0x1d8 + i as u64;
                 let opts = Options::default()
                     .protocol(protocol)
+                    .index_pointers(pointers)
                     .mvpbt_partition_records(16);
                 let mut exec = StrataExecutor::with_options(opts)
                     .and_then(|e| e.scan_through(kind))
@@ -145,7 +158,9 @@ fn predicate_through_secondary_indexes() {
                     ..config(Workload::Predicate, 24, seed)
                 };
                 let report = run_on(&exec, &cfg, CLIENTS, n);
-                let what = format!("{kind:?} index, read-only snapshots {read_only_snapshots}");
+                let what = format!(
+                    "{kind:?} index, {pointers:?}, read-only snapshots {read_only_snapshots}"
+                );
                 eprintln!("{what} under {protocol}: {report}");
                 if read_only_snapshots {
                     assert!(

@@ -154,6 +154,7 @@ impl Database {
         let t = Arc::new(
             TableInner::new(id, self.inner.id, schema)
                 .with_storage(self.inner.opts.version_storage, self.inner.opts.non_inline)
+                .with_index_pointers(self.inner.opts.index_pointers)
                 .with_siro(&self.inner.opts.siro)
                 .with_coop(self.inner.gc.chain_walk_hook())
                 .with_spaces(self.inner.spaces.clone()),

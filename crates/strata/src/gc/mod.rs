@@ -506,7 +506,24 @@ pub(crate) fn prune_versions(
     guard: &Guard,
 ) -> u64 {
     crate::index::before_prune(t, tuple, plan, guard);
+    if t.prunes_name_versions() {
+        return prune_renaming(t, tuple, plan, guard);
+    }
     storage::prune(t, tuple, plan, guard)
+}
+
+/// [`prune_versions`]' prune under physical pointers on an O2N chain: its
+/// entry point is its oldest version, which the prune may take; the
+/// primary entry then names the new one.
+#[cold]
+#[inline(never)]
+fn prune_renaming(t: &TableInner, tuple: u64, plan: PrunePlan<'_>, guard: &Guard) -> u64 {
+    let first = t.rows.head(tuple);
+    let n = storage::prune(t, tuple, plan, guard);
+    if t.rows.head(tuple) != first {
+        t.rename_entry_point(None, tuple);
+    }
+    n
 }
 
 #[cfg(test)]

@@ -30,8 +30,21 @@
 //! if it is off-row and the zones say it is dead (true of every version of
 //! a dead segment), so an address reused by a newer version is never cut
 //! by mistake, even when a handed-over cut runs after the cutter unpinned.
-//! A cut drops images and needs no index work, so it runs only on tables
-//! without secondary indexes (see `on_pass`).
+//!
+//! Secondary indexes. A cut (and a writer's first prune) drops images, and
+//! an image is where index maintenance finds a version's keys; so before
+//! it drops them, storage hands the versions to the table's index work
+//! ([`index_work`], installed here before the zones are first published):
+//! the kind's `before_prune`, exactly what the row step runs before it
+//! unlinks versions. No entry can lead to a dropped version: SIRO is an
+//! in-place scheme, whose indexes hold logical pointers (a tuple id or a
+//! primary key, which name the row; readers walk to the version their
+//! snapshot sees, never a dead one), and MV-PBT records there are read
+//! through the tuple id too. What the work removes is the entries of keys
+//! only the dropped versions held (logical), which no later walk could
+//! find again; it runs under the row's cleaning flag, and a logical
+//! removal whose row a writer holds waits in the kind's deferred set, as
+//! the row step's does.
 //!
 //! Invariant (owned here): a row this cut left in the 1-hole state comes
 //! up at the next pass (the row step fills the hole if no cut's Fixup
@@ -40,11 +53,13 @@
 //! cut that meets the chain.
 
 use crate::storage::dead_zones::DeadZones;
-use crate::storage::siro::{self, CutAction, CutOutcome, Handover};
+use crate::storage::siro::{self, CutAction, CutOutcome, Handover, IndexWork};
+use crate::storage::PrunePlan;
 use crate::table::TableInner;
 use crossbeam_epoch as epoch;
 use std::collections::BTreeMap;
-use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Weak};
 
 /// What a pass's cut did to one table.
 #[derive(Default)]
@@ -61,10 +76,12 @@ pub(crate) struct Cut {
 /// segments. Does nothing for a table of another scheme. Called by the
 /// dead-zone pass (`gc::dead_zone`) once per table, under the pass lock:
 /// no other collector touches these rows.
-pub(crate) fn on_pass(t: &TableInner, z: &DeadZones) -> Cut {
+pub(crate) fn on_pass(t: &Arc<TableInner>, z: &DeadZones) -> Cut {
     let Some(st) = t.siro.as_deref() else {
         return Cut::default();
     };
+    // Before any zones reach the writers: a first prune needs it.
+    st.init_index_work(|| index_work(Arc::downgrade(t)));
     st.publish(z);
     let (taken, event) = siro::take_dead_segments(t, z, |_| true);
     let Some(event) = event else {
@@ -74,13 +91,7 @@ pub(crate) fn on_pass(t: &TableInner, z: &DeadZones) -> Cut {
         siro::CutEvent::CutI => st.counters.cut_i.fetch_add(1, Relaxed),
         siro::CutEvent::CutII => st.counters.cut_ii.fetch_add(1, Relaxed),
     };
-    if taken.is_empty() || t.indexed.load(SeqCst) {
-        // With secondary indexes, a prune walks the row's kept versions
-        // for index work and reads the images of the versions it removes:
-        // the row step prunes these (dead) versions with the others in one
-        // walk when the row comes up (its versions' last readers ended:
-        // the watch hands it over), instead of a cut that drops images.
-        // The dead descriptors are dropped.
+    if taken.is_empty() {
         return Cut::default();
     }
     let zones = st.zones().expect("published above");
@@ -109,6 +120,18 @@ pub(crate) fn on_pass(t: &TableInner, z: &DeadZones) -> Cut {
     out
 }
 
+/// The index work of `t` (see the module doc): the index kinds'
+/// `before_prune` for the versions whose images are about to drop, as
+/// `gc::prune_versions` runs it before storage unlinks versions. (A weak
+/// reference: the work lives in the table's own SIRO state.)
+fn index_work(t: Weak<TableInner>) -> IndexWork {
+    Box::new(move |tuple, versions, guard| {
+        let Some(t) = t.upgrade() else { return };
+        let mut victims = versions.to_vec();
+        crate::index::before_prune(&t, tuple, PrunePlan::versions(&mut victims), guard);
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,6 +140,7 @@ mod tests {
     use crate::{key, row, Database, GcPolicy, Options, Schema, SiroTuning, Table, Type, Value};
     use crate::{VersionStorage, VersionStorage::Siro as SiroScheme};
     use std::sync::atomic::AtomicBool;
+    use std::sync::atomic::Ordering::SeqCst;
 
     /// Row 0 (tuple 0) written `n` times over its insert: v0..vn, where
     /// v_k holds v = k; each image is big enough to seal its own HOT

@@ -426,8 +426,16 @@ pub(super) fn walk_retired(
         PrunePlan::OlderThan(s) => s,
         PrunePlan::Versions(gone) => {
             let mut chain = storage::chain(t, tuple, Span::ALL);
-            while let Some((v, img)) = chain.step() {
-                if let Some(d) = img.filter(|_| PrunePlan::names(gone, v)) {
+            // (Victims are distinct: once all are met, the rest of the
+            // chain holds none. A first prune's victim lies near the head.)
+            let mut left = gone.len();
+            while left > 0 {
+                let Some((v, img)) = chain.step() else { break };
+                if !PrunePlan::names(gone, v) {
+                    continue;
+                }
+                left -= 1;
+                if let Some(d) = img {
                     f(None, v, d);
                 }
             }

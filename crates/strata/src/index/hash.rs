@@ -45,6 +45,18 @@
 //! ([`Found`], held under the lookup's guard), not after a second probe.
 //! Entries stay 16 bytes: a separate 8-byte hint made the table bigger and
 //! cost more than it saved (README, Performance).
+//!
+//! **Named versions (physical pointers).** Under `IndexPointers::Physical`
+//! the primary index names a version, as a physical secondary entry does
+//! (Wu et al. §6: "the value is the location of an exact version"; MV-PBT
+//! §3.5: "changes to the latest version ... result in index-record
+//! modifications"). An index built [`IntHashIndex::naming_versions`] keeps
+//! each entry's version address exactly, in an array beside the entries
+//! (slot `i` of `named` belongs to entry `i`, and a resize moves both), so
+//! the probed array keeps its 16-byte entries and an index of logical
+//! pointers pays nothing. [`IntHashIndex::name_version`] re-points an entry
+//! under the shard's writer lock: an index write like an insert's, which
+//! every new entry point of an N2O chain costs.
 
 use crossbeam_epoch::{self as epoch, Atomic, Owned};
 use crossbeam_utils::CachePadded;
@@ -132,14 +144,34 @@ struct Entry {
 struct Table {
     entries: Box<[Entry]>,
     mask: usize,
+    /// The version entry `i` names (`named[i]`; 0: none), written under
+    /// the shard's lock; empty unless the index names versions.
+    named: Box<[AtomicU64]>,
 }
 
 impl Table {
-    fn new(capacity: usize) -> Table {
+    fn new(capacity: usize, names: bool) -> Table {
         let capacity = capacity.next_power_of_two().max(MIN_CAPACITY);
         Table {
             entries: (0..capacity).map(|_| Entry::default()).collect(),
             mask: capacity - 1,
+            named: (0..if names { capacity } else { 0 })
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+        }
+    }
+
+    /// The position of `e`, one of this table's entries (its slot in
+    /// `named`).
+    fn index_of(&self, e: &Entry) -> usize {
+        (e as *const Entry as usize - self.entries.as_ptr() as usize) / std::mem::size_of::<Entry>()
+    }
+
+    /// Records that entry `i` names `v` (a no-op unless the index names
+    /// versions). The caller holds the shard's lock.
+    fn set_named(&self, i: usize, v: *const u8) {
+        if let Some(n) = self.named.get(i) {
+            n.store(v as u64, Release);
         }
     }
 }
@@ -162,6 +194,8 @@ pub struct IntHashIndex {
     writers: Box<[CachePadded<Writer>]>,
     /// Bits 38.. of the last hinted chain head.
     hint_high: AtomicU64,
+    /// Whether entries name versions ([`IntHashIndex::naming_versions`]).
+    names: bool,
 }
 
 #[inline]
@@ -186,17 +220,32 @@ impl Default for IntHashIndex {
 
 impl IntHashIndex {
     pub fn new() -> Self {
+        Self::build(false)
+    }
+
+    /// An index whose entries name versions (see the module doc).
+    pub fn naming_versions() -> Self {
+        Self::build(true)
+    }
+
+    fn build(names: bool) -> Self {
         IntHashIndex {
             shards: (0..SHARDS)
                 .map(|_| Shard {
-                    table: Atomic::new(Table::new(MIN_CAPACITY)),
+                    table: Atomic::new(Table::new(MIN_CAPACITY, names)),
                 })
                 .collect(),
             writers: (0..SHARDS)
                 .map(|_| CachePadded::new(Mutex::new((0, 0))))
                 .collect(),
             hint_high: AtomicU64::new(0),
+            names,
         }
+    }
+
+    /// Whether entries name versions.
+    pub fn names_versions(&self) -> bool {
+        self.names
     }
 
     fn shard(&self, h: u64) -> &Shard {
@@ -309,16 +358,19 @@ impl IntHashIndex {
         let (shard, mut counts) = self.lock(key);
         let guard = epoch::pin();
         let (t, e, v) = locate(shard, key, &guard);
+        let i = t.index_of(e);
         match v {
             EMPTY => {
                 // (Writers hold the shard lock, so `v` is still current.)
                 e.key.store(key, Relaxed);
+                t.set_named(i, head);
                 e.value.store(value, Release);
                 counts.0 += 1;
             }
             v if id_part(v) >= VALUE_BASE => return Err(id_part(v) - VALUE_BASE),
             _ => {
                 // Reuse this key's own tombstone.
+                t.set_named(i, head);
                 e.value.store(value, Release);
                 counts.0 += 1;
                 counts.1 -= 1;
@@ -326,11 +378,14 @@ impl IntHashIndex {
         }
         // Keep probes short: grow (or clean) past 70% occupancy.
         if (counts.0 + counts.1) * 10 > (t.mask + 1) * 7 {
-            let mut fresh = Table::new((counts.0 * 2).max(MIN_CAPACITY));
-            for e in t.entries.iter() {
+            let mut fresh = Table::new((counts.0 * 2).max(MIN_CAPACITY), self.names);
+            for (i, e) in t.entries.iter().enumerate() {
                 let v = e.value.load(Acquire);
                 if id_part(v) >= VALUE_BASE {
-                    put(&mut fresh, e.key.load(Relaxed), v);
+                    let j = put(&mut fresh, e.key.load(Relaxed), v);
+                    if let (Some(to), Some(from)) = (fresh.named.get(j), t.named.get(i)) {
+                        to.store(from.load(Relaxed), Relaxed);
+                    }
                 }
             }
             let old = shard.table.swap(Owned::new(fresh), Release, &guard);
@@ -347,14 +402,50 @@ impl IntHashIndex {
     pub fn remove(&self, key: u64, tuple: u64) -> bool {
         let (shard, mut counts) = self.lock(key);
         let guard = epoch::pin();
-        let (_, e, v) = locate(shard, key, &guard);
+        let (t, e, v) = locate(shard, key, &guard);
         if id_part(v) != tuple + VALUE_BASE {
             return false;
         }
         e.value.store(REMOVED, Release);
+        t.set_named(t.index_of(e), std::ptr::null());
         counts.0 -= 1;
         counts.1 += 1;
         true
+    }
+
+    /// Re-points `key`'s entry at version `v` if the key still maps to
+    /// `tuple`, under the shard's writer lock (the entry's hint moves to
+    /// `v` with it). False if the key maps elsewhere, or the index names
+    /// no versions.
+    pub fn name_version(&self, key: u64, tuple: u64, v: *const u8) -> bool {
+        if !self.names {
+            return false;
+        }
+        let value = self.hinted(tuple, v);
+        let (shard, _counts) = self.lock(key);
+        let guard = epoch::pin();
+        let (t, e, old) = locate(shard, key, &guard);
+        if id_part(old) != tuple + VALUE_BASE {
+            return false;
+        }
+        t.set_named(t.index_of(e), v);
+        e.value.store(value, Release);
+        true
+    }
+
+    /// The version `key`'s entry names (null: none, or the index names no
+    /// versions), with its tuple id.
+    #[cfg(test)]
+    pub fn named(&self, key: u64, guard: &epoch::Guard) -> Option<(u64, *const u8)> {
+        let h = hash(key);
+        let t = table_ref(self.shard(h).table.load(Acquire, guard));
+        let (e, v) = probe(t, h, key);
+        let id = id_part(v);
+        if id < VALUE_BASE {
+            return None;
+        }
+        let named = t.named.get(t.index_of(e)).map_or(0, |n| n.load(Acquire));
+        Some((id - VALUE_BASE, named as *const u8))
     }
 }
 
@@ -381,14 +472,15 @@ fn probe(t: &Table, h: u64, key: u64) -> (&Entry, u64) {
     }
 }
 
-/// Inserts into a table that is not shared yet.
-fn put(t: &mut Table, key: u64, value: u64) {
+/// Inserts into a table that is not shared yet; returns the entry's index.
+fn put(t: &mut Table, key: u64, value: u64) -> usize {
     let mut i = hash(key) as usize & t.mask;
     while t.entries[i].value.load(Relaxed) != EMPTY {
         i = (i + 1) & t.mask;
     }
     t.entries[i].key.store(key, Relaxed);
     t.entries[i].value.store(value, Relaxed);
+    i
 }
 
 /// Dereferences a table loaded under a guard.

@@ -47,6 +47,30 @@
 //! NewOrder + Payment time for its order lines, orders, new orders and
 //! history (docs/PERFORMANCE.md).
 //!
+//! **Physical pointers** (`IndexPointers::Physical`, Wu et al. §6, MV-PBT
+//! §3.5). Under logical pointers the entry names the row (its tuple id)
+//! and only the indirection slot moves when a write makes a new version.
+//! Under physical pointers the primary index names a version too, the
+//! chain's entry point (N2O: the newest version, so every write re-points
+//! it: "N2O requires the DBMS to update the primary key index every time
+//! a new version is created", Wu §6; O2N: the oldest, which moves only when
+//! GC prunes it). The hash side of such a table keeps each entry's version
+//! ([`super::hash`]'s named versions) and [`PrimaryIndex::name_version`]
+//! re-points it, a latched index write. The tuple id stays in the entry:
+//! the engine names rows by it under every scheme (write locks, read sets,
+//! GC queues), and readers still reach the chain through the indirection
+//! slot, so what physical pointers change here is what a write costs, as
+//! in the papers, not what a read returns.
+//!
+//! ```text
+//!  logical:  key ──> tuple id ──> slot ──> v3 -> v2 -> v1     an update writes the slot
+//!  physical: key ──> tuple id, named v3   (slot ──> v3 ...)    and the entry (N2O)
+//! ```
+//!
+//! Not built: a named version for keys without an integer hash entry (a
+//! text key, or a [`PointLookups::Tree`] table): their tables' writes
+//! write the slot alone.
+//!
 //! The tree's byte keys carry an order word (`key::order_word_whole`) that
 //! settles most comparisons of a search in registers (TPC-C's keys share
 //! long runs of bytes; a `memcmp` per step was 15% of its instructions).
@@ -143,6 +167,16 @@ impl Lookup<'_> {
 
 impl PrimaryIndex {
     pub fn new(int_key: bool, point: PointLookups) -> Self {
+        Self::build(int_key, point, IntHashIndex::new)
+    }
+
+    /// An index whose entries also name their row's entry-point version
+    /// (physical pointers; see the module doc).
+    pub fn naming_versions(int_key: bool, point: PointLookups) -> Self {
+        Self::build(int_key, point, IntHashIndex::naming_versions)
+    }
+
+    fn build(int_key: bool, point: PointLookups, hash: fn() -> IntHashIndex) -> Self {
         if point == PointLookups::Tree {
             let tree = if int_key {
                 BTree::new(false)
@@ -152,13 +186,49 @@ impl PrimaryIndex {
             return PrimaryIndex::Ordered(tree);
         }
         if int_key {
-            PrimaryIndex::Int(BTree::new(false), IntHashIndex::new())
+            PrimaryIndex::Int(BTree::new(false), hash())
         } else {
             PrimaryIndex::Bytes(
                 BTree::new_whole_words(),
-                IntHashIndex::new(),
+                hash(),
                 BytesHash::with_hasher(FxBuildHasher),
             )
+        }
+    }
+
+    /// Whether entries name versions (an index built
+    /// [`PrimaryIndex::naming_versions`] with a hash side).
+    #[inline]
+    pub fn names_versions(&self) -> bool {
+        match self {
+            PrimaryIndex::Int(_, h) | PrimaryIndex::Bytes(_, h, _) => h.names_versions(),
+            PrimaryIndex::Ordered(_) => false,
+        }
+    }
+
+    /// Re-points `key`'s entry at version `v` (its row's new entry point),
+    /// if the key still maps to `tuple`: an index write, under the hash
+    /// shard's lock. False when the entry names no versions (logical
+    /// pointers, or a key without an integer hash entry) or the key maps
+    /// elsewhere.
+    pub fn name_version(&self, key: &EncodedKey, tuple: u64, v: *const u8) -> bool {
+        match self.side(key) {
+            Some(Side::Packed(h, k)) => h.name_version(k, tuple, v),
+            Some(Side::Bytes(..)) | None => false,
+        }
+    }
+
+    /// The tuple id of `key` and the version its entry names (null: none).
+    /// Never dereference it: an observation (tests), not a read path.
+    #[cfg(test)]
+    pub fn named_version(
+        &self,
+        key: &EncodedKey,
+        guard: &crossbeam_epoch::Guard,
+    ) -> Option<(u64, *const u8)> {
+        match self.side(key) {
+            Some(Side::Packed(h, k)) => h.named(k, guard),
+            Some(Side::Bytes(..)) | None => self.get(key).map(|t| (t, std::ptr::null())),
         }
     }
 

@@ -15,12 +15,14 @@
 //! is shared; `dropped` only goes from false to true.
 
 use crate::index::key::{encode, EncodedKey};
-use crate::index::primary::PrimaryIndex;
+use crate::index::primary::{Lookup, PrimaryIndex};
 use crate::index::scan_log::ScanLog;
-use crate::options::{NonInline, VersionStorage};
+use crate::options::{IndexPointers, NonInline, VersionStorage};
 use crate::storage::dirty::DirtyBlocks;
-use crate::storage::{Coop, Store};
+use crate::storage::version::Version;
+use crate::storage::{self, Coop, Store};
 use crate::value::{Key, Schema};
+use crossbeam_epoch::Guard;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
@@ -50,6 +52,22 @@ pub struct TableInner {
     pub secondary: crate::index::secondary::TableIndexes,
     /// Tuple-level vacuum: blocks written since the last pass.
     pub dirty: DirtyBlocks,
+    /// Where the primary index's named entry point moves (physical
+    /// pointers): with every write (N2O), with GC's prunes (O2N), or never
+    /// (logical pointers). Fixed before the table is shared.
+    names: EntryPointMoves,
+}
+
+/// When a physical primary entry must be re-pointed (see
+/// [`TableInner::after_write`], [`TableInner::rename_entry_point`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum EntryPointMoves {
+    /// Logical pointers: the entry names no version.
+    Never,
+    /// N2O: the newest version is the entry point.
+    OnWrite,
+    /// O2N: the oldest is, which GC moves.
+    OnPrune,
 }
 
 impl std::ops::Deref for TableInner {
@@ -82,6 +100,7 @@ impl TableInner {
             scan_log: ScanLog::default(),
             secondary: Default::default(),
             dirty: DirtyBlocks::default(),
+            names: EntryPointMoves::Never,
         }
     }
 
@@ -89,7 +108,114 @@ impl TableInner {
     pub fn with_storage(mut self, storage: VersionStorage, non_inline: NonInline) -> Self {
         self.store.scheme = storage;
         self.store.non_inline = non_inline;
+        self.set_names();
         self
+    }
+
+    fn set_names(&mut self) {
+        let names = self.index.names_versions();
+        self.names = match self.store.scheme {
+            VersionStorage::AppendNewToOld if names => EntryPointMoves::OnWrite,
+            VersionStorage::AppendOldToNew if names => EntryPointMoves::OnPrune,
+            // Logical pointers; physical ones need append-only storage.
+            VersionStorage::AppendNewToOld
+            | VersionStorage::AppendOldToNew
+            | VersionStorage::TimeTravel
+            | VersionStorage::Delta
+            | VersionStorage::Siro => EntryPointMoves::Never,
+        };
+    }
+
+    /// Sets the database's index pointer scheme (before the table is
+    /// shared): under physical pointers the primary index names versions
+    /// (`index::primary`).
+    pub fn with_index_pointers(mut self, pointers: IndexPointers) -> Self {
+        if pointers == IndexPointers::Physical {
+            self.index = PrimaryIndex::naming_versions(self.int_key, self.schema.point_lookups);
+        }
+        self.set_names();
+        self
+    }
+
+    /// Whether a write's new version moves the entry point the primary
+    /// index names: physical pointers on a new-to-old chain (O2N's entry
+    /// point, the oldest version, moves only when GC prunes it).
+    #[inline(always)]
+    pub fn writes_name_versions(&self) -> bool {
+        self.names == EntryPointMoves::OnWrite
+    }
+
+    /// Whether GC's prunes move the entry point the primary index names
+    /// (physical pointers on an O2N chain: its oldest version).
+    #[inline(always)]
+    pub fn prunes_name_versions(&self) -> bool {
+        self.names == EntryPointMoves::OnPrune
+    }
+
+    /// A write left `tuple` (key `ek`, found by the lookup `found`) with a
+    /// new newest version. Physical pointers, N2O: the primary entry is
+    /// re-pointed at it (an index write per new version, Wu et al. §6),
+    /// and the answer is true. Otherwise the entry's chain-head hint
+    /// follows it, so readers find it hinted (`index::hash`; a no-op for
+    /// byte keys). (Always inline, as the hint's code was in the write
+    /// path; the physical pointers' index write stays a call.)
+    #[inline(always)]
+    pub fn after_write(
+        &self,
+        found: Option<&Lookup<'_>>,
+        ek: &EncodedKey,
+        tuple: u64,
+        guard: &Guard,
+    ) -> bool {
+        let head = self.rows.head(tuple) as *const u8;
+        if self.writes_name_versions() {
+            return self.name_entry_point(ek, tuple, head);
+        }
+        match found {
+            // (The entry the lookup found: no second probe.)
+            Some(l) if l.tuple == tuple => l.set_hint(head),
+            _ => self.index.set_hint(ek, tuple, head, guard),
+        }
+        false
+    }
+
+    #[inline(never)]
+    fn name_entry_point(&self, ek: &EncodedKey, tuple: u64, head: *const u8) -> bool {
+        self.index.name_version(ek, tuple, head)
+    }
+
+    /// Re-points the primary entry of `tuple` at its chain's entry point
+    /// (the indirection slot's version) when the index names versions:
+    /// after a write replaced our own newest version, an abort undid one,
+    /// or GC pruned an O2N chain's oldest versions. `ek`: the row's key if
+    /// the caller has it (else read from the entry point). Pinned.
+    pub fn rename_entry_point(&self, ek: Option<&EncodedKey>, tuple: u64) {
+        if !self.index.names_versions() {
+            return;
+        }
+        let head = self.rows.head(tuple);
+        // SAFETY: pinned by the caller; a chain's first version is alive.
+        let Some(h) = (unsafe { head.as_ref() }) else {
+            return;
+        };
+        let derived;
+        let ek = match ek {
+            Some(k) => k,
+            None => {
+                derived = self.key_of_version(h);
+                &derived
+            }
+        };
+        self.index.name_version(ek, tuple, head as *const u8);
+    }
+
+    /// The primary-index key of `v`, a version of one of this table's
+    /// rows (a tombstone holds its key as its values). Pinned, `v` alive.
+    pub fn key_of_version(&self, v: &Version) -> EncodedKey {
+        if v.is_tombstone() {
+            return self.encode(&Key(v.data().to_vec()));
+        }
+        storage::with_values(v, |d| self.encode(&self.schema.key_of(d)))
     }
 
     /// Allocates versions from these memory spaces (before the table is
@@ -117,5 +243,108 @@ impl TableInner {
     #[inline]
     pub fn encode(&self, key: &Key) -> EncodedKey {
         encode(key, self.int_key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{key, row, Database, IndexPointers, Options, Schema, Table, Type, Value};
+    use crate::{GcPolicy, VersionStorage};
+
+    fn kv(db: &Database) -> Table {
+        db.create_table(
+            Schema::new("kv")
+                .column("k", Type::Int)
+                .column("v", Type::Int)
+                .primary_key(&["k"]),
+        )
+        .unwrap()
+    }
+
+    /// (tuple, the version key `k`'s primary entry names, the row's chain
+    /// entry point) as addresses.
+    fn entry(t: &Table, k: i64) -> (u64, usize, usize) {
+        let guard = crossbeam_epoch::pin();
+        let ek = t.inner.encode(&key![k]);
+        let (tuple, named) = t.inner.index.named_version(&ek, &guard).unwrap();
+        (tuple, named as usize, t.inner.rows.head(tuple) as usize)
+    }
+
+    /// Wu §6 / MV-PBT §3.5: under physical pointers the primary entry names
+    /// the chain's entry point, and on an N2O chain every new version moves
+    /// it (update, delete, re-insert, a second write of our own), an abort
+    /// moves it back; under logical pointers it names none (the tuple id
+    /// and the indirection slot lead to the chain).
+    #[test]
+    fn physical_pointers_re_point_the_primary_entry_at_each_new_n2o_version() {
+        for p in IndexPointers::ALL {
+            let db =
+                Database::open(Options::default().index_pointers(p).gc_interval(None)).unwrap();
+            let t = kv(&db);
+            let physical = p == IndexPointers::Physical;
+            let follows = |when: &str| {
+                let (_, named, head) = entry(&t, 1);
+                if physical {
+                    assert_eq!(named, head, "{p:?} {when}: the entry names the new head");
+                } else {
+                    assert_eq!(named, 0, "{p:?} {when}: a logical entry names no version");
+                }
+                head
+            };
+            db.run(|x| x.insert(&t, row![1, 0])).unwrap();
+            let v0 = follows("insert");
+            db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(1))]))
+                .unwrap();
+            let v1 = follows("update");
+            assert_ne!(v1, v0, "N2O: an update makes a new head");
+            // Our own version replaced by a second write of ours.
+            db.run(|x| {
+                x.update(&t, &key![1], &[("v", Value::Int(2))])?;
+                x.update(&t, &key![1], &[("v", Value::Int(3))])
+            })
+            .unwrap();
+            follows("second write of our own");
+            // An aborted update: the entry names the head again.
+            let before = follows("before the abort");
+            let mut w = db.begin().unwrap();
+            w.update(&t, &key![1], &[("v", Value::Int(9))]).unwrap();
+            follows("uncommitted update");
+            w.abort();
+            assert_eq!(follows("abort"), before);
+            db.run(|x| x.delete(&t, &key![1])).unwrap();
+            follows("delete");
+            db.run(|x| x.insert(&t, row![1, 5])).unwrap();
+            follows("insert over the tombstone");
+        }
+    }
+
+    /// O2N's entry point is the oldest version: an update leaves the
+    /// primary entry alone; GC pruning the oldest moves it.
+    #[test]
+    fn physical_o2n_entries_name_the_oldest_version_until_gc_prunes_it() {
+        let db = Database::open(
+            Options::default()
+                .version_storage(VersionStorage::AppendOldToNew)
+                .gc(GcPolicy::TransactionLevel)
+                .index_pointers(IndexPointers::Physical)
+                .gc_interval(None),
+        )
+        .unwrap();
+        let t = kv(&db);
+        db.run(|x| x.insert(&t, row![1, 0])).unwrap();
+        let (_, first, head) = entry(&t, 1);
+        assert_eq!(first, head);
+        let mut old = db.begin_read_only().unwrap();
+        for n in 1..=3 {
+            db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(n))]))
+                .unwrap();
+        }
+        assert_eq!(entry(&t, 1).1, first, "updates append at the far end");
+        assert_eq!(old.get(&t, &key![1]).unwrap(), Some(row![1, 0]));
+        drop(old);
+        db.collect_garbage();
+        let (_, named, head) = entry(&t, 1);
+        assert_ne!(head, first, "GC pruned the oldest versions");
+        assert_eq!(named, head, "the entry names the new oldest");
     }
 }

@@ -54,10 +54,11 @@
 //!   `[v_min, v_max]` lies inside one dead zone holds only dead versions;
 //!   the collector takes it whole ([`take_dead_segments`], which also
 //!   names the cut event) and cuts its versions out of their chains by
-//!   cut-and-fix (below). On a table with secondary indexes the dead
-//!   descriptors are dropped and the pass's row step unlinks their
-//!   versions with the rest of the row's dead ones, in the one walk its
-//!   index work needs (it reads the images a cut would drop).
+//!   cut-and-fix (below). On a table with secondary indexes the cut (and
+//!   a first prune) first hands the versions whose images it drops to
+//!   [`Siro::before_drop`], which removes the index entries only they
+//!   need (the collector's `gc::siro::index_work`): an image is the last
+//!   place a version's keys are.
 //! * **Cleaning.** Dead versions in segments that are not wholly dead are
 //!   removed one by one by the dead-zone collector's row step (the
 //!   paper's "cleaning"); the counters tell the three apart.
@@ -152,10 +153,11 @@
 //! by the collector (and dead zones stay dead: a snapshot that begins
 //! later is above every overwritten version's end). The images of
 //! first-pruned and cut versions are gone while their headers may still
-//! be linked. No snapshot reads them, but secondary-index maintenance
-//! reads the images of the versions it removes, so a table with
-//! secondary indexes relocates every version, is never cut, and leaves
-//! dead ones to the collector's row step.
+//! be linked. No snapshot reads them, and no index entry leads to one: on
+//! SIRO (an in-place scheme) indexes hold logical pointers, which name the
+//! row, never a version; the entries only a dropped version needed are
+//! removed before its image goes ([`Siro::before_drop`]), since index
+//! maintenance finds a version's keys in its image.
 
 use super::chain::{self, Newest, Span, Survivor, Versions};
 use super::dead_zones::DeadZones;
@@ -330,7 +332,16 @@ pub struct Siro {
     /// table lives: a row's two parties must always meet on one flag.
     rows: Box<[RowShard]>,
     pub counters: Counters,
+    /// The table's secondary-index work before images drop (see
+    /// [`Siro::before_drop`]); set by the collector before it first
+    /// publishes zones.
+    index_work: std::sync::OnceLock<IndexWork>,
 }
+
+/// What the collector does to a table's secondary indexes before the
+/// images of `versions` of row `tuple` are dropped: remove the entries
+/// only they need. Called pinned, by the row's holder.
+pub type IndexWork = Box<dyn Fn(u64, &[*mut Version], &Guard) + Send + Sync>;
 
 /// Shards of [`Siro::rows`].
 const ROW_SHARDS: usize = 64;
@@ -346,6 +357,29 @@ impl Siro {
             clusters: Default::default(),
             rows: (0..ROW_SHARDS).map(|_| Mutex::default()).collect(),
             counters: Counters::default(),
+            index_work: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Sets the table's index work, once (`f` runs the first time only).
+    pub fn init_index_work(&self, f: impl FnOnce() -> IndexWork) {
+        self.index_work.get_or_init(f);
+    }
+
+    /// Before the images of `versions` of `tuple` drop (a cut, a first
+    /// prune): on a table with secondary indexes, their entries go first.
+    /// False if there are indexes and no index work to run: then nothing
+    /// may drop.
+    fn before_drop(&self, s: &Store, tuple: u64, versions: &[*mut Version], guard: &Guard) -> bool {
+        if !s.indexed.load(SeqCst) {
+            return true;
+        }
+        match self.index_work.get() {
+            Some(f) => {
+                f(tuple, versions, guard);
+                true
+            }
+            None => false,
         }
     }
 
@@ -847,6 +881,12 @@ pub(crate) fn cut_chain(
     }
     close(&mut cur, &mut counts, &mut runs);
     let (_, action) = transition(state, h.event, runs.len());
+    if action != CutAction::Nothing && !cut_now.is_empty() {
+        let drop: Vec<*mut Version> = cut_now.iter().map(|&(v, _)| v).collect();
+        if !st.before_drop(s, tuple, &drop, guard) {
+            return (CutAction::Nothing, 0);
+        }
+    }
     let credit = |c: Class| st.counters.segment_pruned[c.index()].fetch_add(1, Relaxed);
     let n = match action {
         CutAction::Nothing => 0,
@@ -1114,9 +1154,8 @@ fn relocate(s: &Store, tuple: u64, r: &Version, begin: u64, end: u64, guard: &Gu
     let zones = st.and_then(Siro::zones);
     let tuning = st.map_or_else(SiroTuning::default, |st| st.tuning.clone());
     let class = classify(begin, end, zones.as_deref(), &tuning);
-    let indexed = s.indexed.load(SeqCst);
     if let (Some(st), Some(z)) = (st, zones.as_deref()) {
-        if !indexed && z.is_dead(begin, end) {
+        if z.is_dead(begin, end) && st.before_drop(s, tuple, &[v], guard) {
             let old = ext.record.swap(std::ptr::null_mut(), AcqRel);
             retire_record(old, guard);
             st.counters.pruned_at_relocation[class.index()].fetch_add(1, Relaxed);

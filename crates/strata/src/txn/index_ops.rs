@@ -136,6 +136,27 @@ impl Transaction {
         index::on_commit(&self.sec_writes, cts);
     }
 
+    /// Counts `n` index entries written (`Stats::index_entry_writes`).
+    #[inline]
+    pub(crate) fn count_index_writes(&self, n: usize) {
+        self.db.tids.counts(self.tid).index_writes(n as u64);
+    }
+
+    /// Our write left `tuple` (key `ek`) a new newest version without
+    /// `TableInner::after_write` (replacing our own, or over a tombstone):
+    /// a physical N2O primary entry follows it.
+    pub(crate) fn entry_point_moved(
+        &self,
+        ti: &TableInner,
+        ek: &crate::index::key::EncodedKey,
+        tuple: u64,
+    ) {
+        if ti.writes_name_versions() {
+            ti.rename_entry_point(Some(ek), tuple);
+            self.count_index_writes(1);
+        }
+    }
+
     /// Abort: removes every entry we added (before our versions retire).
     #[inline]
     pub(crate) fn sec_rollback(&mut self) {

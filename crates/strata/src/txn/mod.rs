@@ -642,6 +642,7 @@ impl Transaction {
                     if let Err(e) = self.replace_own::<P>(ti, tuple, head, NewRow::Row(data)) {
                         return self.fail(e);
                     }
+                    self.entry_point_moved(ti, &ek, tuple);
                     return Ok(());
                 }
                 if let Err(e) = self.lock_head::<P>(ti, tuple, head) {
@@ -666,6 +667,7 @@ impl Transaction {
                 }
                 // (On an error the install was undone and the lock released.)
                 self.install::<P>(ti, tuple, head, NewRow::Row(data), None)?;
+                self.entry_point_moved(ti, &ek, tuple);
                 // The key may have had no row at all when a younger scan
                 // passed (the tombstone can be a ghost made later), so an
                 // insert over a tombstone answers to the table's predicate
@@ -689,6 +691,7 @@ impl Transaction {
             let v = storage::publish_fresh(ti, tuple, self.tid, data);
             match ti.index.insert(&ek, tuple, v as *const u8) {
                 Ok(()) => {
+                    self.count_index_writes(1);
                     self.writes.push(WriteEntry {
                         table: ti,
                         tuple,
@@ -804,6 +807,7 @@ impl Transaction {
                 if let Err(e) = self.replace_own::<P>(ti, tuple, head, row) {
                     return self.fail(e);
                 }
+                self.entry_point_moved(ti, &ek, tuple);
                 return Ok(());
             }
             match self.lock_head::<P>(ti, tuple, head) {
@@ -826,13 +830,10 @@ impl Transaction {
             return Err(not_found());
         }
         self.install::<P>(ti, tuple, head, row, None)?;
-        // Readers of the new head (once we commit) then find it hinted
-        // instead of refreshing the hint themselves (no-op for byte keys).
-        let head = ti.rows.head(tuple) as *const u8;
-        match &found {
-            // (The entry the lookup found: no second probe.)
-            Some(l) if l.tuple == tuple => l.set_hint(head),
-            _ => ti.index.set_hint(&ek, tuple, head, &guard),
+        // The primary entry follows the new head: re-pointed at it under
+        // physical pointers (N2O), else its hint, so readers find it hinted.
+        if ti.after_write(found.as_ref(), &ek, tuple, &guard) {
+            self.count_index_writes(1);
         }
         Ok(())
     }
@@ -1195,6 +1196,7 @@ impl Transaction {
         // Index entries are stamped before the rows unlock (a no-op for
         // today's kinds).
         self.sec_on_commit(cts);
+        self.count_index_writes(self.sec_writes.len());
         for w in &self.writes {
             // SAFETY: our own versions and the versions we overwrote (locked by
             // us) are alive: GC processes our entries only after we end.
@@ -1231,12 +1233,18 @@ impl Transaction {
         }
         let guard = epoch::pin();
         // Secondary entries go before the versions they point at retire.
+        self.count_index_writes(self.sec_writes.len());
         self.sec_rollback();
         for w in self.writes.drain(..).rev() {
             // SAFETY: tables outlive the transaction; our versions are alive.
             let t = unsafe { &*w.table };
             storage::undo(t, w.tuple, w.new, w.old, &guard);
             if let Some(old) = unsafe { w.old.as_ref() } {
+                // A primary entry naming our version names the head again.
+                if t.writes_name_versions() {
+                    t.rename_entry_point(None, w.tuple);
+                    self.db.tids.counts(self.tid).index_writes(1);
+                }
                 old.end.store(INF_TS, SeqCst);
                 old.txn_id.store(0, SeqCst);
             } else {
