@@ -182,7 +182,15 @@ struct LogSummary {
 /// The durability the flags ask for (`--wal-dir` and `--durability` go
 /// together).
 fn durability(a: &YcsbArgs) -> Result<Durability, UsageError> {
-    Ok(match (a.durability, &a.wal_dir) {
+    durability_of(a.durability, a.wal_dir.as_ref())
+}
+
+/// `--durability` with `--wal-dir`, for any bench command that has them.
+pub(crate) fn durability_of(
+    d: DurabilityArg,
+    wal_dir: Option<&std::path::PathBuf>,
+) -> Result<Durability, UsageError> {
+    Ok(match (d, wal_dir) {
         (DurabilityArg::None, None) => Durability::None,
         (DurabilityArg::None, Some(_)) => {
             return Err(UsageError(

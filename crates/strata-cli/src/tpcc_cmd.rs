@@ -10,13 +10,13 @@ use std::process::ExitCode;
 
 use clap::Args;
 use serde::Serialize;
-use strata::{Database, Options, Protocol};
+use strata::{Database, Durability, LogGranularity, Options, Protocol};
 use strata_workloads::driver::DriverConfig;
 use strata_workloads::huge_pages::HugePages;
 use strata_workloads::tpcc::{self, TpccConfig, TpccReport};
 
 use crate::progress::BarObserver;
-use crate::UsageError;
+use crate::{DurabilityArg, UsageError};
 
 #[derive(Args, Debug, Clone)]
 #[command(allow_negative_numbers = true)]
@@ -27,9 +27,16 @@ pub struct TpccArgs {
     /// Warehouses (each ~100K stock rows and 30K customers at spec size).
     #[arg(long, default_value_t = 1)]
     pub warehouses: u32,
-    /// Terminal threads; thread i's home warehouse is i mod W + 1.
+    /// Terminal threads; thread i's home warehouse is i mod W + 1 (see
+    /// --warehouse-pick).
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
+    /// Which warehouse each transaction runs against: `fixed` (the
+    /// thread's home, i mod W + 1), or drawn each time a transaction
+    /// starts, `uniform` over all W or `80-20` (80% of transactions to the
+    /// first fifth of the warehouses): ERMIA's Fig. 8.
+    #[arg(long, default_value = "fixed", value_parser = parse_warehouse_pick)]
+    pub warehouse_pick: tpcc::WarehousePick,
     /// Measured run time, in seconds.
     #[arg(long, default_value_t = 5.0, value_parser = crate::parse_seconds)]
     pub duration: f64,
@@ -68,6 +75,26 @@ pub struct TpccArgs {
     /// on a newer committed version (`Options::ssn_blind_writes`).
     #[arg(long)]
     pub no_blind_writes: bool,
+    /// `none` (in memory), `group` (write-ahead log, commit waits for the
+    /// group fsync) or `async` (log flushed in the background), as for
+    /// `bench ycsb`.
+    #[arg(long, value_enum, default_value_t = DurabilityArg::None)]
+    pub durability: DurabilityArg,
+    /// Directory of the write-ahead log (with `--durability group|async`);
+    /// new or empty, or one `strata bench` made (it is emptied first).
+    #[arg(long)]
+    pub wal_dir: Option<std::path::PathBuf>,
+    /// How writes reach the shared log buffer: `per-transaction` (one
+    /// reservation at pre-commit, ERMIA's log manager) or `per-operation`
+    /// (one per insert, update and delete, and one for the commit: the
+    /// traditional logging of ERMIA's Fig. 10). Needs --durability.
+    #[arg(long, default_value = "per-transaction", value_parser = parse_log_granularity)]
+    pub log_granularity: LogGranularity,
+    /// Time each transaction's work by engine component (index, version
+    /// read, version install, CC at commit, log, log wait, GC, the rest)
+    /// and report it per committed transaction (ERMIA's Fig. 11).
+    #[arg(long)]
+    pub time_breakdown: bool,
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -109,6 +136,8 @@ struct Summary<'a> {
     benchmark: &'static str,
     protocol: &'static str,
     config: &'a TpccConfig,
+    durability: &'static str,
+    log_granularity: &'static str,
     huge_pages: HugePages,
     #[serde(flatten)]
     report: &'a TpccReport,
@@ -127,6 +156,7 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         q2_size: a.q2_size,
         prefetch: !a.no_prefetch,
         appended_hash: a.appended_hash,
+        warehouse_pick: a.warehouse_pick,
         index_kind: strata::IndexKind::Standard,
     };
     cfg.validate().map_err(|e| UsageError(e.to_string()))?;
@@ -145,13 +175,24 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
     if let Some(path) = &a.series {
         crate::check_output_file("series", path)?;
     }
-    let db = Database::open(
-        Options::default()
-            .protocol(a.protocol)
-            .ssn_early_exclusion(!a.no_early_exclusion)
-            .ssn_blind_writes(!a.no_blind_writes),
-    )
-    .map_err(|e| UsageError(e.to_string()))?;
+    let durability = crate::bench::durability_of(a.durability, a.wal_dir.as_ref())?;
+    if a.log_granularity == LogGranularity::PerOperation && durability == Durability::None {
+        return Err(UsageError(
+            "--log-granularity per-operation needs --durability group|async and --wal-dir".into(),
+        ));
+    }
+    let opts = Options::default()
+        .protocol(a.protocol)
+        .ssn_early_exclusion(!a.no_early_exclusion)
+        .ssn_blind_writes(!a.no_blind_writes)
+        .durability(durability)
+        .log_granularity(a.log_granularity)
+        .time_breakdown(a.time_breakdown);
+    opts.validate().map_err(|e| UsageError(e.to_string()))?;
+    if let Durability::Wal { dir, .. } = &opts.durability {
+        crate::bench::take_wal_dir(dir)?;
+    }
+    let db = Database::open(opts).map_err(|e| UsageError(e.to_string()))?;
     let huge_pages = a.huge_pages.unwrap_or_else(HugePages::load_where_supported);
     huge_pages
         .apply_at_start()
@@ -183,6 +224,12 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
             benchmark: "tpcc",
             protocol: a.protocol.name(),
             config: &cfg,
+            durability: match a.durability {
+                DurabilityArg::None => "none",
+                DurabilityArg::Group => "group",
+                DurabilityArg::Async => "async",
+            },
+            log_granularity: a.log_granularity.name(),
             huge_pages,
             report: &r,
         };
@@ -242,6 +289,12 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
     if !cfg.prefetch {
         println!("NewOrder without prefetch (--no-prefetch)");
     }
+    if cfg.warehouse_pick != tpcc::WarehousePick::Fixed {
+        println!(
+            "warehouse drawn per transaction: {} (--warehouse-pick)",
+            cfg.warehouse_pick.name()
+        );
+    }
     println!("load      {:.2} s", r.load_s);
     println!(
         "{:<13} {:>12} {:>12} {:>10} {:>10}  aborts by reason",
@@ -273,12 +326,48 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         r.run.aborted_per_s,
         100.0 * r.run.abort_rate
     );
+    if let Some(l) = &r.log {
+        println!(
+            "log       {}  {:.2} records/txn ({:.2} operation records)  {:.1} bytes/txn  {} flushes",
+            a.log_granularity.name(),
+            l.records_per_committed,
+            l.operation_records_per_committed,
+            l.bytes_per_committed,
+            l.flushes
+        );
+    }
+    if let Some(t) = &r.time_breakdown {
+        let parts: Vec<String> = t
+            .per_committed
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {:.1} ({:.0}%)",
+                    c.name,
+                    c.ns_per_committed / 1e3,
+                    100.0 * c.share
+                )
+            })
+            .collect();
+        println!("time per committed txn, us (share): {}", parts.join("  "));
+    }
     let c = &r.consistency;
     println!(
         "consistency conditions 1-4 hold: {} warehouses, {} districts, {} orders, {} new orders, {} order lines",
         c.warehouses_checked, c.districts_checked, c.orders, c.new_orders, c.order_lines
     );
     Ok(ExitCode::SUCCESS)
+}
+
+fn parse_warehouse_pick(s: &str) -> Result<tpcc::WarehousePick, String> {
+    s.parse()
+}
+
+fn parse_log_granularity(s: &str) -> Result<LogGranularity, String> {
+    LogGranularity::ALL
+        .into_iter()
+        .find(|g| g.name() == s)
+        .ok_or_else(|| format!("expected per-transaction or per-operation, got {s:?}"))
 }
 
 /// `--mix`: a name or five percentages (see `TpccArgs::mix`); that they add

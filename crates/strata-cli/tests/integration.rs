@@ -9,3 +9,5 @@ mod cli;
 mod presets;
 #[path = "reproduce_figures.rs"]
 mod reproduce_figures;
+#[path = "tpcc_ermia.rs"]
+mod tpcc_ermia;

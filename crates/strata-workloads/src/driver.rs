@@ -60,6 +60,9 @@ pub trait Observer {
     /// A phase begins: `total` steps of `unit`.
     fn start(&mut self, _phase: &str, _total: u64, _unit: &str) {}
     fn set(&mut self, _pos: u64) {}
+    /// A run's measured window begins (after its warm-up); `finish` ends
+    /// it. Counters taken at the two bound what the report measured.
+    fn measure(&mut self) {}
     fn finish(&mut self) {}
 }
 
@@ -344,6 +347,9 @@ pub fn run_until<W: Worker>(
     }
     let mut series = Vec::new();
     let mut ab = Vec::new();
+    if cfg.warmup.is_zero() {
+        observer.measure();
+    }
     let (locals, measured) = std::thread::scope(|s| {
         let handles: Vec<_> = workers
             .into_iter()
@@ -359,6 +365,7 @@ pub fn run_until<W: Worker>(
             tick_until(started + cfg.warmup, started, observer, |_| {
                 handles.iter().any(|h| h.is_finished())
             });
+            observer.measure();
             measure_started = Instant::now();
             phase.store(MEASURE, Ordering::SeqCst);
         }

@@ -13,7 +13,9 @@
 //!
 //! Money is kept in cents and rates (tax, discount) in basis points, as
 //! 64-bit integers. Each worker thread is a terminal bound to a home
-//! warehouse (thread i -> warehouse i mod W + 1). Secondary indexes serve
+//! warehouse (thread i -> warehouse i mod W + 1), or, for ERMIA's skew
+//! experiments, draws each transaction's warehouse (`WarehousePick`,
+//! `tpcc/skew.rs`). Secondary indexes serve
 //! Payment's and OrderStatus's lookups by customer last name
 //! (`customer_by_last`: w, d, last, first) and OrderStatus's "latest order of
 //! a customer" (`orders_by_customer`: w, d, c, o). The second is created only
@@ -82,10 +84,14 @@ const MIX_TYPES: [usize; 6] = [
 ];
 
 mod hybrid;
+mod skew;
 mod tables;
+mod window;
 pub use hybrid::{Ch, ChTables, Q2_REFILL, Q2_THRESHOLD, SUPPLIERS};
+pub use skew::WarehousePick;
 use tables::{insert_stock, run_load_jobs, schema};
 pub use tables::{load_stock, stock_schema, Tables};
+pub use window::{ComponentTime, LogReport, TimeReport};
 
 /// Sizes and mix of a TPC-C database.
 #[derive(Debug, Clone, Serialize)]
@@ -125,6 +131,10 @@ pub struct TpccConfig {
     /// ([`strata::PointLookups::Tree`]), as every table of CCBench's
     /// `tpcc_silo` is: their inserts then write nothing else.
     pub appended_hash: bool,
+    /// Which warehouse each transaction runs against: the thread's fixed
+    /// home (the default), or one drawn per transaction, uniformly or with
+    /// 80-20 skew (ERMIA Fig. 8; see [`WarehousePick`]).
+    pub warehouse_pick: WarehousePick,
     /// The structure of the secondary indexes (`customer_by_last`,
     /// `orders_by_customer`): today's kind, or MV-PBT, whose records
     /// carry their versions' stamps (MV-PBT Figures 12a and 14 run TPC-C
@@ -176,6 +186,7 @@ impl TpccConfig {
             q2_size: 0.2,
             prefetch: true,
             appended_hash: false,
+            warehouse_pick: WarehousePick::Fixed,
             index_kind: IndexKind::Standard,
         }
     }
@@ -670,7 +681,11 @@ enum Flow {
 pub struct TpccWorker<'a> {
     tpcc: &'a Tpcc,
     rng: Rng,
+    /// The warehouse of the transaction being run (`fixed_home` unless
+    /// `TpccConfig::warehouse_pick` draws one per transaction).
     home: i64,
+    /// Thread i's warehouse, i mod W + 1.
+    fixed_home: i64,
     /// Runs StockScan only.
     scanner: bool,
     /// Set after a conflict: the type and the generator state its inputs
@@ -682,10 +697,12 @@ pub struct TpccWorker<'a> {
 
 impl<'a> TpccWorker<'a> {
     pub fn new(tpcc: &'a Tpcc, thread: usize, scanner: bool) -> Self {
+        let home = (thread as i64 % tpcc.cfg.warehouses as i64) + 1;
         TpccWorker {
             tpcc,
             rng: Rng::for_thread(tpcc.cfg.seed, thread),
-            home: (thread as i64 % tpcc.cfg.warehouses as i64) + 1,
+            home,
+            fixed_home: home,
             scanner,
             retry: None,
             attempt: 0,
@@ -1198,6 +1215,12 @@ impl Worker for TpccWorker<'_> {
                 (ty, self.rng.clone())
             }
         };
+        // After the type and from the saved state: a retry draws the same
+        // warehouse again (`Fixed` draws nothing).
+        let cfg = &self.tpcc.cfg;
+        self.home = cfg
+            .warehouse_pick
+            .draw(&mut self.rng, cfg.warehouses, self.fixed_home);
         // The five TPC-C transactions are short and in memory: one epoch pin
         // each (`Database::pinned`). The analytical ones (HTAP scans) may
         // run long and pin per operation.
@@ -1226,6 +1249,13 @@ pub struct TpccReport {
     pub load_s: f64,
     pub run: Report,
     pub consistency: Consistency,
+    /// The measured window's time by engine component, per committed
+    /// transaction (with `Options::time_breakdown`; ERMIA Fig. 11).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_breakdown: Option<TimeReport>,
+    /// The measured window's log records (with the write-ahead log).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<LogReport>,
 }
 
 /// The consistency conditions checked after a run.
@@ -1339,12 +1369,17 @@ pub fn run_until(
     if cfg.stock_scan {
         workers.push(TpccWorker::new(&tpcc, cfg.threads, true));
     }
-    let run = driver::run_until(driver_cfg, stop, &TYPES, workers, observer)?;
+    let n = workers.len();
+    let mut window = window::Window::new(observer, tpcc.db.clone());
+    let run = driver::run_until(driver_cfg, stop, &TYPES, workers, &mut window)?;
+    let (time_breakdown, log) = window.reports(n, &run);
     let consistency = tpcc.check_consistency()?;
     Ok(TpccReport {
         load_s,
         run,
         consistency,
+        time_breakdown,
+        log,
     })
 }
 

@@ -34,6 +34,7 @@
 //! flows through them.
 
 pub mod ab;
+mod breakdown;
 mod cc;
 mod db;
 mod error;
@@ -57,13 +58,14 @@ mod txn;
 mod types;
 mod value;
 
+pub use breakdown::TimeBreakdown;
 pub use db::{backoff, Database};
 pub use error::{ConflictKind, Error, Result};
 pub use index::secondary::Unique;
 pub use log::{CommitTicket, LogStats, RecoveryReport, TornTail};
 pub use options::{
-    Durability, GcPolicy, IndexKind, IndexPointers, LogTuning, MemorySpaces, MvtoLockedRead,
-    NonInline, Options, Protocol, SiroTuning, SyncPolicy, VersionStorage,
+    Durability, GcPolicy, IndexKind, IndexPointers, LogGranularity, LogTuning, MemorySpaces,
+    MvtoLockedRead, NonInline, Options, Protocol, SiroTuning, SyncPolicy, VersionStorage,
 };
 pub use presets::{presets_markdown, Preset, PresetInfo};
 pub use stats::{MvPbtStats, SiroStats, Stats};

@@ -467,6 +467,16 @@ pub struct Options {
     pub durability: Durability,
     /// Sizes and intervals of the write-ahead log (ignored without one).
     pub log_tuning: LogTuning,
+    /// How often a transaction goes to the shared log buffer: once, at
+    /// pre-commit, with its whole redo record (ERMIA's log manager, the
+    /// default), or once per write (the traditional per-operation logging
+    /// ERMIA's Fig. 10 compares against). Needs the write-ahead log.
+    pub log_granularity: LogGranularity,
+    /// Time each transaction's work by engine component (index, version
+    /// read, version install, CC at commit, log, GC; ERMIA's Fig. 11) into
+    /// `Database::time_breakdown`. Off by default: then every timing point
+    /// is one predictable branch.
+    pub time_breakdown: bool,
     /// Where versions are allocated: the global allocator or memory spaces.
     pub memory_spaces: MemorySpaces,
     /// Segment size and classification thresholds of `VersionStorage::Siro`
@@ -535,6 +545,42 @@ pub enum Durability {
         dir: std::path::PathBuf,
         sync: SyncPolicy,
     },
+}
+
+/// How a transaction's redo reaches the shared log buffer (see the `log`
+/// module, "Log granularity").
+///
+/// ```text
+///  PerTransaction: write write write ─ pre-commit: [redo of all three] ─ 1 reservation
+///  PerOperation:   write─[op] write─[op] write─[op] ─ pre-commit: [commit] ─ 4
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum LogGranularity {
+    /// One reservation per committing writer, made at pre-commit with the
+    /// whole redo record (ERMIA §3.2, "a single round-trip to the
+    /// centralized log buffer at pre-commit").
+    #[default]
+    PerTransaction,
+    /// Every insert, update and delete reserves and fills its own record
+    /// in the shared log buffer as it is made (each names the previous
+    /// record of its transaction); pre-commit then logs a small commit
+    /// record naming the last one. Recovery applies a transaction's
+    /// operation records when it reaches its commit record, so those of a
+    /// transaction that aborted are never replayed. ERMIA's emulation of
+    /// traditional logging (§4.4, Fig. 10). Not under MVTO.
+    PerOperation,
+}
+
+impl LogGranularity {
+    pub const ALL: [LogGranularity; 2] =
+        [LogGranularity::PerTransaction, LogGranularity::PerOperation];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LogGranularity::PerTransaction => "per-transaction",
+            LogGranularity::PerOperation => "per-operation",
+        }
+    }
 }
 
 /// When `commit` returns relative to its log record reaching stable storage.
@@ -612,6 +658,8 @@ impl Default for Options {
             max_retries: 1000,
             durability: Durability::None,
             log_tuning: LogTuning::default(),
+            log_granularity: LogGranularity::PerTransaction,
+            time_breakdown: false,
             memory_spaces: MemorySpaces::default(),
             siro: SiroTuning::default(),
             mvpbt_partition_records: 1 << 16,
@@ -700,6 +748,14 @@ impl Options {
     }
     pub fn log_tuning(mut self, t: LogTuning) -> Self {
         self.log_tuning = t;
+        self
+    }
+    pub fn log_granularity(mut self, g: LogGranularity) -> Self {
+        self.log_granularity = g;
+        self
+    }
+    pub fn time_breakdown(mut self, on: bool) -> Self {
+        self.time_breakdown = on;
         self
     }
     pub fn memory_spaces(mut self, m: MemorySpaces) -> Self {
@@ -803,6 +859,24 @@ impl Options {
                 "gc_threads must be in 1..=64, got {}",
                 self.gc_threads
             )));
+        }
+        if self.log_granularity == LogGranularity::PerOperation {
+            if self.durability == Durability::None {
+                return Err(Error::InvalidConfig(
+                    "log granularity per-operation needs the write-ahead log \
+                     (Durability::Wal): an in-memory database logs nothing"
+                        .into(),
+                ));
+            }
+            if self.protocol == Protocol::Mvto {
+                return Err(Error::InvalidConfig(
+                    "log granularity per-operation is not available under mvto: its \
+                     checkpoints bound the operation records of open transactions by \
+                     their snapshots, which are LSNs only with LSN commit stamps \
+                     (every protocol but MVTO)"
+                        .into(),
+                ));
+            }
         }
         if let Durability::Wal { .. } = self.durability {
             let t = &self.log_tuning;

@@ -49,6 +49,8 @@ mod gc_waiting_deletes;
 mod index_writes;
 #[path = "lent_texts.rs"]
 mod lent_texts;
+#[path = "log_granularity.rs"]
+mod log_granularity;
 #[path = "lsn_stamps.rs"]
 mod lsn_stamps;
 #[path = "model_based.rs"]
@@ -73,6 +75,8 @@ mod ssn_blind_writes;
 mod ssn_early;
 #[path = "storage.rs"]
 mod storage;
+#[path = "time_breakdown.rs"]
+mod time_breakdown;
 #[path = "value_types.rs"]
 mod value_types;
 #[path = "verify.rs"]

@@ -161,7 +161,7 @@ fn the_check_finds_wildcards_and_matches_macros() {
 /// out (a test may use anything).
 const LAYERS: &[&[&str]] = &[
     &["types"],
-    &["sync", "prefetch", "error", "ab", "test_util"],
+    &["sync", "prefetch", "error", "ab", "test_util", "breakdown"],
     &["value"],
     &["serde_row"],
     &["options"],

@@ -427,3 +427,136 @@ fn run_keeps_the_consistency_conditions() {
         assert!(e.contains("condition 1"), "{e}");
     }
 }
+
+/// NewOrders committed per warehouse in a run: each district's
+/// D_NEXT_O_ID moved past the orders loaded.
+fn new_orders_per_warehouse(db: &Database, cfg: &TpccConfig) -> Vec<i64> {
+    let district = db.table("district").unwrap();
+    let loaded = i64::from(cfg.customers);
+    let mut per = vec![0i64; cfg.warehouses as usize + 1];
+    db.begin_read_only()
+        .unwrap()
+        .scan_with(&district, .., |r| {
+            per[get_int(r, 0) as usize] += get_int(r, col::D_NEXT_O_ID) - 1 - loaded;
+        })
+        .unwrap();
+    per
+}
+
+/// ERMIA Fig. 8's settings, end to end: with two threads over five
+/// warehouses, fixed homes use warehouses 1 and 2 only; uniform spreads the
+/// NewOrders over all five; 80-20 sends about 80% to the hot one
+/// (warehouse 1, a fifth of five). The consistency conditions hold after
+/// every run (`run_until` checks them; a failure is an error). 1,500
+/// seeded transactions per thread, of which about 700 NewOrders per
+/// thread commit: the bounds are more than five standard deviations wide.
+#[test]
+fn a_run_draws_home_warehouses_as_its_setting_says_and_stays_consistent() {
+    for pick in WarehousePick::ALL {
+        let db = Database::open(strata::Options::default()).unwrap();
+        let cfg = TpccConfig {
+            threads: 2,
+            mix: NEW_ORDER_PAYMENT,
+            warehouse_pick: pick,
+            ..TpccConfig::small(5)
+        };
+        let r = counted(db.clone(), &cfg, 1500).unwrap();
+        assert_eq!(r.consistency.warehouses_checked, 5);
+        let per = new_orders_per_warehouse(&db, &cfg);
+        let total: i64 = per.iter().sum();
+        assert_eq!(
+            total as u64,
+            r.run.of_type("new-order").unwrap().committed,
+            "{pick:?}: {per:?}"
+        );
+        let share = |w: usize| per[w] as f64 / total as f64;
+        match pick {
+            WarehousePick::Fixed => {
+                assert!(per[1] > 0 && per[2] > 0, "{per:?}");
+                assert_eq!(per[3] + per[4] + per[5], 0, "fixed homes: {per:?}");
+            }
+            WarehousePick::Uniform => {
+                for w in 1..=5 {
+                    assert!((0.15..0.25).contains(&share(w)), "uniform: {per:?}");
+                }
+            }
+            WarehousePick::Skew8020 => {
+                assert!((0.75..0.85).contains(&share(1)), "80-20: {per:?}");
+                for w in 2..=5 {
+                    assert!((0.02..0.09).contains(&share(w)), "80-20: {per:?}");
+                }
+            }
+        }
+    }
+}
+
+/// A durable TPC-C run with the time breakdown on (ERMIA Fig. 11) and
+/// either log granularity (Fig. 10): every component the mix exercises is
+/// charged, the components add up to at most the transactions' time and
+/// that to at most the workers' wall time; per-transaction logging writes
+/// no operation record, per-operation logging one per write (several per
+/// NewOrder and Payment) besides each commit. Timing off: no breakdown.
+#[test]
+fn a_durable_run_reports_its_time_breakdown_and_log_records() {
+    for g in strata::LogGranularity::ALL {
+        let dir = std::env::temp_dir().join(format!(
+            "strata-tpcc-breakdown-{}-{}",
+            std::process::id(),
+            g.name()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        let opts = strata::Options::default()
+            .durability(strata::Durability::Wal {
+                dir: dir.clone(),
+                sync: strata::SyncPolicy::GroupCommit,
+            })
+            .log_granularity(g)
+            .time_breakdown(true);
+        let cfg = TpccConfig {
+            threads: 2,
+            warehouse_pick: WarehousePick::Uniform,
+            ..TpccConfig::small(2)
+        };
+        let r = counted(Database::open(opts).unwrap(), &cfg, 300).unwrap();
+        let t = r.time_breakdown.as_ref().expect("timing on");
+        assert!(t.committed > 0 && t.transactions >= t.committed, "{t:?}");
+        for c in &t.per_committed {
+            assert!(
+                c.ns_per_committed > 0.0,
+                "{g:?}: {} not charged: {t:?}",
+                c.name
+            );
+        }
+        let named: f64 = t.per_committed[..7]
+            .iter()
+            .map(|c| c.ns_per_committed)
+            .sum();
+        assert!(
+            named * t.committed as f64 <= t.total_ns as f64 * 1.000_001,
+            "{t:?}"
+        );
+        assert!(t.total_ns <= t.worker_wall_ns, "{t:?}");
+        let log = r.log.as_ref().expect("the log is on");
+        match g {
+            strata::LogGranularity::PerTransaction => {
+                assert_eq!(log.operation_records, 0, "{log:?}");
+                assert!(log.records_per_committed <= 1.0, "{log:?}");
+            }
+            strata::LogGranularity::PerOperation => {
+                assert!(log.operation_records_per_committed > 5.0, "{log:?}");
+                assert!(
+                    log.records_per_committed > log.operation_records_per_committed,
+                    "{log:?}"
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let r = counted(
+        Database::open(strata::Options::default()).unwrap(),
+        &TpccConfig::small(1),
+        50,
+    )
+    .unwrap();
+    assert!(r.time_breakdown.is_none() && r.log.is_none());
+}

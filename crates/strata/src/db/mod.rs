@@ -42,6 +42,9 @@ impl Database {
             Some(d) => Some(crate::index::mvpbt_spill::SpillDir::open(d)?),
             None => None,
         };
+        let breakdown = opts
+            .time_breakdown
+            .then(|| Arc::new(crate::breakdown::Breakdown::new(opts.max_open_transactions)));
         let db = Database {
             inner: Arc::new(DbInner {
                 id: NEXT_DB_ID.fetch_add(1, SeqCst),
@@ -60,6 +63,7 @@ impl Database {
                 indexes: Default::default(),
                 spaces,
                 mvpbt_spill,
+                breakdown,
             }),
         };
         db.inner
@@ -86,6 +90,13 @@ impl Database {
     /// Log counters (`None` for an in-memory database).
     pub fn log_stats(&self) -> Option<LogStats> {
         self.inner.log.get().map(|l| l.stats())
+    }
+
+    /// Time spent in transactions so far, by engine component, with
+    /// `Options::time_breakdown` on (`None` when off). Take it twice and
+    /// subtract (`TimeBreakdown::since`) for a window.
+    pub fn time_breakdown(&self) -> Option<crate::TimeBreakdown> {
+        self.inner.breakdown.as_ref().map(|b| b.sums())
     }
 
     /// Waits until every commit so far is on stable storage (useful with

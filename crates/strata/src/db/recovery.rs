@@ -6,12 +6,19 @@
 //!  MANIFEST? ──yes──> load ckpt-B.dat (length, file CRC, block CRCs)
 //!     │               catalog first, then rows
 //!     no: the log must start at LSN 0
-//!  segments from the one holding B: replay records with LSN >= B in order
+//!  segments from the one holding R (= B, or lower under per-operation
+//!  logging): replay records with LSN >= R in order
 //!     commit record  -> one transaction: put = insert or overwrite,
 //!                       update = set columns if present, delete = delete
 //!                       if present
-//!     catalog record -> create / drop table (ids must line up)
+//!     catalog record -> create / drop table (ids must line up); below B
+//!                       passed over (the checkpoint's catalog has it)
 //!     skip record    -> nothing (an aborted transaction's reserved range)
+//!     operation rec. -> kept aside by LSN (per-operation logging)
+//!     chained commit -> its operation records, followed back from the
+//!                       last one it names (to R), applied as one
+//!                       transaction; records no commit names (aborted or
+//!                       unfinished transactions) are discarded at the end
 //!  damaged last record past the durable-end mark, nothing valid after
 //!     it -> torn tail (reported)
 //!  anything else damaged, a gap, a sealed last segment, a log ending
@@ -43,6 +50,7 @@ use crate::log::segment::{list_segments, remove_partial_segments, scan, SegmentW
 use crate::log::RecoveryReport;
 use crate::table::Table;
 use crate::value::{Key, Value};
+use std::collections::HashMap;
 use std::fs::{self, File};
 use std::path::Path;
 use std::sync::atomic::Ordering::SeqCst;
@@ -80,7 +88,7 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
     let mut report = RecoveryReport::default();
     let manifest = checkpoint::read_manifest(dir)?;
     let mut max_cts = 0;
-    let begin = match &manifest {
+    let (begin, replay_from) = match &manifest {
         Some(m) => {
             let s = checkpoint::load(
                 dir,
@@ -104,17 +112,17 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
             report.checkpoint = Some(m.file.clone());
             report.checkpoint_rows = s.rows;
             max_cts = m.ts;
-            m.begin_lsn
+            (m.begin_lsn, m.replay_from)
         }
-        None => 0,
+        None => (0, 0),
     };
     let all = list_segments(dir).map_err(|e| ioe("cannot list", e))?;
-    let segs = match all.iter().rposition(|s| s.0 <= begin) {
+    let segs = match all.iter().rposition(|s| s.0 <= replay_from) {
         Some(i) => &all[i..],
         None if all.is_empty() && manifest.is_none() => &all[..],
         None => {
             return Err(corrupt(format!(
-                "the log segment holding LSN {begin} (where replay must start{}) is missing; \
+                "the log segment holding LSN {replay_from} (where replay must start{}) is missing; \
                  the first segment present is {}",
                 if manifest.is_some() {
                     ", after the checkpoint"
@@ -133,7 +141,8 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
     let mut txns = 0;
     let mut ddl = 0;
     let mut skips = 0;
-    let end = scan(segs, begin, |rec| {
+    let mut ops = Operations::default();
+    let end = scan(segs, replay_from, |rec| {
         let p = decode_payload(rec.payload)
             .map_err(|e| corrupt(format!("log record at LSN {}: {e}", rec.lsn)))?;
         max_cts = max_cts.max(rec.cts);
@@ -143,6 +152,9 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
                 txns += 1;
                 replay(db, ops).map_err(at)
             }
+            // Below the checkpoint's begin LSN (replay from below it under
+            // per-operation logging): its catalog has the change.
+            Payload::Catalog(_) if rec.lsn < begin => Ok(()),
             Payload::Catalog(c) => {
                 ddl += 1;
                 apply_catalog(db, c, "log").map_err(at)
@@ -151,6 +163,16 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
             Payload::Skip => {
                 skips += 1;
                 Ok(())
+            }
+            Payload::Op { prev, op } => {
+                ops.read += 1;
+                ops.pending.insert(rec.lsn, (prev, op));
+                Ok(())
+            }
+            Payload::CommitOps { last_op, ops: n } => {
+                txns += 1;
+                let chain = ops.chain(last_op, n, replay_from, rec.lsn)?;
+                replay(db, chain).map_err(at)
             }
         }
     })?;
@@ -193,7 +215,9 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
     }
     report.stamp_offset = stamps.as_ref().map(|s| s.1);
     report.skip_records = skips;
-    report.replay_from_lsn = begin;
+    report.operation_records = ops.read;
+    report.operation_records_discarded = ops.pending.len() as u64;
+    report.replay_from_lsn = replay_from;
     report.log_end_lsn = end.end;
     report.transactions_replayed = txns;
     report.catalog_records_replayed = ddl;
@@ -239,6 +263,60 @@ fn spawn_checkpointer(db: Weak<DbInner>, every: u64) -> Result<()> {
         })
         .map(drop)
         .map_err(|e| Error::Io(format!("cannot start the checkpointer: {e}")))
+}
+
+/// Per-operation logging: the operation records read and not yet claimed
+/// by a chained commit, by LSN.
+#[derive(Default)]
+struct Operations {
+    pending: HashMap<u64, (Option<u64>, RedoOp)>,
+    read: u64,
+}
+
+impl Operations {
+    /// The writes of the transaction whose chained commit at `commit_lsn`
+    /// names `last` and `n` operation records, oldest first, taken out of
+    /// `pending`. The chain ends at the transaction's first record or at
+    /// `replay_from`: records below it belong to a transaction the
+    /// checkpoint holds (see "Log granularity" in the `log` module), whose
+    /// later records are replayed here as every record after the
+    /// checkpoint's begin is. A record at or above `replay_from` that is
+    /// missing, or a chain longer than `n`, is corruption.
+    fn chain(
+        &mut self,
+        last: u64,
+        n: u32,
+        replay_from: u64,
+        commit_lsn: u64,
+    ) -> Result<Vec<RedoOp>> {
+        let mut out = Vec::new();
+        let mut at = Some(last);
+        while let Some(lsn) = at.filter(|&l| l >= replay_from) {
+            let Some((prev, op)) = self.pending.remove(&lsn) else {
+                return Err(corrupt(format!(
+                    "the commit record at LSN {commit_lsn} names an operation record at LSN \
+                     {lsn}, which is not in the log"
+                )));
+            };
+            if out.len() >= n as usize || prev.is_some_and(|p| p >= lsn) {
+                return Err(corrupt(format!(
+                    "the commit record at LSN {commit_lsn} names more than {n} operation \
+                     records, or a chain that does not go back (at LSN {lsn})"
+                )));
+            }
+            out.push(op);
+            at = prev;
+        }
+        if at.is_none() && out.len() != n as usize {
+            return Err(corrupt(format!(
+                "the commit record at LSN {commit_lsn} names {n} operation records, \
+                 its chain holds {}",
+                out.len()
+            )));
+        }
+        out.reverse();
+        Ok(out)
+    }
 }
 
 fn has_checkpoint_file(dir: &Path) -> bool {

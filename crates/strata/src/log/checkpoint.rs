@@ -10,7 +10,9 @@
 //!   6. delete older checkpoints and log segments that end at or before B
 //! ```
 //!
-//! Recovery loads the checkpoint and replays the log from B. That is right
+//! Recovery loads the checkpoint and replays the log from B (under
+//! per-operation logging from a lower LSN, with the catalog records below B
+//! passed over: see "Log granularity" in the `log` module). That is right
 //! although the scan is not a transaction-consistent cut of the log:
 //!
 //! * Every record below B belongs to a transaction that reserved its log
@@ -56,8 +58,15 @@ const BLOCK_TARGET: usize = 64 << 10;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Manifest {
     pub file: String,
-    /// Log LSN replay starts at.
+    /// The checkpoint's begin LSN B: its catalog is the catalog at B, and
+    /// every commit record below B is in its rows.
     pub begin_lsn: u64,
+    /// Where replay starts: `begin_lsn`, or below it under per-operation
+    /// logging (the operation records of transactions open at B; see
+    /// "Log granularity" in the `log` module). Stored after the file name
+    /// only when lower (older manifests, and every per-transaction one,
+    /// read as before).
+    pub replay_from: u64,
     /// The log must reach at least this LSN (the checkpoint saw commits up
     /// to here).
     pub end_lsn: u64,
@@ -95,14 +104,26 @@ pub fn read_manifest(dir: &Path) -> CResult<Option<Manifest>> {
         if r.u64()? != MANIFEST_MAGIC {
             return Err("bad magic".into());
         }
-        Ok(Manifest {
-            begin_lsn: r.u64()?,
+        let begin_lsn = r.u64()?;
+        let mut m = Manifest {
+            begin_lsn,
+            replay_from: begin_lsn,
             end_lsn: r.u64()?,
             ts: r.u64()?,
             len: r.u64()?,
             crc: r.u32()?,
             file: r.str()?,
-        })
+        };
+        if r.pos < body.len() {
+            m.replay_from = r.u64()?;
+            if m.replay_from > m.begin_lsn {
+                return Err(format!(
+                    "replay starts at LSN {}, after the checkpoint's begin LSN {}",
+                    m.replay_from, m.begin_lsn
+                ));
+            }
+        }
+        Ok(m)
     };
     parse(&mut r).map(Some).map_err(|e| bad(&e))
 }
@@ -116,6 +137,9 @@ fn write_manifest(dir: &Path, m: &Manifest) -> io::Result<()> {
     b.extend_from_slice(&m.crc.to_le_bytes());
     b.extend_from_slice(&(m.file.len() as u32).to_le_bytes());
     b.extend_from_slice(m.file.as_bytes());
+    if m.replay_from < m.begin_lsn {
+        b.extend_from_slice(&m.replay_from.to_le_bytes());
+    }
     let crc = crc32c::crc32c(&b);
     b.extend_from_slice(&crc.to_le_bytes());
     let tmp = dir.join("MANIFEST.tmp");
@@ -152,6 +176,8 @@ impl BlockWriter {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CheckpointStats {
     pub begin_lsn: u64,
+    /// Where replay from this checkpoint starts (at or below `begin_lsn`).
+    pub replay_from: u64,
     pub ts: u64,
     pub rows: u64,
     pub bytes: u64,
@@ -183,12 +209,16 @@ pub(crate) struct Catalog {
 }
 
 /// Takes a checkpoint of `db` into `dir` (steps 1-6 of the module doc).
+/// `ops_floor`: under per-operation logging, the floor read before step 1
+/// (`Log::operations_floor`); replay then starts at the lower of it and B,
+/// and only segments below that are removed.
 /// `wait_durable(lsn)` must return once the log is on disk up to `lsn`;
 /// `abandon()` turning true stops the scan (the database is closing).
 pub fn take(
     db: &impl Source,
     dir: &Path,
     reserved: impl Fn() -> u64,
+    ops_floor: Option<u64>,
     wait_durable: impl Fn(u64) -> Result<()>,
     abandon: impl Fn() -> bool,
 ) -> Result<CheckpointStats> {
@@ -201,6 +231,7 @@ pub fn take(
         dropped,
         indexes,
     } = db.catalog(&reserved);
+    let replay_from = ops_floor.map_or(begin, |f| f.min(begin));
     // 2. Register the snapshot before reading it, as Transaction::begin does.
     let (tid, ts) = db.register_snapshot()?;
     let name = checkpoint_name(begin);
@@ -316,6 +347,7 @@ pub fn take(
     let m = Manifest {
         file: name.clone(),
         begin_lsn: begin,
+        replay_from,
         end_lsn: end,
         ts,
         len,
@@ -326,7 +358,7 @@ pub fn take(
     remove_stale_checkpoints(dir, &name);
     if let Ok(segs) = list_segments(dir) {
         for w in segs.windows(2) {
-            if w[1].0 <= begin {
+            if w[1].0 <= replay_from {
                 let _ = fs::remove_file(&w[0].1);
             }
         }
@@ -334,6 +366,7 @@ pub fn take(
     let _ = sync_dir(dir);
     Ok(CheckpointStats {
         begin_lsn: begin,
+        replay_from,
         ts,
         rows,
         bytes: len,
@@ -470,4 +503,49 @@ pub fn load(
         return Err(bad(data.len(), "no end block".into()));
     }
     Ok(stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The manifest keeps a replay start below the begin LSN (per-operation
+    /// logging) and reads one without it, as every older manifest is, as
+    /// starting at the begin LSN; one after it is refused.
+    #[test]
+    fn manifest_round_trips_with_and_without_a_lower_replay_start() {
+        let dir = std::env::temp_dir().join(format!("strata-manifest-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let mut m = Manifest {
+            file: checkpoint_name(4096),
+            begin_lsn: 4096,
+            replay_from: 1024,
+            end_lsn: 5000,
+            ts: 5001,
+            len: 77,
+            crc: 9,
+        };
+        write_manifest(&dir, &m).unwrap();
+        assert_eq!(read_manifest(&dir).unwrap(), Some(m.clone()));
+        let lower = fs::read(dir.join("MANIFEST")).unwrap().len();
+        m.replay_from = m.begin_lsn;
+        write_manifest(&dir, &m).unwrap();
+        assert_eq!(read_manifest(&dir).unwrap(), Some(m.clone()));
+        assert_eq!(
+            fs::read(dir.join("MANIFEST")).unwrap().len(),
+            lower - 8,
+            "no field when replay starts at the begin LSN (the older format)"
+        );
+        // A start after the begin LSN, CRC and all: corrupt.
+        let mut b = fs::read(dir.join("MANIFEST")).unwrap();
+        b.truncate(b.len() - 4);
+        b.extend_from_slice(&9999u64.to_le_bytes());
+        let crc = crc32c::crc32c(&b);
+        b.extend_from_slice(&crc.to_le_bytes());
+        fs::write(dir.join("MANIFEST"), &b).unwrap();
+        assert!(
+            matches!(read_manifest(&dir), Err(Error::Corrupt(m)) if m.contains("replay starts"))
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -117,6 +117,55 @@
 //! Catalog changes (create/drop table) are records in the same log, taken
 //! under the catalog lock, and always wait for their fsync.
 //!
+//! **Log granularity** (`Options::log_granularity`; ERMIA §4.4, Fig. 10).
+//! ERMIA's log manager makes one round trip to the central log buffer per
+//! transaction, at pre-commit (above). `LogGranularity::PerOperation`
+//! emulates traditional logging, one round trip per update: every insert,
+//! update and delete, as it is made under its row's lock, reserves its own
+//! **operation record** (kind 4: one redo op and the LSN of its
+//! transaction's previous operation record, ARIES' prevLSN), copies it
+//! into the ring and publishes it (`log_op`); pre-commit then logs a
+//! **chained commit** (kind 5: the last operation record's LSN and the
+//! count) in the commit record's place, reserved and stamped as above.
+//!
+//! ```text
+//!  T: update a ─[op a|prev -]   insert b ─[op b|prev @a]   commit ─[commit|last @b, 2]
+//!  log: ...[op a]...[op b]...[commit T]...      recovery: at [commit T], a then b
+//! ```
+//!
+//! The chain lives per TID slot (`OpChain`, its occupant's alone), so
+//! nothing is shared beyond the log buffer itself, whose counter is the
+//! clock: each write is one more fetch-and-add on it. Recovery keeps
+//! operation records aside by LSN and applies a transaction's, oldest
+//! first, when it reaches its chained commit, in one transaction as a
+//! commit record's; records no commit names (a rollback, a failed
+//! validation, a transaction open at the crash) are counted and discarded
+//! (`RecoveryReport::operation_records_discarded`). Applying them at the
+//! commit's place keeps "log order is version order" (below): per row,
+//! writers' commit records are in version order whatever the order of
+//! their operation records. An operation that overwrote the transaction's
+//! own earlier version is logged as its whole row, not the changed columns
+//! (those are relative to the committed version, which an earlier
+//! operation of the transaction may have deleted).
+//!
+//! Checkpoints: a record below the checkpoint's begin LSN B may belong to
+//! a transaction that commits after the checkpoint's snapshot, so replay
+//! starts lower, at R = min(B, reserved counter, oldest registered
+//! snapshot − K), read before B (`operations_floor`); the manifest records
+//! R, segments are kept from R, and catalog records below B are passed
+//! over (the checkpoint's catalog holds them). Why R is low enough: a
+//! transaction open when the snapshots were scanned has a snapshot s ≥ its
+//! registration, and every record it reserves is at or above s − K ≥ R
+//! (the clock only grows); one whose registration the scan missed read the
+//! clock after the scan began (the TID table's registration order, as for
+//! GC), so its records are above the counter read first; one that had
+//! ended reserved its commit before B, so it is in the checkpoint, and the
+//! chain walk stops at R: its records below R are in the checkpoint's
+//! rows, those above are replayed as every record after B is (per key, the
+//! last replayed writer is the last writer, as in `checkpoint`'s argument).
+//! Not under MVTO (`Options::validate` refuses it): there snapshots are not
+//! LSNs.
+//!
 //! **Async loss bound.** The flusher starts a flush every
 //! `async_flush_interval`, but only when the scheduler runs it: with more
 //! runnable threads than cores that can be far later (190 ms was seen), so
@@ -149,13 +198,17 @@ use crate::options::Options;
 use crate::options::SyncPolicy;
 use crate::storage::{self, version::Version};
 use buffer::LogBuffer;
+use crossbeam_utils::CachePadded;
 use parking_lot::{Condvar, Mutex};
-use record::{CatalogRecord, CommitBuilder, MIN_RECORD_BYTES};
+use record::{CatalogRecord, CommitBuilder, MIN_RECORD_BYTES, NO_PREV_OP};
 use segment::SegmentWriter;
 use std::cell::Cell;
 use std::fs::File;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{
+    AtomicBool, AtomicU64,
+    Ordering::{Relaxed, SeqCst},
+};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -185,6 +238,11 @@ pub struct RecoveryReport {
     /// Reserved ranges of transactions that aborted after reserving (skip
     /// records), passed over.
     pub skip_records: u64,
+    /// Operation records read (per-operation logging), and of them those
+    /// no commit record named: writes of transactions that aborted, or
+    /// were still open at the crash, discarded.
+    pub operation_records: u64,
+    pub operation_records_discarded: u64,
     /// With LSN commit stamps (the write-ahead log on, any protocol but
     /// MVTO): `K` in clock = LSN + K, fixed for this open (see the module
     /// doc). `None`: the clock is a counter of its own.
@@ -213,6 +271,9 @@ pub struct LogStats {
     /// Async commits that waited because acknowledging them would have left
     /// more than `LogTuning::async_max_unflushed_bytes` not yet durable.
     pub async_waits: u64,
+    /// Of `records`, operation records (`LogGranularity::PerOperation`:
+    /// one per insert, update or delete; 0 under per-transaction logging).
+    pub operation_records: u64,
 }
 
 struct Shared {
@@ -230,6 +291,10 @@ struct Shared {
     /// Counted by the flusher, so that commits touch no shared counter
     /// besides the one reservation.
     records: AtomicU64,
+    /// Of `records`, operation records (counted only under per-operation
+    /// logging, from the kind byte of what the flusher drained).
+    operation_records: AtomicU64,
+    per_op: bool,
     flushes: AtomicU64,
     /// Async: the most bytes of acknowledged records that may be not yet
     /// durable, and how often a commit waited to keep to it.
@@ -293,6 +358,10 @@ fn flusher(sh: Arc<Shared>, mut w: SegmentWriter) {
         let (next, n) = sh.buf.drain(pos, &mut batch);
         pos = next;
         sh.records.fetch_add(n, SeqCst);
+        if sh.per_op {
+            sh.operation_records
+                .fetch_add(count_operation_records(&batch), SeqCst);
+        }
         if !batch.is_empty() {
             if let Err(e) = w.append(&batch).and_then(|()| w.sync()) {
                 sh.fail(format!("log write or fsync failed at LSN {}: {e}", w.end));
@@ -324,6 +393,46 @@ fn flusher(sh: Arc<Shared>, mut w: SegmentWriter) {
         // wake us, the timeout is only a backstop.
         sh.buf
             .sleep(pos, group, t, || sh.shutdown.load(SeqCst), &sh.idle);
+    }
+}
+
+/// Operation records among the whole records of `batch` (the flusher's).
+fn count_operation_records(batch: &[u8]) -> u64 {
+    let mut n = 0;
+    let mut off = 0;
+    while off + MIN_RECORD_BYTES <= batch.len() {
+        let total = u32::from_le_bytes(batch[off + 4..off + 8].try_into().unwrap()) as usize;
+        n += u64::from(record::kind_of(&batch[off..]) == Some(record::KIND_OP));
+        off += total.max(MIN_RECORD_BYTES);
+    }
+    n
+}
+
+/// Per-operation logging: the operation records one transaction slot's
+/// occupant has logged so far (only the occupant touches its slot, so the
+/// accesses are plain loads and stores; padded, so occupants of
+/// neighbouring slots share no line).
+struct OpChain {
+    /// LSN of the last operation record (`NO_PREV_OP`: none yet).
+    last: AtomicU64,
+    /// How many; `TOO_BIG` set: one did not fit in the log buffer, and the
+    /// commit is refused (the low bits then hold its size).
+    ops: AtomicU64,
+}
+
+const TOO_BIG: u64 = 1 << 63;
+
+impl OpChain {
+    fn new() -> Self {
+        OpChain {
+            last: AtomicU64::new(NO_PREV_OP),
+            ops: AtomicU64::new(0),
+        }
+    }
+
+    fn reset(&self) {
+        self.last.store(NO_PREV_OP, Relaxed);
+        self.ops.store(0, Relaxed);
     }
 }
 
@@ -460,6 +569,9 @@ pub(crate) struct Log {
     /// LSN commit stamps: `Some(K)`, the log's reservation counter is the
     /// clock and holds LSN + K. `None`: the clock is separate (MVTO).
     stamp_offset: Option<u64>,
+    /// Per-operation logging: each transaction slot's operation records
+    /// (empty under per-transaction logging).
+    op_chains: Box<[CachePadded<OpChain>]>,
     /// The directory, held locked (flock) while the database is open.
     _lock: File,
 }
@@ -481,6 +593,7 @@ impl Log {
             flushes: self.sh.flushes.load(SeqCst),
             checkpoints: self.checkpoints.load(SeqCst),
             async_waits: self.sh.async_waits.load(SeqCst),
+            operation_records: self.sh.operation_records.load(SeqCst),
         }
     }
 
@@ -488,29 +601,37 @@ impl Log {
     /// record from the write set, and refuses the commit early (so the
     /// caller can still roll back cleanly) if the log has failed or the
     /// record cannot fit in the buffer.
-    pub fn prepare(&self, writes: &[WriteEntry]) -> Result<Redo> {
+    ///
+    /// `slot` is the transaction's TID slot: under per-operation logging
+    /// its operation records are already in the log, and the record is a
+    /// chained commit naming them.
+    pub fn prepare(&self, slot: usize, writes: &[WriteEntry]) -> Result<Redo> {
         if self.sh.failed.load(SeqCst) {
             return Err(self.sh.read_only_error());
         }
         let mut buf = REDO_BUF.take();
+        match self.op_chains.get(slot).map(|c| c.take()) {
+            Some((_, n)) if n & TOO_BIG != 0 => {
+                REDO_BUF.set(buf);
+                return Err(Error::Misuse(format!(
+                    "an operation's log record ({} bytes) is larger than the log buffer \
+                     (LogTuning::buffer_bytes = {}); split it or raise the buffer",
+                    n & !TOO_BIG,
+                    self.sh.buf.capacity()
+                )));
+            }
+            Some((last, n)) if last != NO_PREV_OP => {
+                record::commit_ops_record(&mut buf, last, n as u32);
+                return Ok(Redo(buf));
+            }
+            // (No operation record: only if the log failed meanwhile, which
+            // the check above or the publish then reports; a whole record
+            // is right anyway.)
+            _ => {}
+        }
         let mut b = CommitBuilder::new(&mut buf);
         for w in writes {
-            // SAFETY: tables outlive transactions, and our own newest
-            // versions are freed only by our commit or abort.
-            // The version we overwrote is locked by us and alive until our
-            // commit (GC cannot pass it before).
-            let (t, v): (_, &Version) = unsafe { (&*w.table, &*w.new) };
-            let old = unsafe { w.old.as_ref() }.filter(|o| !o.is_tombstone());
-            // `with_values`: in-place schemes keep no row image in the
-            // version (our new values are in the master we hold locked).
-            match old {
-                _ if v.is_tombstone() => b.delete(t.id, v.data()),
-                // Only the changed columns of an update go to the log.
-                Some(o) => storage::with_values(v, |nv| {
-                    storage::with_values(o, |ov| b.update(t.id, &t.schema.primary_key, nv, ov))
-                }),
-                None => storage::with_values(v, |nv| b.put(t.id, nv)),
-            }
+            encode_write(&mut b, w, false);
         }
         b.finish();
         if buf.len() > self.sh.buf.capacity() {
@@ -523,6 +644,75 @@ impl Log {
             )));
         }
         Ok(Redo(buf))
+    }
+
+    /// Whether every write goes to the log buffer as it is made
+    /// (`LogGranularity::PerOperation`; see `log_op`).
+    #[inline]
+    pub fn per_operation(&self) -> bool {
+        self.sh.per_op
+    }
+
+    /// Per-operation logging: the write `w` (just made, under its row's
+    /// lock) reserves and fills its own record in the log buffer, naming
+    /// the slot's previous one. `whole`: the write replaced the
+    /// transaction's own earlier version of the row, so the record is the
+    /// whole row (or the delete), not the changed columns: those are
+    /// relative to the committed version, which an earlier operation of the
+    /// transaction may have deleted by the time this one is replayed.
+    /// If the log has failed, nothing is logged:
+    /// the commit is refused at `prepare`. An operation too large for the
+    /// buffer (it could never be published) marks the slot so that
+    /// `prepare` refuses the commit.
+    pub fn log_op(&self, slot: usize, w: &WriteEntry, whole: bool) {
+        let Some(chain) = self.op_chains.get(slot) else {
+            return;
+        };
+        if self.sh.failed.load(SeqCst) {
+            return;
+        }
+        let n = chain.ops.load(Relaxed);
+        if n & TOO_BIG != 0 {
+            return;
+        }
+        let mut buf = REDO_BUF.take();
+        let mut b = CommitBuilder::operation(&mut buf, chain.last.load(Relaxed));
+        encode_write(&mut b, w, whole);
+        b.finish();
+        if buf.len() > self.sh.buf.capacity() {
+            chain.ops.store(TOO_BIG | buf.len() as u64, Relaxed);
+        } else {
+            // The round trip: one fetch-and-add on the shared counter (the
+            // clock, with LSN commit stamps), the copy into the ring, the
+            // publishing store.
+            let lsn = self.sh.buf.reserve(buf.len());
+            record::seal(&mut buf, lsn, 0);
+            let _ = self.publish_at(lsn, &buf);
+            chain.last.store(lsn, Relaxed);
+            chain.ops.store(n + 1, Relaxed);
+        }
+        REDO_BUF.set(buf);
+    }
+
+    /// Per-operation logging: the slot's transaction rolled back; its
+    /// operation records stay in the log and no commit record will name
+    /// them, so recovery discards them.
+    pub fn drop_ops(&self, slot: usize) {
+        if let Some(c) = self.op_chains.get(slot) {
+            c.reset();
+        }
+    }
+
+    /// Per-operation logging: the lowest LSN a checkpoint must replay from
+    /// to see every operation record of a transaction not in it, read
+    /// before the checkpoint's begin LSN (see "Log granularity" in the
+    /// module doc): the reservation counter now, lowered to the oldest
+    /// snapshot registered in `tids` (as an LSN).
+    fn operations_floor(&self, tids: &crate::tid::TidTable) -> u64 {
+        let now = self.sh.buf.reserved();
+        let oldest = tids.min_begin(false);
+        let k = self.stamp_offset.unwrap_or(0);
+        now.min(oldest.saturating_sub(k))
     }
 
     /// Whether commit timestamps are LSNs (the clock is the reservation
@@ -755,16 +945,51 @@ impl Log {
         if self.sh.failed.load(SeqCst) {
             return Err(self.sh.read_only_error());
         }
+        // Read before the begin LSN: transactions that miss it began after.
+        let floor = self.sh.per_op.then(|| self.operations_floor(db.tids()));
         let s = checkpoint::take(
             db,
             &self.dir,
             || self.sh.buf.reserved(),
+            floor,
             |l| self.sh.wait_durable(l),
             abandon,
         )?;
         self.last_checkpoint_lsn.store(s.begin_lsn, SeqCst);
         self.checkpoints.fetch_add(1, SeqCst);
         Ok(s)
+    }
+}
+
+impl OpChain {
+    /// The chain so far (last LSN, count), leaving the slot empty for its
+    /// next transaction.
+    fn take(&self) -> (u64, u64) {
+        let r = (self.last.load(Relaxed), self.ops.load(Relaxed));
+        self.reset();
+        r
+    }
+}
+
+/// Appends the redo of one write of the write set to a commit or
+/// operation record; `whole`: as a put of the whole row (or a delete) even
+/// where it overwrote a committed version.
+fn encode_write(b: &mut CommitBuilder<'_>, w: &WriteEntry, whole: bool) {
+    // SAFETY: tables outlive transactions, and our own newest
+    // versions are freed only by our commit or abort.
+    // The version we overwrote is locked by us and alive until our
+    // commit (GC cannot pass it before).
+    let (t, v): (_, &Version) = unsafe { (&*w.table, &*w.new) };
+    let old = unsafe { w.old.as_ref() }.filter(|o| !whole && !o.is_tombstone());
+    // `with_values`: in-place schemes keep no row image in the
+    // version (our new values are in the master we hold locked).
+    match old {
+        _ if v.is_tombstone() => b.delete(t.id, v.data()),
+        // Only the changed columns of an update go to the log.
+        Some(o) => storage::with_values(v, |nv| {
+            storage::with_values(o, |ov| b.update(t.id, &t.schema.primary_key, nv, ov))
+        }),
+        None => storage::with_values(v, |nv| b.put(t.id, nv)),
     }
 }
 
@@ -823,6 +1048,8 @@ pub(crate) fn start(
         shutdown: AtomicBool::new(false),
         start_lsn: start,
         records: AtomicU64::new(0),
+        operation_records: AtomicU64::new(0),
+        per_op: opts.log_granularity == crate::options::LogGranularity::PerOperation,
         flushes: AtomicU64::new(0),
         max_unflushed: tuning.async_max_unflushed_bytes,
         async_waits: AtomicU64::new(0),
@@ -843,6 +1070,13 @@ pub(crate) fn start(
         last_checkpoint_lsn: AtomicU64::new(checkpoint_lsn),
         checkpoints: AtomicU64::new(0),
         stamp_offset,
+        op_chains: if opts.log_granularity == crate::options::LogGranularity::PerOperation {
+            (0..opts.max_open_transactions)
+                .map(|_| CachePadded::new(OpChain::new()))
+                .collect()
+        } else {
+            Box::new([])
+        },
         _lock: lock,
     };
     Ok(log)

@@ -8,7 +8,8 @@
 //!  ┌───────┬──────────┬────────┬────────┬─────────────┬────────────┬──────────────┐
 //!  │ magic │ total len│  LSN   │  cts   │ payload crc │ header crc │ payload ...  │
 //!  └───────┴──────────┴────────┴────────┴─────────────┴────────────┴──────────────┘
-//!  payload = kind (1 commit | 2 catalog | 3 skip), then
+//!  payload = kind (1 commit | 2 catalog | 3 skip | 4 operation |
+//!                 5 chained commit), then
 //!    commit:  n ops, each: op, table id, then
 //!               put:    the whole row (inserts, and rows over a tombstone)
 //!               delete: the key
@@ -17,6 +18,12 @@
 //!    catalog: one CatalogRecord
 //!    skip:    zeros to the end (a log range reserved by a transaction that
 //!             then aborted; recovery ignores it, see `log`)
+//!    operation (per-operation logging): the LSN of the transaction's
+//!             previous operation record (u64::MAX: none), then one op as
+//!             in a commit record
+//!    chained commit (per-operation logging): the LSN of the
+//!             transaction's last operation record, and how many it wrote;
+//!             the header's cts is the commit timestamp
 //!  values  = n, each: tag, then
 //!               0 int:   i64            3 bytes: len + bytes
 //!               1 text:  len + UTF-8    4 float: f64 bits (as written)
@@ -49,6 +56,15 @@ pub const KIND_CATALOG: u8 = 2;
 /// they read as before; an older Strata refuses a log holding one
 /// (`Error::Corrupt`, "unknown record kind 3").
 pub const KIND_SKIP: u8 = 3;
+/// Kind 4, per-operation logging (`LogGranularity::PerOperation`): one
+/// write of a transaction that has not committed yet. Logs written before
+/// hold none; an older Strata refuses a log holding one.
+pub const KIND_OP: u8 = 4;
+/// Kind 5, per-operation logging: a commit that names its transaction's
+/// operation records (the last one; each names the one before).
+pub const KIND_COMMIT_OPS: u8 = 5;
+/// An operation record's `prev` when it is its transaction's first.
+pub const NO_PREV_OP: u64 = u64::MAX;
 /// The smallest record: a header and one padded payload word.
 pub const MIN_RECORD_BYTES: usize = HEADER_BYTES + 8;
 
@@ -109,6 +125,18 @@ pub enum Payload {
     Catalog(CatalogRecord),
     /// A reserved range that holds nothing (an aborted transaction's).
     Skip,
+    /// One write of a transaction, logged when it was made (per-operation
+    /// logging); it counts only once a chained commit names it.
+    Op {
+        prev: Option<u64>,
+        op: RedoOp,
+    },
+    /// A commit whose writes are the operation records ending at
+    /// `last_op` (following `prev` back), `ops` of them.
+    CommitOps {
+        last_op: u64,
+        ops: u32,
+    },
 }
 
 // ----------------------------------------------------------------- encoding
@@ -171,9 +199,35 @@ impl<'a> CommitBuilder<'a> {
     /// Finishes the payload (padding included); the header is written by
     /// `seal` once the LSN and commit timestamp are known.
     pub fn finish(self) {
-        self.buf[self.count_at..self.count_at + 4].copy_from_slice(&self.n.to_le_bytes());
+        if self.count_at != 0 {
+            self.buf[self.count_at..self.count_at + 4].copy_from_slice(&self.n.to_le_bytes());
+        }
         pad(self.buf);
     }
+
+    /// Starts an operation record in `buf` (cleared): the caller adds
+    /// exactly one op (`put`, `delete` or `update`), then `finish`es it.
+    pub fn operation(buf: &'a mut Vec<u8>, prev: u64) -> Self {
+        buf.clear();
+        buf.resize(HEADER_BYTES, 0);
+        buf.push(KIND_OP);
+        buf.extend_from_slice(&prev.to_le_bytes());
+        CommitBuilder {
+            buf,
+            count_at: 0,
+            n: 0,
+        }
+    }
+}
+
+/// Builds a chained commit record (header room included, not sealed).
+pub fn commit_ops_record(buf: &mut Vec<u8>, last_op: u64, ops: u32) {
+    buf.clear();
+    buf.resize(HEADER_BYTES, 0);
+    buf.push(KIND_COMMIT_OPS);
+    buf.extend_from_slice(&last_op.to_le_bytes());
+    buf.extend_from_slice(&ops.to_le_bytes());
+    pad(buf);
 }
 
 /// Builds a catalog record (header room included, not sealed).
@@ -534,33 +588,54 @@ pub fn decode_payload(p: &[u8]) -> std::result::Result<Payload, String> {
             // An op is at least its kind, table and value count.
             let mut ops = Vec::with_capacity(r.capacity_for(n, 9));
             for _ in 0..n {
-                let op = r.u8()?;
-                let table = r.u32()?;
-                let vals = r.values()?;
-                ops.push(match op {
-                    OP_PUT => RedoOp::Put { table, row: vals },
-                    OP_DELETE => RedoOp::Delete { table, key: vals },
-                    OP_UPDATE => {
-                        let n = r.u32()? as usize;
-                        let mut cols = Vec::with_capacity(r.capacity_for(n, 5));
-                        for _ in 0..n {
-                            cols.push((r.u32()? as usize, r.value()?));
-                        }
-                        RedoOp::Update {
-                            table,
-                            key: vals,
-                            cols,
-                        }
-                    }
-                    o => return Err(format!("unknown redo op {o}")),
-                });
+                ops.push(redo_op(&mut r)?);
             }
             Ok(Payload::Commit(ops))
         }
         KIND_CATALOG => Ok(Payload::Catalog(r.catalog()?)),
         KIND_SKIP => Ok(Payload::Skip),
+        KIND_OP => {
+            let prev = r.u64()?;
+            Ok(Payload::Op {
+                prev: (prev != NO_PREV_OP).then_some(prev),
+                op: redo_op(&mut r)?,
+            })
+        }
+        KIND_COMMIT_OPS => Ok(Payload::CommitOps {
+            last_op: r.u64()?,
+            ops: r.u32()?,
+        }),
         k => Err(format!("unknown record kind {k}")),
     }
+}
+
+/// One op of a commit or operation record.
+fn redo_op(r: &mut Reader<'_>) -> std::result::Result<RedoOp, String> {
+    let op = r.u8()?;
+    let table = r.u32()?;
+    let vals = r.values()?;
+    Ok(match op {
+        OP_PUT => RedoOp::Put { table, row: vals },
+        OP_DELETE => RedoOp::Delete { table, key: vals },
+        OP_UPDATE => {
+            let n = r.u32()? as usize;
+            let mut cols = Vec::with_capacity(r.capacity_for(n, 5));
+            for _ in 0..n {
+                cols.push((r.u32()? as usize, r.value()?));
+            }
+            RedoOp::Update {
+                table,
+                key: vals,
+                cols,
+            }
+        }
+        o => return Err(format!("unknown redo op {o}")),
+    })
+}
+
+/// The kind byte of a sealed record (its payload's first byte).
+pub fn kind_of(record: &[u8]) -> Option<u8> {
+    record.get(HEADER_BYTES).copied()
 }
 
 pub fn corrupt(what: impl std::fmt::Display) -> Error {
@@ -573,6 +648,53 @@ pub type CResult<T> = Result<T>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Per-operation logging's two kinds: an operation record (its
+    /// transaction's previous one, or none, and one op) and a chained
+    /// commit (the last operation record and the count).
+    #[test]
+    fn operation_and_chained_commit_records_round_trip() {
+        for prev in [NO_PREV_OP, 4096] {
+            let mut buf = Vec::new();
+            let mut b = CommitBuilder::operation(&mut buf, prev);
+            b.update(
+                5,
+                &[0],
+                &[Value::Int(1), Value::from("new")],
+                &[Value::Int(1), Value::from("old")],
+            );
+            b.finish();
+            seal(&mut buf, 8192, 0);
+            assert_eq!(buf.len() % 8, 0);
+            assert_eq!(kind_of(&buf), Some(KIND_OP));
+            let h = parse_header(&buf).unwrap();
+            assert_eq!((h.total, h.lsn, h.cts), (buf.len(), 8192, 0));
+            assert_eq!(
+                decode_payload(&buf[HEADER_BYTES..]).unwrap(),
+                Payload::Op {
+                    prev: (prev != NO_PREV_OP).then_some(prev),
+                    op: RedoOp::Update {
+                        table: 5,
+                        key: vec![Value::Int(1)],
+                        cols: vec![(1, Value::from("new"))],
+                    },
+                }
+            );
+        }
+        let mut buf = Vec::new();
+        commit_ops_record(&mut buf, 8192, 3);
+        seal(&mut buf, 9000 & !7, 77);
+        assert_eq!(buf.len(), MIN_RECORD_BYTES + 8);
+        assert_eq!(
+            decode_payload(&buf[HEADER_BYTES..]).unwrap(),
+            Payload::CommitOps {
+                last_op: 8192,
+                ops: 3
+            }
+        );
+        // Cut short: an error, not a panic.
+        assert!(decode_payload(&buf[HEADER_BYTES..HEADER_BYTES + 5]).is_err());
+    }
 
     #[test]
     fn commit_record_round_trips() {

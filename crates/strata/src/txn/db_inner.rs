@@ -49,6 +49,9 @@ pub(crate) struct DbInner {
     /// Where MV-PBT indexes spill frozen partitions
     /// (`Options::mvpbt_spill_dir`), this database's own subdirectory.
     pub mvpbt_spill: Option<Arc<crate::index::mvpbt_spill::SpillDir>>,
+    /// Per-component transaction times (`Options::time_breakdown`); `None`
+    /// when off, which every timing point tests first.
+    pub breakdown: Option<Arc<crate::breakdown::Breakdown>>,
 }
 
 impl std::ops::Deref for DbInner {

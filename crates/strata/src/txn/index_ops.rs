@@ -99,7 +99,11 @@ impl Transaction {
         v: *mut Version,
         new: &[Value],
     ) -> Result<()> {
-        index::on_write(&mut Through::<P>::new(self), ti, tuple, prev, v, new)
+        super::timed!(
+            self,
+            Index,
+            index::on_write(&mut Through::<P>::new(self), ti, tuple, prev, v, new)
+        )
     }
 
     /// The index records a delete of `tuple` needs (tombstone `v` over
@@ -113,7 +117,11 @@ impl Transaction {
         prev: *mut Version,
         v: *mut Version,
     ) -> Result<()> {
-        index::on_delete(&mut Through::<P>::new(self), ti, tuple, prev, v)
+        super::timed!(
+            self,
+            Index,
+            index::on_delete(&mut Through::<P>::new(self), ti, tuple, prev, v)
+        )
     }
 
     /// Our uncommitted version `own` of a row was replaced by `v`: its
@@ -323,7 +331,27 @@ impl Transaction {
             rw,
             record: rw && P::VALIDATES_SCANS,
         };
-        let scanned = index::scan(&mut Through::<P>::new(self), ti, si, &lo, &hi, mode, f);
+        // The caller's `f` is timed apart (`breakdown`): the scan's own
+        // time is the index's, less the rows read inside it.
+        let (bd, slot) = (
+            self.db.breakdown.clone().filter(|_| self.timing),
+            crate::tid::TidTable::slot_index(self.tid),
+        );
+        let mut f = f;
+        let f = |r: &[Value]| match &bd {
+            None => f(r),
+            Some(b) => {
+                let m = b.start(slot);
+                let flow = f(r);
+                b.charge(slot, crate::breakdown::Component::Caller, m);
+                flow
+            }
+        };
+        let scanned = super::timed!(
+            self,
+            Index,
+            index::scan(&mut Through::<P>::new(self), ti, si, &lo, &hi, mode, f)
+        );
         let mut scanned = match scanned {
             Ok(r) => r,
             Err(e) => return self.fail(e),

@@ -23,8 +23,25 @@
 mod db_inner;
 pub(crate) mod index_ops;
 
+/// Runs `$e` as a timed region of component `$c` (`crate::breakdown`).
+/// With `Options::time_breakdown` off it is `$e` behind one test of the
+/// transaction's `timing` byte; on, `$e` runs in a closure inside the
+/// out-of-line `breakdown::region` (so `$e` must not `return` or use `?`).
+macro_rules! timed {
+    ($tx:expr, $c:ident, $e:expr) => {{
+        if $tx.timing {
+            let (bd, slot) = $tx.timing_on();
+            crate::breakdown::region(bd, slot, crate::breakdown::Component::$c, || $e)
+        } else {
+            $e
+        }
+    }};
+}
+pub(crate) use timed;
+
 pub(crate) use db_inner::DbInner;
 
+use crate::breakdown::Component;
 use crate::cc::{predicate::ScanEntry, with_cc, Cc, ReadEntry, Txn as _, TxnCc, WriteEntry};
 use crate::error::{ConflictKind, Error, Result};
 use crate::gc;
@@ -56,6 +73,13 @@ pub struct Transaction {
     /// The write-ahead log is on: point reads keep `read_stamp` (a flag
     /// here, not a look at the database's log on every read).
     logged: bool,
+    /// Per-operation logging (`LogGranularity::PerOperation`): every write
+    /// logs its own record as it is made (`Log::log_op`).
+    log_ops: bool,
+    /// `Options::time_breakdown`: timed regions (`timed!`) charge their
+    /// component. A flag here, so that off, a region costs one test of a
+    /// byte on the transaction's own line.
+    timing: bool,
     /// With the write-ahead log: the largest commit stamp among the
     /// versions our point reads returned (0: none; `UNKNOWN_READS`: a read
     /// whose source cannot be named, a scan or a key read as absent). A
@@ -147,6 +171,7 @@ impl Transaction {
     #[inline]
     fn begin_as<P: Cc>(db: Arc<DbInner>, read_only: bool) -> Result<Transaction> {
         debug_assert_eq!(P::PROTOCOL, db.protocol);
+        let began = db.breakdown.as_ref().map(|b| b.start(usize::MAX));
         // Register a lower bound first, then take the real snapshot: a GC
         // pass that misses our slot read the clock before we did (see
         // TidTable::snapshots), so it cannot pass our snapshot.
@@ -156,6 +181,9 @@ impl Transaction {
             .acquire(lower, !read_only)
             .ok_or(Error::TooManyTransactions(db.tids.capacity()))?;
         // (`acquire` registered `lower` with a SeqCst swap: no fence here.)
+        if let (Some(b), Some(m)) = (&db.breakdown, began) {
+            b.begin(crate::tid::TidTable::slot_index(tid), m);
+        }
         let ts = P::begin_ts(&db, read_only, lower);
         // Raising the registration from the lower bound needs no fence: a
         // GC pass that misses it still sees the (smaller) lower bound.
@@ -166,7 +194,11 @@ impl Transaction {
         } else {
             crate::cc::sets::take_sets()
         };
-        let logged = db.log.get().is_some();
+        let (logged, log_ops) = match db.log.get() {
+            None => (false, false),
+            Some(l) => (true, l.per_operation()),
+        };
+        let timing = began.is_some();
         Ok(Transaction {
             db,
             tid,
@@ -174,6 +206,8 @@ impl Transaction {
             read_only,
             active: true,
             logged,
+            log_ops,
+            timing,
             read_stamp: 0,
             writes,
             reads,
@@ -369,7 +403,7 @@ impl Transaction {
         ek: &EncodedKey,
         guard: &Guard,
     ) -> Result<*mut Version> {
-        match self.hinted_lookup(t, ek, guard, true).map(|l| l.tuple) {
+        match timed!(self, Index, self.hinted_lookup(t, ek, guard, true)).map(|l| l.tuple) {
             Some(tuple) => {
                 let v = self.read_tuple::<P>(t, tuple)?;
                 if v.is_null()
@@ -467,12 +501,17 @@ impl Transaction {
     }
 
     /// Reads tuple `tuple` under the protocol. Null: nothing visible.
-    #[inline]
+    /// (always: with its timing point, a plain hint left it a call on the
+    /// read path, ~40 instructions a read.)
+    #[inline(always)]
     pub(crate) fn read_tuple<P: Cc>(&mut self, t: &TableInner, tuple: u64) -> Result<*mut Version> {
-        if self.read_only {
-            return storage::visible(t, tuple, self.ts, 0, &self.db.tids, Mode::Snapshot);
-        }
-        P::read(self, t, tuple)
+        timed!(self, VersionRead, {
+            if self.read_only {
+                storage::visible(t, tuple, self.ts, 0, &self.db.tids, Mode::Snapshot)
+            } else {
+                P::read(self, t, tuple)
+            }
+        })
     }
 
     /// Rows whose primary key lies in `range`, in key order. Bounds may be
@@ -562,35 +601,41 @@ impl Transaction {
         let mut seen = Vec::new();
         let mut n = 0;
         let mut failed = None;
-        ti.index.range_while(&lo, &hi.clone(), &guard, |tuple| {
-            let v = match self.read_tuple::<P>(ti, tuple) {
-                Ok(v) => v,
-                Err(e) => {
-                    failed = Some(e);
-                    return ControlFlow::Break(());
+        // The walk is the index's; rows read and the caller's `f` are timed
+        // inside it (and left out of its time).
+        timed!(
+            self,
+            Index,
+            ti.index.range_while(&lo, &hi.clone(), &guard, |tuple| {
+                let v = match self.read_tuple::<P>(ti, tuple) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        failed = Some(e);
+                        return ControlFlow::Break(());
+                    }
+                };
+                if v.is_null() {
+                    return ControlFlow::Continue(());
                 }
-            };
-            if v.is_null() {
-                return ControlFlow::Continue(());
-            }
-            if phantom_checked {
-                seen.push(tuple);
-            }
-            // SAFETY: pinned; see read_with.
-            let r = unsafe { &*v };
-            if r.is_tombstone() {
-                return ControlFlow::Continue(());
-            }
-            n += 1;
-            storage::with_values(r, |row| {
-                let flow = f(row);
-                if flow.is_break() {
-                    // The predicate read ends at this row's key.
-                    hi = Bound::Included(ti.encode(&ti.schema.key_of(row)));
+                if phantom_checked {
+                    seen.push(tuple);
                 }
-                flow
+                // SAFETY: pinned; see read_with.
+                let r = unsafe { &*v };
+                if r.is_tombstone() {
+                    return ControlFlow::Continue(());
+                }
+                n += 1;
+                storage::with_values(r, |row| {
+                    let flow = timed!(self, Caller, f(row));
+                    if flow.is_break() {
+                        // The predicate read ends at this row's key.
+                        hi = Bound::Included(ti.encode(&ti.schema.key_of(row)));
+                    }
+                    flow
+                })
             })
-        });
+        );
         if let Some(e) = failed {
             return self.fail(e);
         }
@@ -688,8 +733,12 @@ impl Transaction {
                     ti.schema.name
                 )));
             };
-            let v = storage::publish_fresh(ti, tuple, self.tid, data);
-            match ti.index.insert(&ek, tuple, v as *const u8) {
+            let v = timed!(
+                self,
+                VersionInstall,
+                storage::publish_fresh(ti, tuple, self.tid, data)
+            );
+            match timed!(self, Index, ti.index.insert(&ek, tuple, v as *const u8)) {
                 Ok(()) => {
                     self.count_index_writes(1);
                     self.writes.push(WriteEntry {
@@ -709,6 +758,9 @@ impl Transaction {
                         ti.rows.release(tuple, &guard);
                         storage::retire(v, &guard);
                         return self.fail(e);
+                    }
+                    if self.log_ops {
+                        self.log_op(self.writes.len() - 1, false);
                     }
                     if let Err(kind) = P::check_insert(self, &ti.predicate_read_ts) {
                         return Err(self.conflict(kind));
@@ -782,7 +834,7 @@ impl Transaction {
             table: ti.schema.name.clone(),
             key: key.to_string(),
         };
-        let found = self.hinted_lookup(ti, &ek, &guard, false);
+        let found = timed!(self, Index, self.hinted_lookup(ti, &ek, &guard, false));
         let tuple = match &found {
             Some(l) => l.tuple,
             None => match self.absent_read::<P>(ti, key, &ek) {
@@ -840,6 +892,20 @@ impl Transaction {
 
     /// Takes the write lock on `head` and runs the protocol's write check.
     fn lock_head<P: Cc>(&mut self, ti: &TableInner, tuple: u64, head: *mut Version) -> Result<()> {
+        timed!(
+            self,
+            VersionInstall,
+            self.lock_head_untimed::<P>(ti, tuple, head)
+        )
+    }
+
+    #[inline(always)]
+    fn lock_head_untimed<P: Cc>(
+        &mut self,
+        ti: &TableInner,
+        tuple: u64,
+        head: *mut Version,
+    ) -> Result<()> {
         // SAFETY: pinned; heads are alive.
         let h = unsafe { &*head };
         // One CAS: two writers that loaded the same head cannot both lock
@@ -923,7 +989,11 @@ impl Transaction {
         row: NewRow<'_>,
         index_key: Option<EncodedKey>,
     ) -> Result<()> {
-        let v = storage::install(ti, tuple, self.tid, head, row);
+        let v = timed!(
+            self,
+            VersionInstall,
+            storage::install(ti, tuple, self.tid, head, row)
+        );
         if let Err(e) = self.sec_after_install::<P>(ti, tuple, head, v) {
             // Take the version back out, as an abort would, before the
             // head is marked overwritten: the row is as before the call.
@@ -944,6 +1014,9 @@ impl Transaction {
             old: head,
             index_key,
         });
+        if self.log_ops {
+            self.log_op(self.writes.len() - 1, false);
+        }
         match P::on_overwrite(self, h) {
             Ok(()) => Ok(()),
             Err(k) => self.fail(Error::Conflict(k)),
@@ -1003,19 +1076,36 @@ impl Transaction {
             }
         }
         let tid = self.tid;
-        let w = self
+        let i = self
             .writes
-            .iter_mut()
-            .rev()
-            .find(|w| w.new == own)
+            .iter()
+            .rposition(|w| w.new == own)
             .expect("own version has a write entry");
         let guard = epoch::pin();
-        let v = storage::replace_own(ti, tuple, tid, own, w.old, row, &guard);
-        w.new = v;
+        let v = timed!(self, VersionInstall, {
+            let w = &mut self.writes[i];
+            w.new = storage::replace_own(ti, tuple, tid, own, w.old, row, &guard);
+            w.new
+        });
         // Physical entries still name `own`: re-key them before it retires.
         self.sec_on_replace_own(ti, tuple, own, v);
         storage::retire(own, &guard);
+        if self.log_ops {
+            // The whole row: an earlier operation of ours on it (a delete)
+            // may leave nothing for changed columns to apply to.
+            self.log_op(i, true);
+        }
         Ok(())
+    }
+
+    /// Per-operation logging: write `i` of the write set, just made, goes
+    /// to the log buffer now (see `Log::log_op`).
+    #[inline(never)]
+    fn log_op(&self, i: usize, whole: bool) {
+        if let Some(l) = self.db.log.get() {
+            let slot = crate::tid::TidTable::slot_index(self.tid);
+            timed!(self, Log, l.log_op(slot, &self.writes[i], whole));
+        }
     }
 
     // ------------------------------------------------------- commit / abort
@@ -1052,7 +1142,13 @@ impl Transaction {
             P::release(&mut self);
             // Counted while the slot is still ours (see `stats`).
             self.db.tids.counts(self.tid).commit(true);
+            self.time_committed();
             self.finish();
+            if self.timing && self.logged {
+                let (bd, slot) = self.timing_on();
+                let wait = || self.reader_ticket::<PIPELINED>();
+                return crate::breakdown::detached(bd, slot, Component::LogWait, wait);
+            }
             return self.reader_ticket::<PIPELINED>();
         }
         // Durability (see the log module): the redo record is built before
@@ -1061,13 +1157,16 @@ impl Transaction {
         // otherwise it is reserved after validation. Either way before the
         // versions become visible, under our write locks.
         let mut redo = match self.db.log.get().filter(|_| !self.writes.is_empty()) {
-            Some(l) => match l.prepare(&self.writes) {
-                Ok(r) => Some(r),
-                Err(e) => {
-                    self.rollback();
-                    return Err(e);
+            Some(l) => {
+                let slot = crate::tid::TidTable::slot_index(self.tid);
+                match timed!(self, Log, l.prepare(slot, &self.writes)) {
+                    Ok(r) => Some(r),
+                    Err(e) => {
+                        self.rollback();
+                        return Err(e);
+                    }
                 }
-            },
+            }
             None => None,
         };
         let mut reserved = None;
@@ -1077,7 +1176,7 @@ impl Transaction {
                 self.db.tids.set_precommit(self.tid);
                 match redo.take() {
                     Some(r) => {
-                        let r = l.reserve(r);
+                        let r = timed!(self, Log, l.reserve(r));
                         let cts = r.cts();
                         reserved = Some(r);
                         cts
@@ -1107,7 +1206,7 @@ impl Transaction {
             self.rollback();
             return Err(Error::TableDropped { table });
         }
-        if let Err(kind) = P::validate(&mut self, cts) {
+        if let Err(kind) = timed!(self, Cc, P::validate(&mut self, cts)) {
             if let Some(r) = reserved {
                 self.db.log.get().expect("reserved").skip(r);
             }
@@ -1120,16 +1219,21 @@ impl Transaction {
             crate::sync::logged(crate::sync::Logged::Commit);
         }
         let ticket = match (reserved, redo) {
-            (Some(r), _) => Some(self.db.log.get().expect("reserved").publish(r)),
-            (None, Some(r)) => Some(self.db.log.get().expect("prepared").append(r, cts)),
             (None, None) => None,
+            (reserved, redo) => timed!(self, Log, {
+                match (reserved, redo) {
+                    (Some(r), _) => Some(self.db.log.get().expect("reserved").publish(r)),
+                    (None, Some(r)) => Some(self.db.log.get().expect("prepared").append(r, cts)),
+                    (None, None) => None,
+                }
+            }),
         };
         self.db.tids.set_committed(self.tid, cts);
         self.post_commit::<P>(cts);
         self.db.tids.counts(self.tid).commit(false);
+        self.time_committed();
         self.finish();
-        self.db.after_commit();
-        match ticket {
+        let wait = || match ticket {
             Some(t) if PIPELINED => self.db.log.get().expect("logged").pipelined(t),
             Some(t) => self
                 .db
@@ -1139,7 +1243,18 @@ impl Transaction {
                 .finish_commit(t)
                 .map(|()| CommitTicket::done()),
             None => self.reader_ticket::<PIPELINED>(),
+        };
+        if !self.timing {
+            self.db.after_commit();
+            return wait();
         }
+        // After the slot is freed: charged detached (`breakdown`).
+        let (bd, slot) = self.timing_on();
+        crate::breakdown::detached(bd, slot, Component::Gc, || self.db.after_commit());
+        if !self.logged {
+            return wait();
+        }
+        crate::breakdown::detached(bd, slot, Component::LogWait, wait)
     }
 
     /// The ticket of a commit that logged nothing, covering the commits it
@@ -1174,41 +1289,47 @@ impl Transaction {
     }
 
     fn post_commit<P: Cc>(&mut self, cts: u64) {
-        P::post_commit(self, cts);
+        timed!(self, Cc, P::post_commit(self, cts));
         // Hand our rows to the collector before unlocking: the next writer
         // of a row must queue after us (see gc::Garbage). A delete of a row
         // inserted by this same transaction overwrote nothing, but its
         // tombstone still has to go.
-        self.db.gc.on_commit(
-            cts,
-            crate::tid::TidTable::slot_index(self.tid),
-            self.writes
-                .iter()
-                // SAFETY: our versions are alive until GC; tables outlive us.
-                .filter(|w| !w.old.is_null() || unsafe { (*w.new).is_tombstone() })
-                .map(|w| gc::Committed {
-                    // SAFETY: tables outlive us.
-                    table: unsafe { &*w.table },
-                    tuple: w.tuple,
-                    version: w.new,
-                }),
+        timed!(
+            self,
+            Gc,
+            self.db.gc.on_commit(
+                cts,
+                crate::tid::TidTable::slot_index(self.tid),
+                self.writes
+                    .iter()
+                    // SAFETY: our versions are alive until GC; tables outlive us.
+                    .filter(|w| !w.old.is_null() || unsafe { (*w.new).is_tombstone() })
+                    .map(|w| gc::Committed {
+                        // SAFETY: tables outlive us.
+                        table: unsafe { &*w.table },
+                        tuple: w.tuple,
+                        version: w.new,
+                    }),
+            )
         );
         // Index entries are stamped before the rows unlock (a no-op for
         // today's kinds).
         self.sec_on_commit(cts);
         self.count_index_writes(self.sec_writes.len());
-        for w in &self.writes {
-            // SAFETY: our own versions and the versions we overwrote (locked by
-            // us) are alive: GC processes our entries only after we end.
-            let new = unsafe { &*w.new };
-            new.begin.store(cts, SeqCst);
-            new.txn_id.store(0, SeqCst);
-            if let Some(old) = unsafe { w.old.as_ref() } {
-                // The old version keeps our id in txn_id: a writer that
-                // loaded it as the head before our install cannot lock it.
-                old.end.store(cts, SeqCst);
+        timed!(self, VersionInstall, {
+            for w in &self.writes {
+                // SAFETY: our own versions and the versions we overwrote (locked by
+                // us) are alive: GC processes our entries only after we end.
+                let new = unsafe { &*w.new };
+                new.begin.store(cts, SeqCst);
+                new.txn_id.store(0, SeqCst);
+                if let Some(old) = unsafe { w.old.as_ref() } {
+                    // The old version keeps our id in txn_id: a writer that
+                    // loaded it as the head before our install cannot lock it.
+                    old.end.store(cts, SeqCst);
+                }
             }
-        }
+        });
         // Scan records (SSN/SSI) were marked committed in validation and
         // SSI's marks stay in its registry; only MV2PL has locks to drop.
         P::release(self);
@@ -1261,6 +1382,9 @@ impl Transaction {
         // fill it, or the flusher stops there (see `log::Reservation`).
         if let Some(l) = self.db.log.get() {
             l.skip_lost();
+            if self.log_ops {
+                l.drop_ops(crate::tid::TidTable::slot_index(self.tid));
+            }
         }
         self.db.tids.set_aborted(self.tid);
         self.finish();
@@ -1277,7 +1401,41 @@ impl Transaction {
         if !self.sec_writes.is_empty() {
             self.sec_writes.clear();
         }
+        if self.timing {
+            self.time_end();
+        }
         self.db.tids.release(self.tid);
+    }
+
+    // ------------------------------------------------------ time breakdown
+
+    // (Off, each of these is a test of `timing`; the work is out of line.)
+
+    /// Timing on: the breakdown and this transaction's slot, for
+    /// `breakdown::region` (a pointer, so that the region's closure may
+    /// borrow the transaction mutably; see `breakdown::region`).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn timing_on(&self) -> (*const crate::breakdown::Breakdown, usize) {
+        let b = self.db.breakdown.as_ref().expect("timing is on");
+        (Arc::as_ptr(b), crate::tid::TidTable::slot_index(self.tid))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn time_end(&self) {
+        if let Some(b) = &self.db.breakdown {
+            b.end(crate::tid::TidTable::slot_index(self.tid));
+        }
+    }
+
+    #[inline(always)]
+    fn time_committed(&self) {
+        if self.timing {
+            if let Some(b) = &self.db.breakdown {
+                b.committed(crate::tid::TidTable::slot_index(self.tid));
+            }
+        }
     }
 }
 
@@ -1418,7 +1576,7 @@ mod tests {
                 let tx = tx;
                 let log = inner.log.get().unwrap();
                 assert!(log.lsn_stamps());
-                let _reserved = log.reserve(log.prepare(&tx.writes).unwrap());
+                let _reserved = log.reserve(log.prepare(0, &tx.writes).unwrap());
                 panic!("a bug in validation");
             }));
             assert!(r.is_err());
