@@ -294,3 +294,81 @@ fn ermia_fig7_sweeps_threads_under_the_three_systems() {
         "{list}"
     );
 }
+
+/// ERMIA Fig. 8: the three systems with each transaction's warehouse
+/// drawn uniformly and 80-20.
+#[test]
+fn ermia_fig8_draws_warehouses_uniformly_and_skewed() {
+    let dir = Dir::new("ermia-fig8");
+    let csv = reproduce(
+        "ermia-fig8",
+        &["--duration", "0.1", "--warmup", "0"],
+        &dir.0,
+    );
+    let mut series = BTreeSet::new();
+    for system in ["OCC (Silo)", "SI (ERMIA-SI)", "SI+SSN (ERMIA-SSN)"] {
+        for pick in ["uniform", "80-20"] {
+            series.insert(format!("{system}, {pick}"));
+        }
+    }
+    assert_eq!(column(&csv, "series"), series);
+    assert_eq!(column(&csv, "threads"), set(&["1", "2"]));
+    assert_pngs(&dir.0, &["ermia-fig8.png", "ermia-fig8-aborts.png"]);
+    assert_judged("ermia-fig8", &dir.0, true);
+}
+
+/// ERMIA Figures 10 and 11 on the write-ahead log: per-operation logging
+/// reserves a log record per write (more than one per transaction),
+/// per-transaction one; the breakdown's shares are each component's of
+/// the transactions' time (they add up to 1); no log directory is left.
+#[test]
+fn ermia_fig10_and_fig11_run_on_the_log() {
+    let dir = Dir::new("ermia-log");
+    let before = logs();
+    let tiny = ["--duration", "0.3", "--warmup", "0"];
+    let csv = reproduce("ermia-fig10", &tiny, &dir.0);
+    let mut r = csv::Reader::from_reader(csv.as_bytes());
+    let head = r.headers().unwrap().clone();
+    let col = |n: &str| head.iter().position(|h| h == n).unwrap();
+    let (series, records) = (col("series"), col("log_records_per_committed"));
+    let mut seen = BTreeSet::new();
+    for x in r.records() {
+        let x = x.unwrap();
+        let per: f64 = x[records].parse().unwrap();
+        match &x[series] {
+            "per-transaction logging" => assert!(per <= 1.05, "{x:?}"),
+            "per-operation logging" => assert!(per > 3.0, "{x:?}"),
+            other => panic!("{other}"),
+        }
+        seen.insert(x[series].to_string());
+    }
+    assert_eq!(seen.len(), 2, "{csv}");
+    assert_pngs(&dir.0, &["ermia-fig10.png"]);
+    assert_judged("ermia-fig10", &dir.0, true);
+
+    let csv = reproduce("ermia-fig11", &tiny, &dir.0);
+    let mut r = csv::Reader::from_reader(csv.as_bytes());
+    let head = r.headers().unwrap().clone();
+    let shares = head.iter().position(|h| h == "time_shares").unwrap();
+    for x in r.records() {
+        let x = x.unwrap();
+        let sum: f64 = (x[shares].split("; "))
+            .map(|p| p.rsplit_once(':').unwrap().1.parse::<f64>().unwrap())
+            .sum();
+        assert!((sum - 1.0).abs() < 0.01, "{x:?}");
+    }
+    assert_pngs(&dir.0, &["ermia-fig11.png"]);
+    assert_judged("ermia-fig11", &dir.0, true);
+    let after = logs();
+    let left: Vec<&String> = after.difference(&before).collect();
+    assert!(left.is_empty(), "log directories left: {left:?}");
+}
+
+/// The log directories of Figures 10 and 11 in the temporary directory.
+fn logs() -> BTreeSet<String> {
+    (std::fs::read_dir(std::env::temp_dir()).unwrap())
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("strata-ermia-fig1"))
+        .collect()
+}

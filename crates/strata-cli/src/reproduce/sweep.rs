@@ -26,7 +26,7 @@ use strata::{
     Preset, Protocol, VersionStorage,
 };
 use strata_workloads::driver::{DriverConfig, TypeReport};
-use strata_workloads::tpcc::{self, TpccConfig};
+use strata_workloads::tpcc::{self, TpccConfig, WarehousePick};
 use strata_workloads::ycsb::{self, YcsbConfig, YcsbReport};
 use strata_workloads::WorkloadError;
 
@@ -71,6 +71,8 @@ pub enum Set {
     StockScan(bool),
     /// TPC-C: the secondary indexes' structure (MV-PBT Fig. 14).
     IndexKind(IndexKind),
+    /// TPC-C: each transaction's warehouse, fixed or drawn (ERMIA Fig. 8).
+    WarehousePick(WarehousePick),
 }
 
 /// A run's whole configuration.
@@ -83,6 +85,7 @@ pub struct Point {
     pub stock_scan: bool,
     /// TPC-C's secondary indexes.
     pub index_kind: IndexKind,
+    pub warehouse_pick: WarehousePick,
 }
 
 impl Set {
@@ -113,6 +116,7 @@ impl Set {
             Set::Warehouses(v) => p.warehouses = v,
             Set::StockScan(v) => p.stock_scan = v,
             Set::IndexKind(v) => p.index_kind = v,
+            Set::WarehousePick(v) => p.warehouse_pick = v,
         }
     }
 }
@@ -267,6 +271,7 @@ impl Sweep {
             warehouses: 0,
             stock_scan: false,
             index_kind: IndexKind::Standard,
+            warehouse_pick: WarehousePick::Fixed,
         };
         let paper: &[Set] = if paper_scale { self.paper_base } else { &[] };
         for set in self.base.iter().chain(paper).chain(s.settings) {
@@ -702,6 +707,7 @@ fn run_point(
             seed: p.ycsb.seed,
             stock_scan: p.stock_scan,
             index_kind: p.index_kind,
+            warehouse_pick: p.warehouse_pick,
             items: if paper_scale { base.items } else { 10_000 },
             customers: if paper_scale { base.customers } else { 300 },
             ..base
