@@ -236,11 +236,28 @@ pub struct SeriesPoint {
     /// Seconds since the measured window began (end of the interval).
     pub t_s: f64,
     pub committed_per_s: f64,
-    /// New memory the process took in the interval (growth of its resident
-    /// set), per committed transaction: the study's "memory allocated per
-    /// transaction" (Wu et al., Figures 19 and 21). Negative when memory
-    /// went back to the OS; 0 where the OS does not say.
+    /// New memory the run took in the interval, per committed transaction:
+    /// the study's "memory allocated per transaction" (Wu et al., Figures
+    /// 19 and 21). With an engine's own accounting ([`MemoryFlow`], given
+    /// to [`run_metered`]): the bytes its version store allocated less the
+    /// bytes garbage collection freed. Without one: the growth of the
+    /// process's resident set (negative when memory went back to the OS; 0
+    /// where the OS does not say), which allocators that reuse freed memory
+    /// keep near 0 whatever the collector does.
     pub new_bytes_per_txn: f64,
+    /// Of that, the bytes allocated and freed, per committed transaction
+    /// (`None` without an engine's accounting).
+    pub allocated_bytes_per_txn: Option<f64>,
+    pub freed_bytes_per_txn: Option<f64>,
+}
+
+/// Bytes an engine's version store has allocated and its garbage
+/// collection has freed since it opened (for Strata: `Stats::
+/// storage_bytes_allocated` and `Stats::gc_bytes_freed`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemoryFlow {
+    pub allocated: u64,
+    pub freed: u64,
 }
 
 /// The process's resident memory in bytes (Linux: `VmRSS` of
@@ -323,6 +340,19 @@ pub fn run_until<W: Worker>(
     workers: Vec<W>,
     observer: &mut dyn Observer,
 ) -> Result<Report, WorkloadError> {
+    run_metered(cfg, stop, types, workers, observer, None)
+}
+
+/// [`run_until`], with the series' memory read from the engine's own
+/// accounting (`flow`, read once a second) instead of the resident set.
+pub fn run_metered<W: Worker>(
+    cfg: &DriverConfig,
+    stop: &Stop,
+    types: &[&'static str],
+    workers: Vec<W>,
+    observer: &mut dyn Observer,
+    flow: Option<&(dyn Fn() -> MemoryFlow + Sync)>,
+) -> Result<Report, WorkloadError> {
     if workers.is_empty() {
         return Err(WorkloadError::Config(
             "at least one worker thread is needed".into(),
@@ -378,6 +408,7 @@ pub fn run_until<W: Worker>(
         let mut next_sample = measure_started + Duration::from_secs(1);
         let mut last_sum = 0u64;
         let mut last_resident = if cfg.series { resident_bytes() } else { None };
+        let mut last_flow = if cfg.series { flow.map(|f| f()) } else { None };
         let sum = |c: &[Padded]| c.iter().map(|p| p.0.load(Ordering::Relaxed)).sum::<u64>();
         let mut ab_last = (measure_started, 0u64);
         if cfg.ab_interval.is_some() {
@@ -410,15 +441,27 @@ pub fn run_until<W: Worker>(
                 let total = sum(&counters);
                 let resident = resident_bytes();
                 let committed = total - last_sum;
-                let grown = match (resident, last_resident) {
-                    (Some(now), Some(before)) => now as f64 - before as f64,
-                    _ => 0.0,
+                let per = |bytes: f64| bytes / committed.max(1) as f64;
+                let flow_now = flow.map(|f| f());
+                let (grown, allocated, freed) = match (flow_now, last_flow) {
+                    (Some(now), Some(before)) => {
+                        let allocated = now.allocated.saturating_sub(before.allocated) as f64;
+                        let freed = now.freed.saturating_sub(before.freed) as f64;
+                        (allocated - freed, Some(per(allocated)), Some(per(freed)))
+                    }
+                    _ => match (resident, last_resident) {
+                        (Some(now), Some(before)) => (now as f64 - before as f64, None, None),
+                        _ => (0.0, None, None),
+                    },
                 };
                 series.push(SeriesPoint {
                     t_s: next_sample.duration_since(measure_started).as_secs_f64(),
                     committed_per_s: committed as f64,
-                    new_bytes_per_txn: grown / committed.max(1) as f64,
+                    new_bytes_per_txn: per(grown),
+                    allocated_bytes_per_txn: allocated,
+                    freed_bytes_per_txn: freed,
                 });
+                last_flow = flow_now;
                 last_resident = resident;
                 last_sum = total;
                 next_sample += Duration::from_secs(1);
@@ -653,6 +696,45 @@ mod tests {
         let in_series: f64 = r.series.iter().map(|p| p.committed_per_s).sum();
         assert!(in_series <= r.committed as f64, "{:?}", r.series);
         assert!(r.series.iter().all(|p| p.new_bytes_per_txn.is_finite()));
+        assert!(r.series.iter().all(|p| p.allocated_bytes_per_txn.is_none()));
+    }
+
+    /// With an engine's accounting, the series' memory is its flow: bytes
+    /// allocated less bytes freed in each interval, per committed
+    /// transaction (not the resident set, which a reusing allocator keeps
+    /// flat).
+    #[test]
+    fn a_metered_series_reports_the_engines_memory_flow() {
+        // Every call: 300 more bytes allocated and 100 more freed.
+        let calls = AtomicU64::new(0);
+        let flow = || {
+            let k = calls.fetch_add(1, Ordering::Relaxed);
+            MemoryFlow {
+                allocated: 300 * k,
+                freed: 100 * k,
+            }
+        };
+        let cfg = DriverConfig {
+            series: true,
+            ..timed(10, 1100)
+        };
+        let workers = vec![Fake(0), Fake(0)];
+        let r = run_metered(
+            &cfg,
+            &Stop::Elapsed,
+            &["a", "b"],
+            workers,
+            &mut Quiet,
+            Some(&flow),
+        )
+        .unwrap();
+        assert!(!r.series.is_empty(), "{r:?}");
+        for p in &r.series {
+            let committed = p.committed_per_s.max(1.0);
+            assert_eq!(p.allocated_bytes_per_txn, Some(300.0 / committed), "{p:?}");
+            assert_eq!(p.freed_bytes_per_txn, Some(100.0 / committed), "{p:?}");
+            assert_eq!(p.new_bytes_per_txn, 200.0 / committed, "{p:?}");
+        }
     }
 
     /// Commits every step while `strata::ab` is on, every other step while
