@@ -157,6 +157,7 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         prefetch: !a.no_prefetch,
         appended_hash: a.appended_hash,
         warehouse_pick: a.warehouse_pick,
+        index_kind: strata::IndexKind::Standard,
     };
     cfg.validate().map_err(|e| UsageError(e.to_string()))?;
     if !(a.duration > 0.0 && a.duration.is_finite()) {

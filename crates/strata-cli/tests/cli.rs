@@ -841,8 +841,10 @@ fn reproduce_all_covers_each_paper() {
     assert!(report.contains("# MV-PBT"), "{report}");
     for fig in [
         "mvpbt-fig3",
+        "mvpbt-fig12a",
         "mvpbt-fig12b",
         "mvpbt-fig13",
+        "mvpbt-fig14",
         "mvpbt-fig15a",
         "mvpbt-fig15b",
     ] {

@@ -7,5 +7,7 @@
 mod cli;
 #[path = "presets.rs"]
 mod presets;
+#[path = "reproduce_figures.rs"]
+mod reproduce_figures;
 #[path = "tpcc_ermia.rs"]
 mod tpcc_ermia;

@@ -46,7 +46,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 use strata::{
-    Database, Error, Index, Key, PointLookups, Schema, Table, Transaction, Type, Unique, Value,
+    Database, Error, Index, IndexKind, Key, PointLookups, Schema, Table, Transaction, Type, Unique,
+    Value,
 };
 
 use crate::driver::{self, DriverConfig, Observer, Outcome, Report, Worker};
@@ -134,6 +135,16 @@ pub struct TpccConfig {
     /// home (the default), or one drawn per transaction, uniformly or with
     /// 80-20 skew (ERMIA Fig. 8; see [`WarehousePick`]).
     pub warehouse_pick: WarehousePick,
+    /// The structure of the secondary indexes (`customer_by_last`,
+    /// `orders_by_customer`): today's kind, or MV-PBT, whose records
+    /// carry their versions' stamps (MV-PBT Figures 12a and 14 run TPC-C
+    /// through it).
+    #[serde(serialize_with = "kind_name")]
+    pub index_kind: IndexKind,
+}
+
+fn kind_name<S: serde::Serializer>(k: &IndexKind, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(k.name())
 }
 
 /// Checks `--warehouses` and `--items` (TPC-C's and the Stock-only
@@ -176,6 +187,7 @@ impl TpccConfig {
             prefetch: true,
             appended_hash: false,
             warehouse_pick: WarehousePick::Fixed,
+            index_kind: IndexKind::Standard,
         }
     }
 

@@ -33,8 +33,8 @@ use crate::plot::{bar_chart, line_chart_ticks, Bars, Line, XTicks};
 use crate::progress::BarObserver;
 use crate::UsageError;
 
-/// The figures, in the paper's order.
-pub const FIGURES: &[Figure] = &[
+/// Figures 2 and 5 (§1.1, §4.3), in the paper's order.
+pub const HYBRID: &[Figure] = &[
     Figure {
         name: "ermia-fig2",
         paper: Paper::Ermia,
@@ -108,6 +108,10 @@ pub const FIGURES: &[Figure] = &[
         effects: &[Effect::PaperWarehouseRatio, Effect::Concurrency],
         note: Some("the series \"SI+SSN (commit-time check only)\" is ours (what SSN's early exclusion test, §3.6.2, is worth)"),
     },
+];
+
+/// Figure 12 (§4.5), after §4.4's scalability figures (`ermia_scaling.rs`).
+pub const LATENCY: &[Figure] = &[
     Figure {
         name: "ermia-fig12",
         paper: Paper::Ermia,

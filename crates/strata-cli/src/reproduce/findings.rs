@@ -38,6 +38,9 @@ use std::collections::BTreeMap;
 pub enum Metric {
     /// Committed transactions/s of the mix.
     Throughput,
+    /// The same, per worker thread: flat when throughput scales
+    /// linearly with the threads.
+    ThroughputPerThread,
     /// Committed transactions/s of the extra read-only threads.
     ReadOnlyThroughput,
     AbortRate,
@@ -60,6 +63,7 @@ impl Metric {
     pub fn label(self) -> String {
         match self {
             Metric::Throughput => "committed transactions/s".into(),
+            Metric::ThroughputPerThread => "committed transactions/s per worker thread".into(),
             Metric::ReadOnlyThroughput => "read-only transactions/s".into(),
             Metric::AbortRate => "abort rate".into(),
             Metric::BytesPerRow => "bytes per row".into(),
@@ -73,6 +77,7 @@ impl Metric {
     pub fn name(self) -> String {
         match self {
             Metric::Throughput => "throughput".into(),
+            Metric::ThroughputPerThread => "per-thread".into(),
             Metric::ReadOnlyThroughput => "read-only".into(),
             Metric::AbortRate => "aborts".into(),
             Metric::BytesPerRow => "bytes".into(),

@@ -22,6 +22,7 @@
 
 mod ermia;
 mod ermia_hybrid;
+mod ermia_scaling;
 pub mod findings;
 mod mvpbt;
 pub mod registry;
@@ -253,6 +254,11 @@ fn list() {
         "{:<24} {:<22} every figure above (of the four papers: the Peloton study, vDriver, ERMIA, MV-PBT), quick scale, with report.md",
         "all", ""
     );
+    for p in Paper::ALL {
+        if let Some(why) = p.out_of_scope() {
+            println!("not reproduced: {} {why}", p.title());
+        }
+    }
 }
 
 /// Every figure's claims as a Markdown table: the paper's words and

@@ -7,7 +7,8 @@
 //!                                              or the paper module's own Setup
 //!            claims }                          the paper's findings, judged
 //!                                              after the run (findings.rs)
-//!   registry::figures() = wu ++ vdriver ++ ermia ++ ermia_hybrid ++ mvpbt
+//!   registry::figures() = wu ++ vdriver ++ ermia (ermia, ermia_hybrid,
+//!                         ermia_scaling) ++ mvpbt
 //! ```
 //!
 //! The invariant this module owns: `reproduce` (`mod.rs`) reaches a figure
@@ -55,6 +56,17 @@ impl Paper {
             Paper::VDriver => "vdriver",
             Paper::Ermia => "ermia",
             Paper::MvPbt => "mvpbt",
+        }
+    }
+
+    /// The paper's figures no entry reruns, and why (`--list` says so).
+    pub fn out_of_scope(self) -> Option<&'static str> {
+        match self {
+            Paper::Ermia => Some(
+                "TPC-E and TPC-E-hybrid (Fig. 6, Fig. 7 right, Fig. 9, Table 1's TPC-E row): \
+                 out of scope, Strata has no TPC-E workload",
+            ),
+            Paper::Wu | Paper::VDriver | Paper::MvPbt => None,
         }
     }
 
@@ -235,10 +247,12 @@ impl Figure {
 /// Every figure, paper by paper, each in its paper's order.
 pub fn figures() -> impl Iterator<Item = &'static Figure> {
     (super::wu::figures())
-        .chain(super::vdriver::FIGURES)
+        .chain(super::vdriver::figures())
         .chain(super::ermia::FIGURES)
-        .chain(super::ermia_hybrid::FIGURES)
-        .chain(super::mvpbt::FIGURES)
+        .chain(super::ermia_hybrid::HYBRID)
+        .chain(super::ermia_scaling::FIGURES)
+        .chain(super::ermia_hybrid::LATENCY)
+        .chain(super::mvpbt::figures())
 }
 
 /// The figure named `name`.

@@ -22,11 +22,11 @@
 use std::path::Path;
 
 use strata::{
-    Database, GcPolicy, IndexPointers, MemorySpaces, MvtoLockedRead, NonInline, Options, Preset,
-    Protocol, VersionStorage,
+    Database, GcPolicy, IndexKind, IndexPointers, MemorySpaces, MvtoLockedRead, NonInline, Options,
+    Preset, Protocol, VersionStorage,
 };
 use strata_workloads::driver::{DriverConfig, TypeReport};
-use strata_workloads::tpcc::{self, TpccConfig};
+use strata_workloads::tpcc::{self, TpccConfig, WarehousePick};
 use strata_workloads::ycsb::{self, YcsbConfig, YcsbReport};
 use strata_workloads::WorkloadError;
 
@@ -69,6 +69,10 @@ pub enum Set {
     Warehouses(u32),
     /// TPC-C: run StockScan on a thread of its own.
     StockScan(bool),
+    /// TPC-C: the secondary indexes' structure (MV-PBT Fig. 14).
+    IndexKind(IndexKind),
+    /// TPC-C: each transaction's warehouse, fixed or drawn (ERMIA Fig. 8).
+    WarehousePick(WarehousePick),
 }
 
 /// A run's whole configuration.
@@ -79,6 +83,9 @@ pub struct Point {
     /// TPC-C warehouses (0: one per thread).
     pub warehouses: u32,
     pub stock_scan: bool,
+    /// TPC-C's secondary indexes.
+    pub index_kind: IndexKind,
+    pub warehouse_pick: WarehousePick,
 }
 
 impl Set {
@@ -108,6 +115,8 @@ impl Set {
             Set::SecondaryIndexes(v) => y.secondary_indexes = v,
             Set::Warehouses(v) => p.warehouses = v,
             Set::StockScan(v) => p.stock_scan = v,
+            Set::IndexKind(v) => p.index_kind = v,
+            Set::WarehousePick(v) => p.warehouse_pick = v,
         }
     }
 }
@@ -126,6 +135,8 @@ pub enum Axis {
     SecondaryIndexes,
     /// Separate memory spaces (512 KiB increments, the paper's).
     MemorySpaces,
+    /// TPC-C warehouses (the dataset's size).
+    Warehouses,
     /// Seconds into one run: one point per second (x values unused).
     Time,
 }
@@ -142,6 +153,7 @@ impl Axis {
             Axis::UpdatePercent => "update operations per transaction (%)",
             Axis::SecondaryIndexes => "secondary indexes",
             Axis::MemorySpaces => "separate memory spaces",
+            Axis::Warehouses => "warehouses",
             Axis::Time => "time (s)",
         }
     }
@@ -156,6 +168,7 @@ impl Axis {
             Axis::UpdatePercent => "update_percent",
             Axis::SecondaryIndexes => "secondary_indexes",
             Axis::MemorySpaces => "memory_spaces",
+            Axis::Warehouses => "warehouses",
             Axis::Time => "seconds",
         }
     }
@@ -176,6 +189,7 @@ impl Axis {
                 count: n,
                 increment: PAPER_SPACE_INCREMENT,
             }),
+            Axis::Warehouses => Set::Warehouses(n as u32),
             Axis::Time => return None,
         })
     }
@@ -256,6 +270,8 @@ impl Sweep {
             },
             warehouses: 0,
             stock_scan: false,
+            index_kind: IndexKind::Standard,
+            warehouse_pick: WarehousePick::Fixed,
         };
         let paper: &[Set] = if paper_scale { self.paper_base } else { &[] };
         for set in self.base.iter().chain(paper).chain(s.settings) {
@@ -310,6 +326,10 @@ impl Sweep {
     /// A plot title: what, which figure of the paper, and its size.
     pub fn plot_title(&self, fig: &Figure, records: u64) -> String {
         let size = match self.workload {
+            Workload::Tpcc if self.axis == Axis::Warehouses => {
+                let p = self.base_point(&self.series[0], records, 1, false);
+                format!("{} threads", p.ycsb.threads)
+            }
             Workload::Tpcc => {
                 let mut p = self.base_point(&self.series[0], records, 1, false);
                 Set::Threads(1).apply(&mut p);
@@ -664,6 +684,8 @@ impl Prepared for Plan {
 struct Ran {
     report: YcsbReport,
     types: Vec<TypeReport>,
+    /// The run's worker threads (the mix's, not StockScan's).
+    threads: usize,
 }
 
 fn run_point(
@@ -684,6 +706,8 @@ fn run_point(
             threads: p.ycsb.threads,
             seed: p.ycsb.seed,
             stock_scan: p.stock_scan,
+            index_kind: p.index_kind,
+            warehouse_pick: p.warehouse_pick,
             items: if paper_scale { base.items } else { 10_000 },
             customers: if paper_scale { base.customers } else { 300 },
             ..base
@@ -716,6 +740,7 @@ fn run_point(
                 memory: None,
             },
             types,
+            threads: p.ycsb.threads,
         });
     }
     let engine = ycsb::StrataYcsb::new(db, &p.ycsb)?;
@@ -723,6 +748,7 @@ fn run_point(
     Ok(Ran {
         report,
         types: Vec::new(),
+        threads: p.ycsb.threads,
     })
 }
 
@@ -732,6 +758,7 @@ fn value(m: Metric, r: &Ran) -> f64 {
     let ty = |name: &str| r.types.iter().find(|t| t.name == name);
     match m {
         Metric::Throughput => of("ycsb"),
+        Metric::ThroughputPerThread => of("ycsb") / r.threads.max(1) as f64,
         Metric::ReadOnlyThroughput => of("read-only-extra"),
         Metric::AbortRate => run.abort_rate,
         Metric::BytesPerRow => r.report.memory.as_ref().map_or(0.0, |m| m.bytes_per_row),

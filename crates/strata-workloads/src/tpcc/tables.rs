@@ -271,18 +271,20 @@ impl Tables {
             &["i_id"],
         ))?;
         let stock = db.create_table(stock_schema())?;
-        let customer_by_last = db.create_index(
+        let customer_by_last = db.create_index_as(
             "customer_by_last",
             &customer,
             &["c_w_id", "c_d_id", "c_last", "c_first"],
             Unique::No,
+            cfg.index_kind,
         )?;
         let orders_by_customer = if cfg.has_order_status() {
-            Some(db.create_index(
+            Some(db.create_index_as(
                 "orders_by_customer",
                 &orders,
                 &["o_w_id", "o_d_id", "o_c_id", "o_id"],
                 Unique::Yes,
+                cfg.index_kind,
             )?)
         } else {
             None

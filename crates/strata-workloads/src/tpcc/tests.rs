@@ -61,6 +61,35 @@ fn orders_by_customer_exists_only_for_a_mix_with_order_status() {
     assert_eq!(n, 10 * 60);
 }
 
+/// `index_kind` builds both secondary indexes as MV-PBT (MV-PBT Figures
+/// 12a and 14): the mix's lookups by last name and by customer run through
+/// them, and the run keeps the consistency conditions.
+#[test]
+fn secondary_indexes_take_the_configured_kind() {
+    for kind in strata::IndexKind::ALL {
+        let db = Database::open(strata::Options::default()).unwrap();
+        let cfg = TpccConfig {
+            threads: 2,
+            index_kind: kind,
+            ..TpccConfig::small(1)
+        };
+        let r = counted(db.clone(), &cfg, 300).unwrap();
+        for name in ["customer_by_last", "orders_by_customer"] {
+            assert_eq!(db.index(name).unwrap().kind(), kind, "{name}");
+        }
+        let mvpbt = db.stats().mvpbt;
+        let mvpbt_indexes = if kind == strata::IndexKind::MvPbt {
+            2
+        } else {
+            0
+        };
+        assert_eq!(mvpbt.indexes, mvpbt_indexes, "{kind:?}");
+        assert_eq!(r.consistency.districts_checked, 10, "{kind:?}");
+        let status = r.run.of_type("order-status").unwrap();
+        assert!(status.committed > 0, "{kind:?}");
+    }
+}
+
 #[test]
 fn load_is_consistent_and_sized_by_the_spec_rules() {
     let db = Database::open(strata::Options::default()).unwrap();

@@ -1,6 +1,9 @@
 //! The vDriver paper's long-lived-transaction experiments (Kim et al.,
-//! SIGMOD 2020, §5.2: Figures 13, 14, 15 and 19) on the LLT workload
-//! (`strata_workloads::llt`, `strata bench llt`).
+//! SIGMOD 2020: §2.1's Figures 2 and 3, §5.2's Figures 13 to 19) on the
+//! LLT workload (`strata_workloads::llt`, `strata bench llt`). This module
+//! holds the engines, the run shape and Figures 13, 14, 15 and 19;
+//! `motivation.rs` §2.1's figure, `classification.rs` Fig. 16,
+//! `scaling.rs` Figures 17 and 18.
 //!
 //! Unlike the study's sweeps, these are time series and distributions of
 //! one run per configuration, repeated per trial:
@@ -30,6 +33,10 @@
 //! paper's sizes and durations (48 tables, 600 s, LLTs from 50 s and 350
 //! s).
 
+mod classification;
+mod motivation;
+mod scaling;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -46,6 +53,11 @@ use crate::UsageError;
 
 const VERSION_MIB: Metric = Metric::Named("version space (MiB)");
 const LONGEST: Metric = Metric::Named("longest chain");
+/// Version bytes in the rows' own storage (every version of the
+/// append-only schemes, the newest of the in-place ones: vDriver §2.1's
+/// in-row versioning) and off it (the undo or version store: off-row).
+const IN_ROW_MIB: Metric = Metric::Named("in-row version space (MiB)");
+const OFF_ROW_MIB: Metric = Metric::Named("off-row version space (MiB)");
 const SHARE: Metric = Metric::Named("share of versions");
 
 /// An engine of the figures: its label, its series' labels with and
@@ -186,8 +198,17 @@ const fn share_at_least(claim: &'static str, series: &'static str, at: At, least
 const UNIFORM: &str = "uniform";
 const ZIPFIAN: &str = "Zipfian 0.99";
 
-/// The figures, in the paper's order.
-pub const FIGURES: &[Figure] = &[
+/// Every figure of the paper, in its order.
+pub fn figures() -> impl Iterator<Item = &'static Figure> {
+    (motivation::FIGURES.iter())
+        .chain(THROUGHPUT_AND_PRUNING)
+        .chain(classification::FIGURES)
+        .chain(scaling::FIGURES)
+        .chain(SEGMENT_SIZE)
+}
+
+/// Figures 13, 14 and 15 (§5.2.1-5.2.2).
+const THROUGHPUT_AND_PRUNING: &[Figure] = &[
     Figure {
         name: "vdriver-fig13",
         paper: Paper::VDriver,
@@ -275,6 +296,10 @@ pub const FIGURES: &[Figure] = &[
         effects: &[Effect::LongLived, Effect::Skew(1.1)],
         note: Some("on Strata's SIRO in memory (the paper: vDriver in MySQL); shares of every version that left its row"),
     },
+];
+
+/// Figure 19 (§5.2.6).
+const SEGMENT_SIZE: &[Figure] = &[
     Figure {
         name: "vdriver-fig19",
         paper: Paper::VDriver,
@@ -362,16 +387,7 @@ impl Setup for VFig {
                 .collect(),
             VFig::Fig19 => vec![fig19_config(&s, 1, Some(Duration::ZERO))],
         };
-        let mut f = Facts::default();
-        for c in &cfgs {
-            f.threads = f.threads.max(c.threads);
-            if c.zipf_at.is_some() {
-                f.theta = f.theta.max(c.theta);
-            }
-            f.update_share = 1.0;
-            f.long_lived |= c.llts > 0 && c.long_snapshots && !c.llt_windows.is_empty();
-        }
-        f
+        facts_of(&cfgs)
     }
 
     fn prepare(
@@ -384,6 +400,21 @@ impl Setup for VFig {
             scale: scale(*self, a)?,
         }))
     }
+}
+
+/// What the runs of `cfgs` set up: their updaters, their skew, whether
+/// an LLT holds its snapshot while they update.
+fn facts_of(cfgs: &[LltConfig]) -> Facts {
+    let mut f = Facts::default();
+    for c in cfgs {
+        f.threads = f.threads.max(c.threads);
+        if c.zipf_at.is_some() {
+            f.theta = f.theta.max(c.theta);
+        }
+        f.update_share = 1.0;
+        f.long_lived |= c.llts > 0 && c.long_snapshots && !c.llt_windows.is_empty();
+    }
+    f
 }
 
 /// A figure at its scale.
@@ -455,10 +486,17 @@ fn scale(fig: VFig, a: &ReproduceArgs) -> Result<Scale, UsageError> {
         (VFig::Fig15 | VFig::Fig19, false, false) => 10.0,
         (VFig::Fig15 | VFig::Fig19, false, true) => 6.0,
     };
+    scale_for(a, default, 4.0)
+}
+
+/// The run shape with `--duration` or `default` seconds, refusing runs
+/// shorter than `least` (a figure whose windows need whole seconds of
+/// samples inside them).
+fn scale_for(a: &ReproduceArgs, default: f64, least: f64) -> Result<Scale, UsageError> {
     let secs = a.duration.unwrap_or(default);
-    if !(secs >= 4.0 && secs.is_finite()) {
+    if !(secs >= least && secs.is_finite()) {
         return Err(UsageError(format!(
-            "--duration must be at least 4 seconds for an LLT figure, got {secs}"
+            "--duration must be at least {least} seconds for this LLT figure, got {secs}"
         )));
     }
     Ok(Scale {
@@ -497,6 +535,23 @@ fn run_one(
     step: usize,
     total: usize,
 ) -> Result<LltReport, String> {
+    run_on(label, &open(opts)?, cfg, step, total)
+}
+
+/// A database of `opts` with the GC thread's period of `strata bench llt`.
+fn open(opts: &Options) -> Result<Database, String> {
+    let opts = opts.clone().gc_interval(Some(Duration::from_millis(40)));
+    Database::open(opts).map_err(|e| e.to_string())
+}
+
+/// Runs `cfg` on `db` (a database of [`open`]), run `step` of `total`.
+fn run_on(
+    label: &str,
+    db: &Database,
+    cfg: &LltConfig,
+    step: usize,
+    total: usize,
+) -> Result<LltReport, String> {
     let readers = match cfg.long_snapshots {
         true => "long-lived readers (LLTs)",
         false => "short readers (no LLT)",
@@ -506,10 +561,7 @@ fn run_one(
         cfg.llts,
         cfg.duration.as_secs_f64()
     );
-    // The GC thread's period of `strata bench llt`.
-    let opts = opts.clone().gc_interval(Some(Duration::from_millis(40)));
-    let db = Database::open(opts).map_err(|e| e.to_string())?;
-    llt::run(&db, cfg, &mut BarObserver::new(false)).map_err(|e| e.to_string())
+    llt::run(db, cfg, &mut BarObserver::new(false)).map_err(|e| e.to_string())
 }
 
 /// One CSV row of fig13: a second of one run.
@@ -529,6 +581,51 @@ struct TimeRow {
     off_row_bytes: u64,
     longest_chain: u64,
     llts_open: usize,
+}
+
+/// Runs `e` on `cfg` once (run `step` of `total`) and records every
+/// second of it: into `m` under the engine's series with or without LLTs
+/// (throughput, version space in all, in-row and off-row, the longest
+/// chain), and as CSV rows.
+fn time_series(
+    e: &Engine,
+    cfg: &LltConfig,
+    trial: usize,
+    (step, total): (usize, usize),
+    m: &mut Measured,
+    rows: &mut Vec<TimeRow>,
+) -> Result<(), String> {
+    let r = run_one(e.label, &(e.options)(), cfg, step, total)?;
+    let series = if cfg.long_snapshots { e.llts } else { e.no_llt };
+    let mib = |b: u64| b as f64 / (1 << 20) as f64;
+    for x in &r.samples {
+        m.push(
+            series,
+            x.t_s,
+            vec![
+                (Metric::Throughput, x.committed_per_s),
+                (VERSION_MIB, mib(x.version_bytes)),
+                (IN_ROW_MIB, mib(x.in_row_bytes)),
+                (OFF_ROW_MIB, mib(x.off_row_bytes)),
+                (LONGEST, x.longest_chain as f64),
+            ],
+        );
+        rows.push(TimeRow {
+            trial,
+            series,
+            config: e.label,
+            llts: cfg.llts,
+            long: cfg.long_snapshots,
+            t_s: x.t_s,
+            committed_per_s: x.committed_per_s,
+            version_bytes: x.version_bytes,
+            in_row_bytes: x.in_row_bytes,
+            off_row_bytes: x.off_row_bytes,
+            longest_chain: x.longest_chain,
+            llts_open: x.llts_open,
+        });
+    }
+    Ok(())
 }
 
 /// Fig. 13: each engine with and without LLTs; uniform keys for the first
@@ -563,33 +660,7 @@ fn fig13(a: &ReproduceArgs, s: &Scale, m: &mut Measured) -> Result<Vec<String>, 
                     break 'all; // Ctrl-C: write what ran
                 }
                 step += 1;
-                let r = run_one(e.label, &(e.options)(), cfg, step, total)?;
-                let series = if cfg.long_snapshots { e.llts } else { e.no_llt };
-                for x in &r.samples {
-                    m.push(
-                        series,
-                        x.t_s,
-                        vec![
-                            (Metric::Throughput, x.committed_per_s),
-                            (VERSION_MIB, x.version_bytes as f64 / (1 << 20) as f64),
-                            (LONGEST, x.longest_chain as f64),
-                        ],
-                    );
-                    rows.push(TimeRow {
-                        trial,
-                        series,
-                        config: e.label,
-                        llts: cfg.llts,
-                        long: cfg.long_snapshots,
-                        t_s: x.t_s,
-                        committed_per_s: x.committed_per_s,
-                        version_bytes: x.version_bytes,
-                        in_row_bytes: x.in_row_bytes,
-                        off_row_bytes: x.off_row_bytes,
-                        longest_chain: x.longest_chain,
-                        llts_open: x.llts_open,
-                    });
-                }
+                time_series(e, cfg, trial, (step, total), m, &mut rows)?;
             }
         }
     }
