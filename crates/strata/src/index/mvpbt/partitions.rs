@@ -652,3 +652,272 @@ pub(super) fn probe<'a>(
     }
     Probe::Prefix(&l[..skip_values(l, 1)])
 }
+
+/// Algorithm 3, record order, freeze and the filters on hand-placed records
+/// (the database-level tests are in `mvpbt.rs`).
+#[cfg(test)]
+pub(super) mod tests {
+    use super::super::*;
+    use crate::index::secondary::Unique;
+    use crate::tid::snapshots::Snapshots;
+    use proptest::prelude::*;
+
+    /// A one-column MV-PBT index on column 0 of (a, pk) rows, outside any
+    /// database: records are placed by hand.
+    fn bare(columns: usize) -> SecondaryIndex {
+        let names: Vec<&str> = ["a", "b", "c"][..columns].to_vec();
+        SecondaryIndex::new(
+            "t",
+            0,
+            (0..columns).collect(),
+            &names,
+            Unique::No,
+            IndexPointers::LogicalTupleId,
+            IndexKind::MvPbt,
+            1 << 20,
+            None,
+        )
+    }
+
+    pub(in crate::index::mvpbt) fn ident(a: i64, pk: i64) -> Vec<u8> {
+        let mut out = Vec::new();
+        crate::index::key::encode_values_into(&[Value::Int(a), Value::Int(pk)], &mut out);
+        out
+    }
+
+    /// Places a record of `ty` for identity (a, pk) stamped `stamp`;
+    /// `version` tells records apart. Sequence numbers rise with each call,
+    /// so later calls are newer.
+    fn put(idx: &SecondaryIndex, a: i64, pk: i64, ty: RecordType, stamp: u64, version: u64) {
+        let p = parts(idx);
+        let key = part_key(&ident(a, pk), p.seq.fetch_add(1, Relaxed));
+        let r = Record::new(ty, stamp, pk as u64, version as usize as *mut Version, 0);
+        p.insert(key, Arc::new(r));
+    }
+
+    /// The version each identity visible at `ts` decides by, as (a, pk,
+    /// version).
+    fn visible(idx: &SecondaryIndex, ts: u64, me: u64, tids: &TidTable) -> Vec<(i64, i64, u64)> {
+        decide(idx, &Bound::Unbounded, &Bound::Unbounded, ts, me, tids)
+            .into_iter()
+            .filter_map(|(ident, r)| {
+                let v = crate::index::key::decode_values(&ident);
+                r.map(|r| {
+                    (
+                        v[0].as_int().unwrap(),
+                        v[1].as_int().unwrap(),
+                        r.get().version() as u64,
+                    )
+                })
+            })
+            .collect()
+    }
+
+    fn snaps(clock: u64, begins: &[u64]) -> Snapshots {
+        Snapshots::new(clock, begins.to_vec())
+    }
+
+    /// Algorithm 3, case by case, over records of one partition and over
+    /// two (a frozen P_0 under P_N).
+    #[test]
+    fn algorithm_3_decides_each_record_type() {
+        use RecordType::*;
+        let tids = TidTable::new(8);
+        for frozen_first in [false, true] {
+            let idx = bare(1);
+            // Row 1: inserted at 10 under a=1, its other column updated at 20.
+            put(&idx, 1, 1, Regular, 10, 101);
+            // Row 2: inserted at 10 under a=2, moved to a=3 at 20.
+            put(&idx, 2, 2, Regular, 10, 201);
+            // Row 3: inserted at 10, deleted at 30.
+            put(&idx, 4, 3, Regular, 10, 301);
+            // Row 4: its writer aborted (FLAG_GC).
+            put(&idx, 5, 4, Regular, 5, 401);
+            parts(&idx)
+                .find(&part_key(&ident(5, 4), WRITER_SEQ + 3))
+                .unwrap()
+                .gc
+                .store(true, SeqCst);
+            // Row 5: still uncommitted, by transaction 7.
+            put(&idx, 6, 5, Regular, TID_MARK | 7, 501);
+            if frozen_first {
+                parts(&idx).freeze(&idx, &snaps(1, &[0]), &tids, false);
+            }
+            put(&idx, 1, 1, Replacement, 20, 102);
+            put(&idx, 2, 2, AntiRecord, 20, 201);
+            put(&idx, 3, 2, Replacement, 20, 202);
+            put(&idx, 4, 3, Tombstone, 30, 301);
+            let at = |ts| visible(&idx, ts, 99, &tids);
+            // (b): nothing committed at or before 9 but row 4's aborted
+            // insert, which (a) hides.
+            assert_eq!(at(9), vec![], "{frozen_first}");
+            assert_eq!(at(10), vec![(1, 1, 101), (2, 2, 201), (4, 3, 301)]);
+            // The replacement decides for row 1 (the newest first, §5.3);
+            // the anti-record ends row 2 under a=2 (d) and hides its
+            // regular record (c); the new key decides by the replacement.
+            assert_eq!(at(25), vec![(1, 1, 102), (3, 2, 202), (4, 3, 301)]);
+            // The tombstone ends row 3 and hides its regular record.
+            assert_eq!(at(30), vec![(1, 1, 102), (3, 2, 202)]);
+            // Its own writer sees row 5; a snapshot of another does not.
+            assert_eq!(visible(&idx, 30, 7, &tids).len(), 3);
+        }
+    }
+
+    /// §5.3: in a partition, records sort by identity, then newest first,
+    /// whatever the order they arrive in; a freeze keeps that order.
+    #[test]
+    fn records_sort_by_key_then_newest_first() {
+        use RecordType::*;
+        let idx = bare(1);
+        let tids = TidTable::new(8);
+        put(&idx, 2, 1, Regular, 10, 1);
+        put(&idx, 1, 9, Regular, 11, 2);
+        put(&idx, 2, 1, Replacement, 12, 3);
+        put(&idx, 1, 2, Regular, 13, 4);
+        put(&idx, 2, 1, Replacement, 14, 5);
+        let order = |idx: &SecondaryIndex| {
+            let mut v = Vec::new();
+            let p = parts(idx);
+            p.for_each(
+                &p.view(),
+                &Bound::Unbounded,
+                &Bound::Unbounded,
+                &Probe::None,
+                |k, r| {
+                    let d = crate::index::key::decode_values(ident_of(k));
+                    v.push((
+                        d[0].as_int().unwrap(),
+                        d[1].as_int().unwrap(),
+                        r.version() as u64,
+                    ));
+                },
+            );
+            v
+        };
+        let expected = vec![(1, 2, 4), (1, 9, 2), (2, 1, 5), (2, 1, 3), (2, 1, 1)];
+        assert_eq!(order(&idx), expected);
+        // A snapshot at 20 keeps every record (each decides for one
+        // listed snapshot or another).
+        parts(&idx).freeze(&idx, &snaps(30, &[10, 12, 14]), &tids, false);
+        assert_eq!(parts(&idx).view().frozen.len(), 1);
+        assert_eq!(order(&idx), expected);
+    }
+
+    /// §5.6 at the freeze: a record no live or future snapshot decides by
+    /// goes; one an open snapshot sees stays; undecided records stay;
+    /// aborted ones go; anti-matter with nothing left to end goes.
+    #[test]
+    fn freeze_drops_only_what_no_snapshot_sees() {
+        use RecordType::*;
+        let tids = TidTable::new(8);
+        let idx = bare(1);
+        parts(&idx).backfilled.store(true, SeqCst);
+        // Row 1: versions at 10, 20, 30; a snapshot at 15 reads the first.
+        put(&idx, 1, 1, Regular, 10, 11);
+        put(&idx, 1, 1, Replacement, 20, 12);
+        put(&idx, 1, 1, Replacement, 30, 13);
+        // Row 2: inserted at 16, deleted at 18: no snapshot in between.
+        put(&idx, 2, 2, Regular, 16, 21);
+        put(&idx, 2, 2, Tombstone, 18, 21);
+        // Row 3: committed at 10, then updated by a running writer.
+        put(&idx, 3, 3, Regular, 10, 31);
+        put(&idx, 3, 3, Replacement, TID_MARK | 5, 32);
+        // Row 4: an aborted insert.
+        put(&idx, 4, 4, Regular, TID_MARK | 6, 41);
+        parts(&idx)
+            .find(&part_key(&ident(4, 4), WRITER_SEQ + 7))
+            .unwrap()
+            .gc
+            .store(true, SeqCst);
+        let before = visible(&idx, 15, 0, &tids);
+        parts(&idx).freeze(&idx, &snaps(40, &[15]), &tids, false);
+        let p = parts(&idx);
+        let kept: Vec<u64> = p.view().frozen[0]
+            .records
+            .iter()
+            .map(|(_, r)| r.version() as u64)
+            .collect();
+        // Row 1: 20 decided for [20, 30), where no snapshot is: gone.
+        assert_eq!(kept, vec![13, 11, 32, 31]);
+        assert_eq!(p.stats().records_dropped_at_freeze, 4);
+        // The open snapshot reads what it read before, the newest state
+        // is unchanged.
+        assert_eq!(visible(&idx, 15, 0, &tids), before);
+        assert_eq!(visible(&idx, 40, 0, &tids), vec![(1, 1, 13), (3, 3, 31)]);
+    }
+
+    /// A tombstone whose row has a record in an older partition stays at
+    /// the freeze (it ends that record); the merge of both drops both.
+    #[test]
+    fn anti_matter_stays_while_an_older_partition_needs_it() {
+        use RecordType::*;
+        let tids = TidTable::new(8);
+        let idx = bare(1);
+        parts(&idx).backfilled.store(true, SeqCst);
+        put(&idx, 1, 1, Regular, 10, 11);
+        parts(&idx).freeze(&idx, &snaps(11, &[]), &tids, false);
+        put(&idx, 1, 1, Tombstone, 20, 11);
+        parts(&idx).freeze(&idx, &snaps(21, &[]), &tids, false);
+        let p = parts(&idx);
+        assert_eq!(p.view().frozen.len(), 2);
+        assert_eq!(p.stats().frozen_records, 2);
+        assert_eq!(visible(&idx, 25, 0, &tids), vec![]);
+        p.freeze(&idx, &snaps(21, &[]), &tids, true);
+        assert_eq!(p.view().frozen.len(), 1);
+        assert_eq!(p.stats().frozen_records, 0);
+        assert_eq!(visible(&idx, 25, 0, &tids), vec![]);
+    }
+
+    proptest! {
+        /// §5.7: a partition's filters never rule out a key it holds (no
+        /// false negatives), for point lookups and prefix scans alike; the
+        /// point lookup finds the row.
+        #[test]
+        fn filters_never_give_a_false_negative(
+            rows in proptest::collection::vec((0i64..50, 0i64..50), 1..80),
+            probes in proptest::collection::vec((0i64..60, 0i64..60), 0..40),
+        ) {
+            let tids = TidTable::new(8);
+            let idx = bare(2);
+            let enc = |vals: &[i64]| {
+                let mut out = Vec::new();
+                crate::index::key::encode_values_into(
+                    &vals.iter().map(|&v| Value::Int(v)).collect::<Vec<_>>(), &mut out);
+                out
+            };
+            for (pk, &(a, b)) in rows.iter().enumerate() {
+                let p = parts(&idx);
+                let key = part_key(&enc(&[a, b, pk as i64]), p.seq.fetch_add(1, Relaxed));
+                p.insert(key, Arc::new(Record::new(RecordType::Regular, 1, pk as u64, std::ptr::null_mut(), 0)));
+            }
+            parts(&idx).freeze(&idx, &snaps(2, &[]), &tids, false);
+            let view = parts(&idx).view();
+            let f = &view.frozen[0];
+            for &(a, b) in &rows {
+                prop_assert!(f.bloom.contains(&enc(&[a, b])[..]));
+                prop_assert!(f.prefix_bloom.as_ref().unwrap().contains(&enc(&[a])[..]));
+                let lo = Bound::Included(EncodedKey::Bytes(enc(&[a, b]).into()));
+                let hi = Bound::Excluded(EncodedKey::Bytes(prefix_end(&enc(&[a, b])).unwrap().into()));
+                prop_assert!(matches!(probe(&idx, &lo, &hi), Probe::Key(_)));
+                let found = decide(&idx, &lo, &hi, 5, 0, &tids);
+                let want = rows.iter().filter(|r| **r == (a, b)).count();
+                prop_assert_eq!(found.len(), want);
+                let lo = Bound::Included(EncodedKey::Bytes(enc(&[a]).into()));
+                let hi = Bound::Excluded(EncodedKey::Bytes(prefix_end(&enc(&[a])).unwrap().into()));
+                prop_assert!(matches!(probe(&idx, &lo, &hi), Probe::Prefix(_)));
+                let found = decide(&idx, &lo, &hi, 5, 0, &tids);
+                prop_assert_eq!(found.len(), rows.iter().filter(|r| r.0 == a).count());
+            }
+            // Keys absent: the answer is still exact, whatever the filter.
+            for &(a, b) in &probes {
+                let lo = Bound::Included(EncodedKey::Bytes(enc(&[a, b]).into()));
+                let hi = Bound::Excluded(EncodedKey::Bytes(prefix_end(&enc(&[a, b])).unwrap().into()));
+                let found = decide(&idx, &lo, &hi, 5, 0, &tids);
+                prop_assert_eq!(found.len(), rows.iter().filter(|r| **r == (a, b)).count());
+            }
+            let st = parts(&idx).stats();
+            prop_assert!(st.filter_probes >= st.filter_skips + st.filter_false_positives);
+            prop_assert!(st.bloom_bytes > 0 && st.prefix_bloom_bytes > 0);
+        }
+    }
+}
