@@ -51,8 +51,9 @@ pub enum Metric {
     /// Conflict-abort rate of one TPC-C transaction type ("new-order",
     /// "payment"): the specified rollbacks do not count.
     TypeAbortRate(&'static str),
-    /// New resident memory per committed transaction, each second (time
-    /// axes).
+    /// New memory per committed transaction, each second (time axes): the
+    /// version store's bytes allocated less those GC freed
+    /// (`driver::SeriesPoint::new_bytes_per_txn`).
     NewBytesPerTxn,
     /// A figure's own measurement, by its label (a scan's time, a filter's
     /// false-positive rate).
