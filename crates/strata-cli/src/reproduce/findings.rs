@@ -543,17 +543,24 @@ impl Judged {
     /// Judges `f` on every trial of `m`: the trials' common verdict, or
     /// undecided when they do not share one.
     pub fn new(f: &Finding, m: &Measured) -> Judged {
-        let numbers = m.numbers(&f.check);
         let ratio = f.check.is_ratio();
+        // A ratio compares two magnitudes: one at or below 0 (net memory
+        // that shrank in a second, say) is no measurement of the claim.
+        let numbers: Vec<Option<f64>> = (m.numbers(&f.check).into_iter())
+            .map(|n| n.filter(|r| !ratio || (r.is_finite() && *r > 0.0)))
+            .collect();
         let per_trial: Vec<Option<Verdict>> = (numbers.iter())
             .map(|n| n.map(|r| judge(f.expect, r, ratio)))
             .collect();
         let mut seen: Vec<Verdict> = per_trial.iter().flatten().copied().collect();
         seen.sort_unstable();
         seen.dedup();
+        // A verdict needs every trial: one that gave no number may have
+        // gone either way.
+        let some_unmeasured = per_trial.iter().any(Option::is_none);
         let verdict = match seen[..] {
             [] => Verdict::NotMeasured,
-            [one] => one,
+            [one] if !some_unmeasured => one,
             _ => Verdict::Undecided,
         };
         Judged {

@@ -88,6 +88,30 @@ fn trials_that_straddle_a_band_edge_are_undecided() {
     assert_eq!(j.verdict, Verdict::Differs);
 }
 
+/// A claim some trials did not measure is undecided, not judged on the
+/// trials that did; and a ratio at or below 0 (of net memory that shrank)
+/// measures nothing (Fig. 19's COOP/VAC memory, 2026-11-29: trials -, -,
+/// -0.065 were judged "agrees in direction" on the one negative trial).
+#[test]
+fn unmeasured_or_non_positive_trials_leave_a_ratio_claim_undecided() {
+    // Trial 2 makes O2N's number 0 at 0.9: N2O / O2N is infinite there.
+    let mut m = Measured::default();
+    for (n2o, o2n) in [(250.0, 100.0), (260.0, 0.0), (270.0, 100.0)] {
+        for (x, a, b) in [(0.0, 100.0, 100.0), (0.9, n2o, o2n)] {
+            m.push("N2O", x, vec![(Metric::Throughput, a)]);
+            m.push("O2N", x, vec![(Metric::Throughput, b)]);
+        }
+    }
+    let j = Judged::new(&finding(N2O_OVER_O2N, Expect::Range(2.4, 3.4)), &m);
+    assert_eq!(j.numbers, [Some(2.5), None, Some(2.7)]);
+    assert_eq!(j.verdict, Verdict::Undecided);
+    // A negative ratio is no number either.
+    let m = two_series(&[-50.0, -40.0, -30.0]);
+    let j = Judged::new(&finding(N2O_OVER_O2N, Expect::Below1), &m);
+    assert_eq!(j.numbers, [None, None, None]);
+    assert_eq!(j.verdict, Verdict::NotMeasured);
+}
+
 /// An effect more than twice the paper's largest exaggerates it, either
 /// side of 1; up to twice it agrees in direction; a claim with no number
 /// cannot be exaggerated.
