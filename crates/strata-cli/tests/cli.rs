@@ -3,14 +3,16 @@
 use std::process::{Command, Output};
 use strata::{Options, Protocol, VersionStorage};
 
-fn strata(args: &[&str]) -> Output {
+/// Runs the `strata` binary (every module of this test binary uses it).
+pub(crate) fn strata(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_strata"))
         .args(args)
         .output()
         .expect("run the strata binary")
 }
 
-fn text(b: &[u8]) -> String {
+/// Output bytes as text.
+pub(crate) fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 

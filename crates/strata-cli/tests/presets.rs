@@ -1,18 +1,7 @@
 //! `strata presets`, `strata matrix` and `bench ycsb --preset`, and the
 //! README tables they must match (so code and docs cannot drift).
 
-use std::process::{Command, Output};
-
-fn strata(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_strata"))
-        .args(args)
-        .output()
-        .expect("run the strata binary")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use crate::cli::{strata, text};
 
 /// The text of docs/DESIGN-SPACE.md (where the README's design-space
 /// sections live) between `<!-- NAME:begin -->` and `<!-- NAME:end -->`.

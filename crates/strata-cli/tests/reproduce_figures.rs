@@ -4,20 +4,9 @@
 //! `-claims.csv` and `.md` carry every claim of the registry judged on the
 //! run's own numbers (one row per trial and one over all of them).
 
+use crate::cli::{strata, text};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn strata(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_strata"))
-        .args(args)
-        .output()
-        .expect("run the strata binary")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// A fresh directory, removed afterwards unless the test failed.
 struct Dir(PathBuf);

@@ -2,18 +2,7 @@
 //! `--warehouse-pick` (Fig. 8), `--durability`/`--wal-dir` with
 //! `--log-granularity` (Fig. 10) and `--time-breakdown` (Fig. 11).
 
-use std::process::{Command, Output};
-
-fn strata(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_strata"))
-        .args(args)
-        .output()
-        .expect("run the strata binary")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use crate::cli::{strata, text};
 
 /// Bad input: one line on stderr, exit code 2, no panic.
 fn assert_usage_error(args: &[&str], needle: &str) {
