@@ -126,3 +126,55 @@ fn a_physical_o2n_update_writes_the_secondary_indexes_only() {
         assert_eq!(per_update(&db, &t, "v", 1), want, "{p:?}");
     }
 }
+
+/// Every shape of primary key pays the N2O index write under physical
+/// pointers: an integer key's hash entry, a text key's byte map entry, and
+/// the leaf entry of a table with no hash side (`PointLookups::Tree`, as
+/// TPC-C's order and order-line tables are).
+#[test]
+fn a_physical_n2o_update_writes_the_primary_entry_of_every_key_shape() {
+    use strata::PointLookups;
+    for p in IndexPointers::ALL {
+        for (text, point) in [
+            (false, PointLookups::Hash),
+            (true, PointLookups::Hash),
+            (false, PointLookups::Tree),
+            (true, PointLookups::Tree),
+        ] {
+            let db =
+                Database::open(Options::default().index_pointers(p).gc_interval(None)).unwrap();
+            let k = if text { Type::Text } else { Type::Int };
+            let t = db
+                .create_table(
+                    Schema::new("t")
+                        .column("k", k)
+                        .column("v", Type::Int)
+                        .primary_key(&["k"])
+                        .point_lookups(point),
+                )
+                .unwrap();
+            let key_of = |i: i64| -> Value {
+                if text {
+                    Value::from(format!("key {i}"))
+                } else {
+                    Value::Int(i)
+                }
+            };
+            db.run(|x| {
+                for i in 0..ROWS {
+                    x.insert(&t, vec![key_of(i), Value::Int(0)])?;
+                }
+                Ok(())
+            })
+            .unwrap();
+            let before = db.stats().index_entry_writes;
+            for i in 0..ROWS {
+                db.run(|x| x.update(&t, &strata::Key(vec![key_of(i)]), &[("v", Value::Int(1))]))
+                    .unwrap();
+            }
+            let per = (db.stats().index_entry_writes - before) / ROWS as u64;
+            let want = u64::from(p == IndexPointers::Physical);
+            assert_eq!(per, want, "{p:?}, text key {text}, {point:?}");
+        }
+    }
+}

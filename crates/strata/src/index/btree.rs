@@ -218,10 +218,14 @@ struct Node {
     vals: [AtomicU64; CAP + 1],
     /// A leaf's right sibling.
     next: AtomicPtr<Node>,
+    /// The version each of a leaf's entries names, in a tree built
+    /// [`BTree::naming_versions`] (physical pointers); None elsewhere, so a
+    /// tree of logical pointers pays a word per node.
+    named: Option<Box<[AtomicU64; CAP]>>,
 }
 
 impl Node {
-    fn new(leaf: bool) -> Box<Node> {
+    fn new(leaf: bool, names: bool) -> Box<Node> {
         Box::new(Node {
             version: AtomicU64::new(0),
             count: AtomicU64::new(0),
@@ -229,7 +233,26 @@ impl Node {
             keys: std::array::from_fn(|_| Slot::default()),
             vals: std::array::from_fn(|_| AtomicU64::new(0)),
             next: AtomicPtr::new(std::ptr::null_mut()),
+            named: (leaf && names).then(|| Box::new(std::array::from_fn(|_| AtomicU64::new(0)))),
         })
+    }
+
+    /// Moves leaf entry `from`'s named version to `to` (a leaf's entries
+    /// move with their keys: a gap opened, a removal closed, a split).
+    /// Locked.
+    #[inline]
+    fn move_named(&self, from: usize, to: &Node, to_slot: usize) {
+        if let (Some(a), Some(b)) = (&self.named, &to.named) {
+            b[to_slot].store(a[from].load(Relaxed), Relaxed);
+        }
+    }
+
+    /// Sets leaf entry `i`'s named version. Locked.
+    #[inline]
+    fn set_named(&self, i: usize, v: u64) {
+        if let Some(a) = &self.named {
+            a[i].store(v, Relaxed);
+        }
     }
 
     /// Waits out a writer; the version to validate against.
@@ -337,6 +360,7 @@ impl Node {
         for j in (i..n).rev() {
             self.keys[j + 1].store(self.keys[j].load());
             self.vals[j + 1 + extra].store(self.val(j + extra), Relaxed);
+            self.move_named(j, self, j + 1);
         }
     }
 }
@@ -359,6 +383,9 @@ pub struct BTree {
     /// Whether a byte key its word holds whole is kept as the word alone
     /// (no allocation; the iterator then yields no bytes for it).
     whole_words: bool,
+    /// Whether leaves keep a named version per entry
+    /// ([`BTree::naming_versions`]).
+    names: bool,
 }
 
 impl BTree {
@@ -366,9 +393,10 @@ impl BTree {
     /// of byte keys (`Probe::bytes`).
     pub fn new(bytes: bool) -> BTree {
         BTree {
-            root: AtomicPtr::new(Box::into_raw(Node::new(true))),
+            root: AtomicPtr::new(Box::into_raw(Node::new(true, false))),
             bytes,
             whole_words: false,
+            names: false,
         }
     }
 
@@ -379,9 +407,74 @@ impl BTree {
     /// values only): those keys come back empty.
     pub fn new_whole_words() -> BTree {
         BTree {
-            root: AtomicPtr::new(Box::into_raw(Node::new(true))),
+            root: AtomicPtr::new(Box::into_raw(Node::new(true, false))),
             bytes: true,
             whole_words: true,
+            names: false,
+        }
+    }
+
+    /// This (new, empty) tree with a named version beside each entry
+    /// (physical pointers on a primary index with no hash side:
+    /// `index::primary`). [`BTree::name_version`] sets one under its
+    /// leaf's lock, an index write like an insert's.
+    pub fn naming_versions(mut self) -> BTree {
+        debug_assert!(self.is_empty(), "set before the first insert");
+        self.names = true;
+        let root = std::mem::replace(self.root.get_mut(), Box::into_raw(Node::new(true, true)));
+        // SAFETY: the tree is new and owned here: nothing else names its
+        // (empty, leaf) root.
+        drop(unsafe { Box::from_raw(root) });
+        self
+    }
+
+    /// Whether entries name versions ([`BTree::naming_versions`]).
+    pub fn names_versions(&self) -> bool {
+        self.names
+    }
+
+    /// Names version `version` in `k`'s entry if it maps to `value`, under
+    /// the leaf's lock (readers of the leaf start over, as after any
+    /// write). False if `k` maps elsewhere or the tree names no versions.
+    pub fn name_version(&self, k: &Key, value: u64, version: u64) -> bool {
+        if !self.names {
+            return false;
+        }
+        let p = self.probe(k);
+        let _g = crossbeam_epoch::pin();
+        loop {
+            let (leaf, v) = self.find_leaf(Some(&p));
+            let (i, eq) = leaf.lower_bound(leaf.count(), &p);
+            if !eq || leaf.val(i) != value {
+                if leaf.validate(v) {
+                    return false;
+                }
+                continue;
+            }
+            if !leaf.upgrade(v) {
+                continue;
+            }
+            leaf.set_named(i, version);
+            leaf.unlock();
+            return true;
+        }
+    }
+
+    /// `k`'s value and the version its entry names (0: none).
+    #[cfg(test)]
+    pub fn named(&self, k: &Key) -> Option<(u64, u64)> {
+        let p = self.probe(k);
+        let _g = crossbeam_epoch::pin();
+        loop {
+            let (leaf, v) = self.find_leaf(Some(&p));
+            let (i, eq) = leaf.lower_bound(leaf.count(), &p);
+            let got = eq.then(|| {
+                let named = leaf.named.as_ref().map_or(0, |a| a[i].load(Relaxed));
+                (leaf.val(i), named)
+            });
+            if leaf.validate(v) {
+                return got;
+            }
         }
     }
 
@@ -442,6 +535,12 @@ impl BTree {
 
     /// Adds `k -> value` unless `k` is present; Err(the value present).
     pub fn insert(&self, k: &Key, value: u64) -> Result<(), u64> {
+        self.insert_named(k, value, 0)
+    }
+
+    /// [`BTree::insert`], the entry naming `version` in a tree that names
+    /// versions ([`BTree::naming_versions`]).
+    pub fn insert_named(&self, k: &Key, value: u64, version: u64) -> Result<(), u64> {
         let p = self.probe(k);
         let g = crossbeam_epoch::pin();
         'restart: loop {
@@ -484,6 +583,7 @@ impl BTree {
             n.shift_up(i, count);
             n.keys[i].store(self.own(&p));
             n.vals[i].store(value, Relaxed);
+            n.set_named(i, version);
             n.count.store(count as u64 + 1, Relaxed);
             n.unlock();
             drop(g);
@@ -536,7 +636,7 @@ impl BTree {
             return;
         }
         let count = n.count();
-        let right = Node::new(n.leaf);
+        let right = Node::new(n.leaf, self.names);
         // Split where the key goes when that is in the upper half, and the
         // key goes left: an append (past every key: a growing key) keeps
         // the node full and starts the next one empty, and a key appended
@@ -561,6 +661,7 @@ impl BTree {
             for j in m..count {
                 right.keys[j - m].store(n.keys[j].load());
                 right.vals[j - m].store(n.val(j), Relaxed);
+                n.move_named(j, &right, j - m);
             }
             right.count.store((count - m) as u64, Relaxed);
             right.next.store(n.next.load(Relaxed), Relaxed);
@@ -605,7 +706,7 @@ impl BTree {
                 pn.unlock();
             }
             None => {
-                let root = Node::new(false);
+                let root = Node::new(false, self.names);
                 root.keys[0].store(sep);
                 root.vals[0].store(n as *const Node as u64, Relaxed);
                 root.vals[1].store(right as u64, Relaxed);
@@ -646,6 +747,7 @@ impl BTree {
             for j in i..count - 1 {
                 leaf.keys[j].store(leaf.keys[j + 1].load());
                 leaf.vals[j].store(leaf.val(j + 1), Relaxed);
+                leaf.move_named(j + 1, leaf, j);
             }
             leaf.keys[count - 1].store(Raw::default());
             leaf.count.store(count as u64 - 1, Relaxed);
@@ -1236,6 +1338,53 @@ mod tests {
             }
             assert_eq!(t.len(), 3000);
             assert!(!t.is_empty());
+        }
+    }
+
+    /// Physical pointers on a tree alone (`index::primary`): each entry's
+    /// named version travels with its key through splits (ascending and
+    /// shuffled inserts) and removals that shift a leaf, and is re-pointed
+    /// only while the key maps to the value named.
+    #[test]
+    fn named_versions_move_with_their_keys() {
+        for bytes in [false, true] {
+            let enc: Vec<Vec<u8>> = (0..2000).map(bytes_of).collect();
+            let key = |k: u64| {
+                if bytes {
+                    Key::Bytes(&enc[k as usize])
+                } else {
+                    Key::Int(k)
+                }
+            };
+            let t = BTree::new(bytes).naming_versions();
+            assert!(t.names_versions() && !BTree::new(bytes).names_versions());
+            // Evens ascending (appends), then odds descending (middles).
+            let odds = (0..1000u64).rev().map(|i| 2 * i + 1);
+            let order = (0..2000).step_by(2).chain(odds);
+            for k in order {
+                t.insert_named(&key(k), k, 1000 + k).unwrap();
+            }
+            for k in (0..2000).step_by(3) {
+                assert!(t.name_version(&key(k), k, 5000 + k));
+            }
+            assert!(!t.name_version(&key(7), 8, 1), "7 maps to 7, not 8");
+            for k in (0..2000).step_by(5) {
+                assert!(t.remove_if(&key(k), k));
+            }
+            assert!(!t.name_version(&key(10), 10, 1), "10 is gone");
+            for k in 0..2000 {
+                let want = match (k % 5, k % 3) {
+                    (0, _) => None,
+                    (_, 0) => Some((k, 5000 + k)),
+                    _ => Some((k, 1000 + k)),
+                };
+                assert_eq!(t.named(&key(k)), want, "key {k} (bytes: {bytes})");
+            }
+            // A tree of logical pointers names nothing.
+            let plain = BTree::new(bytes);
+            plain.insert_named(&key(1), 1, 77).unwrap();
+            assert_eq!(plain.named(&key(1)), Some((1, 0)));
+            assert!(!plain.name_version(&key(1), 1, 78));
         }
     }
 

@@ -54,9 +54,15 @@
 //! chain's entry point (N2O: the newest version, so every write re-points
 //! it: "N2O requires the DBMS to update the primary key index every time
 //! a new version is created", Wu §6; O2N: the oldest, which moves only when
-//! GC prunes it). The hash side of such a table keeps each entry's version
-//! ([`super::hash`]'s named versions) and [`PrimaryIndex::name_version`]
-//! re-points it, a latched index write. The tuple id stays in the entry:
+//! GC prunes it). The entry that point lookups use keeps the version and
+//! [`PrimaryIndex::name_version`] re-points it, a latched index write:
+//! an integer or packed key's hash entry ([`super::hash`]'s named
+//! versions, under the shard's lock), another byte key's map entry (its
+//! value is the pair (tuple id, version); scc's update writes a new entry
+//! under the bucket's lock), or, in a table with no hash side
+//! ([`PointLookups::Tree`]: TPC-C's orders and order lines), the tree
+//! leaf's entry ([`super::btree`]'s named versions, under the leaf's lock,
+//! so the leaf's readers start over as after any write). The tuple id stays in the entry:
 //! the engine names rows by it under every scheme (write locks, read sets,
 //! GC queues), and readers still reach the chain through the indirection
 //! slot, so what physical pointers change here is what a write costs, as
@@ -66,10 +72,6 @@
 //!  logical:  key ──> tuple id ──> slot ──> v3 -> v2 -> v1     an update writes the slot
 //!  physical: key ──> tuple id, named v3   (slot ──> v3 ...)    and the entry (N2O)
 //! ```
-//!
-//! Not built: a named version for keys without an integer hash entry (a
-//! text key, or a [`PointLookups::Tree`] table): their tables' writes
-//! write the slot alone.
 //!
 //! The tree's byte keys carry an order word (`key::order_word_whole`) that
 //! settles most comparisons of a search in registers (TPC-C's keys share
@@ -97,8 +99,9 @@ use crate::value::PointLookups;
 use rustc_hash::FxBuildHasher;
 use std::ops::{Bound, ControlFlow};
 
-/// The hash side of a byte-keyed index.
-type BytesHash = scc::HashIndex<ByteKey, u64, FxBuildHasher>;
+/// The hash side of a byte-keyed index: key -> (tuple id, the version
+/// the entry names: 0 unless the index names versions).
+type BytesHash = scc::HashIndex<ByteKey, (u64, u64), FxBuildHasher>;
 
 pub enum PrimaryIndex {
     Int(BTree, IntHashIndex),
@@ -171,9 +174,13 @@ impl PrimaryIndex {
     }
 
     /// An index whose entries also name their row's entry-point version
-    /// (physical pointers; see the module doc).
+    /// (physical pointers; see the module doc): in the hash side where
+    /// there is one, else in the tree's leaves.
     pub fn naming_versions(int_key: bool, point: PointLookups) -> Self {
-        Self::build(int_key, point, IntHashIndex::naming_versions)
+        match Self::build(int_key, point, IntHashIndex::naming_versions) {
+            PrimaryIndex::Ordered(tree) => PrimaryIndex::Ordered(tree.naming_versions()),
+            named => named,
+        }
     }
 
     fn build(int_key: bool, point: PointLookups, hash: fn() -> IntHashIndex) -> Self {
@@ -202,19 +209,29 @@ impl PrimaryIndex {
     pub fn names_versions(&self) -> bool {
         match self {
             PrimaryIndex::Int(_, h) | PrimaryIndex::Bytes(_, h, _) => h.names_versions(),
-            PrimaryIndex::Ordered(_) => false,
+            PrimaryIndex::Ordered(tree) => tree.names_versions(),
         }
     }
 
     /// Re-points `key`'s entry at version `v` (its row's new entry point),
     /// if the key still maps to `tuple`: an index write, under the hash
-    /// shard's lock. False when the entry names no versions (logical
-    /// pointers, or a key without an integer hash entry) or the key maps
-    /// elsewhere.
+    /// shard's lock, the byte map's bucket lock (its update writes a new
+    /// entry), or the tree leaf's. False when the index names no versions
+    /// (logical pointers) or the key maps elsewhere.
     pub fn name_version(&self, key: &EncodedKey, tuple: u64, v: *const u8) -> bool {
+        if !self.names_versions() {
+            return false;
+        }
         match self.side(key) {
             Some(Side::Packed(h, k)) => h.name_version(k, tuple, v),
-            Some(Side::Bytes(..)) | None => false,
+            Some(Side::Bytes(h, k)) => match h.entry_sync(k.clone()) {
+                scc::hash_index::Entry::Occupied(mut e) if e.get().0 == tuple => {
+                    e.update((tuple, v as u64));
+                    true
+                }
+                _ => false,
+            },
+            None => self.tree().name_version(&tree_key(key), tuple, v as u64),
         }
     }
 
@@ -228,7 +245,11 @@ impl PrimaryIndex {
     ) -> Option<(u64, *const u8)> {
         match self.side(key) {
             Some(Side::Packed(h, k)) => h.named(k, guard),
-            Some(Side::Bytes(..)) | None => self.get(key).map(|t| (t, std::ptr::null())),
+            Some(Side::Bytes(h, k)) => h.peek_with(k, |_, v| (v.0, v.1 as *const u8)),
+            None => self
+                .tree()
+                .named(&tree_key(key))
+                .map(|(t, v)| (t, v as *const u8)),
         }
     }
 
@@ -262,7 +283,7 @@ impl PrimaryIndex {
     pub fn get(&self, key: &EncodedKey) -> Option<u64> {
         match self.side(key) {
             Some(Side::Packed(h, k)) => h.get(k),
-            Some(Side::Bytes(h, k)) => h.peek_with(k, |_, v| *v),
+            Some(Side::Bytes(h, k)) => h.peek_with(k, |_, v| v.0),
             None => self.tree().get(&tree_key(key)),
         }
     }
@@ -281,7 +302,7 @@ impl PrimaryIndex {
         // transaction.)
         match self.side(key) {
             Some(Side::Packed(h, k)) => h.get_hinted(k, guard),
-            Some(Side::Bytes(h, k)) => h.peek_with(k, |_, v| *v).map(|v| (v, std::ptr::null())),
+            Some(Side::Bytes(h, k)) => h.peek_with(k, |_, v| (v.0, std::ptr::null())),
             None => self
                 .tree()
                 .get(&tree_key(key))
@@ -310,7 +331,7 @@ impl PrimaryIndex {
                 hint: f.hint,
                 found: Some(f),
             }),
-            Some(Side::Bytes(h, k)) => h.peek_with(k, |_, v| *v).map(plain),
+            Some(Side::Bytes(h, k)) => h.peek_with(k, |_, v| v.0).map(plain),
             None => self.tree().get(&tree_key(key)).map(plain),
         }
     }
@@ -362,13 +383,18 @@ impl PrimaryIndex {
                         let _ = h.insert(k, tuple, head);
                     }
                     Some(Side::Bytes(h, k)) => {
-                        let _ = h.insert_sync(k.clone(), tuple);
+                        let named = if self.names_versions() {
+                            head as u64
+                        } else {
+                            0
+                        };
+                        let _ = h.insert_sync(k.clone(), (tuple, named));
                     }
                     None => {}
                 }
                 Ok(())
             }
-            PrimaryIndex::Ordered(tree) => tree.insert(&tree_key(key), tuple),
+            PrimaryIndex::Ordered(tree) => tree.insert_named(&tree_key(key), tuple, head as u64),
         }
     }
 
@@ -387,7 +413,7 @@ impl PrimaryIndex {
                         h.remove(k, tuple);
                     }
                     Some(Side::Bytes(h, k)) => {
-                        h.remove_if_sync(k, |v| *v == tuple);
+                        h.remove_if_sync(k, |v| v.0 == tuple);
                     }
                     None => {}
                 }
@@ -447,7 +473,8 @@ impl PrimaryIndex {
             PrimaryIndex::Bytes(t, _, h) => {
                 let (all, other) = (t.len().max(1), h.len());
                 let packed = all.saturating_sub(other);
-                40 + (packed * (16 + 8) + other * ((16 + INLINE_KEY) + (INLINE_KEY + 8 + 16))) / all
+                40 + (packed * (16 + 8) + other * ((16 + INLINE_KEY) + (INLINE_KEY + 16 + 16)))
+                    / all
             }
         }
     }
