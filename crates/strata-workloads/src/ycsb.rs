@@ -438,7 +438,10 @@ impl YcsbEngine for StrataYcsb {
     }
 
     fn memory_flow(&self) -> Option<driver::MemoryFlow> {
-        let st = self.db.stats();
+        // Counters only: sampled every second of the run, and a full
+        // `stats()` walks every chain (seconds once a no-GC run has
+        // millions of versions), which held up the run's end with it.
+        let st = self.db.counters();
         Some(driver::MemoryFlow {
             allocated: st.storage_bytes_allocated,
             freed: st.gc_bytes_freed,
