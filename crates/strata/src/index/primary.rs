@@ -461,8 +461,8 @@ impl PrimaryIndex {
     /// byte keys are nearly always held whole by their order word, so the
     /// tree keeps no bytes for them); for other byte keys, the tree's copy
     /// of the bytes (a 16-byte header, then the key) and the hash entry
-    /// with its own copy (a byte-keyed index averages the two by how many
-    /// keys its map holds).
+    /// with its own copy and its value (tuple id and named version; a
+    /// byte-keyed index averages the two by how many keys its map holds).
     pub fn approx_entry_bytes(&self) -> usize {
         match self {
             PrimaryIndex::Int(..) => 40 + (16 + 8),
@@ -574,7 +574,7 @@ mod tests {
         // One key in each table: the estimate lies between the two.
         assert_eq!(
             ix.approx_entry_bytes(),
-            40 + (24 + (16 + INLINE_KEY) + (INLINE_KEY + 24)) / 2
+            40 + (24 + (16 + INLINE_KEY) + (INLINE_KEY + 32)) / 2
         );
     }
 
