@@ -58,6 +58,13 @@
 //!   of a key exactly one is told it inserted (only the caller whose value
 //!   went in may remove the entry on abort).
 //!
+//! - **A named version moves with its key.** A tree built
+//!   `naming_versions` (a primary index of physical pointers with no hash
+//!   side) keeps each leaf entry's version in a per-leaf array beside the
+//!   values; every shift, split and removal that moves a value moves its
+//!   named version under the same lock, and `name_version` rewrites one
+//!   under the leaf's lock (`tests::named_versions_move_with_their_keys`).
+//!
 //! Splits happen on the way down (a full node met by an insert is split
 //! first, with its parent locked, then the insert starts over), so a
 //! parent always has room for the separator of a child's split.
