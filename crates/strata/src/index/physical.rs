@@ -18,8 +18,10 @@
 //! read-only scan accepts an entry's version only if it is the one the
 //! chain walk would pick (created at or before the snapshot, not
 //! overwritten at or before it), without walking the chain. A read-write
-//! scan reads the row through the protocol (for its read tracking) and
-//! keeps the entry only if it names the version read.
+//! scan reads each row once through the protocol (for its read tracking;
+//! under MV2PL and OCC the newest committed version, which may change
+//! while the scan runs) and keeps the row under an entry of its index key,
+//! whichever version that entry names.
 //!
 //! Needs append-only storage (`Options::validate`): an in-place master has
 //! no per-version address.
@@ -37,6 +39,7 @@ use crate::storage::{self, PrunePlan};
 use crate::tid::{Status, TidTable};
 use crate::value::Value;
 use crossbeam_epoch::Guard;
+use smallvec::SmallVec;
 use std::ops::{Bound, ControlFlow};
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
@@ -153,9 +156,32 @@ impl SecondaryIndexKind for Physical {
         let mut n = 0;
         let mut stopped_at = None;
         let guard = crossbeam_epoch::pin();
+        // The rows a read-write scan has decided under the current entry
+        // key (index key and primary key): the other entries of their
+        // versions follow and are skipped. Tuples, not one: a primary key
+        // deleted and inserted again is a second tuple, whose entries
+        // interleave with the first's.
+        let mut decided: (Vec<u8>, SmallVec<[u64; 2]>) = (Vec::new(), SmallVec::new());
         for (k, tuple) in idx.entries(lo, hi, &guard) {
             let named = version_of(k);
+            let ident = Self::ident_of(k);
             let v = if mode.rw {
+                // Once per row, not per entry: a read-write read sees the
+                // newest committed version under MV2PL and OCC, which can
+                // change during the scan. Entry by entry, a scan could
+                // pass the place where a writer's entry for its new
+                // version then went in (entries sort by version address,
+                // not by age), reach the old version's entry after that
+                // writer committed, read the new version there, and lose
+                // the row: the entry it read named neither.
+                if decided.0 != ident {
+                    decided.0.clear();
+                    decided.0.extend_from_slice(ident);
+                    decided.1.clear();
+                } else if decided.1.contains(&tuple) {
+                    continue;
+                }
+                decided.1.push(tuple);
                 reads.read(cx, t, tuple)?
             } else {
                 // SAFETY: the entry was in the index after we pinned, and a
@@ -172,13 +198,21 @@ impl SecondaryIndexKind for Physical {
                 // does.
                 continue;
             };
-            reads.saw(Self::ident_of(k));
-            if r.is_tombstone() || v != named {
-                continue; // a deleted row, or another version's entry
+            reads.saw(ident);
+            if r.is_tombstone() {
+                continue; // a deleted row
             }
+            // The version read belongs under this entry if it is the one
+            // named or (read-write: any entry of the row stands for all)
+            // it has this entry's index key; else it is another key's.
+            let flow = storage::with_values(r, |d| {
+                let ours = v == named || (mode.rw && idx.ident_matches(&t.schema, d, ident));
+                ours.then(|| f(d))
+            });
+            let Some(flow) = flow else { continue };
             n += 1;
-            if storage::with_values(r, &mut f).is_break() {
-                stopped_at = Some(Self::ident_of(k).to_vec());
+            if flow.is_break() {
+                stopped_at = Some(ident.to_vec());
                 break;
             }
         }
