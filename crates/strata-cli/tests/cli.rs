@@ -1374,6 +1374,9 @@ fn reproduce_vdriver_fig14_writes_a_cdf_per_config() {
         "1",
         "--trials",
         "1",
+        // Its chains are sampled with the LLT open on any machine.
+        "--paced",
+        "2000",
         "--out",
         dir.to_str().unwrap(),
     ]);
@@ -1402,6 +1405,16 @@ fn reproduce_vdriver_fig14_writes_a_cdf_per_config() {
             "{fig}: {list}"
         );
     }
+}
+
+/// `--paced` (the vDriver figures' test clock) needs a second of at least
+/// one update.
+#[test]
+fn reproduce_paced_refuses_a_second_of_no_updates() {
+    assert_usage_error(
+        &["reproduce", "vdriver-fig3", "--paced", "0"],
+        "--paced must be at least 1",
+    );
 }
 
 #[test]

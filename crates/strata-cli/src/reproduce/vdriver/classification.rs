@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use strata::{Options, Preset, SiroStats, SiroTuning};
-use strata_workloads::llt::LltConfig;
+use strata_workloads::llt::{LltConfig, Pace};
 
 use super::super::findings::{At, Check, Expect, Finding, Measured, Metric};
 use super::super::registry::{Config, Effect, Facts, Figure, Paper, Prepared, Setup};
@@ -295,13 +295,14 @@ fn run_sampled(
     label: &str,
     cfg: &LltConfig,
     llt_commits: u64,
+    pace: Pace,
     (step, total): (usize, usize),
 ) -> Result<Ran, String> {
     let opts = Options::preset(Preset::VDriver).siro(SiroTuning {
         llt_commits,
         ..SiroTuning::default()
     });
-    let db = open(&opts)?;
+    let db = open(&opts, pace)?;
     let done = AtomicBool::new(false);
     let loaded = cfg.tables as u64 * cfg.rows;
     let (report, mut snapshots) = std::thread::scope(|sc| {
@@ -322,7 +323,7 @@ fn run_sampled(
             }
             v
         });
-        let r = run_on(label, &db, cfg, step, total);
+        let r = run_on(label, &db, cfg, pace, step, total);
         done.store(true, Ordering::Relaxed);
         (r, sampler.join().unwrap_or_default())
     });
@@ -417,7 +418,7 @@ fn fig16(a: &ReproduceArgs, s: &Scale, m: &mut Measured) -> Result<Vec<PathBuf>,
                 normal
             };
             let label = format!("vDriver (SIRO), {series}, δ_LLT {llt_commits} commits");
-            let ran = run_sampled(&label, &cfg, llt_commits, (step, total))?;
+            let ran = run_sampled(&label, &cfg, llt_commits, s.pace, (step, total))?;
             if !huge {
                 rate = ran.committed_per_s;
             }

@@ -42,7 +42,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use strata::{Database, GcPolicy, Options, Preset, Protocol, SiroTuning, VersionStorage};
-use strata_workloads::llt::{self, LltConfig, LltReport};
+use strata_workloads::llt::{self, LltConfig, LltReport, Pace};
 
 use super::findings::{At, Check, Expect, Finding, Measured, Metric};
 use super::registry::{Config, Effect, Facts, Figure, Paper, Prepared, Setup};
@@ -469,6 +469,8 @@ struct Scale {
     trials: usize,
     seed: u64,
     paper: bool,
+    /// Wall time, or `--paced`'s updates counted as time.
+    pace: Pace,
 }
 
 /// A figure's run length: `--duration`, else the paper's (600 s for
@@ -508,6 +510,16 @@ fn scale_for(a: &ReproduceArgs, default: f64, least: f64) -> Result<Scale, Usage
         trials: a.trials()?,
         seed: a.seed,
         paper: a.paper_scale,
+        pace: match a.paced {
+            None => Pace::Wall,
+            Some(0) => return Err(UsageError("--paced must be at least 1".into())),
+            // GC passes between the samples, not at them: a sample sees
+            // the versions written since the last pass.
+            Some(n) => Pace::Updates {
+                per_second: n,
+                gc_every: (n * 3 / 10).max(1),
+            },
+        },
     })
 }
 
@@ -532,15 +544,22 @@ fn run_one(
     label: &str,
     opts: &Options,
     cfg: &LltConfig,
+    pace: Pace,
     step: usize,
     total: usize,
 ) -> Result<LltReport, String> {
-    run_on(label, &open(opts)?, cfg, step, total)
+    run_on(label, &open(opts, pace)?, cfg, pace, step, total)
 }
 
 /// A database of `opts` with the GC thread's period of `strata bench llt`.
-fn open(opts: &Options) -> Result<Database, String> {
-    let opts = opts.clone().gc_interval(Some(Duration::from_millis(40)));
+/// Paced, GC runs only at the run's own passes (no GC thread, none after
+/// commits), which fall on its clock between the samples: a sample then
+/// sees what the updates since the last pass left, on any machine.
+fn open(opts: &Options, pace: Pace) -> Result<Database, String> {
+    let opts = match pace {
+        Pace::Wall => opts.clone().gc_interval(Some(Duration::from_millis(40))),
+        Pace::Updates { .. } => opts.clone().gc_interval(None).gc_every_commits(u32::MAX),
+    };
     Database::open(opts).map_err(|e| e.to_string())
 }
 
@@ -549,6 +568,7 @@ fn run_on(
     label: &str,
     db: &Database,
     cfg: &LltConfig,
+    pace: Pace,
     step: usize,
     total: usize,
 ) -> Result<LltReport, String> {
@@ -561,7 +581,7 @@ fn run_on(
         cfg.llts,
         cfg.duration.as_secs_f64()
     );
-    llt::run(db, cfg, &mut BarObserver::new(false)).map_err(|e| e.to_string())
+    llt::run_paced(db, cfg, pace, &mut BarObserver::new(false)).map_err(|e| e.to_string())
 }
 
 /// One CSV row of fig13: a second of one run.
@@ -590,12 +610,13 @@ struct TimeRow {
 fn time_series(
     e: &Engine,
     cfg: &LltConfig,
+    pace: Pace,
     trial: usize,
     (step, total): (usize, usize),
     m: &mut Measured,
     rows: &mut Vec<TimeRow>,
 ) -> Result<(), String> {
-    let r = run_one(e.label, &(e.options)(), cfg, step, total)?;
+    let r = run_one(e.label, &(e.options)(), cfg, pace, step, total)?;
     let series = if cfg.long_snapshots { e.llts } else { e.no_llt };
     let mib = |b: u64| b as f64 / (1 << 20) as f64;
     for x in &r.samples {
@@ -660,7 +681,7 @@ fn fig13(a: &ReproduceArgs, s: &Scale, m: &mut Measured) -> Result<Vec<String>, 
                     break 'all; // Ctrl-C: write what ran
                 }
                 step += 1;
-                time_series(e, cfg, trial, (step, total), m, &mut rows)?;
+                time_series(e, cfg, s.pace, trial, (step, total), m, &mut rows)?;
             }
         }
     }
@@ -751,7 +772,7 @@ fn fig14(a: &ReproduceArgs, s: &Scale, m: &mut Measured) -> Result<Vec<String>, 
                 break 'all;
             }
             let step = (trial - 1) * ENGINES.len() + i + 1;
-            let r = run_one(e.label, &(e.options)(), &cfg, step, total)?;
+            let r = run_one(e.label, &(e.options)(), &cfg, s.pace, step, total)?;
             let h = &r.chain_lengths_during_llt;
             let Some(&longest) = h.keys().next_back() else {
                 return Err(format!(
@@ -847,7 +868,7 @@ fn fig15(a: &ReproduceArgs, s: &Scale, m: &mut Measured) -> Result<Vec<String>, 
                 let cfg = fig15_config(s, trial, theta, long);
                 step += 1;
                 let label = format!("vDriver (SIRO), theta {theta}{tag}");
-                let r = run_one(&label, &opts, &cfg, step, total)?;
+                let r = run_one(&label, &opts, &cfg, s.pace, step, total)?;
                 let b = &r.siro;
                 let by_stage = [b.pruned_at_relocation, b.segment_pruned, b.cleaned, b.kept];
                 let all: u64 = by_stage.iter().flatten().sum();
@@ -943,7 +964,7 @@ fn fig19(a: &ReproduceArgs, s: &Scale, m: &mut Measured) -> Result<Vec<String>, 
                 });
                 let cfg = fig19_config(s, trial, zipf);
                 let label = format!("vDriver (SIRO), {kib} KiB segments, {keys}");
-                let r = run_one(&label, &opts, &cfg, rows.len() + 1, total)?;
+                let r = run_one(&label, &opts, &cfg, s.pace, rows.len() + 1, total)?;
                 let x = (kib as f64).log2();
                 m.push(keys, x, vec![(LONGEST, r.window.max_longest_chain as f64)]);
                 rows.push(SegmentRow {

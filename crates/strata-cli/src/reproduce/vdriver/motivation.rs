@@ -225,7 +225,7 @@ fn fig3(a: &ReproduceArgs, s: &Scale, m: &mut Measured) -> Result<Vec<PathBuf>, 
                     break 'all; // Ctrl-C: write what ran
                 }
                 step += 1;
-                time_series(e, cfg, trial, (step, total), m, &mut rows)?;
+                time_series(e, cfg, s.pace, trial, (step, total), m, &mut rows)?;
             }
         }
     }

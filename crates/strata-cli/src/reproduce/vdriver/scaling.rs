@@ -320,7 +320,7 @@ fn run(fig: Fig, a: &ReproduceArgs, s: &Scale, m: &mut Measured) -> Result<Vec<P
                 "{}, {} update thread(s), {} B records",
                 e.label, cfg.threads, cfg.row_bytes
             );
-            let r = run_one(&label, &(e.options)(), &cfg, step, total)?;
+            let r = run_one(&label, &(e.options)(), &cfg, s.pace, step, total)?;
             let series = if cfg.long_snapshots { e.llts } else { e.no_llt };
             // NaN keeps the trials aligned; no claim reads it as a number.
             let tput = while_open(&r.samples).unwrap_or(f64::NAN);
