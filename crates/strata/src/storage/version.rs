@@ -63,6 +63,7 @@ use super::in_place::{record, Master, Record, RecordBox};
 use super::space::{self, SpaceSet};
 use crate::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use crate::value::Value;
+use smallvec::{smallvec, SmallVec};
 use std::alloc::{handle_alloc_error, Layout};
 use std::sync::Arc;
 
@@ -334,7 +335,16 @@ impl Version {
         let dst = Self::values_ptr(p);
         let base_len = base.len_word();
         let lendable = if lend { base_len & OWNED } else { 0 };
-        let changed = |i: usize| changes.iter().any(|(c, _)| *c == i);
+        // The changed columns as a bit set: testing each against the list
+        // made an update of m columns cost m^2 comparisons (100 columns:
+        // about 30,000 instructions an update, most of Fig. 14b's cost).
+        let mut changed_set: SmallVec<[u64; 4]> = smallvec![0; old.len().div_ceil(64)];
+        for (c, _) in changes {
+            if *c < old.len() {
+                changed_set[c / 64] |= 1 << (c % 64);
+            }
+        }
+        let changed = |i: usize| changed_set[i / 64] & (1 << (i % 64)) != 0;
         // The new version's HAS_HEAP and OWNED bits, and what `base` hands
         // over.
         let (mut flags, mut handed) = (0, 0);
@@ -368,10 +378,13 @@ impl Version {
                     }
                 }
             }
-            for (j, (c, v)) in changes.iter().enumerate() {
-                if *c >= old.len() || changes[..j].iter().any(|(d, _)| d == c) {
+            // Each changed column once, from its first mention: its bit is
+            // cleared as it is written.
+            for (c, v) in changes {
+                if *c >= old.len() || changed_set[c / 64] & (1 << (c % 64)) == 0 {
                     continue;
                 }
+                changed_set[c / 64] &= !(1 << (c % 64));
                 dst.add(*c).write((*v).clone());
                 if v.has_heap() {
                     flags |= HAS_HEAP | own(*c);
