@@ -611,6 +611,47 @@ fn prefetch_records_nothing_and_checks_its_arguments() {
     }
 }
 
+/// Under the in-place schemes `prefetch` goes on from each row's head to
+/// its master (a fourth stage, reading the heads it prefetched): keys of
+/// live rows, rows updated, deleted, deleted and collected (an empty
+/// slot) and keys never there, under every storage scheme and collector,
+/// must be prefetched safely, and reads after it see what they would see
+/// without it.
+#[test]
+fn prefetch_reaches_masters_of_every_kind_of_row() {
+    for c in configs().storages().gc_policies() {
+        let db = c.open();
+        let t = kv_table(&db);
+        load(&db, &t, &(0..40).map(|k| (k, k)).collect::<Vec<_>>());
+        db.run(|x| {
+            (0..10).try_for_each(|k| x.update(&t, &key![k], &[("v", Value::Int(k + 100))]))?;
+            (10..20).try_for_each(|k| x.delete(&t, &key![k]))
+        })
+        .unwrap();
+        db.collect_garbage();
+        db.run(|x| (15..20).try_for_each(|k| x.insert(&t, row![k, k + 200, "again"])))
+            .unwrap();
+        db.collect_garbage();
+        let keys: Vec<_> = (0..50).map(|k| key![k]).collect();
+        let mut x = db.begin().unwrap();
+        x.prefetch(&t, &keys).unwrap();
+        let got: Vec<Option<i64>> = (0..50)
+            .map(|k| x.get(&t, &key![k]).unwrap().map(|r| r[1].as_int().unwrap()))
+            .collect();
+        x.commit().unwrap();
+        let want: Vec<Option<i64>> = (0..50)
+            .map(|k| match k {
+                0..10 => Some(k + 100),
+                10..15 => None,
+                15..20 => Some(k + 200),
+                20..40 => Some(k),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(got, want, "{:?} {:?}", c.storage, c.gc);
+    }
+}
+
 /// A version counts its values in 16 bits: a wider table is refused when
 /// it is created, with the limit in the message, and nothing is created.
 #[test]

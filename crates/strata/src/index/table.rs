@@ -35,6 +35,9 @@ pub struct TableInner {
     /// Bytes of a version to prefetch ahead of a point read: the header and
     /// the row image, up to four cache lines.
     pub row_prefetch_bytes: usize,
+    /// The same for the master of the in-place schemes (see
+    /// `Transaction::prefetch`).
+    pub master_prefetch_bytes: usize,
     pub index: PrimaryIndex,
     /// Tuple slots and versions (`t.rows`, `t.scheme`, ... through `Deref`).
     pub store: Store,
@@ -93,6 +96,7 @@ impl TableInner {
             schema,
             int_key,
             row_prefetch_bytes,
+            master_prefetch_bytes: crate::storage::in_place::master::prefetch_bytes(columns),
             index: PrimaryIndex::new(int_key, point),
             store: Store::new(columns),
             predicate_read_ts: AtomicU64::new(0),

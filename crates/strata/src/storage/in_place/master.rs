@@ -140,6 +140,12 @@ pub struct Master {
     len: usize,
 }
 
+/// Bytes of a master of `len` cells to prefetch ahead of a read: the
+/// seqlock word and the cells, up to four cache lines.
+pub fn prefetch_bytes(len: usize) -> usize {
+    master_layout(len).size().min(256)
+}
+
 fn master_layout(len: usize) -> Layout {
     let (l, off) = Layout::new::<Master>()
         .extend(Layout::array::<Cell>(len).expect("row size overflows"))
