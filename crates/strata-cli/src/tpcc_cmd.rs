@@ -24,6 +24,21 @@ pub struct TpccArgs {
     /// Concurrency-control protocol.
     #[arg(long, default_value = "ssn", value_parser = crate::parse_protocol)]
     pub protocol: Protocol,
+    /// Version storage: n2o, o2n, time-travel, delta or siro (siro needs
+    /// --gc dead-zone).
+    #[arg(long, default_value = "n2o", value_parser = crate::parse_storage)]
+    pub storage: strata::VersionStorage,
+    /// Garbage collection: txn, vac, coop (o2n only), dead-zone or none.
+    #[arg(long, default_value = "txn", value_parser = crate::parse_gc)]
+    pub gc: strata::GcPolicy,
+    /// What secondary-index entries point at: tuple-id, pkey or physical
+    /// (physical needs n2o or o2n).
+    #[arg(long, default_value = "tuple-id", value_parser = crate::parse_pointers)]
+    pub index_pointers: strata::IndexPointers,
+    /// The structure of TPC-C's two secondary indexes (customers by last
+    /// name, orders by customer): standard (a B+-tree) or mvpbt.
+    #[arg(long, default_value = "standard", value_parser = crate::ycsb_core_cmd::parse_index_kind)]
+    pub index: strata::IndexKind,
     /// Warehouses (each ~100K stock rows and 30K customers at spec size).
     #[arg(long, default_value_t = 1)]
     pub warehouses: u32,
@@ -135,6 +150,9 @@ pub struct TpccArgs {
 struct Summary<'a> {
     benchmark: &'static str,
     protocol: &'static str,
+    storage: &'static str,
+    gc: &'static str,
+    index_pointers: &'static str,
     config: &'a TpccConfig,
     durability: &'static str,
     log_granularity: &'static str,
@@ -157,7 +175,7 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         prefetch: !a.no_prefetch,
         appended_hash: a.appended_hash,
         warehouse_pick: a.warehouse_pick,
-        index_kind: strata::IndexKind::Standard,
+        index_kind: a.index,
     };
     cfg.validate().map_err(|e| UsageError(e.to_string()))?;
     if !(a.duration > 0.0 && a.duration.is_finite()) {
@@ -183,6 +201,9 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
     }
     let opts = Options::default()
         .protocol(a.protocol)
+        .version_storage(a.storage)
+        .gc(a.gc)
+        .index_pointers(a.index_pointers)
         .ssn_early_exclusion(!a.no_early_exclusion)
         .ssn_blind_writes(!a.no_blind_writes)
         .durability(durability)
@@ -223,6 +244,9 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         let s = Summary {
             benchmark: "tpcc",
             protocol: a.protocol.name(),
+            storage: a.storage.name(),
+            gc: a.gc.name(),
+            index_pointers: strata::matrix::pointers_name(a.index_pointers),
             config: &cfg,
             durability: match a.durability {
                 DurabilityArg::None => "none",
@@ -282,6 +306,13 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         },
         cfg.items,
         cfg.customers
+    );
+    println!(
+        "design  storage {}  gc {}  index pointers {}  secondary indexes {}",
+        a.storage.name(),
+        a.gc.name(),
+        strata::matrix::pointers_name(a.index_pointers),
+        a.index.name()
     );
     if huge_pages != HugePages::load_where_supported() {
         println!("huge pages: {huge_pages:?} (--huge-pages)");

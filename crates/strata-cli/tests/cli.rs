@@ -1086,6 +1086,60 @@ fn bench_ycsb_engines_side_by_side() {
     );
 }
 
+/// `bench tpcc` takes the design dimensions `bench ycsb` does (version
+/// storage, GC, index pointers) and the secondary indexes' structure, runs
+/// them with the consistency check, says which ran, and refuses an invalid
+/// combination with the engine's reason.
+#[test]
+fn bench_tpcc_runs_each_design_dimension() {
+    let out = strata(&[
+        "bench",
+        "tpcc",
+        "--items",
+        "1000",
+        "--customers",
+        "30",
+        "--threads",
+        "1",
+        "--duration",
+        "0.3",
+        "--warmup",
+        "0",
+        "--storage",
+        "o2n",
+        "--gc",
+        "vac",
+        "--index-pointers",
+        "physical",
+        "--index",
+        "mvpbt",
+        "--json",
+    ]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&text(&out.stdout)).expect("JSON");
+    assert_eq!(v["storage"], "o2n");
+    assert_eq!(v["gc"], "vac");
+    assert_eq!(v["index_pointers"], "physical");
+    assert_eq!(v["config"]["index_kind"], "mvpbt");
+    assert!(v["run"]["committed"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(v["consistency"]["districts_checked"], 10);
+    assert_usage_error(
+        &[
+            "bench",
+            "tpcc",
+            "--storage",
+            "delta",
+            "--index-pointers",
+            "physical",
+        ],
+        "physical index pointers need an append-only version storage",
+    );
+    assert_usage_error(
+        &["bench", "tpcc", "--index", "hash"],
+        "expected standard or mvpbt",
+    );
+}
+
 #[test]
 fn bench_tpcc_small_run_checks_consistency() {
     let out = strata(&[
