@@ -937,6 +937,36 @@ mod tests {
         }
     }
 
+    /// Past 256 columns the changed-column set leaves the stack: the
+    /// columns past the fourth word are set, a column named twice keeps its
+    /// first value there too, and the rest are copied.
+    #[test]
+    fn updates_of_rows_wider_than_the_stack_set() {
+        let n = 300;
+        let base = Version::alloc(
+            None,
+            1,
+            (0..n).map(Value::Int).collect(),
+            std::ptr::null_mut(),
+        );
+        let (a, b) = (Value::Int(-1), Value::Int(-2));
+        let changes = [(0, &a), (299, &b), (299, &a), (n as usize, &a)];
+        // SAFETY: fresh allocations of ours, each freed once, newest first.
+        unsafe {
+            let v = Version::alloc_update(None, 2, &*base, &changes, base, false, Value::clone);
+            let want: Vec<Value> = (0..n)
+                .map(|i| match i {
+                    0 => a.clone(),
+                    299 => b.clone(),
+                    i => Value::Int(i),
+                })
+                .collect();
+            assert_eq!((*v).data(), &want[..]);
+            Version::free(v);
+            Version::free(base);
+        }
+    }
+
     /// An update of a row of plain values is a byte copy; the first text
     /// it brings in must mark the new version as owning heap values, or
     /// the next update would byte-copy the text's `Arc` without counting
