@@ -63,6 +63,8 @@ mod mvpbt;
 mod projection;
 #[path = "recovery_fuzz.rs"]
 mod recovery_fuzz;
+#[path = "retries.rs"]
+mod retries;
 #[path = "seams.rs"]
 mod seams;
 #[path = "secondary.rs"]

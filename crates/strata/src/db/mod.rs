@@ -264,6 +264,89 @@ impl Database {
         })
     }
 
+    /// [`Database::run`] for a closure that returns the application's own
+    /// error type: any `E` a Strata error converts into (`?` on Strata's
+    /// calls works inside `f`). A conflict that one of the transaction's
+    /// operations met (it rolled the transaction back; see
+    /// [`Transaction::is_conflicted`]) or that its commit met runs `f`
+    /// again, with backoff, up to `Options::max_retries` times, whatever
+    /// `f` made of the error; any other error, the application's or
+    /// Strata's, rolls the transaction back and is returned at once.
+    ///
+    /// ```
+    /// # use strata::{Database, Options, Schema, Type, row, key};
+    /// #[derive(Debug)]
+    /// enum AppError {
+    ///     Db(strata::Error),
+    ///     InsufficientFunds,
+    /// }
+    /// impl From<strata::Error> for AppError {
+    ///     fn from(e: strata::Error) -> Self {
+    ///         AppError::Db(e)
+    ///     }
+    /// }
+    /// let db = Database::open(Options::default()).unwrap();
+    /// let t = db
+    ///     .create_table(Schema::new("acct").column("id", Type::Int).column("bal", Type::Int).primary_key(&["id"]))
+    ///     .unwrap();
+    /// db.run(|x| x.insert(&t, row![1i64, 5i64])).unwrap();
+    /// let r: Result<(), AppError> = db.try_run(|x| {
+    ///     let bal = x.get(&t, &key![1i64])?.expect("account 1")[1].as_int().unwrap();
+    ///     if bal < 10 {
+    ///         return Err(AppError::InsufficientFunds);
+    ///     }
+    ///     x.update(&t, &key![1i64], &[("bal", (bal - 10).into())])?;
+    ///     Ok(())
+    /// });
+    /// assert!(matches!(r, Err(AppError::InsufficientFunds)));
+    /// ```
+    pub fn try_run<T, E: From<Error>>(
+        &self,
+        mut f: impl FnMut(&mut Transaction) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        let mut attempt = 0u32;
+        loop {
+            let mut txn = self.begin()?;
+            let retry = match f(&mut txn) {
+                Ok(v) => match txn.commit() {
+                    Ok(()) => return Ok(v),
+                    Err(e) if e.is_retryable() => Err(E::from(e)),
+                    Err(e) => return Err(e.into()),
+                },
+                Err(e) if txn.is_conflicted() => Err(e),
+                Err(e) => return Err(e),
+            };
+            if attempt >= self.inner.opts.max_retries {
+                return retry;
+            }
+            attempt += 1;
+            backoff(attempt);
+        }
+    }
+
+    /// Runs `f` in a read-only transaction (a snapshot that never aborts;
+    /// see [`Database::begin_read_only`]) and ends it, returning what `f`
+    /// returns. `E` as for [`Database::try_run`].
+    ///
+    /// ```
+    /// # use strata::{Database, Options, Schema, Type, row, key};
+    /// # let db = Database::open(Options::default())?;
+    /// # let t = db.create_table(Schema::new("kv").column("k", Type::Int).primary_key(&["k"]))?;
+    /// # db.run(|x| x.insert(&t, row![1i64]))?;
+    /// let n = db.run_read_only(|x| x.scan(&t, ..).map(|rows| rows.len()))?;
+    /// assert_eq!(n, 1);
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    pub fn run_read_only<T, E: From<Error>>(
+        &self,
+        f: impl FnOnce(&mut Transaction) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        let mut txn = self.begin_read_only()?;
+        let v = f(&mut txn)?;
+        txn.commit()?;
+        Ok(v)
+    }
+
     /// [`Database::run`] with a pipelined commit
     /// ([`Transaction::commit_pipelined`]): retries `f` as `run` does, and
     /// returns its value with the commit's ticket, without waiting for the

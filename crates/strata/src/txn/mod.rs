@@ -71,6 +71,9 @@ pub struct Transaction {
     pub(crate) ts: u64,
     pub(crate) read_only: bool,
     pub(crate) active: bool,
+    /// Rolled back by a conflict one of its operations met: what
+    /// `Database::try_run` retries whatever error the caller returned.
+    conflicted: bool,
     /// The write-ahead log is on: point reads keep `read_stamp` (a flag
     /// here, not a look at the database's log on every read).
     logged: bool,
@@ -206,6 +209,7 @@ impl Transaction {
             ts,
             read_only,
             active: true,
+            conflicted: false,
             logged,
             log_ops,
             timing,
@@ -221,6 +225,13 @@ impl Transaction {
     /// True for transactions from `begin_read_only`.
     pub fn is_read_only(&self) -> bool {
         self.read_only
+    }
+
+    /// Whether one of this transaction's operations met a conflict, which
+    /// rolled it back (the operation returned a retryable
+    /// [`Error::Conflict`]): running it again may succeed.
+    pub fn is_conflicted(&self) -> bool {
+        self.conflicted
     }
 
     /// The snapshot (or, under MVTO, the timestamp) this transaction reads at.
@@ -274,6 +285,7 @@ impl Transaction {
             self.db.tids.counts(self.tid).conflict(kind);
         }
         self.rollback();
+        self.conflicted = true;
         Error::Conflict(kind)
     }
 
@@ -811,6 +823,45 @@ impl Transaction {
             cols.push((i, v));
         }
         self.modify(ti, key, NewRow::Update(&cols))
+    }
+
+    /// Inserts `row`, or, when a row with its key exists, replaces every
+    /// attribute of that row with `row`'s (an upsert). The row is checked
+    /// as an insert's is. A row that exists only beyond this transaction's
+    /// snapshot (inserted by a transaction that committed after it began)
+    /// cannot be replaced: that is a retryable [`Error::Conflict`], as
+    /// for an update of a row another transaction changed.
+    ///
+    /// ```
+    /// # use strata::{Database, Options, Schema, Type, row, key};
+    /// let db = Database::open(Options::default())?;
+    /// let t = db.create_table(
+    ///     Schema::new("kv").column("k", Type::Int).column("v", Type::Int).primary_key(&["k"]),
+    /// )?;
+    /// db.run(|x| x.put(&t, row![1i64, 10i64]))?;
+    /// db.run(|x| x.put(&t, row![1i64, 11i64]))?;
+    /// let mut ro = db.begin_read_only()?;
+    /// assert_eq!(ro.get(&t, &key![1i64])?, Some(row![1i64, 11i64]));
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    pub fn put(&mut self, t: &Table, row: Row) -> Result<()> {
+        let copy = row.clone();
+        match self.insert(t, row) {
+            Err(Error::DuplicateKey { .. }) => {}
+            r => return r,
+        }
+        let ti: &TableInner = &t.inner;
+        let key = ti.schema.key_of(&copy);
+        let changes: Vec<(usize, Value)> = copy
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| !ti.schema.primary_key.contains(i))
+            .collect();
+        match self.update(t, &key, &changes) {
+            // The key exists, but not for our snapshot: a concurrent insert.
+            Err(Error::NotFound { .. }) => Err(self.conflict(ConflictKind::WriteWrite)),
+            r => r,
+        }
     }
 
     /// Deletes the row with key `key`; `Error::NotFound` if absent.
