@@ -93,6 +93,16 @@ pub enum Error {
         expected: Type,
         found: Type,
     },
+    /// A column's value read as a Rust type it does not convert into
+    /// (`Table::value`, `NamedRow::get`): another type, a null read as a
+    /// non-`Option`, or an integer out of the type's range.
+    #[error("column {table}.{column} holds {found}, which cannot be read as {wanted}")]
+    ColumnValue {
+        table: String,
+        column: String,
+        found: &'static str,
+        wanted: &'static str,
+    },
     /// A `Null` (in a row, an update or a key) for a column that is not
     /// nullable.
     #[error("column {table}.{column} is not nullable, got a null")]

@@ -55,6 +55,7 @@ mod table;
 mod test_util;
 mod tid;
 mod txn;
+mod typed;
 mod types;
 mod value;
 
@@ -143,6 +144,7 @@ pub use storage::space::live_spaces;
 pub use storage::space::SpaceStats;
 pub use table::{Index, Table};
 pub use txn::Transaction;
+pub use typed::{FromValue, NamedRow};
 /// Bytes of tuple header per version (write lock, begin, end, chain pointer
 /// and two protocol words); the row image is extra.
 pub const VERSION_HEADER_BYTES: usize = storage::version::HEADER_BYTES;

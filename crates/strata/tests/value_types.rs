@@ -511,3 +511,106 @@ fn unique_index_admits_many_nulls() {
         ));
     }
 }
+
+/// Columns read by name as Rust types (`Table::value`, `NamedRow::get`):
+/// every type converts into its Rust types, nulls into `Option`s, and a
+/// value that does not convert (another type, a null into a non-`Option`,
+/// an integer out of range, a float beyond `f32`) is an error naming the
+/// column, what it holds and the type asked for. Unknown columns and rows
+/// of another width are schema errors.
+#[test]
+fn columns_read_by_name_as_rust_types() {
+    let db = Database::open(Options::default()).unwrap();
+    let t = all_types(&db);
+    let big = 1i64 << 40;
+    db.run(|x| {
+        x.insert(
+            &t,
+            row![
+                big,
+                vec![1u8, 2],
+                1e300,
+                true,
+                Value::Null,
+                Value::Null,
+                Some(false),
+                Some("hi"),
+                Value::Null
+            ],
+        )
+    })
+    .unwrap();
+    let row = db
+        .run_read_only(|x| x.get(&t, &key![big]))
+        .unwrap()
+        .unwrap();
+    let r = t.named(row.clone());
+    assert_eq!(r.get::<i64>("k").unwrap(), big);
+    assert_eq!(r.get::<u64>("k").unwrap(), big as u64);
+    assert_eq!(r.get::<usize>(0).unwrap(), big as usize);
+    assert_eq!(r.get::<Vec<u8>>("b").unwrap(), vec![1, 2]);
+    assert_eq!(r.get::<f64>("f").unwrap(), 1e300);
+    assert!(r.get::<bool>("t").unwrap());
+    assert_eq!(r.get::<Option<Vec<u8>>>("nb").unwrap(), None);
+    assert_eq!(r.get::<Option<bool>>("nt").unwrap(), Some(false));
+    assert_eq!(r.get::<Option<String>>("ns").unwrap(), Some("hi".into()));
+    assert_eq!(r.get::<Option<i64>>("ni").unwrap(), None);
+    assert_eq!(r.values(), &row[..]);
+    let mismatch = |e: Error, column: &str, found: &str, wanted: &str| match e {
+        Error::ColumnValue {
+            table,
+            column: c,
+            found: f,
+            wanted: w,
+        } => {
+            assert_eq!(
+                (table.as_str(), c.as_str(), f, w),
+                ("all", column, found, wanted)
+            );
+            let msg = Error::ColumnValue {
+                table,
+                column: c,
+                found: f,
+                wanted: w,
+            }
+            .to_string();
+            assert!(
+                msg.contains(column) && msg.contains(found) && msg.contains(wanted),
+                "{msg}"
+            );
+        }
+        other => panic!("{other:?}"),
+    };
+    mismatch(
+        r.get::<u32>("k").unwrap_err(),
+        "k",
+        "an integer out of its range",
+        "u32",
+    );
+    mismatch(
+        r.get::<String>("k").unwrap_err(),
+        "k",
+        "an integer",
+        "String",
+    );
+    mismatch(
+        r.get::<f32>("f").unwrap_err(),
+        "f",
+        "a float out of its range",
+        "f32",
+    );
+    mismatch(r.get::<i64>("ni").unwrap_err(), "ni", "null", "i64");
+    mismatch(r.get::<Option<i64>>("ns").unwrap_err(), "ns", "text", "i64");
+    assert!(matches!(r.get::<i64>("nope"), Err(Error::Schema(_))));
+    assert!(matches!(
+        t.value::<i64>(&row[..3], "k"),
+        Err(Error::Schema(_))
+    ));
+    // The other way: `Option` for a nullable column, `TryFrom` where the
+    // Rust type's range exceeds the column's.
+    assert_eq!(Value::from(None::<i64>), Value::Null);
+    assert_eq!(Value::from(2.5f32), Value::Float(2.5));
+    assert_eq!(Value::try_from(7u64).unwrap(), Value::Int(7));
+    assert!(matches!(Value::try_from(u64::MAX), Err(Error::Schema(_))));
+    assert!(Value::try_from(usize::MAX).is_err());
+}
