@@ -8,7 +8,8 @@ use std::fmt;
 ///
 /// A conflict is never the caller's fault: the transaction has been rolled
 /// back and may simply be retried (see [`crate::Database::run`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum ConflictKind {
     /// Another transaction holds the write lock on the row, or (snapshot
     /// isolation) committed a newer version after our snapshot.

@@ -133,7 +133,7 @@ impl Counters {
 }
 
 /// A snapshot of the engine's counters and memory, from `Database::stats()`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Stats {
     /// Read-write transactions committed.
     pub commits: u64,
@@ -231,7 +231,7 @@ pub struct Stats {
 }
 
 /// MV-PBT figures (`index::mvpbt`): partitions, records, filters.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct MvPbtStats {
     /// MV-PBT indexes.
     pub indexes: u64,
@@ -313,7 +313,7 @@ impl MvPbtStats {
 /// In-row and off-row bytes are `Stats::main_table_bytes` and
 /// `Stats::version_store_bytes` (SIRO counts its previous version's copy
 /// in-row and its segments' images off-row).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct SiroStats {
     /// Versions dead when they left the row: never copied off-row.
     pub pruned_at_relocation: [u64; 3],

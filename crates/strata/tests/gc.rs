@@ -373,3 +373,34 @@ fn entries_of_one_row_in_two_shards_are_cut_in_commit_order() {
         assert_eq!(st.live_versions, 1, "{p}: {st:?}");
     }
 }
+
+/// `Stats` (from `stats()` and from `counters()`) serialises, with aborts
+/// keyed by each conflict kind's name (the CLI's `--json` names them so).
+#[test]
+fn stats_serialise_with_conflict_kinds_by_name() {
+    let db = common::db(strata::Protocol::Si);
+    let t = common::kv_table(&db);
+    common::load(&db, &t, &[(1, 1)]);
+    let mut a = db.begin().unwrap();
+    let mut b = db.begin().unwrap();
+    a.update(&t, &key![1], &[("v", Value::Int(2))]).unwrap();
+    assert!(b.update(&t, &key![1], &[("v", Value::Int(3))]).is_err());
+    a.commit().unwrap();
+    for st in [db.stats(), db.counters()] {
+        let v = serde_json::to_value(&st).unwrap();
+        assert_eq!(v["commits"], st.commits);
+        let kinds: Vec<&str> = v["aborts_by_reason"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p[0].as_str().unwrap())
+            .collect();
+        let names: Vec<&str> = strata::ConflictKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(kinds, names);
+        let ww = &v["aborts_by_reason"][0];
+        assert_eq!(
+            (ww[0].as_str(), ww[1].as_u64()),
+            (Some("write-write"), Some(1))
+        );
+    }
+}

@@ -123,7 +123,7 @@ pub struct Space {
 }
 
 /// Figures of one memory space (in `Stats::memory_spaces`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct SpaceStats {
     /// The space's number (0..n).
     pub space: usize,
