@@ -94,6 +94,10 @@ pub enum Error {
         expected: Type,
         found: Type,
     },
+    /// `Database::open_table` found the table with another schema: the
+    /// first difference, the stored table's side first.
+    #[error("table {table} exists with another schema: {difference}")]
+    SchemaMismatch { table: String, difference: String },
     /// A column's value read as a Rust type it does not convert into
     /// (`Table::value`, `NamedRow::get`): another type, a null read as a
     /// non-`Option`, or an integer out of the type's range.

@@ -513,6 +513,69 @@ pub struct Schema {
 }
 
 impl Schema {
+    /// The first way `other` (a validated schema of the same table) differs
+    /// from this one, in words, this schema's side first; `None` if they
+    /// are the same.
+    pub fn difference(&self, other: &Schema) -> Option<String> {
+        let col = |c: &Column| {
+            format!(
+                "{} {}{}",
+                c.name,
+                c.ty,
+                if c.nullable { " (nullable)" } else { "" }
+            )
+        };
+        for (i, (a, b)) in self.columns.iter().zip(&other.columns).enumerate() {
+            if a != b {
+                return Some(format!(
+                    "column {} is {} in the table, {} in the schema given",
+                    i + 1,
+                    col(a),
+                    col(b)
+                ));
+            }
+        }
+        let names = |cols: &[Column]| {
+            cols.iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let (n, m) = (self.columns.len(), other.columns.len());
+        if n != m {
+            let (more, extra) = if n > m {
+                ("the table", &self.columns[m..])
+            } else {
+                ("the schema given", &other.columns[n..])
+            };
+            return Some(format!(
+                "the table has {n} columns, the schema given {m}; {more} also has {}",
+                names(extra)
+            ));
+        }
+        if self.primary_key != other.primary_key {
+            let pk = |s: &Schema| {
+                s.primary_key
+                    .iter()
+                    .map(|&i| s.columns[i].name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            return Some(format!(
+                "the primary key is ({}) in the table, ({}) in the schema given",
+                pk(self),
+                pk(other)
+            ));
+        }
+        if self.point_lookups != other.point_lookups {
+            return Some(format!(
+                "point lookups are {:?} in the table, {:?} in the schema given",
+                self.point_lookups, other.point_lookups
+            ));
+        }
+        None
+    }
+
     /// Starts a schema for table `name`.
     pub fn new(name: impl Into<String>) -> Self {
         Schema {

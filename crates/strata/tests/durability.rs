@@ -1839,3 +1839,94 @@ fn unknown_value_tag_in_a_checkpoint_is_corrupt() {
         "{m}"
     );
 }
+
+/// `open_table` is what a program calls at every start: it creates the
+/// table on a fresh database, finds the recovered one (with its rows) after
+/// a reopen, and refuses a changed schema with the difference named,
+/// changing nothing (the rows are still there after the refusal).
+#[test]
+fn open_table_creates_then_finds_the_recovered_table() {
+    let d = dir("open-table");
+    let schema = || {
+        Schema::new("kv")
+            .column("k", Type::Int)
+            .column("v", Type::Int)
+            .nullable_column("note", Type::Text)
+            .primary_key(&["k"])
+    };
+    {
+        let db = open(&d);
+        let t = db.open_table(schema()).unwrap();
+        db.run(|x| x.insert(&t, row![1, 10, "a"])).unwrap();
+    }
+    let db = open(&d);
+    let t = db.open_table(schema()).unwrap();
+    assert_eq!(common::value(&db, &t, 1), Some(10));
+    let refused = |s: Schema, words: &str| match db.open_table(s) {
+        Err(Error::SchemaMismatch { table, difference }) => {
+            assert_eq!(table, "kv");
+            assert!(difference.contains(words), "{difference}");
+        }
+        other => panic!("{other:?}"),
+    };
+    let base = || Schema::new("kv").column("k", Type::Int);
+    refused(
+        base()
+            .column("v", Type::Text)
+            .nullable_column("note", Type::Text)
+            .primary_key(&["k"]),
+        "column 2 is v int in the table, v text in the schema given",
+    );
+    refused(
+        base()
+            .column("v", Type::Int)
+            .column("note", Type::Text)
+            .primary_key(&["k"]),
+        "note text (nullable) in the table, note text in the schema given",
+    );
+    refused(
+        base().column("v", Type::Int).primary_key(&["k"]),
+        "the table has 3 columns, the schema given 2; the table also has note",
+    );
+    refused(
+        base()
+            .column("v", Type::Int)
+            .nullable_column("note", Type::Text)
+            .column("w", Type::Bool)
+            .primary_key(&["k"]),
+        "the schema given also has w",
+    );
+    refused(
+        base()
+            .column("v", Type::Int)
+            .nullable_column("note", Type::Text)
+            .primary_key(&["k", "v"]),
+        "the primary key is (k) in the table, (k, v) in the schema given",
+    );
+    assert!(matches!(
+        db.open_table(Schema::new("kv").column("k", Type::Int)),
+        Err(Error::Schema(_))
+    ));
+    assert_eq!(common::value(&db, &t, 1), Some(10), "nothing changed");
+    assert_eq!(db.table_names(), vec!["kv".to_string()]);
+}
+
+/// Threads racing to open the same new table all get it: one creates it,
+/// the others find it.
+#[test]
+fn open_table_races_make_one_table() {
+    let db = Database::open(Options::default()).unwrap();
+    let schema = || Schema::new("t").column("k", Type::Int).primary_key(&["k"]);
+    let tables: Vec<strata::Table> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..4)
+            .map(|_| s.spawn(|| db.open_table(schema()).unwrap()))
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    db.run(|x| x.insert(&tables[0], row![1])).unwrap();
+    for t in &tables {
+        let mut ro = db.begin_read_only().unwrap();
+        assert_eq!(ro.get(t, &key![1]).unwrap(), Some(row![1]));
+    }
+    assert_eq!(db.table_names(), vec!["t".to_string()]);
+}

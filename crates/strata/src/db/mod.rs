@@ -179,6 +179,44 @@ impl Database {
         Ok(Table { inner: t })
     }
 
+    /// Opens the table `schema` names, creating it if it does not exist:
+    /// what a program that reopens its database calls at start. A table of
+    /// that name with another schema is [`Error::SchemaMismatch`], which
+    /// says the first difference (a column's name, type or nullability,
+    /// their number, the primary key, the point-lookup structure); nothing
+    /// is changed then.
+    ///
+    /// ```
+    /// # use strata::{Database, Error, Options, Schema, Type};
+    /// let db = Database::open(Options::default())?;
+    /// let kv = || Schema::new("kv").column("k", Type::Int).column("v", Type::Text).primary_key(&["k"]);
+    /// let t = db.open_table(kv())?;                        // created
+    /// let again = db.open_table(kv())?;                    // the same table
+    /// assert_eq!(t.name(), again.name());
+    /// let other = Schema::new("kv").column("k", Type::Int).column("v", Type::Int).primary_key(&["k"]);
+    /// assert!(matches!(db.open_table(other), Err(Error::SchemaMismatch { .. })));
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    pub fn open_table(&self, schema: Schema) -> Result<Table> {
+        let schema = schema.validate()?;
+        loop {
+            if let Ok(t) = self.table(&schema.name) {
+                return match t.schema().difference(&schema) {
+                    None => Ok(t),
+                    Some(difference) => Err(Error::SchemaMismatch {
+                        table: schema.name.clone(),
+                        difference,
+                    }),
+                };
+            }
+            match self.create_table(schema.clone()) {
+                // Another thread created it between our look and our create.
+                Err(Error::Schema(_)) if self.table(&schema.name).is_ok() => continue,
+                r => return r,
+            }
+        }
+    }
+
     /// Looks a table up by name.
     pub fn table(&self, name: &str) -> Result<Table> {
         let names = self.inner.names.read();
