@@ -196,10 +196,14 @@ impl<P: Pointer> Logical<P> {
         if r.is_tombstone() {
             return Ok(None);
         }
-        Ok(storage::with_values(r, |d| {
+        let flow = storage::with_values(r, |d| {
             // None: a stale key of this row.
             idx.ident_matches(&t.schema, d, k).then(|| f(d))
-        }))
+        });
+        if flow.is_some() {
+            reads.handed(tuple);
+        }
+        Ok(flow)
     }
 }
 
@@ -335,7 +339,7 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
         }
         Ok(Scanned {
             rows: n,
-            sec: reads.finish(idx),
+            sec: reads.finish(t, idx, lo, hi, stopped_at.as_deref()),
             stopped_at,
         })
     }

@@ -504,6 +504,7 @@ impl SecondaryIndexKind for MvPbt {
                 storage::with_values(r, |d| idx.ident_matches(&t.schema, d, &ident).then(|| f(d)));
             if let Some(flow) = hit {
                 reads.saw(&ident);
+                reads.handed(tuple);
                 n += 1;
                 if flow.is_break() {
                     stopped_at = Some(ident.to_vec());
@@ -513,7 +514,7 @@ impl SecondaryIndexKind for MvPbt {
         }
         Ok(Scanned {
             rows: n,
-            sec: reads.finish(idx),
+            sec: reads.finish(t, idx, lo, hi, stopped_at.as_deref()),
             stopped_at,
         })
     }

@@ -210,6 +210,7 @@ impl SecondaryIndexKind for Physical {
                 ours.then(|| f(d))
             });
             let Some(flow) = flow else { continue };
+            reads.handed(tuple);
             n += 1;
             if flow.is_break() {
                 stopped_at = Some(ident.to_vec());
@@ -218,7 +219,7 @@ impl SecondaryIndexKind for Physical {
         }
         Ok(Scanned {
             rows: n,
-            sec: reads.finish(idx),
+            sec: reads.finish(t, idx, lo, hi, stopped_at.as_deref()),
             stopped_at,
         })
     }
