@@ -753,6 +753,79 @@ fn a_row_moved_behind_a_running_index_scan_is_not_lost() {
     }
 }
 
+/// MVTO's phantom protection for index ranges: a scan raises the index's
+/// predicate timestamp, and a writer that adds an entry then checks it, so
+/// a younger scan either meets the entry (and refuses to read past an
+/// older running writer) or the older writer is refused. W inserts a row
+/// with a new key, then keeps updating it (its own uncommitted version)
+/// while younger transactions scan that key. Under physical pointers each
+/// update re-keys the row's entry to the new version: the old entry went
+/// before the new one was in, and the new one was never checked. A scan in
+/// between found no entry, saw nothing and committed; W, older, then
+/// committed the row the scan should have seen. The history checker found
+/// it (a G2-predicate in
+/// `verify::predicate_through_secondary_indexes_with_physical_pointers`,
+/// Standard index, MVTO: a list inserted and appended to again in one
+/// transaction). W's other rows (`FILLER`, outside the range) make each
+/// re-key walk a long list of entries between the removal and the insert,
+/// so scans land there often. Each round ends at the first scan that
+/// commits without the row, once W is refused, or after `UPDATES` of W's.
+/// (Only physical pointers re-key entries; MV-PBT changes its records in
+/// place.)
+#[test]
+fn a_younger_index_scan_never_misses_an_older_writers_row_it_keeps_updating() {
+    const ROUNDS: i64 = 10;
+    const UPDATES: u64 = 5_000;
+    const FILLER: i64 = 4_000;
+    let physical = schemes()
+        .into_iter()
+        .filter(|s| s.1 == IndexPointers::Physical && s.2 == IndexKind::Standard);
+    for s in physical {
+        let (db, t, idx) = setup(Protocol::Mvto, s);
+        for round in 0..ROUNDS {
+            let (id, cat) = (10_000 * (round + 1), 1000 + round);
+            let mut w = db.begin().unwrap();
+            w.insert(&t, row![id, cat, "w"]).unwrap();
+            for i in 1..=FILLER {
+                w.insert(&t, row![id + i, -1, "filler"]).unwrap();
+            }
+            let updates = std::sync::atomic::AtomicU64::new(0);
+            let stop = AtomicBool::new(false);
+            let (missed, wrote) = std::thread::scope(|sc| {
+                let (t, updates, stop) = (&t, &updates, &stop);
+                let writer = sc.spawn(move || {
+                    while !stop.load(Ordering::SeqCst) && updates.load(Ordering::SeqCst) < UPDATES {
+                        let note = Value::from(updates.load(Ordering::SeqCst).to_string());
+                        w.update(t, &key![id], &[("note", note)])?;
+                        updates.fetch_add(1, Ordering::SeqCst);
+                    }
+                    w.commit()
+                });
+                let mut missed = false;
+                while !writer.is_finished() {
+                    let mut x = db.begin().unwrap();
+                    // An error: the scan met the running writer's row.
+                    let Ok(rows) = x.index_scan(&idx, key![cat]..key![cat + 1]) else {
+                        continue;
+                    };
+                    if rows.is_empty() && x.commit().is_ok() {
+                        missed = true;
+                        break;
+                    }
+                }
+                stop.store(true, Ordering::SeqCst);
+                (missed, writer.join().unwrap())
+            });
+            assert!(
+                !(missed && wrote.is_ok()),
+                "{s:?}, round {round}: a younger scan saw no row at cat {cat} (after {} of the \
+                 writer's updates), and the older writer that inserted it committed",
+                updates.load(Ordering::SeqCst)
+            );
+        }
+    }
+}
+
 /// Two transactions that each read the range the other writes into:
 /// serializable protocols commit exactly one, SI commits both. The one
 /// refused is refused by a conflict (any reason): another error (a schema
