@@ -79,7 +79,9 @@ impl ScanEntry {
 /// snapshot is an overwrite of that version: MVOCC's read set fails, SSN
 /// and SSI see the rw edge). Not MV2PL's other reads: it reads the newest
 /// data, so a row read after a change says nothing about the scan before it
-/// (the scan's own reads hold read locks from the scan on).
+/// (the scan's own reads hold read locks from the read on, and `scanned`
+/// leaves out the rows it lost: a change between the scan's start and its
+/// read of the row, see `index::common::ScanReads::finish`).
 ///
 /// An index-range entry of one of these rows is no phantom (see
 /// `index::common`). Tuple ids cannot name another row meanwhile: a row

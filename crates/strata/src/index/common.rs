@@ -24,7 +24,10 @@
 //! already orders us before that update (or refuses us), exactly as for an
 //! update through the primary key, so counting the entry again only
 //! refused transactions that saw no phantom. The same rows excuse a writer
-//! from poisoning the scan record of a scanner still deciding.
+//! from poisoning the scan record of a scanner still deciding. A row the
+//! scan read but lost (the version read has a key in the range that the
+//! scan passed before the entry went in) is not one of them: that change
+//! came before our read ([`ScanReads::finish`]).
 //!
 //! ```text
 //!  T1 reads rows 1, 2; scans cat [0, 1000): entries (100,1) (200,2)
@@ -44,7 +47,7 @@ use crate::storage::{self, PrunePlan, Span};
 use crate::value::{Key, Value};
 use crossbeam_epoch as epoch;
 use rustc_hash::FxHashMap;
-use std::ops::Bound;
+use std::ops::{Bound, RangeBounds};
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 use thin_vec::ThinVec;
@@ -74,7 +77,8 @@ pub(crate) struct SecScan {
     pub seen: Vec<Box<[u8]>>,
     /// Rows (tuple ids) the scan read a visible version of, sorted: a new
     /// entry of one of them is a change to a row we read, which the
-    /// protocol's read tracking catches, not a phantom.
+    /// protocol's read tracking catches, not a phantom. Not a row the scan
+    /// lost (see `ScanReads::finish`).
     pub read: Vec<u64>,
 }
 
@@ -264,9 +268,10 @@ pub(super) fn remove_added(w: &SecWrite) {
 pub(super) struct ScanReads {
     mode: ScanMode,
     /// Read-write: each row is read once per scan (its bookkeeping is not
-    /// repeated), null when nothing was visible. (Tuple ids are not chosen
-    /// by users: no need for a keyed hash.)
-    read: FxHashMap<u64, *mut Version>,
+    /// repeated), null when nothing was visible, and whether the scan
+    /// handed it to the caller. (Tuple ids are not chosen by users: no
+    /// need for a keyed hash.)
+    read: FxHashMap<u64, (*mut Version, bool)>,
     seen: Vec<Box<[u8]>>,
 }
 
@@ -291,12 +296,20 @@ impl ScanReads {
             // A snapshot read has no bookkeeping to repeat: no cache.
             return cx.read_row(t, tuple);
         }
-        if let Some(&v) = self.read.get(&tuple) {
+        if let Some(&(v, _)) = self.read.get(&tuple) {
             return Ok(v);
         }
         let v = cx.read_row(t, tuple)?;
-        self.read.insert(tuple, v);
+        self.read.insert(tuple, (v, false));
         Ok(v)
+    }
+
+    /// The scan handed the version of `tuple` it read to the caller.
+    #[inline]
+    pub fn handed(&mut self, tuple: u64) {
+        if let Some((_, handed)) = self.read.get_mut(&tuple) {
+            *handed = true;
+        }
     }
 
     /// The entry with identity `ident` led to a visible version.
@@ -309,17 +322,48 @@ impl ScanReads {
         }
     }
 
-    /// What the commit re-validates, if the mode records.
-    pub fn finish(self, idx: &Arc<SecondaryIndex>) -> Option<SecScan> {
+    /// What the commit re-validates, if the mode records. The scan read
+    /// `[lo, hi]` and, if the caller stopped it, the identities up to
+    /// `stopped_at`. The caller is pinned (the versions read are alive).
+    ///
+    /// A row read but not handed over whose version read has its identity
+    /// in that range is left out of the rows read: the scan lost it. It
+    /// reached the row through another identity's entry (a key the row
+    /// had, or, MV-PBT, a record naming a tuple id since given to another
+    /// row), and the version that put the row under its own identity came
+    /// after the scan passed that identity's place (or listed the range)
+    /// but before the read. Only a protocol reading the newest data (MV2PL,
+    /// OCC) reads such a version, and then no read tracking orders us
+    /// before the change: its entry must count as a phantom. Counted as
+    /// read, the row excused it, and a scan that lost a committed row
+    /// committed (`tests/secondary_cc.rs`,
+    /// `a_row_moved_behind_a_running_index_scan_is_not_lost`).
+    pub fn finish(
+        self,
+        t: &TableInner,
+        idx: &Arc<SecondaryIndex>,
+        lo: &Bound<EncodedKey>,
+        hi: &Bound<EncodedKey>,
+        stopped_at: Option<&[u8]>,
+    ) -> Option<SecScan> {
         if !self.mode.record {
             return None;
         }
         let mut seen = self.seen;
         seen.sort_unstable();
+        let lost = |v: *mut Version| {
+            // SAFETY: pinned by the caller; read during this scan.
+            let r = unsafe { &*v };
+            !r.is_tombstone()
+                && storage::with_values(r, |d| {
+                    let own = idx.ident(&t.schema, d);
+                    in_range(&own, lo, hi) && stopped_at.is_none_or(|s| own[..] <= *s)
+                })
+        };
         let mut rows: Vec<u64> = self
             .read
             .iter()
-            .filter(|(_, v)| !v.is_null())
+            .filter(|(_, &(v, handed))| !v.is_null() && (handed || !lost(v)))
             .map(|(&tuple, _)| tuple)
             .collect();
         rows.sort_unstable();
@@ -329,6 +373,12 @@ impl ScanReads {
             read: rows,
         })
     }
+}
+
+/// Whether identity (or entry key) `k` lies in the byte bounds `[lo, hi]`.
+fn in_range(k: &[u8], lo: &Bound<EncodedKey>, hi: &Bound<EncodedKey>) -> bool {
+    let k = EncodedKey::Bytes(crate::index::key::ByteKey::from_slice(k));
+    (lo.as_ref(), hi.as_ref()).contains(&k)
 }
 
 /// Commit-time re-scan of an index range: false if an entry appeared that

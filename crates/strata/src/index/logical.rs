@@ -40,7 +40,7 @@
 //!  entries: (3,pk) (7,pk)                      (3,pk) is stale -> removed
 //! ```
 
-use super::common::{self, EntryScheme, ScanReads, SecScan, SecWrite, SecWrites};
+use super::common::{self, EntryScheme, ScanReads, SecScan, SecWrite};
 use super::secondary::SecondaryIndex;
 use super::table::TableInner;
 use super::{IndexTxn, ScanMode, Scanned, SecondaryIndexKind};
@@ -196,10 +196,14 @@ impl<P: Pointer> Logical<P> {
         if r.is_tombstone() {
             return Ok(None);
         }
-        Ok(storage::with_values(r, |d| {
+        let flow = storage::with_values(r, |d| {
             // None: a stale key of this row.
             idx.ident_matches(&t.schema, d, k).then(|| f(d))
-        }))
+        });
+        if flow.is_some() {
+            reads.handed(tuple);
+        }
+        Ok(flow)
     }
 }
 
@@ -223,19 +227,19 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
         common::add_entries::<Self, C>(cx, t, list, tuple, v, new, old.as_deref())
     }
 
-    fn on_replace_own(
-        writes: &mut SecWrites,
+    fn on_replace_own<C: IndexTxn>(
+        cx: &mut C,
         t: &TableInner,
         _tuple: u64,
         own: *mut Version,
         v: *mut Version,
-    ) {
+    ) -> Result<()> {
         // SAFETY: both are ours and alive (`own` is unlinked from the
         // chain but retired only after this returns).
         let nv = unsafe { &*v };
         let new: Option<Vec<Value>> =
             (!nv.is_tombstone()).then(|| storage::with_values(nv, |d| d.to_vec()));
-        writes.retain_mut(|w| {
+        cx.sec_writes().retain_mut(|w| {
             if w.version != own || !super::is_mine::<Self>(w) {
                 return true;
             }
@@ -251,6 +255,8 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
             w.index.tree.remove_if(&w.key, w.value);
             false
         });
+        // No entry goes in: nothing to check.
+        Ok(())
     }
 
     fn on_abort(w: &SecWrite) {
@@ -335,7 +341,7 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
         }
         Ok(Scanned {
             rows: n,
-            sec: reads.finish(idx),
+            sec: reads.finish(t, idx, lo, hi, stopped_at.as_deref()),
             stopped_at,
         })
     }

@@ -198,15 +198,18 @@ pub(crate) trait SecondaryIndexKind {
 
     /// Our uncommitted version `own` of `tuple` was replaced by `v` (whose
     /// entries `on_write` added naming `own`): entries naming `own` move to
-    /// `v` or go. Runs before `own` is retired. `writes` holds every
-    /// kind's entries: touch only your own ([`is_mine`]).
-    fn on_replace_own(
-        writes: &mut SecWrites,
+    /// `v` or go. Runs before `own` is retired. `cx.sec_writes()` holds
+    /// every kind's entries: touch only your own ([`is_mine`]). An entry
+    /// that goes in anew answers to `cx.check_insert` as `on_write`'s do;
+    /// on that error the move is complete all the same (the caller rolls
+    /// the transaction back).
+    fn on_replace_own<C: IndexTxn>(
+        cx: &mut C,
         t: &TableInner,
         tuple: u64,
         own: *mut Version,
         v: *mut Version,
-    );
+    ) -> Result<()>;
 
     /// The transaction that added `w` committed at `cts` (after COMMITTED,
     /// before its versions are stamped and its rows unlocked). Today's kinds have nothing to do:
@@ -412,26 +415,31 @@ pub(crate) fn on_delete<C: IndexTxn>(
 }
 
 /// See [`SecondaryIndexKind::on_replace_own`].
-pub(crate) fn on_replace_own(
-    writes: &mut SecWrites,
+pub(crate) fn on_replace_own<C: IndexTxn>(
+    cx: &mut C,
     t: &TableInner,
     tuple: u64,
     own: *mut Version,
     v: *mut Version,
-) {
-    if writes.is_empty() {
-        return;
+) -> Result<()> {
+    if cx.sec_writes().is_empty() {
+        return Ok(());
     }
     // No pointer scheme: the table never had an index, so no entry names
     // `own`.
     let Some(pointers) = t.secondary.kind() else {
-        return;
+        return Ok(());
     };
+    // Every kind moves its entries before an error is answered.
+    let mut r = Ok(());
     for kind in IndexKind::ALL {
-        if writes.iter().any(|w| w.index.kind == kind) {
-            with_index_kind!((kind, pointers), K => K::on_replace_own(writes, t, tuple, own, v));
+        if cx.sec_writes().iter().any(|w| w.index.kind == kind) {
+            let moved =
+                with_index_kind!((kind, pointers), K => K::on_replace_own(cx, t, tuple, own, v));
+            r = r.and(moved);
         }
     }
+    r
 }
 
 /// See [`SecondaryIndexKind::on_commit`].

@@ -93,7 +93,7 @@ mod record;
 pub(crate) use partitions::Partitions;
 pub use record::RecordType;
 
-use super::common::{self, ScanReads, SecScan, SecWrite, SecWrites};
+use super::common::{self, ScanReads, SecScan, SecWrite};
 use super::secondary::SecondaryIndex;
 use super::table::TableInner;
 use super::{IndexTxn, ScanMode, Scanned, SecondaryIndexKind};
@@ -398,14 +398,14 @@ impl SecondaryIndexKind for MvPbt {
     /// Our records name `own` (the version we had, or the one a record of
     /// ours ends): they name its replacement now. No record goes: the
     /// records the new write added already supersede them.
-    fn on_replace_own(
-        writes: &mut SecWrites,
+    fn on_replace_own<C: IndexTxn>(
+        cx: &mut C,
         _t: &TableInner,
         _tuple: u64,
         own: *mut Version,
         v: *mut Version,
-    ) {
-        for w in writes.iter_mut() {
+    ) -> Result<()> {
+        for w in cx.sec_writes().iter_mut() {
             if w.version != own || !super::is_mine::<Self>(w) {
                 continue;
             }
@@ -414,6 +414,8 @@ impl SecondaryIndexKind for MvPbt {
             }
             w.version = v;
         }
+        // Records change in place: none goes in, nothing to check.
+        Ok(())
     }
 
     fn on_commit(w: &SecWrite, cts: u64) {
@@ -504,6 +506,7 @@ impl SecondaryIndexKind for MvPbt {
                 storage::with_values(r, |d| idx.ident_matches(&t.schema, d, &ident).then(|| f(d)));
             if let Some(flow) = hit {
                 reads.saw(&ident);
+                reads.handed(tuple);
                 n += 1;
                 if flow.is_break() {
                     stopped_at = Some(ident.to_vec());
@@ -513,7 +516,7 @@ impl SecondaryIndexKind for MvPbt {
         }
         Ok(Scanned {
             rows: n,
-            sec: reads.finish(idx),
+            sec: reads.finish(t, idx, lo, hi, stopped_at.as_deref()),
             stopped_at,
         })
     }
@@ -706,6 +709,7 @@ mod tests {
     use super::record::Rec;
     use super::*;
     use crate::index::secondary::Unique;
+    use crate::index::SecWrites;
     use crate::tid::snapshots::Snapshots;
     use crate::txn::index_ops::Through;
     use crate::{key, row, Database, Options, Schema, Type};

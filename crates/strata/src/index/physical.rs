@@ -12,7 +12,9 @@
 //! `on_replace_own` re-keys its entries before it retires; GC:
 //! `before_prune` and `on_unlink` remove them before `storage::prune` or
 //! the unlink), so an entry never dangles. Every new version, of any
-//! update of any column, inserts an entry into every secondary index.
+//! update of any column, inserts an entry into every secondary index; an
+//! entry re-keyed to the version replacing our own is a new entry too,
+//! and answers to the insert check (MVTO's predicate timestamp).
 //!
 //! This kind decides visibility itself for read-only snapshots: a
 //! read-only scan accepts an entry's version only if it is the one the
@@ -26,11 +28,11 @@
 //! Needs append-only storage (`Options::validate`): an in-place master has
 //! no per-version address.
 
-use super::common::{self, EntryScheme, ScanReads, SecScan, SecWrite, SecWrites};
+use super::common::{self, EntryScheme, ScanReads, SecScan, SecWrite};
 use super::secondary::SecondaryIndex;
 use super::table::TableInner;
 use super::{IndexTxn, ScanMode, Scanned, SecondaryIndexKind};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::index::key::EncodedKey;
 use crate::options::{IndexKind, IndexPointers};
 use crate::storage::version::{Version, INF_TS, TID_MARK};
@@ -97,19 +99,20 @@ impl SecondaryIndexKind for Physical {
         common::add_entries::<Self, C>(cx, t, list, tuple, v, new, None)
     }
 
-    fn on_replace_own(
-        writes: &mut SecWrites,
+    fn on_replace_own<C: IndexTxn>(
+        cx: &mut C,
         t: &TableInner,
         tuple: u64,
         own: *mut Version,
         v: *mut Version,
-    ) {
+    ) -> Result<()> {
         // SAFETY: both are ours and alive (`own` is unlinked from the
         // chain but retired only after this returns).
         let nv = unsafe { &*v };
         let new: Option<Vec<Value>> =
             (!nv.is_tombstone()).then(|| storage::with_values(nv, |d| d.to_vec()));
         let mut moved = Vec::new();
+        let writes = cx.sec_writes();
         writes.retain_mut(|w| {
             if w.version != own || !super::is_mine::<Self>(w) {
                 return true;
@@ -125,9 +128,11 @@ impl SecondaryIndexKind for Physical {
             w.index.tree.remove_if(&w.key, w.value);
             false
         });
+        let mut checks = Vec::with_capacity(moved.len());
         for (index, key) in moved {
             let value = Self::value_for(tuple);
             if index.tree.insert(&key, value).is_ok() {
+                checks.push(Arc::clone(&index));
                 writes.push(SecWrite {
                     index,
                     key,
@@ -137,6 +142,17 @@ impl SecondaryIndexKind for Physical {
                 });
             }
         }
+        // A new entry key, checked as `on_write`'s are (MVTO's index
+        // predicate timestamp): between the old entry's removal and this
+        // insert the row has no entry, and a younger scan passing then saw
+        // nothing of a row its older writer would commit. Either the scan
+        // raised the timestamp before this check, which refuses us, or it
+        // runs after it and meets the new entry.
+        for index in checks {
+            cx.check_insert(&index.predicate_read_ts)
+                .map_err(Error::Conflict)?;
+        }
+        Ok(())
     }
 
     fn on_abort(w: &SecWrite) {
@@ -210,6 +226,7 @@ impl SecondaryIndexKind for Physical {
                 ours.then(|| f(d))
             });
             let Some(flow) = flow else { continue };
+            reads.handed(tuple);
             n += 1;
             if flow.is_break() {
                 stopped_at = Some(ident.to_vec());
@@ -218,7 +235,7 @@ impl SecondaryIndexKind for Physical {
         }
         Ok(Scanned {
             rows: n,
-            sec: reads.finish(idx),
+            sec: reads.finish(t, idx, lo, hi, stopped_at.as_deref()),
             stopped_at,
         })
     }

@@ -126,16 +126,17 @@ impl Transaction {
 
     /// Our uncommitted version `own` of a row was replaced by `v`: its
     /// entries move to `v` or go. The caller retires `own` only after this,
-    /// so a physical entry never names a retired version.
+    /// so a physical entry never names a retired version. An error (a
+    /// moved entry's insert check) comes once the entries have moved.
     #[inline]
-    pub(crate) fn sec_on_replace_own(
+    pub(crate) fn sec_on_replace_own<P: Cc>(
         &mut self,
         ti: &TableInner,
         tuple: u64,
         own: *mut Version,
         v: *mut Version,
-    ) {
-        index::on_replace_own(&mut self.sec_writes, ti, tuple, own, v);
+    ) -> Result<()> {
+        index::on_replace_own(&mut Through::<P>::new(self), ti, tuple, own, v)
     }
 
     /// Commit at `cts` (COMMITTED, versions being stamped).

@@ -1141,8 +1141,11 @@ impl Transaction {
             w.new
         });
         // Physical entries still name `own`: re-key them before it retires.
-        self.sec_on_replace_own(ti, tuple, own, v);
+        // (On a refused re-keyed entry the write is in place all the same:
+        // the caller rolls back.)
+        let moved = self.sec_on_replace_own::<P>(ti, tuple, own, v);
         storage::retire(own, &guard);
+        moved?;
         if self.log_ops {
             // The whole row: an earlier operation of ours on it (a delete)
             // may leave nothing for changed columns to apply to.
