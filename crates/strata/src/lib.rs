@@ -54,6 +54,7 @@ mod table;
 #[cfg(test)]
 mod test_util;
 mod tid;
+mod trace;
 mod txn;
 mod typed;
 mod types;

@@ -71,6 +71,9 @@ impl Database {
             .start(&Arc::downgrade(&db.inner), db.inner.opts.gc_interval)?;
         if let Durability::Wal { dir, .. } = &db.inner.opts.durability {
             recovery::open(&db, &dir.clone())?;
+            if let Some(r) = db.recovery_report() {
+                crate::trace::recovered(&r);
+            }
         }
         Ok(db)
     }

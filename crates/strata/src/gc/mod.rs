@@ -344,11 +344,15 @@ impl Gc {
         // its own: taken aside, handed back after.)
         let theirs = storage::meter::take_unflushed();
         let before = storage::meter::mark();
+        let start = crate::trace::gc_start();
         let r = work();
         let ours = storage::meter::take_unflushed();
         let freed = storage::meter::mark().since(&before).bytes_retired;
         storage::meter::untake(theirs);
         self.common.counters.storage(ours, freed);
+        if freed != 0 || ours.1 != 0 {
+            crate::trace::gc_pass(freed, ours.1, start);
+        }
         r
     }
 

@@ -942,6 +942,18 @@ impl Log {
         abandon: impl Fn() -> bool,
     ) -> Result<checkpoint::CheckpointStats> {
         let _one = self.checkpoint_mx.lock();
+        let start = std::time::Instant::now();
+        let r = self.checkpoint_locked(db, abandon);
+        crate::trace::checkpoint(start, &r);
+        r
+    }
+
+    /// [`Log::checkpoint`] under its lock.
+    fn checkpoint_locked(
+        &self,
+        db: &impl checkpoint::Source,
+        abandon: impl Fn() -> bool,
+    ) -> Result<checkpoint::CheckpointStats> {
         if self.sh.failed.load(SeqCst) {
             return Err(self.sh.read_only_error());
         }

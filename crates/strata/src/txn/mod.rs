@@ -283,6 +283,7 @@ impl Transaction {
         if self.active {
             // (Only the slot's occupant may count in it.)
             self.db.tids.counts(self.tid).conflict(kind);
+            crate::trace::aborted(self.tid, kind.name());
         }
         self.rollback();
         self.conflicted = true;
@@ -1173,7 +1174,19 @@ impl Transaction {
     /// before their fsync; usually they are durable already: see
     /// `Log::reader_lsn` and docs/DURABILITY.md).
     pub fn commit(self) -> Result<()> {
-        with_cc!(self.db.protocol, P => self.commit_as::<P, false>()).map(drop)
+        // A commit that wrote nothing has no event: one test of the
+        // write set, then the commit alone.
+        let start = match self.writes.is_empty() {
+            true => None,
+            false => crate::trace::commit_start(),
+        };
+        let Some(start) = start else {
+            return with_cc!(self.db.protocol, P => self.commit_as::<P, false>()).map(drop);
+        };
+        let (tid, writes) = (self.tid, self.writes.len());
+        let r = with_cc!(self.db.protocol, P => self.commit_as::<P, false>());
+        crate::trace::committed(start, tid, writes, &r);
+        r.map(drop)
     }
 
     /// Commits without waiting for the log: returns as soon as the commit
@@ -1185,7 +1198,17 @@ impl Transaction {
     /// then covers them all. On an in-memory database the ticket is durable
     /// at once.
     pub fn commit_pipelined(self) -> Result<CommitTicket> {
-        with_cc!(self.db.protocol, P => self.commit_as::<P, true>())
+        let start = match self.writes.is_empty() {
+            true => None,
+            false => crate::trace::commit_start(),
+        };
+        let Some(start) = start else {
+            return with_cc!(self.db.protocol, P => self.commit_as::<P, true>());
+        };
+        let (tid, writes) = (self.tid, self.writes.len());
+        let r = with_cc!(self.db.protocol, P => self.commit_as::<P, true>());
+        crate::trace::committed(start, tid, writes, &r);
+        r
     }
 
     /// `PIPELINED`: return the log's ticket rather than wait on it.
@@ -1259,6 +1282,7 @@ impl Transaction {
                 self.db.log.get().expect("reserved").skip(r);
             }
             self.db.tids.counts(self.tid).user_abort();
+            crate::trace::aborted(self.tid, "table-dropped");
             self.rollback();
             return Err(Error::TableDropped { table });
         }
@@ -1399,6 +1423,7 @@ impl Transaction {
     pub fn abort(mut self) {
         if self.active {
             self.db.tids.counts(self.tid).user_abort();
+            crate::trace::aborted(self.tid, "user");
             self.rollback();
         }
     }
@@ -1507,6 +1532,7 @@ impl Drop for Transaction {
             self.finish();
         } else if self.active {
             self.db.tids.counts(self.tid).user_abort();
+            crate::trace::aborted(self.tid, "user");
             self.rollback();
         }
         if self.writes.capacity() + self.reads.capacity() > 0 {
