@@ -70,15 +70,16 @@ pub(crate) fn gc_start() -> Option<Instant> {
     tracing::enabled!(target: "strata::gc", Level::DEBUG).then(Instant::now)
 }
 
-/// A checkpoint was written (or failed).
-pub(crate) fn checkpoint(start: Instant, r: &Result<crate::log::checkpoint::CheckpointStats>) {
+/// A checkpoint was written: (begin LSN, bytes, rows), or the error.
+/// (Plain values: the log calls this module, which knows no log types.)
+pub(crate) fn checkpoint(start: Instant, r: Result<(u64, u64, u64)>) {
     let micros = start.elapsed().as_micros() as u64;
     match r {
-        Ok(s) => tracing::info!(
+        Ok((begin_lsn, bytes, rows)) => tracing::info!(
             target: "strata::log",
-            begin_lsn = s.begin_lsn,
-            bytes = s.bytes,
-            rows = s.rows,
+            begin_lsn,
+            bytes,
+            rows,
             micros,
             "checkpoint"
         ),
@@ -86,7 +87,7 @@ pub(crate) fn checkpoint(start: Instant, r: &Result<crate::log::checkpoint::Chec
     }
 }
 
-/// What recovery did at open.
-pub(crate) fn recovered(r: &crate::log::RecoveryReport) {
-    tracing::info!(target: "strata::log", report = ?r, "recovered");
+/// What recovery did at open (the `RecoveryReport`).
+pub(crate) fn recovered(report: &dyn std::fmt::Debug) {
+    tracing::info!(target: "strata::log", report = ?report, "recovered");
 }

@@ -81,8 +81,6 @@ mod ssn_early;
 mod storage;
 #[path = "time_breakdown.rs"]
 mod time_breakdown;
-#[path = "tracing_events.rs"]
-mod tracing_events;
 #[path = "value_types.rs"]
 mod value_types;
 #[path = "verify.rs"]

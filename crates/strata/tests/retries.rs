@@ -60,13 +60,9 @@ fn try_run_returns_the_applications_error_without_retrying() {
 /// the second attempt (a new transaction, begun after) goes through.
 #[test]
 fn try_run_retries_a_conflict_the_closure_wrapped() {
-    // The protocols whose writer meets a held row with a conflict at once.
-    for p in [
-        Protocol::Si,
-        Protocol::SiSsn,
-        Protocol::Mvocc,
-        Protocol::Mv2pl,
-    ] {
+    // Every protocol meets a held row with a conflict at once (a no-wait
+    // writer, or MVTO's and MV2PL's reader of a locked row).
+    for p in protocols() {
         let db = db(p);
         let t = kv_table(&db);
         load(&db, &t, &[(1, 0)]);
@@ -173,10 +169,10 @@ fn put_inserts_or_replaces_the_row() {
 
 /// A put of a key that a transaction committed after our snapshot began
 /// (invisible to us, there in the index) is a retryable conflict under the
-/// snapshot protocols, not a `NotFound`.
+/// protocols that read a snapshot, not a `NotFound`.
 #[test]
 fn put_of_a_key_inserted_after_the_snapshot_conflicts() {
-    for p in [Protocol::Si, Protocol::SiSsn, Protocol::Mvocc] {
+    for p in protocols_where(|p| !reads_newest_data(p)) {
         let db = db(p);
         let t = kv_table(&db);
         let mut x = db.begin().unwrap();

@@ -162,6 +162,7 @@ fn the_check_finds_wildcards_and_matches_macros() {
 const LAYERS: &[&[&str]] = &[
     &["types"],
     &["sync", "prefetch", "error", "ab", "test_util", "breakdown"],
+    &["trace"],
     &["value"],
     &["serde_row"],
     &["options"],
@@ -172,6 +173,7 @@ const LAYERS: &[&[&str]] = &[
     &["tid"],
     &["index"],
     &["table"],
+    &["typed"],
     &["gc"],
     &["cc"],
     &["log"],

@@ -944,7 +944,11 @@ impl Log {
         let _one = self.checkpoint_mx.lock();
         let start = std::time::Instant::now();
         let r = self.checkpoint_locked(db, abandon);
-        crate::trace::checkpoint(start, &r);
+        let seen = match &r {
+            Ok(s) => Ok((s.begin_lsn, s.bytes, s.rows)),
+            Err(e) => Err(e.clone()),
+        };
+        crate::trace::checkpoint(start, seen);
         r
     }
 
