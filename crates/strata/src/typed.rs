@@ -238,29 +238,17 @@ impl From<f32> for Value {
     }
 }
 
-impl From<u16> for Value {
-    fn from(i: u16) -> Value {
-        Value::Int(i as i64)
-    }
+macro_rules! into_int_value {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Value {
+            fn from(i: $t) -> Value {
+                Value::Int(i64::from(i))
+            }
+        }
+    )*};
 }
-
-impl From<i16> for Value {
-    fn from(i: i16) -> Value {
-        Value::Int(i as i64)
-    }
-}
-
-impl From<u8> for Value {
-    fn from(i: u8) -> Value {
-        Value::Int(i as i64)
-    }
-}
-
-impl From<i8> for Value {
-    fn from(i: i8) -> Value {
-        Value::Int(i as i64)
-    }
-}
+// (`i64`, `i32` and `u32` are `value.rs`'s.)
+into_int_value!(u16, i16, u8, i8);
 
 /// An integer above `i64::MAX` does not fit a column.
 impl TryFrom<u64> for Value {
