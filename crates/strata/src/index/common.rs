@@ -304,6 +304,12 @@ impl ScanReads {
         Ok(v)
     }
 
+    /// Whether the scan handed `tuple`'s version to the caller already.
+    #[inline]
+    pub fn was_handed(&self, tuple: u64) -> bool {
+        self.read.get(&tuple).is_some_and(|&(_, handed)| handed)
+    }
+
     /// The scan handed the version of `tuple` it read to the caller.
     #[inline]
     pub fn handed(&mut self, tuple: u64) {

@@ -41,7 +41,6 @@ use crate::storage::{self, PrunePlan};
 use crate::tid::{Status, TidTable};
 use crate::value::Value;
 use crossbeam_epoch::Guard;
-use smallvec::SmallVec;
 use std::ops::{Bound, ControlFlow};
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
@@ -172,12 +171,6 @@ impl SecondaryIndexKind for Physical {
         let mut n = 0;
         let mut stopped_at = None;
         let guard = crossbeam_epoch::pin();
-        // The rows a read-write scan has decided under the current entry
-        // key (index key and primary key): the other entries of their
-        // versions follow and are skipped. Tuples, not one: a primary key
-        // deleted and inserted again is a second tuple, whose entries
-        // interleave with the first's.
-        let mut decided: (Vec<u8>, SmallVec<[u64; 2]>) = (Vec::new(), SmallVec::new());
         for (k, tuple) in idx.entries(lo, hi, &guard) {
             let named = version_of(k);
             let ident = Self::ident_of(k);
@@ -189,15 +182,12 @@ impl SecondaryIndexKind for Physical {
                 // version then went in (entries sort by version address,
                 // not by age), reach the old version's entry after that
                 // writer committed, read the new version there, and lose
-                // the row: the entry it read named neither.
-                if decided.0 != ident {
-                    decided.0.clear();
-                    decided.0.extend_from_slice(ident);
-                    decided.1.clear();
-                } else if decided.1.contains(&tuple) {
+                // the row: the entry it read named neither. `reads` reads
+                // a row once (its later entries get the same version), and
+                // a row handed over is not handed again.
+                if reads.was_handed(tuple) {
                     continue;
                 }
-                decided.1.push(tuple);
                 reads.read(cx, t, tuple)?
             } else {
                 // SAFETY: the entry was in the index after we pinned, and a
