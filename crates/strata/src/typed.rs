@@ -62,14 +62,26 @@ macro_rules! from_int {
 }
 from_int!(i64, i32, i16, i8, u64, u32, u16, u8, usize, isize);
 
-impl FromValue for f64 {
-    const WANTED: &'static str = "f64";
-    fn from_value(v: &Value) -> std::result::Result<Self, &'static str> {
-        match v {
-            Value::Float(f) => Ok(*f),
-            other => Err(kind(other)),
+macro_rules! from_variant {
+    ($($t:ty, $name:literal, $variant:ident($x:ident) => $e:expr;)*) => {$(
+        impl FromValue for $t {
+            const WANTED: &'static str = $name;
+            fn from_value(v: &Value) -> std::result::Result<Self, &'static str> {
+                match v {
+                    Value::$variant($x) => Ok($e),
+                    other => Err(kind(other)),
+                }
+            }
         }
-    }
+    )*};
+}
+from_variant! {
+    f64, "f64", Float(f) => *f;
+    bool, "bool", Bool(b) => *b;
+    String, "String", Text(t) => t.as_str().to_string();
+    Text, "Text", Text(t) => t.clone();
+    Vec<u8>, "Vec<u8>", Bytes(b) => b.to_vec();
+    Arc<Vec<u8>>, "Arc<Vec<u8>>", Bytes(b) => Arc::clone(b);
 }
 
 impl FromValue for f32 {
@@ -81,56 +93,6 @@ impl FromValue for f32 {
                 Err("a float out of its range")
             }
             Value::Float(f) => Ok(*f as f32),
-            other => Err(kind(other)),
-        }
-    }
-}
-
-impl FromValue for bool {
-    const WANTED: &'static str = "bool";
-    fn from_value(v: &Value) -> std::result::Result<Self, &'static str> {
-        match v {
-            Value::Bool(b) => Ok(*b),
-            other => Err(kind(other)),
-        }
-    }
-}
-
-impl FromValue for String {
-    const WANTED: &'static str = "String";
-    fn from_value(v: &Value) -> std::result::Result<Self, &'static str> {
-        match v {
-            Value::Text(t) => Ok(t.as_str().to_string()),
-            other => Err(kind(other)),
-        }
-    }
-}
-
-impl FromValue for Text {
-    const WANTED: &'static str = "Text";
-    fn from_value(v: &Value) -> std::result::Result<Self, &'static str> {
-        match v {
-            Value::Text(t) => Ok(t.clone()),
-            other => Err(kind(other)),
-        }
-    }
-}
-
-impl FromValue for Vec<u8> {
-    const WANTED: &'static str = "Vec<u8>";
-    fn from_value(v: &Value) -> std::result::Result<Self, &'static str> {
-        match v {
-            Value::Bytes(b) => Ok(b.to_vec()),
-            other => Err(kind(other)),
-        }
-    }
-}
-
-impl FromValue for Arc<Vec<u8>> {
-    const WANTED: &'static str = "Arc<Vec<u8>>";
-    fn from_value(v: &Value) -> std::result::Result<Self, &'static str> {
-        match v {
-            Value::Bytes(b) => Ok(Arc::clone(b)),
             other => Err(kind(other)),
         }
     }

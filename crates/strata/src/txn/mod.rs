@@ -1044,19 +1044,26 @@ impl Transaction {
     /// before their fsync; usually they are durable already: see
     /// `Log::reader_lsn` and docs/DURABILITY.md).
     pub fn commit(self) -> Result<()> {
-        // A commit that wrote nothing has no event: one test of the
-        // write set, then the commit alone.
+        self.traced(|tx| with_cc!(tx.db.protocol, P => tx.commit_as::<P, false>()))
+            .map(drop)
+    }
+
+    /// Runs `commit` (a commit of this transaction), with its `tracing`
+    /// event when one is enabled: a commit that wrote nothing has none and
+    /// pays one test of the write set.
+    #[inline]
+    fn traced<T>(self, commit: impl FnOnce(Self) -> Result<T>) -> Result<T> {
         let start = match self.writes.is_empty() {
             true => None,
             false => crate::trace::commit_start(),
         };
         let Some(start) = start else {
-            return with_cc!(self.db.protocol, P => self.commit_as::<P, false>()).map(drop);
+            return commit(self);
         };
         let (tid, writes) = (self.tid, self.writes.len());
-        let r = with_cc!(self.db.protocol, P => self.commit_as::<P, false>());
+        let r = commit(self);
         crate::trace::committed(start, tid, writes, &r);
-        r.map(drop)
+        r
     }
 
     /// Commits without waiting for the log: returns as soon as the commit
@@ -1068,17 +1075,7 @@ impl Transaction {
     /// then covers them all. On an in-memory database the ticket is durable
     /// at once.
     pub fn commit_pipelined(self) -> Result<CommitTicket> {
-        let start = match self.writes.is_empty() {
-            true => None,
-            false => crate::trace::commit_start(),
-        };
-        let Some(start) = start else {
-            return with_cc!(self.db.protocol, P => self.commit_as::<P, true>());
-        };
-        let (tid, writes) = (self.tid, self.writes.len());
-        let r = with_cc!(self.db.protocol, P => self.commit_as::<P, true>());
-        crate::trace::committed(start, tid, writes, &r);
-        r
+        self.traced(|tx| with_cc!(tx.db.protocol, P => tx.commit_as::<P, true>()))
     }
 
     /// `PIPELINED`: return the log's ticket rather than wait on it.
