@@ -221,6 +221,11 @@ pub struct Stats {
     pub gc_index_steps: u64,
     /// Transactions open right now.
     pub open_transactions: u64,
+    /// SI+SSI: SIREAD marks held (one per version read and reader),
+    /// until no transaction that could be concurrent with their reader is
+    /// left; 0 under the other protocols. Counted by `stats()`, not
+    /// `counters()` (O(marks)).
+    pub siread_marks: u64,
     /// Per memory space: chunks, bytes reserved and in use, free slots
     /// (empty with `MemorySpaces::System`).
     pub memory_spaces: Vec<crate::storage::space::SpaceStats>,
@@ -419,6 +424,7 @@ impl Stats {
             storage_bytes_allocated: 0,
             gc_bytes_freed: 0,
             open_transactions: 0,
+            siread_marks: 0,
             memory_spaces: Vec::new(),
             siro: SiroStats::default(),
             mvpbt: MvPbtStats::default(),

@@ -476,10 +476,8 @@ use rustc_hash::FxHashMap;
 /// read-only transactions not declared READ ONLY (a mark per read) 100x
 /// slower under SSI than under SSN (`bench ycsb --protocol ssi
 /// --read-ratio 1 --no-ro-hint --threads 1`: 9.5K against 949K/s, 89% of
-/// the time in the prune's `retain`; 14.9K/s with this). The rest is a
-/// known gap: with no write the clock stands still, a no-write commit's
-/// stamp stays above the horizon, and its marks are never pruned
-/// (docs/ISOLATION.md).
+/// the time in the prune's `retain`; 14.9K/s with this, before marks of
+/// no-write commits could be pruned at all: `ssi::Registry::prune`).
 pub(crate) struct ShardedMultiMap<V> {
     shards: Box<[Shard<V>]>,
     /// The next shard [`Self::prune_some`] visits.
@@ -534,6 +532,14 @@ impl<V: Clone> ShardedMultiMap<V> {
             }
         }
         n
+    }
+
+    /// Values over all shards.
+    pub fn values(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|s| s.lock().values().map(Vec::len).sum::<usize>())
+            .sum()
     }
 
     /// Entries (keys) over all shards.

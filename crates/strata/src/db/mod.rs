@@ -476,6 +476,7 @@ impl Database {
     /// so sample during a run with [`Database::counters`] instead.
     pub fn stats(&self) -> Stats {
         let mut st = self.counters();
+        st.siread_marks = self.inner.ssi.marks() as u64;
         let guard = crossbeam_epoch::pin();
         for t in self.inner.tables.read().iter() {
             if t.dropped.load(SeqCst) {

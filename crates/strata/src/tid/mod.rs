@@ -503,6 +503,31 @@ impl TidTable {
         EarlierCommitters { found }
     }
 
+    /// The occupied slots now, as (slot, generation): a picture that
+    /// [`Self::any_still_open`] compares later, to learn that every
+    /// transaction open at this scan has ended (SSI's quiescence, see
+    /// `cc::ssi`). A claimant bumps its slot's generation just after its
+    /// claim, so a slot claimed but not yet bumped is recorded one
+    /// generation low; the check allows for that, erring towards "open".
+    pub fn occupied(&self) -> Vec<(usize, u64)> {
+        let hw = self.high_water.load(SeqCst);
+        (0..hw)
+            .filter(|&i| self.slots[i].begin.load(SeqCst) != u64::MAX)
+            .map(|i| (i, self.slots[i].generation.load(Relaxed)))
+            .collect()
+    }
+
+    /// Whether any occupant recorded by [`Self::occupied`] may still hold
+    /// its slot: the slot is taken, by a generation at most one past the
+    /// one recorded (the recorded occupant itself, or its successor: we
+    /// cannot tell them apart, so both count as open).
+    pub fn any_still_open(&self, occupied: &[(usize, u64)]) -> bool {
+        occupied.iter().any(|&(i, gen)| {
+            let s = &self.slots[i];
+            s.begin.load(SeqCst) != u64::MAX && s.generation.load(Relaxed) <= gen + 1
+        })
+    }
+
     /// Number of slots in use.
     pub fn open_count(&self) -> usize {
         let hw = self.high_water.load(SeqCst);
