@@ -209,7 +209,7 @@ pub struct Registry {
     epoch: CachePadded<AtomicU64>,
     /// The epoch closed by the last scan of the TID table and the slots
     /// that scan found taken, until all of them have been left.
-    waiting: Mutex<Option<(u64, Vec<(usize, u64)>)>>,
+    waiting: Mutex<Option<(u64, crate::tid::Occupied)>>,
     /// Transactions that committed in this epoch or before are forgettable.
     quiesced: AtomicU64,
 }

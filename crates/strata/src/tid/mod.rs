@@ -154,6 +154,9 @@ impl ReadFilter {
     }
 }
 
+/// Taken slots as (slot, generation): [`TidTable::occupied`].
+pub type Occupied = Vec<(usize, u64)>;
+
 pub struct TidTable {
     slots: Box<[CachePadded<Slot>]>,
     /// Per slot: commits and aborts of its occupants, written by the
@@ -509,7 +512,7 @@ impl TidTable {
     /// `cc::ssi`). A claimant bumps its slot's generation just after its
     /// claim, so a slot claimed but not yet bumped is recorded one
     /// generation low; the check allows for that, erring towards "open".
-    pub fn occupied(&self) -> Vec<(usize, u64)> {
+    pub fn occupied(&self) -> Occupied {
         let hw = self.high_water.load(SeqCst);
         (0..hw)
             .filter(|&i| self.slots[i].begin.load(SeqCst) != u64::MAX)
@@ -521,7 +524,7 @@ impl TidTable {
     /// its slot: the slot is taken, by a generation at most one past the
     /// one recorded (the recorded occupant itself, or its successor: we
     /// cannot tell them apart, so both count as open).
-    pub fn any_still_open(&self, occupied: &[(usize, u64)]) -> bool {
+    pub fn any_still_open(&self, occupied: &Occupied) -> bool {
         occupied.iter().any(|&(i, gen)| {
             let s = &self.slots[i];
             s.begin.load(SeqCst) != u64::MAX && s.generation.load(Relaxed) <= gen + 1
