@@ -681,6 +681,19 @@ impl WriteSection<'_> {
         unsafe { decode_clone(self.m.load(i)) }.expect("a full cell")
     }
 
+    /// A copy of full cell `i` for a record that keeps it while the cell
+    /// keeps its own: an inline value is rebuilt from the cell's bits
+    /// directly (a time-travel image of a plain row is all such copies),
+    /// a text or byte string is shared, or copied under `NonInline::Copy`.
+    #[inline]
+    pub fn carried(&self, i: usize, mode: crate::options::NonInline) -> Value {
+        let r = self.m.load(i);
+        match decode_inline(r) {
+            Some(v) => v,
+            None => crate::storage::append_only::carry(&self.value(i), mode),
+        }
+    }
+
     pub fn set_owner(&mut self, v: *mut Version) {
         self.m.owner.store(v, Relaxed);
     }

@@ -230,7 +230,7 @@ fn overwrite(
                     next += 1;
                     (0, sec.take(i).expect("an overwritten row has every cell"))
                 } else {
-                    (0, carry(&sec.value(i), non_inline))
+                    (0, sec.carried(i, non_inline))
                 }
             })
         };
