@@ -62,6 +62,15 @@ pub struct LltConfig {
     /// The Zipfian exponent, 0 to 2 (the paper sweeps up to 1.2).
     pub theta: f64,
     pub seed: u64,
+    /// Whether each sample measures the version space (bytes in all,
+    /// in-row and off-row, live versions, the longest chain) by walking
+    /// every chain (`Database::stats`). Off, samples carry throughput
+    /// alone: a figure that judges throughput only turns it off, because
+    /// on a machine with few cores the walk (seconds under a horizon
+    /// collector with an LLT open, whose chains are long) takes a core
+    /// from the updaters, and takes more of it from the designs that keep
+    /// longer chains.
+    pub walk_space: bool,
 }
 
 impl Default for LltConfig {
@@ -79,6 +88,7 @@ impl Default for LltConfig {
             zipf_at: None,
             theta: 0.9,
             seed: 1,
+            walk_space: true,
         }
     }
 }
@@ -165,6 +175,9 @@ pub struct Sample {
     pub live_versions: u64,
     pub longest_chain: u64,
     pub llts_open: usize,
+    /// Whether the space fields above were measured (`LltConfig::
+    /// walk_space`); when not, they are 0.
+    pub walked: bool,
 }
 
 /// What an LLT run measured.
@@ -475,6 +488,19 @@ pub fn run_paced(
             .collect();
         let (stop, gate, open) = (&stop, &gate, &open);
         let take_sample = move |t_s: f64, committed_per_s: f64, during: &mut BTreeMap<u64, u64>| {
+            if !cfg.walk_space {
+                return Sample {
+                    t_s,
+                    committed_per_s,
+                    version_bytes: 0,
+                    in_row_bytes: 0,
+                    off_row_bytes: 0,
+                    live_versions: 0,
+                    longest_chain: 0,
+                    llts_open: open.load(Ordering::SeqCst),
+                    walked: false,
+                };
+            }
             // Stats walk every chain: under a horizon collector and an LLT
             // that takes seconds.
             let st = db.stats();
@@ -491,6 +517,7 @@ pub fn run_paced(
                 live_versions: st.live_versions,
                 longest_chain: st.longest_chain,
                 llts_open,
+                walked: true,
             }
         };
         let ended_flag = Arc::clone(&ended);
@@ -847,5 +874,42 @@ mod tests {
             "short readers pin nothing for long: {} vs {chains:?}",
             r.window.max_longest_chain
         );
+    }
+
+    /// Samples walk the chains for the space columns only when asked:
+    /// without the walk they carry throughput and mark themselves
+    /// unmeasured, with it the LLT's versions show.
+    #[test]
+    fn samples_walk_the_chains_only_when_asked() {
+        let cfg = LltConfig {
+            tables: 1,
+            rows: 50,
+            row_bytes: 64,
+            threads: 1,
+            duration: Duration::from_secs(3),
+            llt_windows: vec![(Duration::from_millis(500), Duration::from_secs(3))],
+            ..LltConfig::default()
+        };
+        let pace = Pace::Updates {
+            per_second: 500,
+            gc_every: 50,
+        };
+        for walk_space in [true, false] {
+            let db =
+                Database::open(Options::default().gc(GcPolicy::Vacuum).gc_interval(None)).unwrap();
+            let cfg = LltConfig {
+                walk_space,
+                ..cfg.clone()
+            };
+            let r = run_paced(&db, &cfg, pace, &mut crate::Quiet).unwrap();
+            assert_eq!(r.samples.len(), 2);
+            for s in &r.samples {
+                assert_eq!(s.walked, walk_space);
+                assert_eq!(s.committed_per_s, 500.0);
+                assert_eq!(s.version_bytes > 0, walk_space, "{s:?}");
+                assert_eq!(s.longest_chain > 1, walk_space, "{s:?}");
+            }
+            assert_eq!(r.chain_lengths_during_llt.is_empty(), !walk_space);
+        }
     }
 }

@@ -596,11 +596,38 @@ struct TimeRow {
     long: bool,
     t_s: f64,
     committed_per_s: f64,
-    version_bytes: u64,
-    in_row_bytes: u64,
-    off_row_bytes: u64,
-    longest_chain: u64,
+    /// The space columns: empty where the run did not measure them
+    /// (`LltConfig::walk_space`, off in the throughput figures).
+    version_bytes: Option<u64>,
+    in_row_bytes: Option<u64>,
+    off_row_bytes: Option<u64>,
+    longest_chain: Option<u64>,
     llts_open: usize,
+}
+
+impl TimeRow {
+    /// The row of second `x` of a run of `config`.
+    fn of(
+        (trial, series, config): (usize, &'static str, &'static str),
+        cfg: &LltConfig,
+        x: &llt::Sample,
+    ) -> TimeRow {
+        let space = |v: u64| x.walked.then_some(v);
+        TimeRow {
+            trial,
+            series,
+            config,
+            llts: cfg.llts,
+            long: cfg.long_snapshots,
+            t_s: x.t_s,
+            committed_per_s: x.committed_per_s,
+            version_bytes: space(x.version_bytes),
+            in_row_bytes: space(x.in_row_bytes),
+            off_row_bytes: space(x.off_row_bytes),
+            longest_chain: space(x.longest_chain),
+            llts_open: x.llts_open,
+        }
+    }
 }
 
 /// Runs `e` on `cfg` once (run `step` of `total`) and records every
@@ -631,20 +658,7 @@ fn time_series(
                 (LONGEST, x.longest_chain as f64),
             ],
         );
-        rows.push(TimeRow {
-            trial,
-            series,
-            config: e.label,
-            llts: cfg.llts,
-            long: cfg.long_snapshots,
-            t_s: x.t_s,
-            committed_per_s: x.committed_per_s,
-            version_bytes: x.version_bytes,
-            in_row_bytes: x.in_row_bytes,
-            off_row_bytes: x.off_row_bytes,
-            longest_chain: x.longest_chain,
-            llts_open: x.llts_open,
-        });
+        rows.push(TimeRow::of((trial, series, e.label), cfg, x));
     }
     Ok(())
 }
