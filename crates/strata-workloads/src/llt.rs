@@ -724,6 +724,9 @@ pub struct SiroBreakdown {
     pub cleaned: [u64; 3],
     /// Still off-row at the end.
     pub kept: [u64; 3],
+    /// What kept the versions copied off-row (`SiroStats::relocated_for`):
+    /// the oldest snapshot, a younger one, the zones' floor.
+    pub relocated_for: [u64; 3],
 }
 
 impl From<&strata::SiroStats> for SiroBreakdown {
@@ -733,6 +736,7 @@ impl From<&strata::SiroStats> for SiroBreakdown {
             segment_pruned: s.segment_pruned,
             cleaned: s.cleaned,
             kept: s.kept(),
+            relocated_for: s.relocated_for,
         }
     }
 }

@@ -324,6 +324,11 @@ pub struct SiroStats {
     pub pruned_at_relocation: [u64; 3],
     /// Versions copied off-row into a segment of their class.
     pub relocated: [u64; 3],
+    /// What kept each version copied off-row from its first prune (not
+    /// per class): the oldest live snapshot (an LLT's, while one is
+    /// open), a younger one (an updater's), or the published zones'
+    /// floor (overwritten after the last GC pass built them).
+    pub relocated_for: [u64; 3],
     /// Off-row versions unlinked with their whole dead segment.
     pub segment_pruned: [u64; 3],
     /// Off-row versions unlinked one by one (the dead-zone row step).
@@ -373,6 +378,7 @@ impl SiroStats {
         for i in 0..3 {
             self.pruned_at_relocation[i] += c.pruned_at_relocation[i].load(Relaxed);
             self.relocated[i] += c.relocated[i].load(Relaxed);
+            self.relocated_for[i] += c.relocated_for[i].load(Relaxed);
             self.segment_pruned[i] += c.segment_pruned[i].load(Relaxed);
             self.cleaned[i] += c.cleaned[i].load(Relaxed);
         }

@@ -34,6 +34,37 @@ fn sum(a: [u64; 3]) -> u64 {
 
 const HOT: usize = 0;
 const LLT: usize = 2;
+/// `SiroStats::relocated_for`'s order.
+const KEPT_BY_OLDEST: usize = 0;
+const KEPT_BY_YOUNGER: usize = 1;
+
+/// A version a younger snapshot still reads, when it leaves the row, is
+/// counted as kept by that snapshot, not by the oldest (vDriver Fig. 15:
+/// which snapshots make the first prune miss).
+#[test]
+fn relocations_name_the_snapshot_that_kept_each_version() {
+    let db = Database::open(opts()).unwrap();
+    let t = counters_table(&db, 1);
+    let mut old = db.begin_read_only().unwrap();
+    assert!(old.get(&t, &key![0]).unwrap().is_some());
+    for v in 1..=10 {
+        set_v(&db, &t, 0, v);
+    }
+    let mut young = db.begin_read_only().unwrap();
+    assert!(young.get(&t, &key![0]).unwrap().is_some());
+    db.collect_garbage();
+    for v in 11..=40 {
+        set_v(&db, &t, 0, v);
+        if v % 5 == 0 {
+            db.collect_garbage();
+        }
+    }
+    let s = db.stats().siro;
+    assert!(s.relocated_for[KEPT_BY_YOUNGER] >= 1, "{s:?}");
+    assert_eq!(sum(s.relocated_for), sum(s.relocated), "{s:?}");
+    old.commit().unwrap();
+    young.commit().unwrap();
+}
 
 /// The LLT scenario on SIRO, pass by pass: the reader's version is
 /// relocated into the LLT cluster; versions the last pass's zones already
@@ -64,6 +95,11 @@ fn an_llt_keeps_one_off_row_version_and_the_rest_is_pruned_three_ways() {
     // Row 0's first version left the row before any zones were published
     // (not known as an LLT's: HOT); row 1's went to the LLT cluster.
     assert_eq!(s.relocated[LLT], 1, "the reader's version of row 1: {s:?}");
+    // What kept each copied version: the reader's (the oldest snapshot),
+    // and for the rest the zones' floor (one thread: no younger snapshot).
+    assert!(s.relocated_for[KEPT_BY_OLDEST] >= 1, "{s:?}");
+    assert_eq!(s.relocated_for[KEPT_BY_YOUNGER], 0, "{s:?}");
+    assert_eq!(sum(s.relocated_for), sum(s.relocated), "{s:?}");
     assert!(sum(s.pruned_at_relocation) >= 30, "first prune: {s:?}");
     assert!(s.relocated[HOT] > 100, "{s:?}");
     assert!(sum(s.segment_pruned) > 0, "segment pruning: {s:?}");

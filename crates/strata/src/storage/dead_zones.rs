@@ -51,6 +51,12 @@ impl DeadZones {
         }
     }
 
+    /// The oldest listed snapshot (an LLT's, while one is open).
+    #[inline]
+    pub fn oldest(&self) -> Option<u64> {
+        self.begins.first().copied()
+    }
+
     /// The timestamp at which these zones were built: snapshots not listed
     /// began at or above it.
     #[inline]

@@ -160,7 +160,7 @@
 //! maintenance finds a version's keys in its image.
 
 use super::chain::{self, Newest, Span, Survivor, Versions};
-use super::dead_zones::DeadZones;
+use super::dead_zones::{DeadZones, Pin};
 use super::in_place::{rehome, retire_record, Change, InPlace, Records, Shape};
 use super::version::{Version, INF_TS, TID_MARK};
 use super::visibility::{Mode, TxnStates};
@@ -289,6 +289,10 @@ pub struct Counters {
     pub relocated: [AtomicU64; 3],
     /// Dead at relocation: never copied off-row.
     pub pruned_at_relocation: [AtomicU64; 3],
+    /// What kept each relocated version alive (so it was copied, not
+    /// pruned): index [`KEPT_BY_OLDEST`], [`KEPT_BY_YOUNGER`],
+    /// [`KEPT_BY_FLOOR`].
+    pub relocated_for: [AtomicU64; 3],
     /// Off-row versions unlinked because their whole segment was dead.
     pub segment_pruned: [AtomicU64; 3],
     /// Off-row versions unlinked one at a time (the row step, a horizon cut).
@@ -1162,6 +1166,15 @@ fn relocate_below(s: &Store, tuple: u64, prev: *mut Version, guard: &Guard) {
     }
 }
 
+/// [`Counters::relocated_for`]: the oldest listed snapshot read the
+/// version (the LLT's, while one is open) ...
+pub const KEPT_BY_OLDEST: usize = 0;
+/// ... a younger listed snapshot read it (an updater's) ...
+pub const KEPT_BY_YOUNGER: usize = 1;
+/// ... or it was overwritten after the published zones were built (or
+/// before any were), so a snapshot they do not list may read it.
+pub const KEPT_BY_FLOOR: usize = 2;
+
 /// Relocates one in-row copy (§3.3, Fig. 6(b)): first prune by the
 /// published zones, else classify and copy into the class's segment.
 fn relocate(s: &Store, tuple: u64, r: &Version, begin: u64, end: u64, guard: &Guard) {
@@ -1192,6 +1205,16 @@ fn relocate(s: &Store, tuple: u64, r: &Version, begin: u64, end: u64, guard: &Gu
     let bytes = image.footprint(&mut super::version::Payloads::default());
     if let Some(st) = st {
         st.counters.relocated[class.index()].fetch_add(1, Relaxed);
+        let kept_by = match zones.as_deref().map(|z| (z.pin(begin, end), z.oldest())) {
+            Some((Pin::Snapshot(b), oldest)) if Some(b) == oldest => Some(KEPT_BY_OLDEST),
+            Some((Pin::Snapshot(_), _)) => Some(KEPT_BY_YOUNGER),
+            Some((Pin::Floor, _)) | None => Some(KEPT_BY_FLOOR),
+            // Dead, but a drop refused (`before_drop`): nothing kept it.
+            Some((Pin::Dead, _)) => None,
+        };
+        if let Some(k) = kept_by {
+            st.counters.relocated_for[k].fetch_add(1, Relaxed);
+        }
         st.append(class, tuple, v, begin, end, bytes);
     }
 }
