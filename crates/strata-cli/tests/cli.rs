@@ -1461,6 +1461,45 @@ fn reproduce_vdriver_fig14_writes_a_cdf_per_config() {
     }
 }
 
+/// vDriver's Fig. 15 at a tiny paced scale: beside the stages it writes
+/// what kept each relocated version, three causes per run, and every run
+/// relocated something.
+#[test]
+fn reproduce_vdriver_fig15_says_what_kept_each_relocated_version() {
+    let dir = temp_dir("vdriver-fig15");
+    let out = strata(&[
+        "reproduce",
+        "vdriver-fig15",
+        "--duration",
+        "4",
+        "--records",
+        "100",
+        "--trials",
+        "1",
+        "--paced",
+        "2000",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let csv = std::fs::read_to_string(dir.join("vdriver-fig15-kept.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("trial,theta,llts,kept_by,versions"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    // 4 exponents, with and without LLTs, 3 causes each.
+    assert_eq!(rows.len(), 4 * 2 * 3, "{csv}");
+    for run in rows.chunks(3) {
+        let kinds: Vec<&str> = run.iter().map(|r| r[3]).collect();
+        assert_eq!(
+            kinds,
+            ["oldest snapshot", "younger snapshot", "zones' floor"],
+            "{csv}"
+        );
+        let n: u64 = run.iter().map(|r| r[4].parse::<u64>().unwrap()).sum();
+        assert!(n > 0, "{csv}");
+    }
+}
+
 /// `--paced` (the vDriver figures' test clock) needs a second of at least
 /// one update.
 #[test]
