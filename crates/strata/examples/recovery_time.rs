@@ -50,7 +50,7 @@ fn main() -> strata::Result<()> {
         }
         let load = t0.elapsed();
         let bytes: u64 = std::fs::read_dir(&dir)
-            .map_err(|e| strata::Error::Io(e.to_string()))?
+            .map_err(|e| strata::Error::io("listing the database directory", e))?
             .filter_map(|e| e.ok()?.metadata().ok())
             .map(|m| m.len())
             .sum();

@@ -10,6 +10,7 @@ use std::fmt;
 /// back and may simply be retried (see [`crate::Database::run`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum ConflictKind {
     /// Another transaction holds the write lock on the row, or (snapshot
     /// isolation) committed a newer version after our snapshot.
@@ -70,8 +71,10 @@ impl fmt::Display for ConflictKind {
     }
 }
 
-/// Errors returned by Strata.
+/// Errors returned by Strata. New variants may be added: match the ones
+/// you branch on and keep a wildcard arm.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// The transaction lost a conflict and has been rolled back.
     #[error("transaction conflict ({0}); the transaction was rolled back and may be retried")]
@@ -83,7 +86,25 @@ pub enum Error {
     /// visible to the transaction).
     #[error("no row with key {key} in {table}")]
     NotFound { table: String, key: String },
-    /// Unknown table or column, wrong arity, bad schema.
+    /// No table of this name (it was never created, or it was dropped
+    /// before the call looked it up).
+    #[error("no table named {table}")]
+    NoSuchTable { table: String },
+    /// `create_table` of a name a table already has (see
+    /// `Database::open_table` for open-or-create).
+    #[error("table {table} already exists")]
+    TableExists { table: String },
+    /// A column name the table does not have.
+    #[error("table {table} has no column {column}")]
+    NoSuchColumn { table: String, column: String },
+    /// No index of this name.
+    #[error("no index named {index}")]
+    NoSuchIndex { index: String },
+    /// `create_index` of a name an index already has.
+    #[error("index {index} already exists")]
+    IndexExists { index: String },
+    /// A schema that cannot be (wrong arity, a key naming a column twice,
+    /// too many columns, a table from another database ...): says what.
     #[error("schema error: {0}")]
     Schema(String),
     /// A value (in a row, an update or a key) is not of its column's type.
@@ -127,14 +148,33 @@ pub enum Error {
     /// part of the design space that is not implemented yet.
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),
-    /// The transaction is finished (committed or aborted) or was used in a
-    /// way its kind forbids (a write in a read-only transaction).
+    /// The transaction has already committed or aborted.
+    #[error("transaction misuse: the transaction has already finished")]
+    TransactionFinished,
+    /// A write in a transaction begun READ ONLY.
+    #[error("transaction misuse: write in a read-only transaction")]
+    WriteInReadOnlyTransaction,
+    /// Another misuse of a transaction or the API: says what.
     #[error("transaction misuse: {0}")]
     Misuse(String),
-    /// The operating system refused something the engine needed (a thread,
-    /// and later files and disk space).
-    #[error("I/O error: {0}")]
-    Io(String),
+    /// The operating system refused something the engine needed (a file, a
+    /// write, an fsync, disk space, a thread). `source` is the system's
+    /// error (`source.kind()`), `context` what the engine was doing.
+    #[error("I/O error: {context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: IoError,
+    },
+    /// The database directory is held by another open database (in this
+    /// process or another): one directory, one writer.
+    #[error("database directory {} is locked by another open database (process)", .path.display())]
+    Locked { path: std::path::PathBuf },
+    /// The database turned read-only after its log failed (a write or
+    /// fsync error, a full disk): reads go on, writes are refused. The
+    /// cause is `Database::read_only_reason`.
+    #[error("the database is read-only after a log failure: {reason}")]
+    ReadOnly { reason: String },
     /// Durable state on disk is damaged or inconsistent: says what and where.
     /// Recovery refuses to guess rather than lose data silently.
     #[error("corrupt database files: {0}")]
@@ -153,6 +193,55 @@ impl Error {
     /// True for errors after which retrying the whole transaction may succeed.
     pub fn is_retryable(&self) -> bool {
         matches!(self, Error::Conflict(_))
+    }
+
+    /// An [`Error::Io`]: `context` says what the engine was doing.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Error {
+        Error::Io {
+            context: context.into(),
+            source: IoError(std::sync::Arc::new(source)),
+        }
+    }
+
+    /// The `std::io::ErrorKind` of an [`Error::Io`].
+    pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
+        match self {
+            Error::Io { source, .. } => Some(source.kind()),
+            _ => None,
+        }
+    }
+}
+
+/// The system's error inside an [`Error::Io`]: a `std::io::Error`, shared
+/// so that `Error` stays `Clone`. Two are equal when their kinds and
+/// messages are (a `std::io::Error` has no equality of its own).
+#[derive(Debug, Clone)]
+pub struct IoError(pub std::sync::Arc<std::io::Error>);
+
+impl std::ops::Deref for IoError {
+    type Target = std::io::Error;
+    fn deref(&self) -> &std::io::Error {
+        &self.0
+    }
+}
+
+impl PartialEq for IoError {
+    fn eq(&self, o: &IoError) -> bool {
+        self.0.kind() == o.0.kind() && self.0.to_string() == o.0.to_string()
+    }
+}
+
+impl Eq for IoError {}
+
+impl fmt::Display for IoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for IoError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
     }
 }
 

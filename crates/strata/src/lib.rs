@@ -62,7 +62,7 @@ mod value;
 
 pub use breakdown::TimeBreakdown;
 pub use db::{backoff, Database};
-pub use error::{ConflictKind, Error, Result};
+pub use error::{ConflictKind, Error, IoError, Result};
 pub use index::secondary::Unique;
 pub use log::{CommitTicket, LogStats, RecoveryReport, TornTail};
 pub use options::{

@@ -702,7 +702,10 @@ impl Schema {
         self.columns
             .iter()
             .position(|c| c.name == name)
-            .ok_or_else(|| Error::Schema(format!("table {} has no column {}", self.name, name)))
+            .ok_or_else(|| Error::NoSuchColumn {
+                table: self.name.clone(),
+                column: name.to_string(),
+            })
     }
 
     /// Checks a full row against the schema (arity and types).

@@ -178,7 +178,7 @@ fn typed_errors_for_bad_input_leave_the_transaction_usable() {
     assert!(matches!(txn.get(&t, &key![1, 2]), Err(Error::Schema(_))));
     assert!(matches!(
         txn.update(&t, &key![1], &[("nope", Value::Int(1))]),
-        Err(Error::Schema(_))
+        Err(Error::NoSuchColumn { table, column }) if table == "kv" && column == "nope"
     ));
     assert!(matches!(
         txn.update(&t, &key![1], &[("v", Value::from("s"))]),
@@ -217,7 +217,7 @@ fn typed_errors_for_bad_input_leave_the_transaction_usable() {
     let mut ro = db.begin_read_only().unwrap();
     assert!(matches!(
         ro.insert(&t, row![3, 3, "x"]),
-        Err(Error::Misuse(_))
+        Err(Error::WriteInReadOnlyTransaction)
     ));
 }
 
@@ -244,7 +244,7 @@ fn primary_key_positions_set_directly_are_checked() {
         other => panic!("duplicate key position: {other:?}"),
     }
     // Nothing was created by the refused schemas; valid positions work.
-    assert!(matches!(db.table("p"), Err(Error::Schema(_))));
+    assert!(matches!(db.table("p"), Err(Error::NoSuchTable { .. })));
     let mut ok = base();
     ok.primary_key = vec![1, 0];
     let t = db.create_table(ok).unwrap();
@@ -257,7 +257,7 @@ fn catalog_errors() {
     kv_table(&db);
     assert!(matches!(
         db.create_table(Schema::new("kv").column("k", Type::Int).primary_key(&["k"])),
-        Err(Error::Schema(_))
+        Err(Error::TableExists { table }) if table == "kv"
     ));
     assert!(matches!(
         db.create_table(Schema::new("x").column("k", Type::Int)),
@@ -265,7 +265,7 @@ fn catalog_errors() {
     ));
     assert!(matches!(
         db.create_table(Schema::new("x").column("k", Type::Int).primary_key(&["z"])),
-        Err(Error::Schema(_))
+        Err(Error::NoSuchColumn { table, column }) if table == "x" && column == "z"
     ));
     assert!(matches!(
         db.create_table(
@@ -276,11 +276,17 @@ fn catalog_errors() {
         ),
         Err(Error::Schema(_))
     ));
-    assert!(matches!(db.table("missing"), Err(Error::Schema(_))));
+    assert!(matches!(
+        db.table("missing"),
+        Err(Error::NoSuchTable { table }) if table == "missing"
+    ));
     let t = db.table("kv").unwrap();
     assert_eq!(t.schema().columns.len(), 3);
     db.drop_table("kv").unwrap();
-    assert!(matches!(db.drop_table("kv"), Err(Error::Schema(_))));
+    assert!(matches!(
+        db.drop_table("kv"),
+        Err(Error::NoSuchTable { .. })
+    ));
     let mut txn = db.begin().unwrap();
     assert!(matches!(
         txn.get(&t, &key![1]),
@@ -362,8 +368,11 @@ fn finished_transactions_refuse_use_and_conflicts_roll_back() {
     let e = b.update(&t, &key![1], &[("v", Value::Int(2))]).unwrap_err();
     assert_eq!(e, Error::Conflict(ConflictKind::WriteWrite));
     assert!(e.is_retryable());
-    assert!(matches!(b.get(&t, &key![1]), Err(Error::Misuse(_))));
-    assert!(matches!(b.commit(), Err(Error::Misuse(_))));
+    assert!(matches!(
+        b.get(&t, &key![1]),
+        Err(Error::TransactionFinished)
+    ));
+    assert!(matches!(b.commit(), Err(Error::TransactionFinished)));
     a.commit().unwrap();
     assert_eq!(db.stats().aborts_of(ConflictKind::WriteWrite), 1);
 }
@@ -497,7 +506,7 @@ fn small_accessors_report_what_they_should() {
         .unwrap();
     assert_eq!(db.table_names(), vec!["a".to_string(), "kv".to_string()]);
     assert_eq!(t.column("note").unwrap(), 2);
-    assert!(matches!(t.column("nope"), Err(Error::Schema(_))));
+    assert!(matches!(t.column("nope"), Err(Error::NoSuchColumn { .. })));
     assert_eq!(t.name(), "kv");
     load(&db, &t, &[(1, 10), (2, 20)]);
     let ro = db.begin_read_only().unwrap();

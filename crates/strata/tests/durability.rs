@@ -472,12 +472,37 @@ fn second_open_of_a_locked_directory_is_refused() {
     let db = open(&d);
     let before = snapshot(&d);
     match open_err(&d) {
-        Error::Io(m) => assert!(m.contains("locked"), "{m}"),
+        Error::Locked { path } => assert_eq!(path, *d),
         e => panic!("{e:?}"),
     }
     assert_eq!(snapshot(&d), before, "a refused open changes nothing");
     drop(db);
     let _again = open(&d);
+}
+
+/// A directory the system refuses is `Error::Io` carrying the system's own
+/// error: its kind to branch on, and as the error's source.
+#[test]
+fn an_io_failure_keeps_the_systems_error() {
+    let d = dir("io-kind");
+    fs::create_dir_all(&*d).unwrap();
+    let file = d.join("a-file");
+    fs::write(&file, b"not a directory").unwrap();
+    let e = open_err(&file.join("db"));
+    assert!(
+        matches!(&e, Error::Io { context, .. } if context.contains("a-file")),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.io_kind(),
+        Some(std::io::ErrorKind::NotADirectory),
+        "{e:?}"
+    );
+    let source = std::error::Error::source(&e).expect("the system's error is the source");
+    assert_eq!(
+        source.downcast_ref::<strata::IoError>().map(|s| s.kind()),
+        Some(std::io::ErrorKind::NotADirectory)
+    );
 }
 
 /// Issue 12 item 5: the lock is on the directory itself, so deleting a file
@@ -488,7 +513,7 @@ fn deleting_the_lock_file_does_not_unlock_the_directory() {
     let db = open(&d);
     let _ = fs::remove_file(d.join("LOCK"));
     match open_err(&d) {
-        Error::Io(m) => assert!(m.contains("locked"), "{m}"),
+        Error::Locked { path } => assert_eq!(path, *d),
         e => panic!("a second open got in after LOCK was deleted: {e:?}"),
     }
     assert!(!d.join("LOCK").exists(), "opening creates no lock file");
@@ -774,16 +799,18 @@ fn full_disk_fails_commits_with_io_and_turns_read_only_keeping_acknowledged_data
                 }
             }
         }
-        assert!(matches!(failed, Some(Error::Io(_))), "{failed:?}");
+        assert!(matches!(failed, Some(Error::ReadOnly { .. })), "{failed:?}");
         let why = db.read_only_reason().expect("read-only");
         assert!(why.contains("no space left"), "{why}");
         // Later writes are refused, reads still work.
         let mut txn = db.begin().unwrap();
         txn.insert(&kv, row![5000, 1, "x"]).unwrap();
-        assert!(matches!(txn.commit(), Err(Error::Io(m)) if m.contains("read-only")));
+        assert!(
+            matches!(txn.commit(), Err(Error::ReadOnly { reason }) if reason.contains("no space left"))
+        );
         assert!(matches!(
             db.create_table(Schema::new("x").column("a", Type::Int).primary_key(&["a"])),
-            Err(Error::Io(_))
+            Err(Error::ReadOnly { .. })
         ));
         assert_eq!(get(&db, &kv, acked[0]), Some(acked[0]));
         assert!(acked.len() > 10);
@@ -953,7 +980,7 @@ fn full_disk_with_concurrent_group_commits_loses_no_acknowledged_commit() {
                         let k = i * 100_000 + n;
                         match db.run(|txn| txn.insert(&kv, row![k, k, "fill the log"])) {
                             Ok(()) => acked.push(k),
-                            Err(Error::Io(_)) => return acked,
+                            Err(Error::ReadOnly { .. }) => return acked,
                             Err(e) => panic!("{e:?}"),
                         }
                     }
@@ -1581,7 +1608,7 @@ fn pipelined_tickets_in_memory_and_after_a_log_failure() {
         }
     });
     assert!(
-        matches!(&refused, Some(Error::Io(m)) if m.contains("read-only")),
+        matches!(&refused, Some(Error::ReadOnly { .. })),
         "{refused:?}"
     );
     let (durable, failed): (Vec<_>, Vec<_>) = tickets.iter().partition(|(_, t)| t.wait().is_ok());
@@ -1590,7 +1617,7 @@ fn pipelined_tickets_in_memory_and_after_a_log_failure() {
         "the commits past the full disk fail their tickets"
     );
     assert!(failed.iter().all(|(_, t)| !t.is_durable()));
-    assert!(matches!(failed[0].1.wait(), Err(Error::Io(_))));
+    assert!(matches!(failed[0].1.wait(), Err(Error::ReadOnly { .. })));
     drop(db);
     let db = open(&d);
     let kv = db.table("kv").unwrap();

@@ -131,7 +131,7 @@ fn a_bad_column_is_a_typed_error_and_leaves_the_transaction_open() {
         let mut txn = db.begin().unwrap();
         let e = txn.get_columns(&t, &key![1], &["c1", "nope"]).unwrap_err();
         assert!(
-            matches!(&e, Error::Schema(m) if m.contains("nope")),
+            matches!(&e, Error::NoSuchColumn { column, .. } if column == "nope"),
             "{c}: {e:?}"
         );
         let e = txn.get_columns(&t, &key![1], &[COLS + 1]).unwrap_err();

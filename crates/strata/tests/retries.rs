@@ -133,7 +133,10 @@ fn run_read_only_reads_and_refuses_writes() {
         db.run_read_only(|x| Ok(x.scan(&t, ..)?.iter().map(|r| r[1].as_int().unwrap()).sum()));
     assert_eq!(sum.unwrap(), 30);
     let r: Result<(), AppError> = db.run_read_only(|x| Ok(x.delete(&t, &key![1])?));
-    assert!(matches!(r, Err(AppError::Db(Error::Misuse(_)))), "{r:?}");
+    assert!(
+        matches!(r, Err(AppError::Db(Error::WriteInReadOnlyTransaction))),
+        "{r:?}"
+    );
     assert_eq!(value(&db, &t, 1), Some(10));
 }
 

@@ -601,7 +601,10 @@ fn columns_read_by_name_as_rust_types() {
     );
     mismatch(r.get::<i64>("ni").unwrap_err(), "ni", "null", "i64");
     mismatch(r.get::<Option<i64>>("ns").unwrap_err(), "ns", "text", "i64");
-    assert!(matches!(r.get::<i64>("nope"), Err(Error::Schema(_))));
+    assert!(matches!(
+        r.get::<i64>("nope"),
+        Err(Error::NoSuchColumn { .. })
+    ));
     assert!(matches!(
         t.value::<i64>(&row[..3], "k"),
         Err(Error::Schema(_))

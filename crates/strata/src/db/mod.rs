@@ -144,10 +144,9 @@ impl Database {
         let schema = schema.validate()?;
         let mut names = self.inner.names.write();
         if names.contains_key(&schema.name) {
-            return Err(Error::Schema(format!(
-                "table {} already exists",
-                schema.name
-            )));
+            return Err(Error::TableExists {
+                table: schema.name.clone(),
+            });
         }
         let mut tables = self.inner.tables.write();
         let id =
@@ -223,9 +222,9 @@ impl Database {
     /// Looks a table up by name.
     pub fn table(&self, name: &str) -> Result<Table> {
         let names = self.inner.names.read();
-        let id = *names
-            .get(name)
-            .ok_or_else(|| Error::Schema(format!("no table named {name}")))?;
+        let id = *names.get(name).ok_or_else(|| Error::NoSuchTable {
+            table: name.to_string(),
+        })?;
         Ok(Table {
             inner: Arc::clone(&self.inner.tables.read()[id as usize]),
         })
@@ -246,9 +245,9 @@ impl Database {
     /// refused. Its memory is released when the database is dropped.
     pub fn drop_table(&self, name: &str) -> Result<()> {
         let mut names = self.inner.names.write();
-        let id = *names
-            .get(name)
-            .ok_or_else(|| Error::Schema(format!("no table named {name}")))?;
+        let id = *names.get(name).ok_or_else(|| Error::NoSuchTable {
+            table: name.to_string(),
+        })?;
         let t = Arc::clone(&self.inner.tables.read()[id as usize]);
         // Refuse commits that wrote to it from now on, then wait out those
         // past their check (see `Transaction::commit`), so that their log

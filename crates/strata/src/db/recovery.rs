@@ -1,7 +1,7 @@
 //! Recovery: `Database::open` on a directory that holds a database.
 //!
 //! ```text
-//!  lock the directory itself (flock on its fd; held => Error::Io)
+//!  lock the directory itself (flock on its fd; held => Error::Locked)
 //!  ── validate, read only ────────────────────────────────────────────
 //!  MANIFEST? ──yes──> load ckpt-B.dat (length, file CRC, block CRCs)
 //!     │               catalog first, then rows
@@ -60,7 +60,7 @@ use std::time::{Duration, Instant};
 /// Recovers `dir` into the empty database `db` and attaches the log.
 pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
     let t0 = Instant::now();
-    let ioe = |what: &str, e: std::io::Error| Error::Io(format!("{what} {}: {e}", dir.display()));
+    let ioe = |what: &str, e: std::io::Error| Error::io(format!("{what} {}", dir.display()), e);
     fs::create_dir_all(dir).map_err(|e| ioe("cannot create", e))?;
     // flock on the directory's own descriptor: a lock file could be deleted
     // while held, letting a second process in (each then writes the log).
@@ -76,10 +76,9 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
             Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(Error::Io(format!(
-                    "database directory {} is locked by another open database (process)",
-                    dir.display()
-                )))
+                return Err(Error::Locked {
+                    path: dir.to_path_buf(),
+                })
             }
             Err(std::fs::TryLockError::Error(e)) => return Err(ioe("cannot lock", e)),
         }
@@ -262,7 +261,7 @@ fn spawn_checkpointer(db: Weak<DbInner>, every: u64) -> Result<()> {
             }
         })
         .map(drop)
-        .map_err(|e| Error::Io(format!("cannot start the checkpointer: {e}")))
+        .map_err(|e| Error::io("cannot start the checkpointer", e))
 }
 
 /// Per-operation logging: the operation records read and not yet claimed

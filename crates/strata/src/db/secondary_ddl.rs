@@ -157,7 +157,9 @@ impl Database {
         {
             let mut names = db.indexes.by_name.write();
             if names.contains_key(name) {
-                return Err(Error::Schema(format!("index {name} already exists")));
+                return Err(Error::IndexExists {
+                    index: name.to_string(),
+                });
             }
             names.insert(name.to_string(), (Arc::clone(&idx), Arc::clone(ti)));
         }
@@ -247,9 +249,9 @@ impl Database {
     /// Looks an index up by name.
     pub fn index(&self, name: &str) -> Result<Index> {
         let names = self.inner.indexes.by_name.read();
-        let (idx, t) = names
-            .get(name)
-            .ok_or_else(|| Error::Schema(format!("no index named {name}")))?;
+        let (idx, t) = names.get(name).ok_or_else(|| Error::NoSuchIndex {
+            index: name.to_string(),
+        })?;
         Ok(Index {
             inner: Arc::clone(idx),
             table: Table {
@@ -273,7 +275,9 @@ impl Database {
         let (idx, t, logged) = {
             let mut by_name = self.inner.indexes.by_name.write();
             if !by_name.contains_key(name) {
-                return Err(Error::Schema(format!("no index named {name}")));
+                return Err(Error::NoSuchIndex {
+                    index: name.to_string(),
+                });
             }
             let logged = match self.inner.log.get() {
                 Some(log) if by_name[name].0.logged.load(SeqCst) => Some((

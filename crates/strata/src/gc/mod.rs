@@ -310,7 +310,7 @@ impl Gc {
                         None => return,
                     }
                 })
-                .map_err(|e| Error::Io(format!("cannot start the GC thread: {e}")))?;
+                .map_err(|e| Error::io("cannot start the GC thread", e))?;
         }
         Ok(())
     }

@@ -1424,7 +1424,7 @@ mod tests {
         assert!(matches!(o.validate(), Err(Error::InvalidConfig(_))));
         assert!(matches!(Database::open(o), Err(Error::InvalidConfig(_))));
         let o = Options::default().mvpbt_spill_dir(Some(root.join("sub")));
-        assert!(matches!(Database::open(o), Err(Error::Io(_))));
+        assert!(matches!(Database::open(o), Err(Error::Io { .. })));
         std::fs::remove_file(&root).unwrap();
         let o = Options::default().mvpbt_spill_dir(Some(root.join("a/b")));
         let db = Database::open(o).unwrap();

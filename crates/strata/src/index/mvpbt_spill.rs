@@ -78,7 +78,7 @@ const PREFIX: &str = "strata-mvpbt-";
 pub(crate) enum SpillError {
     /// The operating system refused (disk full, permissions).
     #[error("spill file I/O: {0}")]
-    Io(String),
+    Io(crate::error::IoError),
     /// Shorter than its header or than its header says.
     #[error("spill file truncated: {0}")]
     Truncated(String),
@@ -105,14 +105,17 @@ impl SpillError {
 
 impl From<io::Error> for SpillError {
     fn from(e: io::Error) -> SpillError {
-        SpillError::Io(e.to_string())
+        SpillError::Io(crate::error::IoError(Arc::new(e)))
     }
 }
 
 impl From<SpillError> for Error {
     fn from(e: SpillError) -> Error {
         match e {
-            SpillError::Io(m) => Error::Io(m),
+            SpillError::Io(e) => Error::Io {
+                context: "an MV-PBT spill file".into(),
+                source: e,
+            },
             other => Error::Corrupt(other.to_string()),
         }
     }
@@ -164,10 +167,10 @@ impl SpillDir {
     /// that cannot be created or written, is an error.
     pub(crate) fn open(root: &Path) -> Result<Arc<SpillDir>> {
         let what = |e: io::Error, doing: &str| {
-            Error::Io(format!(
-                "mvpbt_spill_dir {}: cannot {doing}: {e}",
-                root.display()
-            ))
+            Error::io(
+                format!("mvpbt_spill_dir {}: cannot {doing}", root.display()),
+                e,
+            )
         };
         if root.exists() && !root.is_dir() {
             return Err(Error::InvalidConfig(format!(
@@ -207,10 +210,10 @@ impl SpillDir {
                 tamper: parking_lot::Mutex::new(None),
             }));
         }
-        Err(Error::Io(format!(
-            "mvpbt_spill_dir {}: cannot make a directory of its own in it",
-            root.display()
-        )))
+        Err(Error::io(
+            format!("mvpbt_spill_dir {}", root.display()),
+            io::Error::other("cannot make a directory of its own in it"),
+        ))
     }
 
     /// This database's directory.
@@ -313,8 +316,8 @@ fn write(path: &Path, recs: &[(&[u8], Fixed)]) -> Result<(), SpillError> {
         off += (FIXED + k.len()) as u64;
     }
     for (k, r) in recs {
-        let len =
-            u32::try_from(k.len()).map_err(|_| SpillError::Io("a key longer than 4 GiB".into()))?;
+        let len = u32::try_from(k.len())
+            .map_err(|_| SpillError::from(io::Error::other("a key longer than 4 GiB")))?;
         let mut fixed = [0u8; FIXED];
         fixed[0..4].copy_from_slice(&len.to_le_bytes());
         fixed[4] = r.ty;
@@ -702,7 +705,7 @@ mod tests {
         fs::write(&root, b"x").unwrap();
         assert!(matches!(
             SpillDir::open(&root.join("sub")),
-            Err(Error::Io(_))
+            Err(Error::Io { .. })
         ));
         fs::remove_file(&root).unwrap();
 

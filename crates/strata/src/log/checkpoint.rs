@@ -81,7 +81,7 @@ pub fn checkpoint_name(begin: u64) -> String {
 }
 
 fn io(what: &str, e: io::Error) -> Error {
-    Error::Io(format!("{what}: {e}"))
+    Error::io(what, e)
 }
 
 pub fn read_manifest(dir: &Path) -> CResult<Option<Manifest>> {

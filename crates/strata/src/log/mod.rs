@@ -176,12 +176,12 @@
 //! wakes an idle flusher early, so commits rarely wait.
 //!
 //! **Failure.** If a write or fsync fails (a full disk), the flusher stops;
-//! waiting commits get `Error::Io`, and every later read-write commit and
-//! DDL is refused with `Error::Io` naming the cause
+//! waiting commits get `Error::ReadOnly`, and every later read-write commit
+//! and DDL is refused with `Error::ReadOnly` naming the cause
 //! (`Database::read_only_reason`). Under GroupCommit nothing acknowledged is
 //! lost: a commit is acknowledged only after its fsync (under Async, what
 //! was acknowledged but not yet durable is lost, within the bound above). A
-//! commit that failed with `Error::Io` was already visible in memory, and
+//! commit that failed with `Error::ReadOnly` was already visible in memory, and
 //! may or may not be recovered after a restart.
 //!
 //! A pure in-memory database pays one predictable branch per commit
@@ -322,10 +322,9 @@ impl Shared {
     }
 
     fn read_only_error(&self) -> Error {
-        Error::Io(format!(
-            "the database is read-only after a log failure: {}",
-            self.why.lock().as_deref().unwrap_or("unknown")
-        ))
+        Error::ReadOnly {
+            reason: (self.why.lock().as_deref().unwrap_or("unknown")).to_string(),
+        }
     }
 
     fn wait_durable(&self, lsn: u64) -> Result<()> {
@@ -518,7 +517,7 @@ impl CommitTicket {
     }
 
     /// Waits until the commit (and every commit before it in the log) is
-    /// on disk. `Err(Error::Io)` if the log failed first (a write or fsync
+    /// on disk. `Err(Error::ReadOnly)` if the log failed first (a write or fsync
     /// error): the commit is in memory but may not survive a crash, and the
     /// database has turned read-only. On an in-memory database it returns
     /// at once. Under `SyncPolicy::Async` it asks the flusher to flush now.
@@ -1075,7 +1074,7 @@ pub(crate) fn start(
     let h = std::thread::Builder::new()
         .name("strata-log-flusher".into())
         .spawn(move || flusher(sh2, writer))
-        .map_err(|e| Error::Io(format!("cannot start the log flusher: {e}")))?;
+        .map_err(|e| Error::io("cannot start the log flusher", e))?;
     let log = Log {
         sh,
         flusher: Mutex::new(Some(h)),

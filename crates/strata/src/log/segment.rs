@@ -405,7 +405,7 @@ pub fn scan(
     from: u64,
     mut f: impl FnMut(LogRecord<'_>) -> CResult<()>,
 ) -> CResult<ScanEnd> {
-    let io_err = |p: &Path, e: io::Error| Error::Io(format!("reading {}: {e}", p.display()));
+    let io_err = |p: &Path, e: io::Error| Error::io(format!("reading {}", p.display()), e);
     let mut expected_start = segs.first().map(|s| s.0).unwrap_or(0);
     let mut total = 0;
     for (i, (start, path)) in segs.iter().enumerate() {

@@ -254,7 +254,7 @@ impl Transaction {
     #[inline(never)]
     fn not_open(&self, t: &Table) -> Result<()> {
         if !self.active {
-            return Err(Error::Misuse("the transaction has already finished".into()));
+            return Err(Error::TransactionFinished);
         }
         if t.inner.owner != self.db.id {
             return Err(Error::Schema(format!(
@@ -1082,7 +1082,7 @@ impl Transaction {
     #[inline]
     fn commit_as<P: Cc, const PIPELINED: bool>(mut self) -> Result<CommitTicket> {
         if !self.active {
-            return Err(Error::Misuse("the transaction has already finished".into()));
+            return Err(Error::TransactionFinished);
         }
         if self.read_only || (self.writes.is_empty() && P::read_only_commit_is_safe(&self)) {
             P::release(&mut self);
@@ -1433,7 +1433,7 @@ fn duplicate(t: &TableInner, key: &Key) -> Error {
 /// The error of a write in a read-only transaction (cold, as `not_open`).
 #[cold]
 fn read_only_write() -> Error {
-    Error::Misuse("write in a read-only transaction".into())
+    Error::WriteInReadOnlyTransaction
 }
 
 /// A scan callback that copies rows into `out` and stops at the `limit`th
