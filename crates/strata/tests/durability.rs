@@ -1957,3 +1957,70 @@ fn open_table_races_make_one_table() {
     }
     assert_eq!(db.table_names(), vec!["t".to_string()]);
 }
+
+/// `commit_with(GroupCommit)` in an Async database returns only once its
+/// record is on disk, though the flusher would not have run for an hour;
+/// a plain commit there returns before.
+#[test]
+fn a_commit_can_ask_for_its_fsync_in_an_async_database() {
+    let d = dir("commit-with-sync");
+    let t = LogTuning {
+        async_flush_interval: std::time::Duration::from_secs(3600),
+        checkpoint_every_bytes: None,
+        ..LogTuning::default()
+    };
+    let db = Database::open(opts(&d, SyncPolicy::Async, t)).unwrap();
+    let kv = kv(&db);
+    let mut txn = db.begin().unwrap();
+    txn.insert(&kv, row![1, 1, "async"]).unwrap();
+    txn.commit().unwrap();
+    let s = db.log_stats().unwrap();
+    assert!(s.durable_bytes < s.bytes, "an Async commit waited: {s:?}");
+    let mut txn = db.begin().unwrap();
+    txn.insert(&kv, row![2, 2, "sync"]).unwrap();
+    txn.commit_with(SyncPolicy::GroupCommit).unwrap();
+    let s = db.log_stats().unwrap();
+    assert_eq!(s.durable_bytes, s.bytes, "{s:?}");
+}
+
+/// `commit_with(Async)` in a GroupCommit database acknowledges before the
+/// fsync: when the log fails (a full disk), commits it acknowledged are
+/// lost, as an Async database's may be (within the loss bound), where a
+/// plain commit there is never acknowledged unless durable
+/// (`full_disk_fails_commits_...`).
+#[test]
+fn an_async_commit_in_a_group_commit_database_does_not_wait_for_its_fsync() {
+    let d = dir("commit-with-async");
+    let t = LogTuning {
+        max_log_bytes: Some(8 << 10),
+        checkpoint_every_bytes: None,
+        ..LogTuning::default()
+    };
+    let mut acked = Vec::new();
+    {
+        let db = Database::open(opts(&d, SyncPolicy::GroupCommit, t.clone())).unwrap();
+        let kv = kv(&db);
+        for k in 0..1000 {
+            let mut txn = db.begin().unwrap();
+            txn.insert(&kv, row![k, k, "some text to fill the log"])
+                .unwrap();
+            match txn.commit_with(SyncPolicy::Async) {
+                Ok(()) => acked.push(k),
+                Err(Error::ReadOnly { .. }) => break,
+                Err(e) => panic!("{e:?}"),
+            }
+        }
+        // The flusher meets the full disk after some of those returned.
+        assert!(
+            matches!(db.sync_log(), Err(Error::ReadOnly { .. })),
+            "the log filled"
+        );
+    }
+    let db = Database::open(opts(&d, SyncPolicy::GroupCommit, t)).unwrap();
+    let recovered = all(&db, &db.table("kv").unwrap()).len();
+    assert!(
+        recovered < acked.len(),
+        "every acknowledged commit was durable: {recovered} of {}",
+        acked.len()
+    );
+}

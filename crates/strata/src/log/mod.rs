@@ -814,14 +814,22 @@ impl Log {
         self.publish_at(lsn, buf)
     }
 
-    /// After the commit is visible: GroupCommit waits for the fsync.
+    /// The database's sync policy (a commit may choose its own:
+    /// `Transaction::commit_with`).
     #[inline]
-    pub fn finish_commit(&self, t: Ticket) -> Result<()> {
+    pub fn sync(&self) -> SyncPolicy {
+        self.sh.sync
+    }
+
+    /// After the commit is visible: GroupCommit waits for the fsync, Async
+    /// only past the loss bound (`sync`: this commit's policy).
+    #[inline]
+    pub fn finish_commit(&self, t: Ticket, sync: SyncPolicy) -> Result<()> {
         if !t.published {
             return Err(self.sh.read_only_error());
         }
         let sh = &self.sh;
-        match sh.sync {
+        match sync {
             SyncPolicy::GroupCommit => sh.wait_durable(t.end),
             SyncPolicy::Async => {
                 let durable = sh.durable.load(SeqCst);
@@ -891,8 +899,8 @@ impl Log {
     /// could acknowledge a value that a crash then loses. Async
     /// acknowledges before durability by design and does not wait.
     #[inline]
-    pub fn finish_reader(&self, read_stamp: u64) -> Result<()> {
-        if self.sh.sync == SyncPolicy::Async || read_stamp == 0 {
+    pub fn finish_reader(&self, read_stamp: u64, sync: SyncPolicy) -> Result<()> {
+        if sync == SyncPolicy::Async || read_stamp == 0 {
             return Ok(());
         }
         self.sh.wait_durable(self.reader_lsn(read_stamp))

@@ -75,6 +75,9 @@ pub struct Transaction {
     /// Rolled back by a conflict one of its operations met: what
     /// `Database::try_run` retries whatever error the caller returned.
     conflicted: bool,
+    /// The sync policy of this commit (`commit_with`); None: the
+    /// database's.
+    sync: Option<crate::options::SyncPolicy>,
     /// The write-ahead log is on: point reads keep `read_stamp` (a flag
     /// here, not a look at the database's log on every read).
     logged: bool,
@@ -211,6 +214,7 @@ impl Transaction {
             read_only,
             active: true,
             conflicted: false,
+            sync: None,
             logged,
             log_ops,
             timing,
@@ -1048,6 +1052,38 @@ impl Transaction {
             .map(drop)
     }
 
+    /// Commits with its own durability, whatever the database's
+    /// `SyncPolicy`: `GroupCommit` returns once the commit (or, for one
+    /// that wrote nothing, what it read) is on disk; `Async` returns at
+    /// once, within the log's loss bound (`LogTuning::
+    /// async_max_unflushed_bytes` of acknowledged records, as an Async
+    /// database's commits). So a service can log its payments
+    /// synchronously and its page views asynchronously in one database.
+    /// The log stays in commit order: a synchronous commit also makes
+    /// every earlier asynchronous one durable. Without the write-ahead
+    /// log it is `commit`.
+    ///
+    /// ```
+    /// # use strata::*;
+    /// # let dir = std::env::temp_dir().join(format!("strata-doc-commit-with-{}", std::process::id()));
+    /// # let _ = std::fs::remove_dir_all(&dir);
+    /// let db = Database::open(Options::default().durability(Durability::Wal {
+    ///     dir: dir.clone(),
+    ///     sync: SyncPolicy::GroupCommit,
+    /// }))?;
+    /// let t = db.open_table(Schema::new("hits").column("k", Type::Int).primary_key(&["k"]))?;
+    /// let mut txn = db.begin()?;
+    /// txn.insert(&t, row![1])?;
+    /// txn.commit_with(SyncPolicy::Async)?; // returns before its fsync
+    /// # drop(db);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    pub fn commit_with(mut self, sync: crate::options::SyncPolicy) -> Result<()> {
+        self.sync = Some(sync);
+        self.commit()
+    }
+
     /// Runs `commit` (a commit of this transaction), with its `tracing`
     /// event when one is enabled: a commit that wrote nothing has none and
     /// pays one test of the write set.
@@ -1186,13 +1222,11 @@ impl Transaction {
         self.finish();
         let wait = || match ticket {
             Some(t) if PIPELINED => self.db.log.get().expect("logged").pipelined(t),
-            Some(t) => self
-                .db
-                .log
-                .get()
-                .expect("logged")
-                .finish_commit(t)
-                .map(|()| CommitTicket::done()),
+            Some(t) => {
+                let log = self.db.log.get().expect("logged");
+                log.finish_commit(t, self.sync.unwrap_or(log.sync()))
+                    .map(|()| CommitTicket::done())
+            }
             None => self.reader_ticket::<PIPELINED>(),
         };
         if !self.timing {
@@ -1217,7 +1251,7 @@ impl Transaction {
             None => Ok(CommitTicket::done()),
             Some(l) if PIPELINED => Ok(l.ticket_for_reader(self.read_stamp)),
             Some(l) => l
-                .finish_reader(self.read_stamp)
+                .finish_reader(self.read_stamp, self.sync.unwrap_or(l.sync()))
                 .map(|()| CommitTicket::done()),
         }
     }
