@@ -33,6 +33,7 @@
 //! See `docs/ARCHITECTURE.md` for the map of modules and how a transaction
 //! flows through them.
 
+#[cfg(feature = "lab")]
 pub mod ab;
 mod breakdown;
 mod cc;
@@ -74,6 +75,7 @@ pub use stats::{MvPbtStats, SiroStats, Stats};
 /// `f` of every version of the row at `key` in `t`, newest first (none if
 /// the key is absent), under an epoch pin: what `internals` and the model
 /// tests read of a chain.
+#[cfg(any(feature = "lab", strata_model))]
 fn chain_versions<T>(
     t: &Table,
     key: &Key,
@@ -95,6 +97,7 @@ fn chain_versions<T>(
 /// `examples/ordered_index.rs`, the measurement against the skip list it
 /// replaced), a row's committed versions and a key's byte encoding.
 #[doc(hidden)]
+#[cfg(feature = "lab")]
 pub mod internals {
     pub use crate::index::btree::{BTree, Key as TreeKey};
     pub use crate::index::key::order_word_whole;

@@ -275,3 +275,43 @@ fn the_layering_check_reads_imports() {
         "{text}"
     );
 }
+
+/// The lab's hooks stay behind the `lab` feature, which no default turns
+/// on: an embedder cannot switch phantom validation off, or flip the A/B
+/// switch, by accident (issue 43, item 11). The tests get the feature
+/// from the crate's dev-dependency on itself, so this reads the sources.
+#[test]
+fn the_lab_hooks_need_the_lab_feature() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let features = manifest
+        .split("[features]")
+        .nth(1)
+        .and_then(|s| s.split("\n[").next())
+        .expect("a [features] table");
+    assert!(features.contains("\nlab = []"), "{features}");
+    assert!(
+        !features
+            .lines()
+            .any(|l| l.starts_with("default") && l.contains("lab")),
+        "{features}"
+    );
+    for (file, item) in [
+        ("src/lib.rs", "pub mod ab;"),
+        ("src/lib.rs", "pub mod internals {"),
+        (
+            "src/db/mod.rs",
+            "pub fn skip_phantom_validation_for_testing(",
+        ),
+    ] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        let at = text.find(item).unwrap_or_else(|| panic!("{file}: {item}"));
+        let before: Vec<&str> = text[..at].lines().rev().take(3).collect();
+        assert!(
+            before
+                .iter()
+                .any(|l| l.trim() == "#[cfg(feature = \"lab\")]"),
+            "{file}: {item} is not behind the lab feature"
+        );
+    }
+}

@@ -133,6 +133,7 @@ impl Database {
     /// history checker's tests use it to show that the predicate workload
     /// catches a protocol with its phantom check missing.
     #[doc(hidden)]
+    #[cfg(feature = "lab")]
     pub fn skip_phantom_validation_for_testing(&self) {
         self.inner
             .skip_phantom_validation
