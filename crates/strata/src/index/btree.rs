@@ -542,12 +542,26 @@ impl BTree {
 
     /// Adds `k -> value` unless `k` is present; Err(the value present).
     pub fn insert(&self, k: &Key, value: u64) -> Result<(), u64> {
-        self.insert_named(k, value, 0)
+        self.put(k, value, 0, false)
     }
 
     /// [`BTree::insert`], the entry naming `version` in a tree that names
     /// versions ([`BTree::naming_versions`]).
     pub fn insert_named(&self, k: &Key, value: u64, version: u64) -> Result<(), u64> {
+        self.put(k, value, version, false)
+    }
+
+    /// Maps `k` to `value`, present or not; the value it replaced. The
+    /// swap is made under the leaf's lock, so of racing upserts and
+    /// removals of a key each value that went in is handed back to one
+    /// caller at most (an owner of what values point at frees each once).
+    pub fn upsert(&self, k: &Key, value: u64) -> Option<u64> {
+        self.put(k, value, 0, true).err()
+    }
+
+    /// Adds `k -> value`; if `k` is present, Err(the value present), and
+    /// with `replace` that value is replaced.
+    fn put(&self, k: &Key, value: u64, version: u64, replace: bool) -> Result<(), u64> {
         let p = self.probe(k);
         let g = crossbeam_epoch::pin();
         'restart: loop {
@@ -584,6 +598,10 @@ impl BTree {
             let (i, eq) = n.lower_bound(count, &p);
             if eq {
                 let present = n.val(i);
+                if replace {
+                    n.vals[i].store(value, Relaxed);
+                    n.set_named(i, version);
+                }
                 n.unlock();
                 return Err(present);
             }
@@ -726,15 +744,22 @@ impl BTree {
 
     /// Removes `k` if it maps to `value`.
     pub fn remove_if(&self, k: &Key, value: u64) -> bool {
-        self.remove_where(k, |v| v == value)
+        self.remove_where(k, |v| v == value).is_some()
     }
 
     /// Removes `k`, whatever it maps to.
     pub fn remove(&self, k: &Key) -> bool {
+        self.remove_where(k, |_| true).is_some()
+    }
+
+    /// Removes `k`; the value it mapped to. Taken under the leaf's lock:
+    /// of racing takes (and upserts) of a key, one caller gets the value.
+    pub fn take(&self, k: &Key) -> Option<u64> {
         self.remove_where(k, |_| true)
     }
 
-    fn remove_where(&self, k: &Key, matches: impl Fn(u64) -> bool) -> bool {
+    /// Removes `k` if its value `matches`; the value removed.
+    fn remove_where(&self, k: &Key, matches: impl Fn(u64) -> bool) -> Option<u64> {
         let p = self.probe(k);
         let g = crossbeam_epoch::pin();
         loop {
@@ -742,7 +767,7 @@ impl BTree {
             let (i, eq) = leaf.lower_bound(leaf.count(), &p);
             if !eq || !matches(leaf.val(i)) {
                 if leaf.validate(v) {
-                    return false;
+                    return None;
                 }
                 continue;
             }
@@ -750,6 +775,8 @@ impl BTree {
                 continue;
             }
             let count = leaf.count();
+            // Locked at the version `matches` was asked at: the same value.
+            let value = leaf.val(i);
             let full = leaf.keys[i].load().full;
             for j in i..count - 1 {
                 leaf.keys[j].store(leaf.keys[j + 1].load());
@@ -769,7 +796,7 @@ impl BTree {
             if count == 1 {
                 self.unlink_empty_leaf(&p, &g);
             }
-            return true;
+            return Some(value);
         }
     }
 

@@ -38,6 +38,8 @@ fn bytes_of(i: u64) -> Vec<u8> {
 enum Op {
     Insert(u64, u64),
     Remove(u64, u64),
+    Take(u64),
+    Upsert(u64, u64),
     Get(u64),
     Range(Bound<u64>, Bound<u64>),
 }
@@ -54,6 +56,8 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         6 => (0..3000u64, 0..4u64).prop_map(|(k, v)| Op::Insert(k, v)),
         3 => (0..3000u64, 0..4u64).prop_map(|(k, v)| Op::Remove(k, v)),
+        1 => (0..3000u64).prop_map(Op::Take),
+        1 => (0..3000u64, 0..4u64).prop_map(|(k, v)| Op::Upsert(k, v)),
         2 => (0..3000u64).prop_map(Op::Get),
         1 => (bound(), bound()).prop_map(|(l, h)| Op::Range(l, h)),
     ]
@@ -135,6 +139,10 @@ fn agree_in(bytes: bool, whole: bool, ops: &[Op]) {
                     model.remove(&order(k));
                 }
                 assert_eq!(tree.remove_if(&key(k), v), want, "{op:?}");
+            }
+            Op::Take(k) => assert_eq!(tree.take(&key(k)), model.remove(&order(k)), "{op:?}"),
+            Op::Upsert(k, v) => {
+                assert_eq!(tree.upsert(&key(k), v), model.insert(order(k), v), "{op:?}")
             }
             Op::Get(k) => assert_eq!(tree.get(&key(k)), model.get(&order(k)).copied()),
             Op::Range(lo, hi) => {
@@ -523,4 +531,41 @@ fn of_racing_inserts_of_one_key_exactly_one_wins() {
     let won: usize = hs.into_iter().map(|h| h.join().unwrap()).sum();
     assert_eq!(won, 2000);
     assert_eq!(tree.len(), 2000);
+}
+
+/// Of threads that upsert and take the same few keys, each value that
+/// went in comes back once: to the upsert that replaced it, to the take
+/// that removed it, or from the tree at the end (MV-PBT's P_N frees the
+/// record a value names on exactly that hand-back: `mvpbt/active.rs`).
+#[test]
+fn upserts_and_takes_hand_each_value_back_once() {
+    let tree = Arc::new(BTree::new(true));
+    let keys: Arc<Vec<Vec<u8>>> = Arc::new((0..8).map(bytes_of).collect());
+    let hs: Vec<_> = (0..3u64)
+        .map(|t| {
+            let (tree, keys) = (tree.clone(), keys.clone());
+            std::thread::spawn(move || {
+                let mut back = Vec::new();
+                for i in 0..20_000u64 {
+                    let k = Key::Bytes(&keys[(i * 7 + t) as usize % keys.len()]);
+                    // Values are unique across threads: t, then the step.
+                    let v = (t << 32) | i;
+                    if i % 3 == 2 {
+                        back.extend(tree.take(&k));
+                    } else {
+                        back.extend(tree.upsert(&k, v));
+                    }
+                }
+                back
+            })
+        })
+        .collect();
+    let mut back: Vec<u64> = hs.into_iter().flat_map(|h| h.join().unwrap()).collect();
+    tree.range(Bound::Unbounded, Bound::Unbounded, |v| back.push(v));
+    let went_in = 3 * (0..20_000u64).filter(|i| i % 3 != 2).count();
+    back.sort_unstable();
+    let n = back.len();
+    back.dedup();
+    assert_eq!(back.len(), n, "a value came back twice");
+    assert_eq!(n, went_in, "a value was lost");
 }
