@@ -3,7 +3,7 @@
 //! decides which rows its snapshot sees from the index alone.
 //!
 //! ```text
-//!  writes ──> P_N (writable: a skip list)        reads: P_N, then P_N-1 .. P_0
+//!  writes ──> P_N (writable: a B+-tree)          reads: P_N, then P_N-1 .. P_0
 //!             │  at `mvpbt_partition_records`:    (Algorithms 1, 2), each frozen
 //!             │  freeze (Algorithm 4): drop what  partition first asked through
 //!             ▼  no snapshot can see (§5.6)       its Bloom filters (§5.7)
@@ -77,16 +77,20 @@
 //! in memory: the answers are those of the in-memory index either way.
 //!
 //! **Files.** `mvpbt/record.rs`: the records and their partition keys
-//! (§5.1, §5.3); `mvpbt/partitions.rs`: P_N, the frozen partitions, their
-//! filters, the freeze and partition GC (§5.3-§5.7); here: the index kind
-//! (the write path of §5.2, Algorithms 2 and 3 for scans, unique checks,
-//! the back-fill); `mvpbt_spill.rs`: the spill files.
+//! (§5.1, §5.3); `mvpbt/active.rs`: P_N's map, the engine's B+-tree of
+//! partition keys to records, and how long a record it hands out lives
+//! (through the epoch); `mvpbt/partitions.rs`: P_N, the frozen
+//! partitions, their filters, the freeze and partition GC (§5.3-§5.7);
+//! here: the index kind (the write path of §5.2, Algorithms 2 and 3 for
+//! scans, unique checks, the back-fill); `mvpbt_spill.rs`: the spill
+//! files.
 //!
 //! Not built: a streaming merge of spilled partitions (a merge gathers
 //! their records in memory), the MV-PBT buffer shared by all indexes (each
 //! index freezes on its own count), dense packing and key compression
 //! (§5.7).
 
+mod active;
 mod partitions;
 mod record;
 
@@ -209,7 +213,7 @@ impl MvPbt {
             version,
             pred as usize as u64,
         );
-        p.insert(key.clone(), Arc::new(rec));
+        p.insert(&key, Arc::new(rec));
         p.purge_older(&key, cx.horizon());
         cx.sec_writes().push(SecWrite {
             index: Arc::clone(idx),
@@ -430,7 +434,7 @@ impl SecondaryIndexKind for MvPbt {
             r.gc.store(true, SeqCst);
         }
         let s = p.set.read();
-        if s.active.remove(&w.key).is_some() {
+        if s.active.remove(&w.key) {
             p.active_len.fetch_sub(1, Relaxed);
         }
     }

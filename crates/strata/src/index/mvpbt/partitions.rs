@@ -3,7 +3,7 @@
 //! with partition GC (§5.6), the merge of frozen partitions, and spilling.
 //!
 //! ```text
-//!  writes ──> P_N (skip list) ── freeze: sealed P_N ──> P_k (sorted Vec, or spill
+//!  writes ──> P_N (B+-tree) ─── freeze: sealed P_N ──> P_k (sorted Vec, or spill
 //!                                 gc_group per identity   file + undecided records)
 //!  readers: P_N, the sealed P_N, then P_N-1 .. P_0, each frozen one asked through
 //!           its filters first (a point lookup: the key's, a prefix scan: the
@@ -17,6 +17,7 @@
 
 use super::super::mvpbt_spill::{Fixed, SpillDir, SpillFile};
 use super::super::secondary::SecondaryIndex;
+use super::active::Active;
 use super::record::{decided_stamp, ident_of, Rec, Record, RecordType, SEQ_BYTES, WRITER_SEQ};
 use crate::index::key::{prefix_end, skip_values, EncodedKey};
 use crate::stats::MvPbtStats;
@@ -24,7 +25,7 @@ use crate::storage::dead_zones::DeadZones;
 use crate::storage::version::{Version, TID_MARK};
 use crate::tid::snapshots::Snapshots;
 use crate::tid::TidTable;
-use crossbeam_skiplist::SkipMap;
+use crossbeam_epoch as epoch;
 use fastbloom::BloomFilter;
 use parking_lot::{Mutex, RwLock};
 use std::ops::Bound;
@@ -36,8 +37,6 @@ use std::sync::Arc;
 
 /// More frozen partitions than this are merged into one at the next freeze.
 pub(super) const MERGE_AT: usize = 8;
-
-pub(super) type Active = SkipMap<Box<[u8]>, Arc<Record>>;
 
 /// An immutable partition P_i: its records sorted, and its filters.
 ///
@@ -235,7 +234,7 @@ impl Partitions {
     pub fn new(limit: usize, spill: Option<(Arc<SpillDir>, String)>) -> Partitions {
         Partitions {
             set: RwLock::new(View {
-                active: Arc::new(SkipMap::new()),
+                active: Arc::new(Active::new()),
                 sealed: None,
                 frozen: Vec::new(),
             }),
@@ -267,7 +266,7 @@ impl Partitions {
 
     /// Adds a record to P_N. The read lock keeps a freeze from sealing P_N
     /// between our load of it and the insert (the record would be lost).
-    pub(super) fn insert(&self, key: Box<[u8]>, rec: Arc<Record>) {
+    pub(super) fn insert(&self, key: &[u8], rec: Arc<Record>) {
         let s = self.set.read();
         s.active.insert(key, rec);
         self.active_len.fetch_add(1, Relaxed);
@@ -285,20 +284,18 @@ impl Partitions {
         let s = self.set.read();
         let mut covered = false;
         let mut n = 0;
-        for e in s
-            .active
-            .range::<[u8], _>((Bound::Excluded(key), Bound::Unbounded))
-        {
-            if ident_of(e.key()) != ident {
+        let g = epoch::pin();
+        for (k, r) in s.active.range(Bound::Excluded(key), Bound::Unbounded, &g) {
+            if ident_of(k) != ident {
                 break;
             }
             if covered {
-                if e.remove() {
+                // A racing abort may have taken it first.
+                if s.active.remove_if(k, &r) {
                     n += 1;
                 }
                 continue;
             }
-            let r = e.value();
             let st = r.stamp.load(SeqCst);
             covered = !r.aborted() && st & TID_MARK == 0 && st <= horizon;
         }
@@ -311,11 +308,11 @@ impl Partitions {
     /// The record under partition key `key`, wherever it is now.
     pub(super) fn find(&self, key: &[u8]) -> Option<Arc<Record>> {
         let s = self.set.read();
-        if let Some(e) = s.active.get(key) {
-            return Some(Arc::clone(e.value()));
+        if let Some(r) = s.active.get(key) {
+            return Some(r);
         }
-        if let Some(e) = s.sealed.as_ref().and_then(|m| m.get(key)) {
-            return Some(Arc::clone(e.value()));
+        if let Some(r) = s.sealed.as_ref().and_then(|m| m.get(key)) {
+            return Some(r);
         }
         s.frozen.iter().rev().find_map(|f| f.get(key).cloned())
     }
@@ -336,12 +333,15 @@ impl Partitions {
             (lo, hi)
         {
             if l > h {
-                return; // inverted (the skip list would panic)
+                return; // inverted: nothing in it
             }
         }
-        for m in std::iter::once(&view.active).chain(view.sealed.as_ref()) {
-            for e in m.range::<[u8], _>((lo, hi)) {
-                f(e.key(), Rec::Mem(e.value()));
+        {
+            let g = epoch::pin();
+            for m in std::iter::once(&view.active).chain(view.sealed.as_ref()) {
+                for (k, r) in m.range(lo, hi, &g) {
+                    f(k, Rec::Mem(&r));
+                }
             }
         }
         for p in view.frozen.iter().rev() {
@@ -382,7 +382,7 @@ impl Partitions {
         let (sealed, older) = {
             let mut s = self.set.write();
             let sealed = (!s.active.is_empty()).then(|| {
-                let sealed = std::mem::replace(&mut s.active, Arc::new(SkipMap::new()));
+                let sealed = std::mem::replace(&mut s.active, Arc::new(Active::new()));
                 self.active_len.store(0, Relaxed);
                 s.sealed = Some(Arc::clone(&sealed));
                 sealed
@@ -390,10 +390,15 @@ impl Partitions {
             (sealed, s.frozen.clone())
         };
         if let Some(sealed) = sealed {
-            let recs = sealed
-                .iter()
-                .map(|e| (e.key().clone(), Arc::clone(e.value())));
-            let kept = self.collect(recs, &zones, tids, &older);
+            // Copied out first: the GC below runs unpinned.
+            let recs: Vec<(Box<[u8]>, Arc<Record>)> = {
+                let g = epoch::pin();
+                sealed
+                    .range(Bound::Unbounded, Bound::Unbounded, &g)
+                    .map(|(k, r)| (Box::from(k), Arc::clone(&r)))
+                    .collect()
+            };
+            let kept = self.collect(recs.into_iter(), &zones, tids, &older);
             let frozen = Arc::new(self.build(idx, kept, Some(tids)));
             let mut s = self.set.write();
             s.frozen.push(frozen);
@@ -692,7 +697,7 @@ pub(super) mod tests {
         let p = parts(idx);
         let key = part_key(&ident(a, pk), p.seq.fetch_add(1, Relaxed));
         let r = Record::new(ty, stamp, pk as u64, version as usize as *mut Version, 0);
-        p.insert(key, Arc::new(r));
+        p.insert(&key, Arc::new(r));
     }
 
     /// The version each identity visible at `ts` decides by, as (a, pk,
@@ -888,7 +893,7 @@ pub(super) mod tests {
             for (pk, &(a, b)) in rows.iter().enumerate() {
                 let p = parts(&idx);
                 let key = part_key(&enc(&[a, b, pk as i64]), p.seq.fetch_add(1, Relaxed));
-                p.insert(key, Arc::new(Record::new(RecordType::Regular, 1, pk as u64, std::ptr::null_mut(), 0)));
+                p.insert(&key, Arc::new(Record::new(RecordType::Regular, 1, pk as u64, std::ptr::null_mut(), 0)));
             }
             parts(&idx).freeze(&idx, &snaps(2, &[]), &tids, false);
             let view = parts(&idx).view();
