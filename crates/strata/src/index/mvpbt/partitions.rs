@@ -10,6 +10,12 @@
 //!           first column's)
 //! ```
 //!
+//! P_N and the sealed P_N are [`Active`] maps (`active.rs`): the engine's
+//! B+-tree of partition keys to records, which a reader borrows while it
+//! is pinned (`for_each`, `purge_older` and the freeze pin around their
+//! walks); a record that leaves it is freed through the epoch, so never
+//! under such a reader.
+//!
 //! Invariant (owned here): a record leaves a partition only when no live or
 //! future snapshot decides by it (a freeze, a merge, `purge_older`) or its
 //! writer aborted; records of one identity keep their order across
