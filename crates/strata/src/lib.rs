@@ -62,7 +62,7 @@ mod types;
 mod value;
 
 pub use breakdown::TimeBreakdown;
-pub use db::{backoff, Database};
+pub use db::{backoff, BackupReport, Database};
 pub use error::{ConflictKind, Error, IoError, Result};
 pub use index::secondary::Unique;
 pub use log::{CommitTicket, LogStats, RecoveryReport, TornTail};

@@ -266,6 +266,12 @@ pub struct MvPbtStats {
     /// Probes answered "maybe" where the partition held no record of the
     /// key or prefix.
     pub filter_false_positives: u64,
+    /// Index-only visibility checks (Algorithm 3, read-only scans): the
+    /// records they visited, and the rows they found visible. The ratio is
+    /// the records a scan steps over per row it returns (MV-PBT Fig. 12a:
+    /// under physical references a record per version).
+    pub index_only_records_visited: u64,
+    pub index_only_rows: u64,
     /// Frozen partitions whose decided records are in a spill file
     /// (`Options::mvpbt_spill_dir`), read through a memory map.
     pub spilled_partitions: u64,
@@ -303,6 +309,8 @@ impl MvPbtStats {
         self.bloom_bytes += o.bloom_bytes;
         self.prefix_bloom_bytes += o.prefix_bloom_bytes;
         self.filter_probes += o.filter_probes;
+        self.index_only_records_visited += o.index_only_records_visited;
+        self.index_only_rows += o.index_only_rows;
         self.filter_skips += o.filter_skips;
         self.filter_false_positives += o.filter_false_positives;
         self.spilled_partitions += o.spilled_partitions;

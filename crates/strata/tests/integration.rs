@@ -23,6 +23,8 @@ mod executor;
 mod anomalies;
 #[path = "api.rs"]
 mod api;
+#[path = "backup.rs"]
+mod backup;
 #[path = "bank.rs"]
 mod bank;
 #[path = "concurrent_inserts.rs"]

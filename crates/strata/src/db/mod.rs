@@ -1,5 +1,7 @@
 //! The database: options, catalog, clock and transaction table.
 
+mod backup;
+pub use backup::BackupReport;
 mod recovery;
 mod secondary_ddl;
 

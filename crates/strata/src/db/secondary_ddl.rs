@@ -194,7 +194,12 @@ impl Database {
                     drop(names);
                     Ok(Some((log, lsn)))
                 }
-                None => Ok(None),
+                // In memory the built index is final at once: a backup's
+                // checkpoint carries it (`Database::backup`).
+                None => {
+                    idx.logged.store(true, SeqCst);
+                    Ok(None)
+                }
             }
         });
         let logged = match built {

@@ -147,7 +147,9 @@ fn decide(
     // Records of one identity are adjacent in a partition: remember the
     // last one's answer instead of asking the map for each.
     let (mut last, mut last_decided) = (Vec::new(), false);
+    let mut visited = 0u64;
     p.for_each(&view, lo, hi, &probe(idx, lo, hi), |k, r| {
+        visited += 1;
         let ident = ident_of(k);
         if ident != &last[..] {
             last.clear();
@@ -167,6 +169,10 @@ fn decide(
         decided.insert(ident.into(), matter);
         last_decided = true;
     });
+    // One add each a scan, not one a record.
+    p.visited.fetch_add(visited, Relaxed);
+    let visible = decided.values().filter(|m| m.is_some()).count();
+    p.visible.fetch_add(visible as u64, Relaxed);
     decided
 }
 
@@ -907,6 +913,42 @@ mod tests {
         }
         fn horizon(&self) -> u64 {
             self.inner.horizon()
+        }
+    }
+
+    /// The index-only counters (MV-PBT Fig. 12a's "records visited per
+    /// row"): under physical pointers every non-key update adds a record,
+    /// which a read-only scan steps over; under logical ones it adds none.
+    #[test]
+    fn index_only_scans_count_the_records_they_visit_per_row() {
+        for (ptr, per_row) in [
+            (IndexPointers::Physical, 5),
+            (IndexPointers::LogicalTupleId, 1),
+        ] {
+            // One partition (P_N) holds every record: no freeze.
+            let (db, t, idx) = kv_db(Options::default().index_pointers(ptr));
+            for k in 0..10 {
+                db.run(|x| x.insert(&t, row![k, 1, 0])).unwrap();
+            }
+            // Holds the horizon: no record is purged from P_N meanwhile.
+            let pin = db.begin_read_only().unwrap();
+            for round in 1..=4 {
+                for k in 0..10 {
+                    db.run(|x| x.update(&t, &key![k], &[("n", Value::Int(round))]))
+                        .unwrap();
+                }
+            }
+            let before = db.stats().mvpbt;
+            let mut ro = db.begin_read_only().unwrap();
+            assert_eq!(ro.index_scan(&idx, ..).unwrap().len(), 10);
+            let st = db.stats().mvpbt;
+            assert_eq!(st.index_only_rows - before.index_only_rows, 10, "{ptr:?}");
+            assert_eq!(
+                st.index_only_records_visited - before.index_only_records_visited,
+                10 * per_row,
+                "{ptr:?}: {st:?}"
+            );
+            drop(pin);
         }
     }
 

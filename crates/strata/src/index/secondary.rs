@@ -80,8 +80,9 @@ pub(crate) struct SecondaryIndex {
     /// Partitions of an `MvPbt` index (None for `Standard`).
     pub mvpbt: Option<Partitions>,
     pub dropped: AtomicBool,
-    /// Its `CreateIndex` record is in the log (set under the catalog lock):
-    /// checkpoints from then on carry its definition.
+    /// Its `CreateIndex` record is in the log (set under the catalog lock),
+    /// or, in memory, it is built: checkpoints (and backups) from then on
+    /// carry its definition.
     pub logged: AtomicBool,
     /// MVTO: largest timestamp of a transaction that scanned this index; an
     /// older transaction may not add an entry (a phantom for that reader).

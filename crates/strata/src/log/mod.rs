@@ -959,6 +959,39 @@ impl Log {
         r
     }
 
+    /// Writes a backup of `db` into the empty directory `stage`: a
+    /// checkpoint of a snapshot taken now (writers go on), and a copy of
+    /// the log from where its replay starts to the end the checkpoint saw,
+    /// which recovery replays over it. So the backup opens as the database
+    /// was at that end: a prefix of the log, whole transactions in commit
+    /// order. Under the checkpoint lock: no checkpoint removes a segment
+    /// the copy still reads. Returns the rows and the log bytes copied.
+    pub fn backup(
+        &self,
+        db: &impl checkpoint::Source,
+        stage: &std::path::Path,
+    ) -> Result<(u64, u64)> {
+        let _one = self.checkpoint_mx.lock();
+        if self.sh.failed.load(SeqCst) {
+            return Err(self.sh.read_only_error());
+        }
+        let floor = self.sh.per_op.then(|| self.operations_floor(db.tids()));
+        let s = checkpoint::take(
+            db,
+            stage,
+            || self.sh.buf.reserved(),
+            floor,
+            |l| self.sh.wait_durable(l),
+            || false,
+        )?;
+        let m = checkpoint::read_manifest(stage)?.ok_or_else(|| {
+            Error::Corrupt(format!("{}: the backup wrote no MANIFEST", stage.display()))
+        })?;
+        let bytes = segment::copy_range(&self.dir, stage, m.replay_from, m.end_lsn)
+            .map_err(|e| Error::io(format!("copying the log into {}", stage.display()), e))?;
+        Ok((s.rows, bytes))
+    }
+
     /// [`Log::checkpoint`] under its lock.
     fn checkpoint_locked(
         &self,

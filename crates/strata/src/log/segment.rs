@@ -156,6 +156,37 @@ fn create_segment(dir: &Path, start: u64) -> io::Result<File> {
     Ok(f)
 }
 
+/// Copies the log's records with LSNs in `[lo, hi)` from the segments in
+/// `from` into one new segment starting at `lo` in `to` (a backup: see
+/// `Log::backup`), fsynced and closed. `[lo, hi)` must be durable in
+/// `from` and start at a record boundary; the bytes are copied as they
+/// are (a record's LSN is its place, so the copy keeps every one valid).
+/// Segments past `hi` may still be growing: nothing beyond `hi` is read.
+pub fn copy_range(from: &Path, to: &Path, lo: u64, hi: u64) -> io::Result<u64> {
+    let segs = list_segments(from)?;
+    let mut w = SegmentWriter::resume(to, lo, lo, u64::MAX, None)?;
+    let mut buf = Vec::new();
+    for (i, (start, path)) in segs.iter().enumerate() {
+        let next = segs.get(i + 1).map_or(u64::MAX, |s| s.0);
+        let (a, b) = (lo.max(*start), hi.min(next));
+        if a >= b {
+            continue;
+        }
+        buf.resize((b - a) as usize, 0);
+        File::open(path)?.read_exact_at(&mut buf, SEG_HEADER + (a - start))?;
+        w.append(&buf)?;
+    }
+    if w.end != hi {
+        return Err(io::Error::other(format!(
+            "the log holds LSNs {lo}..{} of the {lo}..{hi} a backup needs",
+            w.end
+        )));
+    }
+    w.sync()?;
+    w.close()?;
+    Ok(hi - lo)
+}
+
 /// Appends batches of records to the current segment, rotating as it fills.
 pub struct SegmentWriter {
     dir: PathBuf,

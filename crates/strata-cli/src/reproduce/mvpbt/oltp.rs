@@ -411,6 +411,11 @@ struct Row {
     aborted_per_s: f64,
     frozen_partitions: u64,
     mvpbt_records: u64,
+    /// Index-only visibility checks over the run: records visited, rows
+    /// found visible (`MvPbtStats::index_only_*`; 0 for the B+-tree and
+    /// for the series without index-only checks).
+    index_only_records_visited: u64,
+    index_only_rows: u64,
 }
 
 /// A terminal or the analytical thread.
@@ -518,6 +523,8 @@ fn run_ch(ch: &Ch, s: &Scale, trial: usize) -> Result<Row, WorkloadError> {
         aborted_per_s: run.aborted_per_s,
         frozen_partitions: stats.frozen_partitions,
         mvpbt_records: stats.active_records + stats.frozen_records,
+        index_only_records_visited: stats.index_only_records_visited,
+        index_only_rows: stats.index_only_rows,
     })
 }
 

@@ -226,6 +226,10 @@ pub(crate) struct Partitions {
     pub(super) probes: AtomicU64,
     pub(super) skips: AtomicU64,
     pub(super) false_positives: AtomicU64,
+    /// Index-only visibility (Algorithm 3): records the decisions visited,
+    /// and the identities they found visible (the rows returned).
+    pub(super) visited: AtomicU64,
+    pub(super) visible: AtomicU64,
     /// Where frozen partitions spill (`Options::mvpbt_spill_dir`), and the
     /// stem of this index's file names; None: they stay in memory.
     pub(super) spill: Option<(Arc<SpillDir>, String)>,
@@ -255,6 +259,8 @@ impl Partitions {
             probes: AtomicU64::new(0),
             skips: AtomicU64::new(0),
             false_positives: AtomicU64::new(0),
+            visited: AtomicU64::new(0),
+            visible: AtomicU64::new(0),
             spill,
             spill_failures: AtomicU64::new(0),
             spill_corrupt: AtomicU64::new(0),
@@ -533,6 +539,8 @@ impl Partitions {
             filter_probes: self.probes.load(Relaxed),
             filter_skips: self.skips.load(Relaxed),
             filter_false_positives: self.false_positives.load(Relaxed),
+            index_only_records_visited: self.visited.load(Relaxed),
+            index_only_rows: self.visible.load(Relaxed),
             spill_failures: self.spill_failures.load(Relaxed),
             spill_corrupt_rebuilt: self.spill_corrupt.load(Relaxed),
             ..MvPbtStats::default()
