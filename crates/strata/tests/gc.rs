@@ -405,6 +405,17 @@ fn stats_serialise_with_conflict_kinds_by_name() {
     }
 }
 
+/// SI+SSI with GC passes only when a test asks.
+fn ssi_with_passes_on_demand() -> Database {
+    Database::open(
+        Options::default()
+            .protocol(Protocol::SiSsi)
+            .gc_interval(None)
+            .gc_every_commits(u32::MAX),
+    )
+    .unwrap()
+}
+
 /// SSI: a transaction that wrote nothing stamps the clock plus one without
 /// moving it, so while nothing writes the horizon never passes its stamp.
 /// Its SIREAD marks must still go once every transaction that could be
@@ -412,13 +423,7 @@ fn stats_serialise_with_conflict_kinds_by_name() {
 /// undeclared read-only work piles up a mark per read.
 #[test]
 fn siread_marks_of_commits_that_wrote_nothing_are_pruned_while_nothing_writes() {
-    let db = Database::open(
-        Options::default()
-            .protocol(Protocol::SiSsi)
-            .gc_interval(None)
-            .gc_every_commits(u32::MAX),
-    )
-    .unwrap();
+    let db = ssi_with_passes_on_demand();
     let t = kv_table(&db);
     let rows: Vec<(i64, i64)> = (0..100).map(|k| (k, 0)).collect();
     load(&db, &t, &rows);
@@ -446,13 +451,7 @@ fn siread_marks_of_commits_that_wrote_nothing_are_pruned_while_nothing_writes() 
 /// -rw-> T1 makes T2 a pivot, found only through T3's mark on x.
 #[test]
 fn siread_marks_stay_while_a_transaction_concurrent_with_their_reader_runs() {
-    let db = Database::open(
-        Options::default()
-            .protocol(Protocol::SiSsi)
-            .gc_interval(None)
-            .gc_every_commits(u32::MAX),
-    )
-    .unwrap();
+    let db = ssi_with_passes_on_demand();
     let t = kv_table(&db);
     load(&db, &t, &[(1, 0), (2, 0)]);
     let mut t2 = db.begin().unwrap();
