@@ -180,6 +180,23 @@ pub struct Sample {
     pub walked: bool,
 }
 
+impl Sample {
+    /// A second's throughput with the space fields unmeasured (0).
+    pub fn throughput_only(t_s: f64, committed_per_s: f64, llts_open: usize) -> Sample {
+        Sample {
+            t_s,
+            committed_per_s,
+            version_bytes: 0,
+            in_row_bytes: 0,
+            off_row_bytes: 0,
+            live_versions: 0,
+            longest_chain: 0,
+            llts_open,
+            walked: false,
+        }
+    }
+}
+
 /// What an LLT run measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct LltReport {
@@ -489,17 +506,7 @@ pub fn run_paced(
         let (stop, gate, open) = (&stop, &gate, &open);
         let take_sample = move |t_s: f64, committed_per_s: f64, during: &mut BTreeMap<u64, u64>| {
             if !cfg.walk_space {
-                return Sample {
-                    t_s,
-                    committed_per_s,
-                    version_bytes: 0,
-                    in_row_bytes: 0,
-                    off_row_bytes: 0,
-                    live_versions: 0,
-                    longest_chain: 0,
-                    llts_open: open.load(Ordering::SeqCst),
-                    walked: false,
-                };
+                return Sample::throughput_only(t_s, committed_per_s, open.load(Ordering::SeqCst));
             }
             // Stats walk every chain: under a horizon collector and an LLT
             // that takes seconds.

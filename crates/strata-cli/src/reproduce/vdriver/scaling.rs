@@ -390,17 +390,7 @@ mod tests {
     use super::*;
 
     fn second(t_s: f64, committed_per_s: f64, llts_open: usize) -> Sample {
-        Sample {
-            t_s,
-            committed_per_s,
-            version_bytes: 0,
-            in_row_bytes: 0,
-            off_row_bytes: 0,
-            live_versions: 0,
-            longest_chain: 0,
-            llts_open,
-            walked: false,
-        }
+        Sample::throughput_only(t_s, committed_per_s, llts_open)
     }
 
     /// The seconds with the LLTs open, less the first; the one there is
