@@ -2024,3 +2024,26 @@ fn an_async_commit_in_a_group_commit_database_does_not_wait_for_its_fsync() {
         acked.len()
     );
 }
+
+/// An index recovered from the log is carried by the next checkpoint: a
+/// third open, from that checkpoint alone, still has it.
+#[test]
+fn a_recovered_index_survives_the_next_checkpoint() {
+    let d = dir("index-ckpt");
+    {
+        let db = open(&d);
+        let t = kv(&db);
+        db.create_index("by_v", &t, &["v"], strata::Unique::No)
+            .unwrap();
+        db.run(|x| x.insert(&t, row![1, 10, "a"])).unwrap();
+    }
+    {
+        let db = open(&d);
+        assert!(db.index("by_v").is_ok());
+        db.checkpoint().unwrap();
+    }
+    let db = open(&d);
+    let idx = db.index("by_v").expect("the checkpoint carried the index");
+    let rows = db.begin_read_only().unwrap().index_scan(&idx, ..).unwrap();
+    assert_eq!(rows.len(), 1);
+}

@@ -664,7 +664,7 @@ impl crate::index::secondary::IndexCatalog {
         let names = self.by_name.read();
         let mut out: Vec<(&String, CatalogRecord)> = names
             .iter()
-            .filter(|(_, (idx, t))| idx.logged.load(SeqCst) && !t.dropped.load(SeqCst))
+            .filter(|(_, (idx, t))| idx.defined.load(SeqCst) && !t.dropped.load(SeqCst))
             .map(|(n, (idx, t))| {
                 (
                     n,

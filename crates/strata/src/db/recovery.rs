@@ -375,12 +375,10 @@ fn apply_catalog(db: &Database, c: CatalogRecord, from: &str) -> Result<()> {
             } else {
                 crate::Unique::No
             };
-            let idx = db.create_index_as(&name, &t, &cols, unique, kind)?;
-            // Its record is in the log (replay logs nothing itself), so
-            // checkpoints from now on carry it.
-            idx.inner
-                .logged
-                .store(true, std::sync::atomic::Ordering::SeqCst);
+            // Its record is in the log; replay runs before the log is
+            // attached, so `create_index` marks it defined as in memory,
+            // and checkpoints from now on carry it.
+            db.create_index_as(&name, &t, &cols, unique, kind)?;
         }
         CatalogRecord::DropIndex { name } => {
             if db.index(&name).is_err() {

@@ -190,14 +190,14 @@ impl Database {
                         unique: idx.unique,
                         kind: idx.kind,
                     })?;
-                    idx.logged.store(true, SeqCst);
+                    idx.defined.store(true, SeqCst);
                     drop(names);
                     Ok(Some((log, lsn)))
                 }
                 // In memory the built index is final at once: a backup's
                 // checkpoint carries it (`Database::backup`).
                 None => {
-                    idx.logged.store(true, SeqCst);
+                    idx.defined.store(true, SeqCst);
                     Ok(None)
                 }
             }
@@ -285,7 +285,7 @@ impl Database {
                 });
             }
             let logged = match self.inner.log.get() {
-                Some(log) if by_name[name].0.logged.load(SeqCst) => Some((
+                Some(log) if by_name[name].0.defined.load(SeqCst) => Some((
                     log,
                     log.catalog(&CatalogRecord::DropIndex {
                         name: name.to_string(),

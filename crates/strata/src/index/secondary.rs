@@ -80,10 +80,11 @@ pub(crate) struct SecondaryIndex {
     /// Partitions of an `MvPbt` index (None for `Standard`).
     pub mvpbt: Option<Partitions>,
     pub dropped: AtomicBool,
-    /// Its `CreateIndex` record is in the log (set under the catalog lock),
-    /// or, in memory, it is built: checkpoints (and backups) from then on
-    /// carry its definition.
-    pub logged: AtomicBool,
+    /// Its definition is final: its `CreateIndex` record is in the log
+    /// (set under the catalog lock), or, in memory, it is built.
+    /// Checkpoints (and backups) from then on carry it, and a drop logs
+    /// a `DropIndex`.
+    pub defined: AtomicBool,
     /// MVTO: largest timestamp of a transaction that scanned this index; an
     /// older transaction may not add an entry (a phantom for that reader).
     pub predicate_read_ts: AtomicU64,
@@ -124,7 +125,7 @@ impl SecondaryIndex {
             pointers,
             tree: Entries::default(),
             dropped: AtomicBool::new(false),
-            logged: AtomicBool::new(false),
+            defined: AtomicBool::new(false),
             predicate_read_ts: AtomicU64::new(0),
             scan_log: ScanLog::default(),
         }
