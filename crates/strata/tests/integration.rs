@@ -49,6 +49,8 @@ mod gc_tuple_level;
 mod gc_waiting_deletes;
 #[path = "index_writes.rs"]
 mod index_writes;
+#[path = "iterator.rs"]
+mod iterator;
 #[path = "lent_texts.rs"]
 mod lent_texts;
 #[path = "log_granularity.rs"]

@@ -72,7 +72,7 @@
 //! and a node holds four keys, so `tests/btree_model.rs` interleaves
 //! splits, removals and scans step by step.
 
-use super::key::{key_of_whole_word, order_word_whole, ByteKey};
+use super::key::{key_of_whole_word, order_word_whole, ByteKey, EncodedKey};
 use crate::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use crate::sync::atomic::{fence, AtomicPtr, AtomicU64};
 use crate::sync::{broken, Break};
@@ -961,13 +961,82 @@ impl BTree {
         };
         let (leaf, _) = self.find_leaf(start.as_ref());
         Iter {
+            tree: self,
             leaf: Some(leaf),
             lo,
             hi,
-            buf: [(0, 0); CAP],
+            buf: [(Raw::default(), 0); CAP],
             at: 0,
             k: 0,
             _guard: guard,
+        }
+    }
+
+    /// The lower fence of the leaf that holds the keys just below `hi`:
+    /// the separator left of the descent's path at its deepest turn, so
+    /// that every key in `[fence, hi)` (`hi` too, if included) was in that
+    /// leaf when the descent passed, and the keys below the fence are in
+    /// leaves to its left. None: the path ran down the tree's left edge.
+    /// A reverse walk ([`super::primary::PrimaryIndex::batch_from_high`])
+    /// steps leftwards with it: iterate `[fence, hi)` forwards (keys only
+    /// move right, so the forward walk from the fence finds every key
+    /// present meanwhile), then go on below the fence. The tree keeps no
+    /// left links: a reverse step is a descent.
+    ///
+    /// ```text
+    ///            [ 10 | 20 ]          fence_below(< 25) = 20: [20, 25) is in c2
+    ///           /     |     \         fence_below(< 20) = 10: [10, 20) is in c1
+    ///        c0      c1      c2       fence_below(< 10) = None: all in c0
+    /// ```
+    pub fn fence_below(&self, hi: Bound<&Key>, guard: &Guard) -> Option<EncodedKey> {
+        let _ = guard; // the separator's bytes live while the caller pins
+        let p = match hi {
+            Bound::Included(k) | Bound::Excluded(k) => Some(self.probe(k)),
+            Bound::Unbounded => None,
+        };
+        let strict = matches!(hi, Bound::Excluded(_));
+        'restart: loop {
+            let Some((mut n, mut v)) = self.root() else {
+                continue;
+            };
+            let mut fence = None;
+            while !n.leaf {
+                let c = n.count();
+                // The child holding the keys just below `hi`: past every
+                // separator below it (at or below it, when included).
+                let i = match &p {
+                    None => c,
+                    Some(p) if strict => n.partition(0, c, |r| p.cmp_raw(r) == Ordering::Less),
+                    Some(p) => n.upper_bound(c, p),
+                };
+                if i > 0 {
+                    fence = Some(n.keys[i - 1].load());
+                }
+                // `child` validates this node: the separator read above
+                // is one the node held.
+                let Some(next) = n.child(v, i) else {
+                    continue 'restart;
+                };
+                (n, v) = next;
+            }
+            // SAFETY: a validated separator, its bytes (an inner node's own
+            // copy) freed only through the epoch, and the caller pins.
+            return fence.map(|r| unsafe { self.key_of_raw(&r) });
+        }
+    }
+
+    /// The key a validated slot holds, owned.
+    ///
+    /// # Safety
+    /// `r` was read from a validated node while the caller pinned.
+    unsafe fn key_of_raw(&self, r: &Raw) -> EncodedKey {
+        if !self.bytes {
+            EncodedKey::U64(r.w[0])
+        } else if r.full == WHOLE {
+            EncodedKey::Bytes(key_of_whole_word(r.w))
+        } else {
+            // SAFETY: the caller's.
+            EncodedKey::Bytes(ByteKey::from_slice(unsafe { full_bytes(r.full) }))
         }
     }
 
@@ -1038,11 +1107,12 @@ impl OwnedProbe {
 
 /// [`BTree::iter`]: one validated snapshot of a leaf at a time.
 pub struct Iter<'g> {
+    tree: &'g BTree,
     leaf: Option<&'g Node>,
     lo: Bound<OwnedProbe>,
     hi: Bound<OwnedProbe>,
-    /// The snapshot's entries in bounds: (full key, value).
-    buf: [(u64, u64); CAP],
+    /// The snapshot's entries in bounds: (key, value).
+    buf: [(Raw, u64); CAP],
     at: usize,
     k: usize,
     _guard: &'g Guard,
@@ -1083,7 +1153,7 @@ impl Iter<'_> {
                 leaf.partition(start, n, below_hi)
             };
             for (i, b) in (start..end).zip(self.buf.iter_mut()) {
-                *b = (leaf.keys[i].load().full, leaf.val(i));
+                *b = (leaf.keys[i].load(), leaf.val(i));
             }
             let (k, done) = (end - start, end < n);
             let next = leaf.next.load(Acquire);
@@ -1095,19 +1165,38 @@ impl Iter<'_> {
     }
 }
 
-impl<'g> Iterator for Iter<'g> {
-    type Item = (&'g [u8], u64);
-
-    fn next(&mut self) -> Option<Self::Item> {
+impl Iter<'_> {
+    /// The next entry of the snapshot, as read.
+    #[inline]
+    fn next_raw(&mut self) -> Option<(Raw, u64)> {
         while self.at == self.k {
             let leaf = self.leaf.take()?;
             self.leaf = self.fill(leaf).map(node);
         }
-        let (full, v) = self.buf[self.at];
+        let e = self.buf[self.at];
         self.at += 1;
-        // SAFETY: `full` was in a validated snapshot of a leaf, read while
-        // `_guard` pinned: freed only through the epoch, after 'g.
-        Some((unsafe { full_bytes(full) }, v))
+        Some(e)
+    }
+
+    /// The next entry with its key owned, whatever the tree keeps of it
+    /// (integer, word or bytes): for walks that resume from where they
+    /// stopped ([`BTree::fence_below`]'s caller).
+    pub fn next_keyed(&mut self) -> Option<(EncodedKey, u64)> {
+        let (r, v) = self.next_raw()?;
+        // SAFETY: `r` was in a validated snapshot of a leaf, read while
+        // `_guard` pinned.
+        Some((unsafe { self.tree.key_of_raw(&r) }, v))
+    }
+}
+
+impl<'g> Iterator for Iter<'g> {
+    type Item = (&'g [u8], u64);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (r, v) = self.next_raw()?;
+        // SAFETY: `r.full` was in a validated snapshot of a leaf, read
+        // while `_guard` pinned: freed only through the epoch, after 'g.
+        Some((unsafe { full_bytes(r.full) }, v))
     }
 }
 

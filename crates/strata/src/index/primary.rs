@@ -97,6 +97,7 @@ use super::hash::{self, IntHashIndex};
 use super::key::{packed_ints, ByteKey, EncodedKey, INLINE_KEY};
 use crate::value::PointLookups;
 use rustc_hash::FxBuildHasher;
+use std::collections::VecDeque;
 use std::ops::{Bound, ControlFlow};
 
 /// The hash side of a byte-keyed index: key -> (tuple id, the version
@@ -145,6 +146,14 @@ fn map_bound<'a, T, U: 'a>(b: &'a Bound<T>, f: impl Fn(&'a T) -> U) -> Bound<U> 
         Bound::Included(x) => Bound::Included(f(x)),
         Bound::Excluded(x) => Bound::Excluded(f(x)),
         Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// Whether `Included(k)` starts later than `lo` (so narrows it).
+fn above(k: &EncodedKey, lo: &Bound<EncodedKey>) -> bool {
+    match lo {
+        Bound::Included(l) | Bound::Excluded(l) => k > l,
+        Bound::Unbounded => true,
     }
 }
 
@@ -449,6 +458,83 @@ impl PrimaryIndex {
         }
     }
 
+    /// A lazy range's step from its low end ([`crate::Range`]): up to
+    /// `max` entries (key, tuple id) within the bounds, in key order,
+    /// appended to `out`. True when the walk reached `hi` (nothing within
+    /// the bounds is left past what it appended).
+    pub fn batch_from_low(
+        &self,
+        lo: &Bound<EncodedKey>,
+        hi: &Bound<EncodedKey>,
+        max: usize,
+        guard: &crossbeam_epoch::Guard,
+        out: &mut VecDeque<(EncodedKey, u64)>,
+    ) -> bool {
+        let (lo, hi) = (map_bound(lo, tree_key), map_bound(hi, tree_key));
+        let mut it = self.tree().iter(lo.as_ref(), hi.as_ref(), guard);
+        for _ in 0..max {
+            match it.next_keyed() {
+                Some(e) => out.push_back(e),
+                None => return true,
+            }
+        }
+        false
+    }
+
+    /// The same from the high end: the entries of at least one leaf (or
+    /// all that are left), in descending key order, appended to `out`.
+    /// Returns the new high bound (below what it appended), or None when
+    /// the walk reached `lo`.
+    ///
+    /// The tree links leaves rightwards only, so each step descends to
+    /// the fence of the leaf below `hi` ([`BTree::fence_below`]) and walks
+    /// forwards from it.
+    pub fn batch_from_high(
+        &self,
+        lo: &Bound<EncodedKey>,
+        hi: &Bound<EncodedKey>,
+        guard: &crossbeam_epoch::Guard,
+        out: &mut VecDeque<(EncodedKey, u64)>,
+    ) -> Option<Bound<EncodedKey>> {
+        let mut hi = hi.clone();
+        let mut leaf = Vec::new();
+        loop {
+            let fence = self
+                .tree()
+                .fence_below(map_bound(&hi, tree_key).as_ref(), guard);
+            // From the fence, unless the range starts above it.
+            let from = match fence {
+                Some(f) if above(&f, lo) => Bound::Included(f),
+                _ => lo.clone(),
+            };
+            self.range_keyed(&from, &hi, guard, &mut leaf);
+            let found = !leaf.is_empty();
+            out.extend(leaf.drain(..).rev());
+            match from {
+                Bound::Included(f) if from != *lo => hi = Bound::Excluded(f),
+                _ => return None,
+            }
+            if found {
+                return Some(hi);
+            }
+        }
+    }
+
+    /// Every entry within the bounds, with its key, in key order.
+    fn range_keyed(
+        &self,
+        lo: &Bound<EncodedKey>,
+        hi: &Bound<EncodedKey>,
+        guard: &crossbeam_epoch::Guard,
+        out: &mut Vec<(EncodedKey, u64)>,
+    ) {
+        let (lo, hi) = (map_bound(lo, tree_key), map_bound(hi, tree_key));
+        let mut it = self.tree().iter(lo.as_ref(), hi.as_ref(), guard);
+        while let Some(e) = it.next_keyed() {
+            out.push(e);
+        }
+    }
+
     /// Entries (walks the tree's leaves).
     pub fn len(&self) -> usize {
         self.tree().len()
@@ -505,6 +591,136 @@ mod tests {
         let mut out = Vec::new();
         ix.range(&Bound::Unbounded, &Bound::Unbounded, &mut out);
         out
+    }
+
+    /// Every key in the bounds, walked from the high end in the steps a
+    /// reverse iterator takes.
+    fn from_high(ix: &PrimaryIndex, lo: Bound<EncodedKey>, hi: Bound<EncodedKey>) -> Vec<u64> {
+        let g = crossbeam_epoch::pin();
+        let (mut out, mut hi) = (VecDeque::new(), Some(hi));
+        while let Some(h) = hi {
+            let before = out.len();
+            hi = ix.batch_from_high(&lo, &h, &g, &mut out);
+            assert!(
+                hi.is_none() || out.len() > before,
+                "a step that goes on found keys"
+            );
+        }
+        out.into_iter().map(|(_, t)| t).collect()
+    }
+
+    /// The same from the low end.
+    fn from_low(ix: &PrimaryIndex, lo: Bound<EncodedKey>, hi: Bound<EncodedKey>) -> Vec<u64> {
+        let g = crossbeam_epoch::pin();
+        let (mut out, mut lo) = (VecDeque::new(), lo);
+        while !ix.batch_from_low(&lo, &hi, 7, &g, &mut out) {
+            lo = Bound::Excluded(out.back().unwrap().0.clone());
+        }
+        out.into_iter().map(|(_, t)| t).collect()
+    }
+
+    /// Both walks, over trees of many leaves (integer keys, byte keys held
+    /// as words, and long byte keys held as bytes), return every key in the
+    /// bounds once, in order, with the keys they name.
+    #[test]
+    fn batched_walks_from_either_end_return_the_range_in_order() {
+        let long = |i: u64| {
+            EncodedKey::Bytes(
+                format!("{i:08}-a-key-longer-than-words")
+                    .into_bytes()
+                    .into(),
+            )
+        };
+        type MakeKey = fn(u64) -> EncodedKey;
+        let shapes: [(&str, bool, MakeKey); 3] = [
+            ("int", true, |i| EncodedKey::U64(i)),
+            ("words", false, |i| {
+                EncodedKey::Bytes(i.to_be_bytes().to_vec().into())
+            }),
+            ("long", false, long),
+        ];
+        for (name, int, k) in shapes {
+            for point in [PointLookups::Hash, PointLookups::Tree] {
+                let ix = PrimaryIndex::new(int, point);
+                // Even keys 0..1000 (many leaves), inserted shuffled.
+                let mut keys: Vec<u64> = (0..500).map(|i| i * 2).collect();
+                keys.sort_by_key(|i| (i * 7919) % 1000);
+                for &i in &keys {
+                    ix.insert(&k(i), i, std::ptr::null()).unwrap();
+                }
+                let b = |x: u64, inc: bool| {
+                    if inc {
+                        Bound::Included(k(x))
+                    } else {
+                        Bound::Excluded(k(x))
+                    }
+                };
+                let cases = [
+                    (Bound::Unbounded, Bound::Unbounded, 0..=998),
+                    (b(100, true), b(300, true), 100..=300),
+                    (b(100, false), b(300, false), 102..=298),
+                    (b(101, true), b(301, false), 102..=300),
+                    (Bound::Unbounded, b(65, true), 0..=64),
+                    (b(935, false), Bound::Unbounded, 936..=998),
+                    (b(500, true), b(500, true), 500..=500),
+                    (b(501, true), b(501, true), 501..=501),
+                ];
+                for (lo, hi, want) in cases {
+                    let want: Vec<u64> = want.filter(|i| i % 2 == 0).collect();
+                    let what = format!("{name} {point:?} {lo:?}..{hi:?}");
+                    assert_eq!(from_low(&ix, lo.clone(), hi.clone()), want, "{what}");
+                    let mut down = from_high(&ix, lo, hi);
+                    down.reverse();
+                    assert_eq!(down, want, "{what} from the high end");
+                }
+                let g = crossbeam_epoch::pin();
+                let mut out = VecDeque::new();
+                ix.batch_from_high(&Bound::Unbounded, &Bound::Unbounded, &g, &mut out);
+                assert_eq!(out[0].0, k(998), "{name}: entries carry their keys");
+            }
+        }
+    }
+
+    /// A reverse walk, like a forward one, never misses a key that stays
+    /// while others around it come and go (splits move keys right, empty
+    /// leaves leave the tree).
+    #[test]
+    fn walks_from_the_high_end_never_miss_stable_keys_under_churn() {
+        for int in [true, false] {
+            let ix = PrimaryIndex::new(int, PointLookups::Tree);
+            let stable: Vec<u64> = (0..60).map(|i| i * 50).collect();
+            for &i in &stable {
+                ix.insert(&key(int, i), i, std::ptr::null()).unwrap();
+            }
+            let done = AtomicBool::new(false);
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    for round in 0..400u64 {
+                        let churn = (0..3000u64).filter(|i| i % 50 != 0);
+                        let churn: Vec<u64> = churn.skip((round % 7) as usize).step_by(3).collect();
+                        for &i in &churn {
+                            let _ = ix.insert(&key(int, i), i, std::ptr::null());
+                        }
+                        for &i in &churn {
+                            ix.remove(&key(int, i), i);
+                        }
+                    }
+                    done.store(true, Ordering::SeqCst);
+                });
+                let mut walks = 0;
+                while !done.load(Ordering::SeqCst) || walks < 20 {
+                    let mut seen = from_high(&ix, Bound::Unbounded, Bound::Unbounded);
+                    assert!(
+                        seen.windows(2).all(|w| w[0] > w[1]),
+                        "walk {walks}: out of order"
+                    );
+                    seen.retain(|i| i % 50 == 0);
+                    seen.reverse();
+                    assert_eq!(seen, stable, "walk {walks} missed stable keys");
+                    walks += 1;
+                }
+            });
+        }
     }
 
     #[test]

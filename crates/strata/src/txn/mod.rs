@@ -22,8 +22,11 @@
 
 mod db_inner;
 pub(crate) mod index_ops;
+mod iter;
 mod reads;
 mod scans;
+
+pub use iter::{IndexRange, Range};
 
 /// Runs `$e` as a timed region of component `$c` (`crate::breakdown`).
 /// With `Options::time_breakdown` off it is `$e` behind one test of the

@@ -1,0 +1,383 @@
+//! Lazy range scans: [`Transaction::range`] and its key-only and count
+//! forms, iterators that read one row per step and walk from either end.
+//!
+//! The primary index hands out (key, tuple id) entries in batches, one
+//! leaf or so at a time, from the low end ([`PrimaryIndex::batch_from_low`])
+//! or the high end ([`PrimaryIndex::batch_from_high`]); a row is read
+//! through the protocol only when the caller asks for it, so the rows a
+//! transaction read, and the predicate it protects, are exactly the ones the
+//! iterator returned:
+//!
+//! ```text
+//!   range [lo, hi]:  lo ─ a b c ─────────── x y ─ hi
+//!                    front returned a, b    back returned y
+//!   predicate reads: [lo, b]  and  [y, hi]  (all of [lo, hi] once either
+//!                                            end ran dry)
+//!   not yet fetched: (c .. x), the middle both ends fetch from
+//! ```
+//!
+//! The ends fetch from one shrinking middle, so no entry is fetched twice;
+//! once the middle is empty an end takes the other end's fetched entries
+//! from the far side of its buffer, and the two meet without overlap.
+//!
+//! The invariant this module owns: **the predicate an iterator leaves
+//! covers exactly what it returned**, from the range's start to the last row
+//! the front returned and from the last row the back returned to the range's
+//! end, recorded when the iterator is dropped (it borrows the transaction
+//! mutably, so nothing commits before that). Rows fetched and not returned
+//! were never read through the protocol.
+//!
+//! The iterator pins the epoch while it lives (fetched tuple ids must not be
+//! reused before they are read), re-pinning whenever nothing fetched is left,
+//! so a slow consumer holds back memory reclamation no longer than a scan
+//! callback of the same length would.
+//!
+//! Secondary indexes ([`Transaction::index_range`]) are not lazy yet: the
+//! whole range is read on the call, as [`Transaction::index_scan`] reads it,
+//! and the iterator walks the rows from either end.
+
+use super::*;
+use crate::index::primary::PrimaryIndex;
+use crate::table::Index;
+use std::collections::VecDeque;
+use std::marker::PhantomData;
+
+/// Entries fetched from the low end per step (about two leaves).
+const FRONT_BATCH: usize = 64;
+
+/// What a range yields per visible row: the row, its key, or nothing
+/// (a count).
+type Project<T> = fn(&TableInner, &Version) -> T;
+
+/// A lazy range scan of a table's primary index: [`Transaction::range`]
+/// (rows), [`Transaction::range_keys`] (primary keys). Double-ended: `.rev()`
+/// walks from the high end. An item is `Err` when reading the row failed
+/// (a conflict rolls the transaction back); the iterator ends after it.
+pub struct Range<'t, T = Row> {
+    txn: &'t mut Transaction,
+    table: &'t TableInner,
+    project: Project<T>,
+    guard: Guard,
+    /// The range asked for: what the predicate covers once exhausted.
+    lo: Bound<EncodedKey>,
+    hi: Bound<EncodedKey>,
+    /// What neither end has fetched yet; None once empty.
+    middle: Option<(Bound<EncodedKey>, Bound<EncodedKey>)>,
+    /// Fetched, not yet returned: the front's in ascending key order, the
+    /// back's in descending.
+    front: VecDeque<(EncodedKey, u64)>,
+    back: VecDeque<(EncodedKey, u64)>,
+    /// The last key each end returned a row (or tombstone) of.
+    front_key: Option<EncodedKey>,
+    back_key: Option<EncodedKey>,
+    /// Tuples with a visible version each end read (the phantom check's
+    /// `seen`).
+    front_seen: Vec<u64>,
+    back_seen: Vec<u64>,
+    /// The protocol re-validates this range at commit.
+    phantom_checked: bool,
+    started: bool,
+    /// Both ends ran dry, or a read failed.
+    done: bool,
+    exhausted: bool,
+}
+
+/// Which end a step reads from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum End {
+    Front,
+    Back,
+}
+
+impl Transaction {
+    /// The rows whose primary key lies in `range`, in key order, read
+    /// lazily: a row is read when the iterator reaches it, and `.rev()`
+    /// walks from the high end. The bounds take key prefixes as
+    /// [`Transaction::scan`]'s do.
+    ///
+    /// Phantom protection (under the serializable protocols) covers what
+    /// the iterator returned: from the range's start to the last row taken
+    /// from the front, from the last row taken from the back to the range's
+    /// end, or the whole range once the iterator ran dry. Stopping early
+    /// (`take(n)`, `break`) protects no key past the stop, as
+    /// [`Transaction::scan_while`] does.
+    ///
+    /// ```
+    /// # use strata::{Database, Options, Schema, Type, Value};
+    /// # let db = Database::open(Options::default())?;
+    /// # let t = db.create_table(Schema::new("t").column("k", Type::Int)
+    /// #     .column("v", Type::Text).primary_key(&["k"]))?;
+    /// # db.run(|tx| { for k in 0..10 { tx.insert(&t, vec![k.into(), "x".into()])?; } Ok(()) })?;
+    /// let mut tx = db.begin()?;
+    /// let from = vec![Value::Int(3)];
+    /// let to = vec![Value::Int(7)];
+    /// // The last two rows of [3, 7), newest key first.
+    /// let last: Vec<i64> = tx
+    ///     .range(&t, from..to)?
+    ///     .rev()
+    ///     .take(2)
+    ///     .map(|row| row.map(|r| r[0].as_int().unwrap()))
+    ///     .collect::<strata::Result<_>>()?;
+    /// assert_eq!(last, [6, 5]);
+    /// tx.commit()?;
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    pub fn range<'t>(
+        &'t mut self,
+        t: &'t Table,
+        range: impl RangeBounds<Key>,
+    ) -> Result<Range<'t, Row>> {
+        Range::new(self, t, &range, |_, v| {
+            storage::with_values(v, |r| r.to_vec())
+        })
+    }
+
+    /// [`Transaction::range`]'s primary keys alone (each key's columns, in
+    /// the schema's primary-key order).
+    pub fn range_keys<'t>(
+        &'t mut self,
+        t: &'t Table,
+        range: impl RangeBounds<Key>,
+    ) -> Result<Range<'t, Key>> {
+        Range::new(self, t, &range, |ti, v| {
+            storage::with_values(v, |r| ti.schema.key_of(r))
+        })
+    }
+
+    /// How many rows [`Transaction::range`] would return, without copying
+    /// or decoding any (its predicate covers the whole range).
+    pub fn count(&mut self, t: &Table, range: impl RangeBounds<Key>) -> Result<usize> {
+        let rows: Range<'_, ()> = Range::new(self, t, &range, |_, _| ())?;
+        rows.sum_ok()
+    }
+
+    /// The rows [`Transaction::index_scan`] returns, as a double-ended
+    /// iterator (index-key order; `.rev()` from the end).
+    ///
+    /// Not lazy yet: the call reads the whole range (its predicate covers
+    /// all of it, whatever the caller takes), and the iterator hands out
+    /// the rows it read. Each secondary index kind decides visibility its
+    /// own way over its whole range (MV-PBT from its records before any
+    /// row), which a resumable walk would have to split.
+    pub fn index_range<'t>(
+        &'t mut self,
+        idx: &Index,
+        range: impl RangeBounds<Key>,
+    ) -> Result<IndexRange<'t>> {
+        Ok(IndexRange {
+            rows: self.index_scan(idx, range)?.into(),
+            _txn: PhantomData,
+        })
+    }
+}
+
+impl<'t, T> Range<'t, T> {
+    fn new(
+        txn: &'t mut Transaction,
+        t: &'t Table,
+        range: &impl RangeBounds<Key>,
+        project: Project<T>,
+    ) -> Result<Self> {
+        txn.check_open(t)?;
+        let (lo, hi) = primary_bounds(t, range)?;
+        // (A range's rows are not named one by one: see `read_stamp`.)
+        txn.read_stamp = UNKNOWN_READS;
+        let phantom_checked = !txn.read_only && with_cc!(txn.db.protocol, P => P::VALIDATES_SCANS);
+        Ok(Range {
+            table: &t.inner,
+            project,
+            guard: epoch::pin(),
+            middle: Some((lo.clone(), hi.clone())),
+            lo,
+            hi,
+            front: VecDeque::new(),
+            back: VecDeque::new(),
+            front_key: None,
+            back_key: None,
+            front_seen: Vec::new(),
+            back_seen: Vec::new(),
+            phantom_checked,
+            started: false,
+            done: false,
+            exhausted: false,
+            txn,
+        })
+    }
+
+    /// The number of `Ok` items, or the first error.
+    fn sum_ok(self) -> Result<usize> {
+        self.into_iter().try_fold(0, |n, r| r.map(|_| n + 1))
+    }
+
+    /// The next entry an end reads: from its own buffer, else fetched
+    /// from the middle, else the other end's nearest-to-us fetched entry.
+    fn take_entry(&mut self, end: End) -> Option<(EncodedKey, u64)> {
+        loop {
+            let own = match end {
+                End::Front => self.front.pop_front(),
+                End::Back => self.back.pop_front(),
+            };
+            if own.is_some() {
+                return own;
+            }
+            let Some((lo, hi)) = self.middle.take() else {
+                // The middle is empty: the other end's farthest entry
+                // is this end's next.
+                return match end {
+                    End::Front => self.back.pop_back(),
+                    End::Back => self.front.pop_back(),
+                };
+            };
+            self.fetch(end, lo, hi);
+        }
+    }
+
+    /// Moves a batch of the middle `[lo, hi]` into `end`'s buffer and
+    /// leaves the rest as the middle.
+    fn fetch(&mut self, end: End, lo: Bound<EncodedKey>, hi: Bound<EncodedKey>) {
+        if !self.started {
+            self.started = true;
+            if !self.txn.read_only {
+                let ts = &self.table.predicate_read_ts;
+                with_cc!(self.txn.db.protocol, P => P::before_scan(&*self.txn, ts));
+            }
+        }
+        if self.front.is_empty() && self.back.is_empty() {
+            // No fetched tuple id is held: let the epoch move on.
+            self.guard.repin();
+        }
+        let index: &PrimaryIndex = &self.table.index;
+        self.middle = match end {
+            End::Front => {
+                let dry = index.batch_from_low(&lo, &hi, FRONT_BATCH, &self.guard, &mut self.front);
+                match self.front.back() {
+                    Some((k, _)) if !dry => Some((Bound::Excluded(k.clone()), hi)),
+                    _ => None,
+                }
+            }
+            End::Back => index
+                .batch_from_high(&lo, &hi, &self.guard, &mut self.back)
+                .map(|hi| (lo, hi)),
+        };
+    }
+
+    /// One step from `end`: the next visible row's projection.
+    fn step(&mut self, end: End) -> Option<Result<T>> {
+        if self.done {
+            return None;
+        }
+        loop {
+            let Some((key, tuple)) = self.take_entry(end) else {
+                self.done = true;
+                self.exhausted = true;
+                return None;
+            };
+            let read =
+                with_cc!(self.txn.db.protocol, P => self.txn.read_tuple::<P>(self.table, tuple));
+            let v = match read {
+                Ok(v) => v,
+                Err(e) => {
+                    self.done = true;
+                    return Some(self.txn.fail(e));
+                }
+            };
+            if v.is_null() {
+                continue;
+            }
+            if self.phantom_checked {
+                match end {
+                    End::Front => self.front_seen.push(tuple),
+                    End::Back => self.back_seen.push(tuple),
+                }
+            }
+            match end {
+                End::Front => self.front_key = Some(key),
+                End::Back => self.back_key = Some(key),
+            }
+            // SAFETY: a visible version read under `guard`, which pins
+            // (versions are freed through the epoch).
+            let r = unsafe { &*v };
+            if r.is_tombstone() {
+                continue;
+            }
+            return Some(Ok((self.project)(self.table, r)));
+        }
+    }
+
+    /// Leaves the predicate reads of what was returned (see the module
+    /// doc).
+    fn record_predicate(&mut self) {
+        if !self.phantom_checked || !self.started || !self.txn.active {
+            return;
+        }
+        let t = self.table;
+        let mut seen = std::mem::take(&mut self.front_seen);
+        if self.exhausted {
+            seen.append(&mut self.back_seen);
+            let (lo, hi) = (self.lo.clone(), self.hi.clone());
+            self.txn.scans.push(ScanEntry::range(t, lo, hi, seen));
+            return;
+        }
+        if let Some(k) = self.front_key.take() {
+            let lo = self.lo.clone();
+            self.txn
+                .scans
+                .push(ScanEntry::range(t, lo, Bound::Included(k), seen));
+        }
+        if let Some(k) = self.back_key.take() {
+            let (hi, seen) = (self.hi.clone(), std::mem::take(&mut self.back_seen));
+            self.txn
+                .scans
+                .push(ScanEntry::range(t, Bound::Included(k), hi, seen));
+        }
+    }
+}
+
+impl<T> Iterator for Range<'_, T> {
+    type Item = Result<T>;
+
+    fn next(&mut self) -> Option<Result<T>> {
+        self.step(End::Front)
+    }
+}
+
+impl<T> DoubleEndedIterator for Range<'_, T> {
+    fn next_back(&mut self) -> Option<Result<T>> {
+        self.step(End::Back)
+    }
+}
+
+impl<T> std::iter::FusedIterator for Range<'_, T> {}
+
+impl<T> Drop for Range<'_, T> {
+    fn drop(&mut self) {
+        self.record_predicate();
+    }
+}
+
+/// The rows of a secondary-index range ([`Transaction::index_range`]), read
+/// when it was made.
+pub struct IndexRange<'t> {
+    rows: VecDeque<Row>,
+    _txn: PhantomData<&'t mut Transaction>,
+}
+
+impl Iterator for IndexRange<'_> {
+    type Item = Result<Row>;
+
+    fn next(&mut self) -> Option<Result<Row>> {
+        self.rows.pop_front().map(Ok)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.rows.len(), Some(self.rows.len()))
+    }
+}
+
+impl DoubleEndedIterator for IndexRange<'_> {
+    fn next_back(&mut self) -> Option<Result<Row>> {
+        self.rows.pop_back().map(Ok)
+    }
+}
+
+impl ExactSizeIterator for IndexRange<'_> {}
