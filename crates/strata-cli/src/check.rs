@@ -24,7 +24,7 @@ use strata_verify::{
     check, run_segmented, Anomaly, CheckOptions, GeneratorConfig, Outcome, Report, Workload,
 };
 
-use crate::executor::StrataExecutor;
+use crate::executor::{ScanVia, StrataExecutor};
 use crate::{CheckArgs, UsageError, WorkloadArg};
 
 /// Exit code of a run whose anomalies are all allowed by the protocol.
@@ -184,6 +184,11 @@ fn prepare(a: &CheckArgs) -> Result<(GeneratorConfig, StrataExecutor), UsageErro
     .map_err(|e| UsageError(e.to_string()))?;
     exec.read_only_snapshots = a.read_only_snapshots;
     exec.blind_writes = a.blind_writes;
+    exec.scan_via = match a.scans {
+        crate::ScansArg::Callback => ScanVia::Callback,
+        crate::ScansArg::Iterator => ScanVia::Iterator,
+        crate::ScansArg::Reverse => ScanVia::Reverse,
+    };
     Ok((cfg, exec))
 }
 

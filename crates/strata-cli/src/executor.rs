@@ -109,6 +109,31 @@ pub fn read_row_may_vanish(protocol: Protocol) -> bool {
     }
 }
 
+/// How the executor's scans read rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanVia {
+    /// `scan_while` / `index_scan_while`.
+    Callback,
+    /// `Transaction::range` / `index_range`, forwards.
+    Iterator,
+    /// The same iterators from the high end (`.rev()`).
+    Reverse,
+}
+
+/// Feeds `rows` to `f` until it breaks (a limited scan's stop): the
+/// iterator is dropped there, so its predicate ends at that row.
+fn iterate(
+    rows: impl Iterator<Item = strata::Result<strata::Row>>,
+    mut f: impl FnMut(&[Value]) -> ControlFlow<()>,
+) -> Result<(), Error> {
+    for r in rows {
+        if f(&r?).is_break() {
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// Runs planned transactions against a Strata database.
 pub struct StrataExecutor {
     pub db: Database,
@@ -140,6 +165,9 @@ pub struct StrataExecutor {
     /// Scans go through this secondary index on the lists' key column
     /// ([`StrataExecutor::scan_through`]) instead of the primary index.
     pub scan_index: Option<Index>,
+    /// How scans read their rows: through the callback scans or the
+    /// iterators, forwards or backwards.
+    pub scan_via: ScanVia,
     /// Issue every register write of an even value blind: an update with
     /// no read of the key first (an insert if the key is absent), recorded
     /// as a bare write; and report each register's committed versions
@@ -183,6 +211,7 @@ impl StrataExecutor {
             engine_errors: Mutex::new((0, None)),
             yield_between_ops: true,
             scan_index: None,
+            scan_via: ScanVia::Callback,
             blind_writes: false,
         })
     }
@@ -405,10 +434,44 @@ impl StrataExecutor {
                         _ => ControlFlow::Continue(()),
                     }
                 };
-                match &self.scan_index {
-                    Some(idx) => txn.index_scan_while(idx, range, until_limit)?,
-                    None => txn.scan_while(&self.lists, range, until_limit)?,
-                };
+                let mut lo = lo;
+                match (&self.scan_index, self.scan_via) {
+                    (Some(idx), ScanVia::Callback) => {
+                        txn.index_scan_while(idx, range, until_limit)?;
+                    }
+                    (None, ScanVia::Callback) => {
+                        txn.scan_while(&self.lists, range, until_limit)?;
+                    }
+                    (Some(idx), ScanVia::Iterator) => {
+                        iterate(txn.index_range(idx, range)?, until_limit)?
+                    }
+                    (None, ScanVia::Iterator) => {
+                        iterate(txn.range(&self.lists, range)?, until_limit)?
+                    }
+                    // Backwards, a limited scan stops at the start of a key
+                    // (its tomb, after its data row) and observed the keys
+                    // from that one to the range's end.
+                    (idx, ScanVia::Reverse) => {
+                        let mut rev_rows = Vec::new();
+                        let until = |r: &[Value]| {
+                            rev_rows.push(r.to_vec());
+                            let pk = r[0].as_int().expect("list keys are integers") as u64;
+                            match limit {
+                                Some(n) if rev_rows.len() as u64 >= n && pk % 2 == 0 => {
+                                    lo = pk / 2;
+                                    ControlFlow::Break(())
+                                }
+                                _ => ControlFlow::Continue(()),
+                            }
+                        };
+                        match idx {
+                            Some(idx) => iterate(txn.index_range(idx, range)?.rev(), until)?,
+                            None => iterate(txn.range(&self.lists, range)?.rev(), until)?,
+                        }
+                        rev_rows.reverse();
+                        rows = rev_rows;
+                    }
+                }
                 // Per logical key in order: (key, tomb, data).
                 let mut keys: Vec<(u64, Option<List>, Option<List>)> = Vec::new();
                 for r in &rows {

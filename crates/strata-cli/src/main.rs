@@ -372,6 +372,13 @@ fn parse_preset(s: &str) -> Result<strata::Preset, String> {
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScansArg {
+    Callback,
+    Iterator,
+    Reverse,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkloadArg {
     /// Appends to, deletes of and reads of lists (most informative).
     ListAppend,
@@ -442,6 +449,11 @@ pub struct CheckArgs {
     /// Run transactions without writes as read-only snapshot transactions.
     #[arg(long)]
     pub read_only_snapshots: bool,
+    /// How scans read their rows: `callback` (`scan_while`), `iterator`
+    /// (`Transaction::range`) or `reverse` (the iterator from the high
+    /// end); a limited scan stops early either way.
+    #[arg(long, value_enum, default_value_t = ScansArg::Callback)]
+    pub scans: ScansArg,
     /// Register workload: write every even value blind (an update with no
     /// read of the key first), as SSN's blind overwrites allow, and order
     /// those writes by the versions the engine kept (needs `--gc none`).

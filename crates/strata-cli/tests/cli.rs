@@ -185,6 +185,37 @@ fn check_serializable_protocol_exits_zero() {
     assert!(stdout.contains("verdict: valid"), "{stdout}");
 }
 
+/// `strata check --scans reverse`: the predicate workload's scans read
+/// through the iterator from the high end, and the history checks valid.
+#[test]
+fn check_reads_scans_through_the_reverse_iterator() {
+    let out = strata(&[
+        "check",
+        "--protocol",
+        "mvocc",
+        "--workload",
+        "predicate",
+        "--scans",
+        "reverse",
+        "--txns",
+        "800",
+        "--clients",
+        "3",
+        "--keys",
+        "12",
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {stdout}\nstderr: {}",
+        text(&out.stderr)
+    );
+    assert!(stdout.contains("verdict: valid"), "{stdout}");
+    let bad = strata(&["check", "--scans", "sideways"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad.stderr));
+}
+
 /// `strata check` of SI on the write-skew workload (8 clients on 4 keys,
 /// where write skew is likely but not certain in one run), with `seed`
 /// and `extra` flags.
