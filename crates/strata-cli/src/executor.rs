@@ -457,7 +457,7 @@ impl StrataExecutor {
                             rev_rows.push(r.to_vec());
                             let pk = r[0].as_int().expect("list keys are integers") as u64;
                             match limit {
-                                Some(n) if rev_rows.len() as u64 >= n && pk % 2 == 0 => {
+                                Some(n) if rev_rows.len() as u64 >= n && pk.is_multiple_of(2) => {
                                     lo = pk / 2;
                                     ControlFlow::Break(())
                                 }
