@@ -103,22 +103,25 @@ impl Transaction {
     /// [`Transaction::scan_while`] does.
     ///
     /// ```
-    /// # use strata::{Database, Options, Schema, Type, Value};
-    /// # let db = Database::open(Options::default())?;
-    /// # let t = db.create_table(Schema::new("t").column("k", Type::Int)
-    /// #     .column("v", Type::Text).primary_key(&["k"]))?;
-    /// # db.run(|tx| { for k in 0..10 { tx.insert(&t, vec![k.into(), "x".into()])?; } Ok(()) })?;
+    /// use strata::{key, row, Database, Options, Schema, Type};
+    ///
+    /// let db = Database::open(Options::default())?;
+    /// let t = db.create_table(
+    ///     Schema::new("t").column("k", Type::Int).column("v", Type::Text).primary_key(&["k"]),
+    /// )?;
+    /// db.run(|tx| (0..10).try_for_each(|k| tx.insert(&t, row![k, "x"])))?;
     /// let mut tx = db.begin()?;
-    /// let from = vec![Value::Int(3)];
-    /// let to = vec![Value::Int(7)];
-    /// // The last two rows of [3, 7), newest key first.
+    /// // The last two rows of [3, 7), the highest key first.
     /// let last: Vec<i64> = tx
-    ///     .range(&t, from..to)?
+    ///     .range(&t, key![3]..key![7])?
     ///     .rev()
     ///     .take(2)
     ///     .map(|row| row.map(|r| r[0].as_int().unwrap()))
     ///     .collect::<strata::Result<_>>()?;
     /// assert_eq!(last, [6, 5]);
+    /// // Its phantom protection covers [5, 7), where it read: another
+    /// // transaction's insert of key 4 is no conflict. A count covers all.
+    /// assert_eq!(tx.count(&t, ..)?, 10);
     /// tx.commit()?;
     /// # Ok::<(), strata::Error>(())
     /// ```
