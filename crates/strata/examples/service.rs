@@ -1,9 +1,9 @@
 //! The engine used the way a small service would: a durable database
 //! opened or created on start (`open_table`), worker threads moving money
 //! with retries and an error type of their own (`try_run`), a read-only
-//! report read through a lazy iterator (`run_read_only`, `range`), an online backup taken while the workers run
-//! (`Database::backup`), and a restart that finds every acknowledged
-//! commit. CI runs it (`.ci/run`); it exits non-zero if the books do not
+//! report read through a lazy iterator (`run_read_only`, `range`), an
+//! online backup taken while the workers run (`Database::backup`), and a
+//! restart that finds every acknowledged commit. CI runs it (`.ci/run`); it exits non-zero if the books do not
 //! balance.
 //!
 //! `cargo run -p strata --release --example service [DIR]`
