@@ -147,7 +147,7 @@ pub use storage::meter::{this_thread as storage_meter, Meter as StorageMeter};
 pub use storage::space::live_spaces;
 pub use storage::space::SpaceStats;
 pub use table::{Index, Table};
-pub use txn::{IndexRange, Range, Transaction};
+pub use txn::{IndexRange, Range, Snapshot, Transaction};
 pub use typed::{FromValue, NamedRow};
 /// Bytes of tuple header per version (write lock, begin, end, chain pointer
 /// and two protocol words); the row image is extra.

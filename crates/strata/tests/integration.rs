@@ -77,6 +77,8 @@ mod secondary;
 mod secondary_cc;
 #[path = "siro.rs"]
 mod siro;
+#[path = "snapshot.rs"]
+mod snapshot;
 #[path = "ssn_blind_writes.rs"]
 mod ssn_blind_writes;
 #[path = "ssn_early.rs"]

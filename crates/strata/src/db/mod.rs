@@ -296,6 +296,13 @@ impl Database {
         Transaction::begin(Arc::clone(&self.inner), true)
     }
 
+    /// A read-only snapshot that threads share (`Send + Sync`, reads by
+    /// `&self`): see [`crate::Snapshot`]. It holds a transaction slot
+    /// (`Options::max_open_transactions`) until dropped.
+    pub fn snapshot(&self) -> Result<crate::Snapshot> {
+        self.begin_read_only().map(crate::Snapshot::new)
+    }
+
     /// Runs `f` in a transaction and commits it, retrying on conflicts with
     /// randomised exponential backoff (up to `Options::max_retries` times).
     /// Errors other than conflicts are returned at once (the transaction is

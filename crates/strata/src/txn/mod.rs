@@ -25,8 +25,10 @@ pub(crate) mod index_ops;
 mod iter;
 mod reads;
 mod scans;
+mod snapshot;
 
 pub use iter::{IndexRange, Range};
+pub use snapshot::Snapshot;
 
 /// Runs `$e` as a timed region of component `$c` (`crate::breakdown`).
 /// With `Options::time_breakdown` off it is `$e` behind one test of the

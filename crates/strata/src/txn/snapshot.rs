@@ -1,0 +1,170 @@
+//! [`Snapshot`]: a read-only snapshot that threads share, read through
+//! `&self` (redb's `ReadTransaction` is the model).
+//!
+//! A read-only transaction's reads already do no protocol work: no read
+//! set, no lock, no predicate, never an abort; the version a key shows is a
+//! pure function of the snapshot timestamp and the chain. What still took
+//! `&mut` was the read-write path they share (the protocol's bookkeeping).
+//! A `Snapshot` reads through its own path, which touches nothing of the
+//! transaction but what `begin` fixed (database, timestamp, slot), so any
+//! number of threads may read it at once:
+//!
+//! ```text
+//!   db.snapshot() ──> a read-only transaction (registered snapshot: GC
+//!                      keeps every version it can read until it drops)
+//!   thread 1 ─ snap.get(..)   ┐
+//!   thread 2 ─ snap.scan(..)  ├─ index -> tuple -> visible(chain, ts)
+//!   thread 3 ─ snap.count(..) ┘   reads only: db, ts, the table
+//! ```
+//!
+//! The invariant this module owns: **a `Snapshot`'s reads write nothing
+//! shared through the transaction** (its methods take `&self` and reach
+//! only the fields `begin` set), which is what makes `Sync` sound; the
+//! memory they read is kept alive by the registered snapshot (GC never
+//! frees a version a registered snapshot can see) and by each read's epoch
+//! pin. Secondary-index reads are not offered here yet (their scans run
+//! through the transaction's `IndexTxn` side, which takes `&mut`): begin a
+//! read-only [`Transaction`] per thread for those.
+
+use super::*;
+
+/// A read-only snapshot of the database that threads share: `Send + Sync`,
+/// every read through `&self`. It sees the state of the moment it was
+/// taken (as [`Database::begin_read_only`]'s transaction does) and keeps
+/// the versions it can read from GC until it is dropped.
+///
+/// ```
+/// use strata::{key, row, Database, Options, Schema, Type, Value};
+///
+/// let db = Database::open(Options::default())?;
+/// let t = db.create_table(
+///     Schema::new("t").column("k", Type::Int).column("v", Type::Int).primary_key(&["k"]),
+/// )?;
+/// db.run(|tx| (0..4).try_for_each(|k| tx.insert(&t, row![k, 10])))?;
+/// let snap = db.snapshot()?;
+/// db.run(|tx| tx.update(&t, &key![0], &[("v", Value::Int(99))]))?;
+/// std::thread::scope(|s| {
+///     for _ in 0..2 {
+///         // Each thread reads the same snapshot by `&`: the update is not in it.
+///         s.spawn(|| assert_eq!(snap.get(&t, &key![0]).unwrap().unwrap()[1], Value::Int(10)));
+///     }
+/// });
+/// assert_eq!(snap.count(&t, ..)?, 4);
+/// # Ok::<(), strata::Error>(())
+/// ```
+///
+/// [`Database::begin_read_only`]: crate::Database::begin_read_only
+pub struct Snapshot {
+    txn: Transaction,
+}
+
+// SAFETY: `Snapshot` hands out no `&mut Transaction` and no method that
+// takes one: its reads (`snapshot_*` below) take `&self` and read only
+// fields fixed at `begin` (`db`, `ts`, `tid`, `active`, `read_only`); the
+// tables and versions they reach are shared, immutable or atomic, and kept
+// alive by the registered snapshot and each read's pin. The transaction is
+// `Send` (see its impl); sharing `&Snapshot` therefore shares only reads.
+// (`tests/snapshot.rs` reads one snapshot from several threads while
+// writers change every row it reads.)
+unsafe impl Sync for Snapshot {}
+
+impl Snapshot {
+    pub(crate) fn new(txn: Transaction) -> Snapshot {
+        debug_assert!(txn.read_only, "a snapshot is a read-only transaction");
+        Snapshot { txn }
+    }
+
+    /// The snapshot's timestamp: it sees the commits stamped below it.
+    pub fn ts(&self) -> u64 {
+        self.txn.ts
+    }
+
+    /// The row with primary key `key`, as of the snapshot.
+    pub fn get(&self, t: &Table, key: &Key) -> Result<Option<Row>> {
+        self.read_with(t, key, |r| r.to_vec())
+    }
+
+    /// The row with primary key `key`, handed to `f` without copying.
+    pub fn read_with<R>(
+        &self,
+        t: &Table,
+        key: &Key,
+        f: impl FnOnce(&[Value]) -> R,
+    ) -> Result<Option<R>> {
+        let tx = &self.txn;
+        tx.check_open(t)?;
+        let ti: &TableInner = &t.inner;
+        ti.schema.check_key(key)?;
+        let ek = ti.encode(key);
+        let guard = epoch::pin();
+        let Some(found) = tx.hinted_lookup(ti, &ek, &guard, false) else {
+            return Ok(None);
+        };
+        let v = tx.visible_to_snapshot(ti, found.tuple)?;
+        // SAFETY: pinned, and visible to our registered snapshot, which GC
+        // never frees (see the Send impl of `Transaction`).
+        Ok(unsafe { v.as_ref() }
+            .filter(|r| !r.is_tombstone())
+            .map(|r| storage::with_values(r, f)))
+    }
+
+    /// The rows whose primary key lies in `range`, in key order (prefix
+    /// bounds as [`Transaction::scan`]'s).
+    pub fn scan(&self, t: &Table, range: impl RangeBounds<Key>) -> Result<Vec<Row>> {
+        let mut out = Vec::new();
+        self.scan_while(t, range, |r| {
+            out.push(r.to_vec());
+            ControlFlow::Continue(())
+        })?;
+        Ok(out)
+    }
+
+    /// Calls `f` on the rows of `range` in key order, without copying,
+    /// until it returns `Break`. Returns how many rows it was called on.
+    pub fn scan_while(
+        &self,
+        t: &Table,
+        range: impl RangeBounds<Key>,
+        mut f: impl FnMut(&[Value]) -> ControlFlow<()>,
+    ) -> Result<usize> {
+        let tx = &self.txn;
+        tx.check_open(t)?;
+        let ti: &TableInner = &t.inner;
+        let (lo, hi) = primary_bounds(t, &range)?;
+        let guard = epoch::pin();
+        let (mut n, mut failed) = (0, None);
+        ti.index.range_while(&lo, &hi, &guard, |tuple| {
+            let v = match tx.visible_to_snapshot(ti, tuple) {
+                Ok(v) => v,
+                Err(e) => {
+                    failed = Some(e);
+                    return ControlFlow::Break(());
+                }
+            };
+            // SAFETY: as in `read_with`.
+            match unsafe { v.as_ref() } {
+                Some(r) if !r.is_tombstone() => {
+                    n += 1;
+                    storage::with_values(r, &mut f)
+                }
+                _ => ControlFlow::Continue(()),
+            }
+        });
+        failed.map_or(Ok(n), Err)
+    }
+
+    /// How many rows `range` holds in the snapshot (no row copied).
+    pub fn count(&self, t: &Table, range: impl RangeBounds<Key>) -> Result<usize> {
+        self.scan_while(t, range, |_| ControlFlow::Continue(()))
+    }
+}
+
+impl Transaction {
+    /// The version of `tuple` a read-only snapshot sees (null: none):
+    /// the read-only branch of `read_tuple`, without its timing (which
+    /// writes the transaction's state).
+    #[inline]
+    fn visible_to_snapshot(&self, t: &TableInner, tuple: u64) -> Result<*mut Version> {
+        storage::visible(t, tuple, self.ts, 0, &self.db.tids, Mode::Snapshot)
+    }
+}
