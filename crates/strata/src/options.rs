@@ -428,8 +428,30 @@ pub struct Options {
     /// Whether unchanged text attributes are shared or copied per version.
     pub non_inline: NonInline,
     /// Most transactions that may be open at once (each holds one slot of
-    /// the transaction table).
+    /// the transaction table). Default 4,096; a `begin` past it is
+    /// `Error::TooManyTransactions`.
     pub max_open_transactions: usize,
+    /// The most bytes the version store (rows and their versions) may hold
+    /// (None, the default: no limit). Past it, inserts and updates get
+    /// `Error::MemoryLimit` after one garbage-collection pass tried to get
+    /// under it; reads, deletes (the way back under it), commits of what
+    /// was written before, and `Database::collect_garbage` go on, and
+    /// nothing committed is lost. Counted: the blocks the version store
+    /// allocates (version headers, row images, records, masters) less
+    /// those it retires, handed over by each commit, abort and collector
+    /// pass (so a transaction's writes count once it ends, and the limit is
+    /// checked before each insert or update, not inside one: a transaction
+    /// may pass it by what it writes). Not counted yet: the payloads of
+    /// `Text` and `Bytes` values (a version holds 16 bytes per value; its
+    /// text lives out of line and may be shared between versions, and
+    /// nothing counts when the last one lets go), indexes, the indirection
+    /// arrays, the transaction table, log buffers. Memory comes back as
+    /// GC retires versions: a deleted row once a pass has unlinked it and
+    /// a later commit has moved the clock past the unlink (`gc::limbo`),
+    /// so where nothing else commits, commit a write or two after the
+    /// deletes. Setting a limit costs each read-write commit one shared add
+    /// (`Stats::memory_in_use`).
+    pub memory_limit: Option<u64>,
     /// SI+SSN: also apply the exclusion-window test on every read and
     /// overwrite, with the stamps known so far (ERMIA §3.3, the SSN paper's
     /// early check), so a transaction that could only fail its commit test
@@ -649,6 +671,7 @@ impl Default for Options {
             index_pointers: IndexPointers::LogicalTupleId,
             non_inline: NonInline::Shared,
             max_open_transactions: 4096,
+            memory_limit: None,
             ssn_early_exclusion: true,
             ssn_blind_writes: true,
             mvto_locked_read: MvtoLockedRead::Abort,
@@ -710,6 +733,11 @@ impl Options {
     }
     pub fn max_open_transactions(mut self, n: usize) -> Self {
         self.max_open_transactions = n;
+        self
+    }
+    /// See [`Options::memory_limit`] (bytes).
+    pub fn memory_limit(mut self, bytes: u64) -> Self {
+        self.memory_limit = Some(bytes);
         self
     }
     pub fn ssn_early_exclusion(mut self, on: bool) -> Self {
@@ -774,6 +802,12 @@ impl Options {
                 "max_open_transactions must be in 1..={MAX_OPEN_TRANSACTIONS}, got {}",
                 self.max_open_transactions
             )));
+        }
+        if self.memory_limit.is_some_and(|b| b == 0 || b == u64::MAX) {
+            return Err(Error::InvalidConfig(
+                "memory_limit must be between 1 byte and u64::MAX - 1 (use None for no limit)"
+                    .into(),
+            ));
         }
         if self.gc_interval.is_some_and(|d| d.is_zero()) {
             return Err(Error::InvalidConfig(

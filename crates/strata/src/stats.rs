@@ -44,15 +44,15 @@ impl TxnCounts {
             &self.commits
         });
     }
-    /// A conflict abort (and its writes' allocations).
-    pub fn conflict(&self, kind: ConflictKind) {
+    /// A conflict abort (and its writes' allocations: their bytes).
+    pub fn conflict(&self, kind: ConflictKind) -> u64 {
         bump(&self.aborts[kind.index()]);
-        self.storage();
+        self.storage()
     }
-    /// A caller's abort (and its writes' allocations).
-    pub fn user_abort(&self) {
+    /// A caller's abort (and its writes' allocations: their bytes).
+    pub fn user_abort(&self) -> u64 {
         bump(&self.user_aborts);
-        self.storage();
+        self.storage()
     }
     pub fn blind_overwrite(&self) {
         bump(&self.blind_overwrites);
@@ -68,13 +68,15 @@ impl TxnCounts {
     /// last hand-over (`storage::meter::take_unflushed`): the ending
     /// transaction's writes. A committing transaction that wrote calls it;
     /// an abort counts them itself.
+    /// Returns their bytes (for the memory gauge).
     #[inline]
-    pub fn storage(&self) {
+    pub fn storage(&self) -> u64 {
         let (n, bytes) = crate::storage::meter::take_unflushed();
         if n != 0 {
             add(&self.storage_allocations, n);
             add(&self.storage_bytes_allocated, bytes);
         }
+        bytes
     }
     pub fn add_to(&self, st: &mut Stats) {
         st.commits += self.commits.load(Relaxed);
@@ -88,6 +90,86 @@ impl TxnCounts {
         for (k, a) in self.aborts.iter().enumerate() {
             st.aborts_by_reason[k].1 += a.load(Relaxed);
         }
+    }
+}
+
+/// The version store's bytes in use against `Options::memory_limit`:
+/// what commits, aborts and collectors handed over as allocated, less what
+/// they retired (`storage::meter`).
+///
+/// ```text
+///  commit / abort / GC pass ── meter hand-over ──> allocated += a, retired += r
+///  insert / update ── in_use() > limit? ── GC pass, look again ── Err(MemoryLimit)
+/// ```
+///
+/// Kept only when a limit is set: each hand-over is then a shared add on
+/// this (padded) line, a cost a database without a limit does not pay.
+/// What a transaction still open has allocated is counted at its end, and
+/// what an abort's rollback retires, at once; indexes, the indirection
+/// arrays and the log's buffers are not counted (see `Options::memory_limit`).
+pub(crate) struct MemoryGauge {
+    /// `u64::MAX`: no limit (nothing is counted).
+    limit: u64,
+    allocated: AtomicU64,
+    retired: AtomicU64,
+}
+
+impl Default for MemoryGauge {
+    fn default() -> MemoryGauge {
+        MemoryGauge::new(None)
+    }
+}
+
+impl MemoryGauge {
+    pub fn new(limit: Option<u64>) -> MemoryGauge {
+        MemoryGauge {
+            limit: limit.unwrap_or(u64::MAX),
+            allocated: AtomicU64::new(0),
+            retired: AtomicU64::new(0),
+        }
+    }
+
+    /// The limit, if one is set.
+    #[inline]
+    pub fn limit(&self) -> Option<u64> {
+        (self.limit != u64::MAX).then_some(self.limit)
+    }
+
+    /// Hands over `allocated` bytes and the bytes this thread retired since
+    /// its last hand-over (taken either way, so that a database without a
+    /// limit leaves no retirements to the next one on this thread).
+    #[inline]
+    pub fn hand_over(&self, allocated: u64) {
+        let retired = crate::storage::meter::take_unflushed_retired();
+        self.add(allocated, retired);
+    }
+
+    /// Adds what a hand-over took (a collector's pass computes its own).
+    #[inline]
+    pub fn add(&self, allocated: u64, retired: u64) {
+        if self.limit == u64::MAX {
+            return;
+        }
+        if allocated != 0 {
+            self.allocated.fetch_add(allocated, Relaxed);
+        }
+        if retired != 0 {
+            self.retired.fetch_add(retired, Relaxed);
+        }
+    }
+
+    /// Bytes in use (0 without a limit).
+    pub fn in_use(&self) -> u64 {
+        // Retired first: a racing hand-over then shows its allocation and
+        // not yet its retirement, never the reverse (no false low).
+        let retired = self.retired.load(Relaxed);
+        self.allocated.load(Relaxed).saturating_sub(retired)
+    }
+
+    /// Whether a write must be refused now (over a limit that is set).
+    #[inline]
+    pub fn over(&self) -> bool {
+        self.limit != u64::MAX && self.in_use() > self.limit
     }
 }
 
@@ -221,6 +303,11 @@ pub struct Stats {
     pub gc_index_steps: u64,
     /// Transactions open right now.
     pub open_transactions: u64,
+    /// `Options::memory_limit`, if set.
+    pub memory_limit: Option<u64>,
+    /// The version store's bytes in use, counted against the limit (0
+    /// when no limit is set: see `Options::memory_limit`).
+    pub memory_in_use: u64,
     /// SI+SSI: SIREAD marks held (one per version read and reader),
     /// until no transaction that could be concurrent with their reader is
     /// left; 0 under the other protocols. Counted by `stats()`, not
@@ -438,6 +525,8 @@ impl Stats {
             storage_bytes_allocated: 0,
             gc_bytes_freed: 0,
             open_transactions: 0,
+            memory_limit: None,
+            memory_in_use: 0,
             siread_marks: 0,
             memory_spaces: Vec::new(),
             siro: SiroStats::default(),

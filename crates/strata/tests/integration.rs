@@ -57,6 +57,8 @@ mod lent_texts;
 mod log_granularity;
 #[path = "lsn_stamps.rs"]
 mod lsn_stamps;
+#[path = "memory_limit.rs"]
+mod memory_limit;
 #[path = "model_based.rs"]
 mod model_based;
 #[path = "model_secondary.rs"]

@@ -471,6 +471,9 @@ impl Database {
         self.inner.gc.fill_stats(&mut st);
         self.inner.tids.fill_counts(&mut st);
         st.open_transactions = self.inner.tids.open_count() as u64;
+        let memory = &self.inner.gc.common.memory;
+        st.memory_limit = memory.limit();
+        st.memory_in_use = memory.in_use();
         st
     }
 

@@ -180,6 +180,10 @@ pub struct Common {
     /// invalidate the read-mostly fields around them (sharing a line with
     /// them cost 20% of a 16-thread update mix).
     counters: CachePadded<Counters>,
+    /// The version store's bytes in use against `Options::memory_limit`
+    /// (written by every hand-over when a limit is set: a line of its
+    /// own).
+    pub(crate) memory: CachePadded<crate::stats::MemoryGauge>,
 }
 
 impl Common {
@@ -268,7 +272,10 @@ thread_local! {
 impl Gc {
     /// The collector `opts.gc` names. Starts no thread (see [`Gc::start`]).
     pub fn new(opts: &Options) -> Gc {
-        let common = Common::default();
+        let common = Common {
+            memory: CachePadded::new(crate::stats::MemoryGauge::new(opts.memory_limit)),
+            ..Common::default()
+        };
         // The one place the policy is decided.
         let policy = match opts.gc {
             GcPolicy::None => Policy::None(none::NoGc),
@@ -343,13 +350,15 @@ impl Gc {
         // (What a transaction still open on this thread allocated stays
         // its own: taken aside, handed back after.)
         let theirs = storage::meter::take_unflushed();
-        let before = storage::meter::mark();
+        let theirs_retired = storage::meter::take_unflushed_retired();
         let start = crate::trace::gc_start();
         let r = work();
         let ours = storage::meter::take_unflushed();
-        let freed = storage::meter::mark().since(&before).bytes_retired;
+        let freed = storage::meter::take_unflushed_retired();
         storage::meter::untake(theirs);
+        storage::meter::untake_retired(theirs_retired);
         self.common.counters.storage(ours, freed);
+        self.common.memory.add(ours.1, freed);
         if freed != 0 || ours.1 != 0 {
             crate::trace::gc_pass(freed, ours.1, start);
         }

@@ -71,6 +71,8 @@ struct Counters {
     /// `allocations` and `bytes_allocated` when [`take_unflushed`] last
     /// handed them over.
     flushed: Cell<(u64, u64)>,
+    /// `bytes_retired` when [`take_unflushed_retired`] last handed it over.
+    retired_flushed: Cell<u64>,
 }
 
 crate::sync::thread_local! {
@@ -82,6 +84,7 @@ crate::sync::thread_local! {
             bytes_retired: Cell::new(0),
             cells_decoded: Cell::new(0),
             flushed: Cell::new((0, 0)),
+            retired_flushed: Cell::new(0),
         }
     };
 }
@@ -149,5 +152,26 @@ pub(crate) fn untake(n: (u64, u64)) {
     METER.with(|m| {
         let (a, b) = m.flushed.get();
         m.flushed.set((a.wrapping_sub(n.0), b.wrapping_sub(n.1)));
+    })
+}
+
+/// The bytes this thread retired since the last call, for the memory
+/// gauge of the database whose work is handed over (`stats::MemoryGauge`:
+/// a commit, an abort after its rollback, a collector's pass).
+#[inline]
+pub(crate) fn take_unflushed_retired() -> u64 {
+    METER.with(|m| {
+        let now = m.bytes_retired.get();
+        now.wrapping_sub(m.retired_flushed.replace(now))
+    })
+}
+
+/// Hands back retirements [`take_unflushed_retired`] took that were not
+/// the taker's (as [`untake`]).
+#[inline]
+pub(crate) fn untake_retired(n: u64) {
+    METER.with(|m| {
+        m.retired_flushed
+            .set(m.retired_flushed.get().wrapping_sub(n))
     })
 }

@@ -288,14 +288,55 @@ impl Transaction {
         Ok(())
     }
 
+    /// [`Transaction::check_writable`] for a write that adds memory (an
+    /// insert, an update): also refused over `Options::memory_limit`.
+    #[inline]
+    fn check_growable(&self, t: &Table) -> Result<()> {
+        self.check_writable(t)?;
+        if self.db.gc.common.memory.over() {
+            return self.over_memory_limit();
+        }
+        Ok(())
+    }
+
+    /// Over the limit: one collector pass, then look again (the pass may
+    /// retire enough), else `Error::MemoryLimit`.
+    #[cold]
+    #[inline(never)]
+    fn over_memory_limit(&self) -> Result<()> {
+        // (Not waiting for a pass another thread runs: that one helps too.)
+        let _ = self.db.gc.collect(&*self.db, false);
+        let m = &self.db.gc.common.memory;
+        if !m.over() {
+            return Ok(());
+        }
+        Err(Error::MemoryLimit {
+            in_use: m.in_use(),
+            limit: m.limit().unwrap_or(u64::MAX),
+        })
+    }
+
+    /// Hands this thread's retirements since the last hand-over, and
+    /// `allocated` (this transaction's, already in its slot's counts), to
+    /// the memory gauge.
+    #[inline]
+    fn hand_over_memory(&self, allocated: u64) {
+        self.db.gc.common.memory.hand_over(allocated);
+    }
+
     /// Rolls back after a conflict and returns the error to hand out.
     pub(crate) fn conflict(&mut self, kind: ConflictKind) -> Error {
+        let mut allocated = None;
         if self.active {
             // (Only the slot's occupant may count in it.)
-            self.db.tids.counts(self.tid).conflict(kind);
+            allocated = Some(self.db.tids.counts(self.tid).conflict(kind));
             crate::trace::aborted(self.tid, kind.name());
         }
         self.rollback();
+        if let Some(a) = allocated {
+            // After the rollback: what it retired goes with it.
+            self.hand_over_memory(a);
+        }
         self.conflicted = true;
         Error::Conflict(kind)
     }
@@ -549,7 +590,7 @@ impl Transaction {
     }
 
     fn insert_as<P: Cc>(&mut self, t: &Table, row: Row) -> Result<()> {
-        self.check_writable(t)?;
+        self.check_growable(t)?;
         let ti: &TableInner = &t.inner;
         ti.schema.check_row(&row)?;
         let key = ti.schema.key_of(&row);
@@ -685,7 +726,7 @@ impl Transaction {
         key: &Key,
         changes: &[(C, Value)],
     ) -> Result<()> {
-        self.check_writable(t)?;
+        self.check_growable(t)?;
         let ti: &TableInner = &t.inner;
         ti.schema.check_key(key)?;
         // (Four inline: an update rarely sets more, and a bigger SmallVec
@@ -1189,9 +1230,7 @@ impl Transaction {
             if let Some(r) = reserved {
                 self.db.log.get().expect("reserved").skip(r);
             }
-            self.db.tids.counts(self.tid).user_abort();
-            crate::trace::aborted(self.tid, "table-dropped");
-            self.rollback();
+            self.user_rollback("table-dropped");
             return Err(Error::TableDropped { table });
         }
         if let Err(kind) = timed!(self, Cc, P::validate(&mut self, cts)) {
@@ -1221,7 +1260,8 @@ impl Transaction {
         let counts = self.db.tids.counts(self.tid);
         counts.commit(false);
         if !self.writes.is_empty() {
-            counts.storage();
+            let allocated = counts.storage();
+            self.hand_over_memory(allocated);
         }
         self.time_committed();
         self.finish();
@@ -1328,10 +1368,18 @@ impl Transaction {
     /// Rolls back. Never fails.
     pub fn abort(mut self) {
         if self.active {
-            self.db.tids.counts(self.tid).user_abort();
-            crate::trace::aborted(self.tid, "user");
-            self.rollback();
+            self.user_rollback("user");
         }
+    }
+
+    /// Counts an abort the caller chose (or a dropped table forced) and
+    /// rolls back, handing what the writes allocated and the rollback
+    /// retired to the memory gauge.
+    fn user_rollback(&mut self, why: &'static str) {
+        let allocated = self.db.tids.counts(self.tid).user_abort();
+        crate::trace::aborted(self.tid, why);
+        self.rollback();
+        self.hand_over_memory(allocated);
     }
 
     /// Undoes every write, then protocol state, then frees the slot.
@@ -1437,9 +1485,7 @@ impl Drop for Transaction {
         if self.active && self.read_only {
             self.finish();
         } else if self.active {
-            self.db.tids.counts(self.tid).user_abort();
-            crate::trace::aborted(self.tid, "user");
-            self.rollback();
+            self.user_rollback("user");
         }
         if self.writes.capacity() + self.reads.capacity() > 0 {
             crate::cc::sets::stash_sets(
