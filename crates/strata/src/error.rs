@@ -8,8 +8,9 @@ use std::fmt;
 ///
 /// A conflict is never the caller's fault: the transaction has been rolled
 /// back and may simply be retried (see [`crate::Database::run`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 #[non_exhaustive]
 pub enum ConflictKind {
     /// Another transaction holds the write lock on the row, or (snapshot

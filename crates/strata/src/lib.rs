@@ -46,6 +46,7 @@ pub mod matrix;
 mod options;
 mod prefetch;
 mod presets;
+#[cfg(feature = "serde")]
 pub mod serde_row;
 mod stats;
 mod storage;

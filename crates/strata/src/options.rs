@@ -825,6 +825,11 @@ impl Options {
                 "mvpbt_partition_records must be at least 1".into(),
             ));
         }
+        if self.mvpbt_spill_dir.is_some() && !cfg!(feature = "mvpbt-spill") {
+            return Err(Error::InvalidConfig(
+                "mvpbt_spill_dir needs the engine's `mvpbt-spill` feature (on by default)".into(),
+            ));
+        }
         if let Some(d) = &self.mvpbt_spill_dir {
             if d.as_os_str().is_empty() {
                 return Err(Error::InvalidConfig(
@@ -940,5 +945,28 @@ impl Options {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A spill directory without the `mvpbt-spill` feature is refused,
+    /// naming the feature, not silently ignored (`.ci/run` runs this
+    /// test without the default features too).
+    #[test]
+    fn a_spill_dir_needs_its_feature() {
+        let r = Options::default()
+            .mvpbt_spill_dir(Some(std::env::temp_dir()))
+            .validate();
+        if cfg!(feature = "mvpbt-spill") {
+            assert!(r.is_ok(), "{r:?}");
+        } else {
+            assert!(
+                matches!(&r, Err(Error::InvalidConfig(m)) if m.contains("mvpbt-spill")),
+                "{r:?}"
+            );
+        }
     }
 }

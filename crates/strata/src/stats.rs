@@ -215,7 +215,8 @@ impl Counters {
 }
 
 /// A snapshot of the engine's counters and memory, from `Database::stats()`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Stats {
     /// Read-write transactions committed.
     pub commits: u64,
@@ -323,7 +324,8 @@ pub struct Stats {
 }
 
 /// MV-PBT figures (`index::mvpbt`): partitions, records, filters.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct MvPbtStats {
     /// MV-PBT indexes.
     pub indexes: u64,
@@ -413,7 +415,8 @@ impl MvPbtStats {
 /// In-row and off-row bytes are `Stats::main_table_bytes` and
 /// `Stats::version_store_bytes` (SIRO counts its previous version's copy
 /// in-row and its segments' images off-row).
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct SiroStats {
     /// Versions dead when they left the row: never copied off-row.
     pub pruned_at_relocation: [u64; 3],

@@ -55,7 +55,12 @@
 
 use crate::error::{Error, Result};
 use crate::storage::version::TID_MARK;
-use memmap2::Mmap;
+#[cfg(feature = "mvpbt-spill")]
+use memmap2::Mmap as Map;
+/// Without the `mvpbt-spill` feature `Options::validate` refuses a spill
+/// directory, so no file is ever opened; the type keeps the module whole.
+#[cfg(not(feature = "mvpbt-spill"))]
+type Map = Box<[u8]>;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -338,7 +343,7 @@ fn write(path: &Path, recs: &[(&[u8], Fixed)]) -> Result<(), SpillError> {
 /// A verified, mapped spill file, unlinked: its records by position, in
 /// key order. Dropping it unmaps the file, whose pages then go.
 pub(crate) struct SpillFile {
-    map: Mmap,
+    map: Map,
     /// Where it was written (for messages; it has no name any more).
     path: PathBuf,
     count: usize,
@@ -369,7 +374,10 @@ impl SpillFile {
         // never written again; it is unlinked only when this SpillFile
         // (the map's only owner) drops. `verify` then checks every byte we
         // will read, so a file damaged before the map is an error here.
-        let map = unsafe { Mmap::map(&file)? };
+        #[cfg(feature = "mvpbt-spill")]
+        let map = unsafe { Map::map(&file)? };
+        #[cfg(not(feature = "mvpbt-spill"))]
+        let map: Map = fs::read(path)?.into();
         let count = verify(&map)?;
         // Nameless from here (see the module's invariant): nobody can
         // open it to shrink it under the map. `file` closes on return.

@@ -123,7 +123,8 @@ pub struct Space {
 }
 
 /// Figures of one memory space (in `Stats::memory_spaces`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct SpaceStats {
     /// The space's number (0..n).
     pub space: usize,
