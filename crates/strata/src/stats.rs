@@ -136,10 +136,16 @@ impl MemoryGauge {
     }
 
     /// Hands over `allocated` bytes and the bytes this thread retired since
-    /// its last hand-over (taken either way, so that a database without a
-    /// limit leaves no retirements to the next one on this thread).
+    /// its last hand-over.
+    ///
+    /// Without a limit nothing is taken: a database with a limit on the
+    /// same thread then counts this one's retirements as its own (low by
+    /// them), the price of a commit path that pays nothing without one.
     #[inline]
     pub fn hand_over(&self, allocated: u64) {
+        if self.limit == u64::MAX {
+            return;
+        }
         let retired = crate::storage::meter::take_unflushed_retired();
         self.add(allocated, retired);
     }

@@ -51,6 +51,7 @@ impl Database {
             inner: Arc::new(DbInner {
                 id: NEXT_DB_ID.fetch_add(1, SeqCst),
                 protocol: opts.protocol,
+                memory_limited: opts.memory_limit.is_some(),
                 shared: crate::cc::Shared {
                     ssn_early_exclusion: opts.ssn_early_exclusion,
                     ssn_blind_writes: opts.ssn_blind_writes,

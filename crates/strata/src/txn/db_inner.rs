@@ -29,6 +29,9 @@ pub(crate) struct DbInner {
     pub id: u64,
     pub opts: Options,
     pub protocol: Protocol,
+    /// `Options::memory_limit` is set: writes look at the gauge
+    /// (`gc::Common::memory`, a line of its own) only then.
+    pub memory_limited: bool,
     /// The clock, TID table, horizon and SSI registry (see `cc::Shared`).
     pub shared: Shared,
     /// Tables by id. Dropped tables stay here (marked) so that transactions

@@ -293,7 +293,7 @@ impl Transaction {
     #[inline]
     fn check_growable(&self, t: &Table) -> Result<()> {
         self.check_writable(t)?;
-        if self.db.gc.common.memory.over() {
+        if self.db.memory_limited && self.db.gc.common.memory.over() {
             return self.over_memory_limit();
         }
         Ok(())
