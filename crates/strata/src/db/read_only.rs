@@ -121,16 +121,31 @@ impl Database {
     }
 }
 
+impl Database {
+    /// Whether `dir` holds a database's files (a MANIFEST, a checkpoint or
+    /// a log segment), as [`Database::open_read_only`] requires; `false`
+    /// for a directory that does not exist. Reads the listing only (not
+    /// whether the files are sound: opening says that). A writable open
+    /// makes a database of any directory, so a tool that must not (an
+    /// import into a mistyped path) asks this first.
+    pub fn holds_database(dir: impl AsRef<Path>) -> Result<bool> {
+        let dir = dir.as_ref();
+        let segments = match list_segments(dir) {
+            Ok(s) => s,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(Error::io(format!("cannot list {}", dir.display()), e)),
+        };
+        Ok(!segments.is_empty()
+            || dir.join("MANIFEST").exists()
+            || recovery::has_checkpoint_file(dir))
+    }
+}
+
 /// A writable open makes a database of any directory; a read-only one
 /// cannot, so a directory with none of a database's files is refused
 /// rather than shown as an empty database (a mistyped path).
 fn refuse_if_no_database(dir: &Path) -> Result<()> {
-    let segments = list_segments(dir)
-        .map_err(|e| Error::io(format!("cannot list {}", dir.display()), e))?;
-    if segments.is_empty()
-        && !dir.join("MANIFEST").exists()
-        && !recovery::has_checkpoint_file(dir)
-    {
+    if !Database::holds_database(dir)? {
         return Err(Error::io(
             format!("opening {} read-only", dir.display()),
             io::Error::new(
