@@ -279,7 +279,10 @@ enum ExportError {
     Io(io::Error),
     Db(strata::Error),
     /// A value of a nullable column prints as the null text.
-    Ambiguous { key: String, column: String },
+    Ambiguous {
+        key: String,
+        column: String,
+    },
 }
 
 impl fmt::Display for ExportError {
@@ -305,7 +308,12 @@ impl From<strata::Error> for ExportError {
 
 /// Every row of `t` from one snapshot, in primary-key order, read as the
 /// iterator reaches it (nothing collected); returns how many.
-fn write_rows(db: &Database, t: &Table, a: &ExportArgs, w: &mut impl Write) -> Result<u64, ExportError> {
+fn write_rows(
+    db: &Database,
+    t: &Table,
+    a: &ExportArgs,
+    w: &mut impl Write,
+) -> Result<u64, ExportError> {
     let schema = t.schema();
     let mut snapshot = db.begin_read_only()?;
     let mut n = 0u64;
@@ -348,8 +356,10 @@ fn write_rows(db: &Database, t: &Table, a: &ExportArgs, w: &mut impl Write) -> R
                     };
                     if col.nullable && !v.is_null() && text == a.null {
                         return Err(ExportError::Ambiguous {
-                            key: strata::Key(schema.primary_key.iter().map(|&i| row[i].clone()).collect())
-                                .to_string(),
+                            key: strata::Key(
+                                schema.primary_key.iter().map(|&i| row[i].clone()).collect(),
+                            )
+                            .to_string(),
                             column: col.name.clone(),
                         });
                     }
@@ -422,7 +432,11 @@ fn row_error(line: u64, column: Option<&str>, what: impl Into<String>) -> Import
 fn check_null(line: u64, schema: &Schema, col: usize, v: Value) -> Result<Value, ImportError> {
     let c = &schema.columns[col];
     if v.is_null() && !c.nullable {
-        return Err(row_error(line, Some(&c.name), "a null in a column that is not nullable"));
+        return Err(row_error(
+            line,
+            Some(&c.name),
+            "a null in a column that is not nullable",
+        ));
     }
     Ok(v)
 }
@@ -461,24 +475,40 @@ impl<'s, R: Read> Rows<'s, R> {
                 let mut header = csv::StringRecord::new();
                 let read = r.read_record(&mut header).map_err(|e| csv_error(1, e))?;
                 if !read {
-                    return Err(row_error(1, None, "no header row (the first line names the columns)"));
+                    return Err(row_error(
+                        1,
+                        None,
+                        "no header row (the first line names the columns)",
+                    ));
                 }
                 let mut order = Vec::with_capacity(header.len());
                 for name in header.iter() {
                     let Some(i) = schema.columns.iter().position(|c| c.name == name) else {
-                        return Err(row_error(1, Some(name), format!(
-                            "the header names a column {} does not have (it has {})",
-                            schema.name,
-                            column_names(schema).join(", ")
-                        )));
+                        return Err(row_error(
+                            1,
+                            Some(name),
+                            format!(
+                                "the header names a column {} does not have (it has {})",
+                                schema.name,
+                                column_names(schema).join(", ")
+                            ),
+                        ));
                     };
                     if order.contains(&i) {
-                        return Err(row_error(1, Some(name), "the header names the column twice"));
+                        return Err(row_error(
+                            1,
+                            Some(name),
+                            "the header names the column twice",
+                        ));
                     }
                     order.push(i);
                 }
                 if let Some(c) = (0..schema.columns.len()).find(|i| !order.contains(i)) {
-                    return Err(row_error(1, Some(&schema.columns[c].name), "missing from the header"));
+                    return Err(row_error(
+                        1,
+                        Some(&schema.columns[c].name),
+                        "missing from the header",
+                    ));
                 }
                 Rows::Csv {
                     r,
@@ -502,9 +532,9 @@ impl<'s, R: Read> Rows<'s, R> {
             } => loop {
                 buf.clear();
                 *line += 1;
-                let n = r.read_line(buf).map_err(|e| {
-                    ImportError::Read(format!("line {line}: {e}"))
-                })?;
+                let n = r
+                    .read_line(buf)
+                    .map_err(|e| ImportError::Read(format!("line {line}: {e}")))?;
                 if n == 0 {
                     return Ok(None);
                 }
@@ -531,7 +561,8 @@ impl<'s, R: Read> Rows<'s, R> {
                     let v = if c.nullable && field == null.as_str() {
                         Value::Null
                     } else {
-                        from_csv(c.ty, field).map_err(|what| row_error(line, Some(&c.name), what))?
+                        from_csv(c.ty, field)
+                            .map_err(|what| row_error(line, Some(&c.name), what))?
                     };
                     row[col] = v;
                 }
@@ -544,7 +575,9 @@ impl<'s, R: Read> Rows<'s, R> {
 fn csv_error(line: u64, e: csv::Error) -> ImportError {
     let line = e.position().map_or(line, |p| p.line());
     match e.kind() {
-        csv::ErrorKind::UnequalLengths { expected_len, len, .. } => row_error(
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => row_error(
             line,
             None,
             format!("{len} fields, the header has {expected_len}"),
@@ -562,17 +595,25 @@ fn json_row(line: u64, text: &str, schema: &Schema) -> Result<(u64, Row), Import
     let mut row = Vec::with_capacity(schema.columns.len());
     for (i, c) in schema.columns.iter().enumerate() {
         let Some(v) = obj.remove(&c.name) else {
-            return Err(row_error(line, Some(&c.name), "missing (every column must be given; null for a null)"));
+            return Err(row_error(
+                line,
+                Some(&c.name),
+                "missing (every column must be given; null for a null)",
+            ));
         };
         let v = from_json(c.ty, v).map_err(|what| row_error(line, Some(&c.name), what))?;
         row.push(check_null(line, schema, i, v)?);
     }
     if let Some(k) = obj.keys().next() {
-        return Err(row_error(line, Some(k), format!(
-            "{} has no such column (it has {})",
-            schema.name,
-            column_names(schema).join(", ")
-        )));
+        return Err(row_error(
+            line,
+            Some(k),
+            format!(
+                "{} has no such column (it has {})",
+                schema.name,
+                column_names(schema).join(", ")
+            ),
+        ));
     }
     Ok((line, row))
 }
@@ -610,9 +651,9 @@ pub fn import(a: &ImportArgs) -> Result<ExitCode, UsageError> {
         ))
     })?;
     let input: Box<dyn Read> = match &a.input {
-        Some(p) => Box::new(
-            File::open(p).map_err(|e| UsageError(format!("--in {}: {e}", p.display())))?,
-        ),
+        Some(p) => {
+            Box::new(File::open(p).map_err(|e| UsageError(format!("--in {}: {e}", p.display())))?)
+        }
         None => Box::new(io::stdin().lock()),
     };
     let mut committed = 0u64;
@@ -661,7 +702,12 @@ fn import_rows(
 
 /// One transaction of `batch` (retried on conflicts); a refused row is
 /// named by its line.
-fn commit_batch(db: &Database, t: &Table, batch: &[(u64, Row)], replace: bool) -> Result<(), ImportError> {
+fn commit_batch(
+    db: &Database,
+    t: &Table,
+    batch: &[(u64, Row)],
+    replace: bool,
+) -> Result<(), ImportError> {
     db.try_run(|x| {
         for (line, row) in batch {
             let r = if replace {
@@ -716,7 +762,11 @@ mod tests {
                 v => panic!("{v:?}"),
             }
         }
-        for (f, s) in [(f64::NAN, "NaN"), (f64::INFINITY, "inf"), (f64::NEG_INFINITY, "-inf")] {
+        for (f, s) in [
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+        ] {
             assert_eq!(float_text(f), s);
             let mut j = String::new();
             json_value(&Value::Float(f), &mut j);

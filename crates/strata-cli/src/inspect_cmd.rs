@@ -315,7 +315,11 @@ fn print_summary(r: &Report) {
     println!(
         "recovery: {} and {} replayed, {}, in {:.1} ms",
         plural(rc.transactions_replayed, "transaction", "transactions"),
-        plural(rc.catalog_records_replayed, "catalog record", "catalog records"),
+        plural(
+            rc.catalog_records_replayed,
+            "catalog record",
+            "catalog records"
+        ),
         plural(rc.skip_records, "skip record", "skip records"),
         rc.duration_ms
     );

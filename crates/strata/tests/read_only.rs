@@ -142,7 +142,11 @@ fn populated(d: &Path) -> (Vec<Row>, Vec<Row>) {
     })
     .unwrap();
     let other = db
-        .create_table(Schema::new("later").column("k", Type::Int).primary_key(&["k"]))
+        .create_table(
+            Schema::new("later")
+                .column("k", Type::Int)
+                .primary_key(&["k"]),
+        )
         .unwrap();
     db.run(|x| x.insert(&other, row![1])).unwrap();
     let expected = rows(&db, &t);
@@ -168,7 +172,10 @@ fn a_read_only_open_reads_every_committed_row_and_changes_no_file() {
     assert_eq!(rows(&ro, &t), expected);
     let idx = ro.index("items_by_name").unwrap();
     assert_eq!(
-        ro.begin().unwrap().index_get(&idx, &key!["item 4"]).unwrap(),
+        ro.begin()
+            .unwrap()
+            .index_get(&idx, &key!["item 4"])
+            .unwrap(),
         via_index
     );
     assert_eq!(
@@ -284,7 +291,10 @@ fn every_write_and_ddl_is_refused_with_read_only() {
     assert!(x.get(&t, &key![1]).unwrap().is_some());
     refused("insert", x.insert(&t, item(1000)));
     refused("put", x.put(&t, item(1)));
-    refused("update", x.update(&t, &key![1], &[("ok", Value::Bool(true))]));
+    refused(
+        "update",
+        x.update(&t, &key![1], &[("ok", Value::Bool(true))]),
+    );
     refused("delete", x.delete(&t, &key![1]));
     x.commit().unwrap();
     refused("run", ro.run(|x| x.insert(&t, item(1001))));
@@ -294,11 +304,19 @@ fn every_write_and_ddl_is_refused_with_read_only() {
     );
     refused(
         "create_table",
-        ro.create_table(Schema::new("new").column("k", Type::Int).primary_key(&["k"])),
+        ro.create_table(
+            Schema::new("new")
+                .column("k", Type::Int)
+                .primary_key(&["k"]),
+        ),
     );
     refused(
         "open_table of a new table",
-        ro.open_table(Schema::new("new").column("k", Type::Int).primary_key(&["k"])),
+        ro.open_table(
+            Schema::new("new")
+                .column("k", Type::Int)
+                .primary_key(&["k"]),
+        ),
     );
     refused("drop_table", ro.drop_table("later"));
     refused(
