@@ -38,6 +38,10 @@
 //! directory, not on a file in it: deleting a file cannot defeat it, and
 //! opening creates nothing.
 //!
+//! The part above the line is `replay_dir`, which only reads; the
+//! read-only open (`db::read_only`) runs it alone under a shared lock and
+//! never takes the part below, so it changes nothing on disk ever.
+//!
 //! Indexes are rebuilt as a side effect: rows are re-inserted through the
 //! normal write path. Replay runs before the log is attached, so it writes
 //! nothing to the log.
