@@ -116,7 +116,7 @@ fn hex(b: &[u8]) -> String {
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())
@@ -750,7 +750,8 @@ mod tests {
             f64::MIN_POSITIVE,
             f64::MAX,
             5e-324,
-            123456789.123456789,
+            123_456_789.123_456_79,
+            0.1 + 0.2,
         ] {
             let t = float_text(f);
             assert_eq!(parse_float(&t).map(f64::to_bits), Some(f.to_bits()), "{t}");

@@ -145,8 +145,8 @@ fn make_db(d: &Path, schema: Schema, rows: &[Row]) {
 fn read_rows(d: &Path, table: &str) -> Vec<Row> {
     let db = Database::open_read_only(wal(d)).unwrap();
     let t = db.table(table).unwrap();
-    let rows = db.begin_read_only().unwrap().scan(&t, ..).unwrap();
-    rows
+    let mut snapshot = db.begin_read_only().unwrap();
+    snapshot.scan(&t, ..).unwrap()
 }
 
 #[test]
