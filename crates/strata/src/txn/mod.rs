@@ -230,7 +230,8 @@ impl Transaction {
         })
     }
 
-    /// True for transactions from `begin_read_only`.
+    /// True for transactions from `begin_read_only`, and for every
+    /// transaction of a database opened read-only (`Database::open_read_only`).
     pub fn is_read_only(&self) -> bool {
         self.read_only
     }
