@@ -4,7 +4,9 @@ mod bench;
 mod check;
 mod durable_cmd;
 mod executor;
+mod export_cmd;
 mod htap_cmd;
+mod inspect_cmd;
 mod llt_cmd;
 mod plot;
 mod presets;
@@ -45,7 +47,10 @@ Examples:
   strata check --protocol ssn --strict                # real-time-only cycles: allowed by SSN, exits 3
   strata check --protocol ssn --gc none --workload register --blind-writes   # SSN's blind overwrites, ordered by the kept versions
   strata check --protocol mvocc --workload predicate --scan-width 8 --delete-fraction 0.5
-  strata check --protocol mvto --storage delta --workload register";
+  strata check --protocol mvto --storage delta --workload register
+  strata inspect /var/lib/myapp/db --json
+  strata export /var/lib/myapp/db --table accounts --format csv --out accounts.csv
+  strata import /var/lib/myapp/copy --table accounts --format csv --in accounts.csv";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -82,6 +87,23 @@ enum Command {
     Presets,
     /// Print which protocol x storage x GC x index-pointer combinations are valid.
     Matrix,
+    /// Show what a database directory holds: tables (columns, primary key,
+    /// rows), secondary indexes, the checkpoint, the log, what recovery
+    /// found. Reads only: nothing in the directory changes. Exit code 2 for
+    /// a directory that is not a database, is damaged, or is open for
+    /// writing.
+    Inspect(inspect_cmd::InspectArgs),
+    /// Write every row of a table, in primary-key order, as JSON lines or
+    /// CSV (read-only: nothing in the directory changes). Bytes are hex,
+    /// floats exact (NaN, inf, -inf by name), a CSV null the --null text.
+    Export(export_cmd::ExportArgs),
+    /// Add rows from JSON lines or CSV (as `export` writes them) to an
+    /// existing table of an existing database, in durable transactions of
+    /// --batch rows. A bad line (a wrong type, a missing or unknown
+    /// column, a duplicate key without --replace) stops the import with
+    /// its line number; the batches before it stay committed. Exit code 1
+    /// then, 2 for a missing database or table.
+    Import(export_cmd::ImportArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -547,6 +569,9 @@ fn main() -> ExitCode {
             presets::print_matrix();
             Ok(ExitCode::SUCCESS)
         }
+        Command::Inspect(args) => inspect_cmd::run(&args),
+        Command::Export(args) => export_cmd::export(&args),
+        Command::Import(args) => export_cmd::import(&args),
     };
     match result {
         Ok(_) if strata_workloads::driver::interrupted() => ExitCode::from(130),

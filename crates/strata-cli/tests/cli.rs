@@ -480,11 +480,11 @@ fn bench_ycsb_noop_engine_measures_the_driver_alone() {
 /// A test's directory, `<temp>/strata-cli-<tag>-<pid>`, removed on drop so
 /// that test runs do not pile up directories in /tmp; kept when the test
 /// fails (drop while panicking), for a look at what the binary wrote.
-struct TestDir(std::path::PathBuf);
+pub(crate) struct TestDir(std::path::PathBuf);
 
 impl TestDir {
     /// Not created; what an earlier run of this process id left is removed.
-    fn new(tag: &str) -> TestDir {
+    pub(crate) fn new(tag: &str) -> TestDir {
         let d = std::env::temp_dir().join(format!("strata-cli-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         TestDir(d)

@@ -5,6 +5,8 @@
 
 #[path = "cli.rs"]
 mod cli;
+#[path = "inspect.rs"]
+mod inspect;
 #[path = "presets.rs"]
 mod presets;
 #[path = "reproduce_figures.rs"]

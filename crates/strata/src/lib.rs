@@ -66,7 +66,7 @@ pub use breakdown::TimeBreakdown;
 pub use db::{backoff, BackupReport, Database};
 pub use error::{ConflictKind, Error, IoError, Result};
 pub use index::secondary::Unique;
-pub use log::{CommitTicket, LogStats, RecoveryReport, TornTail};
+pub use log::{CommitTicket, LogSegment, LogStats, RecoveryReport, TornTail};
 pub use options::{
     Durability, GcPolicy, IndexKind, IndexPointers, LogGranularity, LogTuning, MemorySpaces,
     MvtoLockedRead, NonInline, Options, Protocol, SiroTuning, SyncPolicy, VersionStorage,

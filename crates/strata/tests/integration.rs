@@ -67,6 +67,8 @@ mod model_secondary;
 mod mvpbt;
 #[path = "projection.rs"]
 mod projection;
+#[path = "read_only.rs"]
+mod read_only;
 #[path = "recovery_fuzz.rs"]
 mod recovery_fuzz;
 #[path = "retries.rs"]

@@ -2,6 +2,7 @@
 
 mod backup;
 pub use backup::BackupReport;
+mod read_only;
 mod recovery;
 mod secondary_ddl;
 
@@ -30,8 +31,23 @@ pub struct Database {
 }
 
 impl Database {
-    /// Opens an empty in-memory database, refusing invalid options.
+    /// Opens a database, refusing invalid options: an empty in-memory one,
+    /// or with `Durability::Wal { dir, .. }` the database in `dir`
+    /// (recovered; created if the directory holds none).
     pub fn open(opts: Options) -> Result<Database> {
+        let db = Database::build(opts)?;
+        if let Durability::Wal { dir, .. } = &db.inner.opts.durability {
+            recovery::open(&db, &dir.clone())?;
+            if let Some(r) = db.recovery_report() {
+                crate::trace::recovered(&r);
+            }
+        }
+        Ok(db)
+    }
+
+    /// An empty in-memory database with these options, its collector
+    /// started (the log, if any, is attached by recovery).
+    fn build(opts: Options) -> Result<Database> {
         opts.validate()?;
         let gc = Gc::new(&opts);
         let spaces = match opts.memory_spaces {
@@ -63,6 +79,7 @@ impl Database {
                 names: RwLock::new(HashMap::new()),
                 gc,
                 log: OnceLock::new(),
+                read_only: OnceLock::new(),
                 indexes: Default::default(),
                 spaces,
                 mvpbt_spill,
@@ -72,25 +89,26 @@ impl Database {
         db.inner
             .gc
             .start(&Arc::downgrade(&db.inner), db.inner.opts.gc_interval)?;
-        if let Durability::Wal { dir, .. } = &db.inner.opts.durability {
-            recovery::open(&db, &dir.clone())?;
-            if let Some(r) = db.recovery_report() {
-                crate::trace::recovered(&r);
-            }
-        }
         Ok(db)
     }
 
     /// What recovery found when this database was opened from a directory
     /// (`None` for an in-memory database).
     pub fn recovery_report(&self) -> Option<RecoveryReport> {
-        self.inner.log.get().map(|l| l.report().clone())
+        match self.inner.read_only.get() {
+            Some(r) => Some(r.report.clone()),
+            None => self.inner.log.get().map(|l| l.report().clone()),
+        }
     }
 
-    /// Why the database refuses writes, if it does: a log write or fsync
+    /// Why the database refuses writes, if it does: it was opened
+    /// read-only ([`Database::open_read_only`]), or a log write or fsync
     /// failed (a full disk). Reads keep working.
     pub fn read_only_reason(&self) -> Option<String> {
-        self.inner.log.get().and_then(|l| l.read_only_reason())
+        match self.inner.read_only.get() {
+            Some(r) => Some(r.reason.clone()),
+            None => self.inner.log.get().and_then(|l| l.read_only_reason()),
+        }
     }
 
     /// Log counters (`None` for an in-memory database).
@@ -117,6 +135,7 @@ impl Database {
     /// Takes a checkpoint now, without stopping transactions, and removes
     /// the log segments it covers. Returns the rows written.
     pub fn checkpoint(&self) -> Result<u64> {
+        self.inner.check_writable()?;
         match self.inner.log.get() {
             Some(l) => l.checkpoint(&*self.inner, || false).map(|s| s.rows),
             None => Err(Error::InvalidConfig(
@@ -145,6 +164,7 @@ impl Database {
 
     /// Creates a table; fails on a duplicate name or an invalid schema.
     pub fn create_table(&self, schema: Schema) -> Result<Table> {
+        self.inner.check_writable()?;
         let schema = schema.validate()?;
         let mut names = self.inner.names.write();
         if names.contains_key(&schema.name) {
@@ -248,6 +268,7 @@ impl Database {
     /// every commit is ordered before the drop (in memory and in the log) or
     /// refused. Its memory is released when the database is dropped.
     pub fn drop_table(&self, name: &str) -> Result<()> {
+        self.inner.check_writable()?;
         let mut names = self.inner.names.write();
         let id = *names.get(name).ok_or_else(|| Error::NoSuchTable {
             table: name.to_string(),
@@ -285,9 +306,13 @@ impl Database {
     }
 
     /// Begins a read-write transaction (serializable unless the protocol is SI).
+    /// On a database opened read-only ([`Database::open_read_only`]) it is
+    /// a snapshot, as from [`Database::begin_read_only`], whose writes fail
+    /// with [`Error::ReadOnly`].
     #[inline]
     pub fn begin(&self) -> Result<Transaction> {
-        Transaction::begin(Arc::clone(&self.inner), false)
+        let read_only = self.inner.read_only.get().is_some();
+        Transaction::begin(Arc::clone(&self.inner), read_only)
     }
 
     /// Begins a read-only transaction: it reads a consistent snapshot, does

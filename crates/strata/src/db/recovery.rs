@@ -38,6 +38,10 @@
 //! directory, not on a file in it: deleting a file cannot defeat it, and
 //! opening creates nothing.
 //!
+//! The part above the line is `replay_dir`, which only reads; the
+//! read-only open (`db::read_only`) runs it alone under a shared lock and
+//! never takes the part below, so it changes nothing on disk ever.
+//!
 //! Indexes are rebuilt as a side effect: rows are re-inserted through the
 //! normal write path. Replay runs before the log is attached, so it writes
 //! nothing to the log.
@@ -46,8 +50,8 @@ use super::{Database, DbInner};
 use crate::error::{Error, Result};
 use crate::log::checkpoint::{self, remove_stale_checkpoints};
 use crate::log::record::{corrupt, decode_payload, CatalogRecord, Payload, RedoOp};
-use crate::log::segment::{list_segments, remove_partial_segments, scan, SegmentWriter};
-use crate::log::RecoveryReport;
+use crate::log::segment::{list_segments, remove_partial_segments, scan, ScanEnd, SegmentWriter};
+use crate::log::{LogSegment, RecoveryReport};
 use crate::table::Table;
 use crate::value::{Key, Value};
 use std::collections::HashMap;
@@ -62,16 +66,92 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
     let t0 = Instant::now();
     let ioe = |what: &str, e: std::io::Error| Error::io(format!("{what} {}", dir.display()), e);
     fs::create_dir_all(dir).map_err(|e| ioe("cannot create", e))?;
-    // flock on the directory's own descriptor: a lock file could be deleted
-    // while held, letting a second process in (each then writes the log).
+    let lock = lock_dir(dir, Lock::Exclusive)?;
+    let Replayed {
+        mut report,
+        manifest,
+        begin,
+        end,
+        max_cts,
+    } = replay_dir(db, dir)?;
+    // Only now change the directory: every check above passed.
+    let tuning = db.inner.opts.log_tuning.clone();
+    let writer = SegmentWriter::resume(
+        dir,
+        end.last_start,
+        end.end,
+        tuning.segment_bytes,
+        tuning.max_log_bytes,
+    )
+    .map_err(|e| ioe("cannot open the log in", e))?;
+    remove_stale_checkpoints(dir, manifest.as_ref().map_or("", |m| m.file.as_str()));
+    remove_partial_segments(dir);
+    let inner = &db.inner;
+    // LSN commit stamps (see `log`): the clock becomes the log's counter,
+    // LSN + K. K keeps it at or above every timestamp in use: the stamps
+    // replay gave the recovered versions (the clock now) and the largest
+    // one logged (a log written under MVTO or by an older Strata counted
+    // timestamps apart from LSNs). So a new snapshot sees every recovered
+    // version and new commits stamp above them.
+    let stamps = crate::log::lsn_stamps(&inner.opts).then(|| {
+        let k = inner
+            .clock
+            .load(SeqCst)
+            .max(max_cts)
+            .saturating_sub(end.end);
+        (Arc::clone(&inner.clock), k)
+    });
+    if stamps.is_none() {
+        inner.clock.fetch_max(max_cts + 1, SeqCst);
+    }
+    report.stamp_offset = stamps.as_ref().map(|s| s.1);
+    report.duration = t0.elapsed();
+    let log = crate::log::start(
+        &inner.opts,
+        dir.to_path_buf(),
+        lock,
+        writer,
+        report,
+        begin,
+        stamps,
+    )?;
+    let every = log.checkpoint_every();
+    if inner.log.set(log).is_err() {
+        return Err(Error::Misuse("the log was started twice".into()));
+    }
+    if let Some(every) = every {
+        spawn_checkpointer(Arc::downgrade(inner), every)?;
+    }
+    Ok(())
+}
+
+/// Which `flock` an open takes on the directory.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Lock {
+    /// A writable open: one at a time, and no reader meanwhile.
+    Exclusive,
+    /// A read-only open, while it reads the files (`db::read_only`): any
+    /// number at once, none while a writable open holds the directory.
+    Shared,
+}
+
+/// Locks the directory itself. `flock` on its own descriptor: a lock file
+/// could be deleted while held, letting a second process in (each then
+/// writes the log). A held lock is `Error::Locked`.
+pub(super) fn lock_dir(dir: &Path, how: Lock) -> Result<File> {
+    let ioe = |what: &str, e: std::io::Error| Error::io(format!("{what} {}", dir.display()), e);
     let lock = File::open(dir).map_err(|e| ioe("cannot open", e))?;
     // A database of this process that was just dropped may still be
     // finishing (a background checkpoint or GC pass held the last
     // reference), so a held lock is retried briefly before giving up.
     let deadline = Instant::now() + std::time::Duration::from_millis(500);
     loop {
-        match lock.try_lock() {
-            Ok(()) => break,
+        let tried = match how {
+            Lock::Exclusive => lock.try_lock(),
+            Lock::Shared => lock.try_lock_shared(),
+        };
+        match tried {
+            Ok(()) => return Ok(lock),
             Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
@@ -83,7 +163,27 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
             Err(std::fs::TryLockError::Error(e)) => return Err(ioe("cannot lock", e)),
         }
     }
-    let tuning = db.inner.opts.log_tuning.clone();
+}
+
+/// What the reading half of recovery found (`replay_dir`).
+pub(super) struct Replayed {
+    /// Filled but for `stamp_offset` and `duration`.
+    pub report: RecoveryReport,
+    pub manifest: Option<checkpoint::Manifest>,
+    /// The checkpoint's begin LSN (0 without one).
+    pub begin: u64,
+    pub end: ScanEnd,
+    /// The largest commit timestamp read.
+    pub max_cts: u64,
+}
+
+/// Validates `dir` and replays it into the empty database `db`: the
+/// checkpoint, then the log. Reads only: it writes, renames and removes
+/// nothing (a torn tail is reported, not cut), so both the writable open
+/// and the read-only one start here, and a refused directory is left as
+/// it was.
+pub(super) fn replay_dir(db: &Database, dir: &Path) -> Result<Replayed> {
+    let ioe = |what: &str, e: std::io::Error| Error::io(format!("{what} {}", dir.display()), e);
     let mut report = RecoveryReport::default();
     let manifest = checkpoint::read_manifest(dir)?;
     let mut max_cts = 0;
@@ -110,6 +210,8 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
             )?;
             report.checkpoint = Some(m.file.clone());
             report.checkpoint_rows = s.rows;
+            report.checkpoint_lsn = m.begin_lsn;
+            report.checkpoint_bytes = m.len;
             max_cts = m.ts;
             (m.begin_lsn, m.replay_from)
         }
@@ -184,35 +286,14 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
             )));
         }
     }
-    let writer = SegmentWriter::resume(
-        dir,
-        end.last_start,
-        end.end,
-        tuning.segment_bytes,
-        tuning.max_log_bytes,
-    )
-    .map_err(|e| ioe("cannot open the log in", e))?;
-    remove_stale_checkpoints(dir, manifest.as_ref().map_or("", |m| m.file.as_str()));
-    remove_partial_segments(dir);
-    let inner = &db.inner;
-    // LSN commit stamps (see `log`): the clock becomes the log's counter,
-    // LSN + K. K keeps it at or above every timestamp in use: the stamps
-    // replay gave the recovered versions (the clock now) and the largest
-    // one logged (a log written under MVTO or by an older Strata counted
-    // timestamps apart from LSNs). So a new snapshot sees every recovered
-    // version and new commits stamp above them.
-    let stamps = crate::log::lsn_stamps(&inner.opts).then(|| {
-        let k = inner
-            .clock
-            .load(SeqCst)
-            .max(max_cts)
-            .saturating_sub(end.end);
-        (Arc::clone(&inner.clock), k)
-    });
-    if stamps.is_none() {
-        inner.clock.fetch_max(max_cts + 1, SeqCst);
-    }
-    report.stamp_offset = stamps.as_ref().map(|s| s.1);
+    report.log_segments = segs
+        .iter()
+        .map(|(start, path)| LogSegment {
+            start_lsn: *start,
+            path: path.clone(),
+            bytes: fs::metadata(path).map_or(0, |m| m.len()),
+        })
+        .collect();
     report.skip_records = skips;
     report.operation_records = ops.read;
     report.operation_records_discarded = ops.pending.len() as u64;
@@ -221,26 +302,15 @@ pub(crate) fn open(db: &Database, dir: &Path) -> Result<()> {
     report.transactions_replayed = txns;
     report.catalog_records_replayed = ddl;
     report.log_bytes_read = end.bytes;
-    report.torn_tail = end.torn;
+    report.torn_tail = end.torn.clone();
     report.max_commit_ts = max_cts;
-    report.duration = t0.elapsed();
-    let log = crate::log::start(
-        &inner.opts,
-        dir.to_path_buf(),
-        lock,
-        writer,
+    Ok(Replayed {
         report,
+        manifest,
         begin,
-        stamps,
-    )?;
-    let every = log.checkpoint_every();
-    if inner.log.set(log).is_err() {
-        return Err(Error::Misuse("the log was started twice".into()));
-    }
-    if let Some(every) = every {
-        spawn_checkpointer(Arc::downgrade(inner), every)?;
-    }
-    Ok(())
+        end,
+        max_cts,
+    })
 }
 
 /// Background checkpoints: one whenever `every` bytes of log have been
@@ -318,7 +388,7 @@ impl Operations {
     }
 }
 
-fn has_checkpoint_file(dir: &Path) -> bool {
+pub(super) fn has_checkpoint_file(dir: &Path) -> bool {
     fs::read_dir(dir).is_ok_and(|rd| {
         rd.flatten().any(|e| {
             e.file_name()

@@ -110,6 +110,7 @@ impl Database {
         kind: IndexKind,
     ) -> Result<Index> {
         let db = &self.inner;
+        db.check_writable()?;
         let ti = &table.inner;
         if ti.owner != db.id {
             return Err(Error::Schema(format!(
@@ -275,6 +276,7 @@ impl Database {
     /// Drops an index. Later scans through any handle to it fail with
     /// `Error::Schema`; writers stop maintaining it at once.
     pub fn drop_index(&self, name: &str) -> Result<()> {
+        self.inner.check_writable()?;
         // The catalog lock orders the drop record with checkpoints.
         let names = self.inner.names.write();
         let (idx, t, logged) = {

@@ -222,6 +222,14 @@ pub struct RecoveryReport {
     pub checkpoint: Option<String>,
     /// Rows loaded from the checkpoint.
     pub checkpoint_rows: u64,
+    /// The checkpoint's begin LSN (its catalog and rows are the database
+    /// as of there) and its file's size; 0 without a checkpoint.
+    pub checkpoint_lsn: u64,
+    pub checkpoint_bytes: u64,
+    /// The log segments replay read, in LSN order (the whole log from
+    /// `replay_from_lsn` on). Their sizes are as recovery found them,
+    /// before a torn tail was cut.
+    pub log_segments: Vec<LogSegment>,
     /// LSN replay started at (the checkpoint's), and where the log ends.
     pub replay_from_lsn: u64,
     pub log_end_lsn: u64,
@@ -249,6 +257,16 @@ pub struct RecoveryReport {
     pub stamp_offset: Option<u64>,
     /// Wall time of the whole recovery.
     pub duration: Duration,
+}
+
+/// One log segment file, as recovery found it (`RecoveryReport::log_segments`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogSegment {
+    /// The LSN of its first record (in its name, `log-<lsn>.seg`).
+    pub start_lsn: u64,
+    pub path: PathBuf,
+    /// The file's size, its 4 KiB header included.
+    pub bytes: u64,
 }
 
 /// Counters of the log since the database was opened.

@@ -7,7 +7,8 @@
 //!  Database ──Arc──> DbInner ──Deref──> cc::Shared { clock, tids, horizon, ssi }
 //!  Transaction ──Arc──┘   ├─ tables, names, indexes (catalog)
 //!                         ├─ gc (the collector `Options::gc` names)
-//!                         └─ log (empty in memory and during replay)
+//!                         ├─ log (empty in memory and during replay)
+//!                         └─ read_only (set by a read-only open)
 //! ```
 //!
 //! It lives with the transactions, below `db`, because a transaction holds
@@ -44,6 +45,11 @@ pub(crate) struct DbInner {
     /// The write-ahead log; empty for an in-memory database (and while
     /// recovery replays, so replay logs nothing).
     pub log: OnceLock<crate::log::Log>,
+    /// Set once a read-only open (`Database::open_read_only`) has replayed
+    /// the directory: from then on every write and DDL is
+    /// `Error::ReadOnly`. Empty while replay runs, which writes through
+    /// the normal paths.
+    pub read_only: OnceLock<ReadOnlyOpen>,
     /// Secondary indexes by name.
     pub indexes: crate::index::secondary::IndexCatalog,
     /// Memory spaces versions are allocated from (`Options::memory_spaces`);
@@ -55,6 +61,27 @@ pub(crate) struct DbInner {
     /// Per-component transaction times (`Options::time_breakdown`); `None`
     /// when off, which every timing point tests first.
     pub breakdown: Option<Arc<crate::breakdown::Breakdown>>,
+}
+
+/// What a read-only open found, kept for `Database::recovery_report` (a
+/// read-only database has no log to keep it).
+pub(crate) struct ReadOnlyOpen {
+    /// What `Error::ReadOnly` says.
+    pub reason: String,
+    pub report: crate::log::RecoveryReport,
+}
+
+impl DbInner {
+    /// `Err(Error::ReadOnly)` if the database was opened read-only.
+    #[inline]
+    pub fn check_writable(&self) -> crate::error::Result<()> {
+        match self.read_only.get() {
+            None => Ok(()),
+            Some(r) => Err(crate::error::Error::ReadOnly {
+                reason: r.reason.clone(),
+            }),
+        }
+    }
 }
 
 impl std::ops::Deref for DbInner {

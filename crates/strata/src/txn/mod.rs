@@ -46,7 +46,7 @@ macro_rules! timed {
 }
 pub(crate) use timed;
 
-pub(crate) use db_inner::DbInner;
+pub(crate) use db_inner::{DbInner, ReadOnlyOpen};
 
 use crate::breakdown::Component;
 use crate::cc::{predicate::ScanEntry, with_cc, Cc, ReadEntry, Txn as _, TxnCc, WriteEntry};
@@ -232,7 +232,8 @@ impl Transaction {
         })
     }
 
-    /// True for transactions from `begin_read_only`.
+    /// True for transactions from `begin_read_only`, and for every
+    /// transaction of a database opened read-only (`Database::open_read_only`).
     pub fn is_read_only(&self) -> bool {
         self.read_only
     }
@@ -283,7 +284,7 @@ impl Transaction {
     fn check_writable(&self, t: &Table) -> Result<()> {
         self.check_open(t)?;
         if self.read_only {
-            return Err(read_only_write());
+            return Err(self.read_only_write());
         }
         Ok(())
     }
@@ -322,6 +323,18 @@ impl Transaction {
     #[inline]
     fn hand_over_memory(&self, allocated: u64) {
         self.db.gc.common.memory.hand_over(allocated);
+    }
+
+    /// The error of a write in a read-only transaction (cold, as
+    /// `not_open`): `ReadOnly` where the database refuses every write
+    /// (opened read-only), else the caller's misuse.
+    #[cold]
+    #[inline(never)]
+    fn read_only_write(&self) -> Error {
+        match self.db.check_writable() {
+            Err(e) => e,
+            Ok(()) => Error::WriteInReadOnlyTransaction,
+        }
     }
 
     /// Rolls back after a conflict and returns the error to hand out.
@@ -1513,12 +1526,6 @@ fn duplicate(t: &TableInner, key: &Key) -> Error {
         table: t.schema.name.clone(),
         key: key.to_string(),
     }
-}
-
-/// The error of a write in a read-only transaction (cold, as `not_open`).
-#[cold]
-fn read_only_write() -> Error {
-    Error::WriteInReadOnlyTransaction
 }
 
 /// A scan callback that copies rows into `out` and stops at the `limit`th
