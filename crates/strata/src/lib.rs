@@ -63,7 +63,7 @@ mod types;
 mod value;
 
 pub use breakdown::TimeBreakdown;
-pub use db::{backoff, BackupReport, Database};
+pub use db::{backoff, Alter, BackupReport, Database};
 pub use error::{ConflictKind, Error, IoError, Result};
 pub use index::secondary::Unique;
 pub use log::{CommitTicket, LogSegment, LogStats, RecoveryReport, TornTail};

@@ -19,6 +19,8 @@ mod common;
 #[path = "../../strata-cli/src/executor.rs"]
 mod executor;
 
+#[path = "alter.rs"]
+mod alter;
 #[path = "anomalies.rs"]
 mod anomalies;
 #[path = "api.rs"]

@@ -1,5 +1,7 @@
 //! The database: options, catalog, clock and transaction table.
 
+mod alter;
+pub use alter::Alter;
 mod backup;
 pub use backup::BackupReport;
 mod read_only;
@@ -188,14 +190,7 @@ impl Database {
             None => None,
         };
         let name = schema.name.clone();
-        let t = Arc::new(
-            TableInner::new(id, self.inner.id, schema)
-                .with_storage(self.inner.opts.version_storage, self.inner.opts.non_inline)
-                .with_index_pointers(self.inner.opts.index_pointers)
-                .with_siro(&self.inner.opts.siro)
-                .with_coop(self.inner.gc.chain_walk_hook())
-                .with_spaces(self.inner.spaces.clone()),
-        );
+        let t = self.new_table_inner(id, schema);
         tables.push(Arc::clone(&t));
         names.insert(name, id);
         drop((tables, names));
@@ -203,6 +198,19 @@ impl Database {
             log.wait_durable(lsn)?;
         }
         Ok(Table { inner: t })
+    }
+
+    /// A table's state, with this database's storage choices, not yet in
+    /// the catalog.
+    fn new_table_inner(&self, id: u32, schema: Schema) -> Arc<TableInner> {
+        Arc::new(
+            TableInner::new(id, self.inner.id, schema)
+                .with_storage(self.inner.opts.version_storage, self.inner.opts.non_inline)
+                .with_index_pointers(self.inner.opts.index_pointers)
+                .with_siro(&self.inner.opts.siro)
+                .with_coop(self.inner.gc.chain_walk_hook())
+                .with_spaces(self.inner.spaces.clone()),
+        )
     }
 
     /// Opens the table `schema` names, creating it if it does not exist:

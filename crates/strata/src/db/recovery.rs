@@ -450,6 +450,14 @@ fn apply_catalog(db: &Database, c: CatalogRecord, from: &str) -> Result<()> {
             // and checkpoints from now on carry it.
             db.create_index_as(&name, &t, &cols, unique, kind)?;
         }
+        CatalogRecord::AlterTable {
+            table,
+            id,
+            schema,
+            sources,
+        } => {
+            db.replay_alter(table, id, schema, sources)?;
+        }
         CatalogRecord::DropIndex { name } => {
             if db.index(&name).is_err() {
                 return Err(corrupt(format!(

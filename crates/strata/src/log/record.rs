@@ -99,7 +99,22 @@ pub enum CatalogRecord {
     DropIndex {
         name: String,
     },
+    /// Tag 6: `Database::alter_table`. Table `table` is dropped and its
+    /// rows as of this record become table `id` with `schema`: new column
+    /// `i` takes old column `sources[i]` (`NO_SOURCE`: null). Replay
+    /// rebuilds the rows itself, so the alter is one record (the copying
+    /// commits that follow it in the log rewrite the same rows).
+    AlterTable {
+        table: u32,
+        id: u32,
+        schema: Schema,
+        sources: Vec<u32>,
+    },
 }
+
+/// In [`CatalogRecord::AlterTable`]'s sources: a new column, null in every
+/// row.
+pub const NO_SOURCE: u32 = u32::MAX;
 
 /// One write of a committed transaction, as replayed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -389,6 +404,22 @@ pub fn put_catalog(buf: &mut Vec<u8>, c: &CatalogRecord) {
             buf.push(4);
             put_str(buf, name);
         }
+        CatalogRecord::AlterTable {
+            table,
+            id,
+            schema,
+            sources,
+        } => {
+            buf.push(6);
+            buf.extend_from_slice(&table.to_le_bytes());
+            buf.extend_from_slice(&id.to_le_bytes());
+            put_schema(buf, schema);
+            buf.push(u8::from(schema.point_lookups == PointLookups::Tree));
+            buf.extend_from_slice(&(sources.len() as u32).to_le_bytes());
+            for s in sources {
+                buf.extend_from_slice(&s.to_le_bytes());
+            }
+        }
     }
 }
 
@@ -547,6 +578,30 @@ impl<'a> Reader<'a> {
                 })
             }
             2 => Ok(CatalogRecord::DropTable { id: self.u32()? }),
+            6 => {
+                let (table, id, schema) = (self.u32()?, self.u32()?, self.schema()?);
+                let schema = match self.u8()? {
+                    0 => schema,
+                    1 => schema.point_lookups(PointLookups::Tree),
+                    b => return Err(format!("unknown point-lookup kind {b}")),
+                };
+                let n = self.u32()? as usize;
+                if n != schema.columns.len() {
+                    return Err(format!(
+                        "an alter names {n} column sources for {} columns",
+                        schema.columns.len()
+                    ));
+                }
+                let sources = (0..n)
+                    .map(|_| self.u32())
+                    .collect::<std::result::Result<_, _>>()?;
+                Ok(CatalogRecord::AlterTable {
+                    table,
+                    id,
+                    schema,
+                    sources,
+                })
+            }
             3 => {
                 let table = self.u32()?;
                 let name = self.str()?;
@@ -782,6 +837,18 @@ mod tests {
             },
             CatalogRecord::DropIndex {
                 name: "by_ab".into(),
+            },
+            CatalogRecord::AlterTable {
+                table: 3,
+                id: 11,
+                schema: Schema::new("t2")
+                    .column("b", Type::Int)
+                    .nullable_column("c", Type::Text)
+                    .primary_key(&["b"])
+                    .validate()
+                    .unwrap()
+                    .point_lookups(PointLookups::Tree),
+                sources: vec![1, NO_SOURCE],
             },
         ] {
             let mut buf = Vec::new();

@@ -597,13 +597,22 @@ impl Transaction {
 
     /// Inserts a row; `Error::DuplicateKey` if its key exists for us.
     pub fn insert(&mut self, t: &Table, row: Row) -> Result<()> {
+        self.check_growable(t)?;
         // A refused insert (a duplicate key) read that the key exists.
         self.read_stamp = UNKNOWN_READS;
         with_cc!(self.db.protocol, P => self.insert_as::<P>(t, row))
     }
 
+    /// [`Transaction::insert`] past `Options::memory_limit` (an alter's
+    /// copy, which must not stop half way).
+    pub(crate) fn insert_unlimited(&mut self, t: &Table, row: Row) -> Result<()> {
+        self.check_writable(t)?;
+        self.read_stamp = UNKNOWN_READS;
+        with_cc!(self.db.protocol, P => self.insert_as::<P>(t, row))
+    }
+
+    /// The insert, checked (`check_writable`) by the caller.
     fn insert_as<P: Cc>(&mut self, t: &Table, row: Row) -> Result<()> {
-        self.check_growable(t)?;
         let ti: &TableInner = &t.inner;
         ti.schema.check_row(&row)?;
         let key = ti.schema.key_of(&row);

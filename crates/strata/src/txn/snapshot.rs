@@ -159,6 +159,42 @@ impl Snapshot {
     }
 }
 
+impl Snapshot {
+    /// Up to `max` rows of `t` from `from` on, in key order, and the key
+    /// of the last: for `Database::alter_table`, whose table is frozen
+    /// (marked dropped, so `check_open` would refuse it) while it copies.
+    pub(crate) fn rows_of_frozen(
+        &self,
+        t: &TableInner,
+        from: &Bound<EncodedKey>,
+        max: usize,
+    ) -> (Vec<Row>, Option<EncodedKey>) {
+        let guard = epoch::pin();
+        let (mut rows, mut last) = (Vec::new(), None);
+        t.index
+            .range_while(from, &Bound::Unbounded, &guard, |tuple| {
+                // A snapshot's read of a frozen table cannot fail (see
+                // `visible`'s errors: none in snapshot mode).
+                let v = self
+                    .txn
+                    .visible_to_snapshot(t, tuple)
+                    .unwrap_or(ptr::null_mut());
+                // SAFETY: as in `read_with`.
+                if let Some(r) = unsafe { v.as_ref() }.filter(|r| !r.is_tombstone()) {
+                    let row = storage::with_values(r, |r| r.to_vec());
+                    last = Some(t.encode(&t.schema.key_of(&row)));
+                    rows.push(row);
+                }
+                if rows.len() < max {
+                    ControlFlow::Continue(())
+                } else {
+                    ControlFlow::Break(())
+                }
+            });
+        (rows, last)
+    }
+}
+
 impl Transaction {
     /// The version of `tuple` a read-only snapshot sees (null: none):
     /// the read-only branch of `read_tuple`, without its timing (which

@@ -1,0 +1,281 @@
+//! `Database::alter_table`: each change keeps every row (in memory, across
+//! a restart, after a checkpoint), a refused change changes nothing, and
+//! writers running through the alter lose nothing: each commit is in the
+//! new table or was refused.
+
+use crate::common::{self, TestDir};
+use strata::{
+    key, row, Alter, Database, Durability, Error, Options, Protocol, Schema, SyncPolicy, Table,
+    Type, Unique, Value,
+};
+
+fn people(db: &Database) -> Table {
+    let t = db
+        .create_table(
+            Schema::new("people")
+                .column("id", Type::Int)
+                .column("name", Type::Text)
+                .column("age", Type::Int)
+                .primary_key(&["id"]),
+        )
+        .unwrap();
+    db.run(|tx| (0..5000).try_for_each(|k| tx.insert(&t, row![k, format!("p{k}"), k % 90])))
+        .unwrap();
+    t
+}
+
+fn rows(db: &Database, t: &Table) -> Vec<strata::Row> {
+    db.begin_read_only().unwrap().scan(t, ..).unwrap()
+}
+
+#[test]
+fn each_change_keeps_every_row() {
+    let db = common::db(Protocol::SiSsn);
+    let old = people(&db);
+    let t = db
+        .alter_table(
+            "people",
+            Alter::AddColumn {
+                name: "email".into(),
+                ty: Type::Text,
+            },
+        )
+        .unwrap();
+    assert!(matches!(
+        db.begin().unwrap().get(&old, &key![1]),
+        Err(Error::TableDropped { .. })
+    ));
+    let all = rows(&db, &t);
+    assert_eq!(all.len(), 5000);
+    assert!(all
+        .iter()
+        .enumerate()
+        .all(|(k, r)| *r == row![k as i64, format!("p{k}"), k as i64 % 90, Value::Null]));
+    db.run(|tx| tx.insert(&t, row![9000, "new", 1, "n@x"]))
+        .unwrap();
+
+    let t = db
+        .alter_table("people", Alter::DropColumn("age".into()))
+        .unwrap();
+    assert_eq!(t.schema().columns.len(), 3);
+    assert_eq!(rows(&db, &t)[7], row![7, "p7", Value::Null]);
+
+    let t = db
+        .alter_table(
+            "people",
+            Alter::RenameColumn {
+                from: "id".into(),
+                to: "pid".into(),
+            },
+        )
+        .unwrap();
+    assert_eq!(t.schema().columns[t.schema().primary_key[0]].name, "pid");
+
+    let t = db
+        .alter_table("people", Alter::Rename("persons".into()))
+        .unwrap();
+    assert!(matches!(db.table("people"), Err(Error::NoSuchTable { .. })));
+    assert_eq!(db.table("persons").unwrap().name(), "persons");
+    let all = rows(&db, &t);
+    assert_eq!(all.len(), 5001);
+    assert_eq!(all[5000], row![9000, "new", "n@x"]);
+    // The last table is a table like any: an index on it, then writes.
+    db.create_index("by_name", &t, &["name"], Unique::No)
+        .unwrap();
+    db.run(|tx| tx.update(&t, &key![3], &[("name", Value::from("three"))]))
+        .unwrap();
+    let by = db.index("by_name").unwrap();
+    assert_eq!(
+        db.begin()
+            .unwrap()
+            .index_get(&by, &key!["three"])
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn a_refused_change_changes_nothing() {
+    let db = common::db(Protocol::SiSsn);
+    let t = people(&db);
+    let other = db
+        .create_table(
+            Schema::new("other")
+                .column("k", Type::Int)
+                .primary_key(&["k"]),
+        )
+        .unwrap();
+    type Expect = fn(&Error) -> bool;
+    let cases: Vec<(Alter, Expect)> = vec![
+        (Alter::DropColumn("nope".into()), |e| {
+            matches!(e, Error::NoSuchColumn { .. })
+        }),
+        (Alter::DropColumn("id".into()), |e| {
+            matches!(e, Error::Schema(_))
+        }),
+        (
+            Alter::AddColumn {
+                name: "age".into(),
+                ty: Type::Int,
+            },
+            |e| matches!(e, Error::Schema(_)),
+        ),
+        (
+            Alter::RenameColumn {
+                from: "age".into(),
+                to: "name".into(),
+            },
+            |e| matches!(e, Error::Schema(_)),
+        ),
+        (Alter::Rename("other".into()), |e| {
+            matches!(e, Error::TableExists { .. })
+        }),
+    ];
+    for (change, want) in cases {
+        let e = db.alter_table("people", change.clone()).unwrap_err();
+        assert!(want(&e), "{change:?}: {e}");
+    }
+    assert!(matches!(
+        db.alter_table("ghost", Alter::Rename("g".into())),
+        Err(Error::NoSuchTable { .. })
+    ));
+    db.create_index("by_age", &t, &["age"], Unique::No).unwrap();
+    let e = db
+        .alter_table("people", Alter::Rename("p2".into()))
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::Schema(m) if m.contains("by_age")),
+        "{e}"
+    );
+    // The table and its handle are as they were.
+    db.run(|tx| tx.update(&t, &key![1], &[("age", Value::Int(1))]))
+        .unwrap();
+    assert_eq!(rows(&db, &t).len(), 5000);
+    assert_eq!(db.table_names(), ["other", "people"]);
+    drop(other);
+}
+
+/// The alter is one log record: a restart replays it (with or without a
+/// checkpoint after it) and finds the altered table with every row.
+#[test]
+fn an_alter_survives_a_restart_and_a_checkpoint() {
+    for checkpoint in [false, true] {
+        let dir = TestDir::new("alter-restart");
+        let opts = || {
+            Options::default().durability(Durability::Wal {
+                dir: dir.to_path_buf(),
+                sync: SyncPolicy::GroupCommit,
+            })
+        };
+        {
+            let db = Database::open(opts()).unwrap();
+            people(&db);
+            let t = db
+                .alter_table(
+                    "people",
+                    Alter::AddColumn {
+                        name: "email".into(),
+                        ty: Type::Text,
+                    },
+                )
+                .unwrap();
+            db.run(|tx| tx.update(&t, &key![4], &[("email", Value::from("f@x"))]))
+                .unwrap();
+            let t = db
+                .alter_table("people", Alter::Rename("persons".into()))
+                .unwrap();
+            db.run(|tx| tx.delete(&t, &key![0])).unwrap();
+            if checkpoint {
+                db.checkpoint().unwrap();
+            }
+        }
+        let db = Database::open(opts()).unwrap();
+        assert_eq!(db.table_names(), ["persons"], "checkpoint {checkpoint}");
+        let t = db.table("persons").unwrap();
+        let all = rows(&db, &t);
+        assert_eq!(all.len(), 4999);
+        assert_eq!(all[3], row![4, "p4", 4, "f@x"]);
+        assert_eq!(all[0], row![1, "p1", 1, Value::Null]);
+    }
+}
+
+/// Writers moving amounts through the old handle while the table is
+/// altered: every transfer that committed is in the new table, and every
+/// one after the freeze was refused (`TableDropped`); the writers stop at
+/// their first refusal, or a while after the alter returned.
+#[test]
+fn writers_through_the_alter_lose_nothing() {
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    for p in common::protocols() {
+        let db = common::db(p);
+        let t = db
+            .create_table(
+                Schema::new("acct")
+                    .column("k", Type::Int)
+                    .column("v", Type::Int)
+                    .primary_key(&["k"]),
+            )
+            .unwrap();
+        db.run(|tx| (0..64).try_for_each(|k| tx.insert(&t, row![k, 100])))
+            .unwrap();
+        let done = AtomicBool::new(false);
+        let (altered, moved) = std::thread::scope(|s| {
+            let writers: Vec<_> = (0..2i64)
+                .map(|w| {
+                    let (db, t, done) = (&db, &t, &done);
+                    s.spawn(move || {
+                        let mut moved = Vec::new();
+                        for i in 0..200_000 {
+                            let (a, b) = ((i * 7 + w) % 64, (i * 11 + 3 + w) % 64);
+                            let r = db.run(|tx| {
+                                let va = tx.get(t, &key![a])?.unwrap()[1].as_int().unwrap();
+                                let vb = tx.get(t, &key![b])?.unwrap()[1].as_int().unwrap();
+                                tx.update(t, &key![a], &[("v", Value::Int(va - 1))])?;
+                                tx.update(t, &key![b], &[("v", Value::Int(vb + 1))])
+                            });
+                            match r {
+                                Err(Error::TableDropped { .. }) => break,
+                                r => r.unwrap(),
+                            }
+                            moved.push((a, b));
+                            if done.load(SeqCst) && i % 64 == 0 {
+                                break; // (a freeze that refused nothing)
+                            }
+                        }
+                        moved
+                    })
+                })
+                .collect();
+            // Let the writers commit some first.
+            while db.counters().commits < 200 {
+                std::thread::yield_now();
+            }
+            let altered = db
+                .alter_table(
+                    "acct",
+                    Alter::AddColumn {
+                        name: "note".into(),
+                        ty: Type::Text,
+                    },
+                )
+                .unwrap();
+            done.store(true, SeqCst);
+            let moved: Vec<(i64, i64)> = writers
+                .into_iter()
+                .flat_map(|w| w.join().unwrap())
+                .collect();
+            (altered, moved)
+        });
+        let mut want = vec![100i64; 64];
+        for &(a, b) in &moved {
+            want[a as usize] -= 1;
+            want[b as usize] += 1;
+        }
+        let got: Vec<i64> = rows(&db, &altered)
+            .iter()
+            .map(|r| r[1].as_int().unwrap())
+            .collect();
+        assert_eq!(got, want, "{p}: {} transfers committed", moved.len());
+    }
+}
