@@ -121,3 +121,39 @@ fn a_snapshot_reads_its_moment_and_refuses_bad_input() {
     assert!(matches!(snap.get(&u, &key![1]), Err(Error::Schema(_))));
     assert!(matches!(snap.scan(&u, ..), Err(Error::Schema(_))));
 }
+
+/// `Snapshot::range` from several threads at once, from either end: each
+/// sees the snapshot's rows, lazily, whatever the writers did since.
+#[test]
+fn threads_walk_one_snapshot_lazily_from_either_end() {
+    let db = common::db(Protocol::SiSsn);
+    let t = common::counters_table(&db, 500);
+    let snap = db.snapshot().unwrap();
+    db.run(|tx| (0..250).try_for_each(|k| tx.delete(&t, &key![k])))
+        .unwrap();
+    std::thread::scope(|s| {
+        for rev in [false, true] {
+            let (snap, t) = (&snap, &t);
+            s.spawn(move || {
+                let it = snap.range(t, key![100]..key![400]).unwrap();
+                let mut keys: Vec<i64> = if rev {
+                    it.rev().map(|r| r.unwrap()[0].as_int().unwrap()).collect()
+                } else {
+                    it.map(|r| r.unwrap()[0].as_int().unwrap()).collect()
+                };
+                if rev {
+                    keys.reverse();
+                }
+                assert_eq!(keys, (100..400).collect::<Vec<_>>(), "rev {rev}");
+                let first: Vec<_> = snap
+                    .range_keys(t, ..)
+                    .unwrap()
+                    .take(2)
+                    .map(|k| k.unwrap())
+                    .collect();
+                assert_eq!(first, [key![0], key![1]]);
+            });
+        }
+    });
+    assert_eq!(db.snapshot().unwrap().range(&t, ..).unwrap().count(), 250);
+}

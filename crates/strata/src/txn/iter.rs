@@ -54,7 +54,7 @@ type Project<T> = fn(&TableInner, &Version) -> T;
 /// walks from the high end. An item is `Err` when reading the row failed
 /// (a conflict rolls the transaction back); the iterator ends after it.
 pub struct Range<'t, T = Row> {
-    txn: &'t mut Transaction,
+    source: Source<'t>,
     table: &'t TableInner,
     project: Project<T>,
     guard: Guard,
@@ -80,6 +80,23 @@ pub struct Range<'t, T = Row> {
     /// Both ends ran dry, or a read failed.
     done: bool,
     exhausted: bool,
+}
+
+/// Whose reads a range makes: a transaction's, through its protocol
+/// (and leaving its predicate), or a shared [`crate::Snapshot`]'s, by
+/// `&` (snapshot reads, no bookkeeping).
+pub(super) enum Source<'t> {
+    Txn(&'t mut Transaction),
+    Snapshot(&'t Transaction),
+}
+
+impl Source<'_> {
+    fn txn(&self) -> &Transaction {
+        match self {
+            Source::Txn(t) => t,
+            Source::Snapshot(t) => t,
+        }
+    }
 }
 
 /// Which end a step reads from.
@@ -130,9 +147,7 @@ impl Transaction {
         t: &'t Table,
         range: impl RangeBounds<Key>,
     ) -> Result<Range<'t, Row>> {
-        Range::new(self, t, &range, |_, v| {
-            storage::with_values(v, |r| r.to_vec())
-        })
+        Range::new(Source::Txn(self), t, &range, project_row)
     }
 
     /// [`Transaction::range`]'s primary keys alone (each key's columns, in
@@ -142,15 +157,13 @@ impl Transaction {
         t: &'t Table,
         range: impl RangeBounds<Key>,
     ) -> Result<Range<'t, Key>> {
-        Range::new(self, t, &range, |ti, v| {
-            storage::with_values(v, |r| ti.schema.key_of(r))
-        })
+        Range::new(Source::Txn(self), t, &range, project_key)
     }
 
     /// How many rows [`Transaction::range`] would return, without copying
     /// or decoding any (its predicate covers the whole range).
     pub fn count(&mut self, t: &Table, range: impl RangeBounds<Key>) -> Result<usize> {
-        let rows: Range<'_, ()> = Range::new(self, t, &range, |_, _| ())?;
+        let rows: Range<'_, ()> = Range::new(Source::Txn(self), t, &range, |_, _| ())?;
         rows.sum_ok()
     }
 
@@ -174,18 +187,34 @@ impl Transaction {
     }
 }
 
+/// A row, projected from its version.
+pub(super) fn project_row(_: &TableInner, v: &Version) -> Row {
+    storage::with_values(v, |r| r.to_vec())
+}
+
+/// A row's primary key.
+pub(super) fn project_key(t: &TableInner, v: &Version) -> Key {
+    storage::with_values(v, |r| t.schema.key_of(r))
+}
+
 impl<'t, T> Range<'t, T> {
-    fn new(
-        txn: &'t mut Transaction,
+    pub(super) fn new(
+        mut source: Source<'t>,
         t: &'t Table,
         range: &impl RangeBounds<Key>,
         project: Project<T>,
     ) -> Result<Self> {
-        txn.check_open(t)?;
+        source.txn().check_open(t)?;
         let (lo, hi) = primary_bounds(t, range)?;
-        // (A range's rows are not named one by one: see `read_stamp`.)
-        txn.read_stamp = UNKNOWN_READS;
-        let phantom_checked = !txn.read_only && with_cc!(txn.db.protocol, P => P::VALIDATES_SCANS);
+        let phantom_checked = match &mut source {
+            Source::Txn(txn) => {
+                // (A range's rows are not named one by one: see
+                // `read_stamp`.)
+                txn.read_stamp = UNKNOWN_READS;
+                !txn.read_only && with_cc!(txn.db.protocol, P => P::VALIDATES_SCANS)
+            }
+            Source::Snapshot(_) => false,
+        };
         Ok(Range {
             table: &t.inner,
             project,
@@ -203,7 +232,7 @@ impl<'t, T> Range<'t, T> {
             started: false,
             done: false,
             exhausted: false,
-            txn,
+            source,
         })
     }
 
@@ -240,9 +269,11 @@ impl<'t, T> Range<'t, T> {
     fn fetch(&mut self, end: End, lo: Bound<EncodedKey>, hi: Bound<EncodedKey>) {
         if !self.started {
             self.started = true;
-            if !self.txn.read_only {
-                let ts = &self.table.predicate_read_ts;
-                with_cc!(self.txn.db.protocol, P => P::before_scan(&*self.txn, ts));
+            if let Source::Txn(txn) = &self.source {
+                if !txn.read_only {
+                    let ts = &self.table.predicate_read_ts;
+                    with_cc!(txn.db.protocol, P => P::before_scan(&**txn, ts));
+                }
             }
         }
         if self.front.is_empty() && self.back.is_empty() {
@@ -275,13 +306,20 @@ impl<'t, T> Range<'t, T> {
                 self.exhausted = true;
                 return None;
             };
-            let read =
-                with_cc!(self.txn.db.protocol, P => self.txn.read_tuple::<P>(self.table, tuple));
+            let read = match &mut self.source {
+                Source::Txn(txn) => {
+                    with_cc!(txn.db.protocol, P => txn.read_tuple::<P>(self.table, tuple))
+                }
+                Source::Snapshot(txn) => txn.visible_to_snapshot(self.table, tuple),
+            };
             let v = match read {
                 Ok(v) => v,
                 Err(e) => {
                     self.done = true;
-                    return Some(self.txn.fail(e));
+                    return Some(match &mut self.source {
+                        Source::Txn(txn) => txn.fail(e),
+                        Source::Snapshot(_) => Err(e),
+                    });
                 }
             };
             if v.is_null() {
@@ -310,7 +348,10 @@ impl<'t, T> Range<'t, T> {
     /// Leaves the predicate reads of what was returned (see the module
     /// doc).
     fn record_predicate(&mut self) {
-        if !self.phantom_checked || !self.started || !self.txn.active {
+        let Source::Txn(txn) = &mut self.source else {
+            return;
+        };
+        if !self.phantom_checked || !self.started || !txn.active {
             return;
         }
         let t = self.table;
@@ -318,19 +359,17 @@ impl<'t, T> Range<'t, T> {
         if self.exhausted {
             seen.append(&mut self.back_seen);
             let (lo, hi) = (self.lo.clone(), self.hi.clone());
-            self.txn.scans.push(ScanEntry::range(t, lo, hi, seen));
+            txn.scans.push(ScanEntry::range(t, lo, hi, seen));
             return;
         }
         if let Some(k) = self.front_key.take() {
             let lo = self.lo.clone();
-            self.txn
-                .scans
+            txn.scans
                 .push(ScanEntry::range(t, lo, Bound::Included(k), seen));
         }
         if let Some(k) = self.back_key.take() {
             let (hi, seen) = (self.hi.clone(), std::mem::take(&mut self.back_seen));
-            self.txn
-                .scans
+            txn.scans
                 .push(ScanEntry::range(t, Bound::Included(k), hi, seen));
         }
     }

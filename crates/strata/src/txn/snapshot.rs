@@ -13,7 +13,7 @@
 //!   db.snapshot() ──> a read-only transaction (registered snapshot: GC
 //!                      keeps every version it can read until it drops)
 //!   thread 1 ─ snap.get(..)   ┐
-//!   thread 2 ─ snap.scan(..)  ├─ index -> tuple -> visible(chain, ts)
+//!   thread 2 ─ snap.range(..) ├─ index -> tuple -> visible(chain, ts)
 //!   thread 3 ─ snap.count(..) ┘   reads only: db, ts, the table
 //! ```
 //!
@@ -26,6 +26,7 @@
 //! through the transaction's `IndexTxn` side, which takes `&mut`): begin a
 //! read-only [`Transaction`] per thread for those.
 
+use super::iter::{Range, Source};
 use super::*;
 
 /// A read-only snapshot of the database that threads share: `Send + Sync`,
@@ -59,7 +60,8 @@ pub struct Snapshot {
 }
 
 // SAFETY: `Snapshot` hands out no `&mut Transaction` and no method that
-// takes one: its reads (`snapshot_*` below) take `&self` and read only
+// takes one: its reads (below, and its ranges: `iter::Source::Snapshot`,
+// which hold `&Transaction`) take `&self` and read only
 // fields fixed at `begin` (`db`, `ts`, `tid`, `active`, `read_only`); the
 // tables and versions they reach are shared, immutable or atomic, and kept
 // alive by the registered snapshot and each read's pin. The transaction is
@@ -153,6 +155,36 @@ impl Snapshot {
         failed.map_or(Ok(n), Err)
     }
 
+    /// The rows of `range` lazily, in key order, from either end: as
+    /// [`Transaction::range`], by `&` (no predicate is recorded: a
+    /// snapshot has no phantoms to guard against).
+    pub fn range<'s>(
+        &'s self,
+        t: &'s Table,
+        range: impl RangeBounds<Key>,
+    ) -> Result<Range<'s, Row>> {
+        Range::new(
+            Source::Snapshot(&self.txn),
+            t,
+            &range,
+            super::iter::project_row,
+        )
+    }
+
+    /// [`Snapshot::range`]'s primary keys alone.
+    pub fn range_keys<'s>(
+        &'s self,
+        t: &'s Table,
+        range: impl RangeBounds<Key>,
+    ) -> Result<Range<'s, Key>> {
+        Range::new(
+            Source::Snapshot(&self.txn),
+            t,
+            &range,
+            super::iter::project_key,
+        )
+    }
+
     /// How many rows `range` holds in the snapshot (no row copied).
     pub fn count(&self, t: &Table, range: impl RangeBounds<Key>) -> Result<usize> {
         self.scan_while(t, range, |_| ControlFlow::Continue(()))
@@ -200,7 +232,7 @@ impl Transaction {
     /// the read-only branch of `read_tuple`, without its timing (which
     /// writes the transaction's state).
     #[inline]
-    fn visible_to_snapshot(&self, t: &TableInner, tuple: u64) -> Result<*mut Version> {
+    pub(super) fn visible_to_snapshot(&self, t: &TableInner, tuple: u64) -> Result<*mut Version> {
         storage::visible(t, tuple, self.ts, 0, &self.db.tids, Mode::Snapshot)
     }
 }
