@@ -24,6 +24,15 @@ fn people(db: &Database) -> Table {
     t
 }
 
+/// Adds a nullable text column `c` to table `t`.
+fn add_text(db: &Database, t: &str, c: &str) -> Table {
+    let change = Alter::AddColumn {
+        name: c.into(),
+        ty: Type::Text,
+    };
+    db.alter_table(t, change).unwrap()
+}
+
 fn rows(db: &Database, t: &Table) -> Vec<strata::Row> {
     db.begin_read_only().unwrap().scan(t, ..).unwrap()
 }
@@ -32,15 +41,7 @@ fn rows(db: &Database, t: &Table) -> Vec<strata::Row> {
 fn each_change_keeps_every_row() {
     let db = common::db(Protocol::SiSsn);
     let old = people(&db);
-    let t = db
-        .alter_table(
-            "people",
-            Alter::AddColumn {
-                name: "email".into(),
-                ty: Type::Text,
-            },
-        )
-        .unwrap();
+    let t = add_text(&db, "people", "email");
     assert!(matches!(
         db.begin().unwrap().get(&old, &key![1]),
         Err(Error::TableDropped { .. })
@@ -171,15 +172,7 @@ fn an_alter_survives_a_restart_and_a_checkpoint() {
         {
             let db = Database::open(opts()).unwrap();
             people(&db);
-            let t = db
-                .alter_table(
-                    "people",
-                    Alter::AddColumn {
-                        name: "email".into(),
-                        ty: Type::Text,
-                    },
-                )
-                .unwrap();
+            let t = add_text(&db, "people", "email");
             db.run(|tx| tx.update(&t, &key![4], &[("email", Value::from("f@x"))]))
                 .unwrap();
             let t = db
@@ -251,15 +244,7 @@ fn writers_through_the_alter_lose_nothing() {
             while db.counters().commits < 200 {
                 std::thread::yield_now();
             }
-            let altered = db
-                .alter_table(
-                    "acct",
-                    Alter::AddColumn {
-                        name: "note".into(),
-                        ty: Type::Text,
-                    },
-                )
-                .unwrap();
+            let altered = add_text(&db, "acct", "note");
             done.store(true, SeqCst);
             let moved: Vec<(i64, i64)> = writers
                 .into_iter()

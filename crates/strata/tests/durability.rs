@@ -4,7 +4,9 @@
 //! `crash.rs`.
 
 use crate::common;
-use common::{configs, eventually, protocols, reclaims, storage_pointer_schemes, TestDir};
+use common::{
+    configs, eventually, protocols, reclaims, segments, storage_pointer_schemes, TestDir,
+};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -130,16 +132,6 @@ fn copy_dir(from: &Path, name: &str) -> TestDir {
 fn crash_copy(db: Database, d: &Path, name: &str) -> TestDir {
     std::mem::forget(db);
     copy_dir(d, name)
-}
-
-fn segments(d: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = fs::read_dir(d)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "seg"))
-        .collect();
-    v.sort();
-    v
 }
 
 /// Ten commits of one row each into a fresh database, then a crash (the

@@ -6,10 +6,10 @@
 //! mtime and bytes, and the directory's own mtime, are compared around
 //! each open. A backup taken while writers run reads back whole.
 
-use crate::common::TestDir;
+use crate::common::{segments, TestDir};
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -205,17 +205,6 @@ fn a_read_only_open_reads_every_committed_row_and_changes_no_file() {
     assert_eq!(rows(&db, &db.table("items").unwrap()), expected);
     assert!(!d.join("ckpt-00000000000000000001.dat").exists());
     assert!(!d.join("log-00000000099999999999.seg.tmp").exists());
-}
-
-/// The segment files of `d`, in order.
-fn segments(d: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = fs::read_dir(d)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "seg"))
-        .collect();
-    v.sort();
-    v
 }
 
 /// Ten single-row commits, then the files copied while the database is

@@ -187,7 +187,15 @@ impl Database {
         self.inner.tables.write().push(Arc::clone(&t.inner));
         // Every commit that wrote `old` is in a snapshot taken now; the
         // rows go over a batch at a time, in key order.
-        let snap = crate::Snapshot::new(Transaction::begin(Arc::clone(&self.inner), true)?);
+        let mut reader = Transaction::begin(Arc::clone(&self.inner), true)?;
+        // At the clock: MVTO's read-only snapshot sits below every running
+        // writer, so it would miss a commit above a writer still running
+        // (one that wrote `old` is refused at its commit, one that did not
+        // does not matter here). Nothing `old` holds above the clock or
+        // uncommitted can still commit, and GC never takes a newest
+        // committed version, so the newest state is the one to copy.
+        reader.ts = reader.ts.max(self.inner.clock.load(SeqCst));
+        let snap = crate::Snapshot::new(reader);
         let mut from = std::ops::Bound::Unbounded;
         loop {
             let (rows, last) = snap.rows_of_frozen(old, &from, COPY_BATCH);

@@ -80,6 +80,17 @@ impl Drop for TestDir {
     }
 }
 
+/// The log segment files of database directory `d`, in order.
+pub fn segments(d: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "seg"))
+        .collect();
+    v.sort();
+    v
+}
+
 pub fn db(p: Protocol) -> Database {
     Database::open(Options::default().protocol(p)).expect("valid options")
 }
