@@ -320,6 +320,11 @@ pub struct Stats {
     /// left; 0 under the other protocols. Counted by `stats()`, not
     /// `counters()` (O(marks)).
     pub siread_marks: u64,
+    /// SI+SSN and SI+SSI: scan records held on tables and secondary
+    /// indexes (one per committed range scan, until no open transaction
+    /// can conflict with it); 0 under the other protocols. Counted by
+    /// `stats()`, not `counters()`.
+    pub scan_records: u64,
     /// Per memory space: chunks, bytes reserved and in use, free slots
     /// (empty with `MemorySpaces::System`).
     pub memory_spaces: Vec<crate::storage::space::SpaceStats>,
@@ -537,6 +542,7 @@ impl Stats {
             memory_limit: None,
             memory_in_use: 0,
             siread_marks: 0,
+            scan_records: 0,
             memory_spaces: Vec::new(),
             siro: SiroStats::default(),
             mvpbt: MvPbtStats::default(),

@@ -443,6 +443,70 @@ fn siread_marks_of_commits_that_wrote_nothing_are_pruned_while_nothing_writes() 
     assert_eq!(db.stats().siread_marks, 0);
 }
 
+/// SSN and SSI: the scan records of range scans by transactions that
+/// wrote nothing go by the same quiescence rule, through the primary key
+/// and a secondary index (before, they stayed until something wrote: one
+/// record per scan of an undeclared read-only workload).
+#[test]
+fn scan_records_of_commits_that_wrote_nothing_are_pruned_while_nothing_writes() {
+    for p in [Protocol::SiSsn, Protocol::SiSsi] {
+        let db = Database::open(
+            Options::default()
+                .protocol(p)
+                .gc_interval(None)
+                .gc_every_commits(u32::MAX),
+        )
+        .unwrap();
+        let t = kv_table(&db);
+        let by_v = db
+            .create_index("by_v", &t, &["v"], strata::Unique::No)
+            .unwrap();
+        let rows: Vec<(i64, i64)> = (0..100).map(|k| (k, k)).collect();
+        load(&db, &t, &rows);
+        for i in 0..100i64 {
+            let mut r = db.begin().unwrap();
+            r.scan(&t, key![i]..key![i + 5]).unwrap();
+            r.index_scan(&by_v, key![i]..key![i + 5]).unwrap();
+            r.commit().unwrap();
+        }
+        assert_eq!(db.stats().scan_records, 200, "{p}");
+        // A pass closes an epoch, the next finds its transactions gone.
+        db.collect_garbage();
+        db.collect_garbage();
+        assert_eq!(db.stats().scan_records, 0, "{p}");
+    }
+}
+
+/// ... and stay while a transaction that was open when the scanner
+/// committed runs: it may still close a cycle through the scanner.
+#[test]
+fn scan_records_stay_while_a_transaction_open_at_their_commit_runs() {
+    for p in [Protocol::SiSsn, Protocol::SiSsi] {
+        let db = Database::open(
+            Options::default()
+                .protocol(p)
+                .gc_interval(None)
+                .gc_every_commits(u32::MAX),
+        )
+        .unwrap();
+        let t = kv_table(&db);
+        load(&db, &t, &[(1, 0), (2, 0)]);
+        let mut open = db.begin().unwrap();
+        open.get(&t, &key![1]).unwrap();
+        let mut s = db.begin().unwrap();
+        s.scan(&t, ..).unwrap();
+        s.commit().unwrap();
+        for _ in 0..8 {
+            db.collect_garbage();
+        }
+        assert_eq!(db.stats().scan_records, 1, "{p}");
+        open.commit().unwrap();
+        db.collect_garbage();
+        db.collect_garbage();
+        assert_eq!(db.stats().scan_records, 0, "{p}");
+    }
+}
+
 /// The other side of the quiescence rule: while a transaction that began
 /// before a reader committed stays open, the reader's marks stay, however
 /// many passes run, so the read-only anomaly (Fekete et al.) is still

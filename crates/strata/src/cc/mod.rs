@@ -46,6 +46,7 @@ pub mod mvocc;
 pub mod mvto;
 pub mod occ;
 pub mod predicate;
+pub(crate) mod quiescence;
 pub(crate) mod sets;
 pub mod si;
 pub mod ssi;
@@ -114,6 +115,10 @@ pub(crate) struct Shared {
     pub horizon: CachePadded<AtomicU64>,
     /// SSI: SIREAD marks and writer states.
     pub ssi: ssi::Registry,
+    /// Quiescence epochs (`quiescence`): what orders committed
+    /// transactions before the open ones when stamps cannot (SSI's marks,
+    /// SSN's and SSI's scan records).
+    pub quiescence: quiescence::Quiescence,
     /// Test-only: MVOCC, MV2PL and OCC skip re-validating predicate reads at
     /// commit (`Database::skip_phantom_validation_for_testing`).
     pub skip_phantom_validation: AtomicBool,
@@ -133,6 +138,7 @@ impl Shared {
             tids: TidTable::new(max_open_transactions),
             horizon: CachePadded::new(AtomicU64::new(0)),
             ssi: ssi::Registry::new(),
+            quiescence: Default::default(),
             skip_phantom_validation: AtomicBool::new(false),
             ssn_early_exclusion: true,
             ssn_blind_writes: true,

@@ -28,7 +28,7 @@ use crate::index::key::EncodedKey;
 pub use crate::index::scan_log::{ScanLog, ScanRecord, ABORTED, COMMITTED, PENDING, POISONED};
 use crate::table::TableInner;
 use std::ops::Bound;
-use std::sync::atomic::{fence, AtomicU8, Ordering::SeqCst};
+use std::sync::atomic::{fence, AtomicU64, AtomicU8, Ordering::SeqCst};
 use std::sync::Arc;
 
 /// A predicate read made by an open transaction.
@@ -193,6 +193,7 @@ pub fn publish_pending<P: super::Cc>(tx: &mut impl Txn, cts: u64) {
             hi: s.hi.clone(),
             cstamp: cts,
             state: AtomicU8::new(PENDING),
+            epoch: AtomicU64::new(u64::MAX),
             scanner: ssi
                 .clone()
                 .map(|s| s as Arc<dyn std::any::Any + Send + Sync>),
@@ -265,8 +266,20 @@ pub fn scanners_in(
         .collect()
 }
 
-/// Drops records no open transaction can conflict with (stamp below the GC
-/// horizon), folding their stamps into the log's `pruned_pstamp`.
-pub fn prune(t: &TableInner, horizon: u64) {
-    t.scan_log.prune(horizon);
+/// Drops the records of scanners that committed before every open
+/// transaction began (stamp below the GC horizon, or quiesced:
+/// `cc::quiescence`), folding their stamps into the log's `pruned_pstamp`.
+pub fn prune(t: &TableInner, horizon: u64, quiesced: u64) {
+    t.scan_log.prune(horizon, quiesced);
+}
+
+/// After our commit point (COMMITTED in the TID table, SeqCst): our scan
+/// records take the quiescence epoch, so that a GC pass can drop them
+/// once every transaction open at our commit has ended.
+pub fn stamp_epochs(tx: &impl Txn) {
+    let mut epoch = None;
+    for r in tx.scans().iter().filter_map(|s| s.record.as_ref()) {
+        let e = *epoch.get_or_insert_with(|| tx.shared().quiescence.epoch());
+        r.epoch.store(e, SeqCst);
+    }
 }

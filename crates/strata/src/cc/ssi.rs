@@ -45,7 +45,6 @@ use crate::error::{ConflictKind, Error, Result};
 use crate::options::Protocol;
 use crate::storage::version::{Version, INF_TS, TID_MARK};
 use crate::table::TableInner;
-use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::SeqCst};
@@ -124,9 +123,18 @@ impl Cc for SiSsi {
         }
     }
 
+    fn post_commit(tx: &mut impl Txn, _cts: u64) {
+        if !tx.scans().is_empty() {
+            predicate::stamp_epochs(tx);
+        }
+    }
+
     fn prune(db: &Shared, tables: &[Arc<TableInner>], horizon: u64) {
-        tables.iter().for_each(|t| predicate::prune(t, horizon));
-        db.ssi.prune(horizon, &db.tids);
+        let quiesced = db.quiescence.advance(&db.tids);
+        tables
+            .iter()
+            .for_each(|t| predicate::prune(t, horizon, quiesced));
+        db.ssi.prune(horizon, quiesced);
     }
 }
 
@@ -146,8 +154,8 @@ pub struct SsiTxn {
     pub begin: u64,
     flags: AtomicU8,
     cstamp: AtomicU64,
-    /// The registry's quiescence epoch, read just after we committed
-    /// (`u64::MAX` until then): see [`Registry::prune`].
+    /// The quiescence epoch, read just after we committed (`u64::MAX`
+    /// until then): see `cc::quiescence`.
     commit_epoch: AtomicU64,
     /// The other ends of our edges, while we run.
     partners: Mutex<Partners>,
@@ -205,13 +213,6 @@ const SIREAD_SHARDS_A_PASS: usize = 8;
 pub struct Registry {
     sireads: super::ShardedMultiMap<Arc<SsiTxn>>,
     writers: Mutex<FxHashMap<u64, Arc<SsiTxn>>>,
-    /// Moved by GC passes only: committers read it (see [`Self::prune`]).
-    epoch: CachePadded<AtomicU64>,
-    /// The epoch closed by the last scan of the TID table and the slots
-    /// that scan found taken, until all of them have been left.
-    waiting: Mutex<Option<(u64, crate::tid::Occupied)>>,
-    /// Transactions that committed in this epoch or before are forgettable.
-    quiesced: AtomicU64,
 }
 
 impl Registry {
@@ -219,9 +220,6 @@ impl Registry {
         Registry {
             sireads: super::ShardedMultiMap::new(),
             writers: Mutex::new(FxHashMap::default()),
-            epoch: CachePadded::new(AtomicU64::new(1)),
-            waiting: Mutex::new(None),
-            quiesced: AtomicU64::new(0),
         }
     }
 
@@ -234,45 +232,16 @@ impl Registry {
     /// wrote nothing stamps the clock plus one without moving the clock,
     /// so while nothing writes the horizon stays below every such stamp.
     /// Its marks piled up, one list per version read (SSI ran undeclared
-    /// read-only YCSB at 15K/s against SSN's 950K). The stamps cannot
-    /// order such a reader against later begins, so a pass orders them by
-    /// *quiescence*: it closes an epoch (the epoch moves) and lists the
-    /// TID table's taken slots; once every one of them has been left, each
-    /// transaction that read an epoch at or below the closed one on
-    /// committing had committed before every open transaction began.
-    ///
-    /// ```text
-    ///  R: COMMITTED, reads epoch e ─┐   (SeqCst: before the move)
-    ///  GC: epoch e -> e+1, lists taken slots {3, 7}
-    ///  T3, T7 end ...               └─> quiesced = e: R's marks go
-    ///  W begins (any later slot): began after R committed, so R -rw-> W
-    ///  is no edge between concurrent transactions and needs no mark
-    /// ```
-    pub fn prune(&self, horizon: u64, tids: &crate::tid::TidTable) {
-        let quiesced = self.quiesce(tids);
+    /// read-only YCSB at 15K/s against SSN's 950K). Those transactions are
+    /// ordered by quiescence instead (`cc::quiescence`): one that committed
+    /// in epoch `quiesced` or before finished before every open
+    /// transaction began.
+    pub fn prune(&self, horizon: u64, quiesced: u64) {
         self.sireads
             .prune_some(SIREAD_SHARDS_A_PASS, |t| t.forgettable(horizon, quiesced));
         self.writers
             .lock()
             .retain(|_, t| !t.forgettable(horizon, quiesced));
-    }
-
-    /// Advances the quiescence epoch (see [`Self::prune`]); returns the
-    /// epoch at or below which every committed transaction is forgettable.
-    fn quiesce(&self, tids: &crate::tid::TidTable) -> u64 {
-        let mut waiting = self.waiting.lock();
-        if let Some((closed, open)) = &*waiting {
-            if tids.any_still_open(open) {
-                return self.quiesced.load(SeqCst);
-            }
-            self.quiesced.store(*closed, SeqCst);
-        }
-        // The move comes before the scan (both SeqCst): a committer that
-        // read `closed` did so before the move, so every transaction
-        // concurrent with it had claimed its slot before our scan.
-        let closed = self.epoch.fetch_add(1, SeqCst);
-        *waiting = Some((closed, tids.occupied()));
-        self.quiesced.load(SeqCst)
     }
 
     /// SIREAD marks held now (one per version and reader).
@@ -434,7 +403,7 @@ pub fn pre_commit(tx: &mut impl Txn, cts: u64) -> Result<(), ConflictKind> {
     me.flags.store((f & !gone) | COMMITTED, SeqCst);
     // After COMMITTED (both SeqCst): see `Registry::prune`.
     me.commit_epoch
-        .store(tx.shared().ssi.epoch.load(SeqCst), SeqCst);
+        .store(tx.shared().quiescence.epoch(), SeqCst);
     // (Most transactions have no partner: the out-of-line drop of two
     // empty lists is then skipped.)
     if !partners.ins.is_empty() || !partners.outs.is_empty() {

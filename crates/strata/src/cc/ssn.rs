@@ -225,6 +225,9 @@ impl Cc for SiSsn {
     #[inline]
     fn post_commit(tx: &mut impl Txn, cts: u64) {
         post_commit(tx, cts);
+        if !tx.scans().is_empty() {
+            predicate::stamp_epochs(tx);
+        }
     }
 
     fn on_abort(tx: &mut impl Txn) {
@@ -233,8 +236,11 @@ impl Cc for SiSsn {
         }
     }
 
-    fn prune(_db: &Shared, tables: &[Arc<TableInner>], horizon: u64) {
-        tables.iter().for_each(|t| predicate::prune(t, horizon));
+    fn prune(db: &Shared, tables: &[Arc<TableInner>], horizon: u64) {
+        let quiesced = db.quiescence.advance(&db.tids);
+        tables
+            .iter()
+            .for_each(|t| predicate::prune(t, horizon, quiesced));
     }
 }
 

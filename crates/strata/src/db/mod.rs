@@ -537,10 +537,12 @@ impl Database {
             st.index_bytes += (t.index.len() * t.index.approx_entry_bytes()) as u64;
             let (entries, bytes) = crate::index::secondary::stats(t);
             for i in t.secondary.load(&guard) {
+                st.scan_records += i.scan_log.records().len() as u64;
                 if let Some(p) = &i.mvpbt {
                     st.mvpbt.add(&p.stats());
                 }
             }
+            st.scan_records += t.scan_log.records().len() as u64;
             st.secondary_index_entries += entries;
             st.secondary_index_bytes += bytes;
             st.gc_index_steps += t.secondary.gc_steps();
@@ -665,8 +667,8 @@ impl gc::Engine for DbInner {
         with_cc!(self.protocol, P => P::prune(self, tables, h));
     }
 
-    fn index_gc_prunes_scans(&self) -> bool {
-        with_cc!(self.protocol, P => P::SCAN_RECORDS)
+    fn index_gc_prunes_scans(&self) -> Option<u64> {
+        with_cc!(self.protocol, P => P::SCAN_RECORDS).then(|| self.quiescence.quiesced())
     }
 }
 

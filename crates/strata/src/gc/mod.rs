@@ -92,8 +92,10 @@ pub trait Engine: Send + Sync + 'static {
     /// Drops the protocol's bookkeeping no snapshot at or above `horizon`
     /// needs (scan records, SSI marks).
     fn prune_protocol_state(&self, tables: &[Arc<TableInner>], horizon: u64);
-    /// Whether a pass also prunes secondary-index scan records.
-    fn index_gc_prunes_scans(&self) -> bool;
+    /// Whether a pass also prunes secondary-index scan records: then the
+    /// quiescence epoch the protocol state's prune reached
+    /// (`cc::quiescence`).
+    fn index_gc_prunes_scans(&self) -> Option<u64>;
 }
 
 /// A row a committing transaction overwrote or deleted, with the version
@@ -219,6 +221,7 @@ fn finish_pass<E: Engine>(
 ) {
     engine.prune_protocol_state(tables, horizon);
     let prune = engine.index_gc_prunes_scans();
+    // (`prune` is read after `prune_protocol_state` advanced the epoch.)
     let secondary = || {
         for t in tables {
             crate::index::secondary::after_gc_pass(t, horizon, prune);

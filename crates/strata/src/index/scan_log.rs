@@ -17,7 +17,10 @@
 //! still conflict with it: ABORTED or POISONED, or COMMITTED with a stamp
 //! below the GC horizon, whose stamp is then folded into
 //! [`ScanLog::pruned_pstamp`] (an inserter takes that as the stamp of every
-//! pruned scanner that might have covered its key).
+//! pruned scanner that might have covered its key), or COMMITTED in a
+//! quiescence epoch every transaction open since has left, which orders it
+//! before them as a stamp below the horizon does, and is folded the same
+//! way (see [`ScanLog::prune`]).
 
 use super::key::EncodedKey;
 use parking_lot::{Mutex, MutexGuard};
@@ -40,6 +43,9 @@ pub struct ScanRecord {
     pub hi: Bound<EncodedKey>,
     pub cstamp: u64,
     pub state: AtomicU8,
+    /// The quiescence epoch the scanner read after its commit point
+    /// (`u64::MAX` until then; `cc::quiescence`).
+    pub epoch: AtomicU64,
     /// The scanner's protocol state that an inserter marks an rw edge on
     /// (SSI's `cc::ssi::SsiTxn`); opaque here, see `cc::ssi`.
     pub scanner: Option<Arc<dyn Any + Send + Sync>>,
@@ -100,13 +106,24 @@ impl ScanLog {
     }
 
     /// Drops records no open transaction can conflict with (see the module
-    /// invariant); `horizon` is the GC horizon.
-    pub fn prune(&self, horizon: u64) {
+    /// invariant); `horizon` is the GC horizon, `quiesced` the quiescence
+    /// epoch (`cc::quiescence`).
+    ///
+    /// Either way its scanner committed before every open transaction
+    /// began, and either way its stamp is folded into `pruned_pstamp`:
+    /// such a scanner is still the predecessor of a later inserter of a key
+    /// it covered, and SSN needs the edge (a cycle can close through a
+    /// writer that was concurrent with the scanner and has committed since:
+    /// `cc::ssn::records_then_pruned`). Folding a quiesced no-write
+    /// scanner's stamp (the clock plus one, `cc::read_only_stamp`) raises
+    /// an inserter's pstamp to just below every stamp drawn after it,
+    /// never to a writer's, so it adds no abort a kept record would not.
+    pub fn prune(&self, horizon: u64, quiesced: u64) {
         let mut log = self.records.lock();
         let mut folded = 0;
         log.retain(|r| match r.state.load(SeqCst) {
             ABORTED | POISONED => false,
-            COMMITTED if r.cstamp < horizon => {
+            COMMITTED if r.cstamp < horizon || r.epoch.load(SeqCst) <= quiesced => {
                 folded = folded.max(r.cstamp);
                 false
             }
