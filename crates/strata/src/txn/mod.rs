@@ -23,6 +23,7 @@
 mod db_inner;
 pub(crate) mod index_ops;
 mod iter;
+mod memory;
 mod reads;
 mod scans;
 mod snapshot;
@@ -287,42 +288,6 @@ impl Transaction {
             return Err(self.read_only_write());
         }
         Ok(())
-    }
-
-    /// [`Transaction::check_writable`] for a write that adds memory (an
-    /// insert, an update): also refused over `Options::memory_limit`.
-    #[inline]
-    fn check_growable(&self, t: &Table) -> Result<()> {
-        self.check_writable(t)?;
-        if self.db.memory_limited && self.db.gc.common.memory.over() {
-            return self.over_memory_limit();
-        }
-        Ok(())
-    }
-
-    /// Over the limit: one collector pass, then look again (the pass may
-    /// retire enough), else `Error::MemoryLimit`.
-    #[cold]
-    #[inline(never)]
-    fn over_memory_limit(&self) -> Result<()> {
-        // (Not waiting for a pass another thread runs: that one helps too.)
-        let _ = self.db.gc.collect(&*self.db, false);
-        let m = &self.db.gc.common.memory;
-        if !m.over() {
-            return Ok(());
-        }
-        Err(Error::MemoryLimit {
-            in_use: m.in_use(),
-            limit: m.limit().unwrap_or(u64::MAX),
-        })
-    }
-
-    /// Hands this thread's retirements since the last hand-over, and
-    /// `allocated` (this transaction's, already in its slot's counts), to
-    /// the memory gauge.
-    #[inline]
-    fn hand_over_memory(&self, allocated: u64) {
-        self.db.gc.common.memory.hand_over(allocated);
     }
 
     /// The error of a write in a read-only transaction (cold, as
