@@ -449,7 +449,7 @@ fn siread_marks_of_commits_that_wrote_nothing_are_pruned_while_nothing_writes() 
 /// record per scan of an undeclared read-only workload).
 #[test]
 fn scan_records_of_commits_that_wrote_nothing_are_pruned_while_nothing_writes() {
-    for p in [Protocol::SiSsn, Protocol::SiSsi] {
+    for p in crate::common::protocols_where(crate::common::publishes_scan_records) {
         let db = Database::open(
             Options::default()
                 .protocol(p)
@@ -481,7 +481,7 @@ fn scan_records_of_commits_that_wrote_nothing_are_pruned_while_nothing_writes() 
 /// committed runs: it may still close a cycle through the scanner.
 #[test]
 fn scan_records_stay_while_a_transaction_open_at_their_commit_runs() {
-    for p in [Protocol::SiSsn, Protocol::SiSsi] {
+    for p in crate::common::protocols_where(crate::common::publishes_scan_records) {
         let db = Database::open(
             Options::default()
                 .protocol(p)

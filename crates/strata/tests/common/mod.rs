@@ -635,6 +635,15 @@ pub fn phantom_check_is_rescan_only(p: Protocol) -> bool {
     }
 }
 
+/// Whether the protocol leaves scan records on tables and indexes for
+/// later inserters (SSN, SSI: `cc::predicate`), which GC prunes.
+pub fn publishes_scan_records(p: Protocol) -> bool {
+    match p {
+        Protocol::SiSsn | Protocol::SiSsi => true,
+        Protocol::Mvto | Protocol::Mvocc | Protocol::Mv2pl | Protocol::Occ | Protocol::Si => false,
+    }
+}
+
 // `eventually`, `within` and `HANG_GUARD`: the unit tests' helpers
 // (`src/test_util.rs`, std only), the same file compiled here.
 #[path = "../../src/test_util.rs"]
