@@ -157,3 +157,62 @@ fn threads_walk_one_snapshot_lazily_from_either_end() {
     });
     assert_eq!(db.snapshot().unwrap().range(&t, ..).unwrap().count(), 250);
 }
+
+/// Readers at one snapshot (`Snapshot::reader`), one per thread, scan a
+/// secondary index as of the snapshot while a writer moves every row's
+/// indexed value; a reader keeps that state after the snapshot is dropped
+/// and GC has run.
+#[test]
+fn readers_at_one_snapshot_scan_an_index_as_of_it() {
+    for kind in strata::IndexKind::ALL {
+        let db = Database::open(Options::default().mvpbt_partition_records(16)).unwrap();
+        let t = common::counters_table(&db, 200);
+        let by_v = db
+            .create_index_as("by_v", &t, &["v"], strata::Unique::No, kind)
+            .unwrap();
+        let snap = db.snapshot().unwrap();
+        let late = snap.reader().unwrap();
+        std::thread::scope(|s| {
+            let (db, t) = (&db, &t);
+            s.spawn(move || {
+                for round in 1..=5 {
+                    db.run(|tx| {
+                        (0..200)
+                            .try_for_each(|k| tx.update(t, &key![k], &[("v", Value::Int(round))]))
+                    })
+                    .unwrap();
+                }
+            });
+            for _ in 0..2 {
+                let (snap, by_v) = (&snap, &by_v);
+                s.spawn(move || {
+                    let mut r = snap.reader().unwrap();
+                    assert_eq!(r.snapshot_ts(), snap.ts());
+                    assert_eq!(r.index_get(by_v, &key![0]).unwrap().len(), 200, "{kind:?}");
+                    assert!(
+                        r.index_scan(by_v, key![1]..).unwrap().is_empty(),
+                        "{kind:?}"
+                    );
+                });
+            }
+        });
+        drop(snap);
+        for _ in 0..4 {
+            db.collect_garbage();
+        }
+        let mut late = late;
+        assert_eq!(
+            late.index_get(&by_v, &key![0]).unwrap().len(),
+            200,
+            "{kind:?}"
+        );
+        assert_eq!(
+            late.scan(&t, ..)
+                .unwrap()
+                .iter()
+                .filter(|r| r[1] == Value::Int(0))
+                .count(),
+            200
+        );
+    }
+}

@@ -22,9 +22,10 @@
 //! only the fields `begin` set), which is what makes `Sync` sound; the
 //! memory they read is kept alive by the registered snapshot (GC never
 //! frees a version a registered snapshot can see) and by each read's epoch
-//! pin. Secondary-index reads are not offered here yet (their scans run
-//! through the transaction's `IndexTxn` side, which takes `&mut`): begin a
-//! read-only [`Transaction`] per thread for those.
+//! pin. Secondary-index reads are not offered by `&` (their scans run
+//! through the transaction's `IndexTxn` side, which takes `&mut`): each
+//! thread takes a [`Snapshot::reader`] for those, a read-only transaction
+//! registered at the snapshot's timestamp, so all of them read one state.
 
 use super::iter::{Range, Source};
 use super::*;
@@ -183,6 +184,41 @@ impl Snapshot {
             &range,
             super::iter::project_key,
         )
+    }
+
+    /// A read-only transaction at this snapshot's timestamp, for one
+    /// thread's reads a `Snapshot` does not offer (secondary-index scans,
+    /// projections): every reader of one snapshot sees exactly its state.
+    /// It holds a transaction slot of its own and keeps that state from GC
+    /// while it lives, after the snapshot is dropped too.
+    ///
+    /// ```
+    /// use strata::{key, row, Database, Options, Schema, Type, Unique, Value};
+    ///
+    /// let db = Database::open(Options::default())?;
+    /// let t = db.create_table(
+    ///     Schema::new("t").column("k", Type::Int).column("v", Type::Int).primary_key(&["k"]),
+    /// )?;
+    /// let by_v = db.create_index("by_v", &t, &["v"], Unique::No)?;
+    /// db.run(|tx| (0..4).try_for_each(|k| tx.insert(&t, row![k, 7])))?;
+    /// let snap = db.snapshot()?;
+    /// db.run(|tx| tx.update(&t, &key![0], &[("v", Value::Int(8))]))?;
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         let mut r = snap.reader().unwrap();
+    ///         assert_eq!(r.index_get(&by_v, &key![7]).unwrap().len(), 4); // as of the snapshot
+    ///     });
+    /// });
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    pub fn reader(&self) -> Result<Transaction> {
+        let mut r = Transaction::begin(Arc::clone(&self.txn.db), true)?;
+        // Registered at our timestamp before it reads anything. GC cannot
+        // have passed it: this snapshot, alive for the call, is registered
+        // there too.
+        r.db.tids.set_snapshot(r.tid, self.txn.ts);
+        r.ts = self.txn.ts;
+        Ok(r)
     }
 
     /// How many rows `range` holds in the snapshot (no row copied).
