@@ -273,6 +273,20 @@ pub fn prune(t: &TableInner, horizon: u64, quiesced: u64) {
     t.scan_log.prune(horizon, quiesced);
 }
 
+/// Whether any of `tables`, or any of their secondary indexes, holds scan
+/// records: a GC pass that finds none need not advance the quiescence
+/// epoch for them (its scan of the TID table is the pass's cost).
+pub fn any_scan_records(tables: &[Arc<TableInner>]) -> bool {
+    let guard = crossbeam_epoch::pin();
+    tables.iter().any(|t| {
+        !t.scan_log.records().is_empty()
+            || t.secondary
+                .load(&guard)
+                .iter()
+                .any(|i| !i.scan_log.records().is_empty())
+    })
+}
+
 /// After our commit point (COMMITTED in the TID table, SeqCst): our scan
 /// records take the quiescence epoch, so that a GC pass can drop them
 /// once every transaction open at our commit has ended.
