@@ -23,9 +23,11 @@
 //! The invariant this module owns: **the predicate an iterator leaves
 //! covers exactly what it returned**, from the range's start to the last row
 //! the front returned and from the last row the back returned to the range's
-//! end, recorded when the iterator is dropped (it borrows the transaction
-//! mutably, so nothing commits before that). Rows fetched and not returned
-//! were never read through the protocol.
+//! end. Each end's predicate read is in the transaction's `scans` from its
+//! first row on and moved forward at every step, so it is right however the
+//! iterator ends: dropped, or forgotten (`mem::forget` is safe Rust, and a
+//! predicate recorded on drop would then be lost). Rows fetched and not
+//! returned were never read through the protocol.
 //!
 //! The iterator pins the epoch while it lives (fetched tuple ids must not be
 //! reused before they are read), re-pinning whenever nothing fetched is left,
@@ -67,13 +69,13 @@ pub struct Range<'t, T = Row> {
     /// back's in descending.
     front: VecDeque<(EncodedKey, u64)>,
     back: VecDeque<(EncodedKey, u64)>,
-    /// The last key each end returned a row (or tombstone) of.
-    front_key: Option<EncodedKey>,
-    back_key: Option<EncodedKey>,
-    /// Tuples with a visible version each end read (the phantom check's
-    /// `seen`).
-    front_seen: Vec<u64>,
-    back_seen: Vec<u64>,
+    /// Where each end's predicate read sits in the transaction's `scans`,
+    /// once the end has read a visible entry: kept current at every step
+    /// (its bound at the last key read, its `seen` every tuple read), so
+    /// that it covers what was returned however the iterator ends (a
+    /// drop, or a `mem::forget`).
+    front_entry: Option<usize>,
+    back_entry: Option<usize>,
     /// The protocol re-validates this range at commit.
     phantom_checked: bool,
     started: bool,
@@ -224,10 +226,8 @@ impl<'t, T> Range<'t, T> {
             hi,
             front: VecDeque::new(),
             back: VecDeque::new(),
-            front_key: None,
-            back_key: None,
-            front_seen: Vec::new(),
-            back_seen: Vec::new(),
+            front_entry: None,
+            back_entry: None,
             phantom_checked,
             started: false,
             done: false,
@@ -304,6 +304,7 @@ impl<'t, T> Range<'t, T> {
             let Some((key, tuple)) = self.take_entry(end) else {
                 self.done = true;
                 self.exhausted = true;
+                self.cover_all();
                 return None;
             };
             let read = match &mut self.source {
@@ -326,14 +327,7 @@ impl<'t, T> Range<'t, T> {
                 continue;
             }
             if self.phantom_checked {
-                match end {
-                    End::Front => self.front_seen.push(tuple),
-                    End::Back => self.back_seen.push(tuple),
-                }
-            }
-            match end {
-                End::Front => self.front_key = Some(key),
-                End::Back => self.back_key = Some(key),
+                self.cover(end, key, tuple);
             }
             // SAFETY: a visible version read under `guard`, which pins
             // (versions are freed through the epoch).
@@ -345,32 +339,63 @@ impl<'t, T> Range<'t, T> {
         }
     }
 
-    /// Leaves the predicate reads of what was returned (see the module
-    /// doc).
-    fn record_predicate(&mut self) {
+    /// Extends `end`'s predicate read to `key` (a visible entry it read),
+    /// with `tuple` seen.
+    fn cover(&mut self, end: End, key: EncodedKey, tuple: u64) {
         let Source::Txn(txn) = &mut self.source else {
             return;
         };
-        if !self.phantom_checked || !self.started || !txn.active {
+        let slot = match end {
+            End::Front => &mut self.front_entry,
+            End::Back => &mut self.back_entry,
+        };
+        match *slot {
+            Some(i) => {
+                let e = &mut txn.scans[i];
+                match end {
+                    End::Front => e.hi = Bound::Included(key),
+                    End::Back => e.lo = Bound::Included(key),
+                }
+                e.seen.push(tuple);
+            }
+            None => {
+                let (lo, hi) = match end {
+                    End::Front => (self.lo.clone(), Bound::Included(key)),
+                    End::Back => (Bound::Included(key), self.hi.clone()),
+                };
+                txn.scans
+                    .push(ScanEntry::range(self.table, lo, hi, vec![tuple]));
+                *slot = Some(txn.scans.len() - 1);
+            }
+        }
+    }
+
+    /// Both ends met: one predicate read of the whole range, with every
+    /// tuple either end saw (also for a range that held nothing).
+    fn cover_all(&mut self) {
+        let Source::Txn(txn) = &mut self.source else {
+            return;
+        };
+        if !self.phantom_checked || !txn.active {
             return;
         }
-        let t = self.table;
-        let mut seen = std::mem::take(&mut self.front_seen);
-        if self.exhausted {
-            seen.append(&mut self.back_seen);
-            let (lo, hi) = (self.lo.clone(), self.hi.clone());
-            txn.scans.push(ScanEntry::range(t, lo, hi, seen));
-            return;
-        }
-        if let Some(k) = self.front_key.take() {
-            let lo = self.lo.clone();
-            txn.scans
-                .push(ScanEntry::range(t, lo, Bound::Included(k), seen));
-        }
-        if let Some(k) = self.back_key.take() {
-            let (hi, seen) = (self.hi.clone(), std::mem::take(&mut self.back_seen));
-            txn.scans
-                .push(ScanEntry::range(t, Bound::Included(k), hi, seen));
+        match (self.front_entry.take(), self.back_entry.take()) {
+            (Some(mut f), Some(b)) => {
+                let gone = txn.scans.remove(b);
+                if f > b {
+                    f -= 1;
+                }
+                let e = &mut txn.scans[f];
+                e.seen.extend(gone.seen);
+                e.hi = self.hi.clone();
+            }
+            (Some(f), None) => txn.scans[f].hi = self.hi.clone(),
+            (None, Some(b)) => txn.scans[b].lo = self.lo.clone(),
+            (None, None) => {
+                let (lo, hi) = (self.lo.clone(), self.hi.clone());
+                txn.scans
+                    .push(ScanEntry::range(self.table, lo, hi, Vec::new()));
+            }
         }
     }
 }
@@ -390,12 +415,6 @@ impl<T> DoubleEndedIterator for Range<'_, T> {
 }
 
 impl<T> std::iter::FusedIterator for Range<'_, T> {}
-
-impl<T> Drop for Range<'_, T> {
-    fn drop(&mut self) {
-        self.record_predicate();
-    }
-}
 
 /// The rows of a secondary-index range ([`Transaction::index_range`]), read
 /// when it was made.
