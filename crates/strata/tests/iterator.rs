@@ -332,29 +332,3 @@ fn index_range_returns_the_index_scan_from_either_end() {
         tx.commit().unwrap();
     }
 }
-
-/// An iterator that is forgotten (`mem::forget`, safe Rust) instead of
-/// dropped still leaves the predicate of what it returned: each end's
-/// predicate read is kept current at every step, not recorded on drop.
-#[test]
-fn a_forgotten_iterator_still_protects_what_it_returned() {
-    for p in common::protocols_where(common::phantom_check_is_rescan_only) {
-        for (insert, phantom) in [(15, true), (55, false)] {
-            let db = common::db(p);
-            let t = tens(&db, 11);
-            let mut a = db.begin().unwrap();
-            let mut it = a.range(&t, key![1]..key![100]).unwrap();
-            assert_eq!(it.next().unwrap().unwrap()[0], strata::Value::Int(10));
-            assert_eq!(it.next().unwrap().unwrap()[0], strata::Value::Int(20));
-            std::mem::forget(it);
-            a.insert(&t, row![1_000, 0, "a wrote"]).unwrap();
-            db.run(|b| b.insert(&t, row![insert, 0, "b"])).unwrap();
-            let r = a.commit();
-            assert_eq!(
-                matches!(r, Err(Error::Conflict(_))),
-                phantom,
-                "{p}, insert of {insert}: {r:?}"
-            );
-        }
-    }
-}

@@ -24,10 +24,9 @@
 //! covers exactly what it returned**, from the range's start to the last row
 //! the front returned and from the last row the back returned to the range's
 //! end. Each end's predicate read is in the transaction's `scans` from its
-//! first row on and moved forward at every step, so it is right however the
-//! iterator ends: dropped, or forgotten (`mem::forget` is safe Rust, and a
-//! predicate recorded on drop would then be lost). Rows fetched and not
-//! returned were never read through the protocol.
+//! first row on and moved forward at every step, so it does not depend on
+//! the iterator's drop. Rows fetched and not returned were never read
+//! through the protocol.
 //!
 //! The iterator pins the epoch while it lives (fetched tuple ids must not be
 //! reused before they are read), re-pinning whenever nothing fetched is left,
@@ -55,6 +54,11 @@ type Project<T> = fn(&TableInner, &Version) -> T;
 /// (rows), [`Transaction::range_keys`] (primary keys). Double-ended: `.rev()`
 /// walks from the high end. An item is `Err` when reading the row failed
 /// (a conflict rolls the transaction back); the iterator ends after it.
+///
+/// It holds an epoch pin while it lives: drop it, never `mem::forget` it.
+/// A forgotten range keeps its predicate right, but its pin would stop
+/// memory reclamation in the whole process, as a forgotten
+/// `crossbeam_epoch::Guard` does.
 pub struct Range<'t, T = Row> {
     source: Source<'t>,
     table: &'t TableInner,
