@@ -331,13 +331,7 @@ fn deferred_tombstones_are_retried_or_superseded() {
 fn entries_of_one_row_in_two_shards_are_cut_in_commit_order() {
     use std::sync::{Arc, Barrier};
     for p in Protocol::ALL {
-        let db = Database::open(
-            Options::default()
-                .protocol(p)
-                .gc_interval(None)
-                .gc_every_commits(u32::MAX),
-        )
-        .unwrap();
+        let db = passes_on_demand(p);
         let t = kv_table(&db);
         load(&db, &t, &[(1, 0)]);
         let base = db.stats().versions_reclaimed;
@@ -407,9 +401,14 @@ fn stats_serialise_with_conflict_kinds_by_name() {
 
 /// SI+SSI with GC passes only when a test asks.
 fn ssi_with_passes_on_demand() -> Database {
+    passes_on_demand(Protocol::SiSsi)
+}
+
+/// A database of `p` whose GC passes run only when a test asks.
+fn passes_on_demand(p: Protocol) -> Database {
     Database::open(
         Options::default()
-            .protocol(Protocol::SiSsi)
+            .protocol(p)
             .gc_interval(None)
             .gc_every_commits(u32::MAX),
     )
@@ -450,13 +449,7 @@ fn siread_marks_of_commits_that_wrote_nothing_are_pruned_while_nothing_writes() 
 #[test]
 fn scan_records_of_commits_that_wrote_nothing_are_pruned_while_nothing_writes() {
     for p in crate::common::protocols_where(crate::common::publishes_scan_records) {
-        let db = Database::open(
-            Options::default()
-                .protocol(p)
-                .gc_interval(None)
-                .gc_every_commits(u32::MAX),
-        )
-        .unwrap();
+        let db = passes_on_demand(p);
         let t = kv_table(&db);
         let by_v = db
             .create_index("by_v", &t, &["v"], strata::Unique::No)
@@ -482,13 +475,7 @@ fn scan_records_of_commits_that_wrote_nothing_are_pruned_while_nothing_writes() 
 #[test]
 fn scan_records_stay_while_a_transaction_open_at_their_commit_runs() {
     for p in crate::common::protocols_where(crate::common::publishes_scan_records) {
-        let db = Database::open(
-            Options::default()
-                .protocol(p)
-                .gc_interval(None)
-                .gc_every_commits(u32::MAX),
-        )
-        .unwrap();
+        let db = passes_on_demand(p);
         let t = kv_table(&db);
         load(&db, &t, &[(1, 0), (2, 0)]);
         let mut open = db.begin().unwrap();
