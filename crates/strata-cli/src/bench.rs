@@ -63,6 +63,7 @@ pub fn config(a: &YcsbArgs) -> YcsbConfig {
         modify_attrs: x.modify_attrs,
         update_text: x.update_text,
         secondary_indexes: x.secondary_indexes,
+        index_kind: x.index_kind,
         threads: a.threads,
         ro_threads: x.ro_threads,
         ro_ops: x.ro_ops,

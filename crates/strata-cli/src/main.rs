@@ -4,6 +4,7 @@ mod bench;
 mod check;
 mod durable_cmd;
 mod executor;
+mod explore;
 mod export_cmd;
 mod htap_cmd;
 mod inspect_cmd;
@@ -39,6 +40,10 @@ Examples:
   strata bench ycsb --ro-threads 1 --no-ro-hint --series series.csv
   strata bench tpcc --warehouses 2 --threads 2 --stock-scan
   strata bench read-mostly --protocol occ --write-fraction 0.001 --reads 1000 --threads 2 --duration 5
+  strata explore --read-ratio 0.5 --grid theta=0,0.9 --budget 10m
+  strata explore --workload tpcc --protocol ssn,mvto,occ --budget 5m
+  strata explore --workload-file workloads/orders.toml --budget 10m
+  strata explore --study
   strata reproduce --list
   strata reproduce contention --duration 1 --out results
   strata reproduce ermia-fig1 --out results
@@ -83,6 +88,12 @@ enum Command {
     /// Peloton study, vDriver, ERMIA, MV-PBT; see --list): its sweep written
     /// to <out>/<figure>.csv and plotted to PNGs in <out>.
     Reproduce(reproduce::ReproduceArgs),
+    /// Which design wins on a workload: every valid protocol x storage x GC
+    /// x index pointers x index kind (narrow any with flags), searched by
+    /// successive halving within --budget; a ranked table, a Pareto plot,
+    /// a heatmap over --grid, and the winner's Options to paste. Trials go
+    /// to <out>/trials.csv as measured; a rerun reuses them.
+    Explore(Box<explore::ExploreArgs>),
     /// List the named configurations (Table 1 of the Peloton study, ERMIA).
     Presets,
     /// Print which protocol x storage x GC x index-pointer combinations are valid.
@@ -561,6 +572,7 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }
         Command::Reproduce(args) => reproduce::run(&args),
+        Command::Explore(args) => explore::run(&args),
         Command::Presets => {
             presets::print_presets();
             Ok(ExitCode::SUCCESS)

@@ -19,9 +19,9 @@ use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 
 static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
-const FAMILY: &str = "sans-serif";
+pub(crate) const FAMILY: &str = "sans-serif";
 
-fn register() {
+pub(crate) fn register() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // The bundled file is a valid TTF; if it ever were not, text would
@@ -47,7 +47,7 @@ pub enum XTicks<'a> {
 
 /// Okabe and Ito's colour-blind-safe palette (their yellow, too pale on
 /// white, left out); beyond seven lines the marker changes shape.
-const PALETTE: [RGBColor; 7] = [
+pub(crate) const PALETTE: [RGBColor; 7] = [
     RGBColor(0, 114, 178),   // blue
     RGBColor(213, 94, 0),    // vermillion
     RGBColor(0, 158, 115),   // bluish green
@@ -57,7 +57,7 @@ const PALETTE: [RGBColor; 7] = [
     RGBColor(0, 0, 0),       // black
 ];
 
-const SIZE: (u32, u32) = (1100, 560);
+pub(crate) const SIZE: (u32, u32) = (1100, 560);
 /// The plot's share of the width; the legend takes the rest, outside the
 /// data.
 const PLOT_WIDTH: u32 = 800;
@@ -96,7 +96,7 @@ pub fn line_chart_ticks(
 /// buffer; encoding it here with the `png` crate instead of plotters'
 /// `bitmap_encoder` feature keeps the `image` crate (and its JPEG, GIF
 /// and TIFF codecs) out of the build (issue 40, item 15).
-fn write_png(path: &Path, rgb: &[u8]) -> Result<(), Box<dyn std::error::Error>> {
+pub(crate) fn write_png(path: &Path, rgb: &[u8]) -> Result<(), Box<dyn std::error::Error>> {
     let file = std::io::BufWriter::new(std::fs::File::create(path)?);
     let mut enc = png::Encoder::new(file, SIZE.0, SIZE.1);
     enc.set_color(png::ColorType::Rgb);
@@ -428,7 +428,7 @@ fn tick(v: f64, integers: bool) -> String {
 }
 
 /// 1234567 -> "1.2M".
-fn human(v: f64) -> String {
+pub(crate) fn human(v: f64) -> String {
     let a = v.abs();
     if a >= 1e6 {
         format!("{:.1}M", v / 1e6)

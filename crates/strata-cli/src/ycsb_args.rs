@@ -31,6 +31,10 @@ pub struct YcsbExtra {
     /// Secondary indexes on the first integer attributes.
     #[arg(long, default_value_t = 0)]
     pub secondary_indexes: usize,
+    /// The secondary indexes' structure: standard (the database's pointer
+    /// scheme) or mvpbt (MV-PBT, index-only visibility).
+    #[arg(long = "index", default_value = "standard", value_parser = crate::ycsb_core_cmd::parse_index_kind)]
+    pub index_kind: strata::IndexKind,
     /// Extra threads running long read-only transactions (the heterogeneous
     /// workload of the study's Fig. 8/9).
     #[arg(long, default_value_t = 0)]

@@ -97,6 +97,9 @@ pub struct YcsbConfig {
     pub update_text: bool,
     /// Secondary indexes on the first integer attributes.
     pub secondary_indexes: usize,
+    /// Their structure (`Database::create_index_as`).
+    #[serde(serialize_with = "crate::ycsb_core::kind_name")]
+    pub index_kind: strata::IndexKind,
     /// Worker threads running the mix.
     pub threads: usize,
     /// Extra threads running read-only transactions (heterogeneous workload).
@@ -130,6 +133,7 @@ impl Default for YcsbConfig {
             modify_attrs: 1,
             update_text: false,
             secondary_indexes: 0,
+            index_kind: strata::IndexKind::Standard,
             threads: 2,
             ro_threads: 0,
             ro_ops: 1000,
@@ -346,11 +350,12 @@ impl StrataYcsb {
         // (they start at a random attribute), so each update maintains them.
         for i in 0..cfg.secondary_indexes {
             let col = format!("field{i}");
-            db.create_index(
+            db.create_index_as(
                 &format!("usertable_field{i}"),
                 &table,
                 &[col.as_str()],
                 strata::Unique::No,
+                cfg.index_kind,
             )?;
         }
         Ok(StrataYcsb {

@@ -116,7 +116,7 @@ pub struct CoreConfig {
     pub seed: u64,
 }
 
-fn kind_name<S: serde::Serializer>(k: &IndexKind, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn kind_name<S: serde::Serializer>(k: &IndexKind, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(k.name())
 }
 
