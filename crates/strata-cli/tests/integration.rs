@@ -5,6 +5,8 @@
 
 #[path = "cli.rs"]
 mod cli;
+#[path = "explore.rs"]
+mod explore;
 #[path = "inspect.rs"]
 mod inspect;
 #[path = "presets.rs"]

@@ -1,0 +1,143 @@
+//! `strata explore` end to end: a tiny real sweep over a grid, its outputs,
+//! a rerun that reuses every trial, and the errors a user meets first.
+
+use crate::cli::{strata, text};
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("strata-explore-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// Four designs, two grid cells, a budget that fits the search at its
+/// shortest runs (0.2 s each).
+fn sweep(out: &std::path::Path) -> std::process::Output {
+    strata(&[
+        "explore",
+        "--protocol",
+        "ssn,mvto",
+        "--storage",
+        "n2o",
+        "--gc",
+        "txn,vac",
+        "--pointers",
+        "tuple-id",
+        "--records",
+        "2000",
+        "--columns",
+        "3",
+        "--read-ratio",
+        "0.5",
+        "--grid",
+        "theta=0,0.9",
+        "--finalists",
+        "2",
+        "--min-run",
+        "0.2",
+        "--max-run",
+        "0.3",
+        "--budget",
+        "60",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+}
+
+#[test]
+fn a_tiny_sweep_ranks_recommends_plots_and_resumes() {
+    let out = tmp("sweep");
+    let r = sweep(&out);
+    assert!(r.status.success(), "stderr: {}", text(&r.stderr));
+    let stdout = text(&r.stdout);
+    // Both cells, a ranked table, a recommendation to paste, the map.
+    for s in [
+        "theta=0 ",
+        "theta=0.9 ",
+        "| rank | design |",
+        "strata::Options::default()",
+        "strata bench ycsb --protocol",
+        "== The map",
+    ] {
+        assert!(stdout.contains(s), "{s:?} missing from:\n{stdout}");
+    }
+    for f in ["report.md", "result.json", "trials.csv", "heatmap.png"] {
+        assert!(out.join(f).exists(), "{f}");
+    }
+    assert!(std::fs::read_dir(&out).unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .starts_with("pareto-theta")));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    let cells = json["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2);
+    for c in cells {
+        assert!(!c["winners"].as_array().unwrap().is_empty(), "{c}");
+        // Every finalist has at least three trials.
+        for p in c["ranked"].as_array().unwrap() {
+            assert!(p["trials"].as_u64().unwrap() >= 3, "{p}");
+        }
+        assert!(c["spent_s"].as_f64().unwrap() <= 30.0, "{c}");
+    }
+    assert!(json["machine"].as_str().unwrap().contains("cores"));
+    let rows = std::fs::read_to_string(out.join("trials.csv"))
+        .unwrap()
+        .lines()
+        .count()
+        - 1;
+    assert!(rows >= 2 * (4 + 2 * 3), "{rows} trials");
+
+    // The same command again: every trial is reused, nothing runs.
+    let again = sweep(&out);
+    assert!(again.status.success(), "stderr: {}", text(&again.stderr));
+    let err = text(&again.stderr);
+    assert!(err.contains("reused"), "{err}");
+    assert!(!err.contains("round 1 trial"), "a trial ran again:\n{err}");
+    let rows_after = std::fs::read_to_string(out.join("trials.csv"))
+        .unwrap()
+        .lines()
+        .count()
+        - 1;
+    assert_eq!(rows_after, rows);
+    // The same ranking.
+    let json2: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    assert_eq!(json["cells"][0]["winners"], json2["cells"][0]["winners"]);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn mistakes_are_usage_errors_that_say_what_to_do() {
+    let out = tmp("errors");
+    let o = out.to_str().unwrap();
+    for (args, says) in [
+        (vec!["--budget", "5", "--out", o], "too small"),
+        (
+            vec!["--grid", "colour=1,2", "--out", o],
+            "unknown parameter",
+        ),
+        (vec!["--grid", "theta", "--out", o], "expected name=v1,v2"),
+        (vec!["--budget", "10d", "--out", o], "expected a time"),
+        (
+            vec!["--storage", "siro", "--gc", "txn", "--out", o],
+            "no valid design",
+        ),
+        (
+            vec!["--workload-file", "/nonexistent/w.toml", "--out", o],
+            "/nonexistent/w.toml",
+        ),
+    ] {
+        let mut all = vec!["explore"];
+        all.extend(args.iter().copied());
+        let r = strata(&all);
+        assert_eq!(r.status.code(), Some(2), "{all:?}: {}", text(&r.stderr));
+        assert!(
+            text(&r.stderr).contains(says),
+            "{all:?}: {}",
+            text(&r.stderr)
+        );
+    }
+    // Nothing was measured, so nothing was written.
+    assert!(!out.join("trials.csv").exists());
+}
