@@ -27,7 +27,6 @@
 //!   over TPC-C's Stock table: read many rows, update a fraction of them.
 //! * [`driver`]: runs any of them and reports the figures.
 
-pub mod custom;
 pub mod driver;
 pub mod durable;
 pub mod htap;

@@ -317,14 +317,14 @@ pub fn run(a: &ExploreArgs) -> Result<ExitCode, UsageError> {
                 format!(" (cell {label})")
             };
             return Err(UsageError(format!(
-                "{}{at}; this search needs about {:.0} s per cell for {} designs, {} cell(s)",
-                search::SearchError::BudgetTooSmall {
-                    needed_s: needed,
-                    budget_s: per_cell
-                },
-                needed,
+                "a budget of {:.0} s per cell is too small{at}: the shortest search of {} \
+                 designs needs about {needed:.0} s per cell ({} cell(s)); raise --budget to at \
+                 least {:.0}s, or narrow the space (--protocol, --storage, --gc, --pointers, \
+                 --index-kind), or load fewer --records",
+                per_cell,
                 designs.len(),
-                plans.len()
+                plans.len(),
+                (needed * plans.len() as f64).ceil()
             )));
         }
     }

@@ -235,8 +235,8 @@ impl Workload {
     /// A guess of what a trial costs besides its run, before one ran.
     pub fn overhead_guess_s(&self) -> f64 {
         match (&self.file, self.kind) {
-            (Some(f), _) => 0.2 + f.spec.rows() as f64 * 5e-6,
-            (None, Kind::Ycsb) => 0.2 + self.ycsb.records as f64 * 5e-6,
+            (Some(f), _) => 0.1 + f.spec.rows() as f64 * 3e-6,
+            (None, Kind::Ycsb) => 0.1 + self.ycsb.records as f64 * 3e-6,
             (None, Kind::Tpcc | Kind::TpccHybrid) => 0.5 + 0.5 * self.tpcc_warehouses() as f64,
             (None, Kind::Llt) => 0.3,
             (None, Kind::Htap) => 1.0 + self.ycsb.records as f64 * 2e-5,
