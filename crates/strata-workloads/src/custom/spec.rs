@@ -362,7 +362,7 @@ fn validate(raw: RawSpec, stem: &str) -> Result<CustomWorkload, Bad> {
         if t.rows == 0 || t.rows > MAX_ROWS {
             return bad(
                 at(&[Key("rows")]),
-                format!("rows must be in 1..={MAX_ROWS}, got {}", t.rows),
+                format!("rows must be at least 1 (and at most 2^40), got {}", t.rows),
             );
         }
         let mut columns: Vec<ColumnSpec> = Vec::new();
