@@ -117,7 +117,11 @@ fn toml_and_json_say_the_same_with_defaults_applied() {
     let account = &t.tables[0];
     assert_eq!(account.columns[0].ty, ColumnType::Int);
     assert_eq!(account.columns[0].distinct, 500);
-    assert_eq!(account.columns[1].bytes, spec::DEFAULT_BYTES, "text default");
+    assert_eq!(
+        account.columns[1].bytes,
+        spec::DEFAULT_BYTES,
+        "text default"
+    );
     assert_eq!(t.indexes[0].first, 1, "by_balance starts at row position 1");
 
     let [transfer, audit, close] = &t.types[..] else {
@@ -145,7 +149,11 @@ fn toml_and_json_say_the_same_with_defaults_applied() {
     assert_eq!(audit.ops[2].keys, KeyDist::Latest);
     assert_eq!(close.ops[0].keys, KeyDist::Uniform, "keys default");
     assert_eq!(close.ops[0].count, 1, "count default");
-    assert_eq!(close.ops[1].columns, [1], "update default: every non-key column");
+    assert_eq!(
+        close.ops[1].columns,
+        [1],
+        "update default: every non-key column"
+    );
 
     // Without `name`: the file's stem.
     let unnamed = BANK_TOML.replacen("name = \"bank\"\n", "", 1);
@@ -406,7 +414,11 @@ fn errors_name_the_column_and_print_as_file_line_column() {
     let line = text.lines().nth(20).unwrap();
     let byte = line.find("3 }").unwrap();
     assert_eq!(col, line[..byte].chars().count() + 1, "{line}");
-    assert_ne!(col, byte + 1, "the line has multi-byte characters before it");
+    assert_ne!(
+        col,
+        byte + 1,
+        "the line has multi-byte characters before it"
+    );
 }
 
 /// Mistakes about the whole file: no tables, no transaction types, an
@@ -416,11 +428,25 @@ fn whole_file_mistakes_name_a_line_too() {
     // TOML: no [[transaction]] at all: the file's start.
     let cut = BANK_TOML.find("[[transaction]]").unwrap();
     let text = &BANK_TOML[..cut];
-    expect_spec(toml(text), "bank.toml", text, 1, "no transaction types", "toml");
+    expect_spec(
+        toml(text),
+        "bank.toml",
+        text,
+        1,
+        "no transaction types",
+        "toml",
+    );
     // JSON: an empty list: the list's line.
     let cut = BANK_JSON.find("\"transaction\"").unwrap();
     let text = format!("{}\"transaction\": []\n}}\n", &BANK_JSON[..cut]);
-    expect_spec(json(&text), "bank.json", &text, 19, "no transaction types", "json");
+    expect_spec(
+        json(&text),
+        "bank.json",
+        &text,
+        19,
+        "no transaction types",
+        "json",
+    );
     expect_spec(toml(""), "bank.toml", "", 1, "no tables", "empty toml");
     expect_spec(json("[]"), "bank.json", "[]", 1, "", "json list");
     expect_spec(json(""), "bank.json", "", 1, "EOF", "empty json");
@@ -437,7 +463,10 @@ fn files_are_read_by_their_extension() {
         "{e}"
     );
     let e = CustomWorkload::from_path(Path::new("/nonexistent/mix.toml")).unwrap_err();
-    assert!(matches!(&e, WorkloadError::Config(m) if m.contains("cannot read")), "{e}");
+    assert!(
+        matches!(&e, WorkloadError::Config(m) if m.contains("cannot read")),
+        "{e}"
+    );
 }
 
 fn examples() -> std::path::PathBuf {
@@ -480,7 +509,11 @@ fn transaction_types_are_drawn_by_their_shares() {
     let total: f64 = shares.iter().sum();
     for (i, s) in shares.iter().enumerate() {
         let got = f64::from(counts[i]) / draws as f64;
-        assert!((got - s / total).abs() < 0.01, "type {i}: {got} vs {}", s / total);
+        assert!(
+            (got - s / total).abs() < 0.01,
+            "type {i}: {got} vs {}",
+            s / total
+        );
     }
     // One type: always it.
     let one = Mix::new([2.0].into_iter());
@@ -507,7 +540,11 @@ fn zipf_keys_are_skewed_and_uniform_ones_are_not() {
     let zipf = histogram(KeyDist::Zipf(0.9), 1000, 200_000);
     let hottest = *zipf.iter().max().unwrap();
     assert_eq!(zipf[0], hottest, "key 0 is the hottest");
-    assert!(hottest > 50 * median(&zipf).max(1), "{hottest} vs {}", median(&zipf));
+    assert!(
+        hottest > 50 * median(&zipf).max(1),
+        "{hottest} vs {}",
+        median(&zipf)
+    );
 
     let uniform = histogram(KeyDist::Uniform, 1000, 200_000);
     let (lo, hi) = (
@@ -628,7 +665,10 @@ fn a_short_run_commits_every_type_and_keeps_the_row_counts() {
         assert_eq!((account.loaded, history.loaded), (3000, 1));
         assert!(account.read > 0 && account.updated > 0 && account.deleted > 0);
         assert!(account.scanned > 0, "{kind}: {account:?}");
-        assert!(account.index_scanned > 0, "{kind}: the index scans found rows");
+        assert!(
+            account.index_scanned > 0,
+            "{kind}: the index scans found rows"
+        );
         assert!(history.inserted > 0 && history.read > 0, "{history:?}");
         assert_eq!(account.inserted + history.deleted, 0);
 
@@ -686,3 +726,38 @@ fn a_timed_run_reports_its_types() {
     ));
 }
 
+/// TOML's other spellings of the same lists (arrays of tables, dotted
+/// keys) locate their items too.
+#[test]
+fn toml_arrays_of_tables_locate_their_items() {
+    let text = r#"[[table]]
+name = "t"
+rows = 10
+[[table.columns]]
+name = "v"
+type = "int"
+
+[[transaction]]
+name = "x"
+[[transaction.ops]]
+op = "read"
+table = "t"
+[[transaction.ops]]
+op = "update"
+table = "t"
+columns = ["v", "w"]
+"#;
+    expect_spec(toml(text), "bank.toml", text, 16, "no column `w`", "ops");
+    let ok = text.replacen(", \"w\"", "", 1);
+    let w = toml(&ok).unwrap();
+    assert_eq!(w.types[0].ops[1].columns, [1]);
+    let text = ok.replacen("name = \"v\"\n", "name = \"v\"\nlength = 3\n", 1);
+    expect_spec(
+        toml(&text),
+        "bank.toml",
+        &text,
+        6,
+        "unknown field `length`",
+        "col",
+    );
+}
