@@ -40,8 +40,6 @@ use crate::driver::{DriverConfig, Observer, Stop};
 use crate::ycsb::YcsbReport;
 use crate::WorkloadError;
 
-pub use spec::{ColumnType, KeyDist, OpKind};
-
 /// The syntax of a workload file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
