@@ -309,12 +309,11 @@ pub(super) fn parse(
         })?,
         Format::Json => serde_json::from_str(text).map_err(|e| {
             let (line, column) = locate::json_error_at(text, &e);
-            let mut message = e.to_string();
-            // serde_json appends the position, which the variant holds.
-            if let Some(i) = message.rfind(" at line ") {
-                message.truncate(i);
-            }
-            spec_error((line, column), message)
+            // serde_json appends its position, which the variant holds.
+            let message = e.to_string();
+            let suffix = format!(" at line {} column {}", e.line(), e.column());
+            let message = message.strip_suffix(&suffix).unwrap_or(&message);
+            spec_error((line, column), message.to_string())
         })?,
     };
     let stem = Path::new(file)

@@ -367,6 +367,10 @@ fn expect_spec(
                 text.lines().nth(l.saturating_sub(1))
             );
             assert!(message.contains(says), "{what}: {message:?} lacks {says:?}");
+            assert!(
+                !message.contains(" at line "),
+                "{what}: {message:?}: twice placed"
+            );
             assert!(column >= 1, "{what}");
             column
         }
