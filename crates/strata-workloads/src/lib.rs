@@ -25,8 +25,11 @@
 //!   against peers that fsync each commit.
 //! * [`read_mostly`]: ERMIA's read-mostly microbenchmark (§5, Figure 1)
 //!   over TPC-C's Stock table: read many rows, update a fraction of them.
+//! * [`custom`]: a workload the user describes in a TOML or JSON file
+//!   (tables, indexes, a weighted mix of transaction types).
 //! * [`driver`]: runs any of them and reports the figures.
 
+pub mod custom;
 pub mod driver;
 pub mod durable;
 pub mod htap;
@@ -48,6 +51,15 @@ pub enum WorkloadError {
     /// A setting is out of range or the combination is impossible.
     #[error("{0}")]
     Config(String),
+    /// A mistake in a workload file (`custom`): where (1-based line and
+    /// column, in characters) and what.
+    #[error("{file}:{line}:{column}: {message}")]
+    Spec {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
     /// A part this build or branch does not have yet.
     #[error("{0} is not implemented yet")]
     NotImplemented(String),
