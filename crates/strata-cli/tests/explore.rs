@@ -141,3 +141,78 @@ fn mistakes_are_usage_errors_that_say_what_to_do() {
     // Nothing was measured, so nothing was written.
     assert!(!out.join("trials.csv").exists());
 }
+
+#[test]
+fn a_workload_file_is_explored_and_a_bad_one_names_its_line() {
+    let out = tmp("file");
+    std::fs::create_dir_all(&out).unwrap();
+    let good = out.join("w.toml");
+    std::fs::write(
+        &good,
+        r#"name = "tiny"
+[[table]]
+name = "t"
+rows = 500
+columns = [ { name = "v", type = "int" } ]
+indexes = [ { name = "t_v", columns = ["v"] } ]
+
+[[transaction]]
+name = "bump"
+ops = [ { op = "update", table = "t", keys = "zipf:0.8", count = 2 } ]
+
+[[transaction]]
+name = "look"
+read_only = true
+ops = [ { op = "index_scan", index = "t_v", length = 5 } ]
+"#,
+    )
+    .unwrap();
+    let r = strata(&[
+        "explore",
+        "--workload-file",
+        good.to_str().unwrap(),
+        "--protocol",
+        "ssn",
+        "--storage",
+        "n2o",
+        "--gc",
+        "txn",
+        "--pointers",
+        "tuple-id",
+        "--finalists",
+        "2",
+        "--min-run",
+        "0.2",
+        "--max-run",
+        "0.2",
+        "--budget",
+        "20",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "stderr: {}", text(&r.stderr));
+    let stdout = text(&r.stdout);
+    // The index kind is a dimension here: the file has a secondary index.
+    assert!(stdout.contains("ssn/n2o/txn/tuple-id/mvpbt"), "{stdout}");
+    assert!(stdout.contains("ssn/n2o/txn/tuple-id "), "{stdout}");
+    assert!(stdout.contains("(tiny, digest "), "{stdout}");
+
+    let bad = out.join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[[table]]\nname = \"t\"\nrows = 10\n\n[[transaction]]\nname = \"x\"\nops = [ { op = \"read\", table = \"nope\" } ]\n",
+    )
+    .unwrap();
+    let r = strata(&[
+        "explore",
+        "--workload-file",
+        bad.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status.code(), Some(2), "{}", text(&r.stderr));
+    let err = text(&r.stderr);
+    assert!(err.contains("bad.toml:7:"), "{err}");
+    assert!(err.contains("nope"), "{err}");
+    let _ = std::fs::remove_dir_all(&out);
+}
