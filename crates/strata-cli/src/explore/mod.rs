@@ -95,7 +95,8 @@ pub struct ExploreArgs {
     /// rerun), report.md, result.json, pareto*.png, heatmap*.png.
     #[arg(long, default_value = "explore")]
     pub out: PathBuf,
-    /// Measure every trial again, ignoring those in <out>/trials.csv.
+    /// Measure every trial again: reuse none of <out>/trials.csv (the new
+    /// trials are appended to it, the old ones stay).
     #[arg(long)]
     pub fresh: bool,
     /// Rows loaded (YCSB, HTAP; LLT: rows per table). Default 100000
@@ -329,10 +330,7 @@ pub fn run(a: &ExploreArgs) -> Result<ExitCode, UsageError> {
         }
     }
     let prov = Provenance::here();
-    if a.fresh {
-        let _ = std::fs::remove_file(a.out.join("trials.csv"));
-    }
-    let mut store = Store::open(&a.out, prov.clone())?;
+    let mut store = Store::open(&a.out, prov.clone(), !a.fresh)?;
     eprintln!(
         "explore: {} on {}; {} cell(s) × up to {} designs, budget {:.0} s ({:.0} s per cell); \
          trials to {}",
