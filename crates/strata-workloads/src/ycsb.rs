@@ -464,7 +464,7 @@ std::thread_local! {
 
 /// What a read adds to the sink for one value it read.
 #[inline]
-fn fold_value(acc: u64, v: &Value) -> u64 {
+pub(crate) fn fold_value(acc: u64, v: &Value) -> u64 {
     acc.wrapping_add(match v {
         Value::Int(v) => *v as u64,
         Value::Text(s) => s.len() as u64,

@@ -11,7 +11,7 @@ use super::spec::{ColumnSpec, ColumnType, KeyDist, OpKind, OpSpec, LATEST_THETA}
 use super::{CustomReport, CustomRun, CustomWorkload, TableCounts};
 use crate::driver::{self, DriverConfig, MemoryFlow, Observer, Outcome, Stop, Worker};
 use crate::rng::{Rng, Zipfian};
-use crate::ycsb::{Memory, YcsbReport, LOAD_BATCH};
+use crate::ycsb::{fold_value, Memory, YcsbReport, LOAD_BATCH};
 use crate::WorkloadError;
 
 /// What the workers share: the engine's handles and each table's next
@@ -390,9 +390,9 @@ impl<'a> CustomWorker<'a> {
                 OpKind::Read => {
                     let k = strata::key![self.draws.key(op.table, op.keys, keys) as i64];
                     let got = if op.columns.is_empty() {
-                        t.read_with(table, &k, |row| row.iter().fold(0, fold))?
+                        t.read_with(table, &k, |row| row.iter().fold(0, fold_value))?
                     } else {
-                        t.read_columns_with(table, &k, &op.columns, |v| v.iter().fold(0, fold))?
+                        t.read_columns_with(table, &k, &op.columns, |v| v.iter().fold(0, fold_value))?
                     };
                     match got {
                         Some(v) => {
@@ -433,15 +433,7 @@ impl<'a> CustomWorker<'a> {
                 OpKind::Scan => {
                     let k = strata::key![self.draws.key(op.table, op.keys, keys) as i64];
                     let (mut n, mut sum) = (0, 0u64);
-                    t.scan_while(table, k.., |row| {
-                        sum = row.iter().fold(sum, fold);
-                        n += 1;
-                        if n >= op.length {
-                            ControlFlow::Break(())
-                        } else {
-                            ControlFlow::Continue(())
-                        }
-                    })?;
+                    t.scan_while(table, k.., first_rows(op.length, &mut n, &mut sum))?;
                     self.sink = self.sink.wrapping_add(sum);
                     tally.scanned += n as u64;
                 }
@@ -455,15 +447,11 @@ impl<'a> CustomWorker<'a> {
                         value(&columns[first - 1], &mut self.draws.rng)
                     };
                     let (mut n, mut sum) = (0, 0u64);
-                    t.index_scan_while(&s.indexes[ix], strata::Key(vec![from]).., |row| {
-                        sum = row.iter().fold(sum, fold);
-                        n += 1;
-                        if n >= op.length {
-                            ControlFlow::Break(())
-                        } else {
-                            ControlFlow::Continue(())
-                        }
-                    })?;
+                    t.index_scan_while(
+                        &s.indexes[ix],
+                        strata::Key(vec![from])..,
+                        first_rows(op.length, &mut n, &mut sum),
+                    )?;
                     self.sink = self.sink.wrapping_add(sum);
                     tally.index_scanned += n as u64;
                 }
@@ -519,15 +507,21 @@ impl Drop for CustomWorker<'_> {
     }
 }
 
-/// What a read adds to the sink for one value (so that reads are not
-/// optimised away).
-fn fold(acc: u64, v: &Value) -> u64 {
-    acc.wrapping_add(match v {
-        Value::Int(v) => *v as u64,
-        Value::Text(s) => s.len() as u64,
-        Value::Bytes(b) => b.len() as u64,
-        Value::Float(f) => f.to_bits(),
-        Value::Bool(b) => u64::from(*b),
-        Value::Null => 0,
-    })
+
+/// A scan callback that folds the first `length` rows into `sum`, counts
+/// them in `n`, and stops.
+fn first_rows<'a>(
+    length: usize,
+    n: &'a mut usize,
+    sum: &'a mut u64,
+) -> impl FnMut(&[Value]) -> ControlFlow<()> + 'a {
+    move |row| {
+        *sum = row.iter().fold(*sum, fold_value);
+        *n += 1;
+        if *n >= length {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    }
 }
