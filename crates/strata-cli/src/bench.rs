@@ -86,6 +86,10 @@ struct Summary {
     protocol: &'static str,
     storage: &'static str,
     index_pointers: &'static str,
+    /// The secondary indexes' structure (`--index`), with
+    /// --secondary-indexes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    index: Option<&'static str>,
     /// MVTO's rule for reading a write-locked version (`--mvto-locked-read`).
     #[serde(skip_serializing_if = "Option::is_none")]
     mvto_locked_read: Option<&'static str>,
@@ -448,6 +452,8 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
             } else {
                 "-"
             },
+            index: (r.engine == "strata" && cfg.secondary_indexes > 0)
+                .then(|| cfg.index_kind.name()),
             mvto_locked_read: (r.engine == "strata" && a.protocol == strata::Protocol::Mvto)
                 .then(|| a.extra.mvto_locked_read.name()),
             overrides: a.overrides.clone(),

@@ -2570,3 +2570,36 @@ fn check_runs_in_segments_with_the_whole_runs_exit_code() {
     }
     assert_usage_error(&["check", "--segment-txns", "0"], "--segment-txns");
 }
+
+/// `bench ycsb --index mvpbt` builds its secondary indexes as MV-PBT and
+/// says so; without secondary indexes there is no index to name.
+#[test]
+fn bench_ycsb_index_kind_is_reported() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "bench",
+            "ycsb",
+            "--records",
+            "300",
+            "--threads",
+            "1",
+            "--duration",
+            "0.1",
+            "--warmup",
+            "0",
+            "--columns",
+            "3",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let out = strata(&args);
+        assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+        serde_json::from_str::<serde_json::Value>(&text(&out.stdout)).expect("JSON")
+    };
+    let v = run(&["--secondary-indexes", "1", "--index", "mvpbt"]);
+    assert_eq!(v["index"], "mvpbt");
+    assert!(v["committed"].as_u64().unwrap() > 0);
+    assert!(run(&[])["index"].is_null());
+    let bad = strata(&["bench", "ycsb", "--index", "btree"]);
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -12,7 +12,11 @@ fn tmp(name: &str) -> std::path::PathBuf {
 /// Four designs, two grid cells, a budget that fits the search at its
 /// shortest runs (0.2 s each).
 fn sweep(out: &std::path::Path) -> std::process::Output {
-    strata(&[
+    strata(&sweep_args(out))
+}
+
+fn sweep_args(out: &std::path::Path) -> Vec<&str> {
+    vec![
         "explore",
         "--protocol",
         "ssn,mvto",
@@ -40,7 +44,7 @@ fn sweep(out: &std::path::Path) -> std::process::Output {
         "60",
         "--out",
         out.to_str().unwrap(),
-    ])
+    ]
 }
 
 #[test]
@@ -104,6 +108,24 @@ fn a_tiny_sweep_ranks_recommends_plots_and_resumes() {
     let json2: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
     assert_eq!(json["cells"][0]["winners"], json2["cells"][0]["winners"]);
+    assert!(!text(&again.stdout).contains("--any-build"));
+    // Reused from any build: the report says so.
+    let any = strata(&[&sweep_args(&out)[..], &["--any-build"]].concat());
+    assert!(any.status.success(), "stderr: {}", text(&any.stderr));
+    assert!(text(&any.stderr).contains("reused"));
+    assert!(std::fs::read_to_string(out.join("report.md"))
+        .unwrap()
+        .contains("--any-build: trials measured by other builds"));
+    // --fresh measures again, and keeps the old rows.
+    let fresh = strata(&[&sweep_args(&out)[..], &["--fresh"]].concat());
+    assert!(fresh.status.success(), "stderr: {}", text(&fresh.stderr));
+    assert!(!text(&fresh.stderr).contains("reused"));
+    let rows_fresh = std::fs::read_to_string(out.join("trials.csv"))
+        .unwrap()
+        .lines()
+        .count()
+        - 1;
+    assert!(rows_fresh > rows_after, "{rows_fresh} vs {rows_after}");
     let _ = std::fs::remove_dir_all(&out);
 }
 

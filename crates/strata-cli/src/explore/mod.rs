@@ -97,8 +97,13 @@ pub struct ExploreArgs {
     pub out: PathBuf,
     /// Measure every trial again: reuse none of <out>/trials.csv (the new
     /// trials are appended to it, the old ones stay).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "any_build")]
     pub fresh: bool,
+    /// Reuse trials measured by another build of strata too (same machine
+    /// and workload): to redraw a report after a change that does not
+    /// touch the engine. The report says so.
+    #[arg(long)]
+    pub any_build: bool,
     /// Rows loaded (YCSB, HTAP; LLT: rows per table). Default 100000
     /// (20000 with --study; 1000 per LLT table).
     #[arg(long)]
@@ -330,7 +335,12 @@ pub fn run(a: &ExploreArgs) -> Result<ExitCode, UsageError> {
         }
     }
     let prov = Provenance::here();
-    let mut store = Store::open(&a.out, prov.clone(), !a.fresh)?;
+    let reuse = match (a.fresh, a.any_build) {
+        (true, _) => store::Reuse::None,
+        (false, false) => store::Reuse::SameBuild,
+        (false, true) => store::Reuse::AnyBuild,
+    };
+    let mut store = Store::open(&a.out, prov.clone(), reuse)?;
     eprintln!(
         "explore: {} on {}; {} cell(s) × up to {} designs, budget {:.0} s ({:.0} s per cell); \
          trials to {}",
@@ -420,11 +430,17 @@ fn write_outputs(
     let _ = writeln!(md, "# strata explore: {first}\n");
     let _ = writeln!(
         md,
-        "- machine: {}\n- build: {} (commit {})\n- budget: {:.0} s; objective: {}\n- command: \
+        "- machine: {}\n- build: {} (commit {}){}\n- budget: {:.0} s; objective: {}\n- command: \
          `{}`\n",
         prov.machine,
         prov.build,
         prov.commit,
+        if a.any_build {
+            "; --any-build: trials measured by other builds were reused (trials.csv names each \
+             trial's build)"
+        } else {
+            ""
+        },
         budget,
         a.objective.name(),
         std::env::args().collect::<Vec<_>>().join(" ")

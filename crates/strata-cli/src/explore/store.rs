@@ -110,6 +110,16 @@ const HEADER: [&str; 18] = [
 
 type Key = (String, String, usize, usize, String);
 
+/// Which trials of the file a search may reuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reuse {
+    None,
+    /// Those of this binary on this machine (the default).
+    SameBuild,
+    /// Those of any binary on this machine (`--any-build`).
+    AnyBuild,
+}
+
 /// The trials file: what it held for this build, machine and workload, and
 /// the writer that appends new ones.
 pub struct Store {
@@ -138,10 +148,10 @@ fn parse_reasons(s: &str) -> BTreeMap<String, u64> {
 }
 
 impl Store {
-    /// Opens (or creates) `<dir>/trials.csv`; rows of other builds,
-    /// machines or workloads stay in the file but are not reused, nor any
-    /// without `reuse`.
-    pub fn open(dir: &Path, prov: Provenance, reuse: bool) -> Result<Store, UsageError> {
+    /// Opens (or creates) `<dir>/trials.csv`; rows of other machines or
+    /// workloads (and builds, unless [`Reuse::AnyBuild`]) stay in the file
+    /// but are not reused.
+    pub fn open(dir: &Path, prov: Provenance, reuse: Reuse) -> Result<Store, UsageError> {
         std::fs::create_dir_all(dir)
             .map_err(|e| UsageError(format!("--out {}: {e}", dir.display())))?;
         let path = dir.join("trials.csv");
@@ -165,7 +175,8 @@ impl Store {
                     f(k)?.parse::<f64>().map_err(|_| bad())
                 };
                 let (build, machine) = (f(0)?, f(2)?);
-                if !reuse || build != prov.build || machine != prov.machine {
+                let build_ok = reuse == Reuse::AnyBuild || build == prov.build;
+                if reuse == Reuse::None || !build_ok || machine != prov.machine {
                     continue;
                 }
                 let key = (

@@ -392,7 +392,9 @@ impl<'a> CustomWorker<'a> {
                     let got = if op.columns.is_empty() {
                         t.read_with(table, &k, |row| row.iter().fold(0, fold_value))?
                     } else {
-                        t.read_columns_with(table, &k, &op.columns, |v| v.iter().fold(0, fold_value))?
+                        t.read_columns_with(table, &k, &op.columns, |v| {
+                            v.iter().fold(0, fold_value)
+                        })?
                     };
                     match got {
                         Some(v) => {
@@ -506,7 +508,6 @@ impl Drop for CustomWorker<'_> {
         }
     }
 }
-
 
 /// A scan callback that folds the first `length` rows into `sum`, counts
 /// them in `n`, and stops.
