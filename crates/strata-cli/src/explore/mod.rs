@@ -306,8 +306,8 @@ pub fn run(a: &ExploreArgs) -> Result<ExitCode, UsageError> {
         eta: 2,
         finalists: a.finalists.max(1),
         final_trials: a.final_trials.max(3),
-        min_run_s: a.min_run.max(0.1),
-        max_run_s: a.max_run.max(a.min_run.max(0.1)),
+        min_run_s: a.min_run.max(0.1).max(w.min_run_s()),
+        max_run_s: a.max_run.max(a.min_run.max(0.1).max(w.min_run_s())),
         overhead_guess_s: w.overhead_guess_s(),
         objective: a.objective,
     };

@@ -232,6 +232,17 @@ impl Workload {
         }
     }
 
+    /// The shortest run that measures what the workload is about: the LLT
+    /// mix samples its version space once a second, and its long reader
+    /// holds the middle 60 % of the run, so a run under 5 s has no sample
+    /// with the reader open.
+    pub fn min_run_s(&self) -> f64 {
+        match (&self.file, self.kind) {
+            (None, Kind::Llt) => 5.0,
+            _ => 0.0,
+        }
+    }
+
     /// A guess of what a trial costs besides its run, before one ran.
     pub fn overhead_guess_s(&self) -> f64 {
         match (&self.file, self.kind) {
@@ -401,9 +412,12 @@ impl Workload {
                 let r = strata_workloads::llt::run(&db, &cfg, &mut Quiet)?;
                 let rows = (cfg.tables as u64 * cfg.rows).max(1);
                 let mut t = trial_of(&r.run, &db, started);
-                // The space the long reader held: its window's peak.
-                t.bytes_per_row = r.window.max_version_bytes as f64 / rows as f64;
-                t.longest_chain = r.window.max_longest_chain;
+                // The space the long reader held: its window's peak (sampled
+                // once a second; see `min_run_s`).
+                if r.window.max_version_bytes > 0 {
+                    t.bytes_per_row = r.window.max_version_bytes as f64 / rows as f64;
+                    t.longest_chain = r.window.max_longest_chain;
+                }
                 return Ok(t);
             }
             (None, Kind::Htap) => {
