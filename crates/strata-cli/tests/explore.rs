@@ -238,3 +238,83 @@ ops = [ { op = "index_scan", index = "t_v", length = 5 } ]
     assert!(err.contains("nope"), "{err}");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// Ctrl-C (SIGINT) during a sweep: the trials measured so far stay in
+/// trials.csv (the one cut short is not kept), the report is written and
+/// says the search stopped early, and the same command resumes from them.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_sweep_keeps_its_trials_and_resumes() {
+    let out = tmp("interrupt");
+    let args = [
+        "explore",
+        "--protocol",
+        "ssn,mvto,si",
+        "--storage",
+        "n2o,o2n",
+        "--gc",
+        "txn",
+        "--pointers",
+        "tuple-id",
+        "--records",
+        "1000",
+        "--columns",
+        "2",
+        "--min-run",
+        "0.3",
+        "--max-run",
+        "0.5",
+        "--budget",
+        "600",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for three trials on disk (state, not time; the bound only turns
+    // a hang into a failure).
+    let rows = || {
+        std::fs::read_to_string(out.join("trials.csv"))
+            .map(|s| s.lines().count().saturating_sub(1))
+            .unwrap_or(0)
+    };
+    for _ in 0..6000 {
+        if rows() >= 3 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(rows() >= 3, "no trials written");
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let r = child.wait_with_output().unwrap();
+    // 130, as every interrupted strata command, after its report.
+    assert_eq!(r.status.code(), Some(130), "stderr: {}", text(&r.stderr));
+    let kept = rows();
+    assert!(kept >= 3);
+    assert!(
+        text(&r.stdout).contains("stopped early"),
+        "{}",
+        text(&r.stdout)
+    );
+    assert!(std::fs::read_to_string(out.join("report.md"))
+        .unwrap()
+        .contains("Provisional"));
+    // The same command again: what was measured is reused, the rest runs.
+    let again = strata(&args);
+    assert!(again.status.success(), "stderr: {}", text(&again.stderr));
+    assert!(
+        text(&again.stderr).contains(&format!("reused {kept} trial(s)")),
+        "{}",
+        text(&again.stderr)
+    );
+    assert!(rows() > kept);
+    let _ = std::fs::remove_dir_all(&out);
+}

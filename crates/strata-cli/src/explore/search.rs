@@ -368,7 +368,13 @@ pub fn search(
                     stopped = Some(Stopped::Budget);
                     break 'rounds;
                 }
-                match runner.run(p, k, t, run_s) {
+                let ran = runner.run(p, k, t, run_s);
+                if interrupted() {
+                    // Cut short by the interrupt: not a measurement.
+                    stopped = Some(Stopped::Interrupted);
+                    break 'rounds;
+                }
+                match ran {
                     Ok(trial) => {
                         spent += trial.elapsed_s;
                         over = (over.0 + trial.elapsed_s - run_s, over.1 + 1);
@@ -640,15 +646,19 @@ mod tests {
     fn an_interrupt_keeps_what_was_measured() {
         let mut fake = Fake::new((0..8).map(|p| p as f64).collect(), 0.0, 3);
         let polls = Cell::new(0);
+        // Polled before and after each trial: true from the poll after the
+        // fifth.
         let stop = || {
             polls.set(polls.get() + 1);
-            polls.get() > 5
+            polls.get() > 9
         };
         let out = search(8, &Config::default(), &mut fake, &stop).unwrap();
         assert_eq!(out.stopped, Some(Stopped::Interrupted));
+        // The interrupt came during the fifth trial (the poll after it):
+        // four were measured, the fifth is not a measurement.
         assert_eq!(fake.calls, 5);
         let measured: usize = out.points.iter().map(|p| p.trials.len()).sum();
-        assert_eq!(measured, 5);
+        assert_eq!(measured, 4);
     }
 
     #[test]

@@ -312,6 +312,10 @@ impl Runner for CellRunner<'_> {
             .workload
             .run(d, run_s, trial)
             .map_err(|e| e.to_string())?;
+        if strata_workloads::driver::interrupted() {
+            // Ctrl-C cut the run short: not a trial to keep or reuse.
+            return Ok(t);
+        }
         self.ran += 1;
         if let Err(e) = self
             .store
