@@ -269,7 +269,7 @@ fn an_interrupted_sweep_keeps_its_trials_and_resumes() {
         "--out",
         out.to_str().unwrap(),
     ];
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
