@@ -318,3 +318,54 @@ fn an_interrupted_sweep_keeps_its_trials_and_resumes() {
     assert!(rows() > kept);
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// Every built-in workload runs through the explorer (one design, its three
+/// final trials) and reports a rate and the memory it held.
+#[test]
+fn every_built_in_workload_explores() {
+    for w in ["tpcc", "tpcc-hybrid", "llt", "htap"] {
+        let out = tmp(w);
+        let r = strata(&[
+            "explore",
+            "--workload",
+            w,
+            "--protocol",
+            "mvto",
+            "--storage",
+            "n2o",
+            "--gc",
+            "txn",
+            "--pointers",
+            "tuple-id",
+            "--index-kind",
+            "standard",
+            "--finalists",
+            "1",
+            "--min-run",
+            "0.3",
+            "--max-run",
+            "0.3",
+            "--threads",
+            "1",
+            "--records",
+            "2000",
+            "--budget",
+            "120",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(r.status.success(), "{w}: {}", text(&r.stderr));
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap())
+                .unwrap();
+        let best = &json["cells"][0]["ranked"][0];
+        assert_eq!(best["design"], "mvto/n2o/txn/tuple-id", "{w}: {json}");
+        assert!(
+            best["committed_per_s"].as_f64().unwrap() > 0.0,
+            "{w}: {best}"
+        );
+        assert!(best["bytes_per_row"].as_f64().unwrap() > 0.0, "{w}: {best}");
+        assert_eq!(best["trials"], 3, "{w}");
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}
