@@ -59,7 +59,11 @@
 //! only releases write; a primary-index lookup is paid only for entries
 //! fetched before a release. (Buffering keys alone and looking each one up
 //! again would pay that lookup, a hash probe and its cache miss, on every
-//! row.) A skipped entry is a row that left its key since the fetch: an
+//! row.) Measured with callgrind (`examples/txn_instructions.rs`, kinds
+//! `range` and `range_keys`, 100-row ranges, SSN, the test profile's
+//! optimisation): the pin per step took a row from 1,878 to 1,968
+//! instructions, a key from 1,426 to 1,516, about 90 (most of it the pin
+//! and unpin; a locked instruction each). A skipped entry is a row that left its key since the fetch: an
 //! aborted insert, or a row being unlinked, which the step would have read
 //! as absent or deleted; it is not added to the predicate's seen rows,
 //! which only makes re-validation stricter. The narrow window the second
