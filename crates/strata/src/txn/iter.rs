@@ -69,7 +69,8 @@
 //! which only makes re-validation stricter. The narrow window the second
 //! look closes (the id released and reused between the first look and the
 //! read) may leave the protocol's read bookkeeping on a row the range does
-//! not return: an extra read, conservative, never a missed conflict.
+//! not return, or end the step with that read's conflict: an extra read,
+//! conservative, never a missed conflict.
 //!
 //! Secondary indexes ([`Transaction::index_range`]) are not lazy yet: the
 //! whole range is read on the call, as [`Transaction::index_scan`] reads it,
