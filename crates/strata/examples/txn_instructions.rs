@@ -82,11 +82,16 @@ fn main() {
                 let range = key![lo]..key![lo + 100];
                 let rows = if kind == "range" {
                     let it = txn.range(&t, range).unwrap();
-                    it.map(|r| std::hint::black_box(r.unwrap()[1].as_int()))
-                        .count()
+                    it.fold(0, |n, r| {
+                        std::hint::black_box(r.unwrap()[1].as_int());
+                        n + 1
+                    })
                 } else {
                     let it = txn.range_keys(&t, range).unwrap();
-                    it.map(|k| std::hint::black_box(k.unwrap())).count()
+                    it.fold(0, |n, k| {
+                        std::hint::black_box(k.unwrap());
+                        n + 1
+                    })
                 };
                 std::hint::black_box(rows);
                 txn.commit().unwrap();
