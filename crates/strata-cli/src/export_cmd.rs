@@ -9,6 +9,8 @@
 //!                         stdin or --in FILE ─ parse a row against T's
 //!                         schema ─ batches of --batch rows (1000), each
 //!                         one transaction (db.try_run: conflicts retried)
+//!  import --create        the same, making the database and the table
+//!                         (`import_create.rs`)
 //! ```
 //!
 //! The formats, the same for every column type in both directions, so that
@@ -32,13 +34,26 @@
 //! export refuses, naming the row and column, rather than write a file
 //! that would read back a null: choose another `--null` (e.g. `'\N'`).
 //!
+//! The schema line (`export --with-schema`) carries the table's columns
+//! in `strata inspect`'s words, ahead of the rows: `{"strata-schema":"id
+//! int, note text null"}` in JSON lines (a JSON object, so JSON tools
+//! read the file still), `#strata-schema: id int, ...` before the CSV
+//! header. It is what lets `import --create` make the table of an export
+//! exactly as it was (types are not guessed from the rows: see
+//! `import_create.rs`); every import reads it when it is there, and checks
+//! it against an existing table. It is opt-in, so a plain export stays one
+//! object (or record) per row.
+//!
 //! Invariants: export writes nothing to DIR (the read-only open) and
 //! writes the rows of one snapshot, in primary-key order; import commits
 //! whole batches only: when it stops at a bad line, the batches before it
 //! are committed (the count is printed), the batch holding it is rolled
-//! back, and nothing after it is read. Import needs the database and the
-//! table to exist (it creates neither: a schema is the program's to
-//! define).
+//! back, and nothing after it is read. Without `--create` import needs the
+//! database and the table to exist; with it, input that does not go in
+//! changes nothing on disk (`import_create.rs`).
+
+#[path = "import_create.rs"]
+mod create;
 
 use crate::inspect_cmd::{one_line, open_read_only};
 use crate::UsageError;
@@ -47,7 +62,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use strata::{Database, Durability, Options, Row, Schema, SyncPolicy, Table, Type, Value};
+use strata::{Column, Database, Durability, Options, Row, Schema, SyncPolicy, Table, Type, Value};
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -74,13 +89,18 @@ pub struct ExportArgs {
     /// CSV: how a null is written (default: an empty field).
     #[arg(long, default_value = "")]
     pub null: String,
+    /// Write the table's columns first, as a schema line that `import
+    /// --create` makes the table from: `{"strata-schema":"id int, name
+    /// text, note text null"}` (JSON lines), `#strata-schema: id int, ...`
+    /// before the CSV header. The columns as `strata inspect` prints them.
+    #[arg(long)]
+    pub with_schema: bool,
 }
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ImportArgs {
     /// The database directory (opened for writing, durably: group
-    /// commit). The database and the table must exist: import creates
-    /// neither.
+    /// commit). The database and the table must exist, unless --create.
     pub dir: PathBuf,
     /// The table to import into.
     #[arg(long)]
@@ -101,6 +121,158 @@ pub struct ImportArgs {
     /// empty field).
     #[arg(long, default_value = "")]
     pub null: String,
+    /// Create what is missing: the database (in a new or empty directory)
+    /// and the table, with the columns of the input's schema line
+    /// (`export --with-schema` writes one) or of --schema, and the primary
+    /// key --key. The whole input is read and checked first: a bad line,
+    /// a duplicate key, a missing --key or columns that do not fit is
+    /// exit code 2, and nothing on disk changed.
+    #[arg(long)]
+    pub create: bool,
+    /// With --create: the primary-key columns, `col[,col]`. Required for a
+    /// table that does not exist; checked against one that does.
+    #[arg(long, value_delimiter = ',')]
+    pub key: Vec<String>,
+    /// With --create: the table's columns, as `strata inspect` prints them
+    /// (`id int, name text, note text null`; types int, float, text,
+    /// bytes, bool), for input without a schema line (one it has must say
+    /// the same).
+    #[arg(long)]
+    pub schema: Option<String>,
+}
+
+// ------------------------------------------------------------- schema line
+
+/// The JSON-lines schema line's one key.
+const SCHEMA_KEY: &str = "strata-schema";
+/// The CSV schema line's start.
+const CSV_SCHEMA: &str = "#strata-schema:";
+
+/// Columns as `strata inspect` prints them: `id int, note text null`.
+fn column_list(cols: &[Column]) -> String {
+    let each = cols.iter().map(|c| {
+        let null = if c.nullable { " null" } else { "" };
+        format!("{} {}{null}", c.name, c.ty)
+    });
+    each.collect::<Vec<_>>().join(", ")
+}
+
+/// A table's column list (see [`column_list`]): what a schema line and
+/// --schema hold. A name the list cannot hold (empty, or with a comma or
+/// white space) is an error naming it.
+fn columns_spec(s: &Schema) -> Result<String, String> {
+    match s.columns.iter().find(|c| {
+        c.name.is_empty() || c.name.contains(',') || c.name.contains(char::is_whitespace)
+    }) {
+        Some(c) => Err(format!(
+            "column {:?} of {} cannot be written in a column list (a comma or white space in its name)",
+            c.name, s.name
+        )),
+        None => Ok(column_list(&s.columns)),
+    }
+}
+
+/// A column list (`id int, note text null`) as columns.
+fn parse_columns(spec: &str) -> Result<Vec<Column>, String> {
+    let mut out: Vec<Column> = Vec::new();
+    for part in spec.split(',') {
+        let words: Vec<&str> = part.split_whitespace().collect();
+        let (name, ty, nullable) = match words[..] {
+            [name, ty] => (name, ty, false),
+            [name, ty, "null"] => (name, ty, true),
+            _ => {
+                return Err(format!(
+                    "{:?} is not `name type` or `name type null`",
+                    part.trim()
+                ))
+            }
+        };
+        let Some(ty) = Type::ALL.into_iter().find(|t| t.name() == ty) else {
+            return Err(format!(
+                "column {name}: unknown type {ty} (int, float, text, bytes, bool)"
+            ));
+        };
+        if out.iter().any(|c| c.name == name) {
+            return Err(format!("column {name} is named twice"));
+        }
+        out.push(Column {
+            name: name.to_string(),
+            ty,
+            nullable,
+        });
+    }
+    Ok(out)
+}
+
+/// Whether `line` (the input's first, without its end) is `format`'s
+/// schema line: its column list if so.
+fn schema_line(format: Format, line: &str) -> Option<String> {
+    match format {
+        Format::Csv => Some(line.strip_prefix(CSV_SCHEMA)?.trim().to_string()),
+        Format::Jsonl => {
+            if !line.contains(SCHEMA_KEY) {
+                return None; // (no JSON parse of a first row)
+            }
+            // One object of that one key, a string: a row has every column.
+            let mut obj: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(line).ok()?;
+            match (obj.len(), obj.remove(SCHEMA_KEY)) {
+                (1, Some(serde_json::Value::String(spec))) => Some(spec),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// An input, past its schema line if it had one.
+struct Input {
+    /// The columns its schema line declares.
+    declared: Option<Vec<Column>>,
+    rest: Box<dyn Read>,
+    /// Lines read already (0 or 1), so that errors name the input's own.
+    skipped: u64,
+}
+
+/// The input past its schema line, if its first line is one.
+fn take_schema_line(format: Format, input: Box<dyn Read>) -> Result<Input, UsageError> {
+    let mut r = BufReader::with_capacity(1 << 16, input);
+    let mut first = Vec::new();
+    r.read_until(b'\n', &mut first)
+        .map_err(|e| UsageError(format!("reading the input: {e}")))?;
+    let spec = std::str::from_utf8(&first)
+        .ok()
+        .and_then(|l| schema_line(format, l.trim_end_matches(['\n', '\r'])));
+    match spec {
+        // Not one: the line goes back in front of the rest.
+        None => Ok(Input {
+            declared: None,
+            rest: Box::new(io::Cursor::new(first).chain(r)),
+            skipped: 0,
+        }),
+        Some(spec) => {
+            let cols = parse_columns(&spec)
+                .map_err(|e| UsageError(format!("line 1, the schema line: {e}")))?;
+            Ok(Input {
+                declared: Some(cols),
+                rest: Box::new(r),
+                skipped: 1,
+            })
+        }
+    }
+}
+
+/// Whether `cols` are `s`'s columns (names, types, nullability, in
+/// order); else a usage error showing both, `what` naming `cols`.
+fn fits(s: &Schema, cols: &[Column], what: &str) -> Result<(), UsageError> {
+    if s.columns == cols {
+        return Ok(());
+    }
+    Err(UsageError(format!(
+        "{what} ({}) does not fit table {} ({})",
+        column_list(cols),
+        s.name,
+        column_list(&s.columns)
+    )))
 }
 
 // ------------------------------------------------------------- values
@@ -248,6 +420,12 @@ pub fn export(a: &ExportArgs) -> Result<ExitCode, UsageError> {
             db.table_names().join(", ")
         ))
     })?;
+    let spec = match a.with_schema {
+        true => {
+            Some(columns_spec(t.schema()).map_err(|e| UsageError(format!("--with-schema: {e}")))?)
+        }
+        false => None,
+    };
     let out: Box<dyn Write> = match &a.out {
         Some(p) => Box::new(
             File::create(p).map_err(|e| UsageError(format!("--out {}: {e}", p.display())))?,
@@ -255,7 +433,7 @@ pub fn export(a: &ExportArgs) -> Result<ExitCode, UsageError> {
         None => Box::new(io::stdout().lock()),
     };
     let mut w = BufWriter::with_capacity(1 << 16, out);
-    let written = write_rows(&db, &t, a, &mut w).and_then(|n| {
+    let written = write_rows(&db, &t, a, spec.as_deref(), &mut w).and_then(|n| {
         w.flush().map_err(ExportError::Io)?;
         Ok(n)
     });
@@ -307,16 +485,28 @@ impl From<strata::Error> for ExportError {
 }
 
 /// Every row of `t` from one snapshot, in primary-key order, read as the
-/// iterator reaches it (nothing collected); returns how many.
+/// iterator reaches it (nothing collected), after the schema line of
+/// column list `spec` if given; returns how many rows.
 fn write_rows(
     db: &Database,
     t: &Table,
     a: &ExportArgs,
+    spec: Option<&str>,
     w: &mut impl Write,
 ) -> Result<u64, ExportError> {
     let schema = t.schema();
     let mut snapshot = db.begin_read_only()?;
     let mut n = 0u64;
+    if let Some(spec) = spec {
+        let line = match a.format {
+            Format::Jsonl => format!(
+                "{{\"{SCHEMA_KEY}\":{}}}\n",
+                serde_json::to_string(spec).expect("a string")
+            ),
+            Format::Csv => format!("{CSV_SCHEMA} {spec}\n"),
+        };
+        w.write_all(line.as_bytes()).map_err(ExportError::Io)?;
+    }
     match a.format {
         Format::Jsonl => {
             let names: Vec<String> = column_names(schema)
@@ -456,16 +646,27 @@ enum Rows<'s, R: Read> {
         order: Vec<usize>,
         null: String,
         rec: csv::StringRecord,
+        /// Lines before the header (a schema line): the reader counts
+        /// from the header.
+        offset: u64,
     },
 }
 
 impl<'s, R: Read> Rows<'s, R> {
-    fn new(format: Format, input: R, schema: &'s Schema, null: &str) -> Result<Self, ImportError> {
+    /// Rows of `input`, whose first `skipped` lines were read already (a
+    /// schema line), so that errors name the input's own lines.
+    fn new(
+        format: Format,
+        input: R,
+        schema: &'s Schema,
+        null: &str,
+        skipped: u64,
+    ) -> Result<Self, ImportError> {
         Ok(match format {
             Format::Jsonl => Rows::Jsonl {
                 r: BufReader::with_capacity(1 << 16, input),
                 schema,
-                line: 0,
+                line: skipped,
                 buf: String::new(),
             },
             Format::Csv => {
@@ -473,10 +674,13 @@ impl<'s, R: Read> Rows<'s, R> {
                     .has_headers(false)
                     .from_reader(input);
                 let mut header = csv::StringRecord::new();
-                let read = r.read_record(&mut header).map_err(|e| csv_error(1, e))?;
+                let head = 1 + skipped;
+                let read = r
+                    .read_record(&mut header)
+                    .map_err(|e| csv_error(1, skipped, e))?;
                 if !read {
                     return Err(row_error(
-                        1,
+                        head,
                         None,
                         "no header row (the first line names the columns)",
                     ));
@@ -485,7 +689,7 @@ impl<'s, R: Read> Rows<'s, R> {
                 for name in header.iter() {
                     let Some(i) = schema.columns.iter().position(|c| c.name == name) else {
                         return Err(row_error(
-                            1,
+                            head,
                             Some(name),
                             format!(
                                 "the header names a column {} does not have (it has {})",
@@ -496,7 +700,7 @@ impl<'s, R: Read> Rows<'s, R> {
                     };
                     if order.contains(&i) {
                         return Err(row_error(
-                            1,
+                            head,
                             Some(name),
                             "the header names the column twice",
                         ));
@@ -505,7 +709,7 @@ impl<'s, R: Read> Rows<'s, R> {
                 }
                 if let Some(c) = (0..schema.columns.len()).find(|i| !order.contains(i)) {
                     return Err(row_error(
-                        1,
+                        head,
                         Some(&schema.columns[c].name),
                         "missing from the header",
                     ));
@@ -516,6 +720,7 @@ impl<'s, R: Read> Rows<'s, R> {
                     order,
                     null: null.to_string(),
                     rec: csv::StringRecord::new(),
+                    offset: skipped,
                 }
             }
         })
@@ -549,12 +754,16 @@ impl<'s, R: Read> Rows<'s, R> {
                 order,
                 null,
                 rec,
+                offset,
             } => {
                 let line = r.position().line();
-                if !r.read_record(rec).map_err(|e| csv_error(line, e))? {
+                if !r
+                    .read_record(rec)
+                    .map_err(|e| csv_error(line, *offset, e))?
+                {
                     return Ok(None);
                 }
-                let line = rec.position().map_or(line, |p| p.line());
+                let line = rec.position().map_or(line, |p| p.line()) + *offset;
                 let mut row = vec![Value::Null; schema.columns.len()];
                 for (field, &col) in rec.iter().zip(order.iter()) {
                     let c = &schema.columns[col];
@@ -572,8 +781,10 @@ impl<'s, R: Read> Rows<'s, R> {
     }
 }
 
-fn csv_error(line: u64, e: csv::Error) -> ImportError {
-    let line = e.position().map_or(line, |p| p.line());
+/// A CSV reader's error at reader line `line` (or where it says), in the
+/// input's lines (`offset` lines came before the reader's first).
+fn csv_error(line: u64, offset: u64, e: csv::Error) -> ImportError {
+    let line = e.position().map_or(line, |p| p.line()) + offset;
     match e.kind() {
         csv::ErrorKind::UnequalLengths {
             expected_len, len, ..
@@ -627,37 +838,64 @@ pub fn import(a: &ImportArgs) -> Result<ExitCode, UsageError> {
             "--null applies to --format csv (JSON has null)".into(),
         ));
     }
-    // A writable open would make a database of any directory.
-    match Database::holds_database(&a.dir) {
-        Ok(true) => {}
-        Ok(false) => {
-            return Err(UsageError(format!(
-                "{} holds no Strata database (import adds rows to an existing table)",
-                a.dir.display()
-            )))
-        }
-        Err(e) => return Err(UsageError(one_line(&e.to_string()))),
+    if !a.create && (!a.key.is_empty() || a.schema.is_some()) {
+        return Err(UsageError("--key and --schema apply to --create".into()));
     }
-    let db = Database::open(Options::default().durability(Durability::Wal {
-        dir: a.dir.clone(),
-        sync: SyncPolicy::GroupCommit,
-    }))
-    .map_err(|e| UsageError(one_line(&format!("cannot open {}: {e}", a.dir.display()))))?;
-    let t = db.table(&a.table).map_err(|e| {
-        UsageError(format!(
-            "{e} in {} (import needs the table to exist; tables: {})",
-            a.dir.display(),
-            db.table_names().join(", ")
-        ))
-    })?;
+    let given = match &a.schema {
+        Some(spec) => Some(parse_columns(spec).map_err(|e| UsageError(format!("--schema: {e}")))?),
+        None => None,
+    };
     let input: Box<dyn Read> = match &a.input {
         Some(p) => {
             Box::new(File::open(p).map_err(|e| UsageError(format!("--in {}: {e}", p.display())))?)
         }
         None => Box::new(io::stdin().lock()),
     };
+    let Input {
+        declared: line,
+        rest: input,
+        skipped,
+    } = take_schema_line(a.format, input)?;
+    let declared = match (given, line) {
+        (Some(g), Some(l)) if g != l => {
+            return Err(UsageError(format!(
+                "--schema ({}) and the input's schema line ({}) differ",
+                column_list(&g),
+                column_list(&l)
+            )))
+        }
+        (g, l) => g.or(l),
+    };
+    // A writable open would make a database of any directory.
+    let holds = match Database::holds_database(&a.dir) {
+        Ok(h) => h,
+        Err(e) => return Err(UsageError(one_line(&e.to_string()))),
+    };
+    if a.create {
+        return create::import_creating(a, holds, declared, input, skipped);
+    }
+    if !holds {
+        return Err(UsageError(format!(
+            "{} holds no Strata database (import adds rows to an existing table; \
+             --create makes the database and the table)",
+            a.dir.display()
+        )));
+    }
+    let db = open_writable(&a.dir)?;
+    let t = db.table(&a.table).map_err(|e| {
+        UsageError(format!(
+            "{e} in {} (import needs the table to exist, or --create; tables: {})",
+            a.dir.display(),
+            db.table_names().join(", ")
+        ))
+    })?;
+    if let Some(cols) = &declared {
+        fits(t.schema(), cols, "the input's schema line")?;
+    }
     let mut committed = 0u64;
-    match import_rows(&db, &t, a, input, &mut committed) {
+    let imported = Rows::new(a.format, input, t.schema(), &a.null, skipped)
+        .and_then(|rows| import_rows(&db, &t, a, rows, &mut committed));
+    match imported {
         Ok(()) => {
             eprintln!("imported {committed} rows into {}", a.table);
             Ok(ExitCode::SUCCESS)
@@ -674,16 +912,24 @@ pub fn import(a: &ImportArgs) -> Result<ExitCode, UsageError> {
     }
 }
 
-/// Parses and inserts every row of `input`, `a.batch` rows a transaction;
+/// `dir`'s database, opened for writing (group commit).
+fn open_writable(dir: &std::path::Path) -> Result<Database, UsageError> {
+    Database::open(Options::default().durability(Durability::Wal {
+        dir: dir.to_path_buf(),
+        sync: SyncPolicy::GroupCommit,
+    }))
+    .map_err(|e| UsageError(one_line(&format!("cannot open {}: {e}", dir.display()))))
+}
+
+/// Parses and inserts every row of `rows`, `a.batch` rows a transaction;
 /// `committed` counts the rows of the batches committed so far.
-fn import_rows(
+fn import_rows<R: Read>(
     db: &Database,
     t: &Table,
     a: &ImportArgs,
-    input: impl Read,
+    mut rows: Rows<'_, R>,
     committed: &mut u64,
 ) -> Result<(), ImportError> {
-    let mut rows = Rows::new(a.format, input, t.schema(), &a.null)?;
     let mut batch: Vec<(u64, Row)> = Vec::with_capacity(a.batch);
     loop {
         let next = rows.next_row()?;
@@ -774,6 +1020,42 @@ mod tests {
             assert_eq!(j, format!("\"{s}\""));
         }
         assert_eq!(parse_float("1e999"), None, "not finite, not named");
+    }
+
+    /// A column list reads back to the same columns, in either schema
+    /// line; a line that only looks like one (a row with a column of that
+    /// name, another key beside it, not JSON) is a row.
+    #[test]
+    fn column_lists_and_schema_lines_read_back() {
+        let spec = "id int, label text, note text null, blob bytes null, x float, f bool";
+        let cols = parse_columns(spec).unwrap();
+        assert_eq!(column_list(&cols), spec);
+        assert!(cols[2].nullable && !cols[1].nullable);
+        let json = format!(
+            "{{\"{SCHEMA_KEY}\":{}}}",
+            serde_json::to_string(spec).unwrap()
+        );
+        assert_eq!(schema_line(Format::Jsonl, &json).as_deref(), Some(spec));
+        let csv = format!("{CSV_SCHEMA} {spec}");
+        assert_eq!(schema_line(Format::Csv, &csv).as_deref(), Some(spec));
+        for row in [
+            format!("{{\"{SCHEMA_KEY}\":\"a\",\"id\":1}}"),
+            format!("{{\"{SCHEMA_KEY}\":1}}"),
+            format!("\"{SCHEMA_KEY}\""),
+            "id,label".to_string(),
+        ] {
+            assert_eq!(schema_line(Format::Jsonl, &row), None, "{row}");
+            assert_eq!(schema_line(Format::Csv, &row), None, "{row}");
+        }
+        for bad in [
+            "id",
+            "id int null extra",
+            "id number",
+            "id int, id text",
+            "",
+        ] {
+            assert!(parse_columns(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -55,7 +55,9 @@ Examples:
   strata check --protocol mvto --storage delta --workload register
   strata inspect /var/lib/myapp/db --json
   strata export /var/lib/myapp/db --table accounts --format csv --out accounts.csv
-  strata import /var/lib/myapp/copy --table accounts --format csv --in accounts.csv";
+  strata import /var/lib/myapp/copy --table accounts --format csv --in accounts.csv
+  strata export /var/lib/myapp/db --table accounts --with-schema --out accounts.jsonl
+  strata import /tmp/newdb --create --key id --table accounts --in accounts.jsonl";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -106,14 +108,18 @@ enum Command {
     Inspect(inspect_cmd::InspectArgs),
     /// Write every row of a table, in primary-key order, as JSON lines or
     /// CSV (read-only: nothing in the directory changes). Bytes are hex,
-    /// floats exact (NaN, inf, -inf by name), a CSV null the --null text.
+    /// floats exact (NaN, inf, -inf by name), a CSV null the --null text;
+    /// --with-schema puts the columns first, for `import --create`.
     Export(export_cmd::ExportArgs),
-    /// Add rows from JSON lines or CSV (as `export` writes them) to an
-    /// existing table of an existing database, in durable transactions of
-    /// --batch rows. A bad line (a wrong type, a missing or unknown
-    /// column, a duplicate key without --replace) stops the import with
-    /// its line number; the batches before it stay committed. Exit code 1
-    /// then, 2 for a missing database or table.
+    /// Add rows from JSON lines or CSV (as `export` writes them) to a
+    /// table, in durable transactions of --batch rows. A bad line (a wrong
+    /// type, a missing or unknown column, a duplicate key without
+    /// --replace) stops the import with its line number; the batches
+    /// before it stay committed. Exit code 1 then, 2 for a missing
+    /// database or table. --create makes the database and the table from
+    /// the input's schema line (`export --with-schema`) or --schema, with
+    /// primary key --key, after checking the whole input: a bad line is
+    /// then exit code 2 and nothing on disk changes.
     Import(export_cmd::ImportArgs),
 }
 

@@ -712,3 +712,288 @@ fn a_backup_taken_under_writers_exports_and_round_trips_whole() {
     let moved: i64 = movers.into_iter().map(|h| h.join().unwrap()).sum();
     assert!(moved > 0);
 }
+
+/// `export --with-schema`, `import --create` into a directory that does
+/// not exist (nor does its parent), `export --with-schema` again: the same
+/// bytes, in both formats, for every value type; the schema line is the
+/// table's columns as `strata inspect` prints them.
+#[test]
+fn export_with_schema_import_create_export_gives_the_same_bytes() {
+    let rows = tricky_rows();
+    let src = TestDir::new("create-src");
+    make_db(&src, all_types("t"), &rows);
+    let columns =
+        "id int, label text, note text null, blob bytes null, x float, n int null, flag bool";
+    for (format, null) in [("jsonl", None), ("csv", Some("\\N"))] {
+        let export = |dir: &Path| {
+            let mut args = vec!["export", path(dir), "--table", "t", "--format", format];
+            args.push("--with-schema");
+            if let Some(n) = null {
+                args.extend(["--null", n]);
+            }
+            ok(&strata(&args))
+        };
+        let first = export(&src);
+        let schema_line = first.lines().next().unwrap();
+        match format {
+            "jsonl" => assert_eq!(schema_line, format!("{{\"strata-schema\":\"{columns}\"}}")),
+            _ => {
+                assert_eq!(schema_line, format!("#strata-schema: {columns}"));
+                assert_eq!(first.lines().nth(1), Some("id,label,note,blob,x,n,flag"));
+            }
+        }
+        let file = TestDir::new(&format!("create-file-{format}"));
+        fs::write(&*file, &first).unwrap();
+        let root = TestDir::new(&format!("create-dst-{format}"));
+        let dst = root.join("nested").join("db");
+        let mut args = vec!["import", path(&dst), "--create", "--key", "id"];
+        args.extend(["--table", "t", "--format", format, "--in", path(&file)]);
+        args.extend(["--batch", "7"]);
+        if let Some(n) = null {
+            args.extend(["--null", n]);
+        }
+        let out = strata(&args);
+        ok(&out);
+        assert!(
+            text(&out.stderr)
+                .contains("imported 40 rows into t (created the database and the table)"),
+            "{}",
+            text(&out.stderr)
+        );
+        assert_eq!(read_rows(&dst, "t"), rows, "{format}: the rows themselves");
+        assert_eq!(export(&dst), first, "{format}: export again");
+        // The line is read by a plain import too, into the table it fits.
+        let again = TestDir::new(&format!("create-again-{format}"));
+        make_db(&again, all_types("t"), &[]);
+        let mut args = vec!["import", path(&again), "--table", "t", "--format", format];
+        args.extend(["--in", path(&file)]);
+        if let Some(n) = null {
+            args.extend(["--null", n]);
+        }
+        ok(&strata(&args));
+        assert_eq!(export(&again), first, "{format}: a plain import of it");
+    }
+}
+
+/// Every way `import --create` can be refused before it writes: exit code
+/// 2, one line naming the cause, and nothing on disk changed (no new
+/// directory; an empty one stays empty; a database keeps its files and
+/// tables).
+#[test]
+fn import_create_refuses_what_does_not_fit_and_changes_nothing() {
+    let rows = "{\"id\":1,\"v\":2,\"s\":\"a\"}\n{\"id\":2,\"v\":3,\"s\":null}\n";
+    let line = "{\"strata-schema\":\"id int, v int, s text null\"}\n";
+    let bad_type = format!("{line}{rows}{{\"id\":3,\"v\":\"x\",\"s\":null}}\n");
+    let twice = format!("{line}{rows}{{\"id\":1,\"v\":9,\"s\":null}}\n");
+    let cases: Vec<(&str, String, Vec<&str>, Vec<&str>)> = vec![
+        ("no-key", format!("{line}{rows}"), vec![], vec!["--key"]),
+        (
+            "no-columns",
+            rows.to_string(),
+            vec!["--key", "id"],
+            vec!["columns", "--with-schema", "--schema"],
+        ),
+        (
+            "bad-type",
+            bad_type.clone(),
+            vec!["--key", "id"],
+            vec![
+                "line 4",
+                "column v",
+                "expected an integer",
+                "nothing was imported",
+            ],
+        ),
+        (
+            "twice",
+            twice,
+            vec!["--key", "id"],
+            vec!["line 4", "key (1)", "line 2", "--replace"],
+        ),
+        (
+            "no-such-key",
+            format!("{line}{rows}"),
+            vec!["--key", "nope"],
+            vec!["nope"],
+        ),
+        (
+            "nullable-key",
+            format!("{line}{rows}"),
+            vec!["--key", "s"],
+            vec!["nullable"],
+        ),
+        (
+            "bad-schema",
+            rows.to_string(),
+            vec!["--key", "id", "--schema", "id integer"],
+            vec!["--schema", "unknown type integer"],
+        ),
+        (
+            "schemas-differ",
+            format!("{line}{rows}"),
+            vec!["--key", "id", "--schema", "id int, v int, s text"],
+            vec![
+                "--schema (id int, v int, s text)",
+                "schema line (id int, v int, s text null)",
+                "differ",
+            ],
+        ),
+        (
+            "bad-line",
+            format!("{{\"strata-schema\":\"id whatever\"}}\n{rows}"),
+            vec!["--key", "id"],
+            vec!["line 1", "schema line"],
+        ),
+    ];
+    for (tag, input, flags, needles) in &cases {
+        let file = TestDir::new(&format!("create-bad-in-{tag}"));
+        fs::write(&*file, input).unwrap();
+        // A directory that does not exist: still does not.
+        let root = TestDir::new(&format!("create-bad-{tag}"));
+        let dst = root.join("db");
+        let mut args = vec![
+            "import",
+            path(&dst),
+            "--create",
+            "--table",
+            "t",
+            "--in",
+            path(&file),
+        ];
+        args.extend(flags.iter().copied());
+        one_line_error(&strata(&args), 2, needles);
+        assert!(!root.exists(), "{tag}: {} was made", root.display());
+        // An empty directory: stays empty.
+        let empty = TestDir::new(&format!("create-empty-{tag}"));
+        fs::create_dir_all(&*empty).unwrap();
+        let mut args = vec![
+            "import",
+            path(&empty),
+            "--create",
+            "--table",
+            "t",
+            "--in",
+            path(&file),
+        ];
+        args.extend(flags.iter().copied());
+        one_line_error(&strata(&args), 2, needles);
+        assert_eq!(
+            fs::read_dir(&*empty).unwrap().count(),
+            0,
+            "{tag}: files left"
+        );
+    }
+    // A database without the table: the same refusals leave it as it was.
+    let d = TestDir::new("create-bad-db");
+    make_db(&d, all_types("other"), &[]);
+    let before = state(&d);
+    let file = TestDir::new("create-bad-db-in");
+    fs::write(&*file, &bad_type).unwrap();
+    let out = strata(&[
+        "import",
+        path(&d),
+        "--create",
+        "--key",
+        "id",
+        "--table",
+        "t",
+        "--in",
+        path(&file),
+    ]);
+    one_line_error(&out, 2, &["line 4", "column v"]);
+    assert!(
+        state(&d) == before,
+        "a refused --create changed the database"
+    );
+    // An existing table: the input's columns and --key must fit it.
+    let e = TestDir::new("create-existing");
+    make_db(
+        &e,
+        Schema::new("t")
+            .column("id", Type::Int)
+            .column("v", Type::Int)
+            .nullable_column("s", Type::Text)
+            .primary_key(&["id"]),
+        &[row![0, 0, "there before"]],
+    );
+    fs::write(
+        &*file,
+        format!("{{\"strata-schema\":\"id int, v float, s text null\"}}\n{rows}"),
+    )
+    .unwrap();
+    let out = strata(&[
+        "import",
+        path(&e),
+        "--create",
+        "--table",
+        "t",
+        "--in",
+        path(&file),
+    ]);
+    one_line_error(&out, 2, &["v float", "does not fit table t", "v int"]);
+    fs::write(&*file, format!("{line}{rows}")).unwrap();
+    let out = strata(&[
+        "import",
+        path(&e),
+        "--create",
+        "--key",
+        "v",
+        "--table",
+        "t",
+        "--in",
+        path(&file),
+    ]);
+    one_line_error(&out, 2, &["--key v", "primary key", "(id)"]);
+    // ... and with both fitting it imports into it.
+    let out = strata(&[
+        "import",
+        path(&e),
+        "--create",
+        "--key",
+        "id",
+        "--table",
+        "t",
+        "--in",
+        path(&file),
+    ]);
+    ok(&out);
+    assert!(
+        text(&out.stderr).contains("imported 2 rows into t"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(read_rows(&e, "t").len(), 3);
+    // A plain import checks the schema line too; --key needs --create; a
+    // directory of other files is no place for a new database.
+    fs::write(&*file, format!("{{\"strata-schema\":\"id int\"}}\n{rows}")).unwrap();
+    let out = strata(&["import", path(&e), "--table", "t", "--in", path(&file)]);
+    one_line_error(&out, 2, &["does not fit table t"]);
+    let out = strata(&[
+        "import",
+        path(&e),
+        "--key",
+        "id",
+        "--table",
+        "t",
+        "--in",
+        path(&file),
+    ]);
+    one_line_error(&out, 2, &["--create"]);
+    let other = TestDir::new("create-other-files");
+    fs::create_dir_all(&*other).unwrap();
+    fs::write(other.join("notes.txt"), "mine").unwrap();
+    fs::write(&*file, format!("{line}{rows}")).unwrap();
+    let out = strata(&[
+        "import",
+        path(&other),
+        "--create",
+        "--key",
+        "id",
+        "--table",
+        "t",
+        "--in",
+        path(&file),
+    ]);
+    one_line_error(&out, 2, &["holds files but no Strata database"]);
+    assert_eq!(fs::read_dir(&*other).unwrap().count(), 1);
+}

@@ -14,7 +14,8 @@
 //! commit), `rw_get` (begin + get + commit), `update` (begin + update of one
 //! column + commit), `scan` (begin + `scan_with` of the 100 keys from a
 //! random one + commit), `scan_limit` (the same 100 rows as
-//! `scan_limit(k.., 100)`).
+//! `scan_limit(k.., 100)`), `range` and `range_keys` (the same 100 rows
+//! through the lazy iterators, a row or a key copied per step).
 
 use strata::{key, Database, Options, Protocol, Schema, Type, Value};
 
@@ -69,6 +70,28 @@ fn main() {
                     .unwrap()
                 } else {
                     txn.scan_limit(&t, key![lo].., 100).unwrap().len()
+                };
+                std::hint::black_box(rows);
+                txn.commit().unwrap();
+            }
+            "range" | "range_keys" => {
+                // The lazy iterators over the same 100 rows as `scan`:
+                // a step each (its own epoch pin), a row or a key copied.
+                let mut txn = db.begin().unwrap();
+                let lo = (x % n as u64) as i64;
+                let range = key![lo]..key![lo + 100];
+                let rows = if kind == "range" {
+                    let it = txn.range(&t, range).unwrap();
+                    it.fold(0, |n, r| {
+                        std::hint::black_box(r.unwrap()[1].as_int());
+                        n + 1
+                    })
+                } else {
+                    let it = txn.range_keys(&t, range).unwrap();
+                    it.fold(0, |n, k| {
+                        std::hint::black_box(k.unwrap());
+                        n + 1
+                    })
                 };
                 std::hint::black_box(rows);
                 txn.commit().unwrap();

@@ -104,6 +104,16 @@ pub enum Error {
     /// `create_index` of a name an index already has.
     #[error("index {index} already exists")]
     IndexExists { index: String },
+    /// `Database::alter_table` would drop a column a secondary index keys
+    /// on: drop the index first (nothing was changed).
+    #[error(
+        "column {table}.{column} is in index {index}: drop the index before dropping the column"
+    )]
+    ColumnIndexed {
+        table: String,
+        column: String,
+        index: String,
+    },
     /// A schema that cannot be (wrong arity, a key naming a column twice,
     /// too many columns, a table from another database ...): says what.
     #[error("schema error: {0}")]

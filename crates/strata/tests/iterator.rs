@@ -6,7 +6,9 @@
 use crate::common;
 use proptest::prelude::*;
 use std::ops::Bound;
-use strata::{key, row, Database, Error, IndexKind, Options, Protocol, Row, Schema, Table, Type};
+use strata::{
+    key, row, Database, Error, IndexKind, Options, Protocol, Row, Schema, Table, Text, Type, Value,
+};
 
 /// `kv` with keys `0, 10, .., 10 (n - 1)` and v = k.
 fn tens(db: &Database, n: i64) -> Table {
@@ -331,4 +333,76 @@ fn index_range_returns_the_index_scan_from_either_end() {
         assert_eq!(back, want, "{kind:?} backwards");
         tx.commit().unwrap();
     }
+}
+
+/// An iterator that is forgotten (`mem::forget`, safe Rust) instead of
+/// dropped still leaves the predicate of what it returned: each end's
+/// predicate read is kept current at every step, not recorded on drop.
+#[test]
+fn a_forgotten_iterator_still_protects_what_it_returned() {
+    for p in common::protocols_where(common::phantom_check_is_rescan_only) {
+        for (insert, phantom) in [(15, true), (55, false)] {
+            let db = common::db(p);
+            let t = tens(&db, 11);
+            let mut a = db.begin().unwrap();
+            let mut it = a.range(&t, key![1]..key![100]).unwrap();
+            assert_eq!(it.next().unwrap().unwrap()[0], Value::Int(10));
+            assert_eq!(it.next().unwrap().unwrap()[0], Value::Int(20));
+            std::mem::forget(it);
+            a.insert(&t, row![1_000, 0, "a wrote"]).unwrap();
+            db.run(|b| b.insert(&t, row![insert, 0, "b"])).unwrap();
+            let r = a.commit();
+            assert_eq!(
+                matches!(r, Err(Error::Conflict(_))),
+                phantom,
+                "{p}, insert of {insert}: {r:?}"
+            );
+        }
+    }
+}
+
+/// A range pins the epoch inside a step only: ranges forgotten half way
+/// (`mem::forget`; from the front, from the back, over a shared snapshot)
+/// hold back no reclamation. The version a forgotten range could have
+/// read is freed through the epoch once GC unlinks it, which drops its
+/// text: the test watches the text's count, a bounded number of times.
+/// (With a pin held by the forgotten range the epoch never moves again in
+/// the whole process: the count stays, and every other test's deferred
+/// frees stop too.)
+#[test]
+fn a_forgotten_range_holds_back_no_reclamation() {
+    let db = Database::open(Options::default().gc_every_commits(1)).unwrap();
+    let t = tens(&db, 300);
+    let old = Text::new("held by a version the ranges could read");
+    db.run(|tx| tx.update(&t, &key![1_500], &[("note", Value::Text(old.clone()))]))
+        .unwrap();
+    let mut tx = db.begin().unwrap();
+    let mut it = tx.range(&t, ..).unwrap();
+    assert_eq!(it.next().unwrap().unwrap()[0], Value::Int(0));
+    std::mem::forget(it);
+    let mut back = tx.range_keys(&t, ..).unwrap().rev();
+    assert_eq!(back.next().unwrap().unwrap(), key![2_990]);
+    std::mem::forget(back);
+    tx.commit().unwrap();
+    let snap = db.snapshot().unwrap();
+    let mut it = snap.range(&t, key![1_000]..).unwrap();
+    assert_eq!(it.next().unwrap().unwrap()[0], Value::Int(1_000));
+    std::mem::forget(it);
+    drop(snap);
+    db.run(|tx| tx.update(&t, &key![1_500], &[("note", Value::from("new"))]))
+        .unwrap();
+    db.collect_garbage();
+    let mut tries = 0;
+    while Text::strong_count(&old) > 1 {
+        tries += 1;
+        assert!(
+            tries <= 20_000,
+            "the old version was never freed: the epoch stopped"
+        );
+        crossbeam_epoch::pin().flush();
+        db.collect_garbage();
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    // The forgotten ranges left the transaction and the database usable.
+    assert_eq!(db.begin().unwrap().count(&t, ..).unwrap(), 300);
 }

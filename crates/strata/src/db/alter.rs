@@ -24,13 +24,45 @@
 //! the old table's rows as of the freeze, each mapped by `sources`**
 //! (`tests/alter.rs`, in memory, across a restart, and under writers).
 //!
+//! **Secondary indexes move with the table.** Each index of the old
+//! table is made again on the new one, empty, under the same name, with
+//! the same uniqueness and kind, on the same columns (found by `sources`:
+//! a renamed column keeps its indexes under its new name; dropping an
+//! indexed column is refused, [`Error::ColumnIndexed`]), and published
+//! before the first row is copied, so the copying inserts fill it as any
+//! insert does (recovery rebuilds indexes the same way). The names move
+//! to the new indexes when the table's name moves, in one step
+//! (`IndexCatalog::move_table`). The log needs nothing more: which
+//! indexes the old table had is in the log before the record (their
+//! `CreateIndex` records, or the checkpoint's), and replay derives the
+//! moved ones from them and the record, as the running alter did; the
+//! checkpoints after it carry them as the new table's.
+//!
+//! ```text
+//!  plan:  schema', sources, each index's columns mapped ── refused here:
+//!         nothing changed (unknown column, indexed column dropped, ...)
+//!  freeze old ── log AlterTable ── new table + its empty indexes, published
+//!         ── copy rows (inserts fill the indexes) ── move table name and
+//!         index names ── old indexes dropped
+//! ```
+//!
+//! A failure part way leaves no half-altered table: before the record,
+//! the freeze is undone; after it, in memory, so is everything (the new
+//! table and its indexes are dropped unnamed, the old one thawed), and
+//! with a log the record completes the alter at the next open (a copy
+//! fails there only when the log failed, which leaves the database
+//! read-only until then). Catalog names move only at the end, so no
+//! reader ever finds a name on a half-copied table.
+//!
 //! Costs and limits, said where a caller meets them: the copy is O(rows)
-//! and holds the catalog lock (DDL and table lookups wait); the old
-//! table's memory stays until the database is dropped (as a dropped
-//! table's); a table with secondary indexes is refused (drop them, alter,
-//! create them again), so that no index is left half-rebuilt by a crash.
+//! plus the indexes' inserts, and holds the catalog lock (DDL and table
+//! lookups wait); the old table's memory stays until the database is
+//! dropped (as a dropped table's); an index still being created when the
+//! alter starts makes it fail (`Error::Misuse`: alter after
+//! `create_index` returned).
 
 use super::*;
+use crate::index::secondary::{SecondaryIndex, Unique};
 use crate::log::record::NO_SOURCE;
 use crate::value::{Column, Type, Value};
 
@@ -60,12 +92,19 @@ impl Database {
     /// had not committed when the alter began: take the returned table (or
     /// [`Database::table`]) instead.
     ///
+    /// The table's secondary indexes are rebuilt on the altered table
+    /// under the same names (same columns, renamed with them, uniqueness
+    /// and kind); take new handles ([`Database::index`]): the old ones
+    /// fail from now on, as the table's do.
+    ///
     /// Refused, with nothing changed: an unknown table or column
     /// ([`Error::NoSuchTable`], [`Error::NoSuchColumn`]), a name already
     /// taken ([`Error::TableExists`], [`Error::Schema`] for a column),
-    /// dropping a primary-key column, and a table with secondary indexes
-    /// (drop them first; see the module doc). The copy is O(rows); the
-    /// old rows' memory is released when the database is dropped.
+    /// dropping a primary-key column, dropping a column an index keys on
+    /// ([`Error::ColumnIndexed`], naming the index: drop it first), and a
+    /// table whose index is still being created ([`Error::Misuse`]). The
+    /// copy is O(rows); the old rows' memory is released when the
+    /// database is dropped.
     ///
     /// ```
     /// use strata::{key, row, Alter, Database, Options, Schema, Type, Value};
@@ -94,22 +133,8 @@ impl Database {
                 table: schema.name.clone(),
             });
         }
-        let indexes: Vec<String> = self
-            .inner
-            .indexes
-            .by_name
-            .read()
-            .iter()
-            .filter(|(_, (_, t))| t.id == id)
-            .map(|(n, _)| n.clone())
-            .collect();
-        if !indexes.is_empty() {
-            return Err(Error::Schema(format!(
-                "table {name} has secondary indexes ({}): drop them before altering it, and create them again after",
-                indexes.join(", ")
-            )));
-        }
-        self.alter_to(names, &old, schema, sources)
+        let indexes = carried_indexes(&self.inner, &old, &sources)?;
+        self.alter_to(names, &old, schema, sources, &indexes)
     }
 
     /// Replays a logged alter (recovery): the same rebuild, at the id the
@@ -139,7 +164,15 @@ impl Database {
             )));
         }
         let schema = schema.validate()?;
-        let t = self.alter_to(names, &old, schema, sources)?;
+        // The running alter refused what does not map; a record that
+        // needs it was not written by one.
+        let indexes = carried_indexes(&self.inner, &old, &sources).map_err(|e| {
+            crate::log::record::corrupt(format!(
+                "the log's alter of table {} cannot carry its indexes: {e}",
+                old.schema.name
+            ))
+        })?;
+        let t = self.alter_to(names, &old, schema, sources, &indexes)?;
         if t.inner.id != id {
             return Err(crate::log::record::corrupt(format!(
                 "the log alters table {} into id {id}, but it got id {}",
@@ -151,13 +184,15 @@ impl Database {
     }
 
     /// Freezes `old`, logs the alter, builds the new table from `old`'s
-    /// rows and moves the name (see the module doc).
+    /// rows with `indexes` rebuilt on it, and moves the names (see the
+    /// module doc).
     fn alter_to(
         &self,
         mut names: parking_lot::RwLockWriteGuard<'_, HashMap<String, u32>>,
         old: &Arc<TableInner>,
         schema: Schema,
         sources: Vec<u32>,
+        indexes: &[Carried],
     ) -> Result<Table> {
         let id = u32::try_from(self.inner.tables.read().len())
             .map_err(|_| Error::Schema("too many tables".into()))?;
@@ -185,6 +220,56 @@ impl Database {
             inner: self.new_table_inner(id, schema),
         };
         self.inner.tables.write().push(Arc::clone(&t.inner));
+        // Empty and published before the first row: the copy fills them.
+        let rebuilt: Vec<Arc<SecondaryIndex>> = {
+            let _ddl = t.inner.secondary.ddl.lock();
+            indexes
+                .iter()
+                .map(|c| {
+                    let unique = if c.old.unique {
+                        Unique::Yes
+                    } else {
+                        Unique::No
+                    };
+                    let idx = secondary_ddl::new_index(
+                        &self.inner,
+                        &t.inner,
+                        &c.old.name,
+                        c.columns.clone(),
+                        unique,
+                        c.old.kind,
+                    );
+                    secondary_ddl::publish(&t.inner, &idx);
+                    idx
+                })
+                .collect()
+        };
+        if let Err(e) = self.copy_rows(old, &t, &sources) {
+            if logged.is_none() {
+                // In memory nothing else knows of the alter: undo it. (With
+                // a log its record completes it at the next open.)
+                t.inner.dropped.store(true, SeqCst);
+                for idx in &rebuilt {
+                    idx.dropped.store(true, SeqCst);
+                }
+                old.dropped.store(false, SeqCst);
+            }
+            return Err(e);
+        }
+        names.remove(&old.schema.name);
+        names.insert(new_name, id);
+        self.inner.indexes.move_table(old.id, &t.inner, &rebuilt);
+        drop(names);
+        if let Some((log, lsn)) = logged {
+            log.wait_durable(lsn)?;
+        }
+        Ok(t)
+    }
+
+    /// Copies `old`'s rows into `t`, each mapped by `sources`, in
+    /// transactions of `COPY_BATCH` rows (a failure here is a failing log,
+    /// or no transaction slot to copy with).
+    fn copy_rows(&self, old: &TableInner, t: &Table, sources: &[u32]) -> Result<()> {
         // Every commit that wrote `old` is in a snapshot taken now; the
         // rows go over a batch at a time, in key order.
         let mut reader = Transaction::begin(Arc::clone(&self.inner), true)?;
@@ -199,9 +284,6 @@ impl Database {
         let mut from = std::ops::Bound::Unbounded;
         loop {
             let (rows, last) = snap.rows_of_frozen(old, &from, COPY_BATCH);
-            // (A failure here is a failing log: the database refuses
-            // writes from now on, and the next open completes the alter
-            // from its record.)
             let mut tx = Transaction::begin(Arc::clone(&self.inner), false)?;
             for r in &rows {
                 let row = sources
@@ -211,24 +293,66 @@ impl Database {
                         s => r[s as usize].clone(),
                     })
                     .collect();
-                tx.insert_unlimited(&t, row)?;
+                tx.insert_unlimited(t, row)?;
             }
             tx.commit()?;
             match last {
                 Some(k) if rows.len() == COPY_BATCH => from = std::ops::Bound::Excluded(k),
-                _ => break,
+                _ => return Ok(()),
             }
         }
-        drop(snap);
-        names.remove(&old.schema.name);
-        names.insert(new_name, id);
-        self.inner.indexes.forget_table(old.id);
-        drop(names);
-        if let Some((log, lsn)) = logged {
-            log.wait_durable(lsn)?;
-        }
-        Ok(t)
     }
+}
+
+/// One of the altered table's secondary indexes, as the new table gets
+/// it: `columns` are positions in the new schema.
+struct Carried {
+    old: Arc<SecondaryIndex>,
+    columns: Vec<usize>,
+}
+
+/// The secondary indexes of `old` (by name), each with its columns'
+/// positions in the new schema: the new column whose source is the
+/// indexed one. [`Error::ColumnIndexed`] if an indexed column has none
+/// (it is dropped); `Error::Misuse` for an index still being built.
+fn carried_indexes(db: &DbInner, old: &TableInner, sources: &[u32]) -> Result<Vec<Carried>> {
+    let by_name = db.indexes.by_name.read();
+    let mut of_old: Vec<&Arc<SecondaryIndex>> = by_name
+        .values()
+        .filter(|(_, t)| t.id == old.id)
+        .map(|(idx, _)| idx)
+        .collect();
+    of_old.sort_by(|a, b| a.name.cmp(&b.name));
+    of_old
+        .into_iter()
+        .map(|idx| {
+            if !idx.defined.load(SeqCst) {
+                return Err(Error::Misuse(format!(
+                    "index {} of table {} is still being created: alter the table after create_index returns",
+                    idx.name, old.schema.name
+                )));
+            }
+            let columns = idx
+                .columns
+                .iter()
+                .zip(&idx.column_names)
+                .map(|(&c, name)| {
+                    sources
+                        .iter()
+                        .position(|&s| s as usize == c)
+                        .ok_or_else(|| Error::ColumnIndexed {
+                            table: old.schema.name.clone(),
+                            column: name.clone(),
+                            index: idx.name.clone(),
+                        })
+                })
+                .collect::<Result<_>>()?;
+            Ok(Carried {
+                old: Arc::clone(idx),
+                columns,
+            })
+        })
+        .collect()
 }
 
 /// The schema `change` makes of `s`, and each new column's source.

@@ -139,22 +139,7 @@ impl Database {
             }
             cols.push(i);
         }
-        let idx = Arc::new(SecondaryIndex::new(
-            name,
-            db.id,
-            cols,
-            columns,
-            unique,
-            db.opts.index_pointers,
-            kind,
-            db.opts.mvpbt_partition_records,
-            db.mvpbt_spill.as_ref().map(|d| {
-                (
-                    Arc::clone(d),
-                    crate::index::mvpbt_spill::stem(&ti.schema.name, name),
-                )
-            }),
-        ));
+        let idx = new_index(db, ti, name, cols, unique, kind);
         {
             let mut names = db.indexes.by_name.write();
             if names.contains_key(name) {
@@ -165,13 +150,7 @@ impl Database {
             names.insert(name.to_string(), (Arc::clone(&idx), Arc::clone(ti)));
         }
         let _ddl = ti.secondary.ddl.lock();
-        ti.secondary.set_kind(idx.pointers);
-        // Publish: every write from now on maintains the index.
-        ti.secondary.replace(&ti.indexed, |l| {
-            let mut v = l.to_vec();
-            v.push(Arc::clone(&idx));
-            v
-        });
+        publish(ti, &idx);
         let built = backfill(db, ti, &idx).and_then(|()| {
             // Durable: log the definition under the catalog lock (as
             // create_table), after the back-fill succeeded, so recovery
@@ -313,6 +292,49 @@ impl Database {
         }
         Ok(())
     }
+}
+
+/// A new, empty index `name` of `kind` on columns `cols` (positions) of
+/// `ti`, not yet published or named in the catalog.
+pub(super) fn new_index(
+    db: &DbInner,
+    ti: &TableInner,
+    name: &str,
+    cols: Vec<usize>,
+    unique: Unique,
+    kind: IndexKind,
+) -> Arc<SecondaryIndex> {
+    let names: Vec<&str> = cols
+        .iter()
+        .map(|&i| ti.schema.columns[i].name.as_str())
+        .collect();
+    Arc::new(SecondaryIndex::new(
+        name,
+        db.id,
+        cols,
+        &names,
+        unique,
+        db.opts.index_pointers,
+        kind,
+        db.opts.mvpbt_partition_records,
+        db.mvpbt_spill.as_ref().map(|d| {
+            (
+                Arc::clone(d),
+                crate::index::mvpbt_spill::stem(&ti.schema.name, name),
+            )
+        }),
+    ))
+}
+
+/// Publishes `idx` to `ti`'s writers (under `ti`'s DDL lock): every write
+/// from now on maintains it.
+pub(super) fn publish(ti: &TableInner, idx: &Arc<SecondaryIndex>) {
+    ti.secondary.set_kind(idx.pointers);
+    ti.secondary.replace(&ti.indexed, |l| {
+        let mut v = l.to_vec();
+        v.push(Arc::clone(idx));
+        v
+    });
 }
 
 /// Fills a freshly published index from the table's committed versions.

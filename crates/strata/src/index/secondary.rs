@@ -376,6 +376,25 @@ impl IndexCatalog {
             keep
         });
     }
+
+    /// An altered table's indexes move to the table that replaces it
+    /// (`Database::alter_table`): the old table's are dropped and `moved`
+    /// take their names, defined, in one step for whoever reads the
+    /// catalog (no moment where a name is missing or names both).
+    pub fn move_table(&self, old: u32, new: &Arc<TableInner>, moved: &[Arc<SecondaryIndex>]) {
+        let mut names = self.by_name.write();
+        names.retain(|_, (idx, t)| {
+            let keep = t.id != old;
+            if !keep {
+                idx.dropped.store(true, SeqCst);
+            }
+            keep
+        });
+        for idx in moved {
+            idx.defined.store(true, SeqCst);
+            names.insert(idx.name.clone(), (Arc::clone(idx), Arc::clone(new)));
+        }
+    }
 }
 
 /// Checks a (possibly prefix) key against index columns `cols`.

@@ -13,6 +13,15 @@
 //! Reads are two dependent loads and never lock. An id is counted in the
 //! high-water mark only once its segment exists, so a pass over
 //! `0..capacity_used` (vacuum) may read every slot it names.
+//!
+//! Ids are reused: an aborted insert's, a ghost's or an unlinked row's id
+//! goes back to a free list through the epoch (`release`), so a thread
+//! that found the id pinned never sees it name another row. A reader that
+//! keeps an id *across* pins (a lazy range's fetched entries) cannot rely
+//! on that, so the array counts the ids it makes reusable
+//! ([`IndirectionArray::releases`], bumped before the id is on the free
+//! list): an id read while the count was `n` still names the same row as
+//! long as the count is `n` after its slot was read.
 
 use super::version::Version;
 use crate::sync::atomic::AtomicPtr;
@@ -47,6 +56,10 @@ pub struct IndirectionArray {
     /// Ids released by aborted inserts, reusable after an epoch (see
     /// `release`), so no reader still holding the id can see a new row.
     free: Arc<Mutex<Vec<u64>>>,
+    /// Ids made reusable so far (see the module doc): bumped before each
+    /// goes on `free`, so whoever allocates it, and whoever reads the slot
+    /// after that, sees the count moved.
+    released: Arc<AtomicU64>,
     /// Whether `free` may hold an id: inserts read this line, which only
     /// an aborted insert's release writes, instead of taking the mutex
     /// (a shared line written by every insert, on every thread).
@@ -67,6 +80,7 @@ impl IndirectionArray {
                 .collect(),
             next_id: AtomicU64::new(0),
             free: Arc::new(Mutex::new(Vec::new())),
+            released: Arc::new(AtomicU64::new(0)),
             maybe_free: Arc::new(AtomicBool::new(false)),
         }
     }
@@ -114,12 +128,25 @@ impl IndirectionArray {
     /// Returns `id` for reuse once no pinned thread can still hold it.
     pub fn release(&self, id: u64, guard: &crossbeam_epoch::Guard) {
         let (free, maybe) = (Arc::clone(&self.free), Arc::clone(&self.maybe_free));
+        let released = Arc::clone(&self.released);
         guard.defer(move || {
+            // Before the push: an allocate that pops the id (under the
+            // mutex, after the push) and the row it installs come after
+            // the bump, so a reader that sees that row's slot sees it.
+            released.fetch_add(1, Ordering::SeqCst);
             free.lock().push(id);
             // After the push (and under no lock): an allocate that sees the
             // flag finds the id, or a later one does.
             maybe.store(true, Ordering::Release);
         });
+    }
+
+    /// How many ids were made reusable so far (see the module doc). Read
+    /// it before finding ids (an index walk) and again after reading their
+    /// slots: unchanged, no id found in between names another row.
+    #[inline]
+    pub fn releases(&self) -> u64 {
+        self.released.load(Ordering::SeqCst)
     }
 
     /// Number of tuple ids handed out (high-water mark). Every id below it
@@ -219,6 +246,7 @@ mod tests {
             a.maybe_free.load(Ordering::Acquire)
         });
         assert!(pushed, "the released id never came back");
+        assert_eq!(a.releases(), 1, "counted before it is on the free list");
         let reused = a.allocate();
         assert_eq!(reused, Some(x));
         assert!(!a.maybe_free.load(Ordering::Acquire));

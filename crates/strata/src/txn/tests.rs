@@ -162,3 +162,44 @@ fn chain_head_hints_follow_inserts_updates_and_reads() {
         assert!(matches!(ek, EncodedKey::U64(_)));
     }
 }
+
+/// A lazy range holds no epoch pin between its steps, so a tuple id it
+/// fetched can be released (here: an insert in the range rolls back) and
+/// handed to another row (a key far outside the range) before the
+/// iterator reaches it. The iterator must skip the entry, not read the
+/// id's new row: under OCC, which reads the newest committed version, it
+/// would return key 1,000,000+ in the middle of `[0, 100]`.
+#[test]
+fn a_range_skips_a_fetched_tuple_id_that_names_another_row_by_now() {
+    use crate::{row, Protocol};
+    let db = Database::open(Options::default().protocol(Protocol::Occ)).unwrap();
+    let t = kv_table(&db);
+    db.run(|tx| (0..=10).try_for_each(|k| tx.insert(&t, row![k * 10, k])))
+        .unwrap();
+    let ti = &t.inner;
+    let mut inserter = db.begin().unwrap();
+    inserter.insert(&t, row![55, 0]).unwrap();
+    let gone = ti.index.get(&ti.encode(&key![55])).unwrap();
+    let mut scanner = db.begin().unwrap();
+    let mut it = scanner.range(&t, key![0]..=key![100]).unwrap();
+    // The first step fetched the whole range, 55's entry included.
+    assert_eq!(it.next().unwrap().unwrap()[0], Value::Int(0));
+    drop(inserter); // rolls back: 55's entry goes, its id is released
+    let mut far = 1_000_000;
+    let reused = crate::test_util::eventually(|| {
+        crossbeam_epoch::pin().flush();
+        db.run(|tx| tx.insert(&t, row![far, 0])).unwrap();
+        far += 1;
+        ti.index.get(&ti.encode(&key![far - 1])) == Some(gone)
+    });
+    assert!(reused, "the released id was never handed out again");
+    let rest: Vec<Value> = it.map(|r| r.unwrap()[0].clone()).collect();
+    let want: Vec<Value> = (1..=10).map(|k| Value::Int(k * 10)).collect();
+    assert_eq!(
+        rest,
+        want,
+        "the id's new row (key {}) is no row of the range",
+        far - 1
+    );
+    scanner.commit().unwrap();
+}
