@@ -851,32 +851,28 @@ fn import_create_refuses_what_does_not_fit_and_changes_nothing() {
         // A directory that does not exist: still does not.
         let root = TestDir::new(&format!("create-bad-{tag}"));
         let dst = root.join("db");
-        let mut args = vec![
-            "import",
-            path(&dst),
-            "--create",
-            "--table",
-            "t",
-            "--in",
-            path(&file),
-        ];
-        args.extend(flags.iter().copied());
-        one_line_error(&strata(&args), 2, needles);
+        one_line_error(
+            &import_create(
+                path(&dst),
+                &file,
+                &[&["--table", "t"][..], &flags[..]].concat(),
+            ),
+            2,
+            needles,
+        );
         assert!(!root.exists(), "{tag}: {} was made", root.display());
         // An empty directory: stays empty.
         let empty = TestDir::new(&format!("create-empty-{tag}"));
         fs::create_dir_all(&*empty).unwrap();
-        let mut args = vec![
-            "import",
-            path(&empty),
-            "--create",
-            "--table",
-            "t",
-            "--in",
-            path(&file),
-        ];
-        args.extend(flags.iter().copied());
-        one_line_error(&strata(&args), 2, needles);
+        one_line_error(
+            &import_create(
+                path(&empty),
+                &file,
+                &[&["--table", "t"][..], &flags[..]].concat(),
+            ),
+            2,
+            needles,
+        );
         assert_eq!(
             fs::read_dir(&*empty).unwrap().count(),
             0,
@@ -889,17 +885,7 @@ fn import_create_refuses_what_does_not_fit_and_changes_nothing() {
     let before = state(&d);
     let file = TestDir::new("create-bad-db-in");
     fs::write(&*file, &bad_type).unwrap();
-    let out = strata(&[
-        "import",
-        path(&d),
-        "--create",
-        "--key",
-        "id",
-        "--table",
-        "t",
-        "--in",
-        path(&file),
-    ]);
+    let out = import_create(path(&d), &file, &["--key", "id", "--table", "t"]);
     one_line_error(&out, 2, &["line 4", "column v"]);
     assert!(
         state(&d) == before,
@@ -921,41 +907,13 @@ fn import_create_refuses_what_does_not_fit_and_changes_nothing() {
         format!("{{\"strata-schema\":\"id int, v float, s text null\"}}\n{rows}"),
     )
     .unwrap();
-    let out = strata(&[
-        "import",
-        path(&e),
-        "--create",
-        "--table",
-        "t",
-        "--in",
-        path(&file),
-    ]);
+    let out = import_create(path(&e), &file, &["--table", "t"]);
     one_line_error(&out, 2, &["v float", "does not fit table t", "v int"]);
     fs::write(&*file, format!("{line}{rows}")).unwrap();
-    let out = strata(&[
-        "import",
-        path(&e),
-        "--create",
-        "--key",
-        "v",
-        "--table",
-        "t",
-        "--in",
-        path(&file),
-    ]);
+    let out = import_create(path(&e), &file, &["--key", "v", "--table", "t"]);
     one_line_error(&out, 2, &["--key v", "primary key", "(id)"]);
     // ... and with both fitting it imports into it.
-    let out = strata(&[
-        "import",
-        path(&e),
-        "--create",
-        "--key",
-        "id",
-        "--table",
-        "t",
-        "--in",
-        path(&file),
-    ]);
+    let out = import_create(path(&e), &file, &["--key", "id", "--table", "t"]);
     ok(&out);
     assert!(
         text(&out.stderr).contains("imported 2 rows into t"),
@@ -983,17 +941,14 @@ fn import_create_refuses_what_does_not_fit_and_changes_nothing() {
     fs::create_dir_all(&*other).unwrap();
     fs::write(other.join("notes.txt"), "mine").unwrap();
     fs::write(&*file, format!("{line}{rows}")).unwrap();
-    let out = strata(&[
-        "import",
-        path(&other),
-        "--create",
-        "--key",
-        "id",
-        "--table",
-        "t",
-        "--in",
-        path(&file),
-    ]);
+    let out = import_create(path(&other), &file, &["--key", "id", "--table", "t"]);
     one_line_error(&out, 2, &["holds files but no Strata database"]);
     assert_eq!(fs::read_dir(&*other).unwrap().count(), 1);
+}
+
+/// `strata import DIR --create --in FILE` with `flags`.
+fn import_create(dir: &str, file: &Path, flags: &[&str]) -> std::process::Output {
+    let mut args = vec!["import", dir, "--create", "--in", path(file)];
+    args.extend_from_slice(flags);
+    strata(&args)
 }
