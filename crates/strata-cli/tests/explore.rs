@@ -140,6 +140,14 @@ fn mistakes_are_usage_errors_that_say_what_to_do() {
             "unknown parameter",
         ),
         (vec!["--grid", "theta", "--out", o], "expected name=v1,v2"),
+        (
+            vec!["--workload", "tpcc", "--grid", "theta=0,0.9", "--out", o],
+            "does not apply to tpcc",
+        ),
+        (
+            vec!["--study", "--workload", "llt", "--out", o],
+            "cannot be used with",
+        ),
         (vec!["--budget", "10d", "--out", o], "expected a time"),
         (
             vec!["--storage", "siro", "--gc", "txn", "--out", o],

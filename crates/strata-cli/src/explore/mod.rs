@@ -89,7 +89,7 @@ pub struct ExploreArgs {
     /// read-intensive and update-intensive YCSB, low and high skew, with
     /// and without a long reader, over the study's protocols, storages and
     /// collectors; the report sets the map beside the paper's findings.
-    #[arg(long, conflicts_with_all = ["grid", "workload_file"])]
+    #[arg(long, conflicts_with_all = ["grid", "workload_file", "workload"])]
     pub study: bool,
     /// Folder of the results: trials.csv (appended as measured, reused by a
     /// rerun), report.md, result.json, pareto*.png, heatmap*.png.

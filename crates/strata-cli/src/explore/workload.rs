@@ -195,6 +195,16 @@ impl Workload {
                 )))
             }
         };
+        if !self.takes(param) {
+            return Err(UsageError(format!(
+                "--grid {param} does not apply to {} (it sets {})",
+                self.name(),
+                GRID_PARAMS
+                    .iter()
+                    .find(|p| p.0 == param)
+                    .map_or("nothing", |p| p.1)
+            )));
+        }
         let y = &mut self.ycsb;
         match param {
             "read-ratio" => y.read_ratio = v,
@@ -216,6 +226,20 @@ impl Workload {
             }
         }
         Ok(())
+    }
+
+    /// Whether grid parameter `param` changes this workload (an unknown
+    /// one is refused by `set` with the list).
+    fn takes(&self, param: &str) -> bool {
+        if !GRID_PARAMS.iter().any(|p| p.0 == param) {
+            return true;
+        }
+        match (&self.file, self.kind) {
+            (Some(_), _) => param == "threads",
+            (None, Kind::Ycsb) => param != "warehouses",
+            (None, Kind::Tpcc | Kind::TpccHybrid) => matches!(param, "threads" | "warehouses"),
+            (None, Kind::Llt | Kind::Htap) => matches!(param, "threads" | "theta" | "records"),
+        }
     }
 
     /// Refuses settings the workload would refuse, before anything runs.
