@@ -6,6 +6,7 @@ mod durable_cmd;
 mod executor;
 mod explore;
 mod export_cmd;
+mod file_cmd;
 mod htap_cmd;
 mod inspect_cmd;
 mod llt_cmd;
@@ -43,6 +44,7 @@ Examples:
   strata explore --read-ratio 0.5 --grid theta=0,0.9 --budget 10m
   strata explore --workload tpcc --protocol ssn,mvto,occ --budget 5m
   strata explore --workload-file workloads/orders.toml --budget 10m
+  strata bench file --workload-file workloads/orders.toml --protocol mvto --json
   strata explore --study
   strata reproduce --list
   strata reproduce contention --duration 1 --out results
@@ -145,6 +147,10 @@ enum Bench {
     /// either kind (MV-PBT's Fig. 15a): --workload a|b|d|e --index
     /// standard|mvpbt.
     YcsbCore(Box<ycsb_core_cmd::CoreArgs>),
+    /// A workload described in a TOML or JSON file
+    /// (docs/WORKLOAD_FILE.md), run on one design: --workload-file F
+    /// --protocol --storage --gc --index-pointers --index.
+    File(Box<file_cmd::FileArgs>),
     /// MV-PBT's HTAP mix (Fig. 3): YCSB A+E clients while an analytical
     /// reader holds an old snapshot, scans through the secondary index
     /// and queries a row whose chain grew: --index standard|mvpbt
@@ -572,6 +578,7 @@ fn main() -> ExitCode {
         Command::Bench(Bench::ReadMostly(args)) => read_mostly_cmd::run(&args),
         Command::Bench(Bench::YcsbCore(args)) => ycsb_core_cmd::run(&args),
         Command::Bench(Bench::Htap(args)) => htap_cmd::run(&args),
+        Command::Bench(Bench::File(args)) => file_cmd::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Protocols => {
             protocols();

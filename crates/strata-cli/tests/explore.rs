@@ -226,6 +226,36 @@ ops = [ { op = "index_scan", index = "t_v", length = 5 } ]
     assert!(stdout.contains("ssn/n2o/txn/tuple-id/mvpbt"), "{stdout}");
     assert!(stdout.contains("ssn/n2o/txn/tuple-id "), "{stdout}");
     assert!(stdout.contains("(tiny, digest "), "{stdout}");
+    // The recommendation reruns the winner with `strata bench file`.
+    assert!(
+        stdout.contains(&format!(
+            "strata bench file --workload-file {}",
+            good.display()
+        )),
+        "{stdout}"
+    );
+    let bench = strata(&[
+        "bench",
+        "file",
+        "--workload-file",
+        good.to_str().unwrap(),
+        "--index",
+        "mvpbt",
+        "--duration",
+        "0.2",
+        "--warmup",
+        "0",
+        "--json",
+    ]);
+    assert!(bench.status.success(), "{}", text(&bench.stderr));
+    let v: serde_json::Value = serde_json::from_str(&text(&bench.stdout)).unwrap();
+    assert_eq!(v["workload"], "tiny");
+    assert_eq!(v["index"], "mvpbt");
+    let types: Vec<&str> = (v["run"]["per_type"].as_array().unwrap().iter())
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, ["bump", "look"]);
+    assert!(v["run"]["committed"].as_u64().unwrap() > 0, "{v}");
 
     let bad = out.join("bad.toml");
     std::fs::write(
@@ -244,6 +274,14 @@ ops = [ { op = "index_scan", index = "t_v", length = 5 } ]
     let err = text(&r.stderr);
     assert!(err.contains("bad.toml:7:"), "{err}");
     assert!(err.contains("nope"), "{err}");
+    // The same mistake through `bench file`: exit 2, the same line.
+    let r = strata(&["bench", "file", "--workload-file", bad.to_str().unwrap()]);
+    assert_eq!(r.status.code(), Some(2), "{}", text(&r.stderr));
+    assert!(
+        text(&r.stderr).contains("bad.toml:7:"),
+        "{}",
+        text(&r.stderr)
+    );
     let _ = std::fs::remove_dir_all(&out);
 }
 

@@ -333,9 +333,10 @@ impl Workload {
         };
         match (&self.file, self.kind) {
             (Some(f), _) => format!(
-                "strata explore --workload-file {} {} (bench has no file workloads)",
+                "strata bench file --workload-file {} {}{index} --threads {}",
                 f.path.display(),
-                explore_narrow(d)
+                d.flags(),
+                y.threads
             ),
             (None, Kind::Ycsb) => format!(
                 "strata bench ycsb {} --records {} --read-ratio {} --theta {} --ops-per-txn {} \
@@ -453,18 +454,6 @@ impl Workload {
         };
         Ok(trial_of(&report, &db, started))
     }
-}
-
-/// The narrowing flags that pick `d` alone.
-fn explore_narrow(d: &Design) -> String {
-    format!(
-        "--protocol {} --storage {} --gc {} --pointers {} --index-kind {}",
-        d.protocol.name(),
-        d.storage,
-        d.gc,
-        strata::matrix::pointers_name(d.pointers),
-        d.index_kind.name()
-    )
 }
 
 /// A trial from a run's report and the database after it.
