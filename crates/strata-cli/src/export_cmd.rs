@@ -881,17 +881,26 @@ pub fn import(a: &ImportArgs) -> Result<ExitCode, UsageError> {
             a.dir.display()
         )));
     }
+    // Looked at read-only first: a writable open and close rewrites the
+    // log's files, so a refusal (no such table, columns that do not fit)
+    // must come before it to leave the directory as it was (the database
+    // is loaded twice, the price of that).
+    let target = |db: &Database| -> Result<Table, UsageError> {
+        let t = db.table(&a.table).map_err(|e| {
+            UsageError(format!(
+                "{e} in {} (import needs the table to exist, or --create; tables: {})",
+                a.dir.display(),
+                db.table_names().join(", ")
+            ))
+        })?;
+        if let Some(cols) = &declared {
+            fits(t.schema(), cols, "the input's schema line")?;
+        }
+        Ok(t)
+    };
+    target(&open_read_only(&a.dir)?)?;
     let db = open_writable(&a.dir)?;
-    let t = db.table(&a.table).map_err(|e| {
-        UsageError(format!(
-            "{e} in {} (import needs the table to exist, or --create; tables: {})",
-            a.dir.display(),
-            db.table_names().join(", ")
-        ))
-    })?;
-    if let Some(cols) = &declared {
-        fits(t.schema(), cols, "the input's schema line")?;
-    }
+    let t = target(&db)?;
     let mut committed = 0u64;
     let imported = Rows::new(a.format, input, t.schema(), &a.null, skipped)
         .and_then(|rows| import_rows(&db, &t, a, rows, &mut committed));

@@ -428,8 +428,11 @@ fn import_needs_a_database_and_a_table() {
     );
     let d = TestDir::new("import-no-table");
     make_db(&d, all_types("t"), &[]);
+    let before = state(&d);
     let out = strata(&["import", path(&d), "--table", "nope", "--in", "/dev/null"]);
     one_line_error(&out, 2, &["no table named nope", "tables: t"]);
+    // Refused before a writable open: the directory is as it was.
+    assert!(state(&d) == before, "a refused import changed the database");
     let out = strata(&["import", path(&d), "--table", "t", "--batch", "0"]);
     one_line_error(&out, 2, &["--batch"]);
 }
