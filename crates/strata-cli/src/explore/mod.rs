@@ -273,12 +273,6 @@ pub fn run(a: &ExploreArgs) -> Result<ExitCode, UsageError> {
     if a.study {
         study::configure(&mut base, &mut grid, &mut narrow);
     }
-    for (name, _) in &grid {
-        if !workload::GRID_PARAMS.iter().any(|p| p.0 == name) {
-            // The workload's own check names the valid parameters.
-            base.clone().set(name, 0.0)?;
-        }
-    }
     let cells = cells(&grid);
     let mut plans = Vec::new();
     for c in &cells {

@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 use super::search::{median, Objective, Outcome, PointResult, Stopped};
 use super::space::Design;
 use super::workload::Workload;
+use crate::plot::human;
 
 /// One grid cell's search.
 pub struct CellResult {
@@ -27,16 +28,6 @@ pub struct CellResult {
     pub outcome: Outcome,
     pub reused: usize,
     pub ran: usize,
-}
-
-fn fmt_rate(v: f64) -> String {
-    if v >= 1e6 {
-        format!("{:.2}M", v / 1e6)
-    } else if v >= 1e3 {
-        format!("{:.1}K", v / 1e3)
-    } else {
-        format!("{v:.0}")
-    }
 }
 
 /// The top abort reasons, `reason n%` of the attempts.
@@ -145,7 +136,7 @@ pub fn table(c: &CellResult, limit: usize) -> String {
     };
     for r in &rows[..n] {
         let range = if r.trials > 0 && r.lo.is_finite() && r.lo < r.hi {
-            format!(" [{}–{}]", fmt_rate(r.lo), fmt_rate(r.hi))
+            format!(" [{}–{}]", human(r.lo), human(r.hi))
         } else {
             String::new()
         };
@@ -154,7 +145,7 @@ pub fn table(c: &CellResult, limit: usize) -> String {
             "| {} | {} | {}{range} | {:.0} | {:.1}% ({}) | {:.0} | {:.0} | {} | {} |",
             r.rank.map_or("-".into(), |k| k.to_string()),
             r.design,
-            fmt_rate(r.committed_per_s),
+            human(r.committed_per_s),
             r.p99_us,
             100.0 * r.abort_rate,
             r.reasons,

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use super::search::{Runner, Trial};
 use super::space::Design;
-use super::workload::Workload;
+use super::workload::{fnv, Workload};
 use crate::UsageError;
 
 /// What identifies the binary, its source and the machine.
@@ -50,14 +50,6 @@ impl Provenance {
             machine: machine(),
         }
     }
-}
-
-fn fnv(bytes: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
 }
 
 /// `model, N cores, M GiB, host`.

@@ -100,8 +100,10 @@ fn best_rate(r: &CellResult) -> Option<f64> {
 
 /// Each §8 conclusion, the paper's words, and what this map shows.
 pub fn findings(results: &[CellResult]) -> String {
+    if results.is_empty() {
+        return "No cell ran.\n".into();
+    }
     let mut s = String::new();
-    let cells = results.len();
     let mut line = |claim: &str, shows: String| {
         s.push_str(&format!("- **Paper:** {claim}\n  **This map:** {shows}\n"));
     };
@@ -198,8 +200,5 @@ pub fn findings(results: &[CellResult]) -> String {
             pairs.join("; ")
         ),
     );
-    if cells == 0 {
-        return "No cell ran.\n".into();
-    }
     s
 }

@@ -99,8 +99,10 @@ pub const GRID_PARAMS: &[(&str, &str)] = &[
     ),
 ];
 
-fn stable_hash(bytes: &[u8]) -> String {
-    // FNV-1a: stable across builds and platforms (std's hasher is not).
+/// FNV-1a of `bytes`, as 16 hex digits: stable across builds and
+/// platforms (std's hasher is not), so a file written by one build can be
+/// matched by another.
+pub fn fnv(bytes: &[u8]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in bytes {
         h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
@@ -114,7 +116,7 @@ impl File {
             .map_err(|e| UsageError(format!("--workload-file {}: {e}", path.display())))?;
         let spec = CustomWorkload::from_path(&path).map_err(|e| UsageError(e.to_string()))?;
         Ok(File {
-            digest: stable_hash(&bytes),
+            digest: fnv(&bytes),
             path,
             spec,
         })
@@ -163,7 +165,7 @@ impl Workload {
 
     /// The search's key for reusing measured trials.
     pub fn fingerprint(&self) -> String {
-        stable_hash(self.describe().as_bytes())
+        fnv(self.describe().as_bytes())
     }
 
     pub fn secondary_indexes(&self) -> bool {
@@ -248,9 +250,7 @@ impl Workload {
         match (&self.file, self.kind) {
             (Some(_), _) => Ok(()),
             (None, Kind::Ycsb) => self.ycsb.validate().map_err(e),
-            (None, Kind::Tpcc | Kind::TpccHybrid) => {
-                self.tpcc(Duration::from_secs(1)).validate().map_err(e)
-            }
+            (None, Kind::Tpcc | Kind::TpccHybrid) => self.tpcc().validate().map_err(e),
             (None, Kind::Llt) => self.llt(2.0).validate().map_err(e),
             (None, Kind::Htap) => self.htap(Duration::from_secs(1)).validate().map_err(e),
         }
@@ -278,7 +278,7 @@ impl Workload {
         }
     }
 
-    fn tpcc(&self, _run: Duration) -> TpccConfig {
+    fn tpcc(&self) -> TpccConfig {
         let base = TpccConfig {
             threads: self.ycsb.threads,
             seed: self.seed,
@@ -411,12 +411,12 @@ impl Workload {
                 let cfg = TpccConfig {
                     seed,
                     index_kind: d.index_kind,
-                    ..self.tpcc(run)
+                    ..self.tpcc()
                 };
                 let mut r = tpcc::run(db.clone(), &cfg, &driver, &mut Quiet)?.run;
                 // Conflicts only: NewOrder's specified rollbacks are the
                 // workload's outcome, not the design's.
-                for reason in ["user-rollback", "not-found", "duplicate-key"] {
+                for reason in tpcc::WORKLOAD_OUTCOMES {
                     if let Some(n) = r.aborts_by_reason.remove(reason) {
                         r.aborted -= n;
                     }

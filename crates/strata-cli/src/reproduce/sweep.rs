@@ -772,7 +772,7 @@ fn value(m: Metric, r: &Ran) -> f64 {
         // protocol's aborts.
         Metric::TypeAbortRate(name) => ty(name).map_or(0.0, |t| {
             let attempts = t.committed + t.aborted;
-            let data: u64 = ["user-rollback", "not-found", "duplicate-key"]
+            let data: u64 = tpcc::WORKLOAD_OUTCOMES
                 .iter()
                 .filter_map(|r| t.aborts_by_reason.get(r))
                 .sum();

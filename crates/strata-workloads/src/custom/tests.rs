@@ -712,8 +712,12 @@ fn a_timed_run_reports_its_types() {
         seed: 1,
         index_kind: strata::IndexKind::Standard,
     };
-    let rep = run(db.clone(), &w, &r, &quick(), &mut crate::Quiet).unwrap();
-    assert!(rep.run.of_type("get").unwrap().committed > 0);
+    // Fifty transactions, however fast the machine runs them.
+    let stop = Stop::Transactions(50);
+    let rep = run_until(db.clone(), &w, &r, &quick(), &stop, &mut crate::Quiet)
+        .unwrap()
+        .report;
+    assert_eq!(rep.run.of_type("get").unwrap().committed, 50);
     assert_eq!(rep.run.aborted, 0);
     let st = db.stats();
     assert!(st.read_only_commits > 0, "begun READ ONLY: {st:?}");
