@@ -315,6 +315,12 @@ pub struct Stats {
     /// The version store's bytes in use, counted against the limit (0
     /// when no limit is set: see `Options::memory_limit`).
     pub memory_in_use: u64,
+    /// Dropped (or altered) tables whose memory is not freed yet: a
+    /// transaction open at the drop is still running, or a handle to the
+    /// table is still held (see `Database::drop_table`).
+    pub dropped_tables_waiting: u64,
+    /// Dropped (or altered) tables whose memory was freed.
+    pub tables_reclaimed: u64,
     /// SI+SSI: SIREAD marks held (one per version read and reader),
     /// until no transaction that could be concurrent with their reader is
     /// left; 0 under the other protocols. Counted by `stats()`, not
@@ -541,6 +547,8 @@ impl Stats {
             open_transactions: 0,
             memory_limit: None,
             memory_in_use: 0,
+            dropped_tables_waiting: 0,
+            tables_reclaimed: 0,
             siread_marks: 0,
             scan_records: 0,
             memory_spaces: Vec::new(),

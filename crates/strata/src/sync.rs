@@ -148,6 +148,9 @@ pub enum Break {
     /// creator is in the snapshot, fatal for a blind overwrite of a newer
     /// version.
     OverwriteForgetsCreator,
+    /// The collector reclaims a dropped table without waiting for the
+    /// transactions open at its drop (`gc::dropped`).
+    ReclaimIgnoresOpen,
 }
 
 /// Whether the model test broke step `b` (never, outside the model build).
@@ -170,6 +173,12 @@ pub enum Logged {
     Commit,
     /// A `DropTable` catalog record.
     DropTable,
+    /// Not a record: a dropped table leaves the catalog for good
+    /// (`gc::dropped`), its memory freed once no handle holds it.
+    TableReclaimed,
+    /// Not a record: a transaction's slot is left (`TidTable::release`,
+    /// noted just before the store that frees it; [`ghost`]).
+    SlotReleased,
 }
 
 /// Marks the step where record `r` is given its place in the log. Nothing
@@ -186,6 +195,18 @@ pub fn logged(r: Logged) {
     // Reserving a place in the log is an atomic step of its own (the log
     // buffer's fetch-add): a scheduling point, here on a private atomic.
     shuttle::sync::atomic::AtomicBool::new(false).load(atomic::Ordering::SeqCst);
+    model::LOGGED.with(|l| l.borrow_mut().push(r));
+}
+
+/// Notes `r` in the model's ghost log without a scheduling point of its
+/// own (the step it marks is the atomic store that follows it): nothing
+/// outside the model.
+#[cfg(not(strata_model))]
+#[inline(always)]
+pub fn ghost(_r: Logged) {}
+
+#[cfg(strata_model)]
+pub fn ghost(r: Logged) {
     model::LOGGED.with(|l| l.borrow_mut().push(r));
 }
 

@@ -91,6 +91,7 @@ mod ssn_blind_writes;
 mod ssn_early;
 #[path = "storage.rs"]
 mod storage;
+mod table_reclaim;
 #[path = "time_breakdown.rs"]
 mod time_breakdown;
 #[path = "value_types.rs"]

@@ -30,6 +30,9 @@
 //!   against deciding commits, observed through the order in which their
 //!   records would reach the log (`strata::model::take_logged`: the model's
 //!   database has no log, its flusher being an OS thread).
+//! - `drop_table_reclaims_after_the_last_open_transaction`: the collection
+//!   that reclaims a dropped table (`gc::dropped`) against the commit of a
+//!   transaction that was open at the drop, ordered by the ghost log.
 //! - `read_only_stamps_keep_the_read_only_anomaly_out`: SSN's and SSI's
 //!   commit of a transaction that wrote nothing (a stamp that does not
 //!   move the clock) against a writer's commit closing a cycle with it.
@@ -767,6 +770,67 @@ fn drop_table_orders_or_refuses_every_commit() {
 fn a_drop_that_does_not_wait_for_deciding_commits_is_caught() {
     assert!(caught(Break::DropDoesNotWait, || {
         shuttle::check_pct(drop_model, 2000, 3)
+    }));
+}
+
+// ------------------- 6b. drop_table's reclamation vs a transaction open at the drop
+
+// `gc::dropped`: the drop retires the table with the slots taken after
+// `dropped` was set; a collection reclaims it (the catalog's place goes to
+// an empty tombstone, queued entries are forgotten) once every one of them
+// was left. A transaction open at the drop has written a row of the table;
+// it commits (ordered before the drop, or refused) while another thread
+// drops the table and collects. The table may leave the catalog only after
+// that transaction left its slot: the ghost log orders the two steps
+// (`Logged::SlotReleased` is noted just before the store that frees the
+// slot). The last collection also processes the queue the transaction
+// filled: an entry of the reclaimed table left in it fails a debug
+// assertion there.
+
+fn reclaim_model() {
+    let (db, t) = open(options(Protocol::Si, GcPolicy::TransactionLevel, 3), 2);
+    let mut x = db.begin().unwrap();
+    set_v(&mut x, &t, 0, 1).unwrap();
+    take_logged();
+    let writer = thread::spawn(move || {
+        let r = x.commit();
+        drop(t);
+        r
+    });
+    let dropper = {
+        let db = db.clone();
+        thread::spawn(move || {
+            db.drop_table("t").unwrap();
+            db.collect_garbage();
+        })
+    };
+    match writer.join().unwrap() {
+        Ok(()) | Err(Error::TableDropped { .. }) => {}
+        Err(e) => panic!("{e}"),
+    }
+    dropper.join().unwrap();
+    db.collect_garbage();
+    let log = take_logged();
+    let released = log.iter().position(|&r| r == Logged::SlotReleased);
+    let reclaimed = log.iter().position(|&r| r == Logged::TableReclaimed);
+    assert!(
+        released.expect("the transaction ended") < reclaimed.expect("the table was reclaimed"),
+        "the table was reclaimed while a transaction open at its drop ran: {log:?}"
+    );
+    let st = db.stats();
+    assert_eq!((st.tables_reclaimed, st.dropped_tables_waiting), (1, 0));
+}
+
+#[test]
+fn drop_table_reclaims_after_the_last_open_transaction() {
+    shuttle::check_random(reclaim_model, 2000);
+    shuttle::check_pct(reclaim_model, 2000, 3);
+}
+
+#[test]
+fn a_reclaim_that_does_not_wait_for_open_transactions_is_caught() {
+    assert!(caught(Break::ReclaimIgnoresOpen, || {
+        shuttle::check_pct(reclaim_model, 1000, 3)
     }));
 }
 

@@ -134,7 +134,12 @@ impl Database {
             });
         }
         let indexes = carried_indexes(&self.inner, &old, &sources)?;
-        self.alter_to(names, &old, schema, sources, &indexes)
+        let altered = self.alter_to(names, &old, schema, sources, &indexes);
+        // Ours was the last reference but the catalog's: the old table
+        // can go now (see `alter_to`).
+        drop(old);
+        self.inner.gc.reclaim_dropped(&*self.inner);
+        altered
     }
 
     /// Replays a logged alter (recovery): the same rebuild, at the id the
@@ -172,7 +177,10 @@ impl Database {
                 old.schema.name
             ))
         })?;
-        let t = self.alter_to(names, &old, schema, sources, &indexes)?;
+        let t = self.alter_to(names, &old, schema, sources, &indexes);
+        drop(old);
+        self.inner.gc.reclaim_dropped(&*self.inner);
+        let t = t?;
         if t.inner.id != id {
             return Err(crate::log::record::corrupt(format!(
                 "the log alters table {} into id {id}, but it got id {}",
@@ -253,6 +261,7 @@ impl Database {
                     idx.dropped.store(true, SeqCst);
                 }
                 old.dropped.store(false, SeqCst);
+                self.inner.gc.retire_table(t.inner.id, &self.inner.tids);
             }
             return Err(e);
         }
@@ -260,6 +269,9 @@ impl Database {
         names.insert(new_name, id);
         self.inner.indexes.move_table(old.id, &t.inner, &rebuilt);
         drop(names);
+        // The old table's memory goes as a dropped table's does (the
+        // caller reclaims it once it has let go of `old`).
+        self.inner.gc.retire_table(old.id, &self.inner.tids);
         if let Some((log, lsn)) = logged {
             log.wait_durable(lsn)?;
         }

@@ -274,7 +274,15 @@ impl Database {
     /// wrote to it before the drop and had not committed when the drop began
     /// (it is rolled back); commits already deciding are waited for, so
     /// every commit is ordered before the drop (in memory and in the log) or
-    /// refused. Its memory is released when the database is dropped.
+    /// refused.
+    ///
+    /// Its memory (rows, versions, indexes, MV-PBT's spill files) is freed
+    /// while the database runs: at once if no transaction is open, else by
+    /// the first garbage collection after the last transaction open at
+    /// the drop has ended (under every `GcPolicy`, `None` included, with
+    /// [`Database::collect_garbage`]), or when the last [`Table`] or
+    /// [`crate::Index`] handle to it is dropped, if one outlives that.
+    /// `Stats::dropped_tables_waiting` counts the tables not freed yet.
     pub fn drop_table(&self, name: &str) -> Result<()> {
         self.inner.check_writable()?;
         let mut names = self.inner.names.write();
@@ -306,11 +314,16 @@ impl Database {
         };
         names.remove(name);
         self.inner.indexes.forget_table(id);
-        drop(names);
-        if let Some((log, lsn)) = logged {
-            log.wait_durable(lsn)?;
-        }
-        Ok(())
+        drop((names, t));
+        // The slots are scanned after `dropped` was set (SeqCst both): a
+        // transaction not among them checks the flag before any access.
+        self.inner.gc.retire_table(id, &self.inner.tids);
+        let durable = match logged {
+            Some((log, lsn)) => log.wait_durable(lsn),
+            None => Ok(()),
+        };
+        self.inner.gc.reclaim_dropped(&*self.inner);
+        durable
     }
 
     /// Begins a read-write transaction (serializable unless the protocol is SI).
@@ -657,6 +670,18 @@ impl gc::Engine for DbInner {
 
     fn tables(&self) -> RwLockReadGuard<'_, Vec<Arc<TableInner>>> {
         self.tables.read()
+    }
+
+    fn tids(&self) -> &crate::tid::TidTable {
+        &self.shared.tids
+    }
+
+    fn tombstone(&self, id: u32) -> Option<Arc<TableInner>> {
+        let mut tables = self.tables.write();
+        let t = tables.get_mut(id as usize).filter(|t| !t.tombstone)?;
+        debug_assert!(t.dropped.load(SeqCst), "only a dropped table is reclaimed");
+        let stand_in = Arc::new(t.tombstone_of());
+        Some(std::mem::replace(t, stand_in))
     }
 
     fn may_remove(&self) -> fn(&Version, u64) -> bool {

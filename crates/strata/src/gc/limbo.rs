@@ -85,7 +85,9 @@ impl Limbo {
                 return true;
             }
             freed += storage::retire_row(l.head, guard);
-            if let Some(t) = table(l.table) {
+            // (A reclaimed table's ids go back to no table: its stand-in
+            // has no rows.)
+            if let Some(t) = table(l.table).filter(|t| !t.tombstone) {
                 t.rows.release(l.tuple, guard);
             }
             false

@@ -43,6 +43,7 @@
 
 pub mod coop;
 pub mod dead_zone;
+pub(crate) mod dropped;
 pub(crate) mod limbo;
 pub mod none;
 pub(crate) mod siro;
@@ -84,8 +85,14 @@ pub trait Engine: Send + Sync + 'static {
     fn publish_horizon(&self, horizon: u64);
     /// The global clock.
     fn clock(&self) -> u64;
-    /// Tables by id (dropped ones included).
+    /// Tables by id (dropped ones included; a reclaimed one is an empty
+    /// tombstone: see [`dropped`]).
     fn tables(&self) -> RwLockReadGuard<'_, Vec<Arc<TableInner>>>;
+    /// The TID table (whether the transactions open at a drop have ended).
+    fn tids(&self) -> &crate::tid::TidTable;
+    /// Puts an empty tombstone in dropped table `id`'s place in the catalog
+    /// and returns the table (None if it is one already).
+    fn tombstone(&self, id: u32) -> Option<Arc<TableInner>>;
     /// Whether a deleted row whose tombstone is visible at the horizon may
     /// be unlinked (see [`MayRemove`]); asked once per pass.
     fn may_remove(&self) -> fn(&Version, u64) -> bool;
@@ -156,6 +163,11 @@ pub trait Collector {
 
     /// Adds the policy's own counters.
     fn fill_stats(&self, _st: &mut Stats) {}
+
+    /// Table `table` was dropped and no transaction can reach it: drop
+    /// every queued entry of it (they may name its versions, which are
+    /// about to be freed). Called under `Common::running`.
+    fn forget_table(&self, _table: u32) {}
 }
 
 /// Takes the snapshots and publishes their horizon.
@@ -178,6 +190,8 @@ pub struct Common {
     pub(crate) tuple_passes: Arc<RwLock<()>>,
     /// Deleted rows unlinked and waiting to be freed.
     limbo: limbo::Limbo,
+    /// Dropped tables waiting for the transactions open at their drop.
+    dropped: dropped::DroppedTables,
     /// Written by every pass: on their own cache lines, so they do not
     /// invalidate the read-mostly fields around them (sharing a line with
     /// them cost 20% of a 16-thread update mix).
@@ -340,7 +354,27 @@ impl Gc {
     /// instead of skipping (the explicit `Database::collect_garbage` waits).
     /// Returns versions freed.
     pub fn collect<E: Engine>(&self, engine: &E, wait: bool) -> Option<u64> {
-        self.metered(|| dispatch!(&self.policy, p => p.pass(&self.common, engine, wait)))
+        let freed =
+            self.metered(|| dispatch!(&self.policy, p => p.pass(&self.common, engine, wait)));
+        self.reclaim_dropped(engine);
+        freed
+    }
+
+    /// A table was just frozen by a drop (`dropped` set): retire it, with
+    /// the transactions open now (see [`dropped`]).
+    pub fn retire_table(&self, id: u32, tids: &crate::tid::TidTable) {
+        self.common.dropped.retire(id, tids.occupied());
+    }
+
+    /// Frees the dropped tables no transaction open at their drop can
+    /// reach any more (see [`dropped`]); every kind of pass ends with it,
+    /// `GcPolicy::None`'s included. Returns the tables freed.
+    pub fn reclaim_dropped<E: Engine>(&self, engine: &E) -> u64 {
+        self.common.dropped.reclaim(
+            &self.common,
+            |id| dispatch!(&self.policy, p => p.forget_table(id)),
+            engine,
+        )
     }
 
     /// Runs a collector's work, adding what it allocated in and retired
@@ -384,11 +418,13 @@ impl Gc {
     }
 
     fn every_few_commits<E: Engine>(&self, engine: &E) {
-        self.metered(|| dispatch!(&self.policy, p => p.every_few_commits(&self.common, engine)))
+        self.metered(|| dispatch!(&self.policy, p => p.every_few_commits(&self.common, engine)));
+        self.reclaim_dropped(engine);
     }
 
     fn background<E: Engine>(&self, engine: &E, thread: usize) {
-        self.metered(|| dispatch!(&self.policy, p => p.background(&self.common, engine, thread)))
+        self.metered(|| dispatch!(&self.policy, p => p.background(&self.common, engine, thread)));
+        self.reclaim_dropped(engine);
     }
 
     /// Runs `f` with garbage collection paused (see [`Common::paused`]).
@@ -399,6 +435,8 @@ impl Gc {
     /// GC's counters, for `Database::stats`.
     pub fn fill_stats(&self, st: &mut Stats) {
         self.common.counters.fill(st);
+        st.dropped_tables_waiting = self.common.dropped.waiting();
+        st.tables_reclaimed = self.common.dropped.reclaimed();
         dispatch!(&self.policy, p => p.fill_stats(st))
     }
 }

@@ -280,6 +280,13 @@ impl Collector for TransactionLevel {
     fn background<E: Engine>(&self, common: &Common, engine: &E, _thread: usize) {
         self.pass(common, engine, false);
     }
+
+    fn forget_table(&self, table: u32) {
+        for shard in &self.shards[..self.used.load(SeqCst)] {
+            shard.lock().entries.retain(|g| g.table != table);
+        }
+        self.deferred.lock().retain(|&(t, _), _| t != table);
+    }
 }
 
 impl TransactionLevel {
@@ -374,6 +381,8 @@ impl TransactionLevel {
                 last = table(g.table);
             }
             let Some(t) = &last else { continue };
+            // (`forget_table` took its entries before the tombstone came.)
+            debug_assert!(!t.tombstone, "an entry of reclaimed table {}", t.id);
             match prune_row(t, g, horizon, may_remove, &guard) {
                 Pruned::Cut(n) => freed += n,
                 Pruned::Unlinked(head) => unlinked.push(Unlinked::new(g.table, g.tuple, head)),

@@ -48,6 +48,10 @@ pub struct TableInner {
     /// it after announcing itself (`crate::sync`'s: a step of the shuttle
     /// model `drop_table_orders_or_refuses_every_commit`).
     pub dropped: crate::sync::atomic::AtomicBool,
+    /// An empty stand-in for a dropped table whose memory was reclaimed
+    /// (`gc::dropped`): it keeps the id and schema in the catalog (the
+    /// checkpoint records every id), has no rows, and is always dropped.
+    pub tombstone: bool,
     /// SSN/SSI: ranges read by committing and recently committed scanners
     /// (see `index::scan_log`, `cc::predicate`).
     pub scan_log: ScanLog,
@@ -101,11 +105,23 @@ impl TableInner {
             store: Store::new(columns),
             predicate_read_ts: AtomicU64::new(0),
             dropped: crate::sync::atomic::AtomicBool::new(false),
+            tombstone: false,
             scan_log: ScanLog::default(),
             secondary: Default::default(),
             dirty: DirtyBlocks::default(),
             names: EntryPointMoves::Never,
         }
+    }
+
+    /// The stand-in for dropped table `self` once it is reclaimed (see
+    /// [`TableInner::tombstone`]).
+    pub fn tombstone_of(&self) -> TableInner {
+        let t = TableInner {
+            tombstone: true,
+            ..TableInner::new(self.id, self.owner, self.schema.clone())
+        };
+        t.dropped.store(true, std::sync::atomic::Ordering::SeqCst);
+        t
     }
 
     /// Sets the version storage scheme (before the table is shared).

@@ -289,6 +289,7 @@ impl TidTable {
             return;
         }
         s.tid.store(0, Release);
+        crate::sync::ghost(crate::sync::Logged::SlotReleased);
         s.begin.store(u64::MAX, Release);
     }
 

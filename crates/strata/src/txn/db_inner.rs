@@ -13,9 +13,11 @@
 //!
 //! It lives with the transactions, below `db`, because a transaction holds
 //! it; `db` builds it (`Database::open`) and owns the catalog operations.
-//! Invariant: tables are never removed from `tables` while the database
-//! lives (dropped ones are marked), so the table pointers in transactions'
-//! read and write sets stay valid.
+//! Invariant: a table's place in `tables` is never taken by another table
+//! (ids are not reused); a dropped table stays there, marked, until every
+//! transaction open at its drop has ended, so the table pointers in
+//! transactions' read and write sets stay valid; then an empty tombstone
+//! takes its place (`gc::dropped`).
 
 use crate::cc::Shared;
 use crate::gc::Gc;
@@ -35,9 +37,9 @@ pub(crate) struct DbInner {
     pub memory_limited: bool,
     /// The clock, TID table, horizon and SSI registry (see `cc::Shared`).
     pub shared: Shared,
-    /// Tables by id. Dropped tables stay here (marked) so that transactions
-    /// still holding pointers into them stay valid; they are freed with the
-    /// database.
+    /// Tables by id. A dropped table stays here (marked) while
+    /// transactions open at its drop may hold pointers into it; then an
+    /// empty tombstone replaces it (`gc::dropped`).
     pub tables: RwLock<Vec<Arc<TableInner>>>,
     pub names: RwLock<HashMap<String, u32>>,
     /// The garbage collector `Options::gc` names (see `gc`).
