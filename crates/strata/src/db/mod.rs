@@ -276,7 +276,7 @@ impl Database {
     /// every commit is ordered before the drop (in memory and in the log) or
     /// refused.
     ///
-    /// Its memory (rows, versions, indexes, MV-PBT's spill files) is freed
+    /// Its memory (rows, versions, indexes, MV-PBT's spilled partitions) is freed
     /// while the database runs: at once if no transaction is open, else by
     /// the first garbage collection after the last transaction open at
     /// the drop has ended (under every `GcPolicy`, `None` included, with

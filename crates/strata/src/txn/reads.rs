@@ -28,7 +28,22 @@ use std::sync::atomic::Ordering::SeqCst;
 
 /// Column positions of a projection (32 inline, as the values: see
 /// `storage::in_place::PROJECTED`).
-type Positions = smallvec::SmallVec<[usize; 32]>;
+pub(super) type Positions = smallvec::SmallVec<[usize; 32]>;
+
+/// The positions `cols` name in `schema` (an unknown name, or a position
+/// past the row, is `Error::Schema`).
+pub(super) fn positions<C: ColumnRef>(
+    schema: &crate::value::Schema,
+    cols: &[C],
+) -> Result<Positions> {
+    // (Pushed one by one: a collect through `Result` moved and copied
+    // the buffer, a fifth of a one-column read.)
+    let mut at = Positions::new();
+    for c in cols {
+        at.push(c.resolve(schema)?);
+    }
+    Ok(at)
+}
 
 impl Transaction {
     /// Reads columns `cols` (names or positions, in the order given) of
@@ -56,13 +71,7 @@ impl Transaction {
         f: impl FnOnce(&[Value]) -> R,
     ) -> Result<Option<R>> {
         self.check_open(t)?;
-        let schema = &t.inner.schema;
-        // (Pushed one by one: a collect through `Result` moved and copied
-        // the buffer, a fifth of a one-column read.)
-        let mut at = Positions::new();
-        for c in cols {
-            at.push(c.resolve(schema)?);
-        }
+        let at = positions(&t.inner.schema, cols)?;
         with_cc!(self.db.protocol, P => self.read_version_as::<P, R>(t, key, |r| {
             storage::with_columns(r, &at, f)
         }))
