@@ -22,6 +22,7 @@
 
 mod db_inner;
 pub(crate) mod index_ops;
+mod index_iter;
 mod iter;
 mod memory;
 mod prefetch;
@@ -29,7 +30,8 @@ mod reads;
 mod scans;
 mod snapshot;
 
-pub use iter::{IndexRange, Range};
+pub use index_iter::IndexRange;
+pub use iter::Range;
 pub use snapshot::Snapshot;
 
 /// Runs `$e` as a timed region of component `$c` (`crate::breakdown`).
