@@ -51,6 +51,8 @@ mod gc_tuple_level;
 mod gc_waiting_deletes;
 #[path = "index_writes.rs"]
 mod index_writes;
+#[path = "index_iterator.rs"]
+mod index_iterator;
 #[path = "iterator.rs"]
 mod iterator;
 #[path = "lent_texts.rs"]
