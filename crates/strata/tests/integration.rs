@@ -49,10 +49,10 @@ mod gc_secondary;
 mod gc_tuple_level;
 #[path = "gc_waiting_deletes.rs"]
 mod gc_waiting_deletes;
-#[path = "index_writes.rs"]
-mod index_writes;
 #[path = "index_iterator.rs"]
 mod index_iterator;
+#[path = "index_writes.rs"]
+mod index_writes;
 #[path = "iterator.rs"]
 mod iterator;
 #[path = "lent_texts.rs"]

@@ -85,14 +85,14 @@ pub(crate) struct SecScan {
 }
 
 impl SecScan {
-    /// This read with `seen` and `read` sorted and without repeats, as
+    /// This read with `seen` and `read` sorted, as
     /// re-validation looks them up: a lazy range (`Transaction::index_range`)
     /// appends each step's as it goes, from either end, so its lists are
     /// in walk order; a whole scan's are sorted already (no copy then).
     pub fn sorted(&self) -> std::borrow::Cow<'_, SecScan> {
         let ordered = |n: usize, le: &dyn Fn(usize) -> bool| (1..n).all(le);
-        let seen_ok = ordered(self.seen.len(), &|i| self.seen[i - 1] < self.seen[i]);
-        let read_ok = ordered(self.read.len(), &|i| self.read[i - 1] < self.read[i]);
+        let seen_ok = ordered(self.seen.len(), &|i| self.seen[i - 1] <= self.seen[i]);
+        let read_ok = ordered(self.read.len(), &|i| self.read[i - 1] <= self.read[i]);
         if seen_ok && read_ok {
             return std::borrow::Cow::Borrowed(self);
         }

@@ -130,8 +130,11 @@ pub(crate) struct ScanMode<'a> {
     /// version sits under such an identity was lost (see
     /// `common::ScanReads::finish`). None: the scan is the whole walk, and
     /// it passed what it read up to where it stopped.
-    pub passed: Option<&'a dyn Fn(&[u8]) -> bool>,
+    pub passed: Option<Passed<'a>>,
 }
+
+/// Whether an outer walk passed an identity (see [`ScanMode::passed`]).
+pub(crate) type Passed<'a> = &'a dyn Fn(&[u8]) -> bool;
 
 impl ScanMode<'_> {
     /// A whole scan (no outer walk).

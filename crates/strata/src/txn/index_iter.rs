@@ -415,7 +415,10 @@ impl<'t, T> IndexRange<'t, T> {
                     End::Front => e.hi = id_hi.clone(),
                     End::Back => e.lo = Bound::Included(bytes(ident)),
                 }
-                e.sec.as_mut().expect("an index range's entry").absorb(pending);
+                e.sec
+                    .as_mut()
+                    .expect("an index range's entry")
+                    .absorb(pending);
             }
             None => {
                 let (lo, hi) = match end {

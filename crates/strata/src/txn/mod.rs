@@ -21,8 +21,8 @@
 //! (unknown column, duplicate key, ...) leave it open and unchanged.
 
 mod db_inner;
-pub(crate) mod index_ops;
 mod index_iter;
+pub(crate) mod index_ops;
 mod iter;
 mod memory;
 mod prefetch;

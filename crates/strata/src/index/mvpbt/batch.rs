@@ -23,8 +23,8 @@
 //! So a batch holds at most `max` records of each run, and at least one
 //! (the cutting run's).
 
-use super::parts;
 use super::partitions::{bytes, Probe};
+use super::parts;
 use super::record::ident_of;
 use crate::index::key::{prefix_end, ByteKey, EncodedKey};
 use crate::index::secondary::SecondaryIndex;
@@ -111,9 +111,7 @@ pub(super) fn batch(
         // Every record of an identity below the first listed one lies
         // below the cut, and every record of the first at or above it.
         (true, Some(first), _) => Some((lo.clone(), Bound::Excluded(key(first)))),
-        (false, _, Some(last)) => {
-            prefix_end(last).map(|e| (Bound::Included(key(&e)), hi.clone()))
-        }
+        (false, _, Some(last)) => prefix_end(last).map(|e| (Bound::Included(key(&e)), hi.clone())),
         // The cutting record left since: go on past the cut.
         (true, None, _) => Some((lo.clone(), Bound::Excluded(key(&c)))),
         (false, _, None) => Some((Bound::Excluded(key(&c)), hi.clone())),
