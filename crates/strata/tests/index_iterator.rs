@@ -543,3 +543,48 @@ fn an_index_range_of_an_index_not_open_here_is_refused() {
     let mut tx = db.begin().unwrap();
     assert!(matches!(tx.index_range(&idx, ..), Err(Error::Schema(_))));
 }
+
+/// An index range pins the epoch inside a step only: ranges forgotten half
+/// way (`mem::forget`; from the front, from the back, over a shared
+/// snapshot) hold back no reclamation, as `tests/iterator.rs` checks for
+/// the primary range: the version they could have read is freed through
+/// the epoch once GC unlinks it, which drops its text.
+#[test]
+fn a_forgotten_index_range_holds_back_no_reclamation() {
+    let dir = common::TestDir::new("strata-index-iterator-reclaim");
+    for d in [designs()[0], designs()[3]] {
+        let db = Database::open(d.options(Options::default().gc_every_commits(1), &dir)).unwrap();
+        let t = common::kv_table(&db);
+        db.run(|tx| (0..300).try_for_each(|k| tx.insert(&t, row![k, k, "n"])))
+            .unwrap();
+        let idx = d.index(&db, &t);
+        let old = strata::Text::new("held by a version the ranges could read");
+        db.run(|tx| tx.update(&t, &key![150], &[("note", Value::Text(old.clone()))]))
+            .unwrap();
+        let mut tx = db.begin().unwrap();
+        let mut it = tx.index_range(&idx, ..).unwrap();
+        assert_eq!(it.next().unwrap().unwrap()[0], Value::Int(0));
+        std::mem::forget(it);
+        let mut back = tx.index_range_keys(&idx, ..).unwrap().rev();
+        assert_eq!(back.next().unwrap().unwrap(), key![299]);
+        std::mem::forget(back);
+        tx.commit().unwrap();
+        let snap = db.snapshot().unwrap();
+        let mut it = snap.index_range(&idx, key![100]..).unwrap();
+        assert_eq!(it.next().unwrap().unwrap()[0], Value::Int(100));
+        std::mem::forget(it);
+        drop(snap);
+        db.run(|tx| tx.update(&t, &key![150], &[("note", Value::from("new"))]))
+            .unwrap();
+        db.collect_garbage();
+        let mut tries = 0;
+        while strata::Text::strong_count(&old) > 1 {
+            tries += 1;
+            assert!(tries <= 20_000, "{d:?}: the old version was never freed");
+            crossbeam_epoch::pin().flush();
+            db.collect_garbage();
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert_eq!(db.begin().unwrap().index_count(&idx, ..).unwrap(), 300);
+    }
+}

@@ -329,6 +329,9 @@ impl<'t, T> IndexRange<'t, T> {
                 got = Some(project(ti, r));
                 ControlFlow::Break(())
             };
+            // The kinds read versions and records under the caller's pin
+            // (MV-PBT's scan pins none of its own); this step's alone.
+            let guard = epoch::pin();
             let scanned = match &mut self.source {
                 Source::Txn(txn) => {
                     let mode = ScanMode {
@@ -350,6 +353,7 @@ impl<'t, T> IndexRange<'t, T> {
                     f,
                 ),
             };
+            drop(guard);
             let scanned = match scanned {
                 Ok(s) => s,
                 Err(e) => {

@@ -230,6 +230,8 @@ impl Snapshot {
         let (lo, hi) = tx.index_bounds(idx, &range)?;
         let mode = ScanMode::new(false, false);
         let mut cx = SnapshotReads::new(tx);
+        // The kinds read under the caller's pin (MV-PBT pins none itself).
+        let _guard = epoch::pin();
         let scanned = index::scan(&mut cx, &idx.table.inner, &idx.inner, &lo, &hi, mode, f)?;
         Ok(scanned.rows)
     }
