@@ -475,10 +475,14 @@ fn a_snapshots_index_reads_are_shared_by_threads() {
         let want_44 = ro.index_get(&idx, &key![44]).unwrap();
         ro.commit().unwrap();
         assert!(!want_44.is_empty() && want_range.len() > 50, "{d:?}");
+        let writing = std::sync::atomic::AtomicBool::new(true);
         std::thread::scope(|s| {
             for _ in 0..2 {
                 s.spawn(|| {
-                    for _ in 0..3 {
+                    // Read on while the writer runs (and once after).
+                    let mut last = false;
+                    while !last {
+                        last = !writing.load(std::sync::atomic::Ordering::SeqCst);
                         assert_eq!(snap.index_scan(&idx, ..).unwrap(), want_all, "{d:?}");
                         assert_eq!(snap.index_get(&idx, &key![44]).unwrap(), want_44);
                         assert_eq!(
@@ -508,7 +512,9 @@ fn a_snapshots_index_reads_are_shared_by_threads() {
                         Ok(())
                     })
                     .unwrap();
+                    std::thread::yield_now();
                 }
+                writing.store(false, std::sync::atomic::Ordering::SeqCst);
             });
         });
         assert_eq!(snap.index_scan(&idx, ..).unwrap(), want_all, "{d:?} after");
