@@ -27,7 +27,9 @@ struct Design {
 
 /// Every design the lazy range must walk: each kind decides visibility
 /// its own way (logical: the row's visible version; physical: the named
-/// version; MV-PBT: its records, in memory or in spill files).
+/// version; MV-PBT: its records, in memory or in spill files). The
+/// standard kinds first, then MV-PBT under each pointer scheme, then
+/// MV-PBT spilled.
 fn designs() -> Vec<Design> {
     let mut out: Vec<Design> = IndexPointers::ALL
         .into_iter()
@@ -37,17 +39,18 @@ fn designs() -> Vec<Design> {
             spill: false,
         })
         .collect();
-    for (pointers, spill) in [
-        (IndexPointers::LogicalTupleId, false),
-        (IndexPointers::Physical, false),
-        (IndexPointers::LogicalTupleId, true),
-    ] {
+    for pointers in IndexPointers::ALL {
         out.push(Design {
             kind: IndexKind::MvPbt,
             pointers,
-            spill,
+            spill: false,
         });
     }
+    out.push(Design {
+        kind: IndexKind::MvPbt,
+        pointers: Options::default().index_pointers,
+        spill: true,
+    });
     out
 }
 
@@ -178,7 +181,7 @@ proptest! {
     /// back's in reverse, and the front's all before the back's.
     #[test]
     fn both_ends_meet_without_overlap_or_gap(
-        design in 0usize..6,
+        design in 0usize..7,
         n in 0i64..300,
         lo in 0i64..101,
         width in 0i64..120,
@@ -328,7 +331,7 @@ fn rows_past_where_iteration_stopped_are_never_read() {
 #[test]
 fn a_row_moved_behind_the_walk_is_not_lost() {
     let dir = common::TestDir::new("strata-index-iterator-lost");
-    for p in [Protocol::Mv2pl, Protocol::Occ] {
+    for p in common::protocols_where(common::reads_newest_data) {
         for d in designs() {
             for rev in [false, true] {
                 let db = d.open(p, &dir);
