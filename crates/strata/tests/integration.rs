@@ -49,6 +49,8 @@ mod gc_secondary;
 mod gc_tuple_level;
 #[path = "gc_waiting_deletes.rs"]
 mod gc_waiting_deletes;
+#[path = "index_iterator.rs"]
+mod index_iterator;
 #[path = "index_writes.rs"]
 mod index_writes;
 #[path = "iterator.rs"]

@@ -140,6 +140,8 @@ pub fn validate_scans<P: super::Cc>(tx: &impl Txn) -> bool {
         // SAFETY: tables outlive transactions.
         let t = unsafe { &*s.table };
         if let Some(sec) = &s.sec {
+            let sec = sec.sorted();
+            let sec = &*sec;
             let accounted = || {
                 let mut rows = accounted_rows::<P>(tx, t, &sec.read);
                 rows.extend(fresh_rows(tx, t));
@@ -183,7 +185,7 @@ pub fn publish_pending<P: super::Cc>(tx: &mut impl Txn, cts: u64) {
         .iter()
         .map(|s| match &s.sec {
             // SAFETY: tables outlive transactions.
-            Some(sec) => accounted_rows::<P>(tx, unsafe { &*s.table }, &sec.read),
+            Some(sec) => accounted_rows::<P>(tx, unsafe { &*s.table }, &sec.sorted().read),
             None => Vec::new(),
         })
         .collect();

@@ -40,13 +40,14 @@ use super::secondary::SecondaryIndex;
 use super::table::TableInner;
 use super::{IndexTxn, ScanMode};
 use crate::error::{ConflictKind, Error, Result};
-use crate::index::key::EncodedKey;
+use crate::index::key::{ByteKey, EncodedKey};
 use crate::storage::version::GC_TID;
 use crate::storage::version::{Version, TID_MARK};
 use crate::storage::{self, PrunePlan, Span};
 use crate::value::{Key, Value};
 use crossbeam_epoch as epoch;
 use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
 use std::ops::{Bound, RangeBounds};
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
@@ -68,6 +69,7 @@ pub(crate) struct SecWrite {
 pub(crate) type SecWrites = ThinVec<SecWrite>;
 
 /// The secondary-index part of a predicate read.
+#[derive(Clone)]
 pub(crate) struct SecScan {
     pub index: Arc<SecondaryIndex>,
     /// Identities (index key ++ primary key) of the entries seen, sorted.
@@ -80,6 +82,33 @@ pub(crate) struct SecScan {
     /// protocol's read tracking catches, not a phantom. Not a row the scan
     /// lost (see `ScanReads::finish`).
     pub read: Vec<u64>,
+}
+
+impl SecScan {
+    /// This read with `seen` and `read` sorted, as
+    /// re-validation looks them up: a lazy range (`Transaction::index_range`)
+    /// appends each step's as it goes, from either end, so its lists are
+    /// in walk order; a whole scan's are sorted already (no copy then).
+    pub fn sorted(&self) -> std::borrow::Cow<'_, SecScan> {
+        let ordered = |n: usize, le: &dyn Fn(usize) -> bool| (1..n).all(le);
+        let seen_ok = ordered(self.seen.len(), &|i| self.seen[i - 1] <= self.seen[i]);
+        let read_ok = ordered(self.read.len(), &|i| self.read[i - 1] <= self.read[i]);
+        if seen_ok && read_ok {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut s = self.clone();
+        s.seen.sort_unstable();
+        s.seen.dedup();
+        s.read.sort_unstable();
+        s.read.dedup();
+        std::borrow::Cow::Owned(s)
+    }
+
+    /// Adds what a later step of the same walk read.
+    pub fn absorb(&mut self, other: SecScan) {
+        self.seen.extend(other.seen);
+        self.read.extend(other.read);
+    }
 }
 
 /// How a kind whose entries lead to rows lays them out.
@@ -265,8 +294,8 @@ pub(super) fn remove_added(w: &SecWrite) {
 // ------------------------------------------------------------------- reads
 
 /// A scan's reads of the rows its entries lead to, and what it saw.
-pub(super) struct ScanReads {
-    mode: ScanMode,
+pub(super) struct ScanReads<'a> {
+    mode: ScanMode<'a>,
     /// Read-write: each row is read once per scan (its bookkeeping is not
     /// repeated), null when nothing was visible, and whether the scan
     /// handed it to the caller. (Tuple ids are not chosen by users: no
@@ -275,8 +304,8 @@ pub(super) struct ScanReads {
     seen: Vec<Box<[u8]>>,
 }
 
-impl ScanReads {
-    pub fn new(mode: ScanMode) -> Self {
+impl<'a> ScanReads<'a> {
+    pub fn new(mode: ScanMode<'a>) -> Self {
         ScanReads {
             mode,
             read: FxHashMap::default(),
@@ -343,7 +372,11 @@ impl ScanReads {
     /// before the change: its entry must count as a phantom. Counted as
     /// read, the row excused it, and a scan that lost a committed row
     /// committed (`tests/secondary_cc.rs`,
-    /// `a_row_moved_behind_a_running_index_scan_is_not_lost`).
+    /// `a_row_moved_behind_a_running_index_scan_is_not_lost`). A scan that
+    /// is one step of a longer walk (`ScanMode::passed`) lost a row whose
+    /// identity lies where that walk has been, at either end, not only in
+    /// this step's range: a lazy range steps with no pin between steps, so
+    /// a row can move behind it at any time.
     pub fn finish(
         self,
         t: &TableInner,
@@ -363,7 +396,10 @@ impl ScanReads {
             !r.is_tombstone()
                 && storage::with_values(r, |d| {
                     let own = idx.ident(&t.schema, d);
-                    in_range(&own, lo, hi) && stopped_at.is_none_or(|s| own[..] <= *s)
+                    match self.mode.passed {
+                        Some(passed) => passed(&own),
+                        None => in_range(&own, lo, hi) && stopped_at.is_none_or(|s| own[..] <= *s),
+                    }
                 })
         };
         let mut rows: Vec<u64> = self
@@ -385,6 +421,78 @@ impl ScanReads {
 fn in_range(k: &[u8], lo: &Bound<EncodedKey>, hi: &Bound<EncodedKey>) -> bool {
     let k = EncodedKey::Bytes(crate::index::key::ByteKey::from_slice(k));
     (lo.as_ref(), hi.as_ref()).contains(&k)
+}
+
+/// [`SecondaryIndexKind::batch`](super::SecondaryIndexKind::batch) for a
+/// kind whose entries sit in the index's tree. From the high end it steps
+/// leftwards a leaf at a time with [`SecondaryIndex::fence_below`], as the
+/// primary index does (`PrimaryIndex::batch_from_high`): the tree keeps
+/// no left links, and a forward walk from a fence sees every entry present
+/// meanwhile (keys only move right).
+pub(super) fn batch<K: EntryScheme>(
+    idx: &SecondaryIndex,
+    lo: &Bound<EncodedKey>,
+    hi: &Bound<EncodedKey>,
+    from_high: bool,
+    max: usize,
+    out: &mut VecDeque<Box<[u8]>>,
+) -> Option<(Bound<EncodedKey>, Bound<EncodedKey>)> {
+    let guard = epoch::pin();
+    let bytes = |b: &[u8]| EncodedKey::Bytes(ByteKey::from_slice(b));
+    if !from_high {
+        let mut last: Option<&[u8]> = None;
+        let mut n = 0;
+        for (k, _) in idx.entries(lo, hi, &guard) {
+            let id = K::ident_of(k);
+            if last == Some(id) {
+                continue; // the same row's next entry (physical: a version)
+            }
+            if n == max {
+                return Some((Bound::Included(bytes(id)), hi.clone()));
+            }
+            out.push_back(id.into());
+            (last, n) = (Some(id), n + 1);
+        }
+        return None;
+    }
+    let mut hi = hi.clone();
+    loop {
+        let fence = idx.fence_below(&hi, &guard);
+        let from = match fence {
+            Some(f) if above(&f, lo) => Bound::Included(f),
+            _ => lo.clone(),
+        };
+        let mut ids: Vec<&[u8]> = Vec::new();
+        for (k, _) in idx.entries(&from, &hi, &guard) {
+            let id = K::ident_of(k);
+            if ids.last() != Some(&id) {
+                ids.push(id);
+            }
+        }
+        // The lowest identity may have entries below the fence: the rest
+        // ends below the identity, so they are this batch's.
+        let lowest = ids.first().map(|id| bytes(id));
+        out.extend(ids.into_iter().rev().map(Box::from));
+        let Bound::Included(fence) = from.clone() else {
+            return None;
+        };
+        if from == *lo {
+            return None;
+        }
+        match lowest {
+            Some(l) => return Some((lo.clone(), Bound::Excluded(l))),
+            // A leaf emptied since the descent: go on below it.
+            None => hi = Bound::Excluded(fence),
+        }
+    }
+}
+
+/// Whether `k` lies above the start of a range that begins at `lo`.
+fn above(k: &EncodedKey, lo: &Bound<EncodedKey>) -> bool {
+    match lo {
+        Bound::Included(l) | Bound::Excluded(l) => k > l,
+        Bound::Unbounded => true,
+    }
 }
 
 /// Commit-time re-scan of an index range: false if an entry appeared that

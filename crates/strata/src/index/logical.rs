@@ -55,6 +55,7 @@ use crate::value::Value;
 use crossbeam_epoch::{self as epoch, Guard};
 use smallvec::SmallVec;
 use std::collections::HashSet;
+use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 use std::ops::{Bound, ControlFlow};
@@ -180,7 +181,7 @@ impl<P: Pointer> Logical<P> {
         cx: &mut C,
         t: &TableInner,
         idx: &SecondaryIndex,
-        reads: &mut ScanReads,
+        reads: &mut ScanReads<'_>,
         k: &[u8],
         tuple: u64,
         f: &mut impl FnMut(&[Value]) -> ControlFlow<()>,
@@ -269,7 +270,7 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
         idx: &Arc<SecondaryIndex>,
         lo: &Bound<EncodedKey>,
         hi: &Bound<EncodedKey>,
-        mode: ScanMode,
+        mode: ScanMode<'_>,
         mut f: impl FnMut(&[Value]) -> ControlFlow<()>,
     ) -> Result<Scanned> {
         let mut reads = ScanReads::new(mode);
@@ -344,6 +345,17 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
             sec: reads.finish(t, idx, lo, hi, stopped_at.as_deref()),
             stopped_at,
         })
+    }
+
+    fn batch(
+        idx: &SecondaryIndex,
+        lo: &Bound<EncodedKey>,
+        hi: &Bound<EncodedKey>,
+        from_high: bool,
+        max: usize,
+        out: &mut VecDeque<Box<[u8]>>,
+    ) -> Option<(Bound<EncodedKey>, Bound<EncodedKey>)> {
+        common::batch::<Self>(idx, lo, hi, from_high, max, out)
     }
 
     fn validate(

@@ -72,6 +72,7 @@ use crate::tid::TidTable;
 use crate::value::Value;
 use crossbeam_epoch::{self as epoch, Guard};
 use secondary::SecondaryIndex;
+use std::collections::VecDeque;
 use std::ops::{Bound, ControlFlow};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -116,13 +117,34 @@ pub(crate) trait IndexTxn {
 
 /// How a scan reads the rows its entries lead to.
 #[derive(Clone, Copy)]
-pub(crate) struct ScanMode {
+pub(crate) struct ScanMode<'a> {
     /// A read-write transaction: rows are read through the protocol (once
     /// each per scan). Otherwise a read-only snapshot.
     pub rw: bool,
     /// Remember what was seen, for commit-time re-validation (returned as
     /// a [`SecScan`]).
     pub record: bool,
+    /// Which identities the caller's walk has passed, when the scan is one
+    /// step of a longer walk (a lazy `index_range` scans one identity at a
+    /// time, from either end): a row read but not handed over whose
+    /// version sits under such an identity was lost (see
+    /// `common::ScanReads::finish`). None: the scan is the whole walk, and
+    /// it passed what it read up to where it stopped.
+    pub passed: Option<Passed<'a>>,
+}
+
+/// Whether an outer walk passed an identity (see [`ScanMode::passed`]).
+pub(crate) type Passed<'a> = &'a dyn Fn(&[u8]) -> bool;
+
+impl ScanMode<'_> {
+    /// A whole scan (no outer walk).
+    pub(crate) fn new(rw: bool, record: bool) -> Self {
+        ScanMode {
+            rw,
+            record,
+            passed: None,
+        }
+    }
 }
 
 /// One kind of secondary index, as the engine sees it. Implementations are
@@ -189,12 +211,29 @@ pub(crate) trait SecondaryIndexKind {
         idx: &Arc<SecondaryIndex>,
         lo: &Bound<EncodedKey>,
         hi: &Bound<EncodedKey>,
-        mode: ScanMode,
+        mode: ScanMode<'_>,
         f: impl FnMut(&[u8]),
     ) -> Option<usize> {
         let _ = (cx, idx, lo, hi, mode, f);
         None
     }
+
+    /// A lazy range's next batch (`Transaction::index_range`): the
+    /// identities (`enc(index key) ++ enc(primary key)`) of about `max`
+    /// entries of `[lo, hi]` nearest its low end (`from_high` false,
+    /// appended to `out` ascending) or its high end (descending), and
+    /// what of `[lo, hi]` is left to list (None: the batch reached the
+    /// other end). An identity is listed whole: the part left holds none
+    /// of its entries, wherever they lie, so a scan of one listed identity
+    /// (`[ident, prefix_end(ident))`) sees every record that decides it.
+    fn batch(
+        idx: &SecondaryIndex,
+        lo: &Bound<EncodedKey>,
+        hi: &Bound<EncodedKey>,
+        from_high: bool,
+        max: usize,
+        out: &mut VecDeque<Box<[u8]>>,
+    ) -> Option<(Bound<EncodedKey>, Bound<EncodedKey>)>;
 
     /// Our uncommitted version `own` of `tuple` was replaced by `v` (whose
     /// entries `on_write` added naming `own`): entries naming `own` move to
@@ -235,7 +274,7 @@ pub(crate) trait SecondaryIndexKind {
         idx: &Arc<SecondaryIndex>,
         lo: &Bound<EncodedKey>,
         hi: &Bound<EncodedKey>,
-        mode: ScanMode,
+        mode: ScanMode<'_>,
         f: impl FnMut(&[Value]) -> ControlFlow<()>,
     ) -> Result<Scanned>;
 
@@ -490,10 +529,22 @@ pub(crate) fn scan<C: IndexTxn>(
     idx: &Arc<SecondaryIndex>,
     lo: &Bound<EncodedKey>,
     hi: &Bound<EncodedKey>,
-    mode: ScanMode,
+    mode: ScanMode<'_>,
     f: impl FnMut(&[Value]) -> ControlFlow<()>,
 ) -> Result<Scanned> {
     with_index_kind!(idx.dispatch(), K => K::scan(cx, t, idx, lo, hi, mode, f))
+}
+
+/// See [`SecondaryIndexKind::batch`].
+pub(crate) fn batch(
+    idx: &SecondaryIndex,
+    lo: &Bound<EncodedKey>,
+    hi: &Bound<EncodedKey>,
+    from_high: bool,
+    max: usize,
+    out: &mut VecDeque<Box<[u8]>>,
+) -> Option<(Bound<EncodedKey>, Bound<EncodedKey>)> {
+    with_index_kind!(idx.dispatch(), K => K::batch(idx, lo, hi, from_high, max, out))
 }
 
 /// See [`SecondaryIndexKind::scan_keys`].
@@ -502,7 +553,7 @@ pub(crate) fn scan_keys<C: IndexTxn>(
     idx: &Arc<SecondaryIndex>,
     lo: &Bound<EncodedKey>,
     hi: &Bound<EncodedKey>,
-    mode: ScanMode,
+    mode: ScanMode<'_>,
     f: impl FnMut(&[u8]),
 ) -> Option<usize> {
     with_index_kind!(idx.dispatch(), K => K::scan_keys(cx, idx, lo, hi, mode, f))

@@ -101,6 +101,7 @@
 //! (§5.7).
 
 mod active;
+mod batch;
 mod partitions;
 mod record;
 
@@ -461,7 +462,7 @@ impl SecondaryIndexKind for MvPbt {
         idx: &Arc<SecondaryIndex>,
         lo: &Bound<EncodedKey>,
         hi: &Bound<EncodedKey>,
-        mode: ScanMode,
+        mode: ScanMode<'_>,
         mut f: impl FnMut(&[Value]) -> ControlFlow<()>,
     ) -> Result<Scanned> {
         let mut n = 0;
@@ -546,7 +547,7 @@ impl SecondaryIndexKind for MvPbt {
         idx: &Arc<SecondaryIndex>,
         lo: &Bound<EncodedKey>,
         hi: &Bound<EncodedKey>,
-        mode: ScanMode,
+        mode: ScanMode<'_>,
         mut f: impl FnMut(&[u8]),
     ) -> Option<usize> {
         if mode.rw {
@@ -561,6 +562,17 @@ impl SecondaryIndexKind for MvPbt {
             }
         }
         Some(n)
+    }
+
+    fn batch(
+        idx: &SecondaryIndex,
+        lo: &Bound<EncodedKey>,
+        hi: &Bound<EncodedKey>,
+        from_high: bool,
+        max: usize,
+        out: &mut std::collections::VecDeque<Box<[u8]>>,
+    ) -> Option<(Bound<EncodedKey>, Bound<EncodedKey>)> {
+        batch::batch(idx, lo, hi, from_high, max, out)
     }
 
     /// An identity with another transaction's matter in the range that
@@ -1004,10 +1016,7 @@ mod tests {
                 let hi = Bound::Excluded(EncodedKey::Bytes(
                     prefix_end(&ident(1, 0)[..9]).unwrap().into(),
                 ));
-                let mode = ScanMode {
-                    rw: false,
-                    record: false,
-                };
+                let mode = ScanMode::new(false, false);
                 let _pin = epoch::pin();
                 let mut rows = Vec::new();
                 let mut cx = Counting::<crate::cc::ssn::SiSsn> {

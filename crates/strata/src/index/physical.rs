@@ -41,6 +41,7 @@ use crate::storage::{self, PrunePlan};
 use crate::tid::{Status, TidTable};
 use crate::value::Value;
 use crossbeam_epoch::Guard;
+use std::collections::VecDeque;
 use std::ops::{Bound, ControlFlow};
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
@@ -164,7 +165,7 @@ impl SecondaryIndexKind for Physical {
         idx: &Arc<SecondaryIndex>,
         lo: &Bound<EncodedKey>,
         hi: &Bound<EncodedKey>,
-        mode: ScanMode,
+        mode: ScanMode<'_>,
         mut f: impl FnMut(&[Value]) -> ControlFlow<()>,
     ) -> Result<Scanned> {
         let mut reads = ScanReads::new(mode);
@@ -228,6 +229,17 @@ impl SecondaryIndexKind for Physical {
             sec: reads.finish(t, idx, lo, hi, stopped_at.as_deref()),
             stopped_at,
         })
+    }
+
+    fn batch(
+        idx: &SecondaryIndex,
+        lo: &Bound<EncodedKey>,
+        hi: &Bound<EncodedKey>,
+        from_high: bool,
+        max: usize,
+        out: &mut VecDeque<Box<[u8]>>,
+    ) -> Option<(Bound<EncodedKey>, Bound<EncodedKey>)> {
+        common::batch::<Self>(idx, lo, hi, from_high, max, out)
     }
 
     fn validate(

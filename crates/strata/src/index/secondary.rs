@@ -177,15 +177,15 @@ impl SecondaryIndex {
         hi: &Bound<EncodedKey>,
         guard: &'g Guard,
     ) -> super::btree::Iter<'g> {
-        fn b(x: &Bound<EncodedKey>) -> Bound<TreeKey<'_>> {
-            match x {
-                Bound::Included(EncodedKey::Bytes(k)) => Bound::Included(TreeKey::Bytes(k)),
-                Bound::Excluded(EncodedKey::Bytes(k)) => Bound::Excluded(TreeKey::Bytes(k)),
-                _ => Bound::Unbounded,
-            }
-        }
-        let (lo, hi) = (b(lo), b(hi));
+        let (lo, hi) = (tree_bound(lo), tree_bound(hi));
         self.tree.tree.iter(lo.as_ref(), hi.as_ref(), guard)
+    }
+
+    /// The lower fence of the leaf holding the entries just below `hi`
+    /// ([`BTree::fence_below`]): a walk from the high end steps leftwards
+    /// with it.
+    pub fn fence_below(&self, hi: &Bound<EncodedKey>, guard: &Guard) -> Option<EncodedKey> {
+        self.tree.tree.fence_below(tree_bound(hi).as_ref(), guard)
     }
 
     /// Entries whose index key is exactly `ikey` (encoded).
@@ -214,6 +214,15 @@ impl SecondaryIndex {
             bytes += (40 + 16 + k.len()) as u64;
         }
         (n, bytes)
+    }
+}
+
+/// A byte bound as the entries' tree takes it.
+fn tree_bound(x: &Bound<EncodedKey>) -> Bound<TreeKey<'_>> {
+    match x {
+        Bound::Included(EncodedKey::Bytes(k)) => Bound::Included(TreeKey::Bytes(k)),
+        Bound::Excluded(EncodedKey::Bytes(k)) => Bound::Excluded(TreeKey::Bytes(k)),
+        _ => Bound::Unbounded,
     }
 }
 

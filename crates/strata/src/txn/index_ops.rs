@@ -80,6 +80,59 @@ impl<P: Cc> IndexTxn for Through<'_, P> {
     }
 }
 
+/// A read-only snapshot's transaction as index code sees it, by `&`
+/// ([`crate::Snapshot`]'s index reads): every read is a snapshot read
+/// (`visible_to_snapshot`), and nothing of the transaction is written.
+/// Index reads of a snapshot never write entries; the empty list of them
+/// is this view's own.
+pub(crate) struct SnapshotReads<'a> {
+    tx: &'a Transaction,
+    none: SecWrites,
+}
+
+impl<'a> SnapshotReads<'a> {
+    pub(crate) fn new(tx: &'a Transaction) -> Self {
+        debug_assert!(tx.read_only, "a snapshot is a read-only transaction");
+        SnapshotReads {
+            tx,
+            none: SecWrites::new(),
+        }
+    }
+}
+
+impl IndexTxn for SnapshotReads<'_> {
+    // (Asked only by a write's unique check; a snapshot writes nothing.)
+    const NEWER_THAN_SNAPSHOT: Option<ConflictKind> = None;
+
+    fn tid(&self) -> u64 {
+        self.tx.tid
+    }
+    fn snapshot_ts(&self) -> u64 {
+        self.tx.ts
+    }
+    fn tids(&self) -> &TidTable {
+        &self.tx.db.tids
+    }
+    fn is_own(&self, v: *mut Version) -> bool {
+        crate::cc::Txn::is_own(self.tx, v)
+    }
+    fn sec_writes(&mut self) -> &mut SecWrites {
+        &mut self.none
+    }
+    fn read_row(&mut self, t: &TableInner, tuple: u64) -> Result<*mut Version> {
+        self.tx.visible_to_snapshot(t, tuple)
+    }
+    fn check_insert(&self, _: &AtomicU64) -> Result<(), ConflictKind> {
+        Ok(())
+    }
+    fn snapshots(&self) -> Snapshots {
+        crate::gc::Engine::snapshots(&*self.tx.db)
+    }
+    fn horizon(&self) -> u64 {
+        self.tx.db.horizon.load(SeqCst)
+    }
+}
+
 impl Transaction {
     /// Adds the secondary entries a new version of `tuple` with row `new`
     /// needs, and checks unique indexes. Called while we hold the row's
@@ -237,6 +290,12 @@ impl Transaction {
         with_cc!(self.db.protocol, P => self.index_scan_as::<P>(idx, range, f))
     }
 
+    /// How many rows [`Transaction::index_scan`] would return, without
+    /// copying any (its predicate covers the whole range).
+    pub fn index_count(&mut self, idx: &Index, range: impl RangeBounds<Key>) -> Result<usize> {
+        self.index_scan_while(idx, range, |_| ControlFlow::Continue(()))
+    }
+
     /// A covering scan: for each row [`Transaction::index_scan`] would
     /// return, the index's columns followed by the primary-key columns, in
     /// the same order. An MV-PBT index (`IndexKind::MvPbt`) answers a
@@ -261,10 +320,7 @@ impl Transaction {
         let mut out = Vec::new();
         if self.read_only {
             let _guard = epoch::pin();
-            let mode = ScanMode {
-                rw: false,
-                record: false,
-            };
+            let mode = ScanMode::new(false, false);
             let answered =
                 index::scan_keys(&mut Through::<P>::new(self), si, &lo, &hi, mode, |k| {
                     out.push(decode_values(k))
@@ -283,7 +339,7 @@ impl Transaction {
     }
 
     /// Checks a scan of `idx` and returns its byte bounds.
-    fn index_bounds(
+    pub(super) fn index_bounds(
         &self,
         idx: &Index,
         range: &impl RangeBounds<Key>,
@@ -328,10 +384,7 @@ impl Transaction {
         if rw {
             P::before_scan(self, &si.predicate_read_ts);
         }
-        let mode = ScanMode {
-            rw,
-            record: rw && P::VALIDATES_SCANS,
-        };
+        let mode = ScanMode::new(rw, rw && P::VALIDATES_SCANS);
         // The caller's `f` is timed apart (`breakdown`): the scan's own
         // time is the index's, less the rows read inside it.
         let (bd, slot) = (

@@ -72,15 +72,13 @@
 //! not return, or end the step with that read's conflict: an extra read,
 //! conservative, never a missed conflict.
 //!
-//! Secondary indexes ([`Transaction::index_range`]) are not lazy yet: the
-//! whole range is read on the call, as [`Transaction::index_scan`] reads it,
-//! and the iterator walks the rows from either end.
+//! Secondary indexes have their own lazy range ([`Transaction::index_range`],
+//! `index_iter.rs`), which walks identities rather than keys and shares
+//! [`Source`] with this one.
 
 use super::*;
 use crate::index::primary::PrimaryIndex;
-use crate::table::Index;
 use std::collections::VecDeque;
-use std::marker::PhantomData;
 
 /// Entries fetched from the low end per step (about two leaves).
 const FRONT_BATCH: usize = 64;
@@ -139,7 +137,7 @@ pub(super) enum Source<'t> {
 }
 
 impl Source<'_> {
-    fn txn(&self) -> &Transaction {
+    pub(super) fn txn(&self) -> &Transaction {
         match self {
             Source::Txn(t) => t,
             Source::Snapshot(t) => t,
@@ -213,25 +211,6 @@ impl Transaction {
     pub fn count(&mut self, t: &Table, range: impl RangeBounds<Key>) -> Result<usize> {
         let rows: Range<'_, ()> = Range::new(Source::Txn(self), t, &range, |_, _| ())?;
         rows.sum_ok()
-    }
-
-    /// The rows [`Transaction::index_scan`] returns, as a double-ended
-    /// iterator (index-key order; `.rev()` from the end).
-    ///
-    /// Not lazy yet: the call reads the whole range (its predicate covers
-    /// all of it, whatever the caller takes), and the iterator hands out
-    /// the rows it read. Each secondary index kind decides visibility its
-    /// own way over its whole range (MV-PBT from its records before any
-    /// row), which a resumable walk would have to split.
-    pub fn index_range<'t>(
-        &'t mut self,
-        idx: &Index,
-        range: impl RangeBounds<Key>,
-    ) -> Result<IndexRange<'t>> {
-        Ok(IndexRange {
-            rows: self.index_scan(idx, range)?.into(),
-            _txn: PhantomData,
-        })
     }
 }
 
@@ -500,30 +479,3 @@ impl<T> DoubleEndedIterator for Range<'_, T> {
 }
 
 impl<T> std::iter::FusedIterator for Range<'_, T> {}
-
-/// The rows of a secondary-index range ([`Transaction::index_range`]), read
-/// when it was made.
-pub struct IndexRange<'t> {
-    rows: VecDeque<Row>,
-    _txn: PhantomData<&'t mut Transaction>,
-}
-
-impl Iterator for IndexRange<'_> {
-    type Item = Result<Row>;
-
-    fn next(&mut self) -> Option<Result<Row>> {
-        self.rows.pop_front().map(Ok)
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.rows.len(), Some(self.rows.len()))
-    }
-}
-
-impl DoubleEndedIterator for IndexRange<'_> {
-    fn next_back(&mut self) -> Option<Result<Row>> {
-        self.rows.pop_back().map(Ok)
-    }
-}
-
-impl ExactSizeIterator for IndexRange<'_> {}

@@ -21,6 +21,7 @@
 //! (unknown column, duplicate key, ...) leave it open and unchanged.
 
 mod db_inner;
+mod index_iter;
 pub(crate) mod index_ops;
 mod iter;
 mod memory;
@@ -29,7 +30,8 @@ mod reads;
 mod scans;
 mod snapshot;
 
-pub use iter::{IndexRange, Range};
+pub use index_iter::IndexRange;
+pub use iter::Range;
 pub use snapshot::Snapshot;
 
 /// Runs `$e` as a timed region of component `$c` (`crate::breakdown`).

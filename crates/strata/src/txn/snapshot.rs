@@ -22,13 +22,20 @@
 //! only the fields `begin` set), which is what makes `Sync` sound; the
 //! memory they read is kept alive by the registered snapshot (GC never
 //! frees a version a registered snapshot can see) and by each read's epoch
-//! pin. Secondary-index reads are not offered by `&` (their scans run
-//! through the transaction's `IndexTxn` side, which takes `&mut`): each
-//! thread takes a [`Snapshot::reader`] for those, a read-only transaction
-//! registered at the snapshot's timestamp, so all of them read one state.
+//! pin. Secondary-index reads go to the index kinds through
+//! `index_ops::SnapshotReads`, an `IndexTxn` over `&Transaction` whose row
+//! reads are snapshot reads and which writes nothing of the transaction
+//! (a read-only transaction's index scans already did no protocol work).
+//! What a `Snapshot` does not offer (projections), a thread reads through
+//! a [`Snapshot::reader`], a read-only transaction registered at the
+//! snapshot's timestamp, so all of them read one state.
 
+use super::index_iter::IndexRange;
+use super::index_ops::SnapshotReads;
 use super::iter::{Range, Source};
 use super::*;
+use crate::index::{self, ScanMode};
+use crate::table::Index;
 
 /// A read-only snapshot of the database that threads share: `Send + Sync`,
 /// every read through `&self`. It sees the state of the moment it was
@@ -62,13 +69,15 @@ pub struct Snapshot {
 
 // SAFETY: `Snapshot` hands out no `&mut Transaction` and no method that
 // takes one: its reads (below, and its ranges: `iter::Source::Snapshot`,
-// which hold `&Transaction`) take `&self` and read only
+// which hold `&Transaction`; its index reads: `SnapshotReads`, which holds
+// `&Transaction` and an empty list of its own) take `&self` and read only
 // fields fixed at `begin` (`db`, `ts`, `tid`, `active`, `read_only`); the
 // tables and versions they reach are shared, immutable or atomic, and kept
 // alive by the registered snapshot and each read's pin. The transaction is
 // `Send` (see its impl); sharing `&Snapshot` therefore shares only reads.
 // (`tests/snapshot.rs` reads one snapshot from several threads while
-// writers change every row it reads.)
+// writers change every row it reads; `tests/index_iterator.rs` does the
+// same through every index kind.)
 unsafe impl Sync for Snapshot {}
 
 impl Snapshot {
@@ -186,9 +195,94 @@ impl Snapshot {
         )
     }
 
+    /// The rows whose index key lies in `range`, in index-key order (ties
+    /// by primary key), as of the snapshot: [`Transaction::index_scan`],
+    /// by `&`.
+    pub fn index_scan(&self, idx: &Index, range: impl RangeBounds<Key>) -> Result<Vec<Row>> {
+        let mut out = Vec::new();
+        self.index_scan_while(idx, range, |r| {
+            out.push(r.to_vec());
+            ControlFlow::Continue(())
+        })?;
+        Ok(out)
+    }
+
+    /// The rows whose index key equals `key` (a full or prefix key).
+    pub fn index_get(&self, idx: &Index, key: &Key) -> Result<Vec<Row>> {
+        self.index_scan(idx, (Bound::Included(key), Bound::Included(key)))
+    }
+
+    /// How many rows [`Snapshot::index_scan`] would return (none copied).
+    pub fn index_count(&self, idx: &Index, range: impl RangeBounds<Key>) -> Result<usize> {
+        self.index_scan_while(idx, range, |_| ControlFlow::Continue(()))
+    }
+
+    /// Calls `f` on the rows of an index range in index-key order, without
+    /// copying, until it returns `Break`. Returns how many rows it was
+    /// called on.
+    pub fn index_scan_while(
+        &self,
+        idx: &Index,
+        range: impl RangeBounds<Key>,
+        f: impl FnMut(&[Value]) -> ControlFlow<()>,
+    ) -> Result<usize> {
+        let tx = &self.txn;
+        let (lo, hi) = tx.index_bounds(idx, &range)?;
+        let mode = ScanMode::new(false, false);
+        let mut cx = SnapshotReads::new(tx);
+        // The kinds read under the caller's pin (MV-PBT pins none itself).
+        let _guard = epoch::pin();
+        let scanned = index::scan(&mut cx, &idx.table.inner, &idx.inner, &lo, &hi, mode, f)?;
+        Ok(scanned.rows)
+    }
+
+    /// The rows of an index range lazily, in index-key order, from either
+    /// end: [`Transaction::index_range`], by `&` (no predicate is
+    /// recorded).
+    ///
+    /// ```
+    /// use strata::{key, row, Database, Options, Schema, Type, Unique, Value};
+    ///
+    /// let db = Database::open(Options::default())?;
+    /// let t = db.create_table(
+    ///     Schema::new("t").column("k", Type::Int).column("v", Type::Int).primary_key(&["k"]),
+    /// )?;
+    /// let by_v = db.create_index("by_v", &t, &["v"], Unique::No)?;
+    /// db.run(|tx| (0..6).try_for_each(|k| tx.insert(&t, row![k, k % 3])))?;
+    /// let snap = db.snapshot()?;
+    /// db.run(|tx| tx.update(&t, &key![0], &[("v", Value::Int(2))]))?;
+    /// std::thread::scope(|s| {
+    ///     // Two threads read the snapshot by `&`: row 0 still has v = 0.
+    ///     s.spawn(|| assert_eq!(snap.index_get(&by_v, &key![0]).unwrap().len(), 2));
+    ///     s.spawn(|| {
+    ///         let last = snap.index_range(&by_v, ..).unwrap().next_back().unwrap().unwrap();
+    ///         assert_eq!(last, row![5, 2]);
+    ///     });
+    /// });
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    pub fn index_range<'s>(
+        &'s self,
+        idx: &Index,
+        range: impl RangeBounds<Key>,
+    ) -> Result<IndexRange<'s, Row>> {
+        IndexRange::new(Source::Snapshot(&self.txn), idx, &range, |_, r| r.to_vec())
+    }
+
+    /// [`Snapshot::index_range`]'s primary keys alone.
+    pub fn index_range_keys<'s>(
+        &'s self,
+        idx: &Index,
+        range: impl RangeBounds<Key>,
+    ) -> Result<IndexRange<'s, Key>> {
+        IndexRange::new(Source::Snapshot(&self.txn), idx, &range, |t, r| {
+            t.schema.key_of(r)
+        })
+    }
+
     /// A read-only transaction at this snapshot's timestamp, for one
-    /// thread's reads a `Snapshot` does not offer (secondary-index scans,
-    /// projections): every reader of one snapshot sees exactly its state.
+    /// thread's reads a `Snapshot` does not offer (projections, covering
+    /// index scans): every reader of one snapshot sees exactly its state.
     /// It holds a transaction slot of its own and keeps that state from GC
     /// while it lives, after the snapshot is dropped too.
     ///

@@ -182,6 +182,16 @@ impl Active {
             .map(move |(k, v)| (k, unsafe { borrow(v, guard) }))
     }
 
+    /// The lower fence of the leaf holding the records just below `hi`
+    /// (`BTree::fence_below`): where a batch from the high end may start.
+    pub(super) fn fence_below(&self, hi: Bound<&[u8]>, guard: &Guard) -> Option<Box<[u8]>> {
+        let hi = hi.map(Key::Bytes);
+        match self.tree.fence_below(hi.as_ref(), guard)? {
+            crate::index::key::EncodedKey::Bytes(b) => Some(Box::from(&b[..])),
+            crate::index::key::EncodedKey::U64(_) => None, // a byte tree
+        }
+    }
+
     /// Records held (walks the leaves: for statistics).
     pub(super) fn len(&self) -> usize {
         self.tree.len()
