@@ -740,14 +740,15 @@ fn print_summary(s: &Summary) {
         );
         for sp in &m.memory_spaces {
             println!(
-                "space {:<3} {} B reserved ({} chunks)  {} B in use  {} free slots  {} allocations ({} records)",
+                "space {:<3} {} B reserved ({} chunks)  {} B in use  {} free slots  {} allocations ({} records)  {} waited for the lock",
                 sp.space,
                 sp.bytes_reserved,
                 sp.chunks,
                 sp.bytes_in_use,
                 sp.free_slots,
                 sp.allocations,
-                sp.record_allocations
+                sp.record_allocations,
+                sp.contended
             );
         }
     }

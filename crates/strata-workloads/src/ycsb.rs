@@ -631,6 +631,8 @@ pub struct SpaceMemory {
     /// Of `allocations`, records (time-travel copies, deltas).
     pub record_allocations: u64,
     pub large_allocations: u64,
+    /// Allocations and frees that waited for the space's lock.
+    pub contended: u64,
 }
 
 impl Memory {
@@ -662,6 +664,7 @@ impl Memory {
                     allocations: s.allocations,
                     record_allocations: s.record_allocations,
                     large_allocations: s.large_allocations,
+                    contended: s.contended,
                 })
                 .collect(),
             storage_allocations: st.storage_allocations,

@@ -4,8 +4,8 @@
 //!   figure = sweep of one parameter (x)  ×  series (settings per line)
 //!            over a base configuration, plotting one metric per panel (y)
 //!
-//!   for s in series: for x in xs: for trial: open a fresh database
-//!                                  (s's options), load, run, record a row
+//!   for trial: for s in series: for x in xs (every other trial backwards):
+//!       open a fresh database (s's options), load, run, record a row
 //!   ──> <out>/<figure>.csv, one PNG per panel; the measured points go back
 //!       to `reproduce` for the claims
 //! ```
@@ -574,63 +574,77 @@ impl Prepared for Plan {
         let mut measured = Measured::default();
         let total = self.series.len() * self.xs.len() * self.trials;
         let mut done = 0;
-        'series: for s in &self.series {
-            for &x in self.xs {
+        // Trials are the outer loop, and every other round runs the points
+        // backwards: this VM (and any shared machine) drifts between
+        // speed modes that last tens of seconds, and a point whose trials
+        // ran back to back could land all of them in one mode. Spread
+        // over the whole figure, a mode hits every point alike.
+        let cells: Vec<(&Series, f64)> = (self.series.iter().copied())
+            .flat_map(|s| self.xs.iter().map(move |&x| (s, x)))
+            .collect();
+        let mut results: Vec<Vec<(usize, Ran)>> = cells.iter().map(|_| Vec::new()).collect();
+        'trials: for trial in 0..self.trials {
+            let order: Vec<usize> = if trial % 2 == 0 {
+                (0..cells.len()).collect()
+            } else {
+                (0..cells.len()).rev().collect()
+            };
+            for c in order {
+                let (s, x) = cells[c];
                 let p = sw.point_at(s, x, a, self.records);
-                let mut trials = Vec::new();
-                for trial in 0..self.trials {
-                    done += 1;
-                    eprintln!(
-                        "[{done}/{total}] {name}: {} {} = {x}{}",
-                        s.label,
-                        sw.axis.name(),
-                        if self.trials > 1 {
-                            format!(", trial {}", trial + 1)
-                        } else {
-                            String::new()
-                        }
-                    );
-                    let r = match run_point(sw, &p, &self.driver, a.paper_scale) {
-                        Ok(r) => r,
-                        Err(WorkloadError::Config(m)) | Err(WorkloadError::NotImplemented(m)) => {
-                            return Err(FigureError::Usage(UsageError(m)))
-                        }
-                        Err(e @ WorkloadError::NotCompiled { .. }) => {
-                            return Err(FigureError::Usage(UsageError(e.to_string())))
-                        }
-                        Err(e) => {
-                            return Err(FigureError::Failed(format!(
-                                "{name}, {} at x = {x}: {e}",
-                                s.label
-                            )))
-                        }
-                    };
-                    rows.push(Row::new(fig, sw, s.label, x, trial + 1, p.ycsb.threads, &r));
-                    trials.push(r);
-                    if strata_workloads::driver::interrupted() {
-                        break;
-                    }
-                }
-                // Each trial on its own: the claims are judged per trial.
-                for r in &trials {
-                    if sw.axis == Axis::Time {
-                        for p in &r.report.run.series {
-                            let values = vec![
-                                (Metric::Throughput, p.committed_per_s),
-                                (Metric::NewBytesPerTxn, p.new_bytes_per_txn),
-                            ];
-                            measured.push(s.label, p.t_s, values);
-                        }
+                done += 1;
+                eprintln!(
+                    "[{done}/{total}] {name}: {} {} = {x}{}",
+                    s.label,
+                    sw.axis.name(),
+                    if self.trials > 1 {
+                        format!(", trial {}", trial + 1)
                     } else {
-                        let values = (sw.metrics(fig).into_iter())
-                            .map(|m| (m, value(m, r)))
-                            .collect();
-                        measured.push(s.label, x, values);
+                        String::new()
                     }
-                }
+                );
+                let r = match run_point(sw, &p, &self.driver, a.paper_scale) {
+                    Ok(r) => r,
+                    Err(WorkloadError::Config(m)) | Err(WorkloadError::NotImplemented(m)) => {
+                        return Err(FigureError::Usage(UsageError(m)))
+                    }
+                    Err(e @ WorkloadError::NotCompiled { .. }) => {
+                        return Err(FigureError::Usage(UsageError(e.to_string())))
+                    }
+                    Err(e) => {
+                        return Err(FigureError::Failed(format!(
+                            "{name}, {} at x = {x}: {e}",
+                            s.label
+                        )))
+                    }
+                };
+                results[c].push((trial, r));
                 if strata_workloads::driver::interrupted() {
                     // Ctrl-C: the points run so far, written and plotted.
-                    break 'series;
+                    break 'trials;
+                }
+            }
+        }
+        for (&(s, x), trials) in cells.iter().zip(&results) {
+            let threads = sw.point_at(s, x, a, self.records).ycsb.threads;
+            for (trial, r) in trials {
+                rows.push(Row::new(fig, sw, s.label, x, trial + 1, threads, r));
+            }
+            // Each trial on its own: the claims are judged per trial.
+            for (_, r) in trials {
+                if sw.axis == Axis::Time {
+                    for p in &r.report.run.series {
+                        let values = vec![
+                            (Metric::Throughput, p.committed_per_s),
+                            (Metric::NewBytesPerTxn, p.new_bytes_per_txn),
+                        ];
+                        measured.push(s.label, p.t_s, values);
+                    }
+                } else {
+                    let values = (sw.metrics(fig).into_iter())
+                        .map(|m| (m, value(m, r)))
+                        .collect();
+                    measured.push(s.label, x, values);
                 }
             }
         }
