@@ -144,6 +144,9 @@ struct Summary {
     /// the summary is the median run's).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     runs_committed_per_s: Vec<f64>,
+    /// `--shared-writes` (the counting build).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shared_writes: Option<crate::shared_writes::SharedWrites>,
 }
 
 /// One transaction type's figures.
@@ -308,6 +311,9 @@ impl Observer for LogObserver {
 pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
     let cfg = config(a);
     cfg.validate().map_err(usage)?;
+    if a.extra.shared_writes {
+        crate::shared_writes::check_enabled()?;
+    }
     if !(a.duration > 0.0 && a.duration.is_finite()) {
         return Err(UsageError(format!(
             "--duration must be a positive number of seconds, got {}",
@@ -403,7 +409,18 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
             at_run: None,
             announce: !quiet,
         };
-        let r = match ycsb::run(engine.as_ref(), &cfg, &driver, &mut observer) {
+        let mut counting = None;
+        let observing: &mut dyn strata_workloads::driver::Observer =
+            match (&strata_db, a.extra.shared_writes) {
+                (Some(db), true) => counting.insert(crate::shared_writes::Counting::new(
+                    &mut observer,
+                    db.clone(),
+                )),
+                _ => &mut observer,
+            };
+        let run = ycsb::run(engine.as_ref(), &cfg, &driver, observing);
+        let shared_writes = counting.and_then(|c| c.result);
+        let r = match run {
             Ok(r) => r,
             Err(WorkloadError::Config(m)) | Err(WorkloadError::NotImplemented(m)) => {
                 return Err(UsageError(m))
@@ -494,6 +511,7 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
             series: r.run.series.clone(),
             ab: r.run.ab.clone(),
             runs_committed_per_s: Vec::new(),
+            shared_writes,
         });
         drop(engine);
     }
@@ -757,5 +775,8 @@ fn print_summary(s: &Summary) {
             "log       durability {}  {:.1} bytes/txn  {:.1} txns/fsync  {} checkpoints",
             s.durability, l.bytes_per_txn, l.txns_per_fsync, l.checkpoints
         );
+    }
+    if let Some(sw) = &s.shared_writes {
+        sw.print();
     }
 }

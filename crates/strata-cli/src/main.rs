@@ -15,6 +15,7 @@ mod presets;
 mod progress;
 mod read_mostly_cmd;
 mod reproduce;
+mod shared_writes;
 mod tpcc_cmd;
 mod ycsb_args;
 mod ycsb_core_cmd;

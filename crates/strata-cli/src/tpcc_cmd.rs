@@ -141,6 +141,11 @@ pub struct TpccArgs {
     /// Print one JSON object instead of the summary.
     #[arg(long)]
     pub json: bool,
+    /// Count the writes to cache lines two or more threads wrote, per
+    /// committed transaction and call site, over the measured window (the
+    /// counting build only: `RUSTFLAGS="--cfg strata_count"`).
+    #[arg(long)]
+    pub shared_writes: bool,
     /// Print CSV (a header and one row per transaction type) instead.
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,
@@ -157,6 +162,8 @@ struct Summary<'a> {
     durability: &'static str,
     log_granularity: &'static str,
     huge_pages: HugePages,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shared_writes: Option<crate::shared_writes::SharedWrites>,
     #[serde(flatten)]
     report: &'a TpccReport,
 }
@@ -178,6 +185,9 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         index_kind: a.index,
     };
     cfg.validate().map_err(|e| UsageError(e.to_string()))?;
+    if a.shared_writes {
+        crate::shared_writes::check_enabled()?;
+    }
     if !(a.duration > 0.0 && a.duration.is_finite()) {
         return Err(UsageError(format!(
             "--duration must be a positive number of seconds, got {}",
@@ -225,13 +235,16 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         huge_pages,
         ab_interval: None,
     };
-    let Some(r) = crate::workload_outcome(tpcc::run(
-        db,
-        &cfg,
-        &driver,
-        &mut BarObserver::new(a.json || a.csv),
-    ))?
-    else {
+    let mut bar = BarObserver::new(a.json || a.csv);
+    let mut counting = None;
+    let observing: &mut dyn strata_workloads::driver::Observer = if a.shared_writes {
+        counting.insert(crate::shared_writes::Counting::new(&mut bar, db.clone()))
+    } else {
+        &mut bar
+    };
+    let run = tpcc::run(db, &cfg, &driver, observing);
+    let shared_writes = counting.and_then(|c| c.result);
+    let Some(r) = crate::workload_outcome(run)? else {
         return Ok(ExitCode::FAILURE);
     };
     if let Some(path) = &a.series {
@@ -255,6 +268,7 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
             },
             log_granularity: a.log_granularity.name(),
             huge_pages,
+            shared_writes: shared_writes.clone(),
             report: &r,
         };
         println!(
@@ -387,6 +401,9 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         "consistency conditions 1-4 hold: {} warehouses, {} districts, {} orders, {} new orders, {} order lines",
         c.warehouses_checked, c.districts_checked, c.orders, c.new_orders, c.order_lines
     );
+    if let Some(sw) = &shared_writes {
+        sw.print();
+    }
     Ok(ExitCode::SUCCESS)
 }
 

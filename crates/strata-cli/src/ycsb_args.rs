@@ -100,6 +100,11 @@ pub struct YcsbExtra {
     /// touches first) or `off` (none).
     #[arg(long, value_name = "POLICY", value_parser = parse_huge_pages)]
     pub huge_pages: Option<strata_workloads::huge_pages::HugePages>,
+    /// Count the writes to cache lines two or more threads wrote, per
+    /// committed transaction and call site, over the measured window (the
+    /// counting build only: `RUSTFLAGS="--cfg strata_count"`).
+    #[arg(long)]
+    pub shared_writes: bool,
 }
 
 /// Parses a `--huge-pages` policy.

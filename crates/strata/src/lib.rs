@@ -141,6 +141,32 @@ pub mod internals {
 /// take a reading before and after the work to measure and subtract
 /// ([`StorageMeter::since`]). `Stats` has the per-database sums.
 pub use storage::meter::{this_thread as storage_meter, Meter as StorageMeter};
+
+/// Writes to cache lines more than one thread wrote, by call site: the
+/// counting build's measurement (`RUSTFLAGS="--cfg strata_count"`, see
+/// `sync::counting`; `strata bench ycsb|tpcc --shared-writes`). In every
+/// other build [`shared_writes::ENABLED`] is false and nothing is counted.
+pub mod shared_writes {
+    /// Whether this is the counting build.
+    pub const ENABLED: bool = cfg!(strata_count);
+
+    #[cfg(strata_count)]
+    pub use crate::sync::counting::{report, reset};
+    pub use crate::sync::SiteWrites;
+
+    /// Starts a new window (nothing outside the counting build).
+    #[cfg(not(strata_count))]
+    pub fn reset() {}
+
+    /// The window's writes by site (empty outside the counting build).
+    #[cfg(not(strata_count))]
+    pub fn report() -> Vec<SiteWrites> {
+        Vec::new()
+    }
+}
+
+#[cfg(all(strata_model, strata_count))]
+compile_error!("the model build and the counting build are separate: set one cfg");
 /// Memory spaces not yet released in the whole process (a space outlives
 /// its database while epoch-deferred frees still hold slots of it): tests
 /// check with it that every version and record slot is freed.

@@ -7,7 +7,8 @@
 //! slots.
 
 use crate::error::ConflictKind;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use crate::sync::counted::AtomicU64;
+use std::sync::atomic::Ordering::Relaxed;
 
 /// One transaction slot's commit and abort counts (see the module doc).
 #[derive(Default)]
@@ -32,6 +33,7 @@ fn bump(c: &AtomicU64) {
 }
 
 /// Adds `n`, as [`bump`].
+#[track_caller]
 fn add(c: &AtomicU64, n: u64) {
     c.store(c.load(Relaxed) + n, Relaxed);
 }

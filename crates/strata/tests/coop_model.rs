@@ -5,7 +5,7 @@
 //! (`gc::prune_row`: `slot.swap(null)`, then the whole chain from what the
 //! swap returned goes to limbo; done here by the test).
 //!
-//! Built with `--cfg strata_model` (see `src/sync.rs`): the slot and the
+//! Built with `--cfg strata_model` (see `src/sync/mod.rs`): the slot and the
 //! versions' chain pointers are shuttle's atomics, and `cooperate` logs
 //! what it retires (`sync::retire`) instead of freeing it. The invariant: every version is retired at most once, and
 //! versions still reachable from the slot never.

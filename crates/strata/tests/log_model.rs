@@ -2,7 +2,7 @@
 //! sleep/wake handshake, on the engine's own code (`log/buffer.rs`:
 //! `LogBuffer::{reserve, publish, drain, sleep, wake}`).
 //!
-//! Built with `--cfg strata_model` (see `src/sync.rs`), so the ring's
+//! Built with `--cfg strata_model` (see `src/sync/mod.rs`), so the ring's
 //! atomics and the doorbell's lock and condition variable are shuttle's,
 //! and a timed sleep waits untimed: a lost wake-up deadlocks the model
 //! instead of being hidden by the flusher's 5 ms backstop. Two writers

@@ -1,7 +1,7 @@
 //! Shuttle model checks of the engine's lock-free protocols, on the
 //! engine's own code.
 //!
-//! Built with `--cfg strata_model` (see `src/sync.rs`: the engine's TID
+//! Built with `--cfg strata_model` (see `src/sync/mod.rs`: the engine's TID
 //! table, clock, version headers, indirection slots, master seqlock, log
 //! buffer and COOP CAS then run on shuttle's atomics, so each of their
 //! steps is a scheduling point); `.ci/run` runs this file that way. Each

@@ -6,7 +6,7 @@
 //! holds the overwritten version's record, which the reader then reaches
 //! through that version's tagged record word.
 //!
-//! Built with `--cfg strata_model` (see `src/sync.rs`), so the master's
+//! Built with `--cfg strata_model` (see `src/sync/mod.rs`), so the master's
 //! atomics are shuttle's. One writer, holding the row (no other writer),
 //! installs versions 2 and 3 over version 1, one of them aborted (`undo`);
 //! readers read committed versions, the newest or an older one through its

@@ -2,7 +2,7 @@
 //! Fig. 9) on the engine's own code (`storage/siro.rs`: `RowState`, the
 //! per-row flag taken by test-and-set with footprints).
 //!
-//! Built with `--cfg strata_model` (see `src/sync.rs`), so the flag is
+//! Built with `--cfg strata_model` (see `src/sync/mod.rs`), so the flag is
 //! shuttle's atomic. A writer (vSORTER) relocates twice, one write after
 //! the other (its write lock keeps it the row's only writer); the row's
 //! collector cuts once (vCUTTER, racing the first or second write) and

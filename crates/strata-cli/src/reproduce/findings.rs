@@ -292,6 +292,15 @@ pub struct Measured {
 }
 
 impl Measured {
+    /// One trial's sample of a run over time, taken `t_s` seconds in: at
+    /// the whole second it was meant for. A sampler's seconds drift by a
+    /// few milliseconds from trial to trial; unrounded, each trial's
+    /// samples would be points of their own, and every claim over time
+    /// would pool the trials into one number instead of judging each.
+    pub fn push_sample(&mut self, series: &str, t_s: f64, values: Vec<(Metric, f64)>) {
+        self.push(series, t_s.round(), values)
+    }
+
     /// One trial's values at (series, x): the next trial of a point that
     /// is there already, else a new point after the series' others.
     pub fn push(&mut self, series: &str, x: f64, values: Vec<(Metric, f64)>) {

@@ -638,7 +638,7 @@ impl Prepared for Plan {
                             (Metric::Throughput, p.committed_per_s),
                             (Metric::NewBytesPerTxn, p.new_bytes_per_txn),
                         ];
-                        measured.push(s.label, p.t_s, values);
+                        measured.push_sample(s.label, p.t_s, values);
                     }
                 } else {
                     let values = (sw.metrics(fig).into_iter())

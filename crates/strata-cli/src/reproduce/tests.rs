@@ -544,6 +544,38 @@ fn mvpbt_12b_almost_constant_is_two_sided() {
     assert_eq!(Judged::new(constant, &m).verdict, Verdict::Differs);
 }
 
+/// A claim over time is judged per trial: three trials whose samples
+/// land a few milliseconds apart line up at their seconds (they once
+/// pooled into one "trial"), and a claim whose trials straddle its band
+/// is undecided.
+#[test]
+fn claims_over_time_are_judged_per_trial() {
+    let fig = registry::find("vdriver-fig13").unwrap();
+    let retains = fig
+        .claims
+        .iter()
+        .find(|c| c.claim.contains("retain transaction throughput") && c.check.is_ratio())
+        .unwrap();
+    let Check::Ratio { a, b, .. } = retains.check else {
+        panic!("a ratio");
+    };
+    let mut m = Measured::default();
+    // Trial 1: 1.0x, trial 2: 1.0x, trial 3: 0.5x (its LLT series slow).
+    for (trial, (llt, drift)) in [(100.0, 0.003), (100.0, -0.004), (50.0, 0.007)]
+        .into_iter()
+        .enumerate()
+    {
+        for t in 1..=10 {
+            let t = t as f64 + drift * (trial as f64 + 1.0);
+            m.push_sample(a, t, vec![(Metric::Throughput, llt)]);
+            m.push_sample(b, t, vec![(Metric::Throughput, 100.0)]);
+        }
+    }
+    assert_eq!(m.trials(), 3);
+    let j = Judged::new(retains, &m);
+    assert_eq!(j.verdict, Verdict::Undecided, "{}", j.line());
+}
+
 /// Three trials by default at the quick scale, five at the paper's.
 #[test]
 fn three_trials_by_default() {

@@ -408,6 +408,7 @@ impl Collector for DeadZone {
     #[inline]
     fn on_commit<'a>(&self, _cts: u64, _slot: usize, rows: impl Iterator<Item = Committed<'a>>) {
         let mut w = self.written.lock();
+        crate::sync::wrote(&*w);
         w.extend(rows.map(|r| (r.table.id, r.tuple)));
     }
 

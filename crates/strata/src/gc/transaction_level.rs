@@ -56,16 +56,14 @@ use super::{
     Snapshots,
 };
 use crate::storage;
+use crate::sync::counted::AtomicUsize;
 use crate::table::TableInner;
 use crossbeam_epoch as epoch;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
-use std::sync::atomic::{
-    AtomicUsize,
-    Ordering::{Relaxed, SeqCst},
-};
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -234,6 +232,7 @@ impl Collector for TransactionLevel {
             self.used.fetch_max(i + 1, SeqCst);
         }
         let mut shard = self.shards[i].lock();
+        crate::sync::wrote(&*shard);
         for r in rows {
             shard.push(Garbage {
                 cts,
@@ -305,12 +304,14 @@ impl TransactionLevel {
         may_remove: MayRemove<'_>,
         wait: bool,
     ) -> Option<u64> {
+        crate::sync::wrote(&common.running);
         let _running = if wait {
             common.running.lock()
         } else {
             common.running.try_lock()?
         };
         let mut scratch = self.scratch.lock();
+        crate::sync::wrote(&*scratch);
         let Scratch { ready, newest } = &mut *scratch;
         // (Empty unless a pass panicked: its entries are dropped, not
         // processed twice.)
@@ -318,7 +319,9 @@ impl TransactionLevel {
         let mut sources = 0;
         for shard in &self.shards[..self.used.load(SeqCst)] {
             let before = ready.len();
-            shard.lock().take_ready(horizon, ready);
+            let mut shard = shard.lock();
+            crate::sync::wrote(&*shard);
+            shard.take_ready(horizon, ready);
             sources += usize::from(ready.len() > before);
         }
         if sources > 1 {
@@ -351,6 +354,7 @@ impl TransactionLevel {
             });
         }
         let mut deferred = self.deferred.lock();
+        crate::sync::wrote(&*deferred);
         for g in ready.iter() {
             if !deferred.is_empty() {
                 // Superseded: this later write's cut covers the deferred

@@ -58,13 +58,11 @@
 //! under the shard's writer lock: an index write like an insert's, which
 //! every new entry point of an N2O chain costs.
 
+use crate::sync::counted::AtomicU64;
 use crossbeam_epoch::{self as epoch, Atomic, Owned};
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
-use std::sync::atomic::{
-    AtomicU64,
-    Ordering::{Acquire, Relaxed, Release},
-};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 const SHARD_BITS: u32 = 6;
 const SHARDS: usize = 1 << SHARD_BITS;

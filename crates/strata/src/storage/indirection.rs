@@ -25,9 +25,10 @@
 
 use super::version::Version;
 use crate::sync::atomic::AtomicPtr;
+use crate::sync::counted::{AtomicBool, AtomicU64};
 use parking_lot::Mutex;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 // Under the model a slot is a shuttle atomic (about 100 bytes, built per

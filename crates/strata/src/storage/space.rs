@@ -263,7 +263,9 @@ impl Space {
 
     /// The space's lock, counting a wait for it (`SpaceStats::contended`).
     #[inline]
+    #[track_caller]
     fn lock(&self) -> parking_lot::MutexGuard<'_, SpaceState> {
+        crate::sync::wrote(&self.state);
         if let Some(st) = self.state.try_lock() {
             return st;
         }

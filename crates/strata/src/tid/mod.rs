@@ -168,10 +168,28 @@ pub struct TidTable {
     high_water: AtomicUsize,
 }
 
-crate::sync::thread_local! {
-    /// The slot this thread claimed last (any table: it is only a hint).
-    static SLOT_HINT: Cell<usize> = const { Cell::new(usize::MAX) };
+/// The slot a thread claimed last (any table: it is only a hint). A
+/// thread that exits leaves it to the next new thread ([`ORPHANED`]).
+struct Hint(Cell<usize>);
+
+impl Drop for Hint {
+    fn drop(&mut self) {
+        #[cfg(not(strata_model))]
+        if self.0.get() != usize::MAX {
+            ORPHANED.lock().push(self.0.get());
+        }
+    }
 }
+
+crate::sync::thread_local! {
+    static SLOT_HINT: Hint = const { Hint(Cell::new(usize::MAX)) };
+}
+
+/// Slots whose thread has exited, for threads that have none yet. (Not
+/// under the model: its executions must not carry state from one to the
+/// next.)
+#[cfg(not(strata_model))]
+static ORPHANED: parking_lot::Mutex<Vec<usize>> = parking_lot::Mutex::new(Vec::new());
 
 impl TidTable {
     pub fn new(capacity: usize) -> Self {
@@ -215,14 +233,13 @@ impl TidTable {
     /// instruction on AMD): a third of a cached read-only transaction.
     pub fn acquire(&self, lower_bound: u64, rw: bool) -> Option<u64> {
         debug_assert!(lower_bound != u64::MAX, "MAX marks a free slot");
-        let hint = SLOT_HINT.with(Cell::get);
+        let hint = SLOT_HINT.with(|h| h.0.get());
         let idx = if hint < self.slots.len() && self.try_claim(hint, lower_bound) {
             hint
         } else {
-            // From slot 0, so the used prefix (and GC's scan) stays short.
-            (0..self.slots.len()).find(|&i| self.try_claim(i, lower_bound))?
+            self.claim_unowned(hint, lower_bound)?
         };
-        SLOT_HINT.with(|h| h.set(idx));
+        SLOT_HINT.with(|h| h.0.set(idx));
         if self.high_water.load(SeqCst) <= idx {
             self.high_water.fetch_max(idx + 1, SeqCst);
         }
@@ -241,6 +258,33 @@ impl TidTable {
         s.reads.clear();
         s.tid.store(tid, Release);
         Some(tid)
+    }
+
+    /// A slot for a thread without one here (or whose own is taken: a
+    /// second transaction open on it): one no running thread keeps as its
+    /// own, so that each thread stays on its slot's lines. An exited
+    /// thread's first, else the first never used, else any free one from
+    /// slot 0. (It once scanned from slot 0 only: a new thread took the
+    /// slot of another that was between transactions, the two then traded
+    /// slots, and every line of both slots, with their commit counts, was
+    /// written by both threads: eleven shared writes a commit in the
+    /// counting build, `sync::counting`.)
+    fn claim_unowned(&self, hint: usize, lower_bound: u64) -> Option<usize> {
+        #[cfg(not(strata_model))]
+        if hint == usize::MAX {
+            let orphan = ORPHANED.lock().pop();
+            if let Some(i) = orphan.filter(|&i| i < self.slots.len()) {
+                if self.try_claim(i, lower_bound) {
+                    return Some(i);
+                }
+            }
+        }
+        #[cfg(strata_model)]
+        let _ = hint;
+        let hw = self.high_water.load(SeqCst).min(self.slots.len());
+        (hw..self.slots.len())
+            .chain(0..hw)
+            .find(|&i| self.try_claim(i, lower_bound))
     }
 
     /// Claims slot `i` if it is free, registering `lower_bound`. SeqCst:

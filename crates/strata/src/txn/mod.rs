@@ -1189,7 +1189,11 @@ impl Transaction {
         self.post_commit::<P>(cts);
         let counts = self.db.tids.counts(self.tid);
         counts.commit(false);
-        if !self.writes.is_empty() {
+        // A commit that wrote nothing left no garbage: it runs no GC pass
+        // (a pass writes lines every thread shares, and a read-only commit
+        // should write none; `sync::counting`).
+        let wrote = !self.writes.is_empty();
+        if wrote {
             let allocated = counts.storage();
             self.hand_over_memory(allocated);
         }
@@ -1205,12 +1209,16 @@ impl Transaction {
             None => self.reader_ticket::<PIPELINED>(),
         };
         if !self.timing {
-            self.db.after_commit();
+            if wrote {
+                self.db.after_commit();
+            }
             return wait();
         }
         // After the slot is freed: charged detached (`breakdown`).
         let (bd, slot) = self.timing_on();
-        crate::breakdown::detached(bd, slot, Component::Gc, || self.db.after_commit());
+        if wrote {
+            crate::breakdown::detached(bd, slot, Component::Gc, || self.db.after_commit());
+        }
         if !self.logged {
             return wait();
         }

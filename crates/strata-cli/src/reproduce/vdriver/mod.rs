@@ -647,7 +647,7 @@ fn time_series(
     let series = if cfg.long_snapshots { e.llts } else { e.no_llt };
     let mib = |b: u64| b as f64 / (1 << 20) as f64;
     for x in &r.samples {
-        m.push(
+        m.push_sample(
             series,
             x.t_s,
             vec![

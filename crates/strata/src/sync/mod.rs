@@ -41,9 +41,53 @@
 //! shows it can fail. [`retire`] and [`logged`] mark steps whose effect a
 //! model observes through ghost logs instead (a free; a log record's place).
 
-#[cfg(not(strata_model))]
+#[cfg(not(any(strata_model, strata_count)))]
 pub mod atomic {
     pub use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+}
+
+/// The counting build (`--cfg strata_count`): the same names, counting
+/// every write by site and cache line (see [`counting`]).
+#[cfg(strata_count)]
+pub mod atomic {
+    pub use super::counting::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize};
+    pub use std::sync::atomic::{fence, Ordering};
+}
+
+/// Atomics that are no step of a protocol (statistics, collectors'
+/// bookkeeping) but are written on a commit path: `std`'s in every build
+/// except the counting one, which counts their writes too (the model
+/// build keeps them out of its schedules).
+pub mod counted {
+    #[cfg(strata_count)]
+    pub use super::counting::{AtomicBool, AtomicU64, AtomicUsize};
+    #[cfg(not(strata_count))]
+    pub use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+}
+
+#[cfg(strata_count)]
+pub mod counting;
+
+/// Notes a write to `p`'s cache line at the caller, for a write that is
+/// no atomic of [`atomic`] or [`counted`] (a lock taken): nothing outside
+/// the counting build.
+#[inline(always)]
+#[track_caller]
+pub fn wrote<T>(p: *const T) {
+    #[cfg(strata_count)]
+    counting::note(p as usize, std::panic::Location::caller());
+    #[cfg(not(strata_count))]
+    let _ = p;
+}
+
+/// One site's writes over a counting window (`counting::report`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteWrites {
+    /// `file:line` of the write.
+    pub site: String,
+    pub writes: u64,
+    /// Of `writes`, those to lines another thread wrote too.
+    pub shared: u64,
 }
 
 #[cfg(strata_model)]

@@ -1,0 +1,158 @@
+//! The shared-write budget (issue 42, item 2), in the counting build
+//! (`RUSTFLAGS="--cfg strata_count"`, `sync::counting`; `.ci/run` runs
+//! it): a read-only commit writes no cache line another thread writes,
+//! and a read-write commit writes one (the clock's fetch-and-add, ERMIA's
+//! single shared write) besides the rows it writes. Two threads work on
+//! keys of their own, so that no row line is shared by the workload
+//! itself; what is shared then is the engine's.
+#![cfg(strata_count)]
+
+use std::sync::Barrier;
+use strata::shared_writes::{report, reset, SiteWrites};
+use strata::{key, row, Database, GcPolicy, Options, Protocol, Schema, Table, Type, Value};
+
+const THREADS: i64 = 2;
+const KEYS: i64 = 64;
+const COMMITS: i64 = 2_000;
+
+/// Writes the budget allows: a written row's own lines (its versions,
+/// chain head, index entries, the protocol's stamps on them).
+fn is_row_site(site: &str) -> bool {
+    [
+        "/storage/",
+        "/index/",
+        "/cc/ssn.rs",
+        "/cc/ssi.rs",
+        "/cc/mvto.rs",
+        "/cc/mv2pl.rs",
+        "/txn/mod.rs",
+    ]
+    .iter()
+    .any(|d| site.contains(d))
+}
+
+fn table(db: &Database) -> Table {
+    let t = db
+        .create_table(
+            Schema::new("t")
+                .column("k", Type::Int)
+                .column("v", Type::Int)
+                .primary_key(&["k"]),
+        )
+        .unwrap();
+    db.run(|x| {
+        for k in 0..THREADS * KEYS {
+            x.insert(&t, row![k, 0])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    t
+}
+
+/// Runs `body(thread, i)` `COMMITS` times on each of two threads, after a
+/// warm-up round outside the window, and returns the window's writes.
+fn window(body: impl Fn(i64, i64) + Sync) -> Vec<SiteWrites> {
+    // The window is the process's: one test's window at a time.
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let warmed = Barrier::new(THREADS as usize + 1);
+    let go = Barrier::new(THREADS as usize + 1);
+    let done = Barrier::new(THREADS as usize + 1);
+    std::thread::scope(|s| {
+        for th in 0..THREADS {
+            let (body, warmed, go, done) = (&body, &warmed, &go, &done);
+            s.spawn(move || {
+                // Slots taken, caches filled.
+                for i in 0..100 {
+                    body(th, i);
+                }
+                warmed.wait();
+                go.wait();
+                for i in 0..COMMITS {
+                    body(th, i);
+                }
+                done.wait();
+            });
+        }
+        warmed.wait();
+        reset();
+        go.wait();
+        done.wait();
+        report()
+    })
+}
+
+fn shared(r: &[SiteWrites], keep: impl Fn(&str) -> bool) -> u64 {
+    r.iter().filter(|s| keep(&s.site)).map(|s| s.shared).sum()
+}
+
+fn sites(r: &[SiteWrites]) -> String {
+    let v: Vec<String> = (r.iter().filter(|s| s.shared > 0))
+        .map(|s| format!("{} {}", s.shared, s.site))
+        .collect();
+    v.join(", ")
+}
+
+fn options(p: Protocol) -> Options {
+    Options::default()
+        .protocol(p)
+        .gc_interval(None)
+        .gc(GcPolicy::TransactionLevel)
+}
+
+/// Begun READ ONLY, or begun read-write and writing nothing: no shared
+/// line (no GC pass either: a commit that wrote nothing leaves no
+/// garbage). MVTO's read-write begin draws a unique timestamp from the
+/// clock before it knows: the one a read-write commit may write.
+#[test]
+fn a_read_only_commit_writes_no_shared_line() {
+    for p in Protocol::ALL {
+        let db = Database::open(options(p)).unwrap();
+        let t = table(&db);
+        for hinted in [true, false] {
+            let r = window(|th, i| {
+                let mut x = if hinted {
+                    db.begin_read_only().unwrap()
+                } else {
+                    db.begin().unwrap()
+                };
+                let k = th * KEYS + i % KEYS;
+                assert!(x.get(&t, &key![k]).unwrap().is_some());
+                x.commit().unwrap();
+            });
+            let per_commit = shared(&r, |_| true) as f64 / (THREADS * COMMITS) as f64;
+            let budget = if !hinted && p == Protocol::Mvto {
+                1.0
+            } else {
+                0.0
+            };
+            assert!(
+                per_commit <= budget,
+                "{p}, hinted {hinted}: {per_commit:.3} a commit: {}",
+                sites(&r)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_read_write_commit_writes_one_shared_line_besides_its_rows() {
+    for p in Protocol::ALL {
+        // Without GC passes in the window: the commit path alone.
+        let db = Database::open(options(p).gc_every_commits(u32::MAX)).unwrap();
+        let t = table(&db);
+        let r = window(|th, i| {
+            let k = th * KEYS + i % KEYS;
+            db.run(|x| x.update(&t, &key![k], &[("v", Value::Int(i))]))
+                .unwrap();
+        });
+        let outside = shared(&r, |s| !is_row_site(s));
+        let per_commit = outside as f64 / (THREADS * COMMITS) as f64;
+        assert!(
+            per_commit <= 1.0,
+            "{p}: {per_commit:.3} shared writes a commit outside its rows: {}",
+            sites(&r)
+        );
+    }
+}
