@@ -449,8 +449,9 @@ pub struct Options {
     /// GC retires versions: a deleted row once a pass has unlinked it and
     /// a later commit has moved the clock past the unlink (`gc::limbo`),
     /// so where nothing else commits, commit a write or two after the
-    /// deletes. Setting a limit costs each read-write commit one shared add
-    /// (`Stats::memory_in_use`).
+    /// deletes; a dropped table's once it is reclaimed (see
+    /// `Database::drop_table`). Setting a limit costs each read-write
+    /// commit one shared add (`Stats::memory_in_use`).
     pub memory_limit: Option<u64>,
     /// SI+SSN: also apply the exclusion-window test on every read and
     /// overwrite, with the stamps known so far (ERMIA §3.3, the SSN paper's

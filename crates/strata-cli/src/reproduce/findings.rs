@@ -278,9 +278,11 @@ pub struct Point {
 }
 
 impl Point {
+    /// Trial `trial`'s value (0-based), if it measured one here (NaN
+    /// holds a trial's place where it did not).
     fn trial(&self, m: Metric, trial: usize) -> Option<f64> {
         let (_, vs) = self.values.iter().find(|(k, _)| *k == m)?;
-        vs.get(trial).copied()
+        vs.get(trial).copied().filter(|v| !v.is_nan())
     }
 }
 
@@ -297,8 +299,47 @@ impl Measured {
     /// few milliseconds from trial to trial; unrounded, each trial's
     /// samples would be points of their own, and every claim over time
     /// would pool the trials into one number instead of judging each.
-    pub fn push_sample(&mut self, series: &str, t_s: f64, values: Vec<(Metric, f64)>) {
-        self.push(series, t_s.round(), values)
+    /// `trial` counts from 1; a trial with no sample in some second leaves
+    /// its place there empty, and a second sample that rounds to the same
+    /// second is dropped (a sampler slowed down by its own walk).
+    pub fn push_sample(
+        &mut self,
+        series: &str,
+        trial: usize,
+        t_s: f64,
+        values: Vec<(Metric, f64)>,
+    ) {
+        let x = t_s.round();
+        let pts = self.points.entry(series.to_string()).or_default();
+        let i = match pts.iter().position(|p| (p.x - x).abs() < 1e-9) {
+            Some(i) => i,
+            None => {
+                let at = pts.partition_point(|p| p.x < x);
+                pts.insert(
+                    at,
+                    Point {
+                        x,
+                        values: Vec::new(),
+                    },
+                );
+                at
+            }
+        };
+        let slot = trial.saturating_sub(1);
+        for (m, v) in values {
+            let p = &mut pts[i];
+            let vs = match p.values.iter_mut().position(|(k, _)| *k == m) {
+                Some(j) => &mut p.values[j].1,
+                None => {
+                    p.values.push((m, Vec::new()));
+                    &mut p.values.last_mut().expect("just pushed").1
+                }
+            };
+            if vs.len() <= slot {
+                vs.resize(slot, f64::NAN);
+                vs.push(v);
+            }
+        }
     }
 
     /// One trial's values at (series, x): the next trial of a point that

@@ -631,14 +631,14 @@ impl Prepared for Plan {
                 rows.push(Row::new(fig, sw, s.label, x, trial + 1, threads, r));
             }
             // Each trial on its own: the claims are judged per trial.
-            for (_, r) in trials {
+            for (trial, r) in trials {
                 if sw.axis == Axis::Time {
                     for p in &r.report.run.series {
                         let values = vec![
                             (Metric::Throughput, p.committed_per_s),
                             (Metric::NewBytesPerTxn, p.new_bytes_per_txn),
                         ];
-                        measured.push_sample(s.label, p.t_s, values);
+                        measured.push_sample(s.label, trial + 1, p.t_s, values);
                     }
                 } else {
                     let values = (sw.metrics(fig).into_iter())

@@ -649,6 +649,7 @@ fn time_series(
     for x in &r.samples {
         m.push_sample(
             series,
+            trial,
             x.t_s,
             vec![
                 (Metric::Throughput, x.committed_per_s),

@@ -333,7 +333,12 @@ fn run(fig: Fig, a: &ReproduceArgs, s: &Scale, m: &mut Measured) -> Result<Vec<P
             if let Fig::RecordSize = fig {
                 let line = over_time(e, cfg.row_bytes);
                 for p in &r.samples {
-                    m.push_sample(&line, p.t_s, vec![(Metric::Throughput, p.committed_per_s)]);
+                    m.push_sample(
+                        &line,
+                        trial,
+                        p.t_s,
+                        vec![(Metric::Throughput, p.committed_per_s)],
+                    );
                 }
             }
             rows.extend((r.samples.iter()).map(|p| TimeRow::of((trial, series, e.label), &cfg, p)));
