@@ -7,9 +7,11 @@
 //! itself; what is shared then is the engine's.
 #![cfg(strata_count)]
 
+mod common;
+
 use std::sync::Barrier;
 use strata::shared_writes::{report, reset, SiteWrites};
-use strata::{key, row, Database, GcPolicy, Options, Protocol, Schema, Table, Type, Value};
+use strata::{key, Database, GcPolicy, Options, Protocol, Value};
 
 const THREADS: i64 = 2;
 const KEYS: i64 = 64;
@@ -31,24 +33,6 @@ fn is_row_site(site: &str) -> bool {
     .any(|d| site.contains(d))
 }
 
-fn table(db: &Database) -> Table {
-    let t = db
-        .create_table(
-            Schema::new("t")
-                .column("k", Type::Int)
-                .column("v", Type::Int)
-                .primary_key(&["k"]),
-        )
-        .unwrap();
-    db.run(|x| {
-        for k in 0..THREADS * KEYS {
-            x.insert(&t, row![k, 0])?;
-        }
-        Ok(())
-    })
-    .unwrap();
-    t
-}
 
 /// Runs `body(thread, i)` `COMMITS` times on each of two threads, after a
 /// warm-up round outside the window, and returns the window's writes.
@@ -109,7 +93,7 @@ fn options(p: Protocol) -> Options {
 fn a_read_only_commit_writes_no_shared_line() {
     for p in Protocol::ALL {
         let db = Database::open(options(p)).unwrap();
-        let t = table(&db);
+        let t = common::counters_table(&db, THREADS * KEYS);
         for hinted in [true, false] {
             let r = window(|th, i| {
                 let mut x = if hinted {
@@ -141,7 +125,7 @@ fn a_read_write_commit_writes_one_shared_line_besides_its_rows() {
     for p in Protocol::ALL {
         // Without GC passes in the window: the commit path alone.
         let db = Database::open(options(p).gc_every_commits(u32::MAX)).unwrap();
-        let t = table(&db);
+        let t = common::counters_table(&db, THREADS * KEYS);
         let r = window(|th, i| {
             let k = th * KEYS + i % KEYS;
             db.run(|x| x.update(&t, &key![k], &[("v", Value::Int(i))]))
