@@ -33,7 +33,6 @@ fn is_row_site(site: &str) -> bool {
     .any(|d| site.contains(d))
 }
 
-
 /// Runs `body(thread, i)` `COMMITS` times on each of two threads, after a
 /// warm-up round outside the window, and returns the window's writes.
 fn window(body: impl Fn(i64, i64) + Sync) -> Vec<SiteWrites> {
