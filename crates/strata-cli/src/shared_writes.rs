@@ -37,6 +37,8 @@ pub fn check_enabled() -> Result<(), UsageError> {
 pub struct Site {
     pub site: String,
     pub shared_per_commit: f64,
+    /// Writes that took the line from the thread that wrote it last.
+    pub moved_per_commit: f64,
     pub writes_per_commit: f64,
 }
 
@@ -46,6 +48,7 @@ pub struct Site {
 pub struct SharedWrites {
     pub commits: u64,
     pub shared_per_commit: f64,
+    pub moved_per_commit: f64,
     pub writes_per_commit: f64,
     pub sites: Vec<Site>,
 }
@@ -56,11 +59,13 @@ impl SharedWrites {
         SharedWrites {
             commits,
             shared_per_commit: per(report.iter().map(|s| s.shared).sum()),
+            moved_per_commit: per(report.iter().map(|s| s.moved).sum()),
             writes_per_commit: per(report.iter().map(|s| s.writes).sum()),
             sites: report
                 .into_iter()
                 .map(|s| Site {
                     shared_per_commit: per(s.shared),
+                    moved_per_commit: per(s.moved),
                     writes_per_commit: per(s.writes),
                     site: s.site,
                 })
@@ -72,14 +77,15 @@ impl SharedWrites {
     /// total of the others.
     pub fn print(&self) {
         println!(
-            "shared writes  {:.2} per commit to lines two or more threads wrote ({:.2} writes per \
-             commit in all, {} commits); budget: read-only 0, read-write 1 + the rows it writes",
-            self.shared_per_commit, self.writes_per_commit, self.commits
+            "shared writes  {:.2} per commit to lines two or more threads wrote, {:.2} of them \
+             taking the line from the thread that wrote it last ({:.2} writes per commit in all, \
+             {} commits); budget: read-only 0, read-write 1 + the rows it writes",
+            self.shared_per_commit, self.moved_per_commit, self.writes_per_commit, self.commits
         );
         for s in self.sites.iter().filter(|s| s.shared_per_commit >= 0.005) {
             println!(
-                "  {:>8.2} shared  {:>8.2} writes  {}",
-                s.shared_per_commit, s.writes_per_commit, s.site
+                "  {:>8.2} shared  {:>8.2} moved  {:>8.2} writes  {}",
+                s.shared_per_commit, s.moved_per_commit, s.writes_per_commit, s.site
             );
         }
     }

@@ -6,7 +6,8 @@
 //! [`crate::sync::atomic`] are these wrappers: each store and
 //! read-modify-write notes its caller (`#[track_caller]`) and the 64-byte
 //! line it wrote. A line written by two or more threads during the
-//! window is *shared*: its writes move it between cores, which is what
+//! window is *shared*, and a write that takes a line another thread wrote
+//! last has *moved* it (a transfer between caches, at least): its writes move it between cores, which is what
 //! stops a write path from scaling (issue 42: ERMIA's budget is one
 //! shared fetch-and-add per read-write commit, plus the rows it writes):
 //!
@@ -38,8 +39,11 @@ pub use super::SiteWrites;
 struct Window {
     /// (site, line) -> writes.
     writes: FxHashMap<(&'static Location<'static>, usize), u64>,
-    /// line -> the first thread that wrote it, and whether another did.
-    lines: FxHashMap<usize, (u32, bool)>,
+    /// line -> the first thread that wrote it, whether another did, and
+    /// the last one that did.
+    lines: FxHashMap<usize, (u32, bool, u32)>,
+    /// (site, line) -> writes that took the line from another thread.
+    moved: FxHashMap<(&'static Location<'static>, usize), u64>,
 }
 
 static WINDOW: Mutex<Option<Window>> = Mutex::new(None);
@@ -56,9 +60,13 @@ pub(crate) fn note(addr: usize, site: &'static Location<'static>) {
     let mut w = WINDOW.lock();
     let w = w.get_or_insert_with(Window::default);
     *w.writes.entry((site, line)).or_default() += 1;
-    let owner = w.lines.entry(line).or_insert((me, false));
+    let owner = w.lines.entry(line).or_insert((me, false, me));
     if owner.0 != me {
         owner.1 = true;
+    }
+    if owner.2 != me {
+        owner.2 = me;
+        *w.moved.entry((site, line)).or_default() += 1;
     }
 }
 
@@ -73,20 +81,22 @@ pub fn report() -> Vec<SiteWrites> {
     let Some(w) = w.as_ref() else {
         return Vec::new();
     };
-    let mut by_site: FxHashMap<&'static Location<'static>, (u64, u64)> = FxHashMap::default();
+    let mut by_site: FxHashMap<&'static Location<'static>, (u64, u64, u64)> = FxHashMap::default();
     for (&(site, line), &n) in &w.writes {
         let e = by_site.entry(site).or_default();
         e.0 += n;
         if w.lines.get(&line).is_some_and(|l| l.1) {
             e.1 += n;
         }
+        e.2 += w.moved.get(&(site, line)).copied().unwrap_or(0);
     }
     let mut v: Vec<SiteWrites> = by_site
         .into_iter()
-        .map(|(site, (writes, shared))| SiteWrites {
+        .map(|(site, (writes, shared, moved))| SiteWrites {
             site: format!("{}:{}", site.file(), site.line()),
             writes,
             shared,
+            moved,
         })
         .collect();
     v.sort_by(|a, b| {

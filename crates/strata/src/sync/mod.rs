@@ -88,6 +88,9 @@ pub struct SiteWrites {
     pub writes: u64,
     /// Of `writes`, those to lines another thread wrote too.
     pub shared: u64,
+    /// Of `shared`, those that took the line from the thread that wrote
+    /// it last: the transfers between cores.
+    pub moved: u64,
 }
 
 #[cfg(strata_model)]
