@@ -282,9 +282,21 @@ impl TidTable {
         #[cfg(strata_model)]
         let _ = hint;
         let hw = self.high_water.load(SeqCst).min(self.slots.len());
-        (hw..self.slots.len())
-            .chain(0..hw)
-            .find(|&i| self.try_claim(i, lower_bound))
+        for i in hw..self.slots.len() {
+            // Counted before it is claimed (SeqCst both): a scan that reads
+            // `high_water` (after its clock, see `snapshots`) before this
+            // misses only a claim whose snapshot and timestamp come after
+            // that clock. Counted after the claim, a scan could miss a
+            // running writer, and an MVTO reader that began below it lost
+            // versions to the collector (`dead_zone::long_readers_and_the_
+            // collector_under_every_protocol` caught it once new threads
+            // took fresh slots).
+            self.high_water.fetch_max(i + 1, SeqCst);
+            if self.try_claim(i, lower_bound) {
+                return Some(i);
+            }
+        }
+        (0..hw).find(|&i| self.try_claim(i, lower_bound))
     }
 
     /// Claims slot `i` if it is free, registering `lower_bound`. SeqCst:
