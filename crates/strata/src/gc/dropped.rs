@@ -32,8 +32,9 @@
 //! Invariant this module owns: **a dropped table's versions are freed
 //! only after every transaction open at its drop has ended and no
 //! collector's queue names one of them.** Checked by
-//! `tests/drop_table.rs` (memory and texts back, a transaction open at the
-//! drop keeps it) and the shuttle model `drop_table_reclaims_after_the_last_open_transaction`.
+//! `tests/table_reclaim.rs` (memory and texts back, a transaction open at
+//! the drop keeps it) and the shuttle model
+//! `drop_table_reclaims_after_the_last_open_transaction`.
 
 use super::{Common, Engine};
 use crate::table::TableInner;
