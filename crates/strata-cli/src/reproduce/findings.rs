@@ -278,6 +278,18 @@ pub struct Point {
 }
 
 impl Point {
+    /// Every trial's values of `m` here (empty if none yet).
+    fn values_of(&mut self, m: Metric) -> &mut Vec<f64> {
+        let j = match self.values.iter().position(|(k, _)| *k == m) {
+            Some(j) => j,
+            None => {
+                self.values.push((m, Vec::new()));
+                self.values.len() - 1
+            }
+        };
+        &mut self.values[j].1
+    }
+
     /// Trial `trial`'s value (0-based), if it measured one here (NaN
     /// holds a trial's place where it did not).
     fn trial(&self, m: Metric, trial: usize) -> Option<f64> {
@@ -309,32 +321,10 @@ impl Measured {
         t_s: f64,
         values: Vec<(Metric, f64)>,
     ) {
-        let x = t_s.round();
-        let pts = self.points.entry(series.to_string()).or_default();
-        let i = match pts.iter().position(|p| (p.x - x).abs() < 1e-9) {
-            Some(i) => i,
-            None => {
-                let at = pts.partition_point(|p| p.x < x);
-                pts.insert(
-                    at,
-                    Point {
-                        x,
-                        values: Vec::new(),
-                    },
-                );
-                at
-            }
-        };
+        let p = self.point(series, t_s.round(), true);
         let slot = trial.saturating_sub(1);
         for (m, v) in values {
-            let p = &mut pts[i];
-            let vs = match p.values.iter_mut().position(|(k, _)| *k == m) {
-                Some(j) => &mut p.values[j].1,
-                None => {
-                    p.values.push((m, Vec::new()));
-                    &mut p.values.last_mut().expect("just pushed").1
-                }
-            };
+            let vs = p.values_of(m);
             if vs.len() <= slot {
                 vs.resize(slot, f64::NAN);
                 vs.push(v);
@@ -345,17 +335,7 @@ impl Measured {
     /// One trial's values at (series, x): the next trial of a point that
     /// is there already, else a new point after the series' others.
     pub fn push(&mut self, series: &str, x: f64, values: Vec<(Metric, f64)>) {
-        let pts = self.points.entry(series.to_string()).or_default();
-        let i = match pts.iter().position(|p| (p.x - x).abs() < 1e-9) {
-            Some(i) => i,
-            None => {
-                pts.push(Point {
-                    x,
-                    values: Vec::new(),
-                });
-                pts.len() - 1
-            }
-        };
+        let p = self.point(series, x, false);
         let mut seen = Vec::new();
         for (m, v) in values {
             // One value per metric per trial.
@@ -363,21 +343,39 @@ impl Measured {
                 continue;
             }
             seen.push(m);
-            let p = &mut pts[i];
-            match p.values.iter_mut().find(|(k, _)| *k == m) {
-                Some((_, vs)) => vs.push(v),
-                None => p.values.push((m, vec![v])),
-            }
+            p.values_of(m).push(v);
         }
     }
 
-    /// One series' points of `m`, averaged over the trials: what a plot
-    /// draws.
+    /// The point of `series` at `x`; a new one goes in x order (`sorted`)
+    /// or after the others.
+    fn point(&mut self, series: &str, x: f64, sorted: bool) -> &mut Point {
+        let pts = self.points.entry(series.to_string()).or_default();
+        let i = match pts.iter().position(|p| (p.x - x).abs() < 1e-9) {
+            Some(i) => i,
+            None => {
+                let at = if sorted {
+                    pts.partition_point(|p| p.x < x)
+                } else {
+                    pts.len()
+                };
+                let values = Vec::new();
+                pts.insert(at, Point { x, values });
+                at
+            }
+        };
+        &mut pts[i]
+    }
+
+    /// One series' points of `m`, averaged over the trials that measured
+    /// them: what a plot draws.
     pub fn line(&self, series: &str, m: Metric) -> Vec<(f64, f64)> {
         self.points.get(series).map_or(Vec::new(), |pts| {
             pts.iter()
                 .filter_map(|p| {
                     let (_, vs) = p.values.iter().find(|(k, _)| *k == m)?;
+                    // (NaN holds the place of a trial with no value here.)
+                    let vs: Vec<f64> = vs.iter().copied().filter(|v| !v.is_nan()).collect();
                     (!vs.is_empty()).then(|| (p.x, vs.iter().sum::<f64>() / vs.len() as f64))
                 })
                 .collect()

@@ -582,7 +582,7 @@ impl Prepared for Plan {
         let cells: Vec<(&Series, f64)> = (self.series.iter().copied())
             .flat_map(|s| self.xs.iter().map(move |&x| (s, x)))
             .collect();
-        let mut results: Vec<Vec<(usize, Ran)>> = cells.iter().map(|_| Vec::new()).collect();
+        let mut results: Vec<Vec<(usize, usize, Ran)>> = cells.iter().map(|_| Vec::new()).collect();
         'trials: for trial in 0..self.trials {
             let order: Vec<usize> = if trial % 2 == 0 {
                 (0..cells.len()).collect()
@@ -618,7 +618,7 @@ impl Prepared for Plan {
                         )))
                     }
                 };
-                results[c].push((trial, r));
+                results[c].push((trial, p.ycsb.threads, r));
                 if strata_workloads::driver::interrupted() {
                     // Ctrl-C: the points run so far, written and plotted.
                     break 'trials;
@@ -626,12 +626,11 @@ impl Prepared for Plan {
             }
         }
         for (&(s, x), trials) in cells.iter().zip(&results) {
-            let threads = sw.point_at(s, x, a, self.records).ycsb.threads;
-            for (trial, r) in trials {
-                rows.push(Row::new(fig, sw, s.label, x, trial + 1, threads, r));
+            for (trial, threads, r) in trials {
+                rows.push(Row::new(fig, sw, s.label, x, trial + 1, *threads, r));
             }
             // Each trial on its own: the claims are judged per trial.
-            for (trial, r) in trials {
+            for (trial, _, r) in trials {
                 if sw.axis == Axis::Time {
                     for p in &r.report.run.series {
                         let values = vec![

@@ -673,3 +673,15 @@ fn all_runs_every_paper_unless_one_is_named() {
     };
     assert!(super::papers(&bad).is_err());
 }
+
+/// A plotted line averages the trials that have a sample at a point; a
+/// trial without one (its place held by NaN) does not make it NaN.
+#[test]
+fn a_line_over_time_skips_trials_without_a_sample() {
+    let mut m = Measured::default();
+    m.push_sample("s", 1, 1.0, vec![(Metric::Throughput, 10.0)]);
+    m.push_sample("s", 2, 2.0, vec![(Metric::Throughput, 30.0)]);
+    m.push_sample("s", 3, 1.002, vec![(Metric::Throughput, 20.0)]);
+    m.push_sample("s", 3, 2.004, vec![(Metric::Throughput, 50.0)]);
+    assert_eq!(m.line("s", Metric::Throughput), [(1.0, 15.0), (2.0, 40.0)]);
+}

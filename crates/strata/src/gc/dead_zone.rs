@@ -442,18 +442,6 @@ impl Collector for DeadZone {
         let snaps = super::refresh(self, engine);
         self.run(common, &snaps, engine, false, true);
     }
-    /// (Rows, not versions, are queued here, and a pass skips dropped
-    /// tables' rows: this only lets go of them sooner.)
-    fn forget_table(&self, table: u32) {
-        self.written.lock().retain(|&(t, _)| t != table);
-        let mut w = self.watch.lock();
-        w.rows.retain(|&(t, _), _| t != table);
-        w.next_pass.retain(|&(t, _)| t != table);
-        w.in_row.retain(|&(t, _)| t != table);
-        for rows in w.by_snapshot.values_mut() {
-            rows.retain(|&(t, _)| t != table);
-        }
-    }
 }
 
 #[cfg(test)]

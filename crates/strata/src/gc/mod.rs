@@ -165,8 +165,10 @@ pub trait Collector {
     fn fill_stats(&self, _st: &mut Stats) {}
 
     /// Table `table` was dropped and no transaction can reach it: drop
-    /// every queued entry of it (they may name its versions, which are
-    /// about to be freed). Called under `Common::running`.
+    /// every queued entry of it that names one of its versions, which are
+    /// about to be freed (the transaction-level queue's; the others queue
+    /// rows or nothing, and a pass skips a dropped table's rows). Called
+    /// under `Common::running`.
     fn forget_table(&self, _table: u32) {}
 }
 
