@@ -532,3 +532,41 @@ fn siread_marks_stay_while_a_transaction_concurrent_with_their_reader_runs() {
         "{r:?}"
     );
 }
+
+/// One committer's pass serves every thread (issue 42's shared writes:
+/// a pass writes about threads + 5 shared lines, so passes come every
+/// `gc_every_commits` commits of all threads together). One thread
+/// commits two transactions a round, each in its own TID slot, so two
+/// queue shards fill as two threads' would: its turns come every 16 of
+/// its commits, and every other turn finds the clock short of the pass
+/// the last one scheduled (16 commits for each of the 2 shards).
+#[test]
+fn transaction_level_passes_come_once_per_every_commits_of_all_threads() {
+    let db = Database::open(
+        Options::default()
+            .gc(GcPolicy::TransactionLevel)
+            .gc_every_commits(16)
+            .gc_interval(None),
+    )
+    .unwrap();
+    let t = kv_table(&db);
+    load(&db, &t, &[(1, 0), (2, 0)]);
+    let before = db.stats().gc_passes;
+    let rounds = 1_600;
+    for i in 0..rounds {
+        let mut a = db.begin().unwrap();
+        let mut b = db.begin().unwrap();
+        a.update(&t, &key![1], &[("v", Value::Int(i))]).unwrap();
+        b.update(&t, &key![2], &[("v", Value::Int(i))]).unwrap();
+        a.commit().unwrap();
+        b.commit().unwrap();
+    }
+    let passes = db.stats().gc_passes - before;
+    // 3,200 commits: 200 turns; one pass per 32 commits is 100.
+    assert!(
+        (90..=110).contains(&passes),
+        "{passes} passes for 3,200 commits of 2 slots (200 turns)"
+    );
+    db.collect_garbage();
+    assert!(db.stats().live_versions <= 4, "{:?}", db.stats());
+}

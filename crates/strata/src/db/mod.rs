@@ -244,8 +244,10 @@ impl Database {
                 };
             }
             match self.create_table(schema.clone()) {
-                // Another thread created it between our look and our create.
-                Err(Error::Schema(_)) if self.table(&schema.name).is_ok() => continue,
+                // Another thread created it between our look and our create
+                // (`create_table`'s own error for a taken name: matching the
+                // older `Schema` error here let that race fail the open).
+                Err(Error::TableExists { .. }) => continue,
                 r => return r,
             }
         }
@@ -666,6 +668,10 @@ impl gc::Engine for DbInner {
 
     fn clock(&self) -> u64 {
         self.clock.load(SeqCst)
+    }
+
+    fn clock_steps(&self, commits: u64) -> u64 {
+        commits.saturating_mul(crate::cc::CLOCK_STEP)
     }
 
     fn tables(&self) -> RwLockReadGuard<'_, Vec<Arc<TableInner>>> {

@@ -85,6 +85,8 @@ pub trait Engine: Send + Sync + 'static {
     fn publish_horizon(&self, horizon: u64);
     /// The global clock.
     fn clock(&self) -> u64;
+    /// How far the clock moves in `commits` read-write commits.
+    fn clock_steps(&self, commits: u64) -> u64;
     /// Tables by id (dropped ones included; a reclaimed one is an empty
     /// tombstone: see [`dropped`]).
     fn tables(&self) -> RwLockReadGuard<'_, Vec<Arc<TableInner>>>;
@@ -298,9 +300,9 @@ impl Gc {
         // The one place the policy is decided.
         let policy = match opts.gc {
             GcPolicy::None => Policy::None(none::NoGc),
-            GcPolicy::TransactionLevel => {
-                Policy::TransactionLevel(transaction_level::TransactionLevel::default())
-            }
+            GcPolicy::TransactionLevel => Policy::TransactionLevel(
+                transaction_level::TransactionLevel::new(opts.gc_every_commits),
+            ),
             GcPolicy::Vacuum => Policy::Vacuum(vacuum::Vacuum::new(
                 opts.gc_threads,
                 false,

@@ -44,6 +44,26 @@
 //! later writer). A shard that two slots share can hold entries out of
 //! commit order; it is marked and searched whole.
 //!
+//! Committers run the passes, and a pass takes every shard's lock, so its
+//! bookkeeping (the `running` lock, the scratch space, each shard's lock,
+//! the counters: about threads + 5 lines) is a shared write. Each thread
+//! reaches a pass every `gc_every_commits` of its commits, but one pass
+//! serves every thread: a thread whose turn comes skips it unless the
+//! clock has moved `gc_every_commits` commits per active shard since the
+//! last pass began (`next_pass`). So passes come every `gc_every_commits`
+//! commits of each thread *together*, not of each thread alone, and a
+//! commit pays about (threads + 5) / (threads × `gc_every_commits`)
+//! shared lines for them instead of (threads + 5) / `gc_every_commits`
+//! (issue 42's shared-write count: 0.40 a commit at 2 threads, growing
+//! with the thread count, before).
+//!
+//! ```text
+//!  clock  0 ...... 32 ...... 64 ...... 96     2 threads, every 16 commits
+//!  pass   ^ (2 shards had entries: next_pass = 0 + 2 × 16 commits)
+//!  A's turn (16 of A's commits, clock 30): skipped, 30 < 64 steps
+//!  B's turn (clock 66): runs; next_pass = 66 + 64 steps
+//! ```
+//!
 //! A deleted row whose tombstone is visible at the horizon is unlinked as a
 //! whole and waits in limbo (see [`super::limbo`]). An entry queued before
 //! the unlink committed at or below the clock read after it (the row's
@@ -56,7 +76,7 @@ use super::{
     Snapshots,
 };
 use crate::storage;
-use crate::sync::counted::AtomicUsize;
+use crate::sync::counted::{AtomicU64, AtomicUsize};
 use crate::table::TableInner;
 use crossbeam_epoch as epoch;
 use crossbeam_utils::CachePadded;
@@ -136,15 +156,24 @@ pub struct TransactionLevel {
     /// steady state allocates nothing (only a pass, under
     /// `Common::running`, locks it).
     scratch: Mutex<Scratch>,
+    /// The clock before which a committer's turn skips its pass (see the
+    /// module doc); written once a pass, read once a turn.
+    next_pass: CachePadded<AtomicU64>,
+    /// `Options::gc_every_commits`.
+    every_commits: u64,
 }
 
-impl Default for TransactionLevel {
-    fn default() -> Self {
+impl TransactionLevel {
+    /// A collector whose committers' passes come every `every_commits`
+    /// commits of all threads together (see the module doc).
+    pub fn new(every_commits: u32) -> Self {
         TransactionLevel {
             shards: (0..SHARDS).map(|_| CachePadded::default()).collect(),
             used: AtomicUsize::new(0),
             deferred: Mutex::default(),
             scratch: Mutex::default(),
+            next_pass: CachePadded::new(AtomicU64::new(0)),
+            every_commits: u64::from(every_commits),
         }
     }
 }
@@ -257,6 +286,7 @@ impl Collector for TransactionLevel {
             common,
             h,
             &|| engine.clock(),
+            &|n| engine.clock_steps(n),
             &|id| tables.get(id as usize).cloned(),
             &may_remove,
             wait,
@@ -269,7 +299,9 @@ impl Collector for TransactionLevel {
     }
 
     fn every_few_commits<E: Engine>(&self, common: &Common, engine: &E) {
-        self.pass(common, engine, false);
+        if engine.clock() >= self.next_pass.load(Relaxed) {
+            self.pass(common, engine, false);
+        }
     }
 
     fn background_threads(&self, every: Option<Duration>) -> usize {
@@ -300,6 +332,7 @@ impl TransactionLevel {
         common: &Common,
         horizon: u64,
         clock: &dyn Fn() -> u64,
+        clock_steps: &dyn Fn(u64) -> u64,
         table: &dyn Fn(u32) -> Option<Arc<TableInner>>,
         may_remove: MayRemove<'_>,
         wait: bool,
@@ -324,6 +357,13 @@ impl TransactionLevel {
             shard.take_ready(horizon, ready);
             sources += usize::from(ready.len() > before);
         }
+        // Every shard that had ready entries stands for a thread that
+        // commits; until they have made `every_commits` commits each, their
+        // turns skip (the clock read after the horizon's snapshot: it moves
+        // one step per read-write commit).
+        let commits = self.every_commits * sources.max(1) as u64;
+        self.next_pass
+            .store(clock().saturating_add(clock_steps(commits)), Relaxed);
         if sources > 1 {
             // Each shard's entries are (nearly always) in commit order
             // already: the stable sort merges runs.

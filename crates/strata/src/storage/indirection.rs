@@ -22,6 +22,22 @@
 //! ([`IndirectionArray::releases`], bumped before the id is on the free
 //! list): an id read while the count was `n` still names the same row as
 //! long as the count is `n` after its slot was read.
+//!
+//! Fresh ids come from `next_id` a chunk at a time (ERMIA §3.3's
+//! per-thread allocation): a thread keeps its chunk of each table it
+//! inserts into, so `next_id`'s line is written once every [`CHUNK`]
+//! inserts instead of by every insert on every thread (the one shared
+//! write per TPC-C insert that `--shared-writes` counted, issue 42). Ids
+//! of a chunk its thread never uses stay null slots, which every walk
+//! over `0..capacity_used` already skips (an id between its allocation
+//! and its install looks the same).
+//!
+//! ```text
+//!  next_id ─────────────────────────────> 192
+//!  thread A's chunk  [0 ........ 63]      (uses 0..=5 so far)
+//!  thread B's chunk  [64 ....... 127]
+//!  thread A's next   [128 ...... 191]     (once 0..=63 are used)
+//! ```
 
 use super::version::Version;
 use crate::sync::atomic::AtomicPtr;
@@ -38,6 +54,15 @@ const SEG_BITS: u32 = 16;
 #[cfg(strata_model)]
 const SEG_BITS: u32 = 4;
 const SEG_SIZE: usize = 1 << SEG_BITS;
+
+/// Fresh ids a thread takes at a time (see the module doc). A divisor of
+/// `SEG_SIZE`, so a chunk never spans two segments. The model build takes
+/// one id at a time: its threads share one OS thread's thread-locals, and
+/// each allocation stays a step of the model.
+#[cfg(not(strata_model))]
+pub const CHUNK: u64 = 64;
+#[cfg(strata_model)]
+pub const CHUNK: u64 = 1;
 const DIR_SIZE: usize = 1 << 14;
 
 /// Largest number of tuple ids one table can hand out.
@@ -53,6 +78,9 @@ type DirEntry = std::sync::atomic::AtomicPtr<Segment>;
 /// Tuple id -> chain head, for one table.
 pub struct IndirectionArray {
     dir: Box<[DirEntry]>,
+    /// Names this array in the threads' chunk caches: never reused, so a
+    /// dropped table's leftover chunk names no later table.
+    uid: u64,
     next_id: AtomicU64,
     /// Ids released by aborted inserts, reusable after an epoch (see
     /// `release`), so no reader still holding the id can see a new row.
@@ -79,6 +107,7 @@ impl IndirectionArray {
             dir: (0..DIR_SIZE)
                 .map(|_| DirEntry::new(ptr::null_mut()))
                 .collect(),
+            uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
             next_id: AtomicU64::new(0),
             free: Arc::new(Mutex::new(Vec::new())),
             released: Arc::new(AtomicU64::new(0)),
@@ -100,6 +129,43 @@ impl IndirectionArray {
                 return id;
             }
         }
+        if CHUNK == 1 {
+            return self.reserve().map(|(lo, _)| lo);
+        }
+        // (`try_with`: a thread-local's destructor that inserts, after this
+        // one's is gone, takes a chunk and keeps one id of it.)
+        let cached = CHUNKS.try_with(|c| {
+            let mut c = c.borrow_mut();
+            if let Some(ch) = c.iter_mut().find(|ch| ch.array == self.uid) {
+                if ch.next < ch.end {
+                    ch.next += 1;
+                    return Some(ch.next - 1);
+                }
+                let (lo, hi) = self.reserve()?;
+                (ch.next, ch.end) = (lo + 1, hi);
+                return Some(lo);
+            }
+            let (lo, hi) = self.reserve()?;
+            if c.len() == CACHED_TABLES {
+                // The oldest table's leftover ids become null slots.
+                c.remove(0);
+            }
+            c.push(Chunk {
+                array: self.uid,
+                next: lo + 1,
+                end: hi,
+            });
+            Some(lo)
+        });
+        match cached {
+            Ok(id) => id,
+            Err(_) => self.reserve().map(|(lo, _)| lo),
+        }
+    }
+
+    /// Takes the next chunk of fresh ids, `lo..hi`, from `next_id` (fewer
+    /// than `CHUNK` at the table's end), or None when the table is full.
+    fn reserve(&self) -> Option<(u64, u64)> {
         // The segment first, then the counter: every id below
         // `capacity_used` has its segment, so a vacuum pass (which walks
         // `0..capacity_used` and reads each slot) never meets a counted id
@@ -111,16 +177,16 @@ impl IndirectionArray {
             if id >= MAX_TUPLES {
                 return None;
             }
+            let hi = (id + CHUNK).min(MAX_TUPLES);
             self.ensure_segment(id);
+            self.ensure_segment(hi - 1);
             // Release: whoever reads the new count sees the segment (its
             // pointer was published by a CAS we ordered before this one).
-            match self.next_id.compare_exchange_weak(
-                id,
-                id + 1,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return Some(id),
+            match self
+                .next_id
+                .compare_exchange_weak(id, hi, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return Some((id, hi)),
                 Err(now) => id = now,
             }
         }
@@ -204,6 +270,24 @@ impl IndirectionArray {
     }
 }
 
+/// Source of [`IndirectionArray`]'s `uid`s.
+static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Tables a thread keeps a chunk of at once: enough for TPC-C's four
+/// insert targets and a few more; past it the oldest chunk is let go.
+const CACHED_TABLES: usize = 8;
+
+/// A thread's unused fresh ids of one table: `next..end`.
+struct Chunk {
+    array: u64,
+    next: u64,
+    end: u64,
+}
+
+thread_local! {
+    static CHUNKS: std::cell::RefCell<Vec<Chunk>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl Drop for IndirectionArray {
     fn drop(&mut self) {
         for d in self.dir.iter() {
@@ -281,7 +365,9 @@ mod tests {
         }
     }
 
-    /// Concurrent allocations hand out each id once, densely.
+    /// Concurrent allocations hand out each id once; each thread draws
+    /// from `next_id` once a chunk, so at most one chunk per thread is
+    /// left unused.
     #[test]
     fn concurrent_allocations_hand_out_distinct_ids() {
         let a = IndirectionArray::new();
@@ -297,8 +383,31 @@ mod tests {
                 .collect();
             hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
         });
+        let n = ids.len();
         ids.sort_unstable();
-        assert_eq!(ids, (0..4_000).collect::<Vec<u64>>());
-        assert_eq!(a.capacity_used(), 4_000);
+        ids.dedup();
+        assert_eq!(ids.len(), n, "an id was handed out twice");
+        let used = a.capacity_used();
+        assert!(*ids.last().unwrap() < used);
+        assert!(used < 4_000 + 2 * CHUNK, "{used} counted for 4,000 ids");
+    }
+
+    /// One thread's inserts move the shared counter once a chunk: the
+    /// counter's line is written `CHUNK` times less often (issue 42's
+    /// shared-write budget), and a second thread gets its own chunk.
+    #[test]
+    fn a_thread_takes_fresh_ids_a_chunk_at_a_time() {
+        let a = IndirectionArray::new();
+        let first: Vec<u64> = (0..CHUNK).map(|_| a.allocate().unwrap()).collect();
+        assert_eq!(first, (0..CHUNK).collect::<Vec<_>>());
+        assert_eq!(a.capacity_used(), CHUNK, "one draw for the whole chunk");
+        let other = std::thread::scope(|s| s.spawn(|| a.allocate().unwrap()).join().unwrap());
+        assert_eq!(other, CHUNK, "the other thread's chunk starts after ours");
+        assert_eq!(a.allocate(), Some(2 * CHUNK), "ours was used up");
+        assert_eq!(a.capacity_used(), 3 * CHUNK);
+        // A second table's chunk is kept apart from the first's.
+        let b = IndirectionArray::new();
+        assert_eq!(b.allocate(), Some(0));
+        assert_eq!(a.allocate(), Some(2 * CHUNK + 1));
     }
 }

@@ -168,21 +168,38 @@ pub struct TidTable {
     high_water: AtomicUsize,
 }
 
-/// The slot a thread claimed last (any table: it is only a hint). A
-/// thread that exits leaves it to the next new thread ([`ORPHANED`]).
-struct Hint(Cell<usize>);
+/// The slots a thread keeps as its own (any table: they are only hints):
+/// `home` for its transactions, `nested` for one it opens while another
+/// is open (a long reader beside short writers, say). Each is set once,
+/// when first needed, and kept: a hint that followed every claim made a
+/// thread that kept two transactions open take a fresh slot on each round
+/// (its second transaction found the home slot busy, took the next unused
+/// slot, and made that the hint), so `high_water`, and with it every
+/// snapshot scan, grew towards the table's capacity. A thread that exits
+/// leaves both to the next new threads ([`ORPHANED`]).
+struct Hint {
+    home: Cell<usize>,
+    nested: Cell<usize>,
+}
 
 impl Drop for Hint {
     fn drop(&mut self) {
         #[cfg(not(strata_model))]
-        if self.0.get() != usize::MAX {
-            ORPHANED.lock().push(self.0.get());
+        for h in [&self.home, &self.nested] {
+            if h.get() != usize::MAX {
+                ORPHANED.lock().push(h.get());
+            }
         }
     }
 }
 
 crate::sync::thread_local! {
-    static SLOT_HINT: Hint = const { Hint(Cell::new(usize::MAX)) };
+    static SLOT_HINT: Hint = const {
+        Hint {
+            home: Cell::new(usize::MAX),
+            nested: Cell::new(usize::MAX),
+        }
+    };
 }
 
 /// Slots whose thread has exited, for threads that have none yet. (Not
@@ -233,13 +250,23 @@ impl TidTable {
     /// instruction on AMD): a third of a cached read-only transaction.
     pub fn acquire(&self, lower_bound: u64, rw: bool) -> Option<u64> {
         debug_assert!(lower_bound != u64::MAX, "MAX marks a free slot");
-        let hint = SLOT_HINT.with(|h| h.0.get());
-        let idx = if hint < self.slots.len() && self.try_claim(hint, lower_bound) {
-            hint
-        } else {
-            self.claim_unowned(hint, lower_bound)?
-        };
-        SLOT_HINT.with(|h| h.0.set(idx));
+        let idx = SLOT_HINT.with(|h| {
+            // Home, else the nested slot, else (a third transaction open
+            // here, or another thread's nested one on our slots for now)
+            // any free slot, with no hint moved.
+            for hint in [&h.home, &h.nested] {
+                let i = hint.get();
+                if i == usize::MAX {
+                    let i = self.claim_unowned(true, lower_bound)?;
+                    hint.set(i);
+                    return Some(i);
+                }
+                if i < self.slots.len() && self.try_claim(i, lower_bound) {
+                    return Some(i);
+                }
+            }
+            self.claim_unowned(false, lower_bound)
+        })?;
         if self.high_water.load(SeqCst) <= idx {
             self.high_water.fetch_max(idx + 1, SeqCst);
         }
@@ -260,18 +287,19 @@ impl TidTable {
         Some(tid)
     }
 
-    /// A slot for a thread without one here (or whose own is taken: a
-    /// second transaction open on it): one no running thread keeps as its
-    /// own, so that each thread stays on its slot's lines. An exited
+    /// A slot no running thread keeps as its own, so that each thread
+    /// stays on its slots' lines: with `own` (a hint being set), an exited
     /// thread's first, else the first never used, else any free one from
-    /// slot 0. (It once scanned from slot 0 only: a new thread took the
-    /// slot of another that was between transactions, the two then traded
-    /// slots, and every line of both slots, with their commit counts, was
-    /// written by both threads: eleven shared writes a commit in the
-    /// counting build, `sync::counting`.)
-    fn claim_unowned(&self, hint: usize, lower_bound: u64) -> Option<usize> {
+    /// slot 0; without (a transaction beyond a thread's two), any free one
+    /// from slot 0 first, so such transactions do not use up fresh slots.
+    /// (It once scanned from slot 0 only: a new thread took the slot of
+    /// another that was between transactions, the two then traded slots,
+    /// and every line of both slots, with their commit counts, was written
+    /// by both threads: eleven shared writes a commit in the counting
+    /// build, `sync::counting`.)
+    fn claim_unowned(&self, own: bool, lower_bound: u64) -> Option<usize> {
         #[cfg(not(strata_model))]
-        if hint == usize::MAX {
+        if own {
             let orphan = ORPHANED.lock().pop();
             if let Some(i) = orphan.filter(|&i| i < self.slots.len()) {
                 if self.try_claim(i, lower_bound) {
@@ -279,9 +307,12 @@ impl TidTable {
                 }
             }
         }
-        #[cfg(strata_model)]
-        let _ = hint;
         let hw = self.high_water.load(SeqCst).min(self.slots.len());
+        if !own {
+            if let Some(i) = (0..hw).find(|&i| self.try_claim(i, lower_bound)) {
+                return Some(i);
+            }
+        }
         for i in hw..self.slots.len() {
             // Counted before it is claimed (SeqCst both): a scan that reads
             // `high_water` (after its clock, see `snapshots`) before this
@@ -797,5 +828,52 @@ mod tests {
         t.release(b);
         t.release(c);
         assert_eq!(t.open_count(), 0);
+    }
+
+    /// A thread that keeps two transactions open round after round (a
+    /// reader beside a writer) holds on to two slots: its second
+    /// transaction does not take a fresh slot each round (the hint once
+    /// followed every claim, so `high_water`, and every snapshot scan,
+    /// crept up to the table's capacity), and a third one open at once
+    /// takes a free slot below `high_water` rather than a fresh one.
+    #[test]
+    fn two_transactions_a_round_keep_two_slots() {
+        let t = TidTable::new(64);
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                let mut seen = std::collections::BTreeSet::new();
+                for _ in 0..100 {
+                    let a = t.acquire(0, true).unwrap();
+                    let b = t.acquire(0, true).unwrap();
+                    seen.extend([a & SLOT_MASK, b & SLOT_MASK]);
+                    t.release(a);
+                    t.release(b);
+                }
+                assert_eq!(seen.len(), 2, "slots used: {seen:?}");
+                // Three at once: the third takes a free slot below
+                // `high_water` (another thread's, idle now), none fresh.
+                // (The other thread stays alive meanwhile: its slot is
+                // idle, not left to new threads.)
+                let (a, b) = (t.acquire(0, true).unwrap(), t.acquire(0, true).unwrap());
+                let (idle, done) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
+                let (hw, after) = std::thread::scope(|s2| {
+                    s2.spawn(|| {
+                        t.release(t.acquire(0, true).unwrap());
+                        idle.wait();
+                        done.wait();
+                    });
+                    idle.wait();
+                    t.release(a);
+                    t.release(b);
+                    let hw = t.high_water.load(SeqCst);
+                    let ids: Vec<u64> = (0..3).map(|_| t.acquire(0, true).unwrap()).collect();
+                    let after = t.high_water.load(SeqCst);
+                    ids.into_iter().for_each(|id| t.release(id));
+                    done.wait();
+                    (hw, after)
+                });
+                assert_eq!(after, hw, "a third took a fresh slot");
+            });
+        });
     }
 }
