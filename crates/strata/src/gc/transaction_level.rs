@@ -282,15 +282,21 @@ impl Collector for TransactionLevel {
         let h = snaps.oldest();
         let tables = engine.tables();
         let may_remove = engine.may_remove();
-        let freed = self.cut(
+        let (freed, sources) = self.cut(
             common,
             h,
             &|| engine.clock(),
-            &|n| engine.clock_steps(n),
             &|id| tables.get(id as usize).cloned(),
             &may_remove,
             wait,
         )?;
+        // Every shard that had ready entries stands for a thread that
+        // commits; until they have made `every_commits` commits each, their
+        // turns skip (see the module doc; the clock moves one step per
+        // read-write commit).
+        let commits = self.every_commits * sources.max(1) as u64;
+        let next = engine.clock().saturating_add(engine.clock_steps(commits));
+        self.next_pass.store(next, Relaxed);
         finish_pass(common, engine, &tables, h, wait);
         drop(tables);
         common.counters.gc_passes.fetch_add(1, SeqCst);
@@ -326,17 +332,16 @@ impl TransactionLevel {
     /// tombstone, and frees unlinked rows no open transaction can hold.
     /// `clock` reads the global clock. With `wait`, waits for a pass that is
     /// running; otherwise returns None then. Returns the number of versions
-    /// freed.
+    /// freed and the number of queue shards that had entries ready.
     fn cut(
         &self,
         common: &Common,
         horizon: u64,
         clock: &dyn Fn() -> u64,
-        clock_steps: &dyn Fn(u64) -> u64,
         table: &dyn Fn(u32) -> Option<Arc<TableInner>>,
         may_remove: MayRemove<'_>,
         wait: bool,
-    ) -> Option<u64> {
+    ) -> Option<(u64, usize)> {
         crate::sync::wrote(&common.running);
         let _running = if wait {
             common.running.lock()
@@ -357,13 +362,6 @@ impl TransactionLevel {
             shard.take_ready(horizon, ready);
             sources += usize::from(ready.len() > before);
         }
-        // Every shard that had ready entries stands for a thread that
-        // commits; until they have made `every_commits` commits each, their
-        // turns skip (the clock read after the horizon's snapshot: it moves
-        // one step per read-write commit).
-        let commits = self.every_commits * sources.max(1) as u64;
-        self.next_pass
-            .store(clock().saturating_add(clock_steps(commits)), Relaxed);
         if sources > 1 {
             // Each shard's entries are (nearly always) in commit order
             // already: the stable sort merges runs.
@@ -459,7 +457,7 @@ impl TransactionLevel {
         }
         drop(scratch);
         freed += common.limbo.retire(unlinked, horizon, clock, table, &guard);
-        Some(freed)
+        Some((freed, sources))
     }
 }
 
