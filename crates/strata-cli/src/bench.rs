@@ -147,6 +147,9 @@ struct Summary {
     /// `--shared-writes` (the counting build).
     #[serde(skip_serializing_if = "Option::is_none")]
     shared_writes: Option<crate::shared_writes::SharedWrites>,
+    /// `--time-breakdown`: time per committed transaction by component.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    time_breakdown: Option<strata_workloads::tpcc::TimeReport>,
 }
 
 /// One transaction type's figures.
@@ -355,7 +358,8 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
         .gc_every_commits(a.gc_every)
         .ssn_blind_writes(!a.extra.no_blind_writes)
         .mvto_locked_read(a.extra.mvto_locked_read)
-        .durability(durability(a)?);
+        .durability(durability(a)?)
+        .time_breakdown(a.extra.time_breakdown);
     let options = match a.extra.memory_spaces {
         None => options,
         Some(0) => options.memory_spaces(MemorySpaces::System),
@@ -418,7 +422,20 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
                 )),
                 _ => &mut observer,
             };
+        let mut window = None;
+        let observing: &mut dyn strata_workloads::driver::Observer =
+            match (&strata_db, a.extra.time_breakdown) {
+                (Some(db), true) => {
+                    window.insert(strata_workloads::window::Window::new(observing, db.clone()))
+                }
+                _ => observing,
+            };
         let run = ycsb::run(engine.as_ref(), &cfg, &driver, observing);
+        let time_breakdown = match (&window, &run) {
+            (Some(w), Ok(r)) => w.reports(cfg.threads + cfg.ro_threads, &r.run).0,
+            _ => None,
+        };
+        drop(window);
         let shared_writes = counting.and_then(|c| c.result);
         let r = match run {
             Ok(r) => r,
@@ -512,6 +529,7 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
             ab: r.run.ab.clone(),
             runs_committed_per_s: Vec::new(),
             shared_writes,
+            time_breakdown,
         });
         drop(engine);
     }
@@ -775,6 +793,9 @@ fn print_summary(s: &Summary) {
             "log       durability {}  {:.1} bytes/txn  {:.1} txns/fsync  {} checkpoints",
             s.durability, l.bytes_per_txn, l.txns_per_fsync, l.checkpoints
         );
+    }
+    if let Some(t) = &s.time_breakdown {
+        println!("time per committed txn, us (share): {}", t.line());
     }
     if let Some(sw) = &s.shared_writes {
         sw.print();

@@ -382,19 +382,7 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         );
     }
     if let Some(t) = &r.time_breakdown {
-        let parts: Vec<String> = t
-            .per_committed
-            .iter()
-            .map(|c| {
-                format!(
-                    "{} {:.1} ({:.0}%)",
-                    c.name,
-                    c.ns_per_committed / 1e3,
-                    100.0 * c.share
-                )
-            })
-            .collect();
-        println!("time per committed txn, us (share): {}", parts.join("  "));
+        println!("time per committed txn, us (share): {}", t.line());
     }
     let c = &r.consistency;
     println!(

@@ -105,6 +105,12 @@ pub struct YcsbExtra {
     /// counting build only: `RUSTFLAGS="--cfg strata_count"`).
     #[arg(long)]
     pub shared_writes: bool,
+    /// Time each transaction by engine component (index, version read,
+    /// version install, CC at commit, log, log wait, GC, the rest) over the
+    /// measured window and report it per committed transaction (ERMIA's
+    /// Fig. 11; `Options::time_breakdown`, Strata's engines only).
+    #[arg(long)]
+    pub time_breakdown: bool,
 }
 
 /// Parses a `--huge-pages` policy.

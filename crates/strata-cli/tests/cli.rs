@@ -56,6 +56,57 @@ fn bench_ycsb_json_reports_commits() {
     assert!(v["aborts_by_reason"].is_object());
 }
 
+/// `bench ycsb --time-breakdown` (issue 42, item 1): the window's time
+/// per committed transaction by component, the named ones within the
+/// transactions' total, version installs timed in an update mix; the text
+/// summary prints the line, and without the flag the JSON has none.
+#[test]
+fn bench_ycsb_time_breakdown_reports_components() {
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "bench",
+            "ycsb",
+            "--records",
+            "500",
+            "--threads",
+            "2",
+            "--duration",
+            "0.3",
+            "--warmup",
+            "0.1",
+            "--read-ratio",
+            "0.5",
+        ];
+        a.extend(extra);
+        let out = strata(&a);
+        assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let v: serde_json::Value =
+        serde_json::from_str(&run(&["--time-breakdown", "--json"])).expect("valid JSON");
+    let t = &v["time_breakdown"];
+    let parts = t["per_committed"].as_array().expect("a breakdown");
+    let ns = |name: &str| {
+        let c = parts.iter().find(|c| c["name"] == name).unwrap();
+        c["ns_per_committed"].as_f64().unwrap()
+    };
+    assert!(ns("version_install") > 0.0 && ns("index") > 0.0, "{t}");
+    let named: f64 = parts
+        .iter()
+        .filter(|c| c["name"] != "rest")
+        .map(|c| c["ns_per_committed"].as_f64().unwrap())
+        .sum();
+    let committed = t["committed"].as_f64().unwrap();
+    assert!(committed > 0.0, "{t}");
+    assert!(
+        named * committed <= t["total_ns"].as_f64().unwrap() * 1.000_001,
+        "{t}"
+    );
+    assert!(run(&["--time-breakdown"]).contains("time per committed txn"));
+    let v: serde_json::Value = serde_json::from_str(&run(&["--json"])).unwrap();
+    assert!(v.get("time_breakdown").is_none(), "{v}");
+}
+
 #[test]
 fn bench_ycsb_memory_spaces_reports_each_space() {
     let args = |n: &'static str, json: bool| {

@@ -39,6 +39,7 @@ pub mod peers;
 pub mod read_mostly;
 pub mod rng;
 pub mod tpcc;
+pub mod window;
 pub mod ycsb;
 pub mod ycsb_core;
 

@@ -92,12 +92,11 @@ const MIX_TYPES: [usize; 6] = [
 mod hybrid;
 mod skew;
 mod tables;
-mod window;
+pub use crate::window::{ComponentTime, LogReport, TimeReport};
 pub use hybrid::{Ch, ChTables, Q2_REFILL, Q2_THRESHOLD, SUPPLIERS};
 pub use skew::WarehousePick;
 use tables::{insert_stock, run_load_jobs, schema};
 pub use tables::{load_stock, stock_schema, Tables};
-pub use window::{ComponentTime, LogReport, TimeReport};
 
 /// Sizes and mix of a TPC-C database.
 #[derive(Debug, Clone, Serialize)]
@@ -1378,7 +1377,7 @@ pub fn run_until(
         workers.push(TpccWorker::new(&tpcc, cfg.threads, true));
     }
     let n = workers.len();
-    let mut window = window::Window::new(observer, tpcc.db.clone());
+    let mut window = crate::window::Window::new(observer, tpcc.db.clone());
     let run = driver::run_until(driver_cfg, stop, &TYPES, workers, &mut window)?;
     let (time_breakdown, log) = window.reports(n, &run);
     let consistency = tpcc.check_consistency()?;

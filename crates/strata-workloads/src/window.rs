@@ -1,4 +1,5 @@
-//! What the engine counted during a TPC-C run's measured window: the time
+//! What the engine counted during a run's measured window (TPC-C's, and
+//! `bench ycsb --time-breakdown`'s): the time
 //! breakdown by component (`Options::time_breakdown`, ERMIA Fig. 11) and
 //! the log's records (ERMIA Fig. 10: one log-buffer reservation per
 //! transaction, or one per write and the commit).
@@ -40,7 +41,7 @@ impl Counters {
 
 /// Passes every event on to `inner`, taking the engine's counters when the
 /// measured window begins and ends.
-pub(crate) struct Window<'a> {
+pub struct Window<'a> {
     inner: &'a mut dyn Observer,
     db: Database,
     begin: Option<Counters>,
@@ -139,6 +140,17 @@ impl TimeReport {
                 })
                 .collect(),
         }
+    }
+
+    /// `name us (share%)` per component, as the benchmarks print it.
+    pub fn line(&self) -> String {
+        let parts: Vec<String> = (self.per_committed.iter())
+            .map(|c| {
+                let us = c.ns_per_committed / 1e3;
+                format!("{} {us:.1} ({:.0}%)", c.name, 100.0 * c.share)
+            })
+            .collect();
+        parts.join("  ")
     }
 
     /// A component's time per committed transaction, by name.
