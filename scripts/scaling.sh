@@ -27,6 +27,8 @@
 #   ro-full read-only, uniform, no hint (full serializable transactions)
 #   u50     50% updates, uniform
 #   u50-z   50% updates, theta 0.9
+# BREAKDOWN (1): time per component at the largest thread count, in
+#   OUT/breakdown.txt (0 skips it)
 # Every run appends one JSON object to OUTDIR/runs.jsonl, tagged with its
 # mix and variant (the protocol, or ssn-fuw); a run that fails leaves its stderr in OUTDIR/err-*.txt.
 set -u
@@ -105,6 +107,24 @@ for p in $EXTRA; do
 done
 for m in u50 u50-z; do one "$m" ssn "$last" --gc none | sed 's/^/gc-none /'; done
 rm -f "$OUT/one.json"
+# Issue 42, item 1: where a transaction's time goes at the largest thread
+# count, by engine component (Options::time_breakdown: index, version read,
+# version install, CC, log, GC, the rest), for 50% updates and for TPC-C's
+# NewOrder and Payment alone (mix percentages), one line each in
+# OUT/breakdown.txt (BREAKDOWN=0 skips it).
+if [ "${BREAKDOWN:-1}" != 0 ]; then
+  for m in u50 u50-z; do
+    # shellcheck disable=SC2046
+    "$BIN" bench ycsb --records "$RECORDS" --threads "$last" --duration "$DUR" \
+      --warmup "$WARM" $(mix_args "$m") --time-breakdown 2>/dev/null |
+      grep '^time per committed' | sed "s/^/ycsb $m threads $last: /" | tee -a "$OUT/breakdown.txt"
+  done
+  for tx in "new-order 100,0,0,0,0" "payment 0,100,0,0,0"; do
+    "$BIN" bench tpcc --mix "${tx#* }" --warehouses "$last" --threads "$last" \
+      --duration "$DUR" --warmup "$WARM" --time-breakdown 2>/dev/null |
+      grep '^time per committed' | sed "s/^/tpcc ${tx% *} threads $last: /" | tee -a "$OUT/breakdown.txt"
+  done
+fi
 # Where the time goes at the largest thread count, when perf is there.
 if command -v perf >/dev/null && [ -n "${PERF:-1}" ] && [ "${PERF:-1}" != 0 ]; then
   # shellcheck disable=SC2046
