@@ -174,3 +174,27 @@ fn gc_passes_keep_a_read_write_commit_within_one_transfer_besides_its_rows() {
         sites(&r)
     );
 }
+
+/// An insert looks for the scanners whose range covers its key (SSN and
+/// SSI, `cc::predicate::scanners_in`): with no scan record in the log it
+/// takes no lock. The log's lock is one line for the whole table, which
+/// every inserting thread wrote: 6.7 shared writes a TPC-C commit, none of
+/// them needed while nothing had scanned (`index::scan_log`).
+#[test]
+fn an_insert_into_a_table_nobody_scanned_writes_no_scan_log_line() {
+    for p in Protocol::ALL {
+        let db = Database::open(options(p)).unwrap();
+        let t = common::counters_table(&db, 0);
+        // A fresh key each call (the warm-up's calls repeat `i`); the
+        // counter is the test's, not the engine's (std, not counted).
+        let next = std::sync::atomic::AtomicI64::new(0);
+        let r = window(|_, _| {
+            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            db.run(|x| x.insert(&t, strata::row![k, 0])).unwrap();
+        });
+        let log: u64 = (r.iter().filter(|s| s.site.contains("scan_log.rs")))
+            .map(|s| s.writes)
+            .sum();
+        assert_eq!(log, 0, "{p}: {}", sites(&r));
+    }
+}

@@ -253,6 +253,9 @@ pub fn scanners_in(
     me: &impl Txn,
 ) -> Vec<Arc<ScanRecord>> {
     fence(SeqCst);
+    if log.is_empty() {
+        return Vec::new();
+    }
     let mine: Vec<*const ScanRecord> = me
         .scans()
         .iter()
@@ -281,11 +284,11 @@ pub fn prune(t: &TableInner, horizon: u64, quiesced: u64) {
 pub fn any_scan_records(tables: &[Arc<TableInner>]) -> bool {
     let guard = crossbeam_epoch::pin();
     tables.iter().any(|t| {
-        !t.scan_log.records().is_empty()
+        !t.scan_log.is_empty()
             || t.secondary
                 .load(&guard)
                 .iter()
-                .any(|i| !i.scan_log.records().is_empty())
+                .any(|i| !i.scan_log.is_empty())
     })
 }
 
