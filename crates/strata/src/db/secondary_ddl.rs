@@ -308,6 +308,9 @@ pub(super) fn new_index(
         .iter()
         .map(|&i| ti.schema.columns[i].name.as_str())
         .collect();
+    // With a limit, the gauge counts the index's entries.
+    let memory = &db.gc.common.memory;
+    let gauge = memory.limit().map(|_| Arc::clone(memory));
     Arc::new(SecondaryIndex::new(
         name,
         db.id,
@@ -323,6 +326,7 @@ pub(super) fn new_index(
                 crate::index::mvpbt_spill::stem(&ti.schema.name, name),
             )
         }),
+        gauge,
     ))
 }
 
