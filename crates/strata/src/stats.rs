@@ -327,8 +327,11 @@ pub struct Stats {
     pub open_transactions: u64,
     /// `Options::memory_limit`, if set.
     pub memory_limit: Option<u64>,
-    /// The version store's bytes in use, counted against the limit (0
-    /// when no limit is set: see `Options::memory_limit`).
+    /// Bytes in use counted against the limit: the version store's
+    /// blocks, the text and byte payloads they hold, and index entries (an
+    /// estimate per entry); MV-PBT indexes are not counted (0 when no
+    /// limit is set: see `Options::memory_limit` for what is counted and
+    /// how).
     pub memory_in_use: u64,
     /// Dropped (or altered) tables whose memory is not freed yet: a
     /// transaction open at the drop is still running, or a handle to the
