@@ -256,8 +256,26 @@ impl Database {
     /// `Error::Schema`; writers stop maintaining it at once.
     pub fn drop_index(&self, name: &str) -> Result<()> {
         self.inner.check_writable()?;
-        // The catalog lock orders the drop record with checkpoints.
-        let names = self.inner.names.write();
+        // The catalog lock orders the drop record with checkpoints. An
+        // index of a table being altered is dropped from the altered table
+        // (waiting for the alter: `db::alters`).
+        let names = loop {
+            let names = self.inner.names.write();
+            let of = self
+                .inner
+                .indexes
+                .by_name
+                .read()
+                .get(name)
+                .map(|(_, t)| t.id);
+            match of {
+                Some(id) if self.inner.alters.holds_table(id) => {
+                    drop(names);
+                    self.inner.alters.wait_for_table(id);
+                }
+                _ => break names,
+            }
+        };
         let (idx, t, logged) = {
             let mut by_name = self.inner.indexes.by_name.write();
             if !by_name.contains_key(name) {
