@@ -197,6 +197,9 @@ impl Database {
             }
         };
         drop(_ddl);
+        // The back-fill's entries count now, not at this thread's next
+        // commit (`stats::MemoryGauge`).
+        db.gc.common.memory.hand_over(0);
         if let Some((log, lsn)) = logged {
             log.wait_durable(lsn)?;
         }
