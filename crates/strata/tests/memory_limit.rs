@@ -326,12 +326,19 @@ fn churn(db: &Database, t: &Table, rows: i64) {
         db.collect_garbage();
     }
     drop(reader);
-    let mut tx = db.begin().unwrap();
-    for k in 0..rows / 4 {
-        tx.update(t, &key![k], &[("body", body(k, 9, BODY))])
-            .unwrap();
+    // (A conflict rolls the attempt back: try again. The background
+    // collector removes stale index entries under the row's write lock, so
+    // a write may meet it.)
+    loop {
+        let mut tx = db.begin().unwrap();
+        let wrote =
+            (0..rows / 4).try_for_each(|k| tx.update(t, &key![k], &[("body", body(k, 9, BODY))]));
+        match wrote {
+            Ok(()) => return tx.abort(),
+            Err(Error::Conflict(_)) => continue,
+            Err(e) => panic!("{e}"),
+        }
     }
-    tx.abort();
 }
 
 const ROWS: i64 = 200;

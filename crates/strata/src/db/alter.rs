@@ -7,7 +7,7 @@
 //! moment are copied into a new table with the new schema, and the name
 //! moves to the new table. The freeze and the move are under the catalog
 //! lock, the copy is not: meanwhile the alter holds the table's name, the
-//! name it takes and the table (`db::alters`), so that what would touch
+//! name it takes and the table (`txn::alters`), so that what would touch
 //! them waits and everything else goes on. In the log it is one catalog
 //! record, written before the copy:
 //!
@@ -51,7 +51,7 @@
 //!         indexes dropped
 //! ```
 //!
-//! Held during the copy, and why each waits (`db::alters`): a lookup of
+//! Held during the copy, and why each waits (`txn::alters`): a lookup of
 //! either name (it gets the altered table, never the frozen one, nor "no
 //! such table" for the new name); a create, drop or alter of either name
 //! and a drop of the old table's indexes (their log records would come
@@ -148,7 +148,7 @@ impl Database {
     pub fn alter_table(&self, name: &str, change: Alter) -> Result<Table> {
         self.inner.check_writable()?;
         // Neither name may be held by another alter still copying
-        // (`db::alters`): wait for it, then look again.
+        // (`txn::alters`): wait for it, then look again.
         let (names, old, schema, sources) = loop {
             let names = self.inner.names_free_of(name);
             let id = *names.get(name).ok_or_else(|| Error::NoSuchTable {
@@ -237,7 +237,7 @@ impl Database {
     /// Freezes `old`, logs the alter, builds the new table from `old`'s
     /// rows with `indexes` rebuilt on it, and moves the names (see the
     /// module doc). `names` is the catalog lock: let go for the copy, with
-    /// both names and the old table held (`db::alters`), and taken again to
+    /// both names and the old table held (`txn::alters`), and taken again to
     /// move the names.
     fn alter_to(
         &self,
@@ -299,7 +299,7 @@ impl Database {
         };
         // The copy runs without the catalog lock: lookups of other tables
         // and other DDL go on; what would touch these names or this table
-        // waits (`db::alters`), and so do checkpoints.
+        // waits (`txn::alters`), and so do checkpoints.
         let held = Held::new(
             &self.inner,
             old.id,

@@ -2,7 +2,6 @@
 
 mod alter;
 pub use alter::Alter;
-pub(crate) mod alters;
 mod backup;
 pub use backup::BackupReport;
 mod read_only;
@@ -720,7 +719,7 @@ impl std::fmt::Debug for Database {
 
 impl crate::log::checkpoint::Source for DbInner {
     fn catalog(&self, reserved: &dyn Fn() -> u64) -> crate::log::checkpoint::Catalog {
-        // Not in the middle of an alter (see `db::alters`).
+        // Not in the middle of an alter (see `txn::alters`).
         let _names = loop {
             let names = self.names.read();
             if !self.alters.any() {

@@ -261,7 +261,7 @@ impl Database {
         self.inner.check_writable()?;
         // The catalog lock orders the drop record with checkpoints. An
         // index of a table being altered is dropped from the altered table
-        // (waiting for the alter: `db::alters`).
+        // (waiting for the alter: `txn::alters`).
         let names = loop {
             let names = self.inner.names.write();
             let of = self

@@ -55,8 +55,8 @@ pub(crate) struct DbInner {
     /// Secondary indexes by name.
     pub indexes: crate::index::secondary::IndexCatalog,
     /// The alters whose copy runs outside the catalog lock, and what they
-    /// hold meanwhile (see `db::alters`).
-    pub alters: crate::db::alters::Alters,
+    /// hold meanwhile (see `txn::alters`).
+    pub alters: super::alters::Alters,
     /// Memory spaces versions are allocated from (`Options::memory_spaces`);
     /// every table holds a clone.
     pub spaces: Option<Arc<crate::storage::space::SpaceSet>>,
@@ -79,7 +79,7 @@ pub(crate) struct ReadOnlyOpen {
 impl DbInner {
     /// The catalog lock (`names`, write), once no running alter holds
     /// `name` (waiting for one that does, without the lock: see
-    /// `db::alters`).
+    /// `txn::alters`).
     pub fn names_free_of(
         &self,
         name: &str,

@@ -2,7 +2,8 @@
 //! table's rows outside the catalog lock (`DbInner::names`), and holds
 //! here, until it is done, what no other catalog operation may touch
 //! meanwhile: the altered table's name, the name it takes, and the table
-//! itself (its indexes).
+//! itself (its indexes). (Beside `DbInner`, which holds it, below `db`,
+//! which uses it: `db/alter.rs`.)
 //!
 //! ```text
 //!  alter:  catalog lock ── freeze, log, new table ── hold ── unlock
