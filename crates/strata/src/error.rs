@@ -198,11 +198,12 @@ pub enum Error {
     /// More transactions are open at once than `Options::max_open_transactions`.
     #[error("too many open transactions (limit {0}); finish some or raise Options::max_open_transactions")]
     TooManyTransactions(usize),
-    /// An insert or update found the version store over
-    /// `Options::memory_limit`, after a garbage-collection pass: nothing
-    /// was written (the transaction stays open; reads, deletes and its
-    /// commit go on).
-    #[error("memory limit reached: the version store holds {in_use} bytes, limit {limit}; delete rows, end long transactions, or raise Options::memory_limit")]
+    /// An insert or update found the database over
+    /// `Options::memory_limit` (its rows, their versions and payloads,
+    /// index entries), after a garbage-collection pass: nothing was
+    /// written (the transaction stays open; reads, deletes and its commit
+    /// go on).
+    #[error("memory limit reached: rows, versions and index entries hold {in_use} bytes, limit {limit}; delete rows, end long transactions, or raise Options::memory_limit")]
     MemoryLimit { in_use: u64, limit: u64 },
 }
 

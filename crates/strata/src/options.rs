@@ -431,27 +431,47 @@ pub struct Options {
     /// the transaction table). Default 4,096; a `begin` past it is
     /// `Error::TooManyTransactions`.
     pub max_open_transactions: usize,
-    /// The most bytes the version store (rows and their versions) may hold
-    /// (None, the default: no limit). Past it, inserts and updates get
-    /// `Error::MemoryLimit` after one garbage-collection pass tried to get
-    /// under it; reads, deletes (the way back under it), commits of what
-    /// was written before, and `Database::collect_garbage` go on, and
-    /// nothing committed is lost. Counted: the blocks the version store
-    /// allocates (version headers, row images, records, masters) less
-    /// those it retires, handed over by each commit, abort and collector
-    /// pass (so a transaction's writes count once it ends, and the limit is
-    /// checked before each insert or update, not inside one: a transaction
-    /// may pass it by what it writes). Not counted yet: the payloads of
-    /// `Text` and `Bytes` values (a version holds 16 bytes per value; its
-    /// text lives out of line and may be shared between versions, and
-    /// nothing counts when the last one lets go), indexes, the indirection
-    /// arrays, the transaction table, log buffers. Memory comes back as
-    /// GC retires versions: a deleted row once a pass has unlinked it and
-    /// a later commit has moved the clock past the unlink (`gc::limbo`),
-    /// so where nothing else commits, commit a write or two after the
-    /// deletes; a dropped table's once it is reclaimed (see
-    /// `Database::drop_table`). Setting a limit costs each read-write
-    /// commit one shared add (`Stats::memory_in_use`).
+    /// The most bytes the engine's data may hold (None, the default: no
+    /// limit). Past it, inserts and updates get `Error::MemoryLimit` after
+    /// one garbage-collection pass tried to get under it; reads, deletes
+    /// (the way back under it), commits of what was written before, and
+    /// `Database::collect_garbage` go on, and nothing committed is lost.
+    ///
+    /// Counted, handed over by each commit, abort and collector pass (so a
+    /// transaction's writes count once it ends, and the limit is checked
+    /// before each insert or update, not inside one: a transaction may pass
+    /// it by what it writes):
+    /// - the blocks the version store allocates (version headers, row
+    ///   images, records, masters) less those it retires, exactly;
+    /// - the payloads of `Text` and `Bytes` values (their length and the
+    ///   16-byte count and length in front of it), once per holder that
+    ///   owns one: a version (a text an update carries over unchanged
+    ///   stays counted once, by the newest version, which owns it), a
+    ///   master's cell, a time-travel copy or delta for the values moved
+    ///   out of the master (a copy shares the master's unchanged texts and
+    ///   does not count them again). A text shared by holders that each
+    ///   own a handle is counted by each: the same `Text` inserted into two
+    ///   rows, a column past the 39th carried into a new version, texts
+    ///   copied under `NonInline::Copy` (which are real copies);
+    /// - primary and secondary index entries, as an estimate per entry
+    ///   from its key (a tree slot, the key's bytes when they do not fit
+    ///   in place, the hash side's entry), the same when the entry goes.
+    ///
+    /// Once every transaction has ended and GC has collected, what is
+    /// counted is what the live rows and their entries hold: it goes back
+    /// to where it was when every row is deleted and collected, or a table
+    /// dropped and reclaimed. Not counted: MV-PBT indexes
+    /// (`IndexKind::MvPbt`: their partitions, records and filters), the
+    /// indirection arrays, the transaction table, the index trees' inner
+    /// nodes and free space beyond the estimate, log buffers, SIRO's
+    /// segment bookkeeping, and the allocator's own overhead (size
+    /// classes, memory spaces' chunks). Memory comes back as GC retires
+    /// versions: a deleted row once a pass has unlinked it and a later
+    /// commit has moved the clock past the unlink (`gc::limbo`), so where
+    /// nothing else commits, commit a write or two after the deletes; a
+    /// dropped table's once it is reclaimed (see `Database::drop_table`),
+    /// a dropped index's once it is freed. Setting a limit costs each
+    /// read-write commit one shared add (`Stats::memory_in_use`).
     pub memory_limit: Option<u64>,
     /// SI+SSN: also apply the exclusion-window test on every read and
     /// overwrite, with the stamps known so far (ERMIA §3.3, the SSN paper's

@@ -95,20 +95,32 @@ impl TxnCounts {
     }
 }
 
-/// The version store's bytes in use against `Options::memory_limit`:
-/// what commits, aborts and collectors handed over as allocated, less what
-/// they retired (`storage::meter`).
+/// The engine's bytes in use against `Options::memory_limit`: what
+/// commits, aborts and collectors handed over as allocated, less what they
+/// retired (`storage::meter`): the version store's blocks, the text and
+/// byte payloads their holders own, and index entries (an estimate per
+/// entry).
 ///
 /// ```text
 ///  commit / abort / GC pass ── meter hand-over ──> allocated += a, retired += r
+///  dropped table reclaimed, dropped index freed ──> retired += what it held
 ///  insert / update ── in_use() > limit? ── GC pass, look again ── Err(MemoryLimit)
 /// ```
+///
+/// The invariant: once every transaction has ended and GC has reclaimed
+/// what it can, `in_use` is what the live rows hold (their blocks and
+/// payloads) and their index entries; it goes back to where it started
+/// when every row is deleted and collected, or the table dropped and
+/// reclaimed (`tests/memory_limit.rs`, under every storage scheme). Each
+/// holder releases what it counted when it took it (`storage::meter`'s
+/// module doc), so nothing depends on who frees last.
 ///
 /// Kept only when a limit is set: each hand-over is then a shared add on
 /// this (padded) line, a cost a database without a limit does not pay.
 /// What a transaction still open has allocated is counted at its end, and
-/// what an abort's rollback retires, at once; indexes, the indirection
-/// arrays and the log's buffers are not counted (see `Options::memory_limit`).
+/// what an abort's rollback retires, at once; the indirection arrays,
+/// MV-PBT partitions and the log's buffers are not counted (see
+/// `Options::memory_limit`).
 pub(crate) struct MemoryGauge {
     /// `u64::MAX`: no limit (nothing is counted).
     limit: u64,
@@ -137,8 +149,8 @@ impl MemoryGauge {
         (self.limit != u64::MAX).then_some(self.limit)
     }
 
-    /// Hands over `allocated` bytes and the bytes this thread retired since
-    /// its last hand-over.
+    /// Hands over `allocated` bytes, and the bytes this thread retired and
+    /// its holders took and let go out of line since its last hand-over.
     ///
     /// Without a limit nothing is taken: a database with a limit on the
     /// same thread then counts this one's retirements as its own (low by
@@ -149,7 +161,8 @@ impl MemoryGauge {
             return;
         }
         let retired = crate::storage::meter::take_unflushed_retired();
-        self.add(allocated, retired);
+        let (held, released) = crate::storage::meter::take_unflushed_held();
+        self.add(allocated + held, retired + released);
     }
 
     /// Adds what a hand-over took (a collector's pass computes its own).
@@ -314,8 +327,11 @@ pub struct Stats {
     pub open_transactions: u64,
     /// `Options::memory_limit`, if set.
     pub memory_limit: Option<u64>,
-    /// The version store's bytes in use, counted against the limit (0
-    /// when no limit is set: see `Options::memory_limit`).
+    /// Bytes in use counted against the limit: the version store's
+    /// blocks, the text and byte payloads they hold, and index entries (an
+    /// estimate per entry); MV-PBT indexes are not counted (0 when no
+    /// limit is set: see `Options::memory_limit` for what is counted and
+    /// how).
     pub memory_in_use: u64,
     /// Dropped (or altered) tables whose memory is not freed yet: a
     /// transaction open at the drop is still running, or a handle to the

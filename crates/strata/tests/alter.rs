@@ -467,3 +467,108 @@ fn a_copy_that_fails_leaves_the_table_and_its_indexes() {
         "after the retried alter",
     );
 }
+
+/// The copy runs outside the catalog lock. An alter held inside its copy
+/// (the lab's pause hook) does not keep other tables from being looked
+/// up, created, altered or dropped; a lookup of the altered table by
+/// either name, a drop of one of its indexes and a checkpoint wait for
+/// it, and then find the altered table (and the log replays to it). A
+/// lookup that waited for the alter is a failure here, found by the hang
+/// guard rather than a hang.
+#[test]
+fn other_tables_do_not_wait_for_an_alter() {
+    use std::sync::{mpsc, Mutex};
+    let dir = TestDir::new("alter-outside-the-lock");
+    let opts = || {
+        Options::default().durability(Durability::Wal {
+            dir: dir.to_path_buf(),
+            sync: SyncPolicy::GroupCommit,
+        })
+    };
+    {
+        let db = Database::open(opts()).unwrap();
+        people(&db);
+        db.create_index("by_age", &db.table("people").unwrap(), &["age"], Unique::No)
+            .unwrap();
+        let other = db
+            .create_table(
+                Schema::new("other")
+                    .column("k", Type::Int)
+                    .primary_key(&["k"]),
+            )
+            .unwrap();
+        db.run(|tx| tx.insert(&other, row![1])).unwrap();
+        let (inside, entered) = mpsc::channel();
+        let (go, release) = mpsc::channel::<()>();
+        let (inside, release) = (Mutex::new(inside), Mutex::new(release));
+        let first = std::sync::atomic::AtomicBool::new(true);
+        db.pause_alters_for_testing(move || {
+            // Only the first alter waits (the test alters another table
+            // meanwhile).
+            if first.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                inside.lock().unwrap().send(()).unwrap();
+                // Released by the test (or the test gone: go on).
+                let _ = release.lock().unwrap().recv();
+            }
+        });
+        std::thread::scope(|s| {
+            let alter = s.spawn(|| db.alter_table("people", Alter::Rename("persons".into())));
+            entered.recv().unwrap();
+            // The alter is inside its copy: the other table's lookup, DDL
+            // on other tables, on a thread of their own so that a wait is
+            // a failure, not a hang.
+            let (done, others) = mpsc::channel();
+            let db2 = &db;
+            s.spawn(move || {
+                let r = (|| -> strata::Result<i64> {
+                    let other = db2.table("other")?;
+                    let n = db2.begin_read_only()?.count(&other, ..)? as i64;
+                    db2.create_table(
+                        Schema::new("third")
+                            .column("k", Type::Int)
+                            .primary_key(&["k"]),
+                    )?;
+                    db2.alter_table("third", Alter::Rename("fourth".into()))?;
+                    db2.drop_table("fourth")?;
+                    Ok(n)
+                })();
+                let _ = done.send(r);
+            });
+            let got = others.recv_timeout(common::HANG_GUARD);
+            // What must wait: started now, done after the release.
+            let by_old = s.spawn(|| db.table("people"));
+            let by_new = s.spawn(|| db.table("persons"));
+            let index_drop = s.spawn(|| db.drop_index("by_age"));
+            let checkpoint = s.spawn(|| db.checkpoint());
+            go.send(()).unwrap();
+            assert!(
+                matches!(got, Ok(Ok(1))),
+                "other tables' lookups and DDL while an alter copies: {got:?}"
+            );
+            let altered = alter.join().unwrap().unwrap();
+            for t in [by_old.join().unwrap(), by_new.join().unwrap()] {
+                // The old name is gone (the alter renamed it) or the
+                // lookup found the altered table: never the frozen one.
+                match t {
+                    Ok(t) => assert_eq!(t.name(), altered.name()),
+                    Err(e) => assert!(matches!(e, Error::NoSuchTable { .. }), "{e}"),
+                }
+            }
+            index_drop.join().unwrap().unwrap();
+            checkpoint.join().unwrap().unwrap();
+            assert_eq!(db.table("persons").unwrap().name(), "persons");
+            assert_eq!(db.table_names(), ["other", "persons"]);
+            assert!(db.index_names().is_empty());
+            assert_eq!(rows(&db, &altered).len(), 5000);
+        });
+    }
+    // The checkpoint came after the alter, and the index drop after it in
+    // the log: a restart finds the renamed table whole, without the index.
+    let db = Database::open(opts()).unwrap();
+    assert_eq!(db.table_names(), ["other", "persons"]);
+    assert!(db.index_names().is_empty());
+    let t = db.table("persons").unwrap();
+    let all = rows(&db, &t);
+    assert_eq!(all.len(), 5000);
+    assert_eq!(all[4], row![4, "p4", 4]);
+}

@@ -5,8 +5,11 @@
 //! `drop_table` freezes a table (commits that wrote it from then on are
 //! refused, those already deciding are waited for), its rows as of that
 //! moment are copied into a new table with the new schema, and the name
-//! moves to the new table, all under the catalog lock. In the log it is
-//! one catalog record, written before the copy:
+//! moves to the new table. The freeze and the move are under the catalog
+//! lock, the copy is not: meanwhile the alter holds the table's name, the
+//! name it takes and the table (`txn::alters`), so that what would touch
+//! them waits and everything else goes on. In the log it is one catalog
+//! record, written before the copy:
 //!
 //! ```text
 //!  old table (id 3) ── frozen ──> AlterTable { table: 3, id: 7, schema', sources }
@@ -41,10 +44,28 @@
 //! ```text
 //!  plan:  schema', sources, each index's columns mapped ── refused here:
 //!         nothing changed (unknown column, indexed column dropped, ...)
-//!  freeze old ── log AlterTable ── new table + its empty indexes, published
-//!         ── copy rows (inserts fill the indexes) ── move table name and
-//!         index names ── old indexes dropped
+//!  catalog lock: freeze old ── log AlterTable ── new table + its empty
+//!         indexes, published ── hold both names and the old table
+//!  no lock: copy rows (inserts fill the indexes)
+//!  catalog lock: let go ── move table name and index names ── old
+//!         indexes dropped
 //! ```
+//!
+//! Held during the copy, and why each waits (`txn::alters`): a lookup of
+//! either name (it gets the altered table, never the frozen one, nor "no
+//! such table" for the new name); a create, drop or alter of either name
+//! and a drop of the old table's indexes (their log records would come
+//! after the alter's, where replay finds the altered table, while in
+//! memory they would meet the old one); a checkpoint (one in the middle
+//! would begin after the record and find the old table frozen and the new
+//! one half copied: recovery would lose the rest of the rows). Nothing
+//! else can reach the old table's name or the new table: the new table
+//! has no name yet, the old one is frozen (writes through handles to it
+//! are refused, as a dropped table's, and so is `create_index` on it), and
+//! an index lookup by name (`Database::index`) gives the old index, which
+//! fails as its table does. So when the alter takes the catalog lock
+//! again, nothing has changed either name, and it moves them with no
+//! further check.
 //!
 //! A failure part way leaves no half-altered table: before the record,
 //! the freeze is undone; after it, in memory, so is everything (the new
@@ -55,11 +76,12 @@
 //! reader ever finds a name on a half-copied table.
 //!
 //! Costs and limits, said where a caller meets them: the copy is O(rows)
-//! plus the indexes' inserts, and holds the catalog lock (DDL and table
-//! lookups wait); the old table's memory stays until the database is
-//! dropped (as a dropped table's); an index still being created when the
-//! alter starts makes it fail (`Error::Misuse`: alter after
-//! `create_index` returned).
+//! plus the indexes' inserts; lookups of other tables and DDL on them go
+//! on meanwhile, lookups and DDL of this table (and checkpoints) wait for
+//! it; `Database::table_names` lists the old name until the alter is
+//! done; the old table's memory goes as a dropped table's does; an index
+//! still being created when the alter starts makes it fail
+//! (`Error::Misuse`: alter after `create_index` returned).
 
 use super::*;
 use crate::index::secondary::{SecondaryIndex, Unique};
@@ -103,8 +125,11 @@ impl Database {
     /// dropping a primary-key column, dropping a column an index keys on
     /// ([`Error::ColumnIndexed`], naming the index: drop it first), and a
     /// table whose index is still being created ([`Error::Misuse`]). The
-    /// copy is O(rows); the old rows' memory is released when the
-    /// database is dropped.
+    /// copy is O(rows), and does not hold the catalog lock: other tables
+    /// are looked up, created, altered and dropped meanwhile, while a
+    /// lookup of this table (by either name), DDL on it and checkpoints
+    /// wait for the alter. The old rows' memory goes as a dropped
+    /// table's does.
     ///
     /// ```
     /// use strata::{key, row, Alter, Database, Options, Schema, Type, Value};
@@ -122,12 +147,22 @@ impl Database {
     /// ```
     pub fn alter_table(&self, name: &str, change: Alter) -> Result<Table> {
         self.inner.check_writable()?;
-        let names = self.inner.names.write();
-        let id = *names.get(name).ok_or_else(|| Error::NoSuchTable {
-            table: name.to_string(),
-        })?;
-        let old = Arc::clone(&self.inner.tables.read()[id as usize]);
-        let (schema, sources) = plan(&old.schema, &change)?;
+        // Neither name may be held by another alter still copying
+        // (`txn::alters`): wait for it, then look again.
+        let (names, old, schema, sources) = loop {
+            let names = self.inner.names_free_of(name);
+            let id = *names.get(name).ok_or_else(|| Error::NoSuchTable {
+                table: name.to_string(),
+            })?;
+            let old = Arc::clone(&self.inner.tables.read()[id as usize]);
+            let (schema, sources) = plan(&old.schema, &change)?;
+            if self.inner.alters.holds_name(&schema.name) {
+                drop(names);
+                self.inner.alters.wait_for_name(&schema.name);
+                continue;
+            }
+            break (names, old, schema, sources);
+        };
         if schema.name != name && names.contains_key(&schema.name) {
             return Err(Error::TableExists {
                 table: schema.name.clone(),
@@ -140,6 +175,14 @@ impl Database {
         drop(old);
         self.inner.gc.reclaim_dropped(&*self.inner);
         altered
+    }
+
+    /// Tests: runs `hook` in each alter once it has frozen the table, let
+    /// go of the catalog lock and holds its names, before it copies a row
+    /// (a test holds an alter there to look at what goes on meanwhile).
+    #[cfg(feature = "lab")]
+    pub fn pause_alters_for_testing(&self, hook: impl Fn() + Send + Sync + 'static) {
+        *self.inner.alters.pause.lock() = Some(Arc::new(hook));
     }
 
     /// Replays a logged alter (recovery): the same rebuild, at the id the
@@ -193,10 +236,12 @@ impl Database {
 
     /// Freezes `old`, logs the alter, builds the new table from `old`'s
     /// rows with `indexes` rebuilt on it, and moves the names (see the
-    /// module doc).
+    /// module doc). `names` is the catalog lock: let go for the copy, with
+    /// both names and the old table held (`txn::alters`), and taken again to
+    /// move the names.
     fn alter_to(
         &self,
-        mut names: parking_lot::RwLockWriteGuard<'_, HashMap<String, u32>>,
+        names: parking_lot::RwLockWriteGuard<'_, HashMap<String, u32>>,
         old: &Arc<TableInner>,
         schema: Schema,
         sources: Vec<u32>,
@@ -252,7 +297,21 @@ impl Database {
                 })
                 .collect()
         };
-        if let Err(e) = self.copy_rows(old, &t, &sources) {
+        // The copy runs without the catalog lock: lookups of other tables
+        // and other DDL go on; what would touch these names or this table
+        // waits (`txn::alters`), and so do checkpoints.
+        let held = Held::new(
+            &self.inner,
+            old.id,
+            [old.schema.name.clone(), new_name.clone()],
+        );
+        drop(names);
+        #[cfg(feature = "lab")]
+        self.inner.alters.paused();
+        let copied = self.copy_rows(old, &t, &sources);
+        let mut names = self.inner.names.write();
+        held.let_go();
+        if let Err(e) = copied {
             if logged.is_none() {
                 // In memory nothing else knows of the alter: undo it. (With
                 // a log its record completes it at the next open.)
@@ -265,6 +324,9 @@ impl Database {
             }
             return Err(e);
         }
+        // Nothing else moved either name meanwhile: they were held.
+        debug_assert_eq!(names.get(&old.schema.name), Some(&old.id));
+        debug_assert!(new_name == old.schema.name || !names.contains_key(&new_name));
         names.remove(&old.schema.name);
         names.insert(new_name, id);
         self.inner.indexes.move_table(old.id, &t.inner, &rebuilt);
@@ -312,6 +374,43 @@ impl Database {
                 Some(k) if rows.len() == COPY_BATCH => from = std::ops::Bound::Excluded(k),
                 _ => return Ok(()),
             }
+        }
+    }
+}
+
+/// An alter held in `DbInner::alters` while it copies: let go under the
+/// catalog lock ([`Held::let_go`]), or, if the copy unwinds, by the drop,
+/// which takes it.
+struct Held<'a> {
+    db: &'a DbInner,
+    table: u32,
+    armed: bool,
+}
+
+impl<'a> Held<'a> {
+    /// Holds `table` and `names`; the caller holds the catalog lock.
+    fn new(db: &'a DbInner, table: u32, names: [String; 2]) -> Held<'a> {
+        db.alters.hold(table, names);
+        Held {
+            db,
+            table,
+            armed: true,
+        }
+    }
+
+    /// Lets go; the caller holds the catalog lock (write).
+    fn let_go(mut self) {
+        self.armed = false;
+        self.db.alters.let_go(self.table);
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            // Unwinding out of the copy (the catalog lock is not ours).
+            let _names = self.db.names.write();
+            self.db.alters.let_go(self.table);
         }
     }
 }

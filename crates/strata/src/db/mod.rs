@@ -83,6 +83,7 @@ impl Database {
                 log: OnceLock::new(),
                 read_only: OnceLock::new(),
                 indexes: Default::default(),
+                alters: Default::default(),
                 spaces,
                 mvpbt_spill,
                 breakdown,
@@ -168,7 +169,7 @@ impl Database {
     pub fn create_table(&self, schema: Schema) -> Result<Table> {
         self.inner.check_writable()?;
         let schema = schema.validate()?;
-        let mut names = self.inner.names.write();
+        let mut names = self.inner.names_free_of(&schema.name);
         if names.contains_key(&schema.name) {
             return Err(Error::TableExists {
                 table: schema.name.clone(),
@@ -254,8 +255,19 @@ impl Database {
     }
 
     /// Looks a table up by name.
+    ///
+    /// A table being altered ([`Database::alter_table`]), under its name
+    /// or the one it is taking, is the altered table: the lookup waits
+    /// for the alter's copy. Other tables are looked up meanwhile.
     pub fn table(&self, name: &str) -> Result<Table> {
-        let names = self.inner.names.read();
+        let names = loop {
+            let names = self.inner.names.read();
+            if !self.inner.alters.holds_name(name) {
+                break names;
+            }
+            drop(names);
+            self.inner.alters.wait_for_name(name);
+        };
         let id = *names.get(name).ok_or_else(|| Error::NoSuchTable {
             table: name.to_string(),
         })?;
@@ -287,7 +299,7 @@ impl Database {
     /// `Stats::dropped_tables_waiting` counts the tables not freed yet.
     pub fn drop_table(&self, name: &str) -> Result<()> {
         self.inner.check_writable()?;
-        let mut names = self.inner.names.write();
+        let mut names = self.inner.names_free_of(name);
         let id = *names.get(name).ok_or_else(|| Error::NoSuchTable {
             table: name.to_string(),
         })?;
@@ -713,7 +725,15 @@ impl std::fmt::Debug for Database {
 
 impl crate::log::checkpoint::Source for DbInner {
     fn catalog(&self, reserved: &dyn Fn() -> u64) -> crate::log::checkpoint::Catalog {
-        let _names = self.names.read();
+        // Not in the middle of an alter (see `txn::alters`).
+        let _names = loop {
+            let names = self.names.read();
+            if !self.alters.any() {
+                break names;
+            }
+            drop(names);
+            self.alters.wait_for_all();
+        };
         let tables = self.tables.read();
         crate::log::checkpoint::Catalog {
             begin: reserved(),

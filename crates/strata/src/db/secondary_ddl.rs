@@ -197,6 +197,9 @@ impl Database {
             }
         };
         drop(_ddl);
+        // The back-fill's entries count now, not at this thread's next
+        // commit (`stats::MemoryGauge`).
+        db.gc.common.memory.hand_over(0);
         if let Some((log, lsn)) = logged {
             log.wait_durable(lsn)?;
         }
@@ -256,8 +259,26 @@ impl Database {
     /// `Error::Schema`; writers stop maintaining it at once.
     pub fn drop_index(&self, name: &str) -> Result<()> {
         self.inner.check_writable()?;
-        // The catalog lock orders the drop record with checkpoints.
-        let names = self.inner.names.write();
+        // The catalog lock orders the drop record with checkpoints. An
+        // index of a table being altered is dropped from the altered table
+        // (waiting for the alter: `txn::alters`).
+        let names = loop {
+            let names = self.inner.names.write();
+            let of = self
+                .inner
+                .indexes
+                .by_name
+                .read()
+                .get(name)
+                .map(|(_, t)| t.id);
+            match of {
+                Some(id) if self.inner.alters.holds_table(id) => {
+                    drop(names);
+                    self.inner.alters.wait_for_table(id);
+                }
+                _ => break names,
+            }
+        };
         let (idx, t, logged) = {
             let mut by_name = self.inner.indexes.by_name.write();
             if !by_name.contains_key(name) {
@@ -308,6 +329,9 @@ pub(super) fn new_index(
         .iter()
         .map(|&i| ti.schema.columns[i].name.as_str())
         .collect();
+    // With a limit, the gauge counts the index's entries.
+    let memory = &db.gc.common.memory;
+    let gauge = memory.limit().map(|_| Arc::clone(memory));
     Arc::new(SecondaryIndex::new(
         name,
         db.id,
@@ -323,6 +347,7 @@ pub(super) fn new_index(
                 crate::index::mvpbt_spill::stem(&ti.schema.name, name),
             )
         }),
+        gauge,
     ))
 }
 

@@ -146,14 +146,16 @@ impl DroppedTables {
     }
 }
 
-/// The version store's bytes a table holds (what the memory gauge counted
-/// for its rows): walked once, before the table goes.
+/// What the memory gauge counted for a table's rows (their blocks and
+/// payloads, `storage::row_gauge_bytes`) and its primary index's entries:
+/// walked once, before the table goes. (Its secondary indexes give theirs
+/// back themselves, when they are freed: `SecondaryIndex`'s drop.)
 fn footprint(t: &TableInner) -> u64 {
     let _guard = crossbeam_epoch::pin();
     let mut bytes = 0;
     t.rows.for_each_head(|_, head| {
-        let (main, store, _) = crate::storage::row_footprint(head);
-        bytes += main + store;
+        // SAFETY: the table is ours alone (see the caller); pinned.
+        bytes += unsafe { crate::storage::row_gauge_bytes(head) };
     });
-    bytes
+    bytes + t.index.gauge_bytes()
 }

@@ -200,10 +200,12 @@ pub struct Common {
     /// invalidate the read-mostly fields around them (sharing a line with
     /// them cost 20% of a 16-thread update mix).
     counters: CachePadded<Counters>,
-    /// The version store's bytes in use against `Options::memory_limit`
+    /// The engine's bytes in use against `Options::memory_limit`
     /// (written by every hand-over when a limit is set: a line of its
-    /// own).
-    pub(crate) memory: CachePadded<crate::stats::MemoryGauge>,
+    /// own). Shared with the secondary indexes, which give it back their
+    /// entries' bytes when they are freed (a dropped index, a dropped
+    /// table's).
+    pub(crate) memory: Arc<CachePadded<crate::stats::MemoryGauge>>,
 }
 
 impl Common {
@@ -294,7 +296,9 @@ impl Gc {
     /// The collector `opts.gc` names. Starts no thread (see [`Gc::start`]).
     pub fn new(opts: &Options) -> Gc {
         let common = Common {
-            memory: CachePadded::new(crate::stats::MemoryGauge::new(opts.memory_limit)),
+            memory: Arc::new(CachePadded::new(crate::stats::MemoryGauge::new(
+                opts.memory_limit,
+            ))),
             ..Common::default()
         };
         // The one place the policy is decided.
@@ -399,7 +403,12 @@ impl Gc {
         storage::meter::untake(theirs);
         storage::meter::untake_retired(theirs_retired);
         self.common.counters.storage(ours, freed);
-        self.common.memory.add(ours.1, freed);
+        if self.common.memory.limit().is_some() {
+            // (Payloads and index entries feed the gauge alone: theirs go
+            // with ours, see `storage::meter::take_unflushed_held`.)
+            let (held, released) = storage::meter::take_unflushed_held();
+            self.common.memory.add(ours.1 + held, freed + released);
+        }
         if freed != 0 || ours.1 != 0 {
             crate::trace::gc_pass(freed, ours.1, start);
         }

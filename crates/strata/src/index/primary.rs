@@ -373,6 +373,14 @@ impl PrimaryIndex {
     /// Adds `key -> tuple` (with `head`, the row's chain head, as the hash
     /// entry's hint); if the key is already there, returns the id it maps to.
     pub fn insert(&self, key: &EncodedKey, tuple: u64, head: *const u8) -> Result<(), u64> {
+        self.insert_unmetered(key, tuple, head)?;
+        crate::storage::meter::held(self.entry_bytes(key));
+        Ok(())
+    }
+
+    /// [`PrimaryIndex::insert`] without the memory gauge's count.
+    #[inline]
+    fn insert_unmetered(&self, key: &EncodedKey, tuple: u64, head: *const u8) -> Result<(), u64> {
         match self {
             PrimaryIndex::Int(t, h) => {
                 let k = as_u64(key);
@@ -409,6 +417,16 @@ impl PrimaryIndex {
 
     /// Removes `key` if it still maps to `tuple`.
     pub fn remove(&self, key: &EncodedKey, tuple: u64) -> bool {
+        let removed = self.remove_unmetered(key, tuple);
+        if removed {
+            crate::storage::meter::released(self.entry_bytes(key));
+        }
+        removed
+    }
+
+    /// [`PrimaryIndex::remove`] without the memory gauge's count.
+    #[inline]
+    fn remove_unmetered(&self, key: &EncodedKey, tuple: u64) -> bool {
         match self {
             PrimaryIndex::Int(t, h) => {
                 let k = as_u64(key);
@@ -538,6 +556,48 @@ impl PrimaryIndex {
     /// Entries (walks the tree's leaves).
     pub fn len(&self) -> usize {
         self.tree().len()
+    }
+
+    /// What the memory gauge counts for the entry of `key`
+    /// (`storage::meter`): an estimate in [`PrimaryIndex::approx_entry_bytes`]'s
+    /// terms, by the key alone, so that its insert and its removal count
+    /// the same: a tree slot, the key's bytes when the tree's words do not
+    /// hold it whole, and its hash side's entry.
+    pub fn entry_bytes(&self, key: &EncodedKey) -> usize {
+        const SLOT: usize = 40;
+        let spilled = |b: &ByteKey| {
+            if b.len() > INLINE_KEY {
+                16 + b.len()
+            } else {
+                0
+            }
+        };
+        match self {
+            PrimaryIndex::Int(..) => SLOT + (16 + 8),
+            PrimaryIndex::Ordered(_) => match key {
+                EncodedKey::Bytes(b) => SLOT + spilled(b),
+                EncodedKey::U64(_) => SLOT,
+            },
+            PrimaryIndex::Bytes(..) => match self.side(key) {
+                Some(Side::Packed(..)) => SLOT + (16 + 8),
+                Some(Side::Bytes(_, b)) => {
+                    SLOT + spilled(b) + (INLINE_KEY + 8 + 16 + 16) + spilled(b)
+                }
+                None => SLOT,
+            },
+        }
+    }
+
+    /// What the memory gauge counted for every entry ([`PrimaryIndex::entry_bytes`]
+    /// of each key): a dropped table's reclaim credits it. Walks the tree.
+    pub fn gauge_bytes(&self) -> u64 {
+        let guard = crossbeam_epoch::pin();
+        let mut it = self.tree().iter(Bound::Unbounded, Bound::Unbounded, &guard);
+        let mut bytes = 0u64;
+        while let Some((k, _)) = it.next_keyed() {
+            bytes += self.entry_bytes(&k) as u64;
+        }
+        bytes
     }
 
     /// Approximate bytes per entry, for `Stats`: a leaf slot of the tree

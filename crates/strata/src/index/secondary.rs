@@ -91,13 +91,42 @@ pub(crate) struct SecondaryIndex {
     /// SSN/SSI: ranges of committing and recently committed index scans
     /// (see `index::scan_log`).
     pub scan_log: ScanLog,
+    /// The memory gauge of the database (with a limit set), which counts
+    /// this index's entries as they are added and removed
+    /// ([`entry_bytes`]) and gets back those left when the index is freed
+    /// (dropped, or its table dropped and reclaimed).
+    gauge: Option<Gauge>,
+}
+
+/// A database's memory gauge, as an index holds it.
+pub(crate) type Gauge = Arc<crossbeam_utils::CachePadded<crate::stats::MemoryGauge>>;
+
+/// What the memory gauge counts for an entry of key `key` (an estimate,
+/// by the key alone so that its insert and its removal count the same):
+/// a leaf slot of the tree (key words and value, 32 bytes, in leaves about
+/// four-fifths full) and the key's own allocation (a 16-byte header, the
+/// bytes).
+#[inline]
+pub(crate) fn entry_bytes(key: &[u8]) -> usize {
+    40 + 16 + key.len()
+}
+
+impl Drop for SecondaryIndex {
+    fn drop(&mut self) {
+        // The entries left go with the index: the gauge counted each.
+        if let Some(g) = &self.gauge {
+            g.add(0, self.approx_bytes().1);
+        }
+    }
 }
 
 impl SecondaryIndex {
     /// A new, empty index of `kind` on columns `columns` (positions;
     /// `names` are their names) of a table of database `owner`; an MV-PBT
     /// index freezes its writable partition at `partition_records` and
-    /// spills frozen partitions to `spill` (its directory, the file stem).
+    /// spills frozen partitions to `spill` (its directory, the file stem);
+    /// `gauge`: the database's memory gauge, with a limit set (see the
+    /// field).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: &str,
@@ -109,6 +138,7 @@ impl SecondaryIndex {
         kind: IndexKind,
         partition_records: usize,
         spill: Option<(Arc<SpillDir>, String)>,
+        gauge: Option<Gauge>,
     ) -> SecondaryIndex {
         let mvpbt = match kind {
             IndexKind::Standard => None,
@@ -128,6 +158,7 @@ impl SecondaryIndex {
             defined: AtomicBool::new(false),
             predicate_read_ts: AtomicU64::new(0),
             scan_log: ScanLog::default(),
+            gauge,
         }
     }
 
@@ -208,10 +239,7 @@ impl SecondaryIndex {
             .iter(Bound::Unbounded, Bound::Unbounded, &guard)
         {
             n += 1;
-            // A leaf slot (key words, value: 32 bytes, leaves about
-            // four-fifths full) and the key's own allocation (16-byte
-            // header, bytes).
-            bytes += (40 + 16 + k.len()) as u64;
+            bytes += entry_bytes(k) as u64;
         }
         (n, bytes)
     }
@@ -251,18 +279,31 @@ impl Entries {
     /// entry, or its abort would remove the winner's entry, or a tuple
     /// id's entry would be tracked by the wrong transaction: the tree
     /// decides under the leaf's lock).
+    ///
+    /// Each entry added and removed counts for the memory gauge
+    /// ([`entry_bytes`], `storage::meter`).
     pub fn insert(&self, key: &[u8], value: u64) -> std::result::Result<(), u64> {
-        self.tree.insert(&TreeKey::Bytes(key), value)
+        self.tree.insert(&TreeKey::Bytes(key), value)?;
+        crate::storage::meter::held(entry_bytes(key));
+        Ok(())
     }
 
     /// Removes `key` if it maps to `value`.
     pub fn remove_if(&self, key: &[u8], value: u64) -> bool {
-        self.tree.remove_if(&TreeKey::Bytes(key), value)
+        let removed = self.tree.remove_if(&TreeKey::Bytes(key), value);
+        if removed {
+            crate::storage::meter::released(entry_bytes(key));
+        }
+        removed
     }
 
     /// Removes `key` whatever it maps to.
     pub fn remove(&self, key: &[u8]) -> bool {
-        self.tree.remove(&TreeKey::Bytes(key))
+        let removed = self.tree.remove(&TreeKey::Bytes(key));
+        if removed {
+            crate::storage::meter::released(entry_bytes(key));
+        }
+        removed
     }
 }
 

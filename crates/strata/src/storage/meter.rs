@@ -28,6 +28,17 @@
 //!
 //! (A transaction that moves to another thread between its writes and
 //! its commit leaves them to the next hand-over on the first thread.)
+//!
+//! Beside the blocks, the memory gauge (`stats::MemoryGauge`) counts what
+//! a block's holder keeps out of line: the payloads of the `Text` and
+//! `Bytes` values it owns, and index entries. They go through a pair of
+//! counters of their own ([`held`], [`released`]), which feed the gauge
+//! only (not `Stats::storage_bytes_allocated`, whose figures compare the
+//! schemes' blocks). The rule that keeps the gauge symmetric: **each
+//! holder counts what it counts when it takes it and releases the same
+//! when it lets go**, the holder being a version (the heap values its
+//! `OWNED` bits say it owns), a master's cell, a record (the bytes it
+//! stored when it was made), an index entry (an estimate by its key).
 
 use std::cell::Cell;
 
@@ -73,6 +84,10 @@ struct Counters {
     flushed: Cell<(u64, u64)>,
     /// `bytes_retired` when [`take_unflushed_retired`] last handed it over.
     retired_flushed: Cell<u64>,
+    /// Out-of-line bytes taken and let go by their holders ([`held`],
+    /// [`released`]) since [`take_unflushed_held`] last handed them over.
+    held: Cell<u64>,
+    released: Cell<u64>,
 }
 
 crate::sync::thread_local! {
@@ -85,6 +100,8 @@ crate::sync::thread_local! {
             cells_decoded: Cell::new(0),
             flushed: Cell::new((0, 0)),
             retired_flushed: Cell::new(0),
+            held: Cell::new(0),
+            released: Cell::new(0),
         }
     };
 }
@@ -107,6 +124,32 @@ pub(crate) fn allocated(bytes: usize) {
 #[inline]
 pub(crate) fn retired(bytes: usize) {
     METER.with(|m| add(&m.bytes_retired, bytes as u64))
+}
+
+/// A holder took `bytes` out of line: a text or byte string's payload it
+/// owns, an index entry (see the module doc).
+#[inline]
+pub(crate) fn held(bytes: usize) {
+    if bytes != 0 {
+        METER.with(|m| add(&m.held, bytes as u64))
+    }
+}
+
+/// A holder let go of `bytes` it counted with [`held`].
+#[inline]
+pub(crate) fn released(bytes: usize) {
+    if bytes != 0 {
+        METER.with(|m| add(&m.released, bytes as u64))
+    }
+}
+
+/// The (held, released) bytes this thread counted since the last call,
+/// for the memory gauge only: any hand-over may take them (a commit's, an
+/// abort's, a collector's, a dropped table's reclaim), whoever's they
+/// were, since they feed nothing per transaction.
+#[inline]
+pub(crate) fn take_unflushed_held() -> (u64, u64) {
+    METER.with(|m| (m.held.replace(0), m.released.replace(0)))
 }
 
 /// `n` cells decoded by a read.

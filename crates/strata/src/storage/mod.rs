@@ -522,6 +522,34 @@ pub unsafe fn free_row(head: *mut Version) {
     }
 }
 
+/// What the memory gauge counts for a whole row (`stats::MemoryGauge`):
+/// what [`retire_row`] would release for it, blocks and payloads
+/// (`Version::gauge_bytes`, `Master::gauge_bytes`). A dropped table's
+/// reclaim credits it for each row, which goes without a retirement.
+///
+/// # Safety
+/// Nobody changes the row (its table is unreachable); the caller is
+/// pinned.
+pub unsafe fn row_gauge_bytes(head: *mut Version) -> u64 {
+    let m = master_of(head);
+    let mut bytes = 0u64;
+    let mut v = head;
+    while !v.is_null() {
+        // SAFETY: per the contract, chain versions are alive and final.
+        unsafe {
+            let (b, p) = Version::gauge_bytes(v, (*v).len_word());
+            bytes += (b + p) as u64;
+            v = (*v).next();
+        }
+    }
+    // SAFETY: as above; a reachable row's master is alive.
+    if let Some(m) = unsafe { m.as_ref() } {
+        let (b, p) = m.gauge_bytes();
+        bytes += (b + p) as u64;
+    }
+    bytes
+}
+
 /// Memory of one row split by store: (main table bytes, version store bytes,
 /// versions). Append-only schemes keep every version in the main table; the
 /// in-place ones keep the master and the newest header there and the rest

@@ -31,16 +31,19 @@ use std::cell::RefCell;
 /// Returns the number retired.
 pub fn retire_chain(mut v: *mut Version, guard: &Guard) -> u64 {
     let mut n = 0;
-    let mut bytes = 0;
+    let (mut bytes, mut payload) = (0, 0);
     while !v.is_null() {
         // SAFETY: the tail was unlinked by our swap, so only readers that were
         // already pinned can reach it; they stay safe until the epoch moves on.
         let next = unsafe { (*v).next() };
-        bytes += retire_unmetered(v, guard);
+        let (b, p) = retire_unmetered(v, guard);
+        bytes += b;
+        payload += p;
         v = next;
         n += 1;
     }
     super::meter::retired(bytes);
+    super::meter::released(payload);
     n
 }
 
@@ -80,19 +83,23 @@ pub(crate) unsafe fn defer_free<T: Send>(
 /// Frees one unlinked version once no pinned thread can hold it.
 #[inline]
 pub fn retire(v: *mut Version, guard: &Guard) {
-    super::meter::retired(retire_unmetered(v, guard));
+    let (bytes, payload) = retire_unmetered(v, guard);
+    super::meter::retired(bytes);
+    super::meter::released(payload);
 }
 
-/// [`retire`], returning the bytes of `v`'s block for the caller to count
-/// (`storage::meter`; a chain's once).
+/// [`retire`], returning the bytes of `v`'s block (and of a record of its
+/// own) and of the payloads it holds (`Version::gauge_bytes`), for the
+/// caller to count (`storage::meter`; a chain's once).
 #[inline]
-fn retire_unmetered(v: *mut Version, guard: &Guard) -> usize {
+fn retire_unmetered(v: *mut Version, guard: &Guard) -> (usize, usize) {
     // Read now: the caller has just touched `v`; by the time the epoch
     // lets it go, its lines are cold.
     // SAFETY: `v` is alive until the deferred free below.
     let len = unsafe { (*v).len_word() };
-    // SAFETY: as above.
-    let bytes = unsafe { Version::block_bytes(v, len) };
+    // SAFETY: as above; unlinked, so its owned bits and record word are
+    // final (see the deferred free's comment below).
+    let bytes = unsafe { Version::gauge_bytes(v, len) };
     // (A full list is deferred after the borrow ends: the flush may run
     // other deferred frees on this thread.)
     let batched = BATCH.with(|b| {

@@ -353,9 +353,10 @@ impl Version {
             }
         }
         let changed = |i: usize| changed_set[i / 64] & (1 << (i % 64)) != 0;
-        // The new version's HAS_HEAP and OWNED bits, and what `base` hands
-        // over.
-        let (mut flags, mut handed) = (0, 0);
+        // The new version's HAS_HEAP and OWNED bits, what `base` hands
+        // over, and the payload bytes of the heap values it owns afresh
+        // (cloned or changed).
+        let (mut flags, mut handed, mut payload) = (0, 0, 0);
         // SAFETY: `p` is fresh with room for `old.len()` values (see
         // `alloc_header`), unshared. Plain values (Int, Float, Bool, Null)
         // own nothing: a byte copy is a clone. A heap value is byte-copied
@@ -381,7 +382,9 @@ impl Version {
                         handed |= own(i);
                         flags |= HAS_HEAP | own(i);
                     } else {
-                        dst.add(i).write(carry(v));
+                        let c = carry(v);
+                        payload += c.heap_bytes();
+                        dst.add(i).write(c);
                         flags |= HAS_HEAP | own(i);
                     }
                 }
@@ -396,9 +399,13 @@ impl Version {
                 dst.add(*c).write((*v).clone());
                 if v.has_heap() {
                     flags |= HAS_HEAP | own(*c);
+                    payload += v.heap_bytes();
                 }
             }
             (*p).add_flags(flags);
+            // What the new version owns that `base` did not: a handed-over
+            // value stays counted once (`storage::meter`).
+            super::meter::held(payload);
             if handed != 0 {
                 base.len.fetch_and(!handed, Ordering::AcqRel);
             }
@@ -495,6 +502,74 @@ impl Version {
         }
         // SAFETY: per the contract.
         unsafe { Self::block_of(v, word) }.size()
+    }
+
+    /// What the memory gauge counted for `v` and releases when `v` goes
+    /// (`stats::MemoryGauge`, `storage::meter`): (block bytes, payload
+    /// bytes). The block is [`Version::block_bytes`] and a record of its own
+    /// hanging off it, freed with it; the payload is what its heap values
+    /// hold (those its `OWNED` bits in `word` say it owns: a value handed
+    /// over to its successor is that one's to count), and what the records
+    /// in its block and of its own stored when they were made.
+    ///
+    /// # Safety
+    /// As for [`Version::block_of`]; `v` is unlinked (or its row is nobody
+    /// else's), so its owned bits and record word no longer change.
+    #[inline]
+    pub(crate) unsafe fn gauge_bytes(v: *mut Version, word: u64) -> (usize, usize) {
+        // SAFETY: per the contract.
+        let block = unsafe { Self::block_bytes(v, word) };
+        if word & (HAS_HEAP | IN_PLACE) == 0 {
+            return (block, 0);
+        }
+        // SAFETY: per the contract.
+        unsafe { Self::gauge_bytes_slow(v, word, block) }
+    }
+
+    /// [`Version::gauge_bytes`] past its plain-row case (out of line, so
+    /// that case stays two instructions on the append-only retire path).
+    ///
+    /// # Safety
+    /// As for [`Version::gauge_bytes`].
+    #[inline(never)]
+    unsafe fn gauge_bytes_slow(v: *mut Version, word: u64, mut block: usize) -> (usize, usize) {
+        let mut payload = 0;
+        // SAFETY: per the contract, `v` is alive with `count` initialised
+        // values; the heap values it owns are alive (it drops them when it
+        // is freed, not before).
+        unsafe {
+            let len = (word & COUNT) as usize;
+            if word & HAS_HEAP != 0 {
+                let vals = Self::values_ptr(v);
+                let mut bits = (word & OWNED) >> OWNED_AT;
+                while bits != 0 {
+                    payload += (*vals.add(bits.trailing_zeros() as usize)).heap_bytes();
+                    bits &= bits - 1;
+                }
+                for i in OWNED_VALUES..len {
+                    payload += (*vals.add(i)).heap_bytes();
+                }
+            }
+            if word & EMBEDS != 0 {
+                payload += (*Self::embedded_ptr(v)).payload();
+            }
+            if word & IN_PLACE != 0 {
+                let w = (*Self::ext_ptr(v)).record_word();
+                // (A tagged word names the record in the block above,
+                // which that block counts.)
+                let own = if record::word::is_embedded(w) {
+                    None
+                } else {
+                    w.as_ref()
+                };
+                if let Some(r) = own {
+                    // A record of its own: freed with this version.
+                    block += record::layout_of(r).size();
+                    payload += r.payload();
+                }
+            }
+        }
+        (block, payload)
     }
 
     /// The record this version's block holds (the record of the version it
@@ -628,15 +703,18 @@ impl Version {
         // shared yet).
         unsafe {
             let dst = Self::values_ptr(p);
-            let mut heap = 0;
+            let (mut heap, mut payload) = (0, 0);
             for i in 0..len {
                 let v = value(i);
                 if v.has_heap() {
                     heap |= HAS_HEAP | own(i);
+                    payload += v.heap_bytes();
                 }
                 dst.add(i).write(v);
             }
             (*p).add_flags(heap);
+            // It owns every heap value it holds (`storage::meter`).
+            super::meter::held(payload);
             p
         }
     }
@@ -837,6 +915,11 @@ impl Version {
                 })
                 .collect();
             debug_assert!(word & IN_PLACE == 0, "in-place versions own no row image");
+            // Its values leave the store (the caller may store them again,
+            // which counts them again).
+            let (block, payload) = Self::gauge_bytes(v, word);
+            super::meter::retired(block);
+            super::meter::released(payload);
             Self::release(v, layout(len, false).0);
             out
         }

@@ -54,6 +54,9 @@ pub(crate) struct DbInner {
     pub read_only: OnceLock<ReadOnlyOpen>,
     /// Secondary indexes by name.
     pub indexes: crate::index::secondary::IndexCatalog,
+    /// The alters whose copy runs outside the catalog lock, and what they
+    /// hold meanwhile (see `txn::alters`).
+    pub alters: super::alters::Alters,
     /// Memory spaces versions are allocated from (`Options::memory_spaces`);
     /// every table holds a clone.
     pub spaces: Option<Arc<crate::storage::space::SpaceSet>>,
@@ -74,6 +77,23 @@ pub(crate) struct ReadOnlyOpen {
 }
 
 impl DbInner {
+    /// The catalog lock (`names`, write), once no running alter holds
+    /// `name` (waiting for one that does, without the lock: see
+    /// `txn::alters`).
+    pub fn names_free_of(
+        &self,
+        name: &str,
+    ) -> parking_lot::RwLockWriteGuard<'_, HashMap<String, u32>> {
+        loop {
+            let names = self.names.write();
+            if !self.alters.holds_name(name) {
+                return names;
+            }
+            drop(names);
+            self.alters.wait_for_name(name);
+        }
+    }
+
     /// `Err(Error::ReadOnly)` if the database was opened read-only.
     #[inline]
     pub fn check_writable(&self) -> crate::error::Result<()> {

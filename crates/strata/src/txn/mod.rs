@@ -20,6 +20,7 @@
 //! A conflict error rolls the transaction back at once; other errors
 //! (unknown column, duplicate key, ...) leave it open and unchanged.
 
+pub(crate) mod alters;
 mod db_inner;
 mod index_iter;
 pub(crate) mod index_ops;

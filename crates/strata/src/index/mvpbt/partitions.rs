@@ -727,6 +727,7 @@ pub(super) mod tests {
             IndexKind::MvPbt,
             1 << 20,
             None,
+            None,
         )
     }
 

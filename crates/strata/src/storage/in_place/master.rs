@@ -68,6 +68,25 @@ fn encode(v: Value) -> Raw {
     Raw { tag, bits }
 }
 
+/// The payload bytes of the value `r` encodes, as `Value::heap_bytes`
+/// counts them (0 for an inline one).
+///
+/// # Safety
+/// `r` is a validated snapshot of a cell (or the cell is stable: its
+/// writer, or nobody can reach the master), and the value it names is
+/// alive (held by the cell, a record, or retired through an epoch the
+/// caller is pinned in).
+unsafe fn heap_bytes_of(r: Raw) -> usize {
+    let arc_counts = 2 * std::mem::size_of::<usize>();
+    match r.tag {
+        // SAFETY: per the contract; the count stays with its holder.
+        TEXT => unsafe { Text::with_raw(r.bits, |t| t.len() + Text::HEADER_BYTES) },
+        // SAFETY: as for TEXT.
+        BYTES => unsafe { (*(r.bits as *const Vec<u8>)).capacity() + arc_counts },
+        _ => 0,
+    }
+}
+
 /// The value `r` encodes when it owns nothing out of line.
 fn decode_inline(r: Raw) -> Option<Value> {
     match r.tag {
@@ -209,6 +228,8 @@ impl Master {
         let m = Self::new(row.len());
         // SAFETY: fresh, unshared.
         let r = unsafe { &*m };
+        let payload: usize = row.iter().map(Value::heap_bytes).sum();
+        crate::storage::meter::held(payload);
         for (c, v) in r.cells().iter().zip(row) {
             let raw = encode(v);
             c.tag.store(raw.tag, Relaxed);
@@ -244,6 +265,9 @@ impl Master {
         // SAFETY: per the contract we own `m`; values are moved out once and
         // the cells are not dropped again (they hold only atomics).
         unsafe {
+            // Its values leave the store (see `Version::into_values`).
+            crate::storage::meter::retired(master_layout((*m).len).size());
+            crate::storage::meter::released((*m).payload());
             let out = (*m)
                 .cells()
                 .iter()
@@ -264,9 +288,28 @@ impl Master {
     pub fn retire(m: *mut Master, guard: &Guard) {
         // SAFETY: `m` is alive until the deferred free below.
         crate::storage::meter::retired(master_layout(unsafe { (*m).len }).size());
+        // SAFETY: as above; unlinked, so its cells no longer change.
+        crate::storage::meter::released(unsafe { (*m).payload() });
         // SAFETY: `m` is unlinked from every version that is still reachable
         // (its row is gone) and retired once.
         unsafe { defer_free(m, guard, |m| Master::free(m)) }
+    }
+
+    /// What the memory gauge counts for the master beyond its block: the
+    /// payloads of the values its cells own (`storage::meter`). For a
+    /// master nobody changes (its row's writer, or nobody can reach it).
+    pub(crate) fn payload(&self) -> usize {
+        // SAFETY: per the contract the cells are stable and own their
+        // values.
+        (0..self.len)
+            .map(|i| unsafe { heap_bytes_of(self.load(i)) })
+            .sum()
+    }
+
+    /// [`Master::retire`]'s count: the block and [`Master::payload`] (a
+    /// dropped table's reclaim credits it).
+    pub(crate) fn gauge_bytes(&self) -> (usize, usize) {
+        (master_layout(self.len).size(), self.payload())
     }
 
     /// Bytes of the master: struct, cells and owned text and byte strings.
@@ -288,19 +331,10 @@ impl Master {
             }
         };
         // Out-of-line payloads, counted as `Value::heap_bytes` counts them.
-        let arc_counts = 2 * std::mem::size_of::<usize>();
-        let heap: usize = raw
-            .iter()
-            .map(|r| match r.tag {
-                // SAFETY: validated snapshot; the caller is pinned, and a
-                // TEXT or BYTES cell's Arc stays alive while in the cell, in
-                // a record, or retired through an epoch.
-                TEXT => unsafe { (*(r.bits as *const String)).capacity() + arc_counts },
-                // SAFETY: as for TEXT.
-                BYTES => unsafe { (*(r.bits as *const Vec<u8>)).capacity() + arc_counts },
-                _ => 0,
-            })
-            .sum();
+        // SAFETY: validated snapshots; the caller is pinned, and a TEXT or
+        // BYTES cell's value stays alive while in the cell, in a record,
+        // or retired through an epoch.
+        let heap: usize = raw.iter().map(|&r| unsafe { heap_bytes_of(r) }).sum();
         std::mem::size_of::<Master>() + self.len * std::mem::size_of::<Cell>() + heap
     }
 
@@ -645,13 +679,19 @@ impl WriteSection<'_> {
     }
 
     /// Moves the value of cell `i` out, leaving it empty.
+    /// The cell's payload goes with it (`storage::meter`): into the record
+    /// that takes it (which counts it) or through the epoch.
     pub fn take(&mut self, i: usize) -> Option<Value> {
         let r = self.m.load(i);
         let c = &self.m.cells()[i];
         c.tag.store(EMPTY, Relaxed);
         c.bits.store(0, Relaxed);
         // SAFETY: the cell gave up the value (it is empty now).
-        unsafe { decode_owned(r) }
+        let v = unsafe { decode_owned(r) };
+        if let Some(x) = &v {
+            crate::storage::meter::released(x.heap_bytes());
+        }
+        v
     }
 
     /// Takes cell `i` and keeps it for the epoch (a reader may hold its bits).
@@ -664,6 +704,7 @@ impl WriteSection<'_> {
     /// Fills the empty cell `i`.
     pub fn put(&mut self, i: usize, v: Value) {
         debug_assert!(self.is_empty(i));
+        crate::storage::meter::held(v.heap_bytes());
         let r = encode(v);
         let c = &self.m.cells()[i];
         c.tag.store(r.tag, Relaxed);

@@ -221,16 +221,19 @@ fn overwrite(
                         c,
                         sec.take(c as usize)
                             .expect("an overwritten row has every cell"),
+                        true,
                     );
                 }
                 // A full record: the attributes the write changes move
                 // out; the others stay in the cells and the record holds
-                // copies (the same text shared, unless `NonInline::Copy`).
+                // copies (the same text shared, unless `NonInline::Copy`:
+                // a shared one stays the cell's to count).
                 if shape.all || cols.get(next) == Some(&(i as u32)) {
                     next += 1;
-                    (0, sec.take(i).expect("an overwritten row has every cell"))
+                    let v = sec.take(i).expect("an overwritten row has every cell");
+                    (0, v, true)
                 } else {
-                    (0, sec.carried(i, non_inline))
+                    (0, sec.carried(i, non_inline), non_inline == NonInline::Copy)
                 }
             })
         };
@@ -405,16 +408,7 @@ pub(crate) fn rehome(v: *mut Version, sp: Option<&SpaceSet>) {
     // SAFETY: the block holding it is alive until after the version above
     // leaves (it is retired through the epoch).
     let r = unsafe { &*record::word::untag(w) };
-    ext.swap_record(copy_of(r, sp).into_raw());
-}
-
-/// A record of its own holding what `r` holds.
-fn copy_of(r: &Record, sp: Option<&SpaceSet>) -> RecordBox {
-    let b = match r.cols() {
-        None => RecordBox::full_with(sp, r.vals().len(), |i| r.vals()[i].clone()),
-        Some(cols) => RecordBox::delta_with(sp, cols.len(), |i| (cols[i], r.vals()[i].clone())),
-    };
-    b.placed(r.place())
+    ext.swap_record(RecordBox::copy(sp, r).into_raw());
 }
 
 /// SIRO: a write over `prev` whose image is its in-row copy (after a
@@ -594,6 +588,8 @@ impl<R: Records> VersionStore for InPlace<R> {
         // SAFETY: per the contract nobody else saw `v` or its master.
         unsafe {
             let m = master_of(v);
+            // (A fresh version: a header, no values, no record.)
+            super::meter::retired(Version::gauge_bytes(v, (*v).len_word()).0);
             Version::free(v);
             Master::into_values(m)
         }

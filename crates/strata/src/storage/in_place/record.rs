@@ -90,8 +90,8 @@ const IN_BLOCK: u8 = u8::MAX;
 /// numbers, sorted:
 ///
 /// ```text
-///  [len | ncols | place | shift | full] [Value; len] [u32; ncols]
-///   <------ 16 bytes (padded) ------->   16 B each    4 B each
+///  [len | ncols | place | shift | full | heap | payload] [Value; len] [u32; ncols]
+///   <------------------- 16 bytes ------------------->   16 B each    4 B each
 /// ```
 ///
 /// `shift` says which allocator the record came from, as a version's `len`
@@ -118,6 +118,13 @@ pub struct Record {
     /// full images of plain rows spent 13% of an update of 100 attributes
     /// dropping integers (REPRODUCTION.md, Fig. 13b).
     heap: bool,
+    /// The payload bytes the memory gauge counts for this record
+    /// (`storage::meter`), fixed when it is made and released when it
+    /// goes: its text and byte strings but those it shares with the
+    /// master's cells, which count them (a full record's unchanged
+    /// attributes under `NonInline::Shared`). Saturates (a record holding
+    /// 4 GiB of text counts 4 GiB).
+    payload: u32,
 }
 
 /// Where the values start: after the header, aligned for a value.
@@ -229,6 +236,13 @@ impl Record {
 
     pub fn is_full(&self) -> bool {
         self.full
+    }
+
+    /// The payload bytes the memory gauge counts for this record (see the
+    /// field).
+    #[inline]
+    pub(crate) fn payload(&self) -> usize {
+        self.payload as usize
     }
 
     pub(crate) fn footprint(&self, seen: &mut crate::storage::version::Payloads) -> usize {
@@ -353,34 +367,42 @@ impl RecordBox {
         len: usize,
         mut value: impl FnMut(usize) -> Value,
     ) -> RecordBox {
-        Self::new(sp, len, true, |i| (0, value(i)))
+        Self::new(sp, len, true, 0, |i| (0, value(i), true))
     }
 
     /// A delta record: old value `vals[i]` of attribute `cols[i]` (sorted).
     pub fn delta(sp: Option<&SpaceSet>, cols: &[u32], vals: Vec<Value>) -> RecordBox {
         debug_assert_eq!(cols.len(), vals.len());
         let mut it = vals.into_iter();
-        Self::new(sp, cols.len(), false, |i| {
-            (cols[i], it.next().expect("one value per attribute"))
+        Self::new(sp, cols.len(), false, 0, |i| {
+            (cols[i], it.next().expect("one value per attribute"), true)
         })
     }
 
-    /// A delta record of `len` attributes, the `i`-th (attribute number,
-    /// old value) made by `cell(i)`, numbers ascending.
-    pub fn delta_with(
-        sp: Option<&SpaceSet>,
-        len: usize,
-        cell: impl FnMut(usize) -> (u32, Value),
-    ) -> RecordBox {
-        Self::new(sp, len, false, cell)
+    /// A record of its own holding what `r` holds (the values shared),
+    /// counting the payload `r` counts: it takes `r`'s place, and `r`,
+    /// in a block, goes with that block (each releases its own).
+    pub fn copy(sp: Option<&SpaceSet>, r: &Record) -> RecordBox {
+        let vals = r.vals();
+        let b = match r.cols() {
+            None => Self::new(sp, vals.len(), true, r.payload, |i| {
+                (0, vals[i].clone(), false)
+            }),
+            Some(cols) => Self::new(sp, cols.len(), false, r.payload, |i| {
+                (cols[i], vals[i].clone(), false)
+            }),
+        };
+        b.placed(r.place())
     }
 
+    /// See [`write_record`] for `payload` and `cell`.
     #[inline]
     fn new(
         sp: Option<&SpaceSet>,
         len: usize,
         full: bool,
-        cell: impl FnMut(usize) -> (u32, Value),
+        payload: u32,
+        cell: impl FnMut(usize) -> (u32, Value, bool),
     ) -> RecordBox {
         let l = layout(len, full);
         let (p, shift) = match sp.and_then(|s| s.alloc_record(l.size())) {
@@ -395,7 +417,7 @@ impl RecordBox {
         // SAFETY: a fresh allocation of `l` (a space slot is at least
         // `l.size()` bytes and 16-byte aligned, more than the layout's 8).
         // At most log2(MAX_INCREMENT) (asserted above).
-        unsafe { write_record(p.as_ptr(), len, full, 0, shift as u8, cell) };
+        unsafe { write_record(p.as_ptr(), len, full, 0, shift as u8, payload, cell) };
         RecordBox(p)
     }
 
@@ -426,8 +448,12 @@ impl RecordBox {
 }
 
 /// Writes a record of `len` values (`full`, or a delta with attribute
-/// numbers) at `p`, the `i`-th (attribute number, value) made by
-/// `cell(i)`, numbers ascending.
+/// numbers) at `p`, the `i`-th (attribute number, value, whether the
+/// record counts its payload) made by `cell(i)`, numbers ascending. The
+/// record counts `payload` bytes and the payloads of the values `cell`
+/// says it counts (`storage::meter::held`): a value moved out of the
+/// master's cells, or a copy of its own; not one it shares with a cell
+/// that keeps it.
 ///
 /// # Safety
 /// `p` is writable for [`layout`]`(len, full)` bytes, aligned for it, and
@@ -441,7 +467,8 @@ unsafe fn write_record(
     full: bool,
     place: u8,
     shift: u8,
-    mut cell: impl FnMut(usize) -> (u32, Value),
+    payload: u32,
+    mut cell: impl FnMut(usize) -> (u32, Value, bool),
 ) {
     let len32 = u32::try_from(len).expect("row too wide");
     // SAFETY: per the contract: the header is written first, then each
@@ -455,13 +482,20 @@ unsafe fn write_record(
             shift,
             full,
             heap: false,
+            payload: 0,
         });
         let vals = Record::vals_ptr(p);
         let cols = Record::cols_ptr(p, len);
         let mut heap = false;
+        let mut counted = payload as usize;
         for i in 0..len {
-            let (c, v) = cell(i);
-            heap |= v.has_heap();
+            let (c, v, counts) = cell(i);
+            if v.has_heap() {
+                heap = true;
+                if counts {
+                    counted += v.heap_bytes();
+                }
+            }
             vals.add(i).write(v);
             if !full {
                 cols.add(i).write(c);
@@ -469,6 +503,9 @@ unsafe fn write_record(
         }
         // Before the record is published (nobody else sees it yet).
         (*p).heap = heap;
+        let counted = u32::try_from(counted).unwrap_or(u32::MAX);
+        (*p).payload = counted;
+        crate::storage::meter::held(counted as usize);
     }
 }
 
@@ -497,15 +534,17 @@ impl Dest<'_> {
         len: usize,
         full: bool,
         place: u8,
-        cell: impl FnMut(usize) -> (u32, Value),
+        cell: impl FnMut(usize) -> (u32, Value, bool),
     ) -> *mut Record {
         match self {
             Dest::Block(p) => {
                 // SAFETY: per the contract.
-                unsafe { write_record(p, len, full, place, IN_BLOCK, cell) };
+                unsafe { write_record(p, len, full, place, IN_BLOCK, 0, cell) };
                 word::embedded(p)
             }
-            Dest::Own(sp) => RecordBox::new(sp, len, full, cell).placed(place).into_raw(),
+            Dest::Own(sp) => RecordBox::new(sp, len, full, 0, cell)
+                .placed(place)
+                .into_raw(),
         }
     }
 }
@@ -536,6 +575,8 @@ pub fn retire_record(r: *mut Record, guard: &Guard) {
     }
     // SAFETY: an own record, alive until the deferred free below.
     crate::storage::meter::retired(unsafe { layout_of(r) }.size());
+    // SAFETY: as above.
+    crate::storage::meter::released(unsafe { (*r).payload() });
     // SAFETY: the record was unlinked by a swap (no new reader can load it)
     // and is retired once; it came from RecordBox::into_raw. The deferred
     // free frees it to its own allocator, a space or the global one (see
