@@ -55,7 +55,11 @@
 //! commit pays about (threads + 5) / (threads × `gc_every_commits`)
 //! shared lines for them instead of (threads + 5) / `gc_every_commits`
 //! (issue 42's shared-write count: 0.40 a commit at 2 threads, growing
-//! with the thread count, before).
+//! with the thread count, before). With a write-ahead log the clock is
+//! the log's reservation counter (LSN commit stamps, `crate::log`) and
+//! moves by each commit's record length, faster than one step a commit,
+//! so the rule lets more turns through: at worst every turn passes, as
+//! before it.
 //!
 //! ```text
 //!  clock  0 ...... 32 ...... 64 ...... 96     2 threads, every 16 commits
