@@ -469,7 +469,8 @@ impl Partitions {
         let (sealed, older) = {
             let mut s = self.set.write();
             let sealed = (!s.active.is_empty()).then(|| {
-                let sealed = std::mem::replace(&mut s.active, Arc::new(Active::new(self.gauge.clone())));
+                let sealed =
+                    std::mem::replace(&mut s.active, Arc::new(Active::new(self.gauge.clone())));
                 self.active_len.store(0, Relaxed);
                 s.sealed = Some(Arc::clone(&sealed));
                 sealed
@@ -597,7 +598,10 @@ impl Partitions {
         // file), given back in `Frozen`'s drop.
         let counted = match &self.gauge {
             Some(g) => {
-                let n = records.iter().map(|(k, _)| record_bytes(k) as u64).sum::<u64>()
+                let n = records
+                    .iter()
+                    .map(|(k, _)| record_bytes(k) as u64)
+                    .sum::<u64>()
                     + (bloom.num_bits() / 8) as u64
                     + prefix_bloom.as_ref().map_or(0, |b| b.num_bits() / 8) as u64;
                 g.add(n, 0);
