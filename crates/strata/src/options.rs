@@ -455,13 +455,24 @@ pub struct Options {
     ///   copied under `NonInline::Copy` (which are real copies);
     /// - primary and secondary index entries, as an estimate per entry
     ///   from its key (a tree slot, the key's bytes when they do not fit
-    ///   in place, the hash side's entry), the same when the entry goes.
+    ///   in place, the hash side's entry), the same when the entry goes;
+    /// - MV-PBT indexes' (`IndexKind::MvPbt`) in-memory records, an
+    ///   estimate per record from its key (a slot, the key's bytes, the
+    ///   record): P_N counts a record as it comes in and gives it back as
+    ///   it leaves (a purge, an abort) or with P_N once a freeze replaced
+    ///   it; a frozen partition counts its in-memory records and its Bloom
+    ///   filters' bytes when it is built and gives them back when it is
+    ///   freed (merged away, or its index dropped). A freeze's sealed P_N
+    ///   and its frozen form both count while both live. Records spilled
+    ///   to a file (`Options::mvpbt_spill_dir`: memory-mapped) are not
+    ///   counted, nor those a merge decodes from a file while it runs.
     ///
     /// Once every transaction has ended and GC has collected, what is
     /// counted is what the live rows and their entries hold: it goes back
     /// to where it was when every row is deleted and collected, or a table
-    /// dropped and reclaimed. Not counted: MV-PBT indexes
-    /// (`IndexKind::MvPbt`: their partitions, records and filters), the
+    /// dropped and reclaimed (MV-PBT records leave memory at a freeze or a
+    /// merge, `Database::freeze_index`, not at a GC pass). Not counted:
+    /// MV-PBT's spilled records and partition bookkeeping, the
     /// indirection arrays, the transaction table, the index trees' inner
     /// nodes and free space beyond the estimate, log buffers, SIRO's
     /// segment bookkeeping, and the allocator's own overhead (size

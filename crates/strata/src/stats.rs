@@ -118,9 +118,11 @@ impl TxnCounts {
 /// Kept only when a limit is set: each hand-over is then a shared add on
 /// this (padded) line, a cost a database without a limit does not pay.
 /// What a transaction still open has allocated is counted at its end, and
-/// what an abort's rollback retires, at once; the indirection arrays,
-/// MV-PBT partitions and the log's buffers are not counted (see
-/// `Options::memory_limit`).
+/// what an abort's rollback retires, at once; MV-PBT partitions count
+/// their in-memory records and filters directly (an add here as P_N takes
+/// or lets go of a record, as a frozen partition is built and freed); the
+/// indirection arrays, spilled MV-PBT records and the log's buffers are
+/// not counted (see `Options::memory_limit`).
 pub(crate) struct MemoryGauge {
     /// `u64::MAX`: no limit (nothing is counted).
     limit: u64,
@@ -329,9 +331,9 @@ pub struct Stats {
     pub memory_limit: Option<u64>,
     /// Bytes in use counted against the limit: the version store's
     /// blocks, the text and byte payloads they hold, and index entries (an
-    /// estimate per entry); MV-PBT indexes are not counted (0 when no
-    /// limit is set: see `Options::memory_limit` for what is counted and
-    /// how).
+    /// estimate per entry, MV-PBT's in-memory records and filters; not
+    /// its spilled records) (0 when no limit is set: see
+    /// `Options::memory_limit` for what is counted and how).
     pub memory_in_use: u64,
     /// Dropped (or altered) tables whose memory is not freed yet: a
     /// transaction open at the drop is still running, or a handle to the

@@ -142,7 +142,7 @@ impl SecondaryIndex {
     ) -> SecondaryIndex {
         let mvpbt = match kind {
             IndexKind::Standard => None,
-            IndexKind::MvPbt => Some(Partitions::new(partition_records, spill)),
+            IndexKind::MvPbt => Some(Partitions::new(partition_records, spill, gauge.clone())),
         };
         SecondaryIndex {
             kind,

@@ -57,9 +57,17 @@ use std::mem::ManuallyDrop;
 use std::ops::{Bound, Deref};
 use std::sync::Arc;
 
+use super::super::secondary::Gauge;
+use super::partitions::record_bytes;
+
 /// The writable partition P_N (see the module doc).
 pub(crate) struct Active {
     tree: BTree,
+    /// The database's memory gauge (with a limit set): each record counts
+    /// [`super::partitions::record_bytes`] of its key while it is here,
+    /// added as it comes in, subtracted as it leaves (a removal, or the
+    /// map's drop for those left).
+    gauge: Option<Gauge>,
 }
 
 /// A record as a tree value: the tree's strong count of it.
@@ -113,9 +121,24 @@ unsafe fn borrow<'g>(v: u64, _g: &'g Guard) -> RecRef<'g> {
 }
 
 impl Active {
-    pub(crate) fn new() -> Active {
+    pub(crate) fn new(gauge: Option<Gauge>) -> Active {
         Active {
             tree: BTree::new(true),
+            gauge,
+        }
+    }
+
+    /// The gauge's count for a record of `key` that came in (`true`) or
+    /// left.
+    #[inline]
+    fn count(&self, key: &[u8], came: bool) {
+        if let Some(g) = &self.gauge {
+            let n = record_bytes(key) as u64;
+            if came {
+                g.add(n, 0);
+            } else {
+                g.add(0, n);
+            }
         }
     }
 
@@ -123,10 +146,12 @@ impl Active {
     /// released): none is in practice, keys carry sequence numbers.
     pub(super) fn insert(&self, key: &[u8], rec: Arc<Record>) {
         let g = epoch::pin();
-        if let Some(old) = self.tree.upsert(&Key::Bytes(key), into_value(rec)) {
+        match self.tree.upsert(&Key::Bytes(key), into_value(rec)) {
             // SAFETY: `upsert` replaced `old` in its slot under the leaf's
-            // lock and handed it to this caller alone.
-            unsafe { release(old, &g) };
+            // lock and handed it to this caller alone. (Same key: the
+            // gauge's count stays.)
+            Some(old) => unsafe { release(old, &g) },
+            None => self.count(key, true),
         }
     }
 
@@ -148,6 +173,7 @@ impl Active {
         // SAFETY: `take` removed `v` under the leaf's lock and handed it to
         // this caller alone.
         unsafe { release(v, &g) };
+        self.count(key, false);
         true
     }
 
@@ -163,6 +189,7 @@ impl Active {
         // SAFETY: `remove_if` removed `v` under the leaf's lock and told
         // this caller alone that it did.
         unsafe { release(v, &g) };
+        self.count(key, false);
         true
     }
 
@@ -206,11 +233,17 @@ impl Active {
 impl Drop for Active {
     fn drop(&mut self) {
         let g = epoch::pin();
-        for (_, v) in self.tree.iter(Bound::Unbounded, Bound::Unbounded, &g) {
+        let mut left = 0u64;
+        for (k, v) in self.tree.iter(Bound::Unbounded, Bound::Unbounded, &g) {
+            left += record_bytes(k) as u64;
             // SAFETY: `&mut self`: no reader is left (readers reach P_N
             // through its `Arc` and keep a record only as a clone), and
             // each value still in the tree holds the tree's one count.
             drop(unsafe { Arc::from_raw(v as *const Record) });
+        }
+        // The records left go with the map: the gauge counted each.
+        if let Some(gauge) = &self.gauge {
+            gauge.add(0, left);
         }
     }
 }
@@ -256,7 +289,7 @@ mod tests {
     /// alive until that reader unpins, then goes (the epoch frees it).
     #[test]
     fn records_outlive_pinned_readers() {
-        let p = Active::new();
+        let p = Active::new(None);
         let recs: Vec<Arc<Record>> = (0..64).map(rec).collect();
         let weak: Vec<Weak<Record>> = recs.iter().map(Arc::downgrade).collect();
         for (i, r) in recs.into_iter().enumerate() {
@@ -311,7 +344,7 @@ mod tests {
     /// a record a reader cloned lives on after P_N.
     #[test]
     fn every_record_is_freed_once() {
-        let p = Active::new();
+        let p = Active::new(None);
         let mut weak = Vec::new();
         for i in 0..5000u64 {
             let r = rec(i);

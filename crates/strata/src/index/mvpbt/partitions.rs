@@ -22,7 +22,7 @@
 //! partitions (a newer partition only holds newer records).
 
 use super::super::mvpbt_spill::{Fixed, SpillDir, SpillFile};
-use super::super::secondary::SecondaryIndex;
+use super::super::secondary::{Gauge, SecondaryIndex};
 use super::active::Active;
 use super::record::{decided_stamp, ident_of, Rec, Record, RecordType, SEQ_BYTES, WRITER_SEQ};
 use crate::index::key::{prefix_end, skip_values, EncodedKey};
@@ -76,6 +76,27 @@ use std::sync::Arc;
 /// More frozen partitions than this are merged into one at the next freeze.
 pub(super) const MERGE_AT: usize = 8;
 
+/// What the memory gauge counts for an in-memory record of partition key
+/// `key` (an estimate, by the key alone, so that its arrival and its
+/// departure count the same), in the secondary index's terms
+/// (`secondary::entry_bytes`): a slot for it (P_N's tree leaf, a frozen
+/// partition's vector), the key's own allocation (a 16-byte header, the
+/// bytes) and the shared record (`Arc` header and [`Record`]).
+///
+/// Each holder counts the records it holds (the gauge's rule, see
+/// `storage::meter`): P_N ([`Active`]) as they come in and leave, and the
+/// records left when it is dropped; a [`Frozen`] partition its in-memory
+/// records and its filters' bytes when it is built ([`Frozen::counted`]),
+/// given back when it is dropped (the last view of it gone). A record a
+/// freeze copies from the sealed P_N into its frozen form counts in both
+/// while both live. Spilled records (in a memory-mapped file) are not
+/// counted, nor the records a merge decodes from a file for the moment it
+/// runs.
+#[inline]
+pub(crate) fn record_bytes(key: &[u8]) -> usize {
+    40 + 16 + key.len() + 16 + std::mem::size_of::<Record>()
+}
+
 /// An immutable partition P_i: its records sorted, and its filters.
 ///
 /// In memory (no spill directory, or a spill that failed) `records` holds
@@ -94,6 +115,20 @@ pub(crate) struct Frozen {
     /// On the first index column (prefix scans); None for a one-column
     /// index, whose `bloom` serves both.
     pub(super) prefix_bloom: Option<BloomFilter>,
+    /// What the memory gauge counted for this partition when it was
+    /// built ([`record_bytes`] of each in-memory record, and the filters'
+    /// bytes), given back when it is dropped; with `gauge` (the
+    /// database's, with a limit set).
+    pub(super) counted: u64,
+    pub(super) gauge: Option<Gauge>,
+}
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        if let Some(g) = &self.gauge {
+            g.add(0, self.counted);
+        }
+    }
 }
 
 impl Frozen {
@@ -270,13 +305,20 @@ pub(crate) struct Partitions {
     /// Spill files found damaged when mapped (the partition stayed in
     /// memory, rebuilt from the records the freeze still held).
     pub(super) spill_corrupt: AtomicU64,
+    /// The database's memory gauge, with a limit set: P_N and the frozen
+    /// partitions count their records in it ([`record_bytes`]).
+    pub(super) gauge: Option<Gauge>,
 }
 
 impl Partitions {
-    pub fn new(limit: usize, spill: Option<(Arc<SpillDir>, String)>) -> Partitions {
+    pub fn new(
+        limit: usize,
+        spill: Option<(Arc<SpillDir>, String)>,
+        gauge: Option<Gauge>,
+    ) -> Partitions {
         Partitions {
             set: RwLock::new(View {
-                active: Arc::new(Active::new()),
+                active: Arc::new(Active::new(gauge.clone())),
                 sealed: None,
                 frozen: Vec::new(),
             }),
@@ -296,6 +338,7 @@ impl Partitions {
             spill,
             spill_failures: AtomicU64::new(0),
             spill_corrupt: AtomicU64::new(0),
+            gauge,
         }
     }
 
@@ -426,7 +469,8 @@ impl Partitions {
         let (sealed, older) = {
             let mut s = self.set.write();
             let sealed = (!s.active.is_empty()).then(|| {
-                let sealed = std::mem::replace(&mut s.active, Arc::new(Active::new()));
+                let sealed =
+                    std::mem::replace(&mut s.active, Arc::new(Active::new(self.gauge.clone())));
                 self.active_len.store(0, Relaxed);
                 s.sealed = Some(Arc::clone(&sealed));
                 sealed
@@ -550,11 +594,28 @@ impl Partitions {
                 }
             }
         }
+        // Counted as built (the spilled records are not: they are in the
+        // file), given back in `Frozen`'s drop.
+        let counted = match &self.gauge {
+            Some(g) => {
+                let n = records
+                    .iter()
+                    .map(|(k, _)| record_bytes(k) as u64)
+                    .sum::<u64>()
+                    + (bloom.num_bits() / 8) as u64
+                    + prefix_bloom.as_ref().map_or(0, |b| b.num_bits() / 8) as u64;
+                g.add(n, 0);
+                n
+            }
+            None => 0,
+        };
         Frozen {
             records,
             file,
             bloom,
             prefix_bloom,
+            counted,
+            gauge: self.gauge.clone(),
         }
     }
 
