@@ -392,6 +392,13 @@ impl TableIndexes {
         // SAFETY: `old` is unreachable from `list` now; pinned readers may
         // still use it and it is freed after they unpin, once.
         unsafe { guard.defer_destroy(old) };
+        // Into the global queue now: left in this thread's bag, the old
+        // list (and the indexes it holds) waited for this thread to pin
+        // again, and a thread that made an index and went idle kept a
+        // dropped table's index alive for good (seen as its entries never
+        // leaving the memory gauge). DDL is rare: the flush costs nothing
+        // that matters.
+        guard.flush();
     }
 }
 
