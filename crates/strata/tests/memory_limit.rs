@@ -343,6 +343,26 @@ fn churn(db: &Database, t: &Table, rows: i64) {
 
 const ROWS: i64 = 200;
 
+/// Deletes rows `0..ROWS` of `t` and waits for the gauge to settle: it is
+/// back at `start` (it was at `peak`), and the table is empty.
+fn deleting_every_row_gives_it_back(
+    db: &Database,
+    t: &Table,
+    tick: &impl Fn(),
+    start: u64,
+    peak: u64,
+    cfg: &str,
+) {
+    db.run(|tx| (0..ROWS).try_for_each(|k| tx.delete(t, &key![k])))
+        .unwrap();
+    let end = settle(db, tick, start);
+    assert!(
+        end.abs_diff(start) <= SLACK,
+        "{cfg}: the gauge went {start} -> {peak} -> {end} after deleting every row"
+    );
+    assert_eq!(db.begin_read_only().unwrap().count(t, ..).unwrap(), 0);
+}
+
 /// Under every storage scheme and collector: rows of texts with a secondary index on
 /// them, updated (new texts, and texts carried to new versions), an
 /// abort, then every row deleted and collected: the gauge is back where
@@ -374,14 +394,7 @@ fn the_gauge_comes_back_after_deleting_everything_under_every_scheme() {
             full > start + ROWS as u64 * 2 * BODY as u64,
             "{cfg}: {start} -> {full}: texts and their index entries count"
         );
-        db.run(|tx| (0..ROWS).try_for_each(|k| tx.delete(&t, &key![k])))
-            .unwrap();
-        let end = settle(&db, &tick, start);
-        assert!(
-            end.abs_diff(start) <= SLACK,
-            "{cfg}: the gauge went {start} -> {full} -> {end} after deleting every row"
-        );
-        assert_eq!(db.begin_read_only().unwrap().count(&t, ..).unwrap(), 0);
+        deleting_every_row_gives_it_back(&db, &t, &tick, start, full, &cfg);
     }
 }
 
@@ -564,14 +577,7 @@ fn an_mvpbt_index_gives_back_its_records_and_spilled_ones_do_not_count() {
             } else {
                 assert_eq!(st.frozen_records, ROWS as u64, "{cfg}: {st:?}");
             }
-            db.run(|tx| (0..ROWS).try_for_each(|k| tx.delete(&t, &key![k])))
-                .unwrap();
-            let end = settle(&db, &tick, start);
-            assert!(
-                end.abs_diff(start) <= SLACK,
-                "{cfg}: the gauge went {start} -> {before} -> {end} after deleting every row"
-            );
-            assert_eq!(db.begin_read_only().unwrap().count(&t, ..).unwrap(), 0);
+            deleting_every_row_gives_it_back(&db, &t, &tick, start, before, &cfg);
         }
     }
     // In memory against spilled: the same committed rows, frozen.
