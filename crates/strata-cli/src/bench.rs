@@ -358,6 +358,8 @@ pub fn ycsb(a: &YcsbArgs) -> Result<ExitCode, UsageError> {
         .gc_every_commits(a.gc_every)
         .ssn_blind_writes(!a.extra.no_blind_writes)
         .mvto_locked_read(a.extra.mvto_locked_read)
+        .write_install(a.extra.write_install)
+        .backoff(a.extra.backoff)
         .durability(durability(a)?)
         .time_breakdown(a.extra.time_breakdown);
     let options = match a.extra.memory_spaces {

@@ -90,6 +90,18 @@ pub struct TpccArgs {
     /// on a newer committed version (`Options::ssn_blind_writes`).
     #[arg(long)]
     pub no_blind_writes: bool,
+    /// When updates and deletes go on their rows: `eager` (as they run,
+    /// the papers' engines; the default) or `at-commit` (buffered and
+    /// installed after the read phase, as Silo and Cicada;
+    /// `Options::write_install`). Refused with mv2pl.
+    #[arg(long, value_name = "WHEN", default_value_t = strata::WriteInstall::Eager)]
+    pub write_install: strata::WriteInstall,
+    /// How a transaction lost to a conflict waits before it runs again:
+    /// `exponential` (random, below 2^attempt us; the default) or
+    /// `regulated` (Cicada's contention regulation: one bound hill-climbed
+    /// on the commit rate; `Options::backoff`).
+    #[arg(long, value_name = "KIND", default_value_t = strata::Backoff::Exponential)]
+    pub backoff: strata::Backoff,
     /// `none` (in memory), `group` (write-ahead log, commit waits for the
     /// group fsync) or `async` (log flushed in the background), as for
     /// `bench ycsb`.
@@ -216,6 +228,8 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
         .index_pointers(a.index_pointers)
         .ssn_early_exclusion(!a.no_early_exclusion)
         .ssn_blind_writes(!a.no_blind_writes)
+        .write_install(a.write_install)
+        .backoff(a.backoff)
         .durability(durability)
         .log_granularity(a.log_granularity)
         .time_breakdown(a.time_breakdown);

@@ -69,6 +69,18 @@ pub struct YcsbExtra {
     /// `Options::mvto_locked_read`).
     #[arg(long, value_name = "RULE", default_value_t = strata::MvtoLockedRead::Abort)]
     pub mvto_locked_read: strata::MvtoLockedRead,
+    /// When updates and deletes go on their rows: `eager` (as they run,
+    /// the papers' engines; the default) or `at-commit` (buffered and
+    /// installed after the read phase, as Silo and Cicada;
+    /// `Options::write_install`). Refused with mv2pl.
+    #[arg(long, value_name = "WHEN", default_value_t = strata::WriteInstall::Eager)]
+    pub write_install: strata::WriteInstall,
+    /// How a transaction lost to a conflict waits before it runs again:
+    /// `exponential` (random, below 2^attempt us; the default) or
+    /// `regulated` (Cicada's contention regulation: one bound hill-climbed
+    /// on the commit rate; `Options::backoff`).
+    #[arg(long, value_name = "KIND", default_value_t = strata::Backoff::Exponential)]
+    pub backoff: strata::Backoff,
     /// Print CSV (a header and one row per engine) instead of the summary.
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,

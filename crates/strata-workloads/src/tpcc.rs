@@ -1214,7 +1214,7 @@ impl Worker for TpccWorker<'_> {
     fn step(&mut self) -> Result<(usize, Outcome), WorkloadError> {
         let (ty, inputs) = match self.retry.take() {
             Some((ty, rng)) => {
-                strata::backoff(self.attempt);
+                self.tpcc.db.backoff_after_conflict(self.attempt);
                 self.rng = rng.clone();
                 (ty, rng)
             }

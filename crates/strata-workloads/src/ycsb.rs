@@ -285,6 +285,11 @@ pub trait YcsbEngine: Sync {
         begin: Begin,
         sink: &mut u64,
     ) -> Result<Outcome, WorkloadError>;
+    /// Waits before retry `attempt` of a transaction lost to a conflict
+    /// (engines with a regulator of their own override it).
+    fn backoff(&self, attempt: u32) {
+        strata::backoff(attempt)
+    }
     /// Memory figures, for engines that report them.
     fn memory(&self) -> Option<Memory> {
         None
@@ -380,6 +385,10 @@ fn conflict_or(e: Error) -> Result<Outcome, WorkloadError> {
 impl YcsbEngine for StrataYcsb {
     fn name(&self) -> &'static str {
         "strata"
+    }
+
+    fn backoff(&self, attempt: u32) {
+        self.db.backoff_after_conflict(attempt)
     }
 
     fn load(&self, cfg: &YcsbConfig, lo: u64, hi: u64) -> Result<(), WorkloadError> {
@@ -829,7 +838,7 @@ impl Worker for YcsbWorker<'_> {
     fn step(&mut self) -> Result<(usize, Outcome), WorkloadError> {
         let begin = match self.retry.take() {
             Some(b) => {
-                strata::backoff(self.attempt);
+                self.engine.backoff(self.attempt);
                 b
             }
             None => self.draw(),

@@ -68,8 +68,9 @@ pub use error::{ConflictKind, Error, IoError, Result};
 pub use index::secondary::Unique;
 pub use log::{CommitTicket, LogSegment, LogStats, RecoveryReport, TornTail};
 pub use options::{
-    Durability, GcPolicy, IndexKind, IndexPointers, LogGranularity, LogTuning, MemorySpaces,
-    MvtoLockedRead, NonInline, Options, Protocol, SiroTuning, SyncPolicy, VersionStorage,
+    Backoff, Durability, GcPolicy, IndexKind, IndexPointers, LogGranularity, LogTuning,
+    MemorySpaces, MvtoLockedRead, NonInline, Options, Protocol, SiroTuning, SyncPolicy,
+    VersionStorage, WriteInstall,
 };
 pub use presets::{presets_markdown, Preset, PresetInfo};
 pub use stats::{MvPbtStats, SiroStats, Stats};

@@ -233,6 +233,121 @@ impl std::fmt::Display for MvtoLockedRead {
     }
 }
 
+/// When a write is installed in its row (issue 42, item 4).
+///
+/// ```text
+///  Eager:     begin ─ read ─ update x ══════ x locked ══════ commit
+///  AtCommit:  begin ─ read ─ update x (buffered) ─ read ─ install x ═ commit
+///                                                         └ x locked ┘
+/// ```
+///
+/// Eager is the papers' engines (Wu et al. §3, ERMIA §3): an update's new
+/// version goes on the row as the update runs, and its write lock holds
+/// the row until the transaction ends, so two writers of a hot row
+/// collide for as long as the first one runs. AtCommit is Silo's and
+/// Cicada's: updates and deletes go to a write buffer and are installed
+/// after the read phase, right before validation, so a row is held only
+/// through the commit. Each protocol's checks run unchanged at the
+/// install; a transaction that installs at commit is, to every protocol,
+/// one that made its writes last (see `txn::deferred`). Inserts stay
+/// eager, and so do writes to a table with a unique secondary index (a
+/// duplicate key is an answer the call must give, not its commit).
+/// A write the engine can already refuse (absent row, a head the
+/// protocol's write check fails) is refused at the call as under Eager;
+/// one that loses its row to another writer meanwhile is a retryable
+/// conflict at commit. Refused with MV2PL, whose write locks are the
+/// protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum WriteInstall {
+    /// At the write, holding the row until the end (the default).
+    #[default]
+    Eager,
+    /// Buffered, installed at commit (Silo, Cicada).
+    AtCommit,
+}
+
+impl WriteInstall {
+    pub const ALL: [WriteInstall; 2] = [WriteInstall::Eager, WriteInstall::AtCommit];
+
+    /// A short stable name (`eager`, `at-commit`).
+    pub fn name(self) -> &'static str {
+        match self {
+            WriteInstall::Eager => "eager",
+            WriteInstall::AtCommit => "at-commit",
+        }
+    }
+}
+
+impl std::str::FromStr for WriteInstall {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        WriteInstall::ALL
+            .into_iter()
+            .find(|w| w.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                Error::InvalidConfig(format!(
+                    "unknown write install {s:?}; expected eager or at-commit"
+                ))
+            })
+    }
+}
+
+impl std::fmt::Display for WriteInstall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How a retried transaction waits after a conflict
+/// (`Database::run`, `Database::try_run`, [`crate::backoff_after`]).
+///
+/// ```text
+///  Exponential:  wait = random [0, 2^attempt us)          (attempt <= 10)
+///  Regulated:    wait = random [0, max_backoff) ; max_backoff hill-climbs
+///                on the commit rate every 5 ms (Cicada, Lim et al., SIGMOD 2017)
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Backoff {
+    /// Randomised exponential backoff per attempt (the default).
+    #[default]
+    Exponential,
+    /// Cicada's contention regulation: one bound per database, moved
+    /// up or down by hill climbing on the commit rate (`db::contention`).
+    Regulated,
+}
+
+impl Backoff {
+    pub const ALL: [Backoff; 2] = [Backoff::Exponential, Backoff::Regulated];
+
+    /// A short stable name (`exponential`, `regulated`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Backoff::Exponential => "exponential",
+            Backoff::Regulated => "regulated",
+        }
+    }
+}
+
+impl std::str::FromStr for Backoff {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Backoff::ALL
+            .into_iter()
+            .find(|b| b.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                Error::InvalidConfig(format!(
+                    "unknown backoff {s:?}; expected exponential or regulated"
+                ))
+            })
+    }
+}
+
+impl std::fmt::Display for Backoff {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Garbage collection policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GcPolicy {
@@ -505,6 +620,11 @@ pub struct Options {
     /// (Wu et al. §3.1); [`MvtoLockedRead::AbortIfOlderHolder`] is Strata's
     /// narrower rule. Other protocols ignore it.
     pub mvto_locked_read: MvtoLockedRead,
+    /// When updates and deletes are installed in their rows: as they run
+    /// (the default) or at commit ([`WriteInstall`]).
+    pub write_install: WriteInstall,
+    /// How `Database::run` waits between retries ([`Backoff`]).
+    pub backoff: Backoff,
     /// Transaction-level GC runs after every this many commits on a thread
     /// (tuple-level GC: the shared horizon is refreshed that often).
     pub gc_every_commits: u32,
@@ -707,6 +827,8 @@ impl Default for Options {
             ssn_early_exclusion: true,
             ssn_blind_writes: true,
             mvto_locked_read: MvtoLockedRead::Abort,
+            write_install: WriteInstall::Eager,
+            backoff: Backoff::Exponential,
             gc_every_commits: 16,
             gc_threads: 1,
             gc_interval: Some(std::time::Duration::from_millis(40)),
@@ -784,6 +906,14 @@ impl Options {
     /// See [`Options::mvto_locked_read`].
     pub fn mvto_locked_read(mut self, r: MvtoLockedRead) -> Self {
         self.mvto_locked_read = r;
+        self
+    }
+    pub fn write_install(mut self, w: WriteInstall) -> Self {
+        self.write_install = w;
+        self
+    }
+    pub fn backoff(mut self, b: Backoff) -> Self {
+        self.backoff = b;
         self
     }
     pub fn gc_every_commits(mut self, n: u32) -> Self {
@@ -915,6 +1045,15 @@ impl Options {
                  compares version addresses (use {} or another horizon collector)",
                 GcPolicy::TransactionLevel.name()
             )));
+        }
+        if self.protocol == Protocol::Mv2pl && self.write_install == WriteInstall::AtCommit {
+            return Err(Error::InvalidConfig(
+                "protocol mv2pl (Protocol::Mv2pl) cannot install writes at commit \
+                 (WriteInstall::AtCommit): two-phase locking takes a row's write lock when \
+                 it writes, and a lock taken only after the read phase is optimistic \
+                 concurrency control, another protocol (use occ or mvocc)"
+                    .into(),
+            ));
         }
         if self.version_storage == VersionStorage::Siro
             && (self.siro.segment_bytes < 1024 || self.siro.hot_commits == 0)

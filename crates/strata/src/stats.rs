@@ -19,6 +19,7 @@ pub(crate) struct TxnCounts {
     user_aborts: AtomicU64,
     blind_overwrites: AtomicU64,
     writer_waits: AtomicU64,
+    deferred_writes: AtomicU64,
     index_writes: AtomicU64,
     /// What this slot's transactions' writes allocated in the version
     /// store (`storage::meter`).
@@ -62,6 +63,9 @@ impl TxnCounts {
     pub fn writer_wait(&self) {
         bump(&self.writer_waits);
     }
+    pub fn deferred_write(&self) {
+        bump(&self.deferred_writes);
+    }
     /// The transaction wrote `n` more index entries.
     pub fn index_writes(&self, n: u64) {
         add(&self.index_writes, n);
@@ -80,12 +84,17 @@ impl TxnCounts {
         }
         bytes
     }
+    /// Commits so far, read-write and read-only.
+    pub fn commits(&self) -> u64 {
+        self.commits.load(Relaxed) + self.read_only_commits.load(Relaxed)
+    }
     pub fn add_to(&self, st: &mut Stats) {
         st.commits += self.commits.load(Relaxed);
         st.read_only_commits += self.read_only_commits.load(Relaxed);
         st.user_aborts += self.user_aborts.load(Relaxed);
         st.blind_overwrites += self.blind_overwrites.load(Relaxed);
         st.writer_waits += self.writer_waits.load(Relaxed);
+        st.deferred_writes += self.deferred_writes.load(Relaxed);
         st.index_entry_writes += self.index_writes.load(Relaxed);
         st.storage_allocations += self.storage_allocations.load(Relaxed);
         st.storage_bytes_allocated += self.storage_bytes_allocated.load(Relaxed);
@@ -255,6 +264,11 @@ pub struct Stats {
     /// Writes that found the row locked by a deciding transaction and
     /// waited for it instead of aborting (SI+SSN with blind overwrites).
     pub writer_waits: u64,
+    /// Updates and deletes buffered to be installed at commit
+    /// (`WriteInstall::AtCommit`; the rest took the eager path: absent
+    /// rows, rows the protocol's write check already refused, tables with
+    /// a unique secondary index, rows the transaction had written).
+    pub deferred_writes: u64,
     /// Rows (chains with a head) over all tables.
     pub rows: u64,
     /// Versions currently linked in chains, tombstones included.
@@ -542,6 +556,7 @@ impl Stats {
             user_aborts: 0,
             blind_overwrites: 0,
             writer_waits: 0,
+            deferred_writes: 0,
             rows: 0,
             live_versions: 0,
             version_bytes: 0,

@@ -100,3 +100,5 @@ mod time_breakdown;
 mod value_types;
 #[path = "verify.rs"]
 mod verify;
+#[path = "write_install.rs"]
+mod write_install;

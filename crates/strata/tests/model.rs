@@ -46,6 +46,10 @@
 //! - `ssn_blind_overwrite_vs_a_writer`: SSN's blind overwrite of a version
 //!   committed after the snapshot (`Options::ssn_blind_writes`) against
 //!   the writer that committed it, closing a cycle with a read.
+//! - `installs_at_commit_keep_increments_and_snapshots_whole`: writes
+//!   buffered and installed at commit (`WriteInstall::AtCommit`,
+//!   `txn::deferred`) against another writer of the row and a snapshot
+//!   reader, under every protocol that takes them.
 //!
 //! Each has a `*_is_caught` test that breaks one step of that code
 //! (`strata::model::Break`, compiled to `false` outside the model build)
@@ -1157,4 +1161,88 @@ fn a_blind_overwrite_that_forgets_its_creator_is_caught() {
         shuttle::check_random(blind_overwrite_model, 5000);
         shuttle::check_pct(blind_overwrite_model, 5000, 3);
     }));
+}
+
+// ----------------------------- 11. Installs at commit (`txn::deferred`)
+
+// `WriteInstall::AtCommit`: A reads row 0, buffers its increment, reads
+// it back (its own write, settled by the read), inserts row 5 (eager) and
+// commits; B reads row 0 and buffers +10 and a write of row 1, installed
+// by its commit; R, a read-only snapshot, reads row 0 then row 5. Every
+// interleaving must lose no committed increment and give R all of A or
+// none of it: A's increment is in R's row 0 exactly when R sees row 5.
+// A commit that installs its buffered writes after drawing its stamp
+// (`Break::SettleAfterCommitStamp`) lets R's snapshot include A's stamp
+// yet miss A's update: `settling_after_the_commit_stamp_is_caught`.
+
+fn at_commit_model(p: Protocol) {
+    let opts = options(p, GcPolicy::None, 4).write_install(strata::WriteInstall::AtCommit);
+    let (db, t) = open(opts, 2);
+    let writer = |plus: i64, insert: bool| {
+        let (db, t) = (db.clone(), t.clone());
+        thread::spawn(move || {
+            let mut x = db.begin().unwrap();
+            let r = (|| {
+                let v = read_v(&mut x, &t, 0)?.unwrap().as_int().unwrap();
+                set_v(&mut x, &t, 0, v + plus)?;
+                assert_eq!(
+                    read_v(&mut x, &t, 0)?,
+                    Some(Value::Int(v + plus)),
+                    "its own buffered write"
+                );
+                if insert {
+                    x.insert(&t, row![5, 1])?;
+                } else {
+                    set_v(&mut x, &t, 1, plus)?;
+                }
+                x.commit()
+            })();
+            match r {
+                Ok(()) => plus,
+                Err(Error::Conflict(_)) => 0,
+                Err(e) => panic!("{e}"),
+            }
+        })
+    };
+    let a = writer(1, true);
+    let b = writer(10, false);
+    let reader = {
+        let (db, t) = (db.clone(), t.clone());
+        thread::spawn(move || {
+            let mut r = db.begin_read_only().unwrap();
+            let v0 = read_v(&mut r, &t, 0).unwrap().unwrap().as_int().unwrap();
+            let five = read_v(&mut r, &t, 5).unwrap().is_some();
+            assert_eq!(
+                v0 % 10 == 1,
+                five,
+                "R saw part of A: row 0 = {v0}, row 5 {five}"
+            );
+        })
+    };
+    let committed = a.join().unwrap() + b.join().unwrap();
+    reader.join().unwrap();
+    let mut r = db.begin_read_only().unwrap();
+    assert_eq!(
+        read_v(&mut r, &t, 0).unwrap(),
+        Some(Value::Int(committed)),
+        "a committed increment was lost"
+    );
+    assert_settled(&chain(&t, &key![0]));
+}
+
+fn at_commit_models() {
+    for p in protocols_where(|p| p != Protocol::Mv2pl) {
+        shuttle::check_random(move || at_commit_model(p), 600);
+        shuttle::check_pct(move || at_commit_model(p), 600, 3);
+    }
+}
+
+#[test]
+fn installs_at_commit_keep_increments_and_snapshots_whole() {
+    at_commit_models();
+}
+
+#[test]
+fn settling_after_the_commit_stamp_is_caught() {
+    assert!(caught(Break::SettleAfterCommitStamp, at_commit_models));
 }

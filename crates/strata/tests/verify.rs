@@ -68,13 +68,21 @@ fn run_on(exec: &StrataExecutor, cfg: &GeneratorConfig, clients: usize, n: usize
 /// Runs `workload` under `protocol` and checks the history against the
 /// protocol's promise: serializable, or (plain SI) nothing but G2.
 fn check_protocol(protocol: Protocol, workload: Workload, keys: u64, base: usize) {
+    check_options(Options::default().protocol(protocol), workload, keys, base);
+}
+
+/// [`check_protocol`] for any options (the protocol is theirs).
+fn check_options(opts: Options, workload: Workload, keys: u64, base: usize) {
+    let protocol = opts.protocol;
+    let install = opts.write_install;
     let n = txns(base);
     let seed = 0x5eed + Protocol::ALL.iter().position(|&p| p == protocol).unwrap() as u64;
     let cfg = config(workload, keys, seed);
     let started = std::time::Instant::now();
-    let report = run(protocol, &cfg, CLIENTS, n);
+    let exec = StrataExecutor::with_options(opts).expect("open database");
+    let report = run_on(&exec, &cfg, CLIENTS, n);
     eprintln!(
-        "{workload:?} under {protocol}: {report}  ({} ms)",
+        "{workload:?} under {protocol}, {install} install: {report}  ({} ms)",
         started.elapsed().as_millis()
     );
     judge(protocol, workload, seed, &report);
@@ -109,6 +117,25 @@ fn list_append() {
 fn register() {
     for p in common::protocols() {
         check_protocol(p, Workload::Register, 16, 10_000);
+    }
+}
+
+/// The three workloads with writes installed at commit
+/// (`WriteInstall::AtCommit`), under every protocol that takes it: a
+/// transaction that installs at commit must keep its protocol's promise.
+#[test]
+fn every_workload_with_installs_at_commit() {
+    for c in common::configs()
+        .protocols()
+        .install(strata::WriteInstall::AtCommit)
+    {
+        for (workload, keys) in [
+            (Workload::ListAppend, 16),
+            (Workload::Register, 16),
+            (Workload::Predicate, 24),
+        ] {
+            check_options(c.opts.clone(), workload, keys, 4_000);
+        }
     }
 }
 

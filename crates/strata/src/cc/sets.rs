@@ -14,6 +14,7 @@
 use crate::index::key::EncodedKey;
 use crate::storage::version::Version;
 use crate::table::TableInner;
+use thin_vec::ThinVec;
 
 /// A row written by this transaction.
 pub(crate) struct WriteEntry {
@@ -43,21 +44,21 @@ std::thread_local! {
     /// thread begins. Without it every read-write transaction allocated
     /// both sets and grew them a few times: about 1,000 instructions of a
     /// 10-operation YCSB transaction (docs/PERFORMANCE.md).
-    static STASH: std::cell::Cell<(Vec<WriteEntry>, Vec<ReadEntry>)> =
-        const { std::cell::Cell::new((Vec::new(), Vec::new())) };
+    static STASH: std::cell::Cell<(ThinVec<WriteEntry>, Vec<ReadEntry>)> =
+        const { std::cell::Cell::new((ThinVec::new(), Vec::new())) };
 }
 
 /// Empty sets for a new transaction: the stashed ones when there are.
 #[inline]
-pub(crate) fn take_sets() -> (Vec<WriteEntry>, Vec<ReadEntry>) {
+pub(crate) fn take_sets() -> (ThinVec<WriteEntry>, Vec<ReadEntry>) {
     STASH
         .try_with(|s| s.take())
-        .unwrap_or_else(|_| (Vec::new(), Vec::new()))
+        .unwrap_or_else(|_| (ThinVec::new(), Vec::new()))
 }
 
 /// Gives a finished transaction's sets back to this thread's stash.
 #[inline]
-pub(crate) fn stash_sets(mut writes: Vec<WriteEntry>, mut reads: Vec<ReadEntry>) {
+pub(crate) fn stash_sets(mut writes: ThinVec<WriteEntry>, mut reads: Vec<ReadEntry>) {
     if writes.capacity() > STASH_CAPACITY || reads.capacity() > STASH_CAPACITY {
         return;
     }

@@ -3,6 +3,7 @@
 mod alter;
 pub use alter::Alter;
 mod backup;
+pub use crate::txn::contention::backoff;
 pub use backup::BackupReport;
 mod read_only;
 mod recovery;
@@ -65,6 +66,7 @@ impl Database {
         let breakdown = opts
             .time_breakdown
             .then(|| Arc::new(crate::breakdown::Breakdown::new(opts.max_open_transactions)));
+        let backoff_kind = opts.backoff;
         let db = Database {
             inner: Arc::new(DbInner {
                 id: NEXT_DB_ID.fetch_add(1, SeqCst),
@@ -87,6 +89,7 @@ impl Database {
                 spaces,
                 mvpbt_spill,
                 breakdown,
+                contention: crate::txn::contention::Regulator::new(backoff_kind),
             }),
         };
         db.inner
@@ -436,8 +439,23 @@ impl Database {
                 return retry;
             }
             attempt += 1;
-            backoff(attempt);
+            self.backoff_after_conflict(attempt);
         }
+    }
+
+    /// Waits before retry number `attempt` (1, 2, ...) of a transaction
+    /// lost to a conflict, as `Options::backoff` says: what
+    /// [`Database::run`] does between attempts, for callers with their own
+    /// retry loop (the benchmarks' workers).
+    pub fn backoff_after_conflict(&self, attempt: u32) {
+        let tids = &self.inner.tids;
+        self.inner.contention.wait(attempt, || tids.commits());
+    }
+
+    /// The bound of a regulated retry's wait now (`Backoff::Regulated`;
+    /// Cicada's hill-climbed `max_backoff`).
+    pub fn max_backoff(&self) -> Duration {
+        self.inner.contention.max_backoff()
     }
 
     /// Runs `f` in a read-only transaction (a snapshot that never aborts;
@@ -485,7 +503,7 @@ impl Database {
             match attempt_once() {
                 Err(e) if e.is_retryable() && attempt < self.inner.opts.max_retries => {
                     attempt += 1;
-                    backoff(attempt);
+                    self.backoff_after_conflict(attempt);
                 }
                 r => return r,
             }
@@ -595,55 +613,6 @@ impl Database {
             st.memory_spaces = sp.stats();
         }
         st
-    }
-}
-
-/// Waits before retry number `attempt` (1, 2, ...) of a transaction lost
-/// to a conflict: a random time below 2^attempt microseconds (capped at
-/// about 1 ms). [`Database::run`] uses it; callers with their own retry
-/// loop can too. Waits under 100 us yield the CPU in a loop until
-/// their time has passed instead of sleeping: a sleep lasts at least the
-/// thread's timer slack (50 us by default on Linux; a 2 us sleep took
-/// 77 us on the development VM), so every short backoff was a long one.
-pub fn backoff(attempt: u32) {
-    // Randomised so that two transactions that keep colliding drift apart.
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos() as u64)
-        .unwrap_or(7);
-    match backoff_wait(attempt, seed) {
-        Wait::Sleep(d) => std::thread::sleep(d),
-        Wait::Yield(d) => {
-            let until = std::time::Instant::now() + d;
-            loop {
-                std::thread::yield_now();
-                if std::time::Instant::now() >= until {
-                    break;
-                }
-            }
-        }
-    }
-}
-
-/// Backoffs shorter than this yield in a loop; longer ones sleep.
-const SLEEP_FROM: Duration = Duration::from_micros(100);
-
-/// How [`backoff`] waits.
-#[derive(Debug, PartialEq, Eq)]
-enum Wait {
-    /// Yield the CPU (at least once) until this much time has passed.
-    Yield(Duration),
-    Sleep(Duration),
-}
-
-/// The wait before retry `attempt`, from a random `seed`.
-fn backoff_wait(attempt: u32, seed: u64) -> Wait {
-    let cap_us = 1u64 << attempt.min(10);
-    let d = Duration::from_micros(seed % cap_us);
-    if d < SLEEP_FROM {
-        Wait::Yield(d)
-    } else {
-        Wait::Sleep(d)
     }
 }
 
@@ -788,36 +757,6 @@ impl crate::index::secondary::IndexCatalog {
 #[cfg(test)]
 mod tests {
     use crate::{key, row, Database, Options, Schema, Type};
-
-    /// Short backoffs yield until their time is up (a sleep would last
-    /// the timer slack, ~50 us, whatever was asked); long ones sleep; the
-    /// wait stays below 2^attempt us, capped at 2^10.
-    #[test]
-    fn short_backoffs_yield_and_long_ones_sleep() {
-        use super::{backoff_wait, Wait, SLEEP_FROM};
-        use std::time::Duration;
-        let us = Duration::from_micros;
-        for attempt in 1..=6 {
-            for seed in [0, 1, 7, 63, 1_000_003, u64::MAX] {
-                match backoff_wait(attempt, seed) {
-                    Wait::Yield(d) => assert!(d < us(1 << attempt), "{attempt} {seed}"),
-                    other => panic!("attempt {attempt}: a wait under 64 us slept: {other:?}"),
-                }
-            }
-        }
-        assert_eq!(backoff_wait(10, 500), Wait::Sleep(us(500)));
-        assert_eq!(backoff_wait(30, 1023), Wait::Sleep(us(1023)));
-        assert_eq!(
-            backoff_wait(30, 1024),
-            Wait::Yield(us(0)),
-            "capped at 2^10 us"
-        );
-        assert_eq!(backoff_wait(9, 99), Wait::Yield(us(99)));
-        assert_eq!(backoff_wait(9, 100), Wait::Sleep(SLEEP_FROM));
-        // The real thing returns (one yield at least, then its time).
-        super::backoff(1);
-        super::backoff(4);
-    }
 
     /// `pinned` holds one pin over its closure (so inner pins nest) and
     /// none after it; what the closure does works as outside.

@@ -383,6 +383,13 @@ pub(crate) fn has_indexes(t: &TableInner) -> bool {
     !t.secondary.load(&epoch::pin()).is_empty()
 }
 
+/// Whether one of `t`'s secondary indexes is unique (a write to such a
+/// table answers a duplicate at once, so it is not deferred to commit:
+/// see `txn::deferred`).
+pub(crate) fn has_unique_index(t: &TableInner) -> bool {
+    t.secondary.load(&epoch::pin()).iter().any(|i| i.unique)
+}
+
 /// Runs `op` on each run of same-kind indexes of `list` (kept sorted by
 /// kind, see `TableIndexes::replace`); on an error, undoes what the runs
 /// before it added (each kind undoes its own run's entries) and stops.

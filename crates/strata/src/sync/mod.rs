@@ -198,6 +198,9 @@ pub enum Break {
     /// The collector reclaims a dropped table without waiting for the
     /// transactions open at its drop (`gc::dropped`).
     ReclaimIgnoresOpen,
+    /// A commit installs its buffered writes (`txn::deferred`) after it
+    /// drew its commit timestamp, not before.
+    SettleAfterCommitStamp,
 }
 
 /// Whether the model test broke step `b` (never, outside the model build).

@@ -485,6 +485,13 @@ impl TidTable {
         }
     }
 
+    /// Read-write and read-only commits over every slot (for
+    /// `txn::contention`'s rate; O(slots in use)).
+    pub fn commits(&self) -> u64 {
+        let hw = self.high_water.load(SeqCst);
+        self.counts[..hw].iter().map(|c| c.commits()).sum()
+    }
+
     /// Adds every slot's commit and abort counts to `st`.
     pub fn fill_counts(&self, st: &mut crate::stats::Stats) {
         let hw = self.high_water.load(SeqCst);

@@ -66,6 +66,8 @@ pub(crate) struct DbInner {
     /// Per-component transaction times (`Options::time_breakdown`); `None`
     /// when off, which every timing point tests first.
     pub breakdown: Option<Arc<crate::breakdown::Breakdown>>,
+    /// How retries wait (`Options::backoff`, `txn::contention`).
+    pub contention: super::contention::Regulator,
 }
 
 /// What a read-only open found, kept for `Database::recovery_report` (a

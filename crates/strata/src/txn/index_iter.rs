@@ -226,6 +226,9 @@ impl<'t, T> IndexRange<'t, T> {
         let (lo, hi) = source.txn().index_bounds(idx, range)?;
         let (rw, record, handed) = match &mut source {
             Source::Txn(txn) => {
+                // Our buffered writes of the table go on their rows (and
+                // index entries) first (`deferred`).
+                txn.settle_table_any(&idx.table.inner)?;
                 // (A range's rows are not named one by one: see
                 // `read_stamp`.)
                 txn.read_stamp = UNKNOWN_READS;

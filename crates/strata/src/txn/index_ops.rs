@@ -317,6 +317,7 @@ impl Transaction {
     ) -> Result<Vec<Row>> {
         let (lo, hi) = self.index_bounds(idx, &range)?;
         let si: &Arc<SecondaryIndex> = &idx.inner;
+        self.settle_table::<P>(&idx.table.inner)?;
         let mut out = Vec::new();
         if self.read_only {
             let _guard = epoch::pin();
@@ -379,6 +380,8 @@ impl Transaction {
         let (lo, hi) = self.index_bounds(idx, &range)?;
         let si: &Arc<SecondaryIndex> = &idx.inner;
         let ti: &TableInner = &idx.table.inner;
+        // Our buffered writes (`deferred`) go on their rows and entries.
+        self.settle_table::<P>(ti)?;
         let _guard = epoch::pin();
         let rw = !self.read_only;
         if rw {

@@ -235,6 +235,9 @@ impl<'t, T> Range<'t, T> {
         let (lo, hi) = primary_bounds(t, range)?;
         let phantom_checked = match &mut source {
             Source::Txn(txn) => {
+                // Our buffered writes of the table go on their rows first
+                // (`deferred`): the range must see them.
+                txn.settle_table_any(&t.inner)?;
                 // (A range's rows are not named one by one: see
                 // `read_stamp`.)
                 txn.read_stamp = UNKNOWN_READS;

@@ -21,7 +21,9 @@
 //! (unknown column, duplicate key, ...) leave it open and unchanged.
 
 pub(crate) mod alters;
+pub(crate) mod contention;
 mod db_inner;
+mod deferred;
 mod index_iter;
 pub(crate) mod index_ops;
 mod iter;
@@ -98,13 +100,17 @@ pub struct Transaction {
     /// component. A flag here, so that off, a region costs one test of a
     /// byte on the transaction's own line.
     timing: bool,
+    /// `WriteInstall::AtCommit`: updates and deletes are buffered in
+    /// `deferred` and installed at commit (see `deferred`).
+    defer_writes: bool,
     /// With the write-ahead log: the largest commit stamp among the
     /// versions our point reads returned (0: none; `UNKNOWN_READS`: a read
     /// whose source cannot be named, a scan or a key read as absent). A
     /// commit that wrote nothing waits only for the log to cover it (see
     /// `Log::reader_lsn`).
     pub(crate) read_stamp: u64,
-    pub(crate) writes: Vec<WriteEntry>,
+    /// (A `ThinVec`, one word: see `scans`.)
+    pub(crate) writes: ThinVec<WriteEntry>,
     pub(crate) reads: Vec<ReadEntry>,
     /// Predicate reads (range scans, absent keys). This and `sec_writes`
     /// are one-word `ThinVec`s: most transactions leave them empty, and
@@ -114,6 +120,8 @@ pub struct Transaction {
     pub(crate) scans: ThinVec<ScanEntry>,
     /// Secondary index entries this transaction added (see `crate::index`).
     pub(crate) sec_writes: crate::index::SecWrites,
+    /// Writes buffered to be installed at commit (`deferred`).
+    deferred: ThinVec<deferred::Deferred>,
     /// The protocol's own per-transaction state (`Cc::State`).
     pub(crate) cc: TxnCc,
 }
@@ -208,7 +216,7 @@ impl Transaction {
         db.tids.set_snapshot(tid, ts);
         let cc = P::new_state(tid, ts, read_only);
         let (writes, reads) = if read_only {
-            (Vec::new(), Vec::new())
+            (ThinVec::new(), Vec::new())
         } else {
             crate::cc::sets::take_sets()
         };
@@ -217,6 +225,8 @@ impl Transaction {
             Some(l) => (true, l.per_operation()),
         };
         let timing = began.is_some();
+        let defer_writes =
+            !read_only && db.opts.write_install == crate::options::WriteInstall::AtCommit;
         Ok(Transaction {
             db,
             tid,
@@ -228,11 +238,13 @@ impl Transaction {
             logged,
             log_ops,
             timing,
+            defer_writes,
             read_stamp: 0,
             writes,
             reads,
             scans: ThinVec::new(),
             sec_writes: ThinVec::new(),
+            deferred: ThinVec::new(),
             cc,
         })
     }
@@ -393,6 +405,7 @@ impl Transaction {
     ) -> Result<*mut Version> {
         match timed!(self, Index, self.hinted_lookup(t, ek, guard, true)).map(|l| l.tuple) {
             Some(tuple) => {
+                self.settle_tuple::<P>(t, tuple)?;
                 let v = self.read_tuple::<P>(t, tuple)?;
                 if v.is_null()
                     && !self.read_only
@@ -524,6 +537,8 @@ impl Transaction {
     fn insert_as<P: Cc>(&mut self, t: &Table, row: Row) -> Result<()> {
         let ti: &TableInner = &t.inner;
         ti.schema.check_row(&row)?;
+        // A buffered delete of ours may free the key.
+        self.settle_table::<P>(ti)?;
         let key = ti.schema.key_of(&row);
         let ek = ti.encode(&key);
         let guard = epoch::pin();
@@ -747,6 +762,33 @@ impl Transaction {
                 None => return Err(not_found()),
             },
         };
+        if self.defer_writes && found.is_some() {
+            // A second write of a buffered row installs the first, then
+            // writes over our own version as eagerly.
+            self.settle_tuple::<P>(ti, tuple)?;
+            if self.try_defer::<P>(ti, &ek, tuple, &row) {
+                return Ok(());
+            }
+        }
+        self.write_tuple::<P>(ti, &ek, found.as_ref(), tuple, row, &guard, not_found)
+    }
+
+    /// The eager write of `tuple` (key `ek`, its primary entry `found` if
+    /// the caller looked it up): lock its head, check, install. Also what
+    /// a buffered write's settle runs (`deferred`). `not_found`: the error
+    /// for a row that is deleted.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn write_tuple<P: Cc>(
+        &mut self,
+        ti: &TableInner,
+        ek: &EncodedKey,
+        found: Option<&Lookup<'_>>,
+        tuple: u64,
+        row: NewRow<'_>,
+        guard: &Guard,
+        not_found: impl Fn() -> Error,
+    ) -> Result<()> {
         // (Bounded: each wait outlasts one deciding writer, and a row can
         // have a queue of them.)
         let mut waits = 0;
@@ -764,7 +806,7 @@ impl Transaction {
                 if let Err(e) = self.replace_own::<P>(ti, tuple, head, row) {
                     return self.fail(e);
                 }
-                self.entry_point_moved(ti, &ek, tuple);
+                self.entry_point_moved(ti, ek, tuple);
                 return Ok(());
             }
             match self.lock_head::<P>(ti, tuple, head) {
@@ -789,7 +831,7 @@ impl Transaction {
         self.install::<P>(ti, tuple, head, row, None)?;
         // The primary entry follows the new head: re-pointed at it under
         // physical pointers (N2O), else its hint, so readers find it hinted.
-        if ti.after_write(found.as_ref(), &ek, tuple, &guard) {
+        if ti.after_write(found, ek, tuple, guard) {
             self.count_index_writes(1);
         }
         Ok(())
@@ -1097,6 +1139,13 @@ impl Transaction {
         if !self.active {
             return Err(Error::TransactionFinished);
         }
+        // Writes buffered for commit go on their rows first: from here on
+        // the commit is the eager one (`deferred`). (Before the commit
+        // stamp: a snapshot that includes the stamp must find them.)
+        let settle_late = crate::sync::broken(crate::sync::Break::SettleAfterCommitStamp);
+        if !self.deferred.is_empty() && !settle_late {
+            timed!(self, VersionInstall, self.settle_all::<P>())?;
+        }
         if self.read_only || (self.writes.is_empty() && P::read_only_commit_is_safe(&self)) {
             P::release(&mut self);
             // Counted while the slot is still ours (see `stats`).
@@ -1151,6 +1200,9 @@ impl Transaction {
             }
             None => P::commit_ts(&self),
         };
+        if settle_late && !self.deferred.is_empty() {
+            self.settle_all::<P>()?;
+        }
         self.db.tids.set_committing(self.tid, cts);
         // A table we wrote may have been dropped since. Checked after the
         // commit is announced (SeqCst): a drop that set the flag before is
@@ -1371,6 +1423,10 @@ impl Transaction {
     fn finish(&mut self) {
         self.active = false;
         self.reads.clear();
+        if !self.deferred.is_empty() {
+            // Rolled back with writes still buffered: they were never made.
+            self.deferred.clear();
+        }
         // (ThinVec's clear is an out-of-line call even when empty, as these
         // two nearly always are: ~40 instructions per transaction.)
         if !self.scans.is_empty() {

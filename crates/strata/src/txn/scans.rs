@@ -127,6 +127,9 @@ impl Transaction {
         self.check_open(t)?;
         let ti: &TableInner = &t.inner;
         let (lo, mut hi) = primary_bounds(t, &range)?;
+        // Our buffered writes of the table go on their rows first
+        // (`deferred`): the scan must see them.
+        self.settle_table::<P>(ti)?;
         let guard = epoch::pin();
         let phantom_checked = !self.read_only && P::VALIDATES_SCANS;
         if !self.read_only {

@@ -19,6 +19,7 @@ use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use strata::{
     row, Database, GcPolicy, IndexPointers, Options, Protocol, Schema, Table, Type, VersionStorage,
+    WriteInstall,
 };
 
 /// The soak factor: `STRATA_SOAK=<n>` multiplies the work of the tests
@@ -173,6 +174,7 @@ pub struct Config {
     pub storage: VersionStorage,
     pub gc: GcPolicy,
     pub pointers: IndexPointers,
+    pub install: WriteInstall,
     pub opts: Options,
 }
 
@@ -193,7 +195,11 @@ impl fmt::Display for Config {
             self.storage,
             self.gc,
             strata::matrix::pointers_name(self.pointers)
-        )
+        )?;
+        if self.install != WriteInstall::Eager {
+            write!(f, "/{}", self.install)?;
+        }
+        Ok(())
     }
 }
 
@@ -207,6 +213,7 @@ pub struct Configs {
     storages: Option<Vec<VersionStorage>>,
     gcs: Option<Vec<GcPolicy>>,
     pointers: Option<Vec<IndexPointers>>,
+    installs: Option<Vec<WriteInstall>>,
 }
 
 /// The default options' configuration; widen it dimension by dimension:
@@ -219,6 +226,7 @@ pub fn configs() -> Configs {
         storages: None,
         gcs: None,
         pointers: None,
+        installs: None,
     }
 }
 
@@ -288,6 +296,16 @@ impl Configs {
         self
     }
 
+    /// Both write installs (`WriteInstall::ALL`): eager and at commit.
+    pub fn installs(mut self) -> Self {
+        self.installs = Some(WriteInstall::ALL.to_vec());
+        self
+    }
+    pub fn install(mut self, w: WriteInstall) -> Self {
+        self.installs = Some(vec![w]);
+        self
+    }
+
     /// Every combination, valid or not.
     fn product(&self) -> Vec<Config> {
         let b = &self.base;
@@ -301,23 +319,31 @@ impl Configs {
             .pointers
             .clone()
             .unwrap_or_else(|| vec![b.index_pointers]);
+        let installs = self
+            .installs
+            .clone()
+            .unwrap_or_else(|| vec![b.write_install]);
         let mut out = Vec::new();
         for &protocol in &protocols {
             for &storage in &storages {
                 for &gc in &gcs {
                     for &ptr in &pointers {
-                        out.push(Config {
-                            protocol,
-                            storage,
-                            gc,
-                            pointers: ptr,
-                            opts: b
-                                .clone()
-                                .protocol(protocol)
-                                .version_storage(storage)
-                                .gc(gc)
-                                .index_pointers(ptr),
-                        });
+                        for &install in &installs {
+                            out.push(Config {
+                                protocol,
+                                storage,
+                                gc,
+                                pointers: ptr,
+                                install,
+                                opts: b
+                                    .clone()
+                                    .protocol(protocol)
+                                    .version_storage(storage)
+                                    .gc(gc)
+                                    .index_pointers(ptr)
+                                    .write_install(install),
+                            });
+                        }
                     }
                 }
             }
@@ -359,12 +385,13 @@ impl Configs {
     /// pick is the first combination (in `ALL` order) covering the most
     /// variants not yet covered.
     pub fn covering(&self) -> Vec<Config> {
-        fn marks(c: &Config) -> [String; 4] {
+        fn marks(c: &Config) -> [String; 5] {
             [
                 format!("p{:?}", c.protocol),
                 format!("s{:?}", c.storage),
                 format!("g{:?}", c.gc),
                 format!("i{:?}", c.pointers),
+                format!("w{:?}", c.install),
             ]
         }
         let gain = |c: &Config, missing: &HashSet<String>| {

@@ -1,0 +1,214 @@
+//! Writes installed at commit (`WriteInstall::AtCommit`, issue 42 item 4).
+//!
+//! Under the papers' eager install an update puts its version on the row
+//! at once, and the version's write lock (the head's `txn_id`) holds the
+//! row until the transaction ends: a second writer of a hot row aborts
+//! (no-wait) for as long as the first one runs. Silo and Cicada buffer
+//! writes and install them after the read phase, so a row is held only
+//! through the commit. Here an update or delete is *deferred*: checked as
+//! far as it can be without the lock, and kept in the transaction's
+//! buffer; it is *settled* (installed by the eager path, unchanged) at
+//! commit, or earlier when the transaction itself is about to read what
+//! it wrote. Inserts are not deferred, nor writes to a table with a
+//! unique secondary index: a duplicate key is the call's answer.
+//!
+//! ```text
+//!  update x ── head committed, the protocol's write check passes ──> buffer
+//!  get x ───── x in the buffer: settle x, then read (own write seen)
+//!  scan T ──── settle every buffered write of table T, then scan
+//!  insert T ── settle T (a buffered delete may free the key)
+//!  commit ──── settle all, in (table, tuple) order ─> validate ─> stamp
+//! ```
+//!
+//! **Why every protocol stays correct.** Settling runs the eager write
+//! path: the row's lock, the protocol's `check_write` against the head it
+//! finds *then*, `on_overwrite`, the secondary indexes, the log. So a
+//! transaction that installs at commit is, to every protocol, a
+//! transaction that issued those writes at that point, after its reads:
+//! an operation order each protocol already accepts or refuses. What the
+//! deferral adds is only an early answer: an update is refused at once
+//! (by the eager path) when the head already fails the write check or
+//! the row is absent, and otherwise accepted provisionally; a row that is
+//! deleted or overwritten before the settle turns into a conflict then
+//! (`ConflictKind::WriteWrite`, retryable), as first-committer-wins says.
+//! Reads of our own writes see them because every read that could meet a
+//! buffered write settles it first. The history checker, the anomaly
+//! scenarios and the shuttle models run over both choices.
+//!
+//! **Invariant owned here:** a buffered write's row is never read by its
+//! own transaction before the write is installed, and every buffered
+//! write is installed or dropped before the transaction's commit
+//! timestamp is drawn.
+//!
+//! Settling at commit goes in (table, tuple) order, so two transactions
+//! that write the same rows meet at the first of them and one of them
+//! goes on (no-wait locks cannot deadlock; the order makes it unlikely
+//! that both give up).
+
+use super::*;
+
+/// An update or delete made but not installed.
+pub(crate) struct Deferred {
+    pub table: *const TableInner,
+    pub tuple: u64,
+    /// The row's key, encoded (the primary entry's hint follows the
+    /// version the settle installs).
+    pub ek: EncodedKey,
+    pub row: DeferredRow,
+}
+
+/// What a settle installs: `NewRow`'s update and tombstone, owned.
+pub(crate) enum DeferredRow {
+    Update(smallvec::SmallVec<[(usize, Value); 4]>),
+    Delete(Vec<Value>),
+}
+
+impl Transaction {
+    /// `modify`'s at-commit branch: buffers the write and returns true, or
+    /// false to take the eager path (the row is absent, deleted, ours
+    /// already, or the head fails the protocol's write check: the eager
+    /// path gives the answer it would always give). Never installs.
+    pub(super) fn try_defer<P: Cc>(
+        &mut self,
+        ti: &TableInner,
+        ek: &EncodedKey,
+        tuple: u64,
+        row: &NewRow<'_>,
+    ) -> bool {
+        if crate::index::has_unique_index(ti) {
+            return false;
+        }
+        let head = storage::newest(ti, tuple);
+        if head.is_null() || self.is_own(head) {
+            return false;
+        }
+        // SAFETY: pinned by the caller; heads are alive.
+        let h = unsafe { &*head };
+        if h.begin.load(SeqCst) & TID_MARK == 0 {
+            // A committed head: the version a settle now would overwrite.
+            if h.is_tombstone() || P::check_write(self, ti, tuple, h).is_err() {
+                return false;
+            }
+        } else {
+            // Another transaction is installing over the row (its commit
+            // is running): whether the row exists is the version we read.
+            let at = if P::SNAPSHOT_READS {
+                self.ts
+            } else {
+                self.db.clock.load(SeqCst)
+            };
+            match storage::visible(ti, tuple, at, self.tid, &self.db.tids, Mode::Snapshot) {
+                // SAFETY: pinned; a visible version is alive.
+                Ok(v) if !v.is_null() && !unsafe { &*v }.is_tombstone() => {}
+                _ => return false,
+            }
+        }
+        let row = match row {
+            NewRow::Update(ch) => {
+                DeferredRow::Update(ch.iter().map(|(c, v)| (*c, (*v).clone())).collect())
+            }
+            NewRow::Tombstone(k) => DeferredRow::Delete(k.clone()),
+            NewRow::Row(_) => unreachable!("inserts are not deferred"),
+        };
+        self.deferred.push(Deferred {
+            table: ti,
+            tuple,
+            ek: ek.clone(),
+            row,
+        });
+        self.db.tids.counts(self.tid).deferred_write();
+        true
+    }
+
+    /// Whether `tuple` of `ti` has a buffered write.
+    #[inline]
+    fn deferred_at(&self, ti: &TableInner, tuple: u64) -> Option<usize> {
+        let t: *const TableInner = ti;
+        self.deferred
+            .iter()
+            .position(|d| d.table == t && d.tuple == tuple)
+    }
+
+    /// Installs the buffered write of `tuple`, if there is one: before we
+    /// read the row or write it again. (Inline: the check is one test of
+    /// an empty buffer on every read path.)
+    #[inline]
+    pub(super) fn settle_tuple<P: Cc>(&mut self, ti: &TableInner, tuple: u64) -> Result<()> {
+        if self.deferred.is_empty() {
+            return Ok(());
+        }
+        match self.deferred_at(ti, tuple) {
+            Some(i) => {
+                let d = self.deferred.remove(i);
+                self.settle::<P>(d)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Installs every buffered write of table `ti`, in the order they were
+    /// made: before a scan, an index read or an insert of the table.
+    #[inline]
+    pub(super) fn settle_table<P: Cc>(&mut self, ti: &TableInner) -> Result<()> {
+        if self.deferred.is_empty() {
+            return Ok(());
+        }
+        self.settle_table_slow::<P>(ti)
+    }
+
+    #[inline(never)]
+    fn settle_table_slow<P: Cc>(&mut self, ti: &TableInner) -> Result<()> {
+        let t: *const TableInner = ti;
+        while let Some(i) = self.deferred.iter().position(|d| d.table == t) {
+            let d = self.deferred.remove(i);
+            self.settle::<P>(d)?;
+        }
+        Ok(())
+    }
+
+    /// [`Transaction::settle_table`] through the protocol switch (for the
+    /// read paths that are not generic over the protocol).
+    pub(crate) fn settle_table_any(&mut self, ti: &TableInner) -> Result<()> {
+        if self.deferred.is_empty() {
+            return Ok(());
+        }
+        with_cc!(self.db.protocol, P => self.settle_table_slow::<P>(ti))
+    }
+
+    /// Installs every buffered write, in (table, tuple) order: the commit's
+    /// first step. On a conflict the transaction is rolled back.
+    #[inline(never)]
+    pub(super) fn settle_all<P: Cc>(&mut self) -> Result<()> {
+        let mut all = std::mem::take(&mut self.deferred);
+        if all.len() > 1 {
+            all.sort_unstable_by_key(|d| (d.table as usize, d.tuple));
+        }
+        for d in all {
+            self.settle::<P>(d)?;
+        }
+        Ok(())
+    }
+
+    /// Installs one buffered write through the eager path. A row that is
+    /// gone by now (deleted and committed since we buffered the write) is
+    /// a write-write conflict: the write was accepted against a version
+    /// that another writer then replaced.
+    fn settle<P: Cc>(&mut self, d: Deferred) -> Result<()> {
+        // SAFETY: tables outlive the transaction.
+        let ti = unsafe { &*d.table };
+        let guard = epoch::pin();
+        let refs: smallvec::SmallVec<[(usize, &Value); 4]>;
+        let row = match &d.row {
+            DeferredRow::Update(ch) => {
+                refs = ch.iter().map(|(c, v)| (*c, v)).collect();
+                NewRow::Update(&refs)
+            }
+            DeferredRow::Delete(k) => NewRow::Tombstone(k.clone()),
+        };
+        let gone = || Error::Conflict(ConflictKind::WriteWrite);
+        match self.write_tuple::<P>(ti, &d.ek, None, d.tuple, row, &guard, gone) {
+            Err(Error::Conflict(k)) if self.active => Err(self.conflict(k)),
+            r => r,
+        }
+    }
+}
