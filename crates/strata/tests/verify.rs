@@ -85,6 +85,13 @@ fn check_options(opts: Options, workload: Workload, keys: u64, base: usize) {
         "{workload:?} under {protocol}, {install} install: {report}  ({} ms)",
         started.elapsed().as_millis()
     );
+    if install == strata::WriteInstall::AtCommit {
+        // The workload's writes did wait for their commits.
+        assert!(
+            exec.db.stats().deferred_writes > 0,
+            "{protocol}: nothing deferred"
+        );
+    }
     judge(protocol, workload, seed, &report);
 }
 

@@ -16,7 +16,7 @@
 //!  update x ── head committed, the protocol's write check passes ──> buffer
 //!  get x ───── x in the buffer: settle x, then read (own write seen)
 //!  scan T ──── settle every buffered write of table T, then scan
-//!  insert T ── settle T (a buffered delete may free the key)
+//!  insert k ── settle k (a buffered delete may free the key)
 //!  commit ──── settle all, in (table, tuple) order ─> validate ─> stamp
 //! ```
 //!
@@ -132,9 +132,11 @@ impl Transaction {
     /// Installs the buffered write of `tuple`, if there is one: before we
     /// read the row or write it again. (Inline: the check is one test of
     /// an empty buffer on every read path.)
-    #[inline]
+    #[inline(always)]
     pub(super) fn settle_tuple<P: Cc>(&mut self, ti: &TableInner, tuple: u64) -> Result<()> {
-        if self.deferred.is_empty() {
+        // (The flag first: under Eager, a test of a byte on the
+        // transaction's own line.)
+        if !self.defer_writes || self.deferred.is_empty() {
             return Ok(());
         }
         match self.deferred_at(ti, tuple) {
@@ -146,11 +148,30 @@ impl Transaction {
         }
     }
 
+    /// Installs our buffered writes of the row with key `ek` of `ti`: an
+    /// insert of the key must find the key freed by a buffered delete.
+    #[inline]
+    pub(super) fn settle_key<P: Cc>(&mut self, ti: &TableInner, ek: &EncodedKey) -> Result<()> {
+        if !self.defer_writes || self.deferred.is_empty() {
+            return Ok(());
+        }
+        let t: *const TableInner = ti;
+        while let Some(i) = self
+            .deferred
+            .iter()
+            .position(|d| d.table == t && d.ek == *ek)
+        {
+            let d = self.deferred.remove(i);
+            self.settle::<P>(d)?;
+        }
+        Ok(())
+    }
+
     /// Installs every buffered write of table `ti`, in the order they were
-    /// made: before a scan, an index read or an insert of the table.
+    /// made: before a scan or an index read of the table.
     #[inline]
     pub(super) fn settle_table<P: Cc>(&mut self, ti: &TableInner) -> Result<()> {
-        if self.deferred.is_empty() {
+        if !self.defer_writes || self.deferred.is_empty() {
             return Ok(());
         }
         self.settle_table_slow::<P>(ti)
@@ -169,7 +190,7 @@ impl Transaction {
     /// [`Transaction::settle_table`] through the protocol switch (for the
     /// read paths that are not generic over the protocol).
     pub(crate) fn settle_table_any(&mut self, ti: &TableInner) -> Result<()> {
-        if self.deferred.is_empty() {
+        if !self.defer_writes || self.deferred.is_empty() {
             return Ok(());
         }
         with_cc!(self.db.protocol, P => self.settle_table_slow::<P>(ti))

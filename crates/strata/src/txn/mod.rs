@@ -537,10 +537,10 @@ impl Transaction {
     fn insert_as<P: Cc>(&mut self, t: &Table, row: Row) -> Result<()> {
         let ti: &TableInner = &t.inner;
         ti.schema.check_row(&row)?;
-        // A buffered delete of ours may free the key.
-        self.settle_table::<P>(ti)?;
         let key = ti.schema.key_of(&row);
         let ek = ti.encode(&key);
+        // A buffered delete of ours may free the key.
+        self.settle_key::<P>(ti, &ek)?;
         let guard = epoch::pin();
         let mut data = row;
         // The insert goes to the index first, whose tree says whether the
@@ -1143,7 +1143,7 @@ impl Transaction {
         // the commit is the eager one (`deferred`). (Before the commit
         // stamp: a snapshot that includes the stamp must find them.)
         let settle_late = crate::sync::broken(crate::sync::Break::SettleAfterCommitStamp);
-        if !self.deferred.is_empty() && !settle_late {
+        if self.defer_writes && !self.deferred.is_empty() && !settle_late {
             timed!(self, VersionInstall, self.settle_all::<P>())?;
         }
         if self.read_only || (self.writes.is_empty() && P::read_only_commit_is_safe(&self)) {
@@ -1423,7 +1423,7 @@ impl Transaction {
     fn finish(&mut self) {
         self.active = false;
         self.reads.clear();
-        if !self.deferred.is_empty() {
+        if self.defer_writes && !self.deferred.is_empty() {
             // Rolled back with writes still buffered: they were never made.
             self.deferred.clear();
         }
