@@ -182,6 +182,21 @@ fn bank_every_protocol() {
     }
 }
 
+/// Writes installed at commit (`WriteInstall::AtCommit`), on a sample of
+/// protocol x storage pairs with every protocol that takes it and every
+/// storage scheme: 4 threads x 1,000 transfers each.
+#[test]
+fn bank_with_installs_at_commit() {
+    let sample = configs()
+        .protocols()
+        .storages()
+        .install(strata::WriteInstall::AtCommit);
+    for c in sample.covering() {
+        eprintln!("-- {c}");
+        run_bank(&c, 4, 1_000 * soak());
+    }
+}
+
 /// Every protocol on every other storage scheme: 4 threads x 1,000
 /// transfers each.
 #[test]
