@@ -14,8 +14,9 @@
 //!      │        Async: return, unless more than async_max_unflushed_bytes
 //!      │               would be acknowledged but not durable: then wait
 //!      ▼
-//!  ring buffer ──flusher thread──> log-<lsn>.seg  write + fdatasync
-//!                 (takes published records in LSN order: a prefix)
+//!  ring buffer ──flusher thread──> staged ──writer thread──> log-<lsn>.seg
+//!    (takes published records in LSN order:     write + fdatasync
+//!     a prefix; keeps draining during fsyncs, see `flusher`)
 //!  checkpointer ──> ckpt-<lsn>.dat + MANIFEST; deletes covered segments
 //!  Database::open(dir) ──> MANIFEST -> checkpoint -> replay log from its
 //!                          LSN -> cut a torn tail -> clock = log end + K
@@ -280,10 +281,10 @@ pub struct LogStats {
     /// Bytes of records reserved.
     pub bytes: u64,
     /// Of `bytes`, those written and fsynced: the durable end of the log,
-    /// as the flusher last advanced it (equal to `bytes` once everything
+    /// as the log writer last advanced it (equal to `bytes` once everything
     /// reserved so far is durable).
     pub durable_bytes: u64,
-    /// Writes + fsyncs of the flusher (each covers a group of commits).
+    /// Writes + fsyncs of the log writer (each covers a group of commits).
     pub flushes: u64,
     /// Checkpoints completed.
     pub checkpoints: u64,
