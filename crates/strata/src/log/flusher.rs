@@ -4,8 +4,9 @@
 //! ```text
 //!  publishers ──> ring ──flusher (drain)──> staged ──writer──> log-<lsn>.seg
 //!                  ▲   releases ring room     bytes   write + fdatasync,
-//!                  │   as soon as it drains   (≤ max(async bound, ring))
+//!                  │   as soon as it drains           advances `durable`
 //!                  └── a publisher waits here only while `staged` is full
+//!                      (max(async_max_unflushed_bytes, the ring))
 //! ```
 //!
 //! Why two: a thread blocked in `fdatasync` drains nothing, so with one
