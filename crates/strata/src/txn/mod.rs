@@ -1423,9 +1423,10 @@ impl Transaction {
     fn finish(&mut self) {
         self.active = false;
         self.reads.clear();
-        if self.defer_writes && !self.deferred.is_empty() {
-            // Rolled back with writes still buffered: they were never made.
-            self.deferred.clear();
+        if self.defer_writes && self.deferred.capacity() != 0 {
+            // (Rolled back with writes still buffered: they were never
+            // made.)
+            self.stash_deferred();
         }
         // (ThinVec's clear is an out-of-line call even when empty, as these
         // two nearly always are: ~40 instructions per transaction.)
