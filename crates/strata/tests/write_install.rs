@@ -60,7 +60,7 @@ fn a_second_writer_is_not_refused_while_the_first_runs() {
         // Snapshot protocols with first-updater-wins refuse a write over a
         // version committed after the snapshot; SSN's blind overwrites,
         // timestamp order (T1 is older) and the OCCs take it.
-        let refused = matches!(c.protocol, Protocol::Si | Protocol::SiSsi);
+        let refused = common::refuses_blind_overwrites(c.protocol);
         if refused {
             assert!(
                 matches!(r2, Err(Error::Conflict(ConflictKind::WriteWrite))),

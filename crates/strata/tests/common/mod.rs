@@ -484,6 +484,20 @@ pub fn readers_hold_back_gc(p: Protocol) -> bool {
     }
 }
 
+/// Whether a blind write over a version committed after the writer's
+/// snapshot is refused (SI's first-updater-wins), with the default
+/// options: SI and SSI; SSN's blind overwrites take it
+/// (`Options::ssn_blind_writes`), MVTO orders it by timestamp, the OCCs
+/// validate reads only.
+pub fn refuses_blind_overwrites(p: Protocol) -> bool {
+    match p {
+        Protocol::Si | Protocol::SiSsi => true,
+        Protocol::Mvto | Protocol::Mvocc | Protocol::Mv2pl | Protocol::SiSsn | Protocol::Occ => {
+            false
+        }
+    }
+}
+
 /// The protocols a long GC run is worth its time on: the default one and
 /// those whose readers can hold GC back.
 pub fn stresses_gc(p: Protocol) -> bool {
