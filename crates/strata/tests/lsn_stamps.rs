@@ -296,11 +296,8 @@ fn timestamps_strictly_increase_in_log_order_across_threads() {
 
 /// The same through the smallest ring (4 KiB): publishers wait for room
 /// while others hold reserved ranges through validation; waits go only to
-/// smaller LSNs, so nothing deadlocks and nothing is lost. Room comes
-/// from the flusher's drains, which go on while the writer fsyncs
-/// (`log::flusher`): when each ring-ful waited for an fsync, a loaded
-/// disk (4-9 s per fdatasync) ran this past its bound. A deadlock fails
-/// the test (after a generous bound) instead of hanging it.
+/// smaller LSNs, so nothing deadlocks and nothing is lost. A deadlock
+/// fails the test (after a generous bound) instead of hanging it.
 #[test]
 fn a_small_ring_with_reservations_held_through_validation_does_not_deadlock() {
     for p in stamped() {

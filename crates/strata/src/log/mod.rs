@@ -14,9 +14,8 @@
 //!      │        Async: return, unless more than async_max_unflushed_bytes
 //!      │               would be acknowledged but not durable: then wait
 //!      ▼
-//!  ring buffer ──flusher thread──> staged ──writer thread──> log-<lsn>.seg
-//!    (takes published records in LSN order:     write + fdatasync
-//!     a prefix; keeps draining during fsyncs, see `flusher`)
+//!  ring buffer ──flusher thread──> log-<lsn>.seg  write + fdatasync
+//!                 (takes published records in LSN order: a prefix)
 //!  checkpointer ──> ckpt-<lsn>.dat + MANIFEST; deletes covered segments
 //!  Database::open(dir) ──> MANIFEST -> checkpoint -> replay log from its
 //!                          LSN -> cut a torn tail -> clock = log end + K
@@ -190,7 +189,6 @@
 
 pub mod buffer;
 pub mod checkpoint;
-mod flusher;
 pub mod record;
 pub mod segment;
 
@@ -281,10 +279,10 @@ pub struct LogStats {
     /// Bytes of records reserved.
     pub bytes: u64,
     /// Of `bytes`, those written and fsynced: the durable end of the log,
-    /// as the log writer last advanced it (equal to `bytes` once everything
+    /// as the flusher last advanced it (equal to `bytes` once everything
     /// reserved so far is durable).
     pub durable_bytes: u64,
-    /// Writes + fsyncs of the log writer (each covers a group of commits).
+    /// Writes + fsyncs of the flusher (each covers a group of commits).
     pub flushes: u64,
     /// Checkpoints completed.
     pub checkpoints: u64,
@@ -308,7 +306,7 @@ struct Shared {
     shutdown: AtomicBool,
     /// LSN the log had when the database was opened.
     start_lsn: u64,
-    /// Counted by the log writer, so that commits touch no shared counter
+    /// Counted by the flusher, so that commits touch no shared counter
     /// besides the one reservation.
     records: AtomicU64,
     /// Of `records`, operation records (counted only under per-operation
@@ -323,11 +321,6 @@ struct Shared {
     /// Async: the flusher is in its timed sleep (a commit past half the
     /// bound wakes it).
     idle: AtomicBool,
-    /// Drained records on their way to the writer thread (`flusher`).
-    staged: Mutex<flusher::Staged>,
-    staged_cv: Condvar,
-    #[cfg(test)]
-    sync_hold: flusher::SyncHold,
 }
 
 impl Shared {
@@ -342,13 +335,8 @@ impl Shared {
         }
         drop(w);
         self.failed.store(true, SeqCst);
-        {
-            let _g = self.durable_mx.lock();
-            self.durable_cv.notify_all();
-        }
-        // A flusher waiting for the writer to take what it staged stops.
-        let _g = self.staged.lock();
-        self.staged_cv.notify_all();
+        let _g = self.durable_mx.lock();
+        self.durable_cv.notify_all();
     }
 
     fn read_only_error(&self) -> Error {
@@ -375,6 +363,66 @@ impl Shared {
             self.durable_cv.wait_for(&mut g, Duration::from_millis(10));
         }
     }
+}
+
+/// The flusher: takes published records in LSN order, writes and fsyncs.
+fn flusher(sh: Arc<Shared>, mut w: SegmentWriter) {
+    let mut pos = w.end;
+    let mut batch = Vec::with_capacity(1 << 20);
+    loop {
+        batch.clear();
+        let drained_at = std::time::Instant::now();
+        let (next, n) = sh.buf.drain(pos, &mut batch);
+        pos = next;
+        sh.records.fetch_add(n, SeqCst);
+        if sh.per_op {
+            sh.operation_records
+                .fetch_add(count_operation_records(&batch), SeqCst);
+        }
+        if !batch.is_empty() {
+            if let Err(e) = w.append(&batch).and_then(|()| w.sync()) {
+                sh.fail(format!("log write or fsync failed at LSN {}: {e}", w.end));
+                return;
+            }
+            sh.flushes.fetch_add(1, SeqCst);
+            sh.durable.store(pos, SeqCst);
+            let _g = sh.durable_mx.lock();
+            sh.durable_cv.notify_all();
+            if sh.sync == SyncPolicy::GroupCommit {
+                // Commits that arrived during the fsync form the next group.
+                continue;
+            }
+        } else if sh.shutdown.load(SeqCst) && sh.buf.reserved() == pos {
+            // A clean close records the final durable end in the segment,
+            // so that any later truncation of the log is detected.
+            let _ = w.close();
+            return;
+        }
+        let group = sh.sync == SyncPolicy::GroupCommit;
+        // Async: drains start every `interval` (or back to back when a
+        // write and fsync takes longer), which is what bounds the loss.
+        let t = if group {
+            Duration::from_millis(5)
+        } else {
+            sh.interval.saturating_sub(drained_at.elapsed())
+        };
+        // The sleep/wake handshake (see `buffer`); GroupCommit publishers
+        // wake us, the timeout is only a backstop.
+        sh.buf
+            .sleep(pos, group, t, || sh.shutdown.load(SeqCst), &sh.idle);
+    }
+}
+
+/// Operation records among the whole records of `batch` (the flusher's).
+fn count_operation_records(batch: &[u8]) -> u64 {
+    let mut n = 0;
+    let mut off = 0;
+    while off + MIN_RECORD_BYTES <= batch.len() {
+        let total = u32::from_le_bytes(batch[off + 4..off + 8].try_into().unwrap()) as usize;
+        n += u64::from(record::kind_of(&batch[off..]) == Some(record::KIND_OP));
+        off += total.max(MIN_RECORD_BYTES);
+    }
+    n
 }
 
 /// Per-operation logging: the operation records one transaction slot's
@@ -1080,15 +1128,11 @@ pub(crate) fn start(
         max_unflushed: tuning.async_max_unflushed_bytes,
         async_waits: AtomicU64::new(0),
         idle: AtomicBool::new(false),
-        staged: Mutex::new(flusher::Staged::default()),
-        staged_cv: Condvar::new(),
-        #[cfg(test)]
-        sync_hold: flusher::SyncHold::default(),
     });
     let sh2 = Arc::clone(&sh);
     let h = std::thread::Builder::new()
         .name("strata-log-flusher".into())
-        .spawn(move || flusher::flusher(sh2, writer))
+        .spawn(move || flusher(sh2, writer))
         .map_err(|e| Error::io("cannot start the log flusher", e))?;
     let log = Log {
         sh,
