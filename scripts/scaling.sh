@@ -4,9 +4,12 @@
 #   usage: scripts/scaling.sh STRATA_BINARY OUTDIR
 #   env:   THREADS ("1 2 4 8 16")  RECORDS (1000000)  DUR (3)  WARM (1)
 #          MIXES ("ro ro-full u50 u50-z")
-#          EXTRA ("si mvocc ssn-fuw": more protocols, update mixes only,
-#          at the largest thread count; ssn-fuw is SI+SSN with
-#          --no-blind-writes, ERMIA's first-updater-wins; the default
+#          EXTRA ("si mvocc ssn-fuw ssn-ac occ-ac": more protocols,
+#          update mixes only, at the largest thread count; ssn-fuw is
+#          SI+SSN with --no-blind-writes, ERMIA's first-updater-wins; a
+#          -ac suffix installs writes at commit (--write-install
+#          at-commit, issue 42 item 4; scripts/write_install.sh compares
+#          the two installs at several thread counts); the default
 #          protocol also runs them there once with `--gc none`, to show
 #          what the collector costs)
 #          TPCC_SILO (path to CCBench's tpcc_silo silo.exe, built with
@@ -38,7 +41,7 @@ THREADS=${THREADS:-"1 2 4 8 16"}
 RECORDS=${RECORDS:-1000000}
 DUR=${DUR:-3}
 WARM=${WARM:-1}
-EXTRA=${EXTRA:-"si mvocc ssn-fuw"}
+EXTRA=${EXTRA:-"si mvocc ssn-fuw ssn-ac occ-ac"}
 TPCC_SILO=${TPCC_SILO:-}
 SILO=${SILO:-}
 CLOCKS=${CLOCKS:-$(awk -F: '/cpu MHz/ {printf "%d", $2; exit}' /proc/cpuinfo)}
@@ -72,8 +75,9 @@ one() { # mix protocol threads [extra strata args]
   local m=$1 p=$2 t=$3
   shift 3
   [ "$p" = ssn-fuw ] && set -- --no-blind-writes "$@"
+  case $p in *-ac) set -- --write-install at-commit "$@" ;; esac
   # shellcheck disable=SC2046
-  if "$BIN" bench ycsb --protocol "${p%-fuw}" --records "$RECORDS" --threads "$t" \
+  if "$BIN" bench ycsb --protocol "${p%-*}" --records "$RECORDS" --threads "$t" \
       --duration "$DUR" --warmup "$WARM" $(mix_args "$m") "$@" --json \
       >"$OUT/one.json" 2>"$OUT/err-$m-$p-$t.txt"; then
     printf '{"mix":"%s","variant":"%s",' "$m" "$p" >>"$OUT/runs.jsonl"
