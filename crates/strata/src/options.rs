@@ -299,7 +299,8 @@ impl std::fmt::Display for WriteInstall {
 }
 
 /// How a retried transaction waits after a conflict
-/// (`Database::run`, `Database::try_run`, [`crate::backoff_after`]).
+/// (`Database::run`, `Database::try_run`,
+/// [`Database::backoff_after_conflict`](crate::Database::backoff_after_conflict)).
 ///
 /// ```text
 ///  Exponential:  wait = random [0, 2^attempt us)          (attempt <= 10)
