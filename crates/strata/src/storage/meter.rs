@@ -126,20 +126,59 @@ pub(crate) fn retired(bytes: usize) {
     METER.with(|m| add(&m.bytes_retired, bytes as u64))
 }
 
-/// A holder took `bytes` out of line: a text or byte string's payload it
-/// owns, an index entry (see the module doc).
-#[inline]
-pub(crate) fn held(bytes: usize) {
-    if bytes != 0 {
-        METER.with(|m| add(&m.held, bytes as u64))
+/// Whether a database's holders count what they keep out of line (see
+/// the module doc): on exactly when its `Options::memory_limit` is set,
+/// fixed for the database's life. Each holder takes it from its database
+/// (a table's `Store`, an index, the collector) and counts its take and
+/// its release under the same one. Off, [`Gauged::held`] and
+/// [`Gauged::released`] do nothing, and the sites that compute what they
+/// would count test it first (or only on a path a plain row never takes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Gauged(bool);
+
+impl Gauged {
+    /// No limit: nothing is counted.
+    pub const OFF: Gauged = Gauged(false);
+    /// A limit: every holder counts.
+    #[cfg(test)]
+    pub const ON: Gauged = Gauged(true);
+
+    /// [`Gauged::ON`] when `limit` is set.
+    pub fn of(limit: Option<u64>) -> Gauged {
+        Gauged(limit.is_some())
+    }
+
+    /// Whether holders count.
+    #[inline(always)]
+    pub fn on(self) -> bool {
+        self.0
+    }
+
+    /// A holder took `bytes` out of line: a text or byte string's payload
+    /// it owns, an index entry.
+    #[inline]
+    pub(crate) fn held(self, bytes: usize) {
+        if self.0 && bytes != 0 {
+            METER.with(|m| add(&m.held, bytes as u64))
+        }
+    }
+
+    /// A holder let go of `bytes` it counted with [`Gauged::held`] (under
+    /// the same flag).
+    #[inline]
+    pub(crate) fn released(self, bytes: usize) {
+        if self.0 && bytes != 0 {
+            METER.with(|m| add(&m.released, bytes as u64))
+        }
     }
 }
 
-/// A holder let go of `bytes` it counted with [`held`].
+/// A holder that stored what it counted when it took it gives that back
+/// (a record: none, when its table's gauge was off as it was made).
 #[inline]
-pub(crate) fn released(bytes: usize) {
-    if bytes != 0 {
-        METER.with(|m| add(&m.released, bytes as u64))
+pub(crate) fn give_back(stored: usize) {
+    if stored != 0 {
+        METER.with(|m| add(&m.released, stored as u64))
     }
 }
 
