@@ -1233,6 +1233,51 @@ mod tests {
         }
         assert_eq!((n(&t1), n(&t2), n(&t3)), (1, 1, 1));
     }
+
+    /// The payloads a version owns count only under its table's gauge
+    /// flag, and its retirement gives back exactly what it counted: all of
+    /// it with the flag (a lent text once, by its newest holder), nothing
+    /// without it, in take or in release.
+    #[test]
+    fn a_version_counts_its_payloads_only_under_the_gauge() {
+        use crate::storage::meter;
+        let (one, two) = (Text::new("payload"), Value::from("other"));
+        let bytes = |t: &str| (t.len() + Text::HEADER_BYTES) as u64;
+        let gauged = Alloc {
+            spaces: None,
+            gauged: Gauged::ON,
+        };
+        for (at, counted) in [
+            (Alloc::PLAIN, 0),
+            (gauged, bytes("payload") + bytes("other")),
+        ] {
+            meter::take_unflushed_held();
+            let row = vec![Value::Int(1), Value::Text(one.clone())];
+            let v = Version::alloc(at, 1, row, std::ptr::null_mut());
+            // SAFETY: `v` and `u` are fresh allocations of ours, alive until
+            // they are retired, once each, below.
+            unsafe {
+                // v lends its text to u (counted once, u owns it); w
+                // replaces it with a text of its own.
+                let u = Version::alloc_update(
+                    at,
+                    2,
+                    &*v,
+                    &[(0, &Value::Int(2))],
+                    v,
+                    true,
+                    Value::clone,
+                );
+                let w = Version::alloc_update(at, 3, &*u, &[(1, &two)], u, false, Value::clone);
+                assert_eq!(meter::take_unflushed_held(), (counted, 0));
+                let guard = crossbeam_epoch::pin();
+                for x in [w, u, v] {
+                    crate::storage::retire(x, at.gauged, &guard);
+                }
+            }
+            assert_eq!(meter::take_unflushed_held(), (0, counted));
+        }
+    }
 }
 
 /// The text and byte-string payloads one walk over a row has counted.
