@@ -536,13 +536,14 @@ impl Version {
     /// returned for the caller to count as retired (a chain's at once), and
     /// its payload, released to the meter here (only a version with heap
     /// values or an in-place one has any). A plain row's version costs one
-    /// test, the one [`Version::block_bytes`] has.
+    /// test, the one [`Version::block_bytes`] has; one with texts two
+    /// without the gauge (no call, no value read).
     ///
     /// # Safety
     /// As for [`Version::gauge_bytes`].
     #[inline]
     pub(crate) unsafe fn retire_bytes(v: *mut Version, word: u64, gauged: Gauged) -> usize {
-        if word & (HAS_HEAP | IN_PLACE) == 0 {
+        if word & (HAS_HEAP | IN_PLACE) == 0 || (word & IN_PLACE == 0 && !gauged.on()) {
             return Self::plain_block_bytes(word);
         }
         // SAFETY: per the contract.
