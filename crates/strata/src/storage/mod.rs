@@ -127,10 +127,14 @@ pub struct Store {
 /// (None: the global allocator), counting for its memory gauge or not
 /// (the table's [`Store::gauged`]). What a version, master or record
 /// allocation takes ([`Store::alloc`]).
-#[derive(Clone, Copy, Default)]
+///
+/// The flag is a reference into the store: an update reads it only on the
+/// paths that count (a text or byte string), so a plain row's update does
+/// not load it, nor keep it across the allocation's call.
+#[derive(Clone, Copy)]
 pub struct Alloc<'a> {
     pub spaces: Option<&'a space::SpaceSet>,
-    pub gauged: Gauged,
+    pub gauged: &'a Gauged,
 }
 
 impl Alloc<'_> {
@@ -138,7 +142,7 @@ impl Alloc<'_> {
     #[cfg(any(test, strata_model))]
     pub const PLAIN: Alloc<'static> = Alloc {
         spaces: None,
-        gauged: Gauged::OFF,
+        gauged: &Gauged::OFF,
     };
 }
 
@@ -163,7 +167,7 @@ impl Store {
     pub fn alloc(&self) -> Alloc<'_> {
         Alloc {
             spaces: self.spaces.as_deref(),
-            gauged: self.gauged,
+            gauged: &self.gauged,
         }
     }
 }

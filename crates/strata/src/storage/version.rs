@@ -332,7 +332,7 @@ impl Version {
         carry: impl Fn(&Value) -> Value,
     ) -> *mut Version {
         let old = base.data();
-        let p = Self::alloc_header(at, tid, old.len(), 0, None, next);
+        let p = Self::alloc_header(at.spaces, tid, old.len(), 0, None, next);
         let dst = Self::values_ptr(p);
         let base_len = base.len_word();
         let lendable = if lend { base_len & OWNED } else { 0 };
@@ -523,7 +523,7 @@ impl Version {
     /// # Safety
     /// As for [`Version::block_of`]; `v` is unlinked (or its row is nobody
     /// else's), so its owned bits and record word no longer change.
-    #[inline]
+    #[inline(never)]
     pub(crate) unsafe fn gauge_bytes(v: *mut Version, word: u64, gauged: Gauged) -> (usize, usize) {
         if word & (HAS_HEAP | IN_PLACE) == 0 {
             return (Self::plain_block_bytes(word), 0);
@@ -547,6 +547,18 @@ impl Version {
             return Self::plain_block_bytes(word);
         }
         // SAFETY: per the contract.
+        unsafe { Self::retire_bytes_slow(v, word, gauged) }
+    }
+
+    /// [`Version::retire_bytes`] past its plain case: one call, after
+    /// which its caller needs the flag no more (a flag live across the
+    /// call cost every retirement a register to save and restore).
+    ///
+    /// # Safety
+    /// As for [`Version::gauge_bytes`].
+    #[inline(never)]
+    unsafe fn retire_bytes_slow(v: *mut Version, word: u64, gauged: Gauged) -> usize {
+        // SAFETY: per the contract.
         let (block, payload) = unsafe { Self::gauge_bytes_slow(v, word, gauged) };
         gauged.released(payload);
         block
@@ -561,12 +573,13 @@ impl Version {
         n
     }
 
-    /// [`Version::gauge_bytes`] past its plain-row case (out of line, so
-    /// that case stays two instructions on the append-only retire path).
+    /// [`Version::gauge_bytes`] past its plain-row case (out of line,
+    /// in its callers' slow paths: the plain case stays two instructions
+    /// on the append-only retire path).
     ///
     /// # Safety
     /// As for [`Version::gauge_bytes`].
-    #[inline(never)]
+    #[inline]
     unsafe fn gauge_bytes_slow(v: *mut Version, word: u64, gauged: Gauged) -> (usize, usize) {
         // SAFETY: per the contract.
         let mut block = unsafe { Self::block_bytes(v, word) };
@@ -685,7 +698,7 @@ impl Version {
     /// write.
     #[inline]
     fn alloc_header(
-        at: Alloc<'_>,
+        spaces: Option<&space::SpaceSet>,
         tid: u64,
         len: usize,
         flags: u64,
@@ -705,7 +718,7 @@ impl Version {
         // 16-byte aligned (>= the layout's align of 8). The header is
         // written with `write` before any reference is made.
         unsafe {
-            let (p, shift) = match at.spaces.and_then(|s| s.alloc(l.size())) {
+            let (p, shift) = match spaces.and_then(|s| s.alloc(l.size())) {
                 Some((p, shift)) => (p.as_ptr() as *mut Version, shift),
                 None => (super::version_cache::alloc_block(l) as *mut Version, 0),
             };
@@ -735,7 +748,7 @@ impl Version {
         next: *mut Version,
         mut value: impl FnMut(usize) -> Value,
     ) -> *mut Version {
-        let p = Self::alloc_header(at, tid, len, flags, rec, next);
+        let p = Self::alloc_header(at.spaces, tid, len, flags, rec, next);
         // SAFETY: `p` has room for `len` values after the header (see
         // `alloc_header`); each value slot is written exactly once. `value`
         // is our own closures' clones/moves, which do not panic; if one
@@ -1251,7 +1264,7 @@ mod tests {
         let bytes = |t: &str| (t.len() + Text::HEADER_BYTES) as u64;
         let gauged = Alloc {
             spaces: None,
-            gauged: Gauged::ON,
+            gauged: &Gauged::ON,
         };
         for (at, counted) in [
             (Alloc::PLAIN, 0),
@@ -1278,7 +1291,7 @@ mod tests {
                 assert_eq!(meter::take_unflushed_held(), (counted, 0));
                 let guard = crossbeam_epoch::pin();
                 for x in [w, u, v] {
-                    crate::storage::retire(x, at.gauged, &guard);
+                    crate::storage::retire(x, *at.gauged, &guard);
                 }
             }
             assert_eq!(meter::take_unflushed_held(), (0, counted));

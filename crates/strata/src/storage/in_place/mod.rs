@@ -331,7 +331,7 @@ pub(crate) fn write_over<R: Records>(
     let (v, rec) = if live(prev) {
         let shape = R::shape(&change, |i, x| mr.differs(i, x));
         let (v, room) = Version::alloc_in_place_over(at, tid, m, prev, key, shape.layout(mr.len()));
-        (v, Some((shape, Dest::Block(room, at.gauged))))
+        (v, Some((shape, Dest::Block(room, *at.gauged))))
     } else {
         (alloc_version(at, tid, m, key, prev), None)
     };

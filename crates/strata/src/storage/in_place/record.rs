@@ -428,7 +428,7 @@ impl RecordBox {
                 0,
                 shift as u8,
                 payload,
-                at.gauged,
+                *at.gauged,
                 cell,
             )
         };
@@ -620,7 +620,7 @@ mod tests {
         let set = space::SpaceSet::new(1, inc);
         let at = Alloc {
             spaces: Some(&set),
-            gauged: Gauged::OFF,
+            gauged: &Gauged::OFF,
         };
         let text = Text::new("old");
         let full = RecordBox::full(at, vec![Value::Int(1), Value::Text(text.clone())]);
