@@ -341,7 +341,8 @@ pub struct Stats {
     /// its spilled records). Always 0 when no limit is set: such a
     /// database counts nothing, blocks, payloads or entries, so that the
     /// counting costs it nothing (see `Options::memory_limit` for what is
-    /// counted and how). Without a limit, `Database::stats` walks the
+    /// counted and how; a limit beyond reach, `u64::MAX >> 1`, counts
+    /// with no refusal). Without a limit, `Database::stats` walks the
     /// tables for what they hold (`main_table_bytes`,
     /// `version_store_bytes`, `index_bytes`, `secondary_index_bytes`).
     pub memory_in_use: u64,
