@@ -30,9 +30,9 @@ use std::cell::RefCell;
 
 /// Defers the destruction of every version from `v` down the chain.
 /// Returns the number retired. `gauged`: their table's flag
-/// (`Store::gauged`), under which they counted their payloads. (Inline:
-/// into the prune of every N2O chain cut, as it was before it took the
-/// flag.)
+/// (`Store::gauged`), under which they counted their payloads. (An
+/// inline hint: every N2O chain cut's prune calls it, and the flag made
+/// it larger.)
 #[inline]
 pub fn retire_chain(mut v: *mut Version, gauged: Gauged, guard: &Guard) -> u64 {
     let mut n = 0;
