@@ -197,9 +197,11 @@ pub mod model {
     pub use crate::storage::in_place::{
         install, toggle_back, undo, values_of, Master, Projected, Records,
     };
+    pub use crate::storage::meter::Gauged;
     pub use crate::storage::siro::{CutEvent, CutterTas, Handover, RowState};
     pub use crate::storage::time_travel::FullCopies;
     pub use crate::storage::version::{Version, INF_TS, TID_MARK};
+    pub use crate::storage::Alloc;
     pub use crate::sync::model::{caught, take_logged, take_retired, with_broken};
     pub use crate::sync::{Break, Logged};
     pub use crate::tid::{Status, TidTable};

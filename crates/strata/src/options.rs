@@ -598,7 +598,12 @@ pub struct Options {
     /// nothing else commits, commit a write or two after the deletes; a
     /// dropped table's once it is reclaimed (see `Database::drop_table`),
     /// a dropped index's once it is freed. Setting a limit costs each
-    /// read-write commit one shared add (`Stats::memory_in_use`).
+    /// read-write commit one shared add (`Stats::memory_in_use`), and each
+    /// write of a text, byte string or index entry the count of it.
+    /// Without one nothing is counted (`Stats::memory_in_use` stays 0) and
+    /// nothing of that is paid; to watch the figure with no refusal, set a
+    /// limit beyond reach (`u64::MAX >> 1`). Read when the database opens:
+    /// whether it counts is fixed for its life.
     pub memory_limit: Option<u64>,
     /// SI+SSN: also apply the exclusion-window test on every read and
     /// overwrite, with the stamps known so far (ERMIA §3.3, the SSN paper's

@@ -126,6 +126,12 @@ impl TxnCounts {
 ///
 /// Kept only when a limit is set: each hand-over is then a shared add on
 /// this (padded) line, a cost a database without a limit does not pay.
+/// Nor does such a database count payloads or index entries at all: its
+/// holders take and release under its flag, off for its life
+/// (`storage::meter::Gauged`, chosen over a process-wide switch, which
+/// could not stay symmetric, and over cheaper counting, which still read
+/// each text's length), so its writes and retirements skip the counting
+/// and its figure is 0, not a partial count.
 /// What a transaction still open has allocated is counted at its end, and
 /// what an abort's rollback retires, at once; MV-PBT partitions count
 /// their in-memory records and filters directly (an add here as P_N takes
@@ -346,8 +352,13 @@ pub struct Stats {
     /// Bytes in use counted against the limit: the version store's
     /// blocks, the text and byte payloads they hold, and index entries (an
     /// estimate per entry, MV-PBT's in-memory records and filters; not
-    /// its spilled records) (0 when no limit is set: see
-    /// `Options::memory_limit` for what is counted and how).
+    /// its spilled records). Always 0 when no limit is set: such a
+    /// database counts nothing, blocks, payloads or entries, so that the
+    /// counting costs it nothing (see `Options::memory_limit` for what is
+    /// counted and how; a limit beyond reach, `u64::MAX >> 1`, counts
+    /// with no refusal). Without a limit, `Database::stats` walks the
+    /// tables for what they hold (`main_table_bytes`,
+    /// `version_store_bytes`, `index_bytes`, `secondary_index_bytes`).
     pub memory_in_use: u64,
     /// Dropped (or altered) tables whose memory is not freed yet: a
     /// transaction open at the drop is still running, or a handle to the

@@ -17,7 +17,9 @@ use shuttle::sync::atomic::AtomicPtr;
 use shuttle::sync::Arc;
 use shuttle::thread;
 use std::sync::atomic::{AtomicU64 as Ghost, Ordering::SeqCst};
-use strata::model::{caught, cooperate, o2n_prune, pin, take_retired, Break, Passes, Version};
+use strata::model::{
+    caught, cooperate, o2n_prune, pin, take_retired, Alloc, Break, Gauged, Passes, Version,
+};
 
 const N: usize = 5;
 
@@ -40,7 +42,7 @@ fn chain() -> Chain {
     let mut v = vec![std::ptr::null_mut(); N];
     let mut next = std::ptr::null_mut();
     for i in (0..N).rev() {
-        let x = Version::alloc(None, 1, Vec::new(), next);
+        let x = Version::alloc(Alloc::PLAIN, 1, Vec::new(), next);
         // SAFETY: fresh and unshared. Committed at i + 1, unlocked.
         unsafe {
             (*x).begin.store(i as u64 + 1, SeqCst);
@@ -71,14 +73,14 @@ fn clean(c: &Chain, horizon: u64) {
     let _g = pin();
     let head = c.slot.load(SeqCst);
     if !head.is_null() {
-        cooperate(&c.slot, head, horizon, &c.passes);
+        cooperate(&c.slot, head, horizon, &c.passes, Gauged::OFF);
     }
 }
 
 /// A vacuum pass that keeps v2 (the newest at or below horizon 3).
 fn vacuum(c: &Chain) {
     let g = pin();
-    let n = o2n_prune(&c.slot, c.v[2], &g) as usize;
+    let n = o2n_prune(&c.slot, c.v[2], Gauged::OFF, &g) as usize;
     // It retired the n versions just below v2.
     for r in &c.retired[2 - n..2] {
         r.fetch_add(1, SeqCst);

@@ -190,6 +190,40 @@ fn no_limit_counts_nothing_and_a_zero_limit_is_refused() {
     assert!(matches!(bad, Err(Error::InvalidConfig(_))));
 }
 
+/// Payloads and index entries count only in a database with a limit (its
+/// flag, fixed at open: `storage::meter::Gauged`). Their counts go
+/// through the thread's meter, which any hand-over with a limit takes:
+/// a database without one that counted its texts there would put them in
+/// the gauge of one with a limit on the same thread at its next commit.
+/// Each row of texts and secondary entries written without a limit costs
+/// no counting, and the limited database's gauge sees only its own row.
+#[test]
+fn a_database_without_a_limit_counts_nothing_into_another_ones_gauge() {
+    let limited = Database::open(Options::default().memory_limit(u64::MAX >> 1)).unwrap();
+    let t = docs(&limited, "docs");
+    limited.run(|tx| tx.insert(&t, row![0, "a", 0])).unwrap();
+    let before = limited.counters().memory_in_use;
+    let free = Database::open(Options::default()).unwrap();
+    let u = docs(&free, "docs");
+    free.create_index("by_body", &u, &["body"], Unique::No)
+        .unwrap();
+    free.run(|tx| (0..ROWS).try_for_each(|k| tx.insert(&u, row![k, body(k, 0, BODY), k])))
+        .unwrap();
+    // A second text for each row (the first goes to the collector).
+    free.run(|tx| {
+        (0..ROWS).try_for_each(|k| tx.update(&u, &key![k], &[("body", body(k, 1, BODY))]))
+    })
+    .unwrap();
+    free.collect_garbage();
+    limited.run(|tx| tx.insert(&t, row![1, "b", 1])).unwrap();
+    let after = limited.counters().memory_in_use;
+    assert!(
+        after > before && after - before < SLACK,
+        "{before} -> {after}: {ROWS} rows of {BODY}-byte texts in another database counted here"
+    );
+    assert_eq!(free.counters().memory_in_use, 0);
+}
+
 /// `docs(k, body, n)`: a text a row, and a plain counter.
 fn docs(db: &Database, name: &str) -> Table {
     db.create_table(

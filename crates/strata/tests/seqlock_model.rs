@@ -31,8 +31,8 @@ use shuttle::sync::Arc;
 use shuttle::thread;
 use std::sync::atomic::{AtomicPtr as StdPtr, AtomicUsize, Ordering::SeqCst};
 use strata::model::{
-    caught, install, pin, toggle_back, undo, values_of, Break, Deltas, FullCopies, Master,
-    Projected, Records, Version,
+    caught, install, pin, toggle_back, undo, values_of, Alloc, Break, Deltas, FullCopies, Gauged,
+    Master, Projected, Records, Version,
 };
 use strata::Value;
 
@@ -75,11 +75,11 @@ fn image(n: usize, mixed: bool) -> Vec<Value> {
 /// A row whose master holds `first` for version 1 (its owner), with room
 /// for `count` versions in all.
 fn row_of(first: Vec<Value>, count: usize) -> Arc<Row> {
-    let master = Master::with_row(first);
+    let master = Master::with_row(first, Gauged::OFF);
     let versions: Vec<StdPtr<Version>> = (0..=count)
         .map(|_| StdPtr::new(std::ptr::null_mut()))
         .collect();
-    let v1 = Version::alloc_in_place(None, 1, master, std::ptr::null_mut());
+    let v1 = Version::alloc_in_place(Alloc::PLAIN, 1, master, std::ptr::null_mut());
     versions[1].store(v1, SeqCst);
     // SAFETY: fresh and unshared.
     let mut sec = unsafe { &*master }.write();
@@ -212,7 +212,7 @@ fn toggle_model() {
         row.install::<FullCopies>(1, 2, image(2, false));
         // Version 1's copy is in version 2's block, which the abort gives
         // up: the toggle gives version 1 a copy of its own first.
-        toggle_back(&row.slot, m, row.version(1), None, &guard);
+        toggle_back(&row.slot, m, row.version(1), Alloc::PLAIN, &guard);
     };
     race(row, writer, |row, _, _| {
         for _ in 0..2 {

@@ -281,7 +281,7 @@ pub fn ghost(
         return t.index.get(ek);
     };
     // Committed at timestamp 0 (visible to all), locked by GC's id for now.
-    let v = Version::alloc_tombstone(t.spaces.as_deref(), 0, key.0.clone(), std::ptr::null_mut());
+    let v = Version::alloc_tombstone(t.alloc(), 0, key.0.clone(), std::ptr::null_mut());
     // SAFETY: `v` is not shared yet.
     unsafe {
         (*v).begin.store(0, SeqCst);
@@ -293,7 +293,7 @@ pub fn ghost(
         read_ts(&*v).store(ts, SeqCst);
     }
     t.rows.slot(tuple).store(v, SeqCst);
-    match t.index.insert(ek, tuple, v as *const u8) {
+    match t.index.insert(ek, tuple, v as *const u8, t.gauged) {
         Ok(()) => {
             gc.on_commit(
                 ts,
@@ -311,7 +311,9 @@ pub fn ghost(
         Err(present) => {
             t.rows.slot(tuple).store(std::ptr::null_mut(), SeqCst);
             // SAFETY: the index never held `tuple`, so `v` was never shared.
-            unsafe { Version::free(v) };
+            // (Taken apart rather than freed: the gauge gets back its block
+            // and the key's payloads, which its allocation counted.)
+            drop(unsafe { Version::into_values(v, t.gauged) });
             t.rows.release(tuple, &crossbeam_epoch::pin());
             // The row the index's ordered tree holds, not another lookup:
             // point lookups go to the hash side, which an insert fills

@@ -16,6 +16,7 @@ use crate::log::record::CatalogRecord;
 use crate::log::{CommitTicket, LogStats, RecoveryReport};
 use crate::options::{Durability, MemorySpaces, Options};
 use crate::stats::Stats;
+use crate::storage::meter::Gauged;
 use crate::storage::version::{Version, HEADER_BYTES};
 use crate::table::{Table, TableInner};
 use crate::tid::TidTable;
@@ -213,7 +214,8 @@ impl Database {
                 .with_index_pointers(self.inner.opts.index_pointers)
                 .with_siro(&self.inner.opts.siro)
                 .with_coop(self.inner.gc.chain_walk_hook())
-                .with_spaces(self.inner.spaces.clone()),
+                .with_spaces(self.inner.spaces.clone())
+                .with_gauge(Gauged::of(self.inner.opts.memory_limit)),
         )
     }
 

@@ -155,7 +155,11 @@ fn footprint(t: &TableInner) -> u64 {
     let mut bytes = 0;
     t.rows.for_each_head(|_, head| {
         // SAFETY: the table is ours alone (see the caller); pinned.
-        bytes += unsafe { crate::storage::row_gauge_bytes(head) };
+        bytes += unsafe { crate::storage::row_gauge_bytes(head, t.gauged) };
     });
-    bytes + t.index.gauge_bytes()
+    // (Its entries counted under the table's flag, as its rows did.)
+    if t.gauged.on() {
+        bytes += t.index.gauge_bytes();
+    }
+    bytes
 }

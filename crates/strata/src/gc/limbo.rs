@@ -17,6 +17,7 @@
 //! `unlinked_at`, so a pass has processed it by the time the horizon has
 //! passed `unlinked_at` (see [`super::transaction_level`]).
 
+use crate::storage::meter::Gauged;
 use crate::storage::{self, version::Version};
 use crate::table::TableInner;
 use crossbeam_epoch::Guard;
@@ -53,9 +54,19 @@ impl Unlinked {
 #[derive(Default)]
 pub(crate) struct Limbo {
     rows: Mutex<Vec<Unlinked>>,
+    /// The database's gauge flag, its tables' (`Store::gauged`): a
+    /// retired row releases what its versions counted.
+    gauged: Gauged,
 }
 
 impl Limbo {
+    pub(crate) fn new(gauged: Gauged) -> Limbo {
+        Limbo {
+            rows: Mutex::default(),
+            gauged,
+        }
+    }
+
     /// Puts rows just unlinked into limbo (stamped with the clock read now,
     /// after the unlinks), and frees the limbo rows that no open
     /// transaction and no queued entry can reach any more: unlinked below
@@ -84,7 +95,7 @@ impl Limbo {
             if l.unlinked_at >= horizon {
                 return true;
             }
-            freed += storage::retire_row(l.head, guard);
+            freed += storage::retire_row(l.head, self.gauged, guard);
             // (A reclaimed table's ids go back to no table: its stand-in
             // has no rows.)
             if let Some(t) = table(l.table).filter(|t| !t.tombstone) {

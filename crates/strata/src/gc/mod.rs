@@ -299,6 +299,7 @@ impl Gc {
             memory: Arc::new(CachePadded::new(crate::stats::MemoryGauge::new(
                 opts.memory_limit,
             ))),
+            limbo: limbo::Limbo::new(storage::meter::Gauged::of(opts.memory_limit)),
             ..Common::default()
         };
         // The one place the policy is decided.
@@ -553,7 +554,7 @@ pub(crate) fn prune_row(
             if storage::newest(t, g.tuple) == g.version {
                 let ek = t.encode(&Key(v.data().to_vec()));
                 crate::index::on_unlink(t, g.tuple);
-                t.index.remove(&ek, g.tuple);
+                t.index.remove(&ek, g.tuple, t.gauged);
                 // The slot holds the chain's first version: the tombstone
                 // itself (N2O, in-place) or the oldest version (O2N).
                 let head = t.rows.slot(g.tuple).swap(ptr::null_mut(), Ordering::SeqCst);

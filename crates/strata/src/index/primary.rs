@@ -95,6 +95,7 @@
 use super::btree::{BTree, Key as TreeKey};
 use super::hash::{self, IntHashIndex};
 use super::key::{packed_ints, ByteKey, EncodedKey, INLINE_KEY};
+use crate::storage::meter::Gauged;
 use crate::value::PointLookups;
 use rustc_hash::FxBuildHasher;
 use std::collections::VecDeque;
@@ -372,9 +373,19 @@ impl PrimaryIndex {
 
     /// Adds `key -> tuple` (with `head`, the row's chain head, as the hash
     /// entry's hint); if the key is already there, returns the id it maps to.
-    pub fn insert(&self, key: &EncodedKey, tuple: u64, head: *const u8) -> Result<(), u64> {
+    /// `gauged`: the table's flag (`Store::gauged`), under which the entry
+    /// counts ([`PrimaryIndex::entry_bytes`]) and its removal gives back.
+    pub fn insert(
+        &self,
+        key: &EncodedKey,
+        tuple: u64,
+        head: *const u8,
+        gauged: Gauged,
+    ) -> Result<(), u64> {
         self.insert_unmetered(key, tuple, head)?;
-        crate::storage::meter::held(self.entry_bytes(key));
+        if gauged.on() {
+            gauged.held(self.entry_bytes(key));
+        }
         Ok(())
     }
 
@@ -415,11 +426,12 @@ impl PrimaryIndex {
         }
     }
 
-    /// Removes `key` if it still maps to `tuple`.
-    pub fn remove(&self, key: &EncodedKey, tuple: u64) -> bool {
+    /// Removes `key` if it still maps to `tuple` (`gauged`: as for
+    /// [`PrimaryIndex::insert`]).
+    pub fn remove(&self, key: &EncodedKey, tuple: u64, gauged: Gauged) -> bool {
         let removed = self.remove_unmetered(key, tuple);
-        if removed {
-            crate::storage::meter::released(self.entry_bytes(key));
+        if removed && gauged.on() {
+            gauged.released(self.entry_bytes(key));
         }
         removed
     }
@@ -706,7 +718,7 @@ mod tests {
                 let mut keys: Vec<u64> = (0..500).map(|i| i * 2).collect();
                 keys.sort_by_key(|i| (i * 7919) % 1000);
                 for &i in &keys {
-                    ix.insert(&k(i), i, std::ptr::null()).unwrap();
+                    ix.insert(&k(i), i, std::ptr::null(), Gauged::OFF).unwrap();
                 }
                 let b = |x: u64, inc: bool| {
                     if inc {
@@ -750,7 +762,8 @@ mod tests {
             let ix = PrimaryIndex::new(int, PointLookups::Tree);
             let stable: Vec<u64> = (0..60).map(|i| i * 50).collect();
             for &i in &stable {
-                ix.insert(&key(int, i), i, std::ptr::null()).unwrap();
+                ix.insert(&key(int, i), i, std::ptr::null(), Gauged::OFF)
+                    .unwrap();
             }
             let done = AtomicBool::new(false);
             std::thread::scope(|s| {
@@ -759,10 +772,10 @@ mod tests {
                         let churn = (0..3000u64).filter(|i| i % 50 != 0);
                         let churn: Vec<u64> = churn.skip((round % 7) as usize).step_by(3).collect();
                         for &i in &churn {
-                            let _ = ix.insert(&key(int, i), i, std::ptr::null());
+                            let _ = ix.insert(&key(int, i), i, std::ptr::null(), Gauged::OFF);
                         }
                         for &i in &churn {
-                            ix.remove(&key(int, i), i);
+                            ix.remove(&key(int, i), i, Gauged::OFF);
                         }
                     }
                     done.store(true, Ordering::SeqCst);
@@ -788,19 +801,23 @@ mod tests {
         for (int, point) in kinds() {
             let ix = PrimaryIndex::new(int, point);
             let k = |i: u64| key(int, i);
-            assert_eq!(ix.insert(&k(5), 50, std::ptr::null()), Ok(()));
+            assert_eq!(ix.insert(&k(5), 50, std::ptr::null(), Gauged::OFF), Ok(()));
             assert_eq!(
-                ix.insert(&k(5), 51, std::ptr::null()),
+                ix.insert(&k(5), 51, std::ptr::null(), Gauged::OFF),
                 Err(50),
                 "duplicate reports the holder"
             );
             assert_eq!(ix.get(&k(5)), Some(50));
-            assert!(!ix.remove(&k(5), 51), "another tuple's entry stays");
+            assert!(
+                !ix.remove(&k(5), 51, Gauged::OFF),
+                "another tuple's entry stays"
+            );
             assert_eq!(ix.get(&k(5)), Some(50));
-            assert!(ix.remove(&k(5), 50));
+            assert!(ix.remove(&k(5), 50, Gauged::OFF));
             assert_eq!(ix.get(&k(5)), None);
             for i in [3, 1, 2] {
-                ix.insert(&k(i), i * 10, std::ptr::null()).unwrap();
+                ix.insert(&k(i), i * 10, std::ptr::null(), Gauged::OFF)
+                    .unwrap();
             }
             assert_eq!(full(&ix), vec![10, 20, 30]);
             let mut out = Vec::new();
@@ -832,7 +849,7 @@ mod tests {
         let ix = PrimaryIndex::new(false, PointLookups::Hash);
         let guard = crossbeam_epoch::pin();
         for (i, k) in keys.iter().enumerate() {
-            ix.insert(k, i as u64, (0x1000 * (i + 1)) as *const u8)
+            ix.insert(k, i as u64, (0x1000 * (i + 1)) as *const u8, Gauged::OFF)
                 .unwrap();
         }
         for (i, k) in keys.iter().enumerate() {
@@ -840,11 +857,14 @@ mod tests {
             let (id, hint) = ix.get_hinted(k, &guard).unwrap();
             assert_eq!(id, i as u64);
             assert_eq!(hint.is_null(), !packs[i], "key {i}");
-            assert_eq!(ix.insert(k, 9, std::ptr::null()), Err(i as u64));
+            assert_eq!(
+                ix.insert(k, 9, std::ptr::null(), Gauged::OFF),
+                Err(i as u64)
+            );
         }
         assert_eq!(full(&ix), vec![0, 1, 2, 3]);
-        assert!(ix.remove(&keys[1], 1));
-        assert!(ix.remove(&keys[2], 2));
+        assert!(ix.remove(&keys[1], 1, Gauged::OFF));
+        assert!(ix.remove(&keys[2], 2, Gauged::OFF));
         assert_eq!((ix.get(&keys[1]), ix.get(&keys[2])), (None, None));
         assert_eq!(full(&ix), vec![0, 3]);
         // One key in each table: the estimate lies between the two.
@@ -871,14 +891,15 @@ mod tests {
             k(200, 0),
         ];
         for (i, key) in keys.iter().enumerate() {
-            ix.insert(key, i as u64, std::ptr::null()).unwrap();
+            ix.insert(key, i as u64, std::ptr::null(), Gauged::OFF)
+                .unwrap();
         }
         for (i, key) in keys.iter().enumerate() {
             assert_eq!(ix.get(key), Some(i as u64));
         }
         // As bytes compare: [7;3]+2 < [7;60]+1 < [7;200]+0 < [7;39]+9.
         assert_eq!(full(&ix), vec![0, 1, 3, 2]);
-        assert!(ix.remove(&keys[1], 1));
+        assert!(ix.remove(&keys[1], 1, Gauged::OFF));
         assert_eq!(ix.get(&keys[1]), None);
         assert_eq!(full(&ix), vec![0, 3, 2]);
     }
@@ -919,7 +940,7 @@ mod tests {
                                 std::hint::spin_loop();
                             }
                             // Distinct tuple ids, as two inserters allocate.
-                            match ix.insert(&k(r), 2 * r + t, std::ptr::null()) {
+                            match ix.insert(&k(r), 2 * r + t, std::ptr::null(), Gauged::OFF) {
                                 Ok(()) => wins[t as usize].fetch_add(1, Ordering::Relaxed),
                                 Err(other) => {
                                     assert_eq!(other, 2 * r + (1 - t), "round {r}: wrong holder");
@@ -950,17 +971,18 @@ mod tests {
     fn scans_never_miss_stable_keys_while_smaller_keys_churn() {
         let ix = PrimaryIndex::new(true, PointLookups::Hash);
         for k in 1000..1100u64 {
-            ix.insert(&EncodedKey::U64(k), k, std::ptr::null()).unwrap();
+            ix.insert(&EncodedKey::U64(k), k, std::ptr::null(), Gauged::OFF)
+                .unwrap();
         }
         let done = AtomicBool::new(false);
         std::thread::scope(|s| {
             s.spawn(|| {
                 for _ in 0..3_000 {
                     for k in 0..40u64 {
-                        let _ = ix.insert(&EncodedKey::U64(k), k, std::ptr::null());
+                        let _ = ix.insert(&EncodedKey::U64(k), k, std::ptr::null(), Gauged::OFF);
                     }
                     for k in 0..40u64 {
-                        ix.remove(&EncodedKey::U64(k), k);
+                        ix.remove(&EncodedKey::U64(k), k, Gauged::OFF);
                     }
                 }
                 done.store(true, Ordering::SeqCst);

@@ -46,6 +46,7 @@ use crate::index::mvpbt_spill::SpillDir;
 use crate::index::scan_log::ScanLog;
 use crate::index::{with_index_kind, SecondaryIndexKind};
 use crate::options::{IndexKind, IndexPointers};
+use crate::storage::meter::Gauged;
 use crate::value::{Key, Schema, Value};
 use crossbeam_epoch::{self as epoch, Atomic, Guard, Owned};
 use parking_lot::Mutex;
@@ -153,7 +154,9 @@ impl SecondaryIndex {
             column_names: names.iter().map(|s| s.to_string()).collect(),
             unique: unique == Unique::Yes,
             pointers,
-            tree: Entries::default(),
+            // Its entries count exactly when the index gives them back
+            // at its drop: with the gauge (see the field).
+            tree: Entries::new(Gauged::of(gauge.as_ref().and_then(|g| g.limit()))),
             dropped: AtomicBool::new(false),
             defined: AtomicBool::new(false),
             predicate_read_ts: AtomicU64::new(0),
@@ -263,28 +266,30 @@ fn tree_bound(x: &Bound<EncodedKey>) -> Bound<TreeKey<'_>> {
 /// start to end (keys only move right).
 pub(crate) struct Entries {
     tree: BTree,
-}
-
-impl Default for Entries {
-    fn default() -> Self {
-        Entries {
-            tree: BTree::new(true),
-        }
-    }
+    /// Whether its entries count for the memory gauge (the database's
+    /// flag: `storage::meter::Gauged`).
+    gauged: Gauged,
 }
 
 impl Entries {
+    pub(crate) fn new(gauged: Gauged) -> Self {
+        Entries {
+            tree: BTree::new(true),
+            gauged,
+        }
+    }
+
     /// Adds `key -> value` unless the key is present; `Err(existing)` then
     /// (a racing inserter of the same key must not believe it added the
     /// entry, or its abort would remove the winner's entry, or a tuple
     /// id's entry would be tracked by the wrong transaction: the tree
     /// decides under the leaf's lock).
     ///
-    /// Each entry added and removed counts for the memory gauge
+    /// With the gauge, each entry added and removed counts for it
     /// ([`entry_bytes`], `storage::meter`).
     pub fn insert(&self, key: &[u8], value: u64) -> std::result::Result<(), u64> {
         self.tree.insert(&TreeKey::Bytes(key), value)?;
-        crate::storage::meter::held(entry_bytes(key));
+        self.gauged.held(entry_bytes(key));
         Ok(())
     }
 
@@ -292,7 +297,7 @@ impl Entries {
     pub fn remove_if(&self, key: &[u8], value: u64) -> bool {
         let removed = self.tree.remove_if(&TreeKey::Bytes(key), value);
         if removed {
-            crate::storage::meter::released(entry_bytes(key));
+            self.gauged.released(entry_bytes(key));
         }
         removed
     }
@@ -301,7 +306,7 @@ impl Entries {
     pub fn remove(&self, key: &[u8]) -> bool {
         let removed = self.tree.remove(&TreeKey::Bytes(key));
         if removed {
-            crate::storage::meter::released(entry_bytes(key));
+            self.gauged.released(entry_bytes(key));
         }
         removed
     }

@@ -245,6 +245,14 @@ impl TableInner {
         self
     }
 
+    /// Counts its payloads and primary-index entries for the database's
+    /// memory gauge, or not (`Store::gauged`; before the table is shared,
+    /// so that every holder releases under the flag it took under).
+    pub fn with_gauge(mut self, gauged: crate::storage::meter::Gauged) -> Self {
+        self.store.gauged = gauged;
+        self
+    }
+
     /// Sets up SIRO's segments when the table uses it (before the table is
     /// shared).
     pub fn with_siro(mut self, tuning: &crate::options::SiroTuning) -> Self {

@@ -36,6 +36,7 @@
 //! ```
 
 use super::chain::{self, Newest, Span, Survivor, Versions};
+use super::meter::Gauged;
 use super::reclaim::{retire, retire_chain};
 use super::version::{Version, TID_MARK};
 use super::visibility::{is_visible, Mode, TxnStates};
@@ -111,10 +112,15 @@ impl VersionStore for N2O {
     #[inline]
     fn prune(s: &Store, tuple: u64, plan: PrunePlan<'_>, guard: &Guard) -> u64 {
         match plan {
-            PrunePlan::OlderThan(keep) => cut_below(keep, guard),
-            PrunePlan::Versions(victims) => {
-                chain::remove(s.rows.slot(tuple), victims, Newest::First, |_, _| {}, guard)
-            }
+            PrunePlan::OlderThan(keep) => cut_below(keep, s.gauged, guard),
+            PrunePlan::Versions(victims) => chain::remove(
+                s.rows.slot(tuple),
+                victims,
+                Newest::First,
+                |_, _| {},
+                s.gauged,
+                guard,
+            ),
         }
     }
 }
@@ -190,27 +196,35 @@ impl VersionStore for O2N {
 
     fn prune(s: &Store, tuple: u64, plan: PrunePlan<'_>, guard: &Guard) -> u64 {
         match plan {
-            PrunePlan::OlderThan(keep) => o2n_prune(s.rows.slot(tuple), keep, guard),
+            PrunePlan::OlderThan(keep) => o2n_prune(s.rows.slot(tuple), keep, s.gauged, guard),
             PrunePlan::Versions(victims) => {
                 debug_assert!(
                     s.coop.is_none(),
                     "cooperating workers move O2N slots: a plan could retire twice"
                 );
-                chain::remove(s.rows.slot(tuple), victims, Newest::Last, |_, _| {}, guard)
+                chain::remove(
+                    s.rows.slot(tuple),
+                    victims,
+                    Newest::Last,
+                    |_, _| {},
+                    s.gauged,
+                    guard,
+                )
             }
         }
     }
 }
 
 /// A newest-first chain's cut: everything older than `keep` (committed,
-/// alive until its collector is done) is unlinked and retired.
+/// alive until its collector is done) is unlinked and retired (`gauged`:
+/// the table's flag).
 #[inline]
-pub(crate) fn cut_below(keep: *mut Version, guard: &Guard) -> u64 {
+pub(crate) fn cut_below(keep: *mut Version, gauged: Gauged, guard: &Guard) -> u64 {
     // SAFETY: `keep` is alive until its GC entry is processed.
     let tail = unsafe { &*keep }
         .next
         .swap(ptr::null_mut(), Ordering::AcqRel);
-    retire_chain(tail, guard)
+    retire_chain(tail, gauged, guard)
 }
 
 /// The oldest end of an O2N chain to walk from; under cooperative
@@ -227,7 +241,7 @@ fn oldest(s: &Store, tuple: u64) -> *mut Version {
         Some(c) => {
             let h = c.horizon.load(Ordering::Relaxed);
             let before = super::meter::mark();
-            let (head, n) = cooperate(s.rows.slot(tuple), head, h, &c.passes);
+            let (head, n) = cooperate(s.rows.slot(tuple), head, h, &c.passes, s.gauged);
             if n > 0 {
                 c.reclaimed.fetch_add(n, Ordering::Relaxed);
                 let freed = super::meter::mark().since(&before).bytes_retired;
@@ -240,7 +254,7 @@ fn oldest(s: &Store, tuple: u64) -> *mut Version {
 
 /// A fresh tuple's first version.
 fn publish_fresh(s: &Store, tuple: u64, tid: u64, row: Vec<Value>) -> *mut Version {
-    let v = Version::alloc(s.spaces.as_deref(), tid, row, ptr::null_mut());
+    let v = Version::alloc(s.alloc(), tid, row, ptr::null_mut());
     s.rows.slot(tuple).store(v, SeqCst);
     v
 }
@@ -250,7 +264,7 @@ fn publish_fresh(s: &Store, tuple: u64, tid: u64, row: Vec<Value>) -> *mut Versi
 unsafe fn unpublish_fresh(s: &Store, tuple: u64, v: *mut Version) -> Vec<Value> {
     s.rows.slot(tuple).store(ptr::null_mut(), SeqCst);
     // SAFETY: per the contract nobody else saw `v`.
-    unsafe { Version::into_values(v) }
+    unsafe { Version::into_values(v, s.gauged) }
 }
 
 /// An append-only version for `row`, derived from `base` when an update.
@@ -262,10 +276,10 @@ fn alloc(
     row: NewRow<'_>,
     next: *mut Version,
 ) -> *mut Version {
-    let sp = s.spaces.as_deref();
+    let at = s.alloc();
     match row {
-        NewRow::Row(r) => Version::alloc(sp, tid, r, next),
-        NewRow::Tombstone(k) => Version::alloc_tombstone(sp, tid, k, next),
+        NewRow::Row(r) => Version::alloc(at, tid, r, next),
+        NewRow::Tombstone(k) => Version::alloc_tombstone(at, tid, k, next),
         NewRow::Update(ch) => {
             // SAFETY: `base` is locked by or belongs to the writer.
             let base = unsafe { &*base };
@@ -275,9 +289,9 @@ fn alloc(
             // ones are copies.
             match s.non_inline {
                 NonInline::Shared => {
-                    Version::alloc_update(sp, tid, base, ch, next, true, Value::clone)
+                    Version::alloc_update(at, tid, base, ch, next, true, Value::clone)
                 }
-                NonInline::Copy => Version::alloc_update(sp, tid, base, ch, next, false, |v| {
+                NonInline::Copy => Version::alloc_update(at, tid, base, ch, next, false, |v| {
                     carry(v, NonInline::Copy)
                 }),
             }
@@ -365,8 +379,14 @@ fn o2n_unlink_tail(slot: &AtomicPtr<Version>, prev: *mut Version) {
 
 /// O2N GC: everything older than `keep` is garbage. Moves the slot forward
 /// to `keep` and retires the prefix; does nothing when `keep` is no longer
-/// in the chain (a later entry of the row was processed first).
-pub fn o2n_prune(slot: &AtomicPtr<Version>, keep: *mut Version, guard: &Guard) -> u64 {
+/// in the chain (a later entry of the row was processed first). `gauged`:
+/// the table's flag.
+pub fn o2n_prune(
+    slot: &AtomicPtr<Version>,
+    keep: *mut Version,
+    gauged: Gauged,
+    guard: &Guard,
+) -> u64 {
     let head = slot.load(SeqCst);
     let mut v = head;
     while v != keep {
@@ -390,7 +410,7 @@ pub fn o2n_prune(slot: &AtomicPtr<Version>, keep: *mut Version, guard: &Guard) -
         // SAFETY: the prefix is unlinked from the slot; readers already in it
         // are pinned and still reach `keep` through its next pointers.
         let next = unsafe { (*v).next() };
-        retire(v, guard);
+        retire(v, gauged, guard);
         n += 1;
         v = next;
     }
@@ -409,13 +429,15 @@ pub fn committed_at_or_below(v: &Version, horizon: u64) -> bool {
 /// `head`. If the head is obsolete (its successor is committed at or below
 /// `horizon`), moves the slot past every obsolete version and retires them.
 /// Returns the head to walk from and the number of versions retired.
-/// `passes` is held shared while cutting (exclusive: cuts are paused).
+/// `passes` is held shared while cutting (exclusive: cuts are paused);
+/// `gauged`: the table's flag.
 #[inline]
 pub fn cooperate(
     slot: &AtomicPtr<Version>,
     head: *mut Version,
     horizon: u64,
     passes: &RwLock<()>,
+    gauged: Gauged,
 ) -> (*mut Version, u64) {
     // SAFETY: the caller is pinned; chain versions are alive.
     let Some(h) = (unsafe { head.as_ref() }) else {
@@ -427,7 +449,7 @@ pub fn cooperate(
         Some(nv) if committed_at_or_below(nv, horizon) => {}
         _ => return (head, 0),
     }
-    cooperate_slow(slot, head, horizon, passes)
+    cooperate_slow(slot, head, horizon, passes, gauged)
 }
 
 #[cold]
@@ -436,6 +458,7 @@ fn cooperate_slow(
     head: *mut Version,
     horizon: u64,
     passes: &RwLock<()>,
+    gauged: Gauged,
 ) -> (*mut Version, u64) {
     let mut keep = head;
     loop {
@@ -475,7 +498,7 @@ fn cooperate_slow(
         // SAFETY: the prefix is unlinked from the slot by our CAS; readers
         // already in it are pinned and reach `keep` through next pointers.
         let next = unsafe { (*v).next() };
-        crate::sync::retire(v, || retire(v, &guard));
+        crate::sync::retire(v, || retire(v, gauged, &guard));
         n += 1;
         v = next;
     }
@@ -485,6 +508,7 @@ fn cooperate_slow(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::Alloc;
 
     /// O2N chain v0 -> v1 -> v2 -> v3 (oldest first), v_i committed at
     /// i + 1.
@@ -492,7 +516,7 @@ mod tests {
         let mut next = std::ptr::null_mut();
         let mut v = Vec::new();
         for i in (0..4u64).rev() {
-            let x = Version::alloc(None, 1, Vec::new(), next);
+            let x = Version::alloc(Alloc::PLAIN, 1, Vec::new(), next);
             // SAFETY: fresh, unshared.
             unsafe {
                 (*x).begin.store(i + 1, SeqCst);
@@ -515,12 +539,12 @@ mod tests {
         let slot = AtomicPtr::new(v[0]);
         let passes = RwLock::new(());
         let guard = epoch::pin();
-        assert_eq!(cooperate(&slot, v[0], 1, &passes), (v[0], 0));
-        assert_eq!(cooperate(&slot, v[0], 3, &passes), (v[2], 2));
+        assert_eq!(cooperate(&slot, v[0], 1, &passes, Gauged::OFF), (v[0], 0));
+        assert_eq!(cooperate(&slot, v[0], 3, &passes, Gauged::OFF), (v[2], 2));
         assert_eq!(slot.load(SeqCst), v[2]);
         // A cleaner that loaded v0 before: the CAS fails, nothing retired.
-        assert_eq!(cooperate(&slot, v[0], 4, &passes), (v[2], 0));
-        assert_eq!(cooperate(&slot, v[2], 4, &passes), (v[3], 1));
+        assert_eq!(cooperate(&slot, v[0], 4, &passes, Gauged::OFF), (v[2], 0));
+        assert_eq!(cooperate(&slot, v[2], 4, &passes, Gauged::OFF), (v[3], 1));
         drop(guard);
         // SAFETY: v3 is the only version not retired, and unshared.
         unsafe { Version::free(v[3]) };

@@ -25,6 +25,7 @@
 //! `merge` callback).
 
 use super::in_place;
+use super::meter::Gauged;
 use super::reclaim::retire;
 use super::version::{Version, TID_MARK};
 use crate::sync::atomic::{AtomicPtr, Ordering::SeqCst};
@@ -302,7 +303,7 @@ pub(crate) enum Newest {
 /// store, after `merge(run, kept)` was told which versions leave above
 /// the kept version `kept` (chain order; `kept` null: the run ends the
 /// chain). Victims not in the chain are ignored. Returns the number
-/// retired.
+/// retired. `gauged`: the table's flag (`Store::gauged`).
 ///
 /// The newest version, and the newest committed one, are never removed:
 /// a writer may be about to overwrite, or to undo back to, it. A run that
@@ -316,6 +317,7 @@ pub(crate) fn remove(
     victims: &[*mut Version],
     newest: Newest,
     mut merge: impl FnMut(&[*mut Version], *mut Version),
+    gauged: Gauged,
     guard: &Guard,
 ) -> u64 {
     debug_assert!(
@@ -364,7 +366,7 @@ pub(crate) fn remove(
                 "a prune plan may not remove the newest committed version"
             );
             if ok {
-                n += unlink_run(slot, newest, before, &run, v, &mut merge, guard);
+                n += unlink_run(slot, newest, before, &run, v, &mut merge, gauged, guard);
             }
             run.clear();
         }
@@ -380,6 +382,7 @@ pub(crate) fn remove(
 
 /// Unlinks `run` (consecutive in chain order after `before`, null: the
 /// slot) so that `before` links `after`; retires it.
+#[allow(clippy::too_many_arguments)]
 fn unlink_run(
     slot: &AtomicPtr<Version>,
     newest: Newest,
@@ -387,6 +390,7 @@ fn unlink_run(
     run: &[*mut Version],
     after: *mut Version,
     merge: &mut impl FnMut(&[*mut Version], *mut Version),
+    gauged: Gauged,
     guard: &Guard,
 ) -> u64 {
     // First whatever `after` needs to stay right without the run (a reader
@@ -433,7 +437,7 @@ fn unlink_run(
     }
     for &v in run {
         // Unlinked above: only readers pinned already can still reach it.
-        retire(v, guard);
+        retire(v, gauged, guard);
     }
     run.len() as u64
 }

@@ -84,6 +84,7 @@ use crate::value::Value;
 use crossbeam_epoch::Guard;
 use in_place::{master_of, Master};
 use indirection::IndirectionArray;
+use meter::Gauged;
 use parking_lot::RwLock;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
@@ -114,6 +115,35 @@ pub struct Store {
     /// SIRO's segments, published dead zones and counters; None under
     /// every other scheme.
     pub siro: Option<Arc<siro::Siro>>,
+    /// Whether the database's memory gauge counts the payloads this
+    /// table's versions, masters and records hold, and its primary
+    /// index's entries (`meter::Gauged`: its memory limit is set). Fixed
+    /// before the table is shared: what a holder counted when it took
+    /// something is what it releases.
+    pub gauged: Gauged,
+}
+
+/// How a table's storage allocates: from its database's memory spaces
+/// (None: the global allocator), counting for its memory gauge or not
+/// (the table's [`Store::gauged`]). What a version, master or record
+/// allocation takes ([`Store::alloc`]).
+///
+/// The flag is a reference into the store: an update reads it only on the
+/// paths that count (a text or byte string), so a plain row's update does
+/// not load it, nor keep it across the allocation's call.
+#[derive(Clone, Copy)]
+pub struct Alloc<'a> {
+    pub spaces: Option<&'a space::SpaceSet>,
+    pub gauged: &'a Gauged,
+}
+
+impl Alloc<'_> {
+    /// The global allocator, counting nothing (tests, the models).
+    #[cfg(any(test, strata_model))]
+    pub const PLAIN: Alloc<'static> = Alloc {
+        spaces: None,
+        gauged: &Gauged::OFF,
+    };
 }
 
 impl Store {
@@ -128,6 +158,16 @@ impl Store {
             coop: None,
             indexed: AtomicBool::new(false),
             siro: None,
+            gauged: Gauged::OFF,
+        }
+    }
+
+    /// How this table's versions, masters and records are allocated.
+    #[inline(always)]
+    pub fn alloc(&self) -> Alloc<'_> {
+        Alloc {
+            spaces: self.spaces.as_deref(),
+            gauged: &self.gauged,
         }
     }
 }
@@ -491,10 +531,11 @@ pub fn prune(s: &Store, tuple: u64, plan: PrunePlan<'_>, guard: &Guard) -> u64 {
 // versions' headers say whether a master hangs off it.
 
 /// Retires a whole row unlinked from its table (its slot's chain from
-/// `head`, and its master). Returns versions retired.
-pub fn retire_row(head: *mut Version, guard: &Guard) -> u64 {
+/// `head`, and its master). Returns versions retired. `gauged`: its
+/// table's flag.
+pub fn retire_row(head: *mut Version, gauged: Gauged, guard: &Guard) -> u64 {
     let m = master_of(head);
-    let n = retire_chain(head, guard);
+    let n = retire_chain(head, gauged, guard);
     if !m.is_null() {
         Master::retire(m, guard);
     }
@@ -526,18 +567,19 @@ pub unsafe fn free_row(head: *mut Version) {
 /// what [`retire_row`] would release for it, blocks and payloads
 /// (`Version::gauge_bytes`, `Master::gauge_bytes`). A dropped table's
 /// reclaim credits it for each row, which goes without a retirement.
+/// `gauged`: its table's flag (without it, only the blocks).
 ///
 /// # Safety
 /// Nobody changes the row (its table is unreachable); the caller is
 /// pinned.
-pub unsafe fn row_gauge_bytes(head: *mut Version) -> u64 {
+pub unsafe fn row_gauge_bytes(head: *mut Version, gauged: Gauged) -> u64 {
     let m = master_of(head);
     let mut bytes = 0u64;
     let mut v = head;
     while !v.is_null() {
         // SAFETY: per the contract, chain versions are alive and final.
         unsafe {
-            let (b, p) = Version::gauge_bytes(v, (*v).len_word());
+            let (b, p) = Version::gauge_bytes(v, (*v).len_word(), gauged);
             bytes += (b + p) as u64;
             v = (*v).next();
         }

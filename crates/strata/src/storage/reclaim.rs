@@ -23,27 +23,29 @@
 //! reader pinned before the unlink still holds back the epoch the free
 //! waits for); the batch only has to defer before it forgets.
 
+use super::meter::Gauged;
 use super::version::Version;
 use crossbeam_epoch::Guard;
 use std::cell::RefCell;
 
 /// Defers the destruction of every version from `v` down the chain.
-/// Returns the number retired.
-pub fn retire_chain(mut v: *mut Version, guard: &Guard) -> u64 {
+/// Returns the number retired. `gauged`: their table's flag
+/// (`Store::gauged`), under which they counted their payloads. (An
+/// inline hint: every N2O chain cut's prune calls it, and the flag made
+/// it larger.)
+#[inline]
+pub fn retire_chain(mut v: *mut Version, gauged: Gauged, guard: &Guard) -> u64 {
     let mut n = 0;
-    let (mut bytes, mut payload) = (0, 0);
+    let mut bytes = 0;
     while !v.is_null() {
         // SAFETY: the tail was unlinked by our swap, so only readers that were
         // already pinned can reach it; they stay safe until the epoch moves on.
         let next = unsafe { (*v).next() };
-        let (b, p) = retire_unmetered(v, guard);
-        bytes += b;
-        payload += p;
+        bytes += retire_unmetered(v, gauged, guard);
         v = next;
         n += 1;
     }
     super::meter::retired(bytes);
-    super::meter::released(payload);
     n
 }
 
@@ -80,26 +82,25 @@ pub(crate) unsafe fn defer_free<T: Send>(
     }
 }
 
-/// Frees one unlinked version once no pinned thread can hold it.
+/// Frees one unlinked version once no pinned thread can hold it
+/// (`gauged`: as for [`retire_chain`]).
 #[inline]
-pub fn retire(v: *mut Version, guard: &Guard) {
-    let (bytes, payload) = retire_unmetered(v, guard);
-    super::meter::retired(bytes);
-    super::meter::released(payload);
+pub fn retire(v: *mut Version, gauged: Gauged, guard: &Guard) {
+    super::meter::retired(retire_unmetered(v, gauged, guard));
 }
 
 /// [`retire`], returning the bytes of `v`'s block (and of a record of its
-/// own) and of the payloads it holds (`Version::gauge_bytes`), for the
-/// caller to count (`storage::meter`; a chain's once).
+/// own) for the caller to count (`storage::meter`; a chain's once); the
+/// payloads it holds are released as it goes (`Version::retire_bytes`).
 #[inline]
-fn retire_unmetered(v: *mut Version, guard: &Guard) -> (usize, usize) {
+fn retire_unmetered(v: *mut Version, gauged: Gauged, guard: &Guard) -> usize {
     // Read now: the caller has just touched `v`; by the time the epoch
     // lets it go, its lines are cold.
     // SAFETY: `v` is alive until the deferred free below.
     let len = unsafe { (*v).len_word() };
     // SAFETY: as above; unlinked, so its owned bits and record word are
     // final (see the deferred free's comment below).
-    let bytes = unsafe { Version::gauge_bytes(v, len) };
+    let bytes = unsafe { Version::retire_bytes(v, len, gauged) };
     // (A full list is deferred after the borrow ends: the flush may run
     // other deferred frees on this thread.)
     let batched = BATCH.with(|b| {
@@ -196,6 +197,7 @@ fn defer_list(list: RetiredBatch, guard: &Guard) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::Alloc;
     use crate::{Text, Value};
 
     /// `Retired<T>` is `Send` exactly when `T` is. The negative half is
@@ -235,12 +237,12 @@ mod tests {
             let guard = crossbeam_epoch::pin();
             for i in 0..10 {
                 let v = Version::alloc(
-                    None,
+                    Alloc::PLAIN,
                     i,
                     vec![Value::Int(1), Value::Text(text.clone())],
                     std::ptr::null_mut(),
                 );
-                retire(v, &guard);
+                retire(v, Gauged::OFF, &guard);
             }
         }
         assert_eq!(batched(), Some(10));
@@ -280,12 +282,12 @@ mod tests {
             let guard = crossbeam_epoch::pin();
             for i in 0..BATCH_MAX + 6 {
                 let v = Version::alloc(
-                    None,
+                    Alloc::PLAIN,
                     i as u64,
                     vec![Value::Text(text.clone())],
                     std::ptr::null_mut(),
                 );
-                retire(v, &guard);
+                retire(v, Gauged::OFF, &guard);
             }
         }
         assert_eq!(batched(), Some(6));

@@ -916,12 +916,13 @@ pub(crate) fn cut_chain(
             st.counters.fixups.fetch_add(1, Relaxed);
             // The version below a hole may hold its image in the block of
             // the hole's oldest header: it moves out first.
-            let sp = s.spaces.as_deref();
+            let at = s.alloc();
             chain::remove(
                 s.rows.slot(tuple),
                 &all,
                 Newest::First,
-                |_, kept| rehome(kept, sp),
+                |_, kept| rehome(kept, at),
+                s.gauged,
                 guard,
             )
         }
@@ -1014,7 +1015,7 @@ impl VersionStore for SiroStore {
                 s.rows.slot(tuple),
                 unsafe { &*m },
                 prev,
-                s.spaces.as_deref(),
+                s.alloc(),
                 guard,
             );
             if let Some(st) = s.siro.as_deref() {
@@ -1085,7 +1086,7 @@ impl VersionStore for SiroStore {
 /// The prune itself, by the row's holder.
 fn prune_held(s: &Store, tuple: u64, plan: PrunePlan<'_>, guard: &Guard) -> u64 {
     match plan {
-        PrunePlan::OlderThan(keep) => super::append_only::cut_below(keep, guard),
+        PrunePlan::OlderThan(keep) => super::append_only::cut_below(keep, s.gauged, guard),
         // Every SIRO image stands alone (a full copy, or none for a
         // version pruned at relocation or cut, which no snapshot reads),
         // so unlike delta storage nothing below a removed run needs a
@@ -1095,7 +1096,8 @@ fn prune_held(s: &Store, tuple: u64, plan: PrunePlan<'_>, guard: &Guard) -> u64 
             s.rows.slot(tuple),
             victims,
             Newest::First,
-            |_, kept| rehome(kept, s.spaces.as_deref()),
+            |_, kept| rehome(kept, s.alloc()),
+            s.gauged,
             guard,
         ),
     }

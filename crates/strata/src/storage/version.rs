@@ -60,7 +60,9 @@
 //! zones). `tests/lent_texts.rs` checks the count through all of them.
 
 use super::in_place::{record, Master, Record, RecordBox};
-use super::space::{self, SpaceSet};
+use super::meter::Gauged;
+use super::space;
+use super::Alloc;
 use crate::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use crate::value::Value;
 use std::alloc::{handle_alloc_error, Layout};
@@ -282,15 +284,10 @@ fn block_layout(len: usize, ext: bool, rec: Option<Layout>) -> (Layout, usize, u
 impl Version {
     /// A new, locked, uncommitted version created by transaction `tid`,
     /// holding `values`. Free it with [`Version::free`].
-    /// `sp`: the database's memory spaces (None: the global allocator).
-    pub fn alloc(
-        sp: Option<&SpaceSet>,
-        tid: u64,
-        values: Vec<Value>,
-        next: *mut Version,
-    ) -> *mut Version {
+    /// `at`: the table's memory spaces and gauge flag (`Store::alloc`).
+    pub fn alloc(at: Alloc<'_>, tid: u64, values: Vec<Value>, next: *mut Version) -> *mut Version {
         let mut it = values.into_iter();
-        Self::alloc_with(sp, tid, it.len(), next, |_| {
+        Self::alloc_with(at, tid, it.len(), next, |_| {
             it.next().expect("exactly len values")
         })
     }
@@ -298,13 +295,13 @@ impl Version {
     /// Like [`Version::alloc`], with value `i` produced by `value(i)`; an
     /// update builds its row image in place this way, with no temporary row.
     pub fn alloc_with(
-        sp: Option<&SpaceSet>,
+        at: Alloc<'_>,
         tid: u64,
         len: usize,
         next: *mut Version,
         value: impl FnMut(usize) -> Value,
     ) -> *mut Version {
-        Self::alloc_inner(sp, tid, len, 0, None, next, value)
+        Self::alloc_inner(at, tid, len, 0, None, next, value)
     }
 
     /// The row image of `base` with the columns in `changes` replaced:
@@ -320,8 +317,13 @@ impl Version {
     /// and `base` keeps reading it without owning it. The caller must hand
     /// it back ([`Version::hand_down`]) if the new version leaves the chain
     /// while `base` stays.
+    ///
+    /// (Always inline, into `append_only::alloc`'s two modes: it was,
+    /// by LLVM's choice, until the gauge's flag and counts made it larger;
+    /// a call of its own cost an update about six instructions.)
+    #[inline(always)]
     pub fn alloc_update(
-        sp: Option<&SpaceSet>,
+        at: Alloc<'_>,
         tid: u64,
         base: &Version,
         changes: &[(usize, &Value)],
@@ -330,7 +332,7 @@ impl Version {
         carry: impl Fn(&Value) -> Value,
     ) -> *mut Version {
         let old = base.data();
-        let p = Self::alloc_header(sp, tid, old.len(), 0, None, next);
+        let p = Self::alloc_header(at.spaces, tid, old.len(), 0, None, next);
         let dst = Self::values_ptr(p);
         let base_len = base.len_word();
         let lendable = if lend { base_len & OWNED } else { 0 };
@@ -383,7 +385,9 @@ impl Version {
                         flags |= HAS_HEAP | own(i);
                     } else {
                         let c = carry(v);
-                        payload += c.heap_bytes();
+                        if at.gauged.on() {
+                            payload += c.heap_bytes();
+                        }
                         dst.add(i).write(c);
                         flags |= HAS_HEAP | own(i);
                     }
@@ -399,13 +403,19 @@ impl Version {
                 dst.add(*c).write((*v).clone());
                 if v.has_heap() {
                     flags |= HAS_HEAP | own(*c);
-                    payload += v.heap_bytes();
+                    if at.gauged.on() {
+                        payload += v.heap_bytes();
+                    }
                 }
             }
-            (*p).add_flags(flags);
-            // What the new version owns that `base` did not: a handed-over
-            // value stays counted once (`storage::meter`).
-            super::meter::held(payload);
+            // A row of plain values sets no flag and owns no payload: its
+            // update passes one test here, as before the gauge counted.
+            if flags != 0 {
+                (*p).set_flags(flags);
+                // What the new version owns that `base` did not: a
+                // handed-over value stays counted once (`storage::meter`).
+                at.gauged.held(payload);
+            }
             if handed != 0 {
                 base.len.fetch_and(!handed, Ordering::AcqRel);
             }
@@ -416,12 +426,12 @@ impl Version {
     /// A version of an in-place scheme: no row image (its values are the
     /// master's until it is overwritten, then its record's).
     pub fn alloc_in_place(
-        sp: Option<&SpaceSet>,
+        at: Alloc<'_>,
         tid: u64,
         master: *mut Master,
         next: *mut Version,
     ) -> *mut Version {
-        let v = Self::alloc_inner(sp, tid, 0, IN_PLACE, None, next, |_| {
+        let v = Self::alloc_inner(at, tid, 0, IN_PLACE, None, next, |_| {
             unreachable!("no values")
         });
         // SAFETY: fresh allocation with an extension (IN_PLACE), unshared.
@@ -436,7 +446,7 @@ impl Version {
     /// update, as an append-only one has). The record belongs to the block:
     /// it is dropped and freed with this version.
     pub fn alloc_in_place_over(
-        sp: Option<&SpaceSet>,
+        at: Alloc<'_>,
         tid: u64,
         master: *mut Master,
         next: *mut Version,
@@ -446,7 +456,7 @@ impl Version {
         let tomb = if key.is_some() { TOMBSTONE } else { 0 };
         let mut it = key.unwrap_or_default().into_iter();
         let flags = tomb | IN_PLACE | EMBEDS;
-        let v = Self::alloc_inner(sp, tid, it.len(), flags, Some(rec), next, |_| {
+        let v = Self::alloc_inner(at, tid, it.len(), flags, Some(rec), next, |_| {
             it.next().expect("exactly len values")
         });
         // SAFETY: fresh allocation with an extension (IN_PLACE), unshared.
@@ -495,10 +505,7 @@ impl Version {
         if word & IN_PLACE == 0 {
             // The header and the values, no padding (asserted above): the
             // append-only retire path, kept to two instructions.
-            let n = std::mem::size_of::<Version>()
-                + (word & COUNT) as usize * std::mem::size_of::<Value>();
-            debug_assert_eq!(n, layout((word & COUNT) as usize, false).0.size());
-            return n;
+            return Self::plain_block_bytes(word);
         }
         // SAFETY: per the contract.
         unsafe { Self::block_of(v, word) }.size()
@@ -507,39 +514,83 @@ impl Version {
     /// What the memory gauge counted for `v` and releases when `v` goes
     /// (`stats::MemoryGauge`, `storage::meter`): (block bytes, payload
     /// bytes). The block is [`Version::block_bytes`] and a record of its own
-    /// hanging off it, freed with it; the payload is what its heap values
-    /// hold (those its `OWNED` bits in `word` say it owns: a value handed
-    /// over to its successor is that one's to count), and what the records
-    /// in its block and of its own stored when they were made.
+    /// hanging off it, freed with it; the payload, when `gauged` (its
+    /// table's flag, under which it counted its take), is what its heap
+    /// values hold (those its `OWNED` bits in `word` say it owns: a value
+    /// handed over to its successor is that one's to count), and what the
+    /// records in its block and of its own stored when they were made.
     ///
     /// # Safety
     /// As for [`Version::block_of`]; `v` is unlinked (or its row is nobody
     /// else's), so its owned bits and record word no longer change.
-    #[inline]
-    pub(crate) unsafe fn gauge_bytes(v: *mut Version, word: u64) -> (usize, usize) {
-        // SAFETY: per the contract.
-        let block = unsafe { Self::block_bytes(v, word) };
+    #[inline(never)]
+    pub(crate) unsafe fn gauge_bytes(v: *mut Version, word: u64, gauged: Gauged) -> (usize, usize) {
         if word & (HAS_HEAP | IN_PLACE) == 0 {
-            return (block, 0);
+            return (Self::plain_block_bytes(word), 0);
         }
         // SAFETY: per the contract.
-        unsafe { Self::gauge_bytes_slow(v, word, block) }
+        unsafe { Self::gauge_bytes_slow(v, word, gauged) }
     }
 
-    /// [`Version::gauge_bytes`] past its plain-row case (out of line, so
-    /// that case stays two instructions on the append-only retire path).
+    /// What retiring `v` hands back: [`Version::gauge_bytes`]' block bytes,
+    /// returned for the caller to count as retired (a chain's at once), and
+    /// its payload, released to the meter here (only a version with heap
+    /// values or an in-place one has any). A plain row's version costs one
+    /// test, the one [`Version::block_bytes`] has; one with texts two
+    /// without the gauge (no call, no value read).
+    ///
+    /// # Safety
+    /// As for [`Version::gauge_bytes`].
+    #[inline]
+    pub(crate) unsafe fn retire_bytes(v: *mut Version, word: u64, gauged: Gauged) -> usize {
+        if word & (HAS_HEAP | IN_PLACE) == 0 || (word & IN_PLACE == 0 && !gauged.on()) {
+            return Self::plain_block_bytes(word);
+        }
+        // SAFETY: per the contract.
+        unsafe { Self::retire_bytes_slow(v, word, gauged) }
+    }
+
+    /// [`Version::retire_bytes`] past its plain case: one call, after
+    /// which its caller needs the flag no more (a flag live across the
+    /// call cost every retirement a register to save and restore).
     ///
     /// # Safety
     /// As for [`Version::gauge_bytes`].
     #[inline(never)]
-    unsafe fn gauge_bytes_slow(v: *mut Version, word: u64, mut block: usize) -> (usize, usize) {
+    unsafe fn retire_bytes_slow(v: *mut Version, word: u64, gauged: Gauged) -> usize {
+        // SAFETY: per the contract.
+        let (block, payload) = unsafe { Self::gauge_bytes_slow(v, word, gauged) };
+        gauged.released(payload);
+        block
+    }
+
+    /// [`Version::block_bytes`] of a version that is not in place.
+    #[inline(always)]
+    fn plain_block_bytes(word: u64) -> usize {
+        let n =
+            std::mem::size_of::<Version>() + (word & COUNT) as usize * std::mem::size_of::<Value>();
+        debug_assert_eq!(n, layout((word & COUNT) as usize, false).0.size());
+        n
+    }
+
+    /// [`Version::gauge_bytes`] past its plain-row case (out of line,
+    /// in its callers' slow paths: the plain case stays two instructions
+    /// on the append-only retire path).
+    ///
+    /// # Safety
+    /// As for [`Version::gauge_bytes`].
+    #[inline]
+    unsafe fn gauge_bytes_slow(v: *mut Version, word: u64, gauged: Gauged) -> (usize, usize) {
+        // SAFETY: per the contract.
+        let mut block = unsafe { Self::block_bytes(v, word) };
         let mut payload = 0;
         // SAFETY: per the contract, `v` is alive with `count` initialised
         // values; the heap values it owns are alive (it drops them when it
         // is freed, not before).
         unsafe {
             let len = (word & COUNT) as usize;
-            if word & HAS_HEAP != 0 {
+            // (Without the gauge, no value nor record is read for it.)
+            if word & HAS_HEAP != 0 && gauged.on() {
                 let vals = Self::values_ptr(v);
                 let mut bits = (word & OWNED) >> OWNED_AT;
                 while bits != 0 {
@@ -550,7 +601,7 @@ impl Version {
                     payload += (*vals.add(i)).heap_bytes();
                 }
             }
-            if word & EMBEDS != 0 {
+            if word & EMBEDS != 0 && gauged.on() {
                 payload += (*Self::embedded_ptr(v)).payload();
             }
             if word & IN_PLACE != 0 {
@@ -565,7 +616,9 @@ impl Version {
                 if let Some(r) = own {
                     // A record of its own: freed with this version.
                     block += record::layout_of(r).size();
-                    payload += r.payload();
+                    if gauged.on() {
+                        payload += r.payload();
+                    }
                 }
             }
         }
@@ -584,14 +637,14 @@ impl Version {
 
     /// A tombstone of an in-place scheme, holding the key inline.
     pub fn alloc_tombstone_in_place(
-        sp: Option<&SpaceSet>,
+        at: Alloc<'_>,
         tid: u64,
         key: Vec<Value>,
         master: *mut Master,
         next: *mut Version,
     ) -> *mut Version {
         let mut it = key.into_iter();
-        let v = Self::alloc_inner(sp, tid, it.len(), TOMBSTONE | IN_PLACE, None, next, |_| {
+        let v = Self::alloc_inner(at, tid, it.len(), TOMBSTONE | IN_PLACE, None, next, |_| {
             it.next().expect("exactly len values")
         });
         // SAFETY: fresh allocation with an extension (IN_PLACE), unshared.
@@ -628,13 +681,13 @@ impl Version {
 
     /// A tombstone (deleted row) holding the row's primary key.
     pub fn alloc_tombstone(
-        sp: Option<&SpaceSet>,
+        at: Alloc<'_>,
         tid: u64,
         key: Vec<Value>,
         next: *mut Version,
     ) -> *mut Version {
         let mut it = key.into_iter();
-        Self::alloc_inner(sp, tid, it.len(), TOMBSTONE, None, next, |_| {
+        Self::alloc_inner(at, tid, it.len(), TOMBSTONE, None, next, |_| {
             it.next().expect("exactly len values")
         })
     }
@@ -645,7 +698,7 @@ impl Version {
     /// write.
     #[inline]
     fn alloc_header(
-        sp: Option<&SpaceSet>,
+        spaces: Option<&space::SpaceSet>,
         tid: u64,
         len: usize,
         flags: u64,
@@ -665,7 +718,7 @@ impl Version {
         // 16-byte aligned (>= the layout's align of 8). The header is
         // written with `write` before any reference is made.
         unsafe {
-            let (p, shift) = match sp.and_then(|s| s.alloc(l.size())) {
+            let (p, shift) = match spaces.and_then(|s| s.alloc(l.size())) {
                 Some((p, shift)) => (p.as_ptr() as *mut Version, shift),
                 None => (super::version_cache::alloc_block(l) as *mut Version, 0),
             };
@@ -687,7 +740,7 @@ impl Version {
 
     #[inline]
     fn alloc_inner(
-        sp: Option<&SpaceSet>,
+        at: Alloc<'_>,
         tid: u64,
         len: usize,
         flags: u64,
@@ -695,7 +748,7 @@ impl Version {
         next: *mut Version,
         mut value: impl FnMut(usize) -> Value,
     ) -> *mut Version {
-        let p = Self::alloc_header(sp, tid, len, flags, rec, next);
+        let p = Self::alloc_header(at.spaces, tid, len, flags, rec, next);
         // SAFETY: `p` has room for `len` values after the header (see
         // `alloc_header`); each value slot is written exactly once. `value`
         // is our own closures' clones/moves, which do not panic; if one
@@ -708,26 +761,29 @@ impl Version {
                 let v = value(i);
                 if v.has_heap() {
                     heap |= HAS_HEAP | own(i);
-                    payload += v.heap_bytes();
+                    if at.gauged.on() {
+                        payload += v.heap_bytes();
+                    }
                 }
                 dst.add(i).write(v);
             }
-            (*p).add_flags(heap);
-            // It owns every heap value it holds (`storage::meter`).
-            super::meter::held(payload);
+            // (As in `alloc_update`: nothing more for a plain row.)
+            if heap != 0 {
+                (*p).set_flags(heap);
+                // It owns every heap value it holds (`storage::meter`).
+                at.gauged.held(payload);
+            }
             p
         }
     }
 
     /// Sets `flags` in the `len` word of a version nobody else sees yet:
     /// a plain load and store (a locked read-modify-write would cost every
-    /// update one for nothing).
+    /// update one for nothing). The caller skips it for no flags.
     #[inline]
-    fn add_flags(&self, flags: u64) {
-        if flags != 0 {
-            let w = self.len.load(Ordering::Relaxed);
-            self.len.store(w | flags, Ordering::Relaxed);
-        }
+    fn set_flags(&self, flags: u64) {
+        let w = self.len.load(Ordering::Relaxed);
+        self.len.store(w | flags, Ordering::Relaxed);
     }
 
     fn values_ptr(p: *mut Version) -> *mut Value {
@@ -891,11 +947,12 @@ impl Version {
         }
     }
 
-    /// Moves the values out and releases the allocation.
+    /// Moves the values out and releases the allocation; `gauged`: its
+    /// table's flag (what its allocation counted under).
     ///
     /// # Safety
     /// As for [`Version::free`].
-    pub unsafe fn into_values(v: *mut Version) -> Vec<Value> {
+    pub unsafe fn into_values(v: *mut Version, gauged: Gauged) -> Vec<Value> {
         // SAFETY: per the contract we own `v`; each value is read (moved)
         // once and the memory is released without dropping them again.
         unsafe {
@@ -917,9 +974,9 @@ impl Version {
             debug_assert!(word & IN_PLACE == 0, "in-place versions own no row image");
             // Its values leave the store (the caller may store them again,
             // which counts them again).
-            let (block, payload) = Self::gauge_bytes(v, word);
+            let (block, payload) = Self::gauge_bytes(v, word, gauged);
             super::meter::retired(block);
-            super::meter::released(payload);
+            gauged.released(payload);
             Self::release(v, layout(len, false).0);
             out
         }
@@ -986,7 +1043,7 @@ mod tests {
     fn inline_rows_own_and_release_their_values() {
         let text = Text::new("shared");
         let v = Version::alloc(
-            None,
+            Alloc::PLAIN,
             7,
             vec![Value::Int(1), Value::Text(text.clone())],
             std::ptr::null_mut(),
@@ -997,19 +1054,20 @@ mod tests {
         assert!(!r.is_tombstone());
         assert_eq!(r.begin.load(Ordering::Relaxed), TID_MARK | 7);
         assert_eq!(Text::strong_count(&text), 2);
-        let w = Version::alloc(None, 8, r.data().to_vec(), v);
+        let w = Version::alloc(Alloc::PLAIN, 8, r.data().to_vec(), v);
         assert_eq!(Text::strong_count(&text), 3);
         // SAFETY: both are ours and freed once.
         unsafe {
             assert_eq!((*w).next(), v);
             Version::free(w);
             assert_eq!(Text::strong_count(&text), 2);
-            let back = Version::into_values(v);
+            let back = Version::into_values(v, Gauged::OFF);
             assert_eq!(Text::strong_count(&text), 2);
             assert_eq!(back[1].as_text(), Some("shared"));
         }
-        let tomb = Version::alloc_tombstone(None, 9, vec![Value::Int(4)], std::ptr::null_mut());
-        let empty = Version::alloc(None, 9, Vec::new(), std::ptr::null_mut());
+        let tomb =
+            Version::alloc_tombstone(Alloc::PLAIN, 9, vec![Value::Int(4)], std::ptr::null_mut());
+        let empty = Version::alloc(Alloc::PLAIN, 9, Vec::new(), std::ptr::null_mut());
         // SAFETY: fresh allocations, freed once.
         unsafe {
             assert!((*tomb).is_tombstone());
@@ -1027,7 +1085,7 @@ mod tests {
     fn updates_of_rows_wider_than_the_stack_set() {
         let n = 300;
         let base = Version::alloc(
-            None,
+            Alloc::PLAIN,
             1,
             (0..n).map(Value::Int).collect(),
             std::ptr::null_mut(),
@@ -1036,7 +1094,8 @@ mod tests {
         let changes = [(0, &a), (299, &b), (299, &a), (n as usize, &a)];
         // SAFETY: fresh allocations of ours, each freed once, newest first.
         unsafe {
-            let v = Version::alloc_update(None, 2, &*base, &changes, base, false, Value::clone);
+            let v =
+                Version::alloc_update(Alloc::PLAIN, 2, &*base, &changes, base, false, Value::clone);
             let want: Vec<Value> = (0..n)
                 .map(|i| match i {
                     0 => a.clone(),
@@ -1058,7 +1117,7 @@ mod tests {
     fn updates_copy_plain_rows_and_count_the_text_they_bring() {
         let text = Text::new("t");
         let plain = Version::alloc(
-            None,
+            Alloc::PLAIN,
             1,
             vec![Value::Int(1), Value::Null, Value::Int(3)],
             std::ptr::null_mut(),
@@ -1067,7 +1126,7 @@ mod tests {
         // SAFETY: fresh allocations of ours, each freed once, newest first.
         unsafe {
             let a = Version::alloc_update(
-                None,
+                Alloc::PLAIN,
                 2,
                 &*plain,
                 &[(1, &new_text)],
@@ -1087,22 +1146,31 @@ mod tests {
             );
             assert_eq!(Text::strong_count(&text), 3);
             let seven = Value::Int(7);
-            let b = Version::alloc_update(None, 3, &*a, &[(2, &seven)], a, false, Value::clone);
+            let b =
+                Version::alloc_update(Alloc::PLAIN, 3, &*a, &[(2, &seven)], a, false, Value::clone);
             assert_eq!(
                 (*b).data(),
                 &[Value::Int(1), new_text.clone(), Value::Int(7)]
             );
             assert_eq!(Text::strong_count(&text), 4, "the unchanged text is cloned");
-            let c =
-                Version::alloc_update(None, 4, &*plain, &[(0, &seven)], plain, false, Value::clone);
+            let c = Version::alloc_update(
+                Alloc::PLAIN,
+                4,
+                &*plain,
+                &[(0, &seven)],
+                plain,
+                false,
+                Value::clone,
+            );
             assert_eq!((*c).data(), &[Value::Int(7), Value::Null, Value::Int(3)]);
             assert_eq!((*c).len_word() & HAS_HEAP, 0);
             // A column named twice keeps its first value on both paths,
             // and the text not used is not kept (its count is back).
             let twice = [(1, &new_text), (1, &seven)];
-            let d = Version::alloc_update(None, 5, &*plain, &twice, plain, false, Value::clone);
+            let d =
+                Version::alloc_update(Alloc::PLAIN, 5, &*plain, &twice, plain, false, Value::clone);
             let e = Version::alloc_update(
-                None,
+                Alloc::PLAIN,
                 6,
                 &*a,
                 &[(2, &seven), (2, &new_text)],
@@ -1141,16 +1209,25 @@ mod tests {
         // SAFETY: fresh allocations of ours, each freed once, never before
         // a newer holder of what it lent has handed it down.
         unsafe {
-            let v1 = Version::alloc(None, 1, row.clone(), std::ptr::null_mut());
+            let v1 = Version::alloc(Alloc::PLAIN, 1, row.clone(), std::ptr::null_mut());
             drop(row);
-            let v2 = Version::alloc_update(None, 2, &*v1, &[(0, &int)], v1, true, Value::clone);
+            let v2 =
+                Version::alloc_update(Alloc::PLAIN, 2, &*v1, &[(0, &int)], v1, true, Value::clone);
             assert_eq!((n(&t1), n(&t2)), (2, 2), "handed over, not counted");
-            let v3 = Version::alloc_update(None, 3, &*v2, &[(1, &text3)], v2, true, Value::clone);
+            let v3 = Version::alloc_update(
+                Alloc::PLAIN,
+                3,
+                &*v2,
+                &[(1, &text3)],
+                v2,
+                true,
+                Value::clone,
+            );
             drop(text3);
             assert_eq!((n(&t1), n(&t2), n(&t3)), (2, 2, 2));
             assert_eq!((*v3).data()[2], Value::Text(t2.clone()));
             // An undone write over v3 gives everything back.
-            let v4 = Version::alloc_update(None, 4, &*v3, &[], v3, true, Value::clone);
+            let v4 = Version::alloc_update(Alloc::PLAIN, 4, &*v3, &[], v3, true, Value::clone);
             (*v4).hand_down(&*v3);
             Version::free(v4);
             assert_eq!((n(&t1), n(&t2), n(&t3)), (2, 2, 2));
@@ -1161,15 +1238,10 @@ mod tests {
             assert_eq!((n(&t1), n(&t2)), (2, 2));
             assert_eq!((*v1).data()[1].as_text(), Some("one"));
             // A copy (no lending) counts again; moved out, it keeps them.
-            let moved = Version::into_values(Version::alloc_update(
-                None,
-                5,
-                &*v3,
-                &[],
-                v3,
-                false,
-                Value::clone,
-            ));
+            let moved = Version::into_values(
+                Version::alloc_update(Alloc::PLAIN, 5, &*v3, &[], v3, false, Value::clone),
+                Gauged::OFF,
+            );
             assert_eq!((n(&t2), n(&t3)), (3, 3));
             drop(moved);
             // The top goes while v1 stays: t2 back to v1, t3 dropped.
@@ -1179,6 +1251,51 @@ mod tests {
             Version::free(v1);
         }
         assert_eq!((n(&t1), n(&t2), n(&t3)), (1, 1, 1));
+    }
+
+    /// The payloads a version owns count only under its table's gauge
+    /// flag, and its retirement gives back exactly what it counted: all of
+    /// it with the flag (a lent text once, by its newest holder), nothing
+    /// without it, in take or in release.
+    #[test]
+    fn a_version_counts_its_payloads_only_under_the_gauge() {
+        use crate::storage::meter;
+        let (one, two) = (Text::new("payload"), Value::from("other"));
+        let bytes = |t: &str| (t.len() + Text::HEADER_BYTES) as u64;
+        let gauged = Alloc {
+            spaces: None,
+            gauged: &Gauged::ON,
+        };
+        for (at, counted) in [
+            (Alloc::PLAIN, 0),
+            (gauged, bytes("payload") + bytes("other")),
+        ] {
+            meter::take_unflushed_held();
+            let row = vec![Value::Int(1), Value::Text(one.clone())];
+            let v = Version::alloc(at, 1, row, std::ptr::null_mut());
+            // SAFETY: `v` and `u` are fresh allocations of ours, alive until
+            // they are retired, once each, below.
+            unsafe {
+                // v lends its text to u (counted once, u owns it); w
+                // replaces it with a text of its own.
+                let u = Version::alloc_update(
+                    at,
+                    2,
+                    &*v,
+                    &[(0, &Value::Int(2))],
+                    v,
+                    true,
+                    Value::clone,
+                );
+                let w = Version::alloc_update(at, 3, &*u, &[(1, &two)], u, false, Value::clone);
+                assert_eq!(meter::take_unflushed_held(), (counted, 0));
+                let guard = crossbeam_epoch::pin();
+                for x in [w, u, v] {
+                    crate::storage::retire(x, *at.gauged, &guard);
+                }
+            }
+            assert_eq!(meter::take_unflushed_held(), (0, counted));
+        }
     }
 }
 

@@ -619,7 +619,11 @@ impl Transaction {
                 VersionInstall,
                 storage::publish_fresh(ti, tuple, self.tid, data)
             );
-            match timed!(self, Index, ti.index.insert(&ek, tuple, v as *const u8)) {
+            match timed!(
+                self,
+                Index,
+                ti.index.insert(&ek, tuple, v as *const u8, ti.gauged)
+            ) {
                 Ok(()) => {
                     self.count_index_writes(1);
                     self.writes.push(WriteEntry {
@@ -635,9 +639,9 @@ impl Transaction {
                         self.writes.pop();
                         let guard = epoch::pin();
                         storage::undo(ti, tuple, v, ptr::null_mut(), &guard);
-                        ti.index.remove(&ek, tuple);
+                        ti.index.remove(&ek, tuple, ti.gauged);
                         ti.rows.release(tuple, &guard);
-                        storage::retire(v, &guard);
+                        storage::retire(v, ti.gauged, &guard);
                         return self.fail(e);
                     }
                     if self.log_ops {
@@ -946,7 +950,7 @@ impl Transaction {
             // head is marked overwritten: the row is as before the call.
             let guard = epoch::pin();
             storage::undo(ti, tuple, v, head, &guard);
-            storage::retire(v, &guard);
+            storage::retire(v, ti.gauged, &guard);
             self.unlock_unused(head);
             return self.fail(e);
         }
@@ -1038,7 +1042,7 @@ impl Transaction {
         // (On a refused re-keyed entry the write is in place all the same:
         // the caller rolls back.)
         let moved = self.sec_on_replace_own::<P>(ti, tuple, own, v);
-        storage::retire(own, &guard);
+        storage::retire(own, ti.gauged, &guard);
         moved?;
         if self.log_ops {
             // The whole row: an earlier operation of ours on it (a delete)
@@ -1400,11 +1404,11 @@ impl Transaction {
                 old.txn_id.store(0, SeqCst);
             } else {
                 if let Some(k) = &w.index_key {
-                    t.index.remove(k, w.tuple);
+                    t.index.remove(k, w.tuple, t.gauged);
                 }
                 t.rows.release(w.tuple, &guard);
             }
-            storage::retire(w.new, &guard);
+            storage::retire(w.new, t.gauged, &guard);
         }
         P::release(self);
         P::on_abort(self);

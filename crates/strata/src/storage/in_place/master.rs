@@ -18,6 +18,7 @@
 
 use super::record::Record;
 use super::{own_columns, own_copy, Projected, PROJECTED};
+use crate::storage::meter::Gauged;
 use crate::storage::reclaim::defer_free;
 use crate::storage::version::Version;
 use crate::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering};
@@ -148,7 +149,7 @@ unsafe fn decode_clone(r: Raw) -> Option<Value> {
 /// struct in the same allocation (one cache miss less per access):
 ///
 /// ```text
-///  [seq | owner | len] [tag | bits] x len
+///  [seq | owner | len gauged] [tag | bits] x len
 /// ```
 #[repr(C)]
 pub struct Master {
@@ -156,7 +157,12 @@ pub struct Master {
     seq: AtomicU64,
     /// The version whose values the cells hold (a tombstone when empty).
     owner: AtomicPtr<Version>,
-    len: usize,
+    /// Cells (at most `value::MAX_COLUMNS`).
+    len: u32,
+    /// Whether its cells count their payloads (its table's flag, set when
+    /// it is made): every put and take, and its retirement, count under
+    /// it, so what it releases is what it held whoever writes.
+    gauged: Gauged,
 }
 
 /// Bytes of a master of `len` cells to prefetch ahead of a read: the
@@ -174,8 +180,9 @@ fn master_layout(len: usize) -> Layout {
 }
 
 impl Master {
-    /// A master with `len` empty cells.
-    pub fn new(len: usize) -> *mut Master {
+    /// A master with `len` empty cells, counting its payloads when
+    /// `gauged`.
+    pub fn new(len: usize, gauged: Gauged) -> *mut Master {
         let l = master_layout(len);
         crate::storage::meter::allocated(l.size());
         // SAFETY: non-zero size (the struct); allocation failure is
@@ -188,7 +195,8 @@ impl Master {
             p.write(Master {
                 seq: AtomicU64::new(0),
                 owner: AtomicPtr::new(std::ptr::null_mut()),
-                len,
+                len: u32::try_from(len).expect("row too wide"),
+                gauged,
             });
             let cells = (p as *mut u8).add(std::mem::size_of::<Master>()) as *mut Cell;
             for i in 0..len {
@@ -209,7 +217,7 @@ impl Master {
             std::slice::from_raw_parts(
                 (self as *const Master as *const u8).add(std::mem::size_of::<Master>())
                     as *const Cell,
-                self.len,
+                self.len(),
             )
         }
     }
@@ -220,16 +228,17 @@ impl Master {
     /// `m` came from [`Master::new`] and is released once.
     unsafe fn dealloc(m: *mut Master) {
         // SAFETY: per the contract; Cell and Master have no drop glue.
-        unsafe { dealloc(m as *mut u8, master_layout((*m).len)) }
+        unsafe { dealloc(m as *mut u8, master_layout((*m).len())) }
     }
 
-    /// A master holding `row`.
-    pub fn with_row(row: Vec<Value>) -> *mut Master {
-        let m = Self::new(row.len());
+    /// A master holding `row` (see [`Master::new`] for `gauged`).
+    pub fn with_row(row: Vec<Value>, gauged: Gauged) -> *mut Master {
+        let m = Self::new(row.len(), gauged);
         // SAFETY: fresh, unshared.
         let r = unsafe { &*m };
-        let payload: usize = row.iter().map(Value::heap_bytes).sum();
-        crate::storage::meter::held(payload);
+        if gauged.on() {
+            gauged.held(row.iter().map(Value::heap_bytes).sum());
+        }
         for (c, v) in r.cells().iter().zip(row) {
             let raw = encode(v);
             c.tag.store(raw.tag, Relaxed);
@@ -266,8 +275,8 @@ impl Master {
         // the cells are not dropped again (they hold only atomics).
         unsafe {
             // Its values leave the store (see `Version::into_values`).
-            crate::storage::meter::retired(master_layout((*m).len).size());
-            crate::storage::meter::released((*m).payload());
+            crate::storage::meter::retired(master_layout((*m).len()).size());
+            (*m).gauged.released((*m).payload());
             let out = (*m)
                 .cells()
                 .iter()
@@ -286,22 +295,27 @@ impl Master {
 
     /// Frees `m` once no pinned thread can hold it.
     pub fn retire(m: *mut Master, guard: &Guard) {
-        // SAFETY: `m` is alive until the deferred free below.
-        crate::storage::meter::retired(master_layout(unsafe { (*m).len }).size());
-        // SAFETY: as above; unlinked, so its cells no longer change.
-        crate::storage::meter::released(unsafe { (*m).payload() });
+        // SAFETY: `m` is alive until the deferred free below; unlinked, so
+        // its cells no longer change.
+        let r = unsafe { &*m };
+        crate::storage::meter::retired(master_layout(r.len()).size());
+        r.gauged.released(r.payload());
         // SAFETY: `m` is unlinked from every version that is still reachable
         // (its row is gone) and retired once.
         unsafe { defer_free(m, guard, |m| Master::free(m)) }
     }
 
     /// What the memory gauge counts for the master beyond its block: the
-    /// payloads of the values its cells own (`storage::meter`). For a
-    /// master nobody changes (its row's writer, or nobody can reach it).
+    /// payloads of the values its cells own (`storage::meter`), none when
+    /// it does not count them. For a master nobody changes (its row's
+    /// writer, or nobody can reach it).
     pub(crate) fn payload(&self) -> usize {
+        if !self.gauged.on() {
+            return 0;
+        }
         // SAFETY: per the contract the cells are stable and own their
         // values.
-        (0..self.len)
+        (0..self.len())
             .map(|i| unsafe { heap_bytes_of(self.load(i)) })
             .sum()
     }
@@ -309,7 +323,7 @@ impl Master {
     /// [`Master::retire`]'s count: the block and [`Master::payload`] (a
     /// dropped table's reclaim credits it).
     pub(crate) fn gauge_bytes(&self) -> (usize, usize) {
-        (master_layout(self.len).size(), self.payload())
+        (master_layout(self.len()).size(), self.payload())
     }
 
     /// Bytes of the master: struct, cells and owned text and byte strings.
@@ -324,7 +338,7 @@ impl Master {
                 spin_loop();
                 continue;
             }
-            let raw: Vec<Raw> = (0..self.len).map(|i| self.load(i)).collect();
+            let raw: Vec<Raw> = (0..self.len()).map(|i| self.load(i)).collect();
             fence(Acquire);
             if self.seq.load(Relaxed) == s1 {
                 break raw;
@@ -335,7 +349,7 @@ impl Master {
         // BYTES cell's value stays alive while in the cell, in a record,
         // or retired through an epoch.
         let heap: usize = raw.iter().map(|&r| unsafe { heap_bytes_of(r) }).sum();
-        std::mem::size_of::<Master>() + self.len * std::mem::size_of::<Cell>() + heap
+        std::mem::size_of::<Master>() + self.len() * std::mem::size_of::<Cell>() + heap
     }
 
     /// Opens a write section. The caller holds the row's write lock, so no
@@ -377,7 +391,7 @@ impl Master {
     /// this row that the caller may see), reconstructed from the master and
     /// the records between the master's owner and `v`. The caller is pinned.
     pub fn read(&self, v: *mut Version) -> Vec<Value> {
-        if self.len <= FAST_CELLS {
+        if self.len() <= FAST_CELLS {
             if let Some(out) = self.read_owner(v) {
                 return out;
             }
@@ -390,7 +404,7 @@ impl Master {
     /// owner, or a writer got in the way (the general path decides).
     #[inline]
     fn read_owner(&self, v: *mut Version) -> Option<Vec<Value>> {
-        let n = self.len;
+        let n = self.len();
         let mut raw = [Raw {
             tag: EMPTY,
             bits: 0,
@@ -419,7 +433,7 @@ impl Master {
     }
 
     fn read_slow(&self, v: *mut Version) -> Vec<Value> {
-        let n = self.len;
+        let n = self.len();
         let mut raw: Vec<Raw> = Vec::with_capacity(n);
         let mut over: Vec<Option<&Value>> = Vec::with_capacity(n);
         let mut attempt = 0u32;
@@ -445,8 +459,8 @@ impl Master {
     /// does not reach `v` (GC cut it, or its writer undid or replaced it),
     /// where `read` would wait for good. Waits only while writers move.
     pub fn read_if_reachable(&self, v: *mut Version) -> Option<Vec<Value>> {
-        let mut raw = Vec::with_capacity(self.len);
-        let mut over = Vec::with_capacity(self.len);
+        let mut raw = Vec::with_capacity(self.len());
+        let mut over = Vec::with_capacity(self.len());
         loop {
             let s1 = self.seq.load(Acquire);
             if s1 & 1 == 0 {
@@ -478,7 +492,7 @@ impl Master {
         raw: &mut Vec<Raw>,
         over: &mut Vec<Option<&'a Value>>,
     ) -> Option<Vec<Value>> {
-        let n = self.len;
+        let n = self.len();
         let s1 = self.seq.load(Acquire);
         if s1 & 1 == 1 && !broken(Break::SeqlockNoRecheck) {
             return None;
@@ -654,8 +668,9 @@ impl Master {
         }
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
-        self.len
+        self.len as usize
     }
 }
 
@@ -688,8 +703,8 @@ impl WriteSection<'_> {
         c.bits.store(0, Relaxed);
         // SAFETY: the cell gave up the value (it is empty now).
         let v = unsafe { decode_owned(r) };
-        if let Some(x) = &v {
-            crate::storage::meter::released(x.heap_bytes());
+        if let Some(x) = v.as_ref().filter(|_| self.m.gauged.on()) {
+            self.m.gauged.released(x.heap_bytes());
         }
         v
     }
@@ -704,7 +719,9 @@ impl WriteSection<'_> {
     /// Fills the empty cell `i`.
     pub fn put(&mut self, i: usize, v: Value) {
         debug_assert!(self.is_empty(i));
-        crate::storage::meter::held(v.heap_bytes());
+        if self.m.gauged.on() {
+            self.m.gauged.held(v.heap_bytes());
+        }
         let r = encode(v);
         let c = &self.m.cells()[i];
         c.tag.store(r.tag, Relaxed);
@@ -785,14 +802,18 @@ impl Drop for WriteSection<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::Alloc;
 
     /// A reader never accepts a master while a writer is inside its write
     /// section, on either read path, and accepts it again after.
     #[test]
     fn a_reader_refuses_a_master_inside_a_write_section() {
         let guard = crossbeam_epoch::pin();
-        let m = Master::with_row(vec![Value::Int(1), Value::from("a"), Value::Int(1)]);
-        let v = Version::alloc_in_place(None, 1, m, std::ptr::null_mut());
+        let m = Master::with_row(
+            vec![Value::Int(1), Value::from("a"), Value::Int(1)],
+            Gauged::OFF,
+        );
+        let v = Version::alloc_in_place(Alloc::PLAIN, 1, m, std::ptr::null_mut());
         // SAFETY: both ours, freed at the end.
         let r = unsafe { &*m };
         let mut sec = r.write();

@@ -59,9 +59,8 @@ pub use record::{retire_record, Dest, Record, RecordBox};
 
 use super::append_only::carry;
 use super::chain::{self, Newest, Span, Survivor, Versions};
-use super::space::SpaceSet;
 use super::version::Version;
-use super::{NewRow, PrunePlan, Store, VersionStore};
+use super::{Alloc, NewRow, PrunePlan, Store, VersionStore};
 use crate::options::{NonInline, VersionStorage};
 use crate::sync::atomic::{AtomicPtr, Ordering};
 use crate::value::Value;
@@ -324,17 +323,17 @@ pub(crate) fn write_over<R: Records>(
     tid: u64,
     key: Option<Vec<Value>>,
     change: Change<'_>,
-    sp: Option<&SpaceSet>,
+    at: Alloc<'_>,
     non_inline: NonInline,
 ) -> *mut Version {
     // SAFETY: the master lives as long as its row.
     let mr = unsafe { &*m };
     let (v, rec) = if live(prev) {
         let shape = R::shape(&change, |i, x| mr.differs(i, x));
-        let (v, room) = Version::alloc_in_place_over(sp, tid, m, prev, key, shape.layout(mr.len()));
-        (v, Some((shape, Dest::Block(room))))
+        let (v, room) = Version::alloc_in_place_over(at, tid, m, prev, key, shape.layout(mr.len()));
+        (v, Some((shape, Dest::Block(room, *at.gauged))))
     } else {
-        (alloc_version(sp, tid, m, key, prev), None)
+        (alloc_version(at, tid, m, key, prev), None)
     };
     let mut sec = mr.write();
     overwrite(&mut sec, prev, change, rec, R::PLACE, non_inline);
@@ -362,7 +361,7 @@ pub fn install<R: Records>(
         tid,
         None,
         Change::Row(image),
-        None,
+        Alloc::PLAIN,
         NonInline::Shared,
     )
 }
@@ -373,16 +372,16 @@ pub fn install<R: Records>(
 /// the aborted image, the master has no owner (no version's image is in
 /// the cells), and the next write over `prev` fills them
 /// ([`install_over_copy`]). The copy lies in `own`'s block, which goes:
-/// `prev` gets one of its own first ([`rehome`], from `sp`). The caller
+/// `prev` gets one of its own first ([`rehome`], from `at`). The caller
 /// holds `prev`'s lock.
 pub fn toggle_back(
     slot: &AtomicPtr<Version>,
     m: &Master,
     prev: *mut Version,
-    sp: Option<&SpaceSet>,
+    at: Alloc<'_>,
     guard: &Guard,
 ) {
-    rehome(prev, sp);
+    rehome(prev, at);
     let mut sec = m.write();
     // No reader takes the cells for `prev`: it reads its full copy (first,
     // or after the master failed it: `own_copy`), and nobody but its
@@ -394,9 +393,9 @@ pub fn toggle_back(
 
 /// Gives `v` (pinned by the caller, alive) a record of its own in place of
 /// one it borrows from the block of the version above it, which is about
-/// to leave the chain (see [`record`]): a copy from `sp`, with the same
+/// to leave the chain (see [`record`]): a copy from `at`, with the same
 /// place tag. The old one is not retired: it goes with its block.
-pub(crate) fn rehome(v: *mut Version, sp: Option<&SpaceSet>) {
+pub(crate) fn rehome(v: *mut Version, at: Alloc<'_>) {
     // SAFETY: per the contract.
     let Some(ext) = unsafe { v.as_ref() }.and_then(Version::ext) else {
         return;
@@ -408,7 +407,7 @@ pub(crate) fn rehome(v: *mut Version, sp: Option<&SpaceSet>) {
     // SAFETY: the block holding it is alive until after the version above
     // leaves (it is retired through the epoch).
     let r = unsafe { &*record::word::untag(w) };
-    ext.swap_record(RecordBox::copy(sp, r).into_raw());
+    ext.swap_record(RecordBox::copy(at, r).into_raw());
 }
 
 /// SIRO: a write over `prev` whose image is its in-row copy (after a
@@ -427,7 +426,7 @@ pub(crate) fn install_over_copy(
         NewRow::Tombstone(k) => Some(k.clone()),
         _ => None,
     };
-    let v = alloc_version(s.spaces.as_deref(), tid, m, key, prev);
+    let v = alloc_version(s.alloc(), tid, m, key, prev);
     // SAFETY: `prev` is locked by us and alive.
     let img = image(s, unsafe { &*prev }, row);
     let guard = epoch::pin();
@@ -447,7 +446,7 @@ pub(crate) fn install_over_copy(
 
 /// Replaces our own uncommitted `own` (which overwrote `prev`) by `new`:
 /// restore, then overwrite again with `change` (a whole row, or a delete),
-/// in one write section. `prev`'s new record is one of its own, from `sp`.
+/// in one write section. `prev`'s new record is one of its own, from `at`.
 #[allow(clippy::too_many_arguments)]
 fn reinstall<R: Records>(
     slot: &AtomicPtr<Version>,
@@ -455,7 +454,7 @@ fn reinstall<R: Records>(
     prev: *mut Version,
     new: *mut Version,
     change: Change<'_>,
-    sp: Option<&SpaceSet>,
+    at: Alloc<'_>,
     non_inline: NonInline,
     guard: &Guard,
 ) {
@@ -463,7 +462,7 @@ fn reinstall<R: Records>(
     restore(&mut sec, prev, guard);
     let rec = live(prev).then(|| {
         let shape = R::shape(&change, |i, x| sec.differs(i, x));
-        (shape, Dest::Own(sp))
+        (shape, Dest::Own(at))
     });
     overwrite(&mut sec, prev, change, rec, R::PLACE, non_inline);
     sec.set_owner(new);
@@ -511,7 +510,7 @@ impl<R: Records> VersionStore for InPlace<R> {
         let mut m = master_of(prev);
         if m.is_null() {
             // Insert over an MVTO ghost: the row gets its first master.
-            m = Master::new(s.columns);
+            m = Master::new(s.columns, s.gauged);
         }
         let (change, key) = Change::of(row);
         write_over::<R>(
@@ -521,7 +520,7 @@ impl<R: Records> VersionStore for InPlace<R> {
             tid,
             key,
             change,
-            s.spaces.as_deref(),
+            s.alloc(),
             s.non_inline,
         )
     }
@@ -540,8 +539,8 @@ impl<R: Records> VersionStore for InPlace<R> {
             NewRow::Tombstone(k) => Some(k.clone()),
             _ => None,
         };
-        let sp = s.spaces.as_deref();
-        let v = alloc_version(sp, tid, m, key, prev);
+        let at = s.alloc();
+        let v = alloc_version(at, tid, m, key, prev);
         // SAFETY: our own version is alive.
         let change = match image(s, unsafe { &*own }, row) {
             Some(r) => Change::Row(r),
@@ -554,7 +553,7 @@ impl<R: Records> VersionStore for InPlace<R> {
             prev,
             v,
             change,
-            sp,
+            at,
             s.non_inline,
             guard,
         );
@@ -573,8 +572,8 @@ impl<R: Records> VersionStore for InPlace<R> {
     }
 
     fn publish_fresh(s: &Store, tuple: u64, tid: u64, row: Vec<Value>) -> *mut Version {
-        let m = Master::with_row(row);
-        let v = Version::alloc_in_place(s.spaces.as_deref(), tid, m, ptr::null_mut());
+        let m = Master::with_row(row, s.gauged);
+        let v = Version::alloc_in_place(s.alloc(), tid, m, ptr::null_mut());
         // SAFETY: fresh, unshared.
         let mut sec = unsafe { &*m }.write();
         sec.set_owner(v);
@@ -589,7 +588,7 @@ impl<R: Records> VersionStore for InPlace<R> {
         unsafe {
             let m = master_of(v);
             // (A fresh version: a header, no values, no record.)
-            super::meter::retired(Version::gauge_bytes(v, (*v).len_word()).0);
+            super::meter::retired(Version::gauge_bytes(v, (*v).len_word(), s.gauged).0);
             Version::free(v);
             Master::into_values(m)
         }
@@ -609,12 +608,13 @@ impl<R: Records> VersionStore for InPlace<R> {
         match plan {
             // The tail's records go with their versions; the survivor's own
             // record is relative to its newer neighbour, which stays.
-            PrunePlan::OlderThan(keep) => super::append_only::cut_below(keep, guard),
+            PrunePlan::OlderThan(keep) => super::append_only::cut_below(keep, s.gauged, guard),
             PrunePlan::Versions(victims) => chain::remove(
                 s.rows.slot(tuple),
                 victims,
                 Newest::First,
-                |run, kept| merge_records(run, kept, s.spaces.as_deref(), guard),
+                |run, kept| merge_records(run, kept, s.alloc(), guard),
+                s.gauged,
                 guard,
             ),
         }
@@ -647,9 +647,9 @@ fn covers(own: &Record, run: &[&Record]) -> bool {
 /// The merged record is swapped in before the run is unlinked: a reader
 /// that reaches `kept` without the run finds it; one inside the run
 /// applies the run's records and then the merged one, which sets every
-/// attribute to the same values again. The merged record comes from `sp`,
+/// attribute to the same values again. The merged record comes from `at`,
 /// the database's memory spaces (the collecting thread's space).
-fn merge_records(run: &[*mut Version], kept: *mut Version, sp: Option<&SpaceSet>, guard: &Guard) {
+fn merge_records(run: &[*mut Version], kept: *mut Version, at: Alloc<'_>, guard: &Guard) {
     // SAFETY: pinned; `kept` and the run are alive (the caller is the
     // row's collector).
     let Some(k) = (unsafe { kept.as_ref() }) else {
@@ -670,7 +670,7 @@ fn merge_records(run: &[*mut Version], kept: *mut Version, sp: Option<&SpaceSet>
     if own_rec.is_full() {
         // Stands alone; but if it lies in the block of the run's oldest
         // version, it must move out before that block goes.
-        rehome(kept, sp);
+        rehome(kept, at);
         return;
     }
     // SAFETY: as above; a tombstone in the run has no record (the version
@@ -686,7 +686,7 @@ fn merge_records(run: &[*mut Version], kept: *mut Version, sp: Option<&SpaceSet>
                 r.apply_to(&mut row);
             }
             own_rec.apply_to(&mut row);
-            RecordBox::full(sp, row)
+            RecordBox::full(at, row)
         }
         None if covers(own_rec, &recs) => {
             // `kept`'s own record sets every attribute the run's do, and it
@@ -694,7 +694,7 @@ fn merge_records(run: &[*mut Version], kept: *mut Version, sp: Option<&SpaceSet>
             // long reader whose updaters keep setting the same attributes,
             // every prune is this case: no new record, nothing to retire,
             // unless the record lies in the run's block and moves out.)
-            rehome(kept, sp);
+            rehome(kept, at);
             return;
         }
         None => {
@@ -726,9 +726,9 @@ fn merge_records(run: &[*mut Version], kept: *mut Version, sp: Option<&SpaceSet>
                 // instead of re-sorting the whole row each time (under a
                 // long reader every update's predecessor merges into the
                 // reader's version).
-                RecordBox::full(sp, vals)
+                RecordBox::full(at, vals)
             } else {
-                RecordBox::delta(sp, &cols, vals)
+                RecordBox::delta(at, &cols, vals)
             }
         }
     };
@@ -871,21 +871,22 @@ fn writer_row(base: &Version) -> Vec<Value> {
 /// An in-place version (a tombstone holding `key`, if given) of the row
 /// whose master is `m`, with no record in its block.
 fn alloc_version(
-    sp: Option<&SpaceSet>,
+    at: Alloc<'_>,
     tid: u64,
     m: *mut Master,
     key: Option<Vec<Value>>,
     next: *mut Version,
 ) -> *mut Version {
     match key {
-        Some(k) => Version::alloc_tombstone_in_place(sp, tid, k, m, next),
-        None => Version::alloc_in_place(sp, tid, m, next),
+        Some(k) => Version::alloc_tombstone_in_place(at, tid, k, m, next),
+        None => Version::alloc_in_place(at, tid, m, next),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::meter::Gauged;
 
     /// Merging a run's delta records into the kept version's: later
     /// records win, and a merge that covers every attribute is stored as
@@ -893,9 +894,9 @@ mod tests {
     #[test]
     fn merged_records_become_full_once_they_cover_the_row() {
         let guard = crossbeam_epoch::pin();
-        let m = Master::with_row(vec![Value::Int(9), Value::Int(9), Value::Int(9)]);
-        let kept = Version::alloc_in_place(None, 1, m, std::ptr::null_mut());
-        let run = Version::alloc_in_place(None, 2, m, kept);
+        let m = Master::with_row(vec![Value::Int(9); 3], Gauged::OFF);
+        let kept = Version::alloc_in_place(Alloc::PLAIN, 1, m, std::ptr::null_mut());
+        let run = Version::alloc_in_place(Alloc::PLAIN, 2, m, kept);
         let set = |v: *mut Version, r: RecordBox| {
             // SAFETY: ours, alive until the end of the test.
             let ext = unsafe { &*v }.ext().unwrap();
@@ -912,19 +913,25 @@ mod tests {
         };
         // A run whose attributes kept's own record sets: nothing to merge,
         // the record stays (no new one, nothing retired).
-        set(run, RecordBox::delta(None, &[1], vec![Value::Int(7)]));
-        set(kept, RecordBox::delta(None, &[1], vec![Value::Int(2)]));
+        set(
+            run,
+            RecordBox::delta(Alloc::PLAIN, &[1], vec![Value::Int(7)]),
+        );
+        set(
+            kept,
+            RecordBox::delta(Alloc::PLAIN, &[1], vec![Value::Int(2)]),
+        );
         // SAFETY: ours, alive until the end of the test.
         let before = unsafe { &*kept }.ext().unwrap().record();
-        merge_records(&[run], kept, None, &guard);
+        merge_records(&[run], kept, Alloc::PLAIN, &guard);
         let after = unsafe { &*kept }.ext().unwrap().record();
         assert_eq!(after, before, "no new record");
         assert_eq!(record(kept).vals(), &[Value::Int(2)][..]);
         set(
             run,
-            RecordBox::delta(None, &[0, 1], vec![Value::Int(1), Value::Int(1)]),
+            RecordBox::delta(Alloc::PLAIN, &[0, 1], vec![Value::Int(1), Value::Int(1)]),
         );
-        merge_records(&[run], kept, None, &guard);
+        merge_records(&[run], kept, Alloc::PLAIN, &guard);
         let r = record(kept);
         assert!(!r.is_full(), "two of three attributes");
         assert_eq!(r.cols(), Some(&[0, 1][..]));
@@ -933,8 +940,11 @@ mod tests {
             &[Value::Int(1), Value::Int(2)][..],
             "kept's own wins"
         );
-        set(run, RecordBox::delta(None, &[2], vec![Value::Int(3)]));
-        merge_records(&[run], kept, None, &guard);
+        set(
+            run,
+            RecordBox::delta(Alloc::PLAIN, &[2], vec![Value::Int(3)]),
+        );
+        merge_records(&[run], kept, Alloc::PLAIN, &guard);
         let r = record(kept);
         assert!(r.is_full(), "every attribute: the image");
         assert_eq!(

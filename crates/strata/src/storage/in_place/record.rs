@@ -44,8 +44,10 @@
 //! the block of the version directly above, and every record is freed
 //! exactly once, by its owner, to the allocator it came from.
 
+use crate::storage::meter::Gauged;
 use crate::storage::reclaim::defer_free;
-use crate::storage::space::{self, SpaceSet};
+use crate::storage::space;
+use crate::storage::Alloc;
 use crate::value::Value;
 use crossbeam_epoch::Guard;
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
@@ -354,27 +356,28 @@ unsafe impl Send for RecordBox {}
 unsafe impl Sync for RecordBox {}
 
 impl RecordBox {
-    /// A full record holding `vals`; `sp`: the database's memory spaces.
-    pub fn full(sp: Option<&SpaceSet>, vals: Vec<Value>) -> RecordBox {
+    /// A full record holding `vals`; `at`: the table's memory spaces and
+    /// gauge flag (`Store::alloc`).
+    pub fn full(at: Alloc<'_>, vals: Vec<Value>) -> RecordBox {
         let mut it = vals.into_iter();
-        Self::full_with(sp, it.len(), |_| it.next().expect("exactly len values"))
+        Self::full_with(at, it.len(), |_| it.next().expect("exactly len values"))
     }
 
     /// A full record of `len` values, value `i` made by `value(i)` (no
     /// temporary row).
     pub fn full_with(
-        sp: Option<&SpaceSet>,
+        at: Alloc<'_>,
         len: usize,
         mut value: impl FnMut(usize) -> Value,
     ) -> RecordBox {
-        Self::new(sp, len, true, 0, |i| (0, value(i), true))
+        Self::new(at, len, true, 0, |i| (0, value(i), true))
     }
 
     /// A delta record: old value `vals[i]` of attribute `cols[i]` (sorted).
-    pub fn delta(sp: Option<&SpaceSet>, cols: &[u32], vals: Vec<Value>) -> RecordBox {
+    pub fn delta(at: Alloc<'_>, cols: &[u32], vals: Vec<Value>) -> RecordBox {
         debug_assert_eq!(cols.len(), vals.len());
         let mut it = vals.into_iter();
-        Self::new(sp, cols.len(), false, 0, |i| {
+        Self::new(at, cols.len(), false, 0, |i| {
             (cols[i], it.next().expect("one value per attribute"), true)
         })
     }
@@ -382,13 +385,13 @@ impl RecordBox {
     /// A record of its own holding what `r` holds (the values shared),
     /// counting the payload `r` counts: it takes `r`'s place, and `r`,
     /// in a block, goes with that block (each releases its own).
-    pub fn copy(sp: Option<&SpaceSet>, r: &Record) -> RecordBox {
+    pub fn copy(at: Alloc<'_>, r: &Record) -> RecordBox {
         let vals = r.vals();
         let b = match r.cols() {
-            None => Self::new(sp, vals.len(), true, r.payload, |i| {
+            None => Self::new(at, vals.len(), true, r.payload, |i| {
                 (0, vals[i].clone(), false)
             }),
-            Some(cols) => Self::new(sp, cols.len(), false, r.payload, |i| {
+            Some(cols) => Self::new(at, cols.len(), false, r.payload, |i| {
                 (cols[i], vals[i].clone(), false)
             }),
         };
@@ -398,14 +401,14 @@ impl RecordBox {
     /// See [`write_record`] for `payload` and `cell`.
     #[inline]
     fn new(
-        sp: Option<&SpaceSet>,
+        at: Alloc<'_>,
         len: usize,
         full: bool,
         payload: u32,
         cell: impl FnMut(usize) -> (u32, Value, bool),
     ) -> RecordBox {
         let l = layout(len, full);
-        let (p, shift) = match sp.and_then(|s| s.alloc_record(l.size())) {
+        let (p, shift) = match at.spaces.and_then(|s| s.alloc_record(l.size())) {
             Some((p, shift)) => (p.as_ptr() as *mut Record, shift),
             // SAFETY: non-zero size (the header); failure is checked below.
             None => (unsafe { alloc(l) } as *mut Record, 0),
@@ -417,7 +420,18 @@ impl RecordBox {
         // SAFETY: a fresh allocation of `l` (a space slot is at least
         // `l.size()` bytes and 16-byte aligned, more than the layout's 8).
         // At most log2(MAX_INCREMENT) (asserted above).
-        unsafe { write_record(p.as_ptr(), len, full, 0, shift as u8, payload, cell) };
+        unsafe {
+            write_record(
+                p.as_ptr(),
+                len,
+                full,
+                0,
+                shift as u8,
+                payload,
+                *at.gauged,
+                cell,
+            )
+        };
         RecordBox(p)
     }
 
@@ -449,11 +463,12 @@ impl RecordBox {
 
 /// Writes a record of `len` values (`full`, or a delta with attribute
 /// numbers) at `p`, the `i`-th (attribute number, value, whether the
-/// record counts its payload) made by `cell(i)`, numbers ascending. The
-/// record counts `payload` bytes and the payloads of the values `cell`
-/// says it counts (`storage::meter::held`): a value moved out of the
-/// master's cells, or a copy of its own; not one it shares with a cell
-/// that keeps it.
+/// record counts its payload) made by `cell(i)`, numbers ascending. When
+/// `gauged` (its table's flag), the record counts `payload` bytes and the
+/// payloads of the values `cell` says it counts (`storage::meter`): a
+/// value moved out of the master's cells, or a copy of its own; not one it
+/// shares with a cell that keeps it. It stores what it counted (none
+/// without the gauge), which is what it gives back when it goes.
 ///
 /// # Safety
 /// `p` is writable for [`layout`]`(len, full)` bytes, aligned for it, and
@@ -461,6 +476,7 @@ impl RecordBox {
 /// not panic; if one did, the record would leak, never be read half-built
 /// (it is unshared).
 #[inline]
+#[allow(clippy::too_many_arguments)]
 unsafe fn write_record(
     p: *mut Record,
     len: usize,
@@ -468,6 +484,7 @@ unsafe fn write_record(
     place: u8,
     shift: u8,
     payload: u32,
+    gauged: Gauged,
     mut cell: impl FnMut(usize) -> (u32, Value, bool),
 ) {
     let len32 = u32::try_from(len).expect("row too wide");
@@ -487,12 +504,12 @@ unsafe fn write_record(
         let vals = Record::vals_ptr(p);
         let cols = Record::cols_ptr(p, len);
         let mut heap = false;
-        let mut counted = payload as usize;
+        let mut counted = if gauged.on() { payload as usize } else { 0 };
         for i in 0..len {
             let (c, v, counts) = cell(i);
             if v.has_heap() {
                 heap = true;
-                if counts {
+                if counts && gauged.on() {
                     counted += v.heap_bytes();
                 }
             }
@@ -505,7 +522,7 @@ unsafe fn write_record(
         (*p).heap = heap;
         let counted = u32::try_from(counted).unwrap_or(u32::MAX);
         (*p).payload = counted;
-        crate::storage::meter::held(counted as usize);
+        gauged.held(counted as usize);
     }
 }
 
@@ -514,11 +531,11 @@ unsafe fn write_record(
 #[derive(Clone, Copy)]
 pub enum Dest<'a> {
     /// The record slot of the new version's block
-    /// (`Version::alloc_in_place_over`), sized for exactly this record.
-    Block(*mut Record),
-    /// A [`RecordBox`] from these memory spaces (None: the global
-    /// allocator).
-    Own(Option<&'a SpaceSet>),
+    /// (`Version::alloc_in_place_over`), sized for exactly this record;
+    /// the flag that block was allocated under.
+    Block(*mut Record, Gauged),
+    /// A [`RecordBox`] allocated so.
+    Own(Alloc<'a>),
 }
 
 impl Dest<'_> {
@@ -537,12 +554,12 @@ impl Dest<'_> {
         cell: impl FnMut(usize) -> (u32, Value, bool),
     ) -> *mut Record {
         match self {
-            Dest::Block(p) => {
+            Dest::Block(p, gauged) => {
                 // SAFETY: per the contract.
-                unsafe { write_record(p, len, full, place, IN_BLOCK, 0, cell) };
+                unsafe { write_record(p, len, full, place, IN_BLOCK, 0, gauged, cell) };
                 word::embedded(p)
             }
-            Dest::Own(sp) => RecordBox::new(sp, len, full, 0, cell)
+            Dest::Own(at) => RecordBox::new(at, len, full, 0, cell)
                 .placed(place)
                 .into_raw(),
         }
@@ -575,8 +592,8 @@ pub fn retire_record(r: *mut Record, guard: &Guard) {
     }
     // SAFETY: an own record, alive until the deferred free below.
     crate::storage::meter::retired(unsafe { layout_of(r) }.size());
-    // SAFETY: as above.
-    crate::storage::meter::released(unsafe { (*r).payload() });
+    // SAFETY: as above. (What it stored is what it counted.)
+    crate::storage::meter::give_back(unsafe { (*r).payload() });
     // SAFETY: the record was unlinked by a swap (no new reader can load it)
     // and is retired once; it came from RecordBox::into_raw. The deferred
     // free frees it to its own allocator, a space or the global one (see
@@ -600,17 +617,20 @@ mod tests {
     #[test]
     fn records_are_freed_to_the_allocator_they_came_from() {
         let inc = space::MIN_INCREMENT;
-        let set = SpaceSet::new(1, inc);
+        let set = space::SpaceSet::new(1, inc);
+        let at = Alloc {
+            spaces: Some(&set),
+            gauged: &Gauged::OFF,
+        };
         let text = Text::new("old");
-        let full = RecordBox::full(Some(&set), vec![Value::Int(1), Value::Text(text.clone())]);
+        let full = RecordBox::full(at, vec![Value::Int(1), Value::Text(text.clone())]);
         assert!(full.is_full());
         assert_eq!(full.shift, inc.trailing_zeros() as u8);
         assert_eq!(
             full.full_values(),
             &[Value::Int(1), Value::Text(text.clone())][..]
         );
-        let delta =
-            RecordBox::delta(Some(&set), &[0, 2], vec![Value::Int(7), Value::Null]).placed(3);
+        let delta = RecordBox::delta(at, &[0, 2], vec![Value::Int(7), Value::Null]).placed(3);
         assert_eq!(
             (delta.cols(), delta.vals()),
             (Some(&[0, 2][..]), &[Value::Int(7), Value::Null][..])
@@ -643,14 +663,14 @@ mod tests {
         assert_eq!((st.slots_in_use, st.free_slots), (1, 1), "{st:?}");
         assert_eq!(Text::strong_count(&text), 1, "the record's values dropped");
         // The freed slot is the next one of its class.
-        let again = RecordBox::full(Some(&set), vec![Value::Int(2), Value::Int(3)]);
+        let again = RecordBox::full(at, vec![Value::Int(2), Value::Int(3)]);
         assert_eq!(again.0.as_ptr(), p);
         assert_eq!(set.stats()[0].free_slots, 0);
         // No spaces, or a record too large for the largest class (inc / 8):
         // the global allocator, shift 0, not a slot.
-        let global = RecordBox::full(None, vec![Value::Int(1)]);
+        let global = RecordBox::full(Alloc::PLAIN, vec![Value::Int(1)]);
         assert_eq!(global.shift, 0);
-        let wide = RecordBox::full_with(Some(&set), inc / 8 / 16, |i| Value::Int(i as i64));
+        let wide = RecordBox::full_with(at, inc / 8 / 16, |i| Value::Int(i as i64));
         assert_eq!(wide.shift, 0);
         let st = set.stats()[0];
         assert_eq!((st.large_allocations, st.record_allocations), (1, 3));
