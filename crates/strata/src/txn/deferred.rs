@@ -74,6 +74,22 @@ pub(crate) enum DeferredRow {
 }
 
 impl Transaction {
+    /// `modify` under `WriteInstall::AtCommit`: a second write of a
+    /// buffered row installs the first (and then writes over our own
+    /// version eagerly); else [`Transaction::try_defer`]. Out of line, so
+    /// the eager update carries one test of a flag.
+    #[inline(never)]
+    pub(super) fn defer_write<P: Cc>(
+        &mut self,
+        ti: &TableInner,
+        ek: &EncodedKey,
+        tuple: u64,
+        row: &NewRow<'_>,
+    ) -> Result<bool> {
+        self.settle_tuple::<P>(ti, tuple)?;
+        Ok(self.try_defer::<P>(ti, ek, tuple, row))
+    }
+
     /// `modify`'s at-commit branch: buffers the write and returns true, or
     /// false to take the eager path (the row is absent, deleted, ours
     /// already, or the head fails the protocol's write check: the eager
