@@ -149,80 +149,64 @@ impl Transaction {
         true
     }
 
-    /// Whether `tuple` of `ti` has a buffered write.
-    #[inline]
-    fn deferred_at(&self, ti: &TableInner, tuple: u64) -> Option<usize> {
-        let t: *const TableInner = ti;
-        self.deferred
-            .iter()
-            .position(|d| d.table == t && d.tuple == tuple)
+    /// Whether any write is buffered. (The flag first: under Eager, a test
+    /// of a byte on the transaction's own line; this is on every read path.)
+    #[inline(always)]
+    fn has_deferred(&self) -> bool {
+        self.defer_writes && !self.deferred.is_empty()
     }
 
     /// Installs the buffered write of `tuple`, if there is one: before we
-    /// read the row or write it again. (Inline: the check is one test of
-    /// an empty buffer on every read path.)
+    /// read the row or write it again.
     #[inline(always)]
     pub(super) fn settle_tuple<P: Cc>(&mut self, ti: &TableInner, tuple: u64) -> Result<()> {
-        // (The flag first: under Eager, a test of a byte on the
-        // transaction's own line.)
-        if !self.defer_writes || self.deferred.is_empty() {
+        if !self.has_deferred() {
             return Ok(());
         }
-        match self.deferred_at(ti, tuple) {
-            Some(i) => {
-                let d = self.deferred.swap_remove(i);
-                self.settle::<P>(&d)
-            }
-            None => Ok(()),
-        }
+        let t: *const TableInner = ti;
+        self.settle_where::<P>(|d| d.table == t && d.tuple == tuple)
     }
 
     /// Installs our buffered writes of the row with key `ek` of `ti`: an
     /// insert of the key must find the key freed by a buffered delete.
     #[inline]
     pub(super) fn settle_key<P: Cc>(&mut self, ti: &TableInner, ek: &EncodedKey) -> Result<()> {
-        if !self.defer_writes || self.deferred.is_empty() {
+        if !self.has_deferred() {
             return Ok(());
         }
         let t: *const TableInner = ti;
-        while let Some(i) = self
-            .deferred
-            .iter()
-            .position(|d| d.table == t && d.ek == *ek)
-        {
-            let d = self.deferred.swap_remove(i);
-            self.settle::<P>(&d)?;
-        }
-        Ok(())
+        self.settle_where::<P>(|d| d.table == t && d.ek == *ek)
     }
 
     /// Installs every buffered write of table `ti` (rows apart: any order
     /// will do): before a scan or an index read of the table.
     #[inline]
     pub(super) fn settle_table<P: Cc>(&mut self, ti: &TableInner) -> Result<()> {
-        if !self.defer_writes || self.deferred.is_empty() {
+        if !self.has_deferred() {
             return Ok(());
         }
-        self.settle_table_slow::<P>(ti)
-    }
-
-    #[inline(never)]
-    fn settle_table_slow<P: Cc>(&mut self, ti: &TableInner) -> Result<()> {
         let t: *const TableInner = ti;
-        while let Some(i) = self.deferred.iter().position(|d| d.table == t) {
-            let d = self.deferred.swap_remove(i);
-            self.settle::<P>(&d)?;
-        }
-        Ok(())
+        self.settle_where::<P>(|d| d.table == t)
     }
 
     /// [`Transaction::settle_table`] through the protocol switch (for the
     /// read paths that are not generic over the protocol).
     pub(crate) fn settle_table_any(&mut self, ti: &TableInner) -> Result<()> {
-        if !self.defer_writes || self.deferred.is_empty() {
+        if !self.has_deferred() {
             return Ok(());
         }
-        with_cc!(self.db.protocol, P => self.settle_table_slow::<P>(ti))
+        with_cc!(self.db.protocol, P => self.settle_table::<P>(ti))
+    }
+
+    /// Installs every buffered write `pick` chooses (out of line: the
+    /// callers' inline part is the emptiness test).
+    #[inline(never)]
+    fn settle_where<P: Cc>(&mut self, pick: impl Fn(&Deferred) -> bool) -> Result<()> {
+        while let Some(i) = self.deferred.iter().position(&pick) {
+            let d = self.deferred.swap_remove(i);
+            self.settle::<P>(&d)?;
+        }
+        Ok(())
     }
 
     /// Installs every buffered write, in (table, tuple) order: the commit's
