@@ -1590,15 +1590,28 @@ fn pipelined_tickets_in_memory_and_after_a_log_failure() {
     let db = Database::open(opts(&d, SyncPolicy::GroupCommit, t)).unwrap();
     let kv = kv(&db);
     let mut tickets = Vec::new();
-    let refused = (0..10_000).find_map(|k| {
-        match db.run_pipelined(|x| x.insert(&kv, row![k, k, "some text to fill the log"])) {
-            Ok(((), t)) => {
-                tickets.push((k, t));
-                None
-            }
-            Err(e) => Some(e),
+    let insert =
+        |k: i64| db.run_pipelined(|x| x.insert(&kv, row![k, k, "some text to fill the log"]));
+    // 1,000 commits hold about eight times the budget, but all of them fit
+    // in the 16 MiB ring: whether the flusher wrote (and failed) before the
+    // last one is up to the scheduler (it had not, once, in CI). Waiting
+    // for the last ticket makes it write, so the next commit meets the
+    // failed log whichever way the run went.
+    let mut refused = (0..1_000).find_map(|k| match insert(k) {
+        Ok(((), t)) => {
+            tickets.push((k, t));
+            None
         }
+        Err(e) => Some(e),
     });
+    if refused.is_none() {
+        let (_, last) = tickets.last().unwrap();
+        assert!(
+            matches!(last.wait(), Err(Error::ReadOnly { .. })),
+            "1,000 commits fit in an 8 KiB log"
+        );
+        refused = insert(1_000).err();
+    }
     assert!(
         matches!(&refused, Some(Error::ReadOnly { .. })),
         "{refused:?}"
