@@ -14,7 +14,6 @@
 use crate::index::key::EncodedKey;
 use crate::storage::version::Version;
 use crate::table::TableInner;
-use thin_vec::ThinVec;
 
 /// A row written by this transaction.
 pub(crate) struct WriteEntry {
@@ -44,41 +43,21 @@ std::thread_local! {
     /// thread begins. Without it every read-write transaction allocated
     /// both sets and grew them a few times: about 1,000 instructions of a
     /// 10-operation YCSB transaction (docs/PERFORMANCE.md).
-    static STASH: std::cell::Cell<(ThinVec<WriteEntry>, Vec<ReadEntry>)> =
-        const { std::cell::Cell::new((ThinVec::new(), Vec::new())) };
-}
-
-/// Appends `e` to a write set. `ThinVec::push` is an out-of-line call
-/// (about 30 instructions a write); with room left, this is a store and
-/// a length update inline.
-#[inline(always)]
-pub(crate) fn push_write(set: &mut ThinVec<WriteEntry>, e: WriteEntry) {
-    let len = set.len();
-    if len < set.capacity() {
-        // SAFETY: `len < capacity` means the set has an allocation (the
-        // empty singleton has capacity 0) whose slot `len` is in bounds and
-        // uninitialised; it is written once, then counted by `set_len`,
-        // which is what `push` does (every write test exercises it).
-        unsafe {
-            set.as_mut_ptr().add(len).write(e);
-            set.set_len(len + 1);
-        }
-    } else {
-        set.push(e);
-    }
+    static STASH: std::cell::Cell<(Vec<WriteEntry>, Vec<ReadEntry>)> =
+        const { std::cell::Cell::new((Vec::new(), Vec::new())) };
 }
 
 /// Empty sets for a new transaction: the stashed ones when there are.
 #[inline]
-pub(crate) fn take_sets() -> (ThinVec<WriteEntry>, Vec<ReadEntry>) {
+pub(crate) fn take_sets() -> (Vec<WriteEntry>, Vec<ReadEntry>) {
     STASH
         .try_with(|s| s.take())
-        .unwrap_or_else(|_| (ThinVec::new(), Vec::new()))
+        .unwrap_or_else(|_| (Vec::new(), Vec::new()))
 }
 
 /// Gives a finished transaction's sets back to this thread's stash.
 #[inline]
-pub(crate) fn stash_sets(mut writes: ThinVec<WriteEntry>, mut reads: Vec<ReadEntry>) {
+pub(crate) fn stash_sets(mut writes: Vec<WriteEntry>, mut reads: Vec<ReadEntry>) {
     if writes.capacity() > STASH_CAPACITY || reads.capacity() > STASH_CAPACITY {
         return;
     }

@@ -68,6 +68,8 @@ impl Database {
             .time_breakdown
             .then(|| Arc::new(crate::breakdown::Breakdown::new(opts.max_open_transactions)));
         let backoff_kind = opts.backoff;
+        let deferred = (opts.write_install == crate::options::WriteInstall::AtCommit)
+            .then(|| crate::txn::Buffers::new(opts.max_open_transactions));
         let db = Database {
             inner: Arc::new(DbInner {
                 id: NEXT_DB_ID.fetch_add(1, SeqCst),
@@ -91,6 +93,7 @@ impl Database {
                 mvpbt_spill,
                 breakdown,
                 contention: crate::txn::contention::Regulator::new(backoff_kind),
+                deferred,
             }),
         };
         db.inner

@@ -68,6 +68,9 @@ pub(crate) struct DbInner {
     pub breakdown: Option<Arc<crate::breakdown::Breakdown>>,
     /// How retries wait (`Options::backoff`, `txn::contention`).
     pub contention: super::contention::Regulator,
+    /// `WriteInstall::AtCommit`: each TID slot's buffered writes (see
+    /// `txn::deferred`); `None` under Eager.
+    pub deferred: Option<super::deferred::Buffers>,
 }
 
 /// What a read-only open found, kept for `Database::recovery_report` (a

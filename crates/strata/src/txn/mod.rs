@@ -55,6 +55,7 @@ macro_rules! timed {
 pub(crate) use timed;
 
 pub(crate) use db_inner::{DbInner, ReadOnlyOpen};
+pub(crate) use deferred::Buffers;
 
 use crate::breakdown::Component;
 use crate::cc::{predicate::ScanEntry, with_cc, Cc, ReadEntry, Txn as _, TxnCc, WriteEntry};
@@ -101,17 +102,17 @@ pub struct Transaction {
     /// component. A flag here, so that off, a region costs one test of a
     /// byte on the transaction's own line.
     timing: bool,
-    /// `WriteInstall::AtCommit`: updates and deletes are buffered in
-    /// `deferred` and installed at commit (see `deferred`).
-    defer_writes: bool,
+    /// `WriteInstall::AtCommit`: updates and deletes are buffered in our
+    /// slot's buffer and installed at commit; and whether it holds any
+    /// (see `deferred`).
+    defer: deferred::Defer,
     /// With the write-ahead log: the largest commit stamp among the
     /// versions our point reads returned (0: none; `UNKNOWN_READS`: a read
     /// whose source cannot be named, a scan or a key read as absent). A
     /// commit that wrote nothing waits only for the log to cover it (see
     /// `Log::reader_lsn`).
     pub(crate) read_stamp: u64,
-    /// (A `ThinVec`, one word: see `scans`.)
-    pub(crate) writes: ThinVec<WriteEntry>,
+    pub(crate) writes: Vec<WriteEntry>,
     pub(crate) reads: Vec<ReadEntry>,
     /// Predicate reads (range scans, absent keys). This and `sec_writes`
     /// are one-word `ThinVec`s: most transactions leave them empty, and
@@ -121,8 +122,6 @@ pub struct Transaction {
     pub(crate) scans: ThinVec<ScanEntry>,
     /// Secondary index entries this transaction added (see `crate::index`).
     pub(crate) sec_writes: crate::index::SecWrites,
-    /// Writes buffered to be installed at commit (`deferred`).
-    deferred: ThinVec<deferred::Deferred>,
     /// The protocol's own per-transaction state (`Cc::State`).
     pub(crate) cc: TxnCc,
 }
@@ -217,7 +216,7 @@ impl Transaction {
         db.tids.set_snapshot(tid, ts);
         let cc = P::new_state(tid, ts, read_only);
         let (writes, reads) = if read_only {
-            (ThinVec::new(), Vec::new())
+            (Vec::new(), Vec::new())
         } else {
             crate::cc::sets::take_sets()
         };
@@ -226,8 +225,11 @@ impl Transaction {
             Some(l) => (true, l.per_operation()),
         };
         let timing = began.is_some();
-        let defer_writes =
-            !read_only && db.opts.write_install == crate::options::WriteInstall::AtCommit;
+        let defer = if !read_only && db.deferred.is_some() {
+            deferred::Defer::Empty
+        } else {
+            deferred::Defer::Off
+        };
         Ok(Transaction {
             db,
             tid,
@@ -239,13 +241,12 @@ impl Transaction {
             logged,
             log_ops,
             timing,
-            defer_writes,
+            defer,
             read_stamp: 0,
             writes,
             reads,
             scans: ThinVec::new(),
             sec_writes: ThinVec::new(),
-            deferred: ThinVec::new(),
             cc,
         })
     }
@@ -627,16 +628,13 @@ impl Transaction {
             ) {
                 Ok(()) => {
                     self.count_index_writes(1);
-                    crate::cc::sets::push_write(
-                        &mut self.writes,
-                        WriteEntry {
-                            table: ti,
-                            tuple,
-                            new: v,
-                            old: ptr::null_mut(),
-                            index_key: Some(ek.clone()),
-                        },
-                    );
+                    self.writes.push(WriteEntry {
+                        table: ti,
+                        tuple,
+                        new: v,
+                        old: ptr::null_mut(),
+                        index_key: Some(ek.clone()),
+                    });
                     if let Err(e) = self.sec_after_install::<P>(ti, tuple, ptr::null_mut(), v) {
                         // Undo the insert as rollback would (secondary
                         // entries are gone already).
@@ -770,7 +768,10 @@ impl Transaction {
                 None => return Err(not_found()),
             },
         };
-        if self.defer_writes && found.is_some() && self.defer_write::<P>(ti, &ek, tuple, &row)? {
+        if self.defer != deferred::Defer::Off
+            && found.is_some()
+            && self.defer_write::<P>(ti, &ek, tuple, &row)?
+        {
             return Ok(());
         }
         self.write_tuple::<P>(ti, &ek, found.as_ref(), tuple, row, &guard, not_found)
@@ -877,16 +878,13 @@ impl Transaction {
         // it before we commit.
         let h = unsafe { &*head };
         h.end.store(TID_MARK | self.tid, SeqCst);
-        crate::cc::sets::push_write(
-            &mut self.writes,
-            WriteEntry {
-                table: ti,
-                tuple,
-                new: v,
-                old: head,
-                index_key,
-            },
-        );
+        self.writes.push(WriteEntry {
+            table: ti,
+            tuple,
+            new: v,
+            old: head,
+            index_key,
+        });
         if self.log_ops {
             self.log_op(self.writes.len() - 1, false);
         }
@@ -1069,7 +1067,7 @@ impl Transaction {
         // the commit is the eager one (`deferred`). (Before the commit
         // stamp: a snapshot that includes the stamp must find them.)
         let settle_late = crate::sync::broken(crate::sync::Break::SettleAfterCommitStamp);
-        if self.defer_writes && !self.deferred.is_empty() && !settle_late {
+        if self.has_deferred() && !settle_late {
             timed!(self, VersionInstall, self.settle_all::<P>())?;
         }
         if self.read_only || (self.writes.is_empty() && P::read_only_commit_is_safe(&self)) {
@@ -1126,7 +1124,7 @@ impl Transaction {
             }
             None => P::commit_ts(&self),
         };
-        if settle_late && !self.deferred.is_empty() {
+        if settle_late && self.has_deferred() {
             self.settle_all::<P>()?;
         }
         self.db.tids.set_committing(self.tid, cts);
@@ -1349,10 +1347,10 @@ impl Transaction {
     fn finish(&mut self) {
         self.active = false;
         self.reads.clear();
-        if self.defer_writes && self.deferred.capacity() != 0 {
+        if self.has_deferred() {
             // (Rolled back with writes still buffered: they were never
-            // made.)
-            self.stash_deferred();
+            // made; the slot's next occupant finds its buffer empty.)
+            self.drop_deferred();
         }
         // (ThinVec's clear is an out-of-line call even when empty, as these
         // two nearly always are: ~40 instructions per transaction.)
