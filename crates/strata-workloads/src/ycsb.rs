@@ -508,6 +508,11 @@ impl StrataYcsb {
         })
     }
 
+    // (Always inline: as an engine's functions grow, LLVM's choice for
+    // this closure flips, and the harness's own instructions moved by
+    // ~100 a transaction with it, which callgrind comparisons of engine
+    // builds then misread as the engine's.)
+    #[inline(always)]
     fn run_ops<const PROJECT: bool>(
         &self,
         cfg: &YcsbConfig,

