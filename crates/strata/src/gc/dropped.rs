@@ -149,7 +149,9 @@ impl DroppedTables {
 /// What the memory gauge counted for a table's rows (their blocks and
 /// payloads, `storage::row_gauge_bytes`) and its primary index's entries:
 /// walked once, before the table goes. (Its secondary indexes give theirs
-/// back themselves, when they are freed: `SecondaryIndex`'s drop.)
+/// back themselves, when they are freed: `SecondaryIndex`'s drop, with
+/// the table, since no list of them outlives it: `TableIndexes`'s drop
+/// frees the lists DDL replaced too, however far behind the epoch is.)
 fn footprint(t: &TableInner) -> u64 {
     let _guard = crossbeam_epoch::pin();
     let mut bytes = 0;

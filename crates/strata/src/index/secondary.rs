@@ -317,6 +317,10 @@ pub(crate) struct TableIndexes {
     /// Replaced as a whole by DDL; writers read it pinned, with no
     /// reference-count traffic on the write path.
     list: Atomic<Vec<Arc<SecondaryIndex>>>,
+    /// The lists DDL took out of `list`, each kept here until the epoch
+    /// says no reader pinned when it was taken out is left, or until the
+    /// table goes, whichever comes first (see [`TableIndexes::replace`]).
+    replaced: Arc<Mutex<Replaced>>,
     pub ddl: Mutex<()>,
     /// The kind of the table's indexes (`Options::index_pointers`, one per
     /// database), set before its first index is published: the per-table
@@ -334,6 +338,7 @@ impl Default for TableIndexes {
     fn default() -> Self {
         TableIndexes {
             list: Atomic::new(Vec::new()),
+            replaced: Arc::default(),
             ddl: Mutex::new(()),
             kind: OnceLock::new(),
             pending: Mutex::new(HashMap::new()),
@@ -364,12 +369,14 @@ impl TableIndexes {
         self.gc_steps.load(Relaxed)
     }
 
-    /// The current list; valid while `guard` is held.
-    pub fn load<'g>(&self, guard: &'g Guard) -> &'g [Arc<SecondaryIndex>] {
+    /// The current list; valid while `guard` is held and the table lives
+    /// (the borrow of `self`: its drop frees every list at once).
+    pub fn load<'g>(&'g self, guard: &'g Guard) -> &'g [Arc<SecondaryIndex>] {
         let p = self.list.load(SeqCst, guard);
         // SAFETY: the list is never null (created in `default`, replaced by
-        // `swap` with a new one) and an old list is destroyed only through
-        // `defer_destroy`, after every guard that could have loaded it.
+        // `swap` with a new one) and an old list is freed only once every
+        // guard that could have loaded it is gone (`replace`'s deferred
+        // free) or with `self` (`Drop`, after this borrow).
         unsafe { p.deref() }.as_slice()
     }
 
@@ -394,17 +401,59 @@ impl TableIndexes {
         if empty {
             indexed.store(false, SeqCst);
         }
-        // SAFETY: `old` is unreachable from `list` now; pinned readers may
-        // still use it and it is freed after they unpin, once.
-        unsafe { guard.defer_destroy(old) };
+        // SAFETY: `old` came from `Owned::new` (here or in `default`) and
+        // is unreachable from `list` now: this is its one owner. Pinned
+        // readers may still use it: it stays in its box, which does not
+        // move, until they are gone (below) or the table is.
+        let old = unsafe { old.into_owned() }.into_box();
+        let seq = {
+            let mut r = self.replaced.lock();
+            r.next += 1;
+            let seq = r.next;
+            r.lists.push((seq, old));
+            seq
+        };
+        // The old list is freed once every reader pinned now has unpinned,
+        // or with the table (`Drop`), whichever comes first. Not by the
+        // epoch alone: its last `Arc` of an index still in `list` (the
+        // first index, after a second one was made) then waited for the
+        // epoch to move, so a dropped table's reclaim freed that index
+        // only once every thread in the process had unpinned (any scan's
+        // callback, a thread descheduled while pinned, other databases'
+        // work: the epoch is the process's) and its entries stayed in the
+        // memory gauge meanwhile, for as long as one stayed pinned (seen
+        // as 1095868 -> 5441612 -> 3666012 in `tests/memory_limit.rs`,
+        // an MV-PBT index's 2.5 MB, under load).
+        let replaced = Arc::downgrade(&self.replaced);
+        guard.defer(move || {
+            // (None: the table went first, and the list with it.)
+            let list = replaced.upgrade().and_then(|r| {
+                let mut r = r.lock();
+                let i = r.lists.iter().position(|(s, _)| *s == seq)?;
+                Some(r.lists.swap_remove(i))
+            });
+            // (Out of the lock: an index dropped meanwhile goes with it.)
+            drop(list);
+        });
         // Into the global queue now: left in this thread's bag, the old
-        // list (and the indexes it holds) waited for this thread to pin
-        // again, and a thread that made an index and went idle kept a
-        // dropped table's index alive for good (seen as its entries never
-        // leaving the memory gauge). DDL is rare: the flush costs nothing
-        // that matters.
+        // list (and an index it alone holds, a dropped one) waited for
+        // this thread to pin again, for good if it went idle (seen as a
+        // dropped table's first index never leaving the memory gauge). DDL
+        // is rare: the flush costs nothing that matters.
         guard.flush();
     }
+}
+
+/// The lists [`TableIndexes::replace`] took out, by a sequence number,
+/// until the epoch frees each (or the table goes).
+#[derive(Default)]
+struct Replaced {
+    next: u64,
+    // (Each in the box `list` pointed to: a reader pinned before the
+    // swap may still be reading the `Vec` itself there, not only its
+    // elements.)
+    #[allow(clippy::box_collection)]
+    lists: Vec<(u64, Box<Vec<Arc<SecondaryIndex>>>)>,
 }
 
 impl Drop for TableIndexes {
@@ -416,6 +465,14 @@ impl Drop for TableIndexes {
             // SAFETY: as above; dropped once.
             drop(unsafe { p.into_owned() });
         }
+        // The lists DDL replaced go now too, whatever the epoch: a reader
+        // reaches a list only through its table (`load` takes `&self`), so
+        // none is left in any of them. A dropped table's indexes are freed
+        // (and their entries leave the memory gauge) at its reclaim.
+        // (A deferred free that took the lock first frees its own list;
+        // the rest go with the last `Arc`, an instant later.)
+        let lists = std::mem::take(&mut self.replaced.lock().lists);
+        drop(lists);
     }
 }
 
