@@ -313,7 +313,14 @@ pub struct Stats {
     pub longest_chain: u64,
     /// Rows by chain length (versions, tombstones included).
     pub chain_lengths: std::collections::BTreeMap<u64, u64>,
-    /// Versions unlinked and freed by garbage collection so far.
+    /// Versions garbage collection has unlinked from their chains and
+    /// retired so far. Counted at the unlink, not when the memory goes: a
+    /// retired version is freed once every thread pinned then has moved on
+    /// (`gc_bytes_freed` says the same of its bytes). A pass counts what it
+    /// unlinked when it ends (COOP's workers as they cut), so a pass
+    /// running on a GC thread may have cut rows (gone from
+    /// `live_versions`) that it has not counted yet, also right after a
+    /// `Database::collect_garbage` that found those rows already cut.
     pub versions_reclaimed: u64,
     /// Garbage collection passes run.
     pub gc_passes: u64,
