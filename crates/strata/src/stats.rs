@@ -317,10 +317,11 @@ pub struct Stats {
     /// retired so far. Counted at the unlink, not when the memory goes: a
     /// retired version is freed once every thread pinned then has moved on
     /// (`gc_bytes_freed` says the same of its bytes). A pass counts what it
-    /// unlinked when it ends (COOP's workers as they cut), so a pass
-    /// running on a GC thread may have cut rows (gone from
-    /// `live_versions`) that it has not counted yet, also right after a
-    /// `Database::collect_garbage` that found those rows already cut.
+    /// unlinked before it lets go of what it cut under (COOP's workers as
+    /// they cut): a pass running on a GC thread may have cut rows (gone
+    /// from `live_versions`) that it has not counted yet, but once
+    /// `Database::collect_garbage` returns, every pass it waited for has
+    /// counted its work.
     pub versions_reclaimed: u64,
     /// Garbage collection passes run.
     pub gc_passes: u64,

@@ -394,12 +394,13 @@ impl DeadZone {
             &guard,
         );
         drop(guard);
-        drop(running);
-        finish_pass(common, engine, &tables, h, wait);
+        // Counted before `running` goes (as transaction-level GC).
         let c = &common.counters;
-        c.gc_passes.fetch_add(1, SeqCst);
         c.versions_reclaimed.fetch_add(freed + in_zones, SeqCst);
         c.dead_zone_pruned.fetch_add(in_zones, SeqCst);
+        drop(running);
+        finish_pass(common, engine, &tables, h, wait);
+        c.gc_passes.fetch_add(1, SeqCst);
         Some(freed + in_zones)
     }
 }

@@ -304,7 +304,6 @@ impl Collector for TransactionLevel {
         finish_pass(common, engine, &tables, h, wait);
         drop(tables);
         common.counters.gc_passes.fetch_add(1, SeqCst);
-        common.counters.versions_reclaimed.fetch_add(freed, SeqCst);
         Some(freed)
     }
 
@@ -461,6 +460,9 @@ impl TransactionLevel {
         }
         drop(scratch);
         freed += common.limbo.retire(unlinked, horizon, clock, table, &guard);
+        // Counted before `running` goes: a pass that waited for this one
+        // then finds its work counted (`Stats::versions_reclaimed`).
+        common.counters.versions_reclaimed.fetch_add(freed, SeqCst);
         Some((freed, sources))
     }
 }

@@ -125,7 +125,9 @@ impl Vacuum {
                 None => return 0,
             }
         };
+        let c = &common.counters;
         for i in parts {
+            let before = freed;
             let _lock = if wait {
                 self.parts[i].lock()
             } else {
@@ -163,14 +165,17 @@ impl Vacuum {
                     &guard,
                 );
             }
+            // Counted before the partition's lock goes: a pass that waited
+            // for it (`Database::collect_garbage`) then finds this one's
+            // work counted, not only done (`Stats::versions_reclaimed`).
+            c.versions_reclaimed
+                .fetch_add(freed - before, Ordering::SeqCst);
         }
         drop(_passes);
         // Secondary-index entries whose rows were locked during the cut:
         // retried as transaction-level GC does.
         finish_pass(common, engine, &tables, h, wait);
-        let c = &common.counters;
         c.gc_passes.fetch_add(1, Ordering::SeqCst);
-        c.versions_reclaimed.fetch_add(freed, Ordering::SeqCst);
         c.blocks_scanned.fetch_add(scanned, Ordering::SeqCst);
         c.blocks_skipped.fetch_add(skipped, Ordering::SeqCst);
         freed
