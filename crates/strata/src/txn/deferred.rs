@@ -61,6 +61,7 @@
 use super::*;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Whether a transaction buffers its writes, and whether it holds any: the
 /// read paths' one test (`has_deferred`).
@@ -75,9 +76,21 @@ pub(crate) enum Defer {
 }
 
 /// One buffer per TID slot, each on its own cache line (slots running at
-/// once sit side by side). Behind a mutex only for the borrow checker's
-/// sake: a slot has one occupant at a time, so it is never contended.
-pub(crate) struct Buffers(Box<[CachePadded<Mutex<Vec<Deferred>>>]>);
+/// once sit side by side).
+pub(crate) struct Buffers(Box<[CachePadded<Slot>]>);
+
+/// A slot's buffer. Behind a mutex only for the borrow checker's sake: a
+/// slot has one occupant at a time, so it is never contended.
+#[derive(Default)]
+pub(crate) struct Slot {
+    list: Mutex<Vec<Deferred>>,
+    /// A one-word filter of the rows in `list` ([`row_bit`]), set since
+    /// the list was last empty: a point read of a row whose bit is clear
+    /// has nothing to settle, and skips the lock and the walk (at θ 0.9,
+    /// ~570 instructions a 10-operation transaction). Only the occupant
+    /// reads and writes it.
+    rows: AtomicU64,
+}
 
 impl Buffers {
     pub(crate) fn new(slots: usize) -> Buffers {
@@ -85,9 +98,16 @@ impl Buffers {
     }
 
     #[inline]
-    fn of(&self, tid: u64) -> &Mutex<Vec<Deferred>> {
+    fn of(&self, tid: u64) -> &Slot {
         &self.0[crate::tid::TidTable::slot_index(tid)]
     }
+}
+
+/// Row `(t, tuple)`'s bit in [`Slot::rows`].
+#[inline]
+fn row_bit(t: *const TableInner, tuple: u64) -> u64 {
+    let h = (tuple ^ (t as u64 >> 6)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    1 << (h >> 58)
 }
 
 /// An update or delete made but not installed.
@@ -182,12 +202,21 @@ impl Transaction {
             NewRow::Tombstone(k) => DeferredRow::Delete(k.clone()),
             NewRow::Row(_) => unreachable!("inserts are not deferred"),
         };
-        self.buffer().lock().push(Deferred {
+        let slot = self.slot();
+        slot.list.lock().push(Deferred {
             table: ti,
             tuple,
             ek: ek.clone(),
             row,
         });
+        // (A first entry starts the filter afresh: whatever bits it kept
+        // belonged to writes settled or dropped since.)
+        let bit = row_bit(ti, tuple);
+        let rows = match self.defer {
+            Defer::Buffered => slot.rows.load(Relaxed) | bit,
+            _ => bit,
+        };
+        slot.rows.store(rows, Relaxed);
         self.defer = Defer::Buffered;
         self.db.tids.counts(self.tid).deferred_write();
         true
@@ -201,7 +230,7 @@ impl Transaction {
     }
 
     /// Our slot's buffer (AtCommit only).
-    fn buffer(&self) -> &Mutex<Vec<Deferred>> {
+    fn slot(&self) -> &Slot {
         self.db.deferred.as_ref().expect("AtCommit").of(self.tid)
     }
 
@@ -213,6 +242,9 @@ impl Transaction {
             return Ok(());
         }
         let t: *const TableInner = ti;
+        if self.slot().rows.load(Relaxed) & row_bit(t, tuple) == 0 {
+            return Ok(());
+        }
         self.settle_where::<P>(|d| d.table == t && d.tuple == tuple)
     }
 
@@ -255,7 +287,7 @@ impl Transaction {
         // `Empty` meanwhile, so that a rollback does not look for them. Most
         // reads pick nothing: they move nothing.
         let mut buffer = {
-            let mut b = self.buffer().lock();
+            let mut b = self.slot().list.lock();
             if !b.iter().any(&pick) {
                 return Ok(());
             }
@@ -276,7 +308,7 @@ impl Transaction {
             if !buffer.is_empty() {
                 self.defer = Defer::Buffered;
             }
-            *self.buffer().lock() = buffer;
+            *self.slot().list.lock() = buffer;
         }
         r
     }
@@ -286,7 +318,7 @@ impl Transaction {
     #[inline(never)]
     pub(super) fn settle_all<P: Cc>(&mut self) -> Result<()> {
         // (As `settle_where`.)
-        let all = std::mem::take(&mut *self.buffer().lock());
+        let all = std::mem::take(&mut *self.slot().list.lock());
         self.defer = Defer::Empty;
         // The order as indices: an entry is a few cache lines, and moving
         // them cost more than sorting (and settling by reference, none
@@ -318,7 +350,7 @@ impl Transaction {
     /// A rolled-back transaction's buffered writes, which were never made.
     #[inline(never)]
     pub(super) fn drop_deferred(&mut self) {
-        let all = std::mem::take(&mut *self.buffer().lock());
+        let all = std::mem::take(&mut *self.slot().list.lock());
         self.defer = Defer::Empty;
         self.restore_buffer(all);
     }
@@ -328,7 +360,7 @@ impl Transaction {
     fn restore_buffer(&self, mut all: Vec<Deferred>) {
         all.clear();
         if all.capacity() <= KEPT_CAPACITY {
-            *self.buffer().lock() = all;
+            *self.slot().list.lock() = all;
         }
     }
 
