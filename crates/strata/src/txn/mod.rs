@@ -895,9 +895,25 @@ impl Transaction {
     }
 
     /// Secondary-index maintenance for version `v` just installed over
-    /// `prev` (null: a fresh insert), under the row's lock.
-    #[inline]
+    /// `prev` (null: a fresh insert), under the row's lock. (The test for
+    /// indexes always inline: a buffered write's settle stopped inlining
+    /// the whole, a call per install of a table with none.)
+    #[inline(always)]
     fn sec_after_install<P: Cc>(
+        &mut self,
+        ti: &TableInner,
+        tuple: u64,
+        prev: *mut Version,
+        v: *mut Version,
+    ) -> Result<()> {
+        if !crate::index::has_indexes(ti) {
+            return Ok(());
+        }
+        self.sec_after_install_indexed::<P>(ti, tuple, prev, v)
+    }
+
+    #[inline]
+    fn sec_after_install_indexed<P: Cc>(
         &mut self,
         ti: &TableInner,
         tuple: u64,
@@ -906,9 +922,6 @@ impl Transaction {
     ) -> Result<()> {
         // SAFETY: `v` is ours and alive.
         let r = unsafe { &*v };
-        if !crate::index::has_indexes(ti) {
-            return Ok(());
-        }
         if r.is_tombstone() {
             return self.sec_on_delete::<P>(ti, tuple, prev, v);
         }
