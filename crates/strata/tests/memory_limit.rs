@@ -432,6 +432,19 @@ fn the_gauge_comes_back_after_deleting_everything_under_every_scheme() {
     }
 }
 
+/// `named(name TEXT, body TEXT, n INT)`, keyed by name: the drop tests'
+/// table.
+fn named(db: &Database) -> strata::Table {
+    db.create_table(
+        Schema::new("named")
+            .column("name", Type::Text)
+            .column("body", Type::Text)
+            .column("n", Type::Int)
+            .primary_key(&["name"]),
+    )
+    .unwrap()
+}
+
 /// The same rows, then the table dropped: its reclaim gives back its rows
 /// (blocks and payloads), its primary index (text keys here), and its
 /// secondary indexes (a standard one, or an MV-PBT one and a standard
@@ -452,15 +465,7 @@ fn the_gauge_comes_back_after_a_drop_under_every_scheme() {
         let db = Database::open(cfg.opts.clone().memory_limit(u64::MAX >> 1)).unwrap();
         let cfg = format!("{cfg}, {kind}");
         let (_ticker, tick) = ticker(&db);
-        let t = db
-            .create_table(
-                Schema::new("named")
-                    .column("name", Type::Text)
-                    .column("body", Type::Text)
-                    .column("n", Type::Int)
-                    .primary_key(&["name"]),
-            )
-            .unwrap();
+        let t = named(&db);
         // A standard index, or an MV-PBT one (its records in P_N and
         // frozen partitions, freezing at 64) beside a standard one: freed
         // with the table. (With two indexes, the list the second replaced
@@ -548,15 +553,7 @@ fn a_dropped_tables_indexes_leave_the_gauge_while_the_epoch_is_held_back() {
                 .memory_limit(u64::MAX >> 1);
             let db = Database::open(opts).unwrap();
             let (_ticker, tick) = ticker(&db);
-            let t = db
-                .create_table(
-                    Schema::new("named")
-                        .column("name", Type::Text)
-                        .column("body", Type::Text)
-                        .column("n", Type::Int)
-                        .primary_key(&["name"]),
-                )
-                .unwrap();
+            let t = named(&db);
             // The first index holds the texts; the second replaces the
             // list that holds the first.
             db.create_index_as("named_body", &t, &["body", "n"], Unique::No, kind)
