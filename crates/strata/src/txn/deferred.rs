@@ -41,12 +41,11 @@
 //! timestamp is drawn.
 //!
 //! **Where the buffer lives.** Not in the transaction: a word there
-//! pushed it past 128 bytes (every move became a `memcpy` call), and
-//! finding the word elsewhere cost the eager path 0.8% of its
-//! instructions. Each TID slot has one ([`Buffers`], only under
-//! AtCommit), which only the slot's occupant touches; the transaction
-//! keeps one byte ([`Defer`]) saying whether it holds anything, the only
-//! thing the read paths test.
+//! pushed it past 128 bytes (every move became a `memcpy` call), and the
+//! eager path should carry no more of this than a byte. Each TID slot has
+//! one ([`Buffers`], only under AtCommit), which only the slot's occupant
+//! touches; the transaction keeps one byte ([`Defer`]) saying whether it
+//! holds anything, the only thing the read paths test.
 //!
 //! ```text
 //!  DbInner.deferred: [ slot 0 | slot 1 | ... ]   (cache line each)
