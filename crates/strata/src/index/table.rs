@@ -272,6 +272,14 @@ impl TableInner {
     pub fn encode(&self, key: &Key) -> EncodedKey {
         encode(key, self.int_key)
     }
+
+    /// The encoded primary key of a full row (an insert's), built as a
+    /// `Key` only where the encoding needs one.
+    #[inline]
+    pub fn encode_row_key(&self, row: &[crate::Value]) -> EncodedKey {
+        super::key::encode_cols(row, &self.schema.primary_key, self.int_key)
+            .unwrap_or_else(|| self.encode(&self.schema.key_of(row)))
+    }
 }
 
 #[cfg(test)]

@@ -539,8 +539,7 @@ impl Transaction {
     fn insert_as<P: Cc>(&mut self, t: &Table, row: Row) -> Result<()> {
         let ti: &TableInner = &t.inner;
         ti.schema.check_row(&row)?;
-        let key = ti.schema.key_of(&row);
-        let ek = ti.encode(&key);
+        let ek = ti.encode_row_key(&row);
         // A buffered delete of ours may free the key.
         self.settle_key::<P>(ti, &ek)?;
         let guard = epoch::pin();
@@ -565,7 +564,7 @@ impl Transaction {
                 let h = unsafe { &*head };
                 if self.is_own(head) {
                     if !h.is_tombstone() {
-                        return Err(duplicate(ti, &key));
+                        return Err(duplicate(ti, &ti.schema.key_of(&data)));
                     }
                     if let Err(e) = self.replace_own::<P>(ti, tuple, head, NewRow::Row(data)) {
                         return self.fail(e);
@@ -591,7 +590,7 @@ impl Transaction {
                     if let Err(e) = self.note_read::<P>(ti, tuple, head) {
                         return self.fail(e);
                     }
-                    return Err(duplicate(ti, &key));
+                    return Err(duplicate(ti, &ti.schema.key_of(&data)));
                 }
                 // (On an error the install was undone and the lock released.)
                 self.install::<P>(ti, tuple, head, NewRow::Row(data), None)?;
