@@ -490,20 +490,27 @@ fn the_gauge_comes_back_after_a_drop_under_every_scheme() {
             (0..ROWS).try_for_each(|k| tx.update(&t, &key![name(k)], &[("body", body(k, 1, BODY))]))
         })
         .unwrap();
-        let full = db.counters().memory_in_use;
-        assert!(
-            full > start + ROWS as u64 * 2 * BODY as u64,
-            "{cfg}: {start} -> {full}"
-        );
-        drop(t);
-        db.drop_table("named").unwrap();
-        reclaimed(&db, &tick, &cfg);
-        let end = settle(&db, &tick, start);
-        assert!(
-            end.abs_diff(start) <= SLACK,
-            "{cfg}: the gauge went {start} -> {full} -> {end} after dropping the table"
-        );
+        drop_named_and_settle(&db, &tick, t, start, &cfg);
     }
+}
+
+/// The drop tests' end: the filled table `named` (its rows' bodies at
+/// least twice over in the gauge) is dropped, reclaimed, and the gauge
+/// comes back to `start`.
+fn drop_named_and_settle(db: &Database, tick: &impl Fn(), t: strata::Table, start: u64, cfg: &str) {
+    let full = db.counters().memory_in_use;
+    assert!(
+        full > start + ROWS as u64 * 2 * BODY as u64,
+        "{cfg}: {start} -> {full}"
+    );
+    drop(t);
+    db.drop_table("named").unwrap();
+    reclaimed(db, tick, cfg);
+    let end = settle(db, tick, start);
+    assert!(
+        end.abs_diff(start) <= SLACK,
+        "{cfg}: the gauge went {start} -> {full} -> {end} after dropping the table"
+    );
 }
 
 /// Ticks until no dropped table waits to be reclaimed: the drop reclaims
@@ -565,19 +572,7 @@ fn a_dropped_tables_indexes_leave_the_gauge_while_the_epoch_is_held_back() {
                 (0..ROWS).try_for_each(|k| tx.insert(&t, row![format!("{k}"), body(k, 0, BODY), k]))
             })
             .unwrap();
-            let full = db.counters().memory_in_use;
-            assert!(
-                full > start + ROWS as u64 * 2 * BODY as u64,
-                "{kind}: {start} -> {full}"
-            );
-            drop(t);
-            db.drop_table("named").unwrap();
-            reclaimed(&db, &tick, &kind.to_string());
-            let end = settle(&db, &tick, start);
-            assert!(
-                end.abs_diff(start) <= SLACK,
-                "{kind}: the gauge went {start} -> {full} -> {end} after dropping the table"
-            );
+            drop_named_and_settle(&db, &tick, t, start, &kind.to_string());
         }
         release.send(()).unwrap();
     });
