@@ -285,23 +285,40 @@ impl Version {
     /// A new, locked, uncommitted version created by transaction `tid`,
     /// holding `values`. Free it with [`Version::free`].
     /// `at`: the table's memory spaces and gauge flag (`Store::alloc`).
-    pub fn alloc(at: Alloc<'_>, tid: u64, values: Vec<Value>, next: *mut Version) -> *mut Version {
-        let mut it = values.into_iter();
-        Self::alloc_with(at, tid, it.len(), next, |_| {
-            it.next().expect("exactly len values")
-        })
-    }
-
-    /// Like [`Version::alloc`], with value `i` produced by `value(i)`; an
-    /// update builds its row image in place this way, with no temporary row.
-    pub fn alloc_with(
+    pub fn alloc(
         at: Alloc<'_>,
         tid: u64,
-        len: usize,
+        mut values: Vec<Value>,
         next: *mut Version,
-        value: impl FnMut(usize) -> Value,
     ) -> *mut Version {
-        Self::alloc_inner(at, tid, len, 0, None, next, value)
+        let len = values.len();
+        let p = Self::alloc_header(at.spaces, tid, len, 0, None, next);
+        // SAFETY: `p` has room for `len` values (see `alloc_header`) and is
+        // unshared. The values are moved as bytes, then the vector is
+        // emptied without dropping them, so each has exactly one owner:
+        // the version. (Moved one at a time through an iterator, an insert
+        // of a TPC-C order line took about 150 instructions more.)
+        unsafe {
+            let dst = Self::values_ptr(p);
+            std::ptr::copy_nonoverlapping(values.as_ptr(), dst, len);
+            values.set_len(0);
+            let (mut heap, mut payload) = (0, 0);
+            for (i, v) in std::slice::from_raw_parts(dst, len).iter().enumerate() {
+                if v.has_heap() {
+                    heap |= HAS_HEAP | own(i);
+                    if at.gauged.on() {
+                        payload += v.heap_bytes();
+                    }
+                }
+            }
+            // (As in `alloc_update`: nothing more for a plain row.)
+            if heap != 0 {
+                (*p).set_flags(heap);
+                // It owns every heap value it holds (`storage::meter`).
+                at.gauged.held(payload);
+            }
+        }
+        p
     }
 
     /// The row image of `base` with the columns in `changes` replaced:
