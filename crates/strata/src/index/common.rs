@@ -515,9 +515,15 @@ pub(super) fn validate<K: EntryScheme>(
     let idx = &sec.index;
     let mut unseen = Unseen::new(t, accounted);
     let guard = epoch::pin();
+    // `seen` is sorted and the entries come in key order, their identities
+    // (a key, or a key's prefix that ends where its encoding does) with
+    // them: one cursor through `seen`, not a search an entry (a binary
+    // search of a by-name lookup's 13 identities was 1,600 instructions a
+    // TPC-C Payment).
+    let mut at = 0;
     for (k, val) in idx.entries(lo, hi, &guard) {
         let ident = K::ident_of(k);
-        if sec.seen.binary_search_by(|x| (**x).cmp(ident)).is_ok() {
+        if seen_at(&sec.seen, &mut at, ident) {
             continue;
         }
         if own
@@ -534,6 +540,20 @@ pub(super) fn validate<K: EntryScheme>(
         }
     }
     true
+}
+
+/// Whether sorted `seen` holds `ident`, looked for from `*at` on and
+/// leaving `*at` at the first identity not below it: called with
+/// identities in ascending order, it walks `seen` once.
+fn seen_at(seen: &[Box<[u8]>], at: &mut usize, ident: &[u8]) -> bool {
+    while let Some(s) = seen.get(*at) {
+        match (**s).cmp(ident) {
+            std::cmp::Ordering::Less => *at += 1,
+            std::cmp::Ordering::Equal => return true,
+            std::cmp::Ordering::Greater => return false,
+        }
+    }
+    false
 }
 
 /// The last step of every kind's commit-time re-scan: a row the scan did
@@ -806,6 +826,25 @@ mod tests {
                 assert_eq!(rec.state.load(SeqCst), expected, "{p}: row {moved} moved");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod seen_tests {
+    /// The cursor answers as a search would for identities in ascending
+    /// order, repeats included (a physical index's versions share one).
+    #[test]
+    fn the_seen_cursor_agrees_with_a_search() {
+        let seen: Vec<Box<[u8]>> = [&b"b"[..], b"d", b"d2", b"f"]
+            .iter()
+            .map(|s| Box::from(*s))
+            .collect();
+        let mut at = 0;
+        for id in [&b"a"[..], b"b", b"b", b"c", b"d", b"d1", b"d2", b"e", b"f", b"g"] {
+            let searched = seen.binary_search_by(|x| (**x).cmp(id)).is_ok();
+            assert_eq!(super::seen_at(&seen, &mut at, id), searched, "{id:?}");
+        }
+        assert_eq!(at, seen.len(), "walked to the end");
     }
 }
 
