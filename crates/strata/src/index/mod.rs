@@ -377,10 +377,15 @@ pub(crate) fn is_mine<K: SecondaryIndexKind>(w: &SecWrite) -> bool {
     K::implements(kind, pointers)
 }
 
-/// Whether `t` has a secondary index (the write path's fast exit).
+/// Whether `t` has a secondary index (the write path's fast exit): the
+/// store's `indexed` flag, which DDL sets before it publishes a list with
+/// an index and clears after it publishes an empty one, so false here
+/// means the list read now would be empty. One load, not a pin to read
+/// the list (about 23 instructions an insert or update of a table with no
+/// index).
 #[inline]
 pub(crate) fn has_indexes(t: &TableInner) -> bool {
-    !t.secondary.load(&epoch::pin()).is_empty()
+    t.indexed.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 /// Whether one of `t`'s secondary indexes is unique (a write to such a
