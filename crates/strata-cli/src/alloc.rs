@@ -113,7 +113,10 @@ mod tests {
                         let q = a.realloc(p, l, new);
                         assert_eq!(q as usize % align, 0, "realloc {size}->{new}/{align}");
                         let kept = size.min(new);
-                        assert!((0..kept).all(|i| *q.add(i) == 0xAB), "realloc kept the bytes");
+                        assert!(
+                            (0..kept).all(|i| *q.add(i) == 0xAB),
+                            "realloc kept the bytes"
+                        );
                         a.dealloc(q, Layout::from_size_align(new, align).unwrap());
                     }
                 }

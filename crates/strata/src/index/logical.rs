@@ -387,7 +387,11 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
     ) {
         #[allow(clippy::mutable_key_type)]
         let mut stale: HashSet<Stale> = HashSet::new();
-        let cut = common::walk_retired(t, tuple, plan, |surv, v, d| {
+        let cols: smallvec::SmallVec<[usize; 8]> = list
+            .iter()
+            .flat_map(|i| i.columns.iter().copied())
+            .collect();
+        let cut = common::walk_retired(t, tuple, plan, &cols, |surv, v, d| {
             for idx in list {
                 let same_as_survivor =
                     surv.is_some_and(|s| idx.columns.iter().all(|&c| d[c] == s[c]));

@@ -261,7 +261,7 @@ impl SecondaryIndexKind for Physical {
         _guard: &Guard,
     ) {
         let mut retired = Vec::new();
-        let cut = common::walk_retired(t, tuple, plan, |_, v, d| {
+        let cut = common::walk_retired(t, tuple, plan, &[], |_, v, d| {
             for idx in list {
                 retired.push((idx, Self::entry_key(idx.ident(&t.schema, d), v)));
             }
