@@ -353,6 +353,10 @@ impl Transaction {
 
     /// Reads the row with primary key `key` and passes it to `f` without
     /// copying it.
+    // (Always inline: whether LLVM inlined this dispatch into a caller's
+    // loop flipped with unrelated changes, by about 15 instructions a
+    // read either way: 1.5% of a read-only YCSB transaction.)
+    #[inline(always)]
     pub fn read_with<R>(
         &mut self,
         t: &Table,
