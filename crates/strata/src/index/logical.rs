@@ -224,8 +224,9 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
     ) -> Result<()> {
         // An update that leaves an index's columns alone: the row has the
         // entry already.
-        let old = common::prev_image(prev);
-        common::add_entries::<Self, C>(cx, t, list, tuple, v, new, old.as_deref())
+        common::with_prev_image(prev, |old| {
+            common::add_entries::<Self, C>(cx, t, list, tuple, v, new, old)
+        })
     }
 
     fn on_replace_own<C: IndexTxn>(

@@ -596,7 +596,7 @@ impl SecondaryIndexKind for MvPbt {
         mine.sort_unstable();
         let ours = |k: &[u8]| mine.binary_search(&k).is_ok();
         for (ident, tuple) in matter_by_identity(idx, lo, hi, ours) {
-            if sec.seen.binary_search_by(|x| (**x).cmp(&ident)).is_ok() {
+            if sec.seen.contains(&ident) {
                 continue;
             }
             if unseen.is_phantom(tuple) {

@@ -491,7 +491,7 @@ impl<'t, T> IndexRange<'t, T> {
 fn empty(index: &Arc<SecondaryIndex>) -> SecScan {
     SecScan {
         index: Arc::clone(index),
-        seen: Vec::new(),
+        seen: Default::default(),
         read: Vec::new(),
     }
 }
