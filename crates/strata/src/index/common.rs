@@ -355,17 +355,56 @@ pub(super) struct ScanReads<'a> {
     mode: ScanMode<'a>,
     /// Read-write: each row is read once per scan (its bookkeeping is not
     /// repeated), null when nothing was visible, and whether the scan
-    /// handed it to the caller. (Tuple ids are not chosen by users: no
-    /// need for a keyed hash.)
-    read: FxHashMap<u64, (*mut Version, bool)>,
+    /// handed it to the caller.
+    read: ReadRows,
     seen: Idents,
+}
+
+/// The rows a scan read: (tuple, version read, handed to the caller), in
+/// the order read, searched along the list while it is short and through
+/// a map from then on. (A map from the first row cost a TPC-C by-name
+/// lookup, 13 rows, a hash insert each and three rehashes.)
+#[derive(Default)]
+struct ReadRows {
+    list: Vec<(u64, *mut Version, bool)>,
+    /// Tuple to its place in `list`, once `list` is longer than `SHORT`.
+    /// (Tuple ids are not chosen by users: no need for a keyed hash.)
+    map: FxHashMap<u64, usize>,
+}
+
+impl ReadRows {
+    const SHORT: usize = 16;
+
+    fn find(&self, tuple: u64) -> Option<usize> {
+        if self.list.len() <= Self::SHORT {
+            self.list.iter().position(|r| r.0 == tuple)
+        } else {
+            self.map.get(&tuple).copied()
+        }
+    }
+
+    /// Adds a row not read before.
+    fn add(&mut self, tuple: u64, v: *mut Version) {
+        self.list.push((tuple, v, false));
+        let n = self.list.len();
+        if n == Self::SHORT + 1 {
+            self.map = self
+                .list
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (r.0, i))
+                .collect();
+        } else if n > Self::SHORT + 1 {
+            self.map.insert(tuple, n - 1);
+        }
+    }
 }
 
 impl<'a> ScanReads<'a> {
     pub fn new(mode: ScanMode<'a>) -> Self {
         ScanReads {
             mode,
-            read: FxHashMap::default(),
+            read: ReadRows::default(),
             seen: Idents::default(),
         }
     }
@@ -382,25 +421,25 @@ impl<'a> ScanReads<'a> {
             // A snapshot read has no bookkeeping to repeat: no cache.
             return cx.read_row(t, tuple);
         }
-        if let Some(&(v, _)) = self.read.get(&tuple) {
-            return Ok(v);
+        if let Some(i) = self.read.find(tuple) {
+            return Ok(self.read.list[i].1);
         }
         let v = cx.read_row(t, tuple)?;
-        self.read.insert(tuple, (v, false));
+        self.read.add(tuple, v);
         Ok(v)
     }
 
     /// Whether the scan handed `tuple`'s version to the caller already.
     #[inline]
     pub fn was_handed(&self, tuple: u64) -> bool {
-        self.read.get(&tuple).is_some_and(|&(_, handed)| handed)
+        self.read.find(tuple).is_some_and(|i| self.read.list[i].2)
     }
 
     /// The scan handed the version of `tuple` it read to the caller.
     #[inline]
     pub fn handed(&mut self, tuple: u64) {
-        if let Some((_, handed)) = self.read.get_mut(&tuple) {
-            *handed = true;
+        if let Some(i) = self.read.find(tuple) {
+            self.read.list[i].2 = true;
         }
     }
 
@@ -464,9 +503,10 @@ impl<'a> ScanReads<'a> {
         };
         let mut rows: Vec<u64> = self
             .read
+            .list
             .iter()
-            .filter(|(_, &(v, handed))| !v.is_null() && (handed || !lost(v)))
-            .map(|(&tuple, _)| tuple)
+            .filter(|&&(_, v, handed)| !v.is_null() && (handed || !lost(v)))
+            .map(|&(tuple, ..)| tuple)
             .collect();
         rows.sort_unstable();
         Some(SecScan {
@@ -925,6 +965,26 @@ mod seen_tests {
             assert_eq!(super::seen_at(&seen, &mut at, id), held, "{id:?}");
         }
         assert_eq!(at, seen.len(), "walked to the end");
+    }
+}
+
+#[cfg(test)]
+mod read_rows_tests {
+    /// Rows are found by tuple before and after the list outgrows its
+    /// linear search (the map is built from the list at that point).
+    #[test]
+    fn read_rows_find_what_was_added_short_and_long() {
+        let mut r = super::ReadRows::default();
+        for n in 0..40u64 {
+            let tuple = n * 7 + 3;
+            assert_eq!(r.find(tuple), None, "{n}: not read yet");
+            r.add(tuple, std::ptr::null_mut());
+            for m in 0..=n {
+                assert_eq!(r.find(m * 7 + 3), Some(m as usize), "{n}/{m}");
+            }
+            assert_eq!(r.find(1), None);
+        }
+        assert_eq!(r.map.len(), 40, "a map from the 17th row on");
     }
 }
 
