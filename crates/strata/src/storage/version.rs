@@ -380,9 +380,9 @@ impl Version {
         // `alloc_header`), unshared. The whole image is first copied as
         // bytes: a plain value (Int, Float, Bool, Null) owns nothing, so its
         // byte copy is its clone; a heap value's byte copy owns nothing yet
-        // either. Then each heap value is settled once: one `base` owns
-        // and hands over keeps its byte copy (its bit is cleared in `base`
-        // below, so exactly one of the two drops it); any other is
+        // either. Then each heap value is settled once: a value `base`
+        // owns and hands over keeps its byte copy (its bit is cleared in
+        // `base` below, so exactly one of the two drops it); any other is
         // overwritten, without a drop, by its clone; a changed one is left
         // for the loop after, which writes each changed column once over
         // its (unowned) copy. A column named twice takes its first value,
