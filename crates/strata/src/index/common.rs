@@ -1067,25 +1067,15 @@ mod unique_check_tests {
 }
 
 /// Calls `f` on the image a write overwrote, in place (`None` for an
-/// insert or over a tombstone): [`prev_image`] without the copy. A copy
-/// of a TPC-C customer row, to compare its four indexed columns, cloned a
-/// dozen texts (about 550 instructions a Payment's customer update).
+/// insert or over a tombstone): what the kinds compare the new image
+/// with. Not a copy: a copy of a TPC-C customer row, to compare its four
+/// indexed columns, cloned a dozen texts (about 550 instructions a
+/// Payment's customer update).
 pub(crate) fn with_prev_image<R>(prev: *mut Version, f: impl FnOnce(Option<&[Value]>) -> R) -> R {
     // SAFETY: per the write path, `prev` is the locked head or the
     // writer's own version: alive.
     match unsafe { prev.as_ref() } {
         Some(p) if !p.is_tombstone() => storage::with_values(p, |d| f(Some(d))),
         _ => f(None),
-    }
-}
-
-/// The image a write overwrote (`None` for an insert or over a
-/// tombstone): what the kinds compare the new image with.
-pub(crate) fn prev_image(prev: *mut Version) -> Option<Vec<Value>> {
-    // SAFETY: per the write path, `prev` is the locked head or the
-    // writer's own version: alive.
-    match unsafe { prev.as_ref() } {
-        Some(p) if !p.is_tombstone() => Some(storage::with_values(p, |d| d.to_vec())),
-        _ => None,
     }
 }

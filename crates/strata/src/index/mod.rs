@@ -455,14 +455,16 @@ pub(crate) fn on_delete<C: IndexTxn>(
     }
     // `prev` is the head the deleter holds locked, or its own uncommitted
     // version: neither is retired while the call runs.
-    let Some(old) = common::prev_image(prev) else {
-        return Ok(());
-    };
-    per_kind_run(
-        cx,
-        list,
-        |cx, run| with_index_kind!(run[0].dispatch(), K => K::on_delete(cx, t, run, tuple, prev, v, &old)),
-    )
+    common::with_prev_image(prev, |old| {
+        let Some(old) = old else {
+            return Ok(());
+        };
+        per_kind_run(
+            cx,
+            list,
+            |cx, run| with_index_kind!(run[0].dispatch(), K => K::on_delete(cx, t, run, tuple, prev, v, old)),
+        )
+    })
 }
 
 /// See [`SecondaryIndexKind::on_replace_own`].

@@ -343,52 +343,53 @@ impl SecondaryIndexKind for MvPbt {
         v: *mut Version,
         new: &[Value],
     ) -> Result<()> {
-        let old = common::prev_image(prev);
-        let mark = cx.sec_writes().len();
-        for idx in list {
-            if idx.dropped.load(SeqCst) {
-                continue;
-            }
-            let ident = idx.ident(&t.schema, new);
-            let Some(o) = old.as_deref() else {
-                Self::add(cx, idx, &ident, RecordType::Regular, tuple, v, prev);
+        common::with_prev_image(prev, |old| {
+            let mark = cx.sec_writes().len();
+            for idx in list {
+                if idx.dropped.load(SeqCst) {
+                    continue;
+                }
+                let ident = idx.ident(&t.schema, new);
+                let Some(o) = old else {
+                    Self::add(cx, idx, &ident, RecordType::Regular, tuple, v, prev);
+                    if let Err(e) = Self::new_key(cx, t, idx, &ident, tuple) {
+                        undo(cx, mark);
+                        return Err(e);
+                    }
+                    continue;
+                };
+                let old_ident = idx.ident(&t.schema, o);
+                if old_ident == ident {
+                    // A non-key update. Physical pointers need a replacement
+                    // record naming the new version (§5.1). Under logical
+                    // pointers a record names the row (its tuple id, the
+                    // paper's VID: §4 and Fig. 7), not a version: the
+                    // row's newest record still says "it holds this key",
+                    // readers reach the version through the tuple id, so a
+                    // replacement would carry nothing a scan decides by.
+                    if idx.pointers == IndexPointers::Physical {
+                        Self::add(cx, idx, &ident, RecordType::Replacement, tuple, v, prev);
+                    }
+                    continue;
+                }
+                Self::add(
+                    cx,
+                    idx,
+                    &old_ident,
+                    RecordType::AntiRecord,
+                    tuple,
+                    prev,
+                    prev,
+                );
+                Self::add(cx, idx, &ident, RecordType::Replacement, tuple, v, prev);
                 if let Err(e) = Self::new_key(cx, t, idx, &ident, tuple) {
                     undo(cx, mark);
                     return Err(e);
                 }
-                continue;
-            };
-            let old_ident = idx.ident(&t.schema, o);
-            if old_ident == ident {
-                // A non-key update. Physical pointers need a replacement
-                // record naming the new version (§5.1). Under logical
-                // pointers a record names the row (its tuple id, the
-                // paper's VID: §4 and Fig. 7), not a version: the
-                // row's newest record still says "it holds this key",
-                // readers reach the version through the tuple id, so a
-                // replacement would carry nothing a scan decides by.
-                if idx.pointers == IndexPointers::Physical {
-                    Self::add(cx, idx, &ident, RecordType::Replacement, tuple, v, prev);
-                }
-                continue;
             }
-            Self::add(
-                cx,
-                idx,
-                &old_ident,
-                RecordType::AntiRecord,
-                tuple,
-                prev,
-                prev,
-            );
-            Self::add(cx, idx, &ident, RecordType::Replacement, tuple, v, prev);
-            if let Err(e) = Self::new_key(cx, t, idx, &ident, tuple) {
-                undo(cx, mark);
-                return Err(e);
-            }
-        }
-        Self::maybe_freeze(cx, list);
-        Ok(())
+            Self::maybe_freeze(cx, list);
+            Ok(())
+        })
     }
 
     /// §5.2's delete: a tombstone under the key the row had.

@@ -299,26 +299,39 @@ impl Version {
         // the version. (Moved one at a time through an iterator, an insert
         // of a TPC-C order line took about 150 instructions more.)
         unsafe {
-            let dst = Self::values_ptr(p);
-            std::ptr::copy_nonoverlapping(values.as_ptr(), dst, len);
+            std::ptr::copy_nonoverlapping(values.as_ptr(), Self::values_ptr(p), len);
             values.set_len(0);
-            let (mut heap, mut payload) = (0, 0);
-            for (i, v) in std::slice::from_raw_parts(dst, len).iter().enumerate() {
-                if v.has_heap() {
-                    heap |= HAS_HEAP | own(i);
-                    if at.gauged.on() {
-                        payload += v.heap_bytes();
-                    }
-                }
-            }
-            // (As in `alloc_update`: nothing more for a plain row.)
-            if heap != 0 {
-                (*p).set_flags(heap);
-                // It owns every heap value it holds (`storage::meter`).
-                at.gauged.held(payload);
-            }
+            Self::own_heap_values(p, at, len);
         }
         p
+    }
+
+    /// Marks the heap values among the first `len` values of fresh version
+    /// `p` as its own and hands their payload to the gauge: a version made
+    /// from a row (not from another version) owns every heap value it
+    /// holds (`storage::meter`).
+    ///
+    /// # Safety
+    /// `p` is fresh and unshared, its first `len` values written.
+    #[inline]
+    unsafe fn own_heap_values(p: *mut Version, at: Alloc<'_>, len: usize) {
+        // SAFETY: per the contract.
+        let row = unsafe { std::slice::from_raw_parts(Self::values_ptr(p), len) };
+        let (mut heap, mut payload) = (0, 0);
+        for (i, v) in row.iter().enumerate() {
+            if v.has_heap() {
+                heap |= HAS_HEAP | own(i);
+                if at.gauged.on() {
+                    payload += v.heap_bytes();
+                }
+            }
+        }
+        // (As in `alloc_update`: nothing more for a plain row.)
+        if heap != 0 {
+            // SAFETY: per the contract (unshared).
+            unsafe { (*p).set_flags(heap) };
+            at.gauged.held(payload);
+        }
     }
 
     /// The row image of `base` with the columns in `changes` replaced:
@@ -804,23 +817,10 @@ impl Version {
         // shared yet).
         unsafe {
             let dst = Self::values_ptr(p);
-            let (mut heap, mut payload) = (0, 0);
             for i in 0..len {
-                let v = value(i);
-                if v.has_heap() {
-                    heap |= HAS_HEAP | own(i);
-                    if at.gauged.on() {
-                        payload += v.heap_bytes();
-                    }
-                }
-                dst.add(i).write(v);
+                dst.add(i).write(value(i));
             }
-            // (As in `alloc_update`: nothing more for a plain row.)
-            if heap != 0 {
-                (*p).set_flags(heap);
-                // It owns every heap value it holds (`storage::meter`).
-                at.gauged.held(payload);
-            }
+            Self::own_heap_values(p, at, len);
             p
         }
     }
