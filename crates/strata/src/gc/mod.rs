@@ -47,6 +47,7 @@ pub(crate) mod dropped;
 pub(crate) mod limbo;
 pub mod none;
 pub(crate) mod siro;
+mod slot_queue;
 pub mod transaction_level;
 pub mod vacuum;
 
@@ -305,9 +306,12 @@ impl Gc {
         // The one place the policy is decided.
         let policy = match opts.gc {
             GcPolicy::None => Policy::None(none::NoGc),
-            GcPolicy::TransactionLevel => Policy::TransactionLevel(
-                transaction_level::TransactionLevel::new(opts.gc_every_commits),
-            ),
+            GcPolicy::TransactionLevel => {
+                Policy::TransactionLevel(transaction_level::TransactionLevel::new(
+                    opts.gc_every_commits,
+                    opts.max_open_transactions,
+                ))
+            }
             GcPolicy::Vacuum => Policy::Vacuum(vacuum::Vacuum::new(
                 opts.gc_threads,
                 false,

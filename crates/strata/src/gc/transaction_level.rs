@@ -19,19 +19,21 @@
 //! from its head (that was a cache miss per update on large tables). The
 //! version stays valid until its entry is processed; see [`Garbage`].
 //!
-//! The queue is sharded by TID slot (a thread keeps its slot, so in
-//! practice one shard per thread): a commit appends to its own shard,
-//! under a lock no other committer takes, so the commit path shares no
-//! cache line with other threads' commits. (One queue under one mutex
-//! took about 8% of the workers' samples on the 50%-update YCSB mix under
-//! skew when cache lines crossed cores slowly: the lock word and the
-//! queue's tail moved between the two cores on every commit.) A pass
-//! takes every ready entry from every shard and processes them in
+//! There is one queue per TID slot (a thread keeps its slot, so in
+//! practice one per thread): a commit appends to its own slot's queue, a
+//! single-producer single-consumer list of blocks ([`super::slot_queue`])
+//! that takes no lock, so the commit path writes no cache line that
+//! another thread writes, a pass included. (One queue under one mutex took
+//! about 8% of the workers' samples on the 50%-update YCSB mix under skew
+//! when cache lines crossed cores slowly; 64 shards under a mutex each
+//! left the shard's lock, which a pass took too, as one shared line a
+//! commit: issue 42's count.) A slot's entries are in commit order, so a
+//! pass takes the ready prefix of every queue and processes the entries in
 //! commit-timestamp order:
 //!
 //! ```text
-//!  shard 0 (slot 0): (cts 31, r7) (cts 35, r2) (cts 52, r7)
-//!  shard 1 (slot 1): (cts 33, r7) (cts 40, r9)
+//!  queue 0 (slot 0): (cts 31, r7) (cts 35, r2) (cts 52, r7)
+//!  queue 1 (slot 1): (cts 33, r7) (cts 40, r9)
 //!  horizon 45 ─> ready, by cts: (31, r7) (33, r7) (35, r2) (40, r9)
 //! ```
 //!
@@ -41,15 +43,14 @@
 //! commit timestamp until it is released. So an entry at or below the
 //! horizon was queued before the pass read the horizon, and so was every
 //! earlier entry of its row (queued before the row was unlocked for the
-//! later writer). A shard that two slots share can hold entries out of
-//! commit order; it is marked and searched whole.
+//! later writer).
 //!
-//! Committers run the passes, and a pass takes every shard's lock, so its
-//! bookkeeping (the `running` lock, the scratch space, each shard's lock,
+//! Committers run the passes, so a pass's
+//! bookkeeping (the `running` lock, the scratch space, each queue's consumer side,
 //! the counters: about threads + 5 lines) is a shared write. Each thread
 //! reaches a pass every `gc_every_commits` of its commits, but one pass
 //! serves every thread: a thread whose turn comes skips it unless the
-//! clock has moved `gc_every_commits` commits per active shard since the
+//! clock has moved `gc_every_commits` commits per active queue since the
 //! last pass began (`next_pass`). So passes come every `gc_every_commits`
 //! commits of each thread *together*, not of each thread alone, and a
 //! commit pays about (threads + 5) / (threads × `gc_every_commits`)
@@ -63,7 +64,7 @@
 //!
 //! ```text
 //!  clock  0 ...... 32 ...... 64 ...... 96     2 threads, every 16 commits
-//!  pass   ^ (2 shards had entries: next_pass = 0 + 2 × 16 commits)
+//!  pass   ^ (2 queues had entries: next_pass = 0 + 2 × 16 commits)
 //!  A's turn (16 of A's commits, clock 30): skipped, 30 < 64 steps
 //!  B's turn (clock 66): runs; next_pass = 66 + 64 steps
 //! ```
@@ -75,6 +76,7 @@
 //! entry has been taken and processed, and the row leaves limbo.
 
 use super::limbo::Unlinked;
+use super::slot_queue::SlotQueue;
 use super::{
     finish_pass, prune_row, Collector, Committed, Common, Engine, Garbage, MayRemove, Pruned,
     Snapshots,
@@ -86,69 +88,16 @@ use crossbeam_epoch as epoch;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
-use std::collections::VecDeque;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-/// Queue shards; TID slot `i` queues into shard `i % SHARDS`. Slots are
-/// taken from 0 up and a thread keeps its slot, so up to this many
-/// threads each have their own.
-const SHARDS: usize = 64;
-
-/// One shard of the queue: entries in push order.
-#[derive(Default)]
-struct Shard {
-    entries: VecDeque<Garbage>,
-    /// The newest commit timestamp pushed.
-    last_cts: u64,
-    /// Some entry was pushed below `last_cts` (two slots share the shard):
-    /// a ready entry may sit behind one that is not.
-    unsorted: bool,
-}
-
-impl Shard {
-    fn push(&mut self, g: Garbage) {
-        if g.cts < self.last_cts {
-            self.unsorted = true;
-        }
-        self.last_cts = self.last_cts.max(g.cts);
-        self.entries.push_back(g);
-    }
-
-    /// Moves every entry committed at or below `horizon` to `out`, in
-    /// push order.
-    fn take_ready(&mut self, horizon: u64, out: &mut Vec<Garbage>) {
-        while let Some(g) = self.entries.front() {
-            if g.cts > horizon {
-                break;
-            }
-            out.extend(self.entries.pop_front());
-        }
-        if self.unsorted {
-            let mut last = 0;
-            let mut sorted = true;
-            self.entries.retain(|g| {
-                if g.cts <= horizon {
-                    out.push(*g);
-                    return false;
-                }
-                sorted &= g.cts >= last;
-                last = g.cts;
-                true
-            });
-            self.unsorted = !sorted;
-        }
-    }
-}
-
-/// The transaction-level collector: a sharded queue of [`Garbage`]
-/// entries.
+/// The transaction-level collector: a queue of [`Garbage`] entries per
+/// TID slot.
 pub struct TransactionLevel {
-    /// Each on its own cache lines: a shard's owner writes it on every
-    /// commit, a pass now and then.
-    shards: Box<[CachePadded<Mutex<Shard>>]>,
-    /// Shards `0..used` have been pushed to (a pass looks at no others).
+    /// One per TID slot, made by the slot's first commit that queues.
+    queues: Box<[OnceLock<Box<SlotQueue>>]>,
+    /// Queues `0..used` may have been pushed to (a pass looks at no others).
     used: AtomicUsize,
     /// Entries of deleted rows that could not be unlinked yet
     /// (`Pruned::NotYet`), by (table, tuple), retried each pass. They stay
@@ -168,11 +117,12 @@ pub struct TransactionLevel {
 }
 
 impl TransactionLevel {
-    /// A collector whose committers' passes come every `every_commits`
-    /// commits of all threads together (see the module doc).
-    pub fn new(every_commits: u32) -> Self {
+    /// A collector for a TID table of `slots` slots whose committers'
+    /// passes come every `every_commits` commits of all threads together
+    /// (see the module doc).
+    pub fn new(every_commits: u32, slots: usize) -> Self {
         TransactionLevel {
-            shards: (0..SHARDS).map(|_| CachePadded::default()).collect(),
+            queues: (0..slots).map(|_| OnceLock::new()).collect(),
             used: AtomicUsize::new(0),
             deferred: Mutex::default(),
             scratch: Mutex::default(),
@@ -258,22 +208,22 @@ const SCRATCH_KEEP: usize = 4096;
 impl Collector for TransactionLevel {
     #[inline]
     fn on_commit<'a>(&self, cts: u64, slot: usize, rows: impl Iterator<Item = Committed<'a>>) {
-        let i = slot % SHARDS;
         // Only grows. A pass that must see our entries reads it after our
         // slot was released, so after this (see the module doc).
-        if self.used.load(Relaxed) <= i {
-            self.used.fetch_max(i + 1, SeqCst);
+        if self.used.load(Relaxed) <= slot {
+            self.used.fetch_max(slot + 1, SeqCst);
         }
-        let mut shard = self.shards[i].lock();
-        crate::sync::wrote(&*shard);
-        for r in rows {
-            shard.push(Garbage {
-                cts,
-                table: r.table.id,
-                tuple: r.tuple,
-                version: r.version,
-            });
-        }
+        let queue = self.queues[slot].get_or_init(|| Box::new(SlotQueue::new()));
+        let entries = rows.map(|r| Garbage {
+            cts,
+            table: r.table.id,
+            tuple: r.tuple,
+            version: r.version,
+        });
+        // SAFETY: the committer holds `slot` until after this call (the
+        // `Collector::on_commit` contract), and claimed it after its
+        // previous holder released it.
+        unsafe { queue.push(entries) };
     }
 
     fn collect<E: Engine>(
@@ -294,7 +244,7 @@ impl Collector for TransactionLevel {
             &may_remove,
             wait,
         )?;
-        // Every shard that had ready entries stands for a thread that
+        // Every queue that had ready entries stands for a thread that
         // commits; until they have made `every_commits` commits each, their
         // turns skip (see the module doc; the clock moves one step per
         // read-write commit).
@@ -322,8 +272,10 @@ impl Collector for TransactionLevel {
     }
 
     fn forget_table(&self, table: u32) {
-        for shard in &self.shards[..self.used.load(SeqCst)] {
-            shard.lock().entries.retain(|g| g.table != table);
+        for queue in self.queues[..self.used.load(SeqCst)].iter() {
+            if let Some(q) = queue.get() {
+                q.forget_table(table);
+            }
         }
         self.deferred.lock().retain(|&(t, _), _| t != table);
     }
@@ -335,7 +287,7 @@ impl TransactionLevel {
     /// tombstone, and frees unlinked rows no open transaction can hold.
     /// `clock` reads the global clock. With `wait`, waits for a pass that is
     /// running; otherwise returns None then. Returns the number of versions
-    /// freed and the number of queue shards that had entries ready.
+    /// freed and the number of queues that had entries ready.
     fn cut(
         &self,
         common: &Common,
@@ -358,16 +310,16 @@ impl TransactionLevel {
         // processed twice.)
         ready.clear();
         let mut sources = 0;
-        for shard in &self.shards[..self.used.load(SeqCst)] {
-            let before = ready.len();
-            let mut shard = shard.lock();
-            crate::sync::wrote(&*shard);
-            shard.take_ready(horizon, ready);
-            sources += usize::from(ready.len() > before);
+        for queue in self.queues[..self.used.load(SeqCst)].iter() {
+            if let Some(q) = queue.get() {
+                let before = ready.len();
+                q.take_ready(horizon, ready);
+                sources += usize::from(ready.len() > before);
+            }
         }
         if sources > 1 {
-            // Each shard's entries are (nearly always) in commit order
-            // already: the stable sort merges runs.
+            // Each queue's entries are in commit order already: the
+            // stable sort merges runs.
             ready.sort_by_key(|g| g.cts);
         }
         // One cut per row where a table has secondary indexes: the newest
@@ -523,7 +475,7 @@ fn prefetch_ahead(ready: &[Garbage], i: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::{may_repeat_rows, Garbage, NewestEntries, Shard};
+    use super::{may_repeat_rows, Garbage, NewestEntries};
     use std::ptr;
 
     fn entry(table: u32, tuple: u64) -> Garbage {
@@ -533,40 +485,6 @@ mod tests {
             tuple,
             version: ptr::null_mut(),
         }
-    }
-
-    /// A shard two slots share takes every ready entry, also those behind
-    /// one that is not ready yet, and keeps the rest in push order; once
-    /// what is left is in order again, it takes only the prefix.
-    #[test]
-    fn a_shared_shard_gives_up_every_ready_entry() {
-        let mut s = Shard::default();
-        for (cts, tuple) in [(5, 1), (9, 2), (3, 3), (7, 4)] {
-            s.push(Garbage {
-                cts,
-                ..entry(0, tuple)
-            });
-        }
-        assert!(s.unsorted);
-        let mut out = Vec::new();
-        s.take_ready(6, &mut out);
-        let taken: Vec<_> = out.iter().map(|g| (g.cts, g.tuple)).collect();
-        assert_eq!(taken, [(5, 1), (3, 3)]);
-        let left: Vec<_> = s.entries.iter().map(|g| g.cts).collect();
-        assert_eq!(left, [9, 7]);
-        assert!(s.unsorted, "9 before 7");
-        out.clear();
-        s.take_ready(8, &mut out);
-        assert_eq!(out.iter().map(|g| g.cts).collect::<Vec<_>>(), [7]);
-        assert!(!s.unsorted, "only 9 is left");
-        s.push(Garbage {
-            cts: 12,
-            ..entry(0, 5)
-        });
-        out.clear();
-        s.take_ready(10, &mut out);
-        assert_eq!(out.iter().map(|g| g.cts).collect::<Vec<_>>(), [9]);
-        assert!(!s.unsorted);
     }
 
     /// The newest-entry table keeps exactly the last entry of every row,

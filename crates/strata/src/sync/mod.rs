@@ -198,6 +198,9 @@ pub enum Break {
     /// The collector reclaims a dropped table without waiting for the
     /// transactions open at its drop (`gc::dropped`).
     ReclaimIgnoresOpen,
+    /// A GC queue's producer publishes its entries before it links the
+    /// block they are in (`gc::slot_queue`).
+    QueuePublishesBeforeLink,
     /// A commit installs its buffered writes (`txn::deferred`) after it
     /// drew its commit timestamp, not before.
     SettleAfterCommitStamp,
