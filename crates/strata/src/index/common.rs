@@ -121,6 +121,12 @@ pub(crate) struct Idents {
 
 impl Idents {
     pub fn push(&mut self, id: &[u8]) {
+        if self.spans.capacity() == 0 {
+            // Room for a by-name lookup's dozen at once, not a series of
+            // doublings (five reallocations of the bytes for 13 rows).
+            self.spans.reserve(ReadRows::SHORT);
+            self.bytes.reserve(ReadRows::SHORT * id.len());
+        }
         let start = self.bytes.len();
         self.bytes.extend_from_slice(id);
         self.spans.push((start, self.bytes.len()));
@@ -385,6 +391,9 @@ impl ReadRows {
 
     /// Adds a row not read before.
     fn add(&mut self, tuple: u64, v: *mut Version) {
+        if self.list.capacity() == 0 {
+            self.list.reserve(Self::SHORT);
+        }
         self.list.push((tuple, v, false));
         let n = self.list.len();
         if n == Self::SHORT + 1 {
