@@ -40,6 +40,7 @@
 //! count as aborts with reason `user-rollback`.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Instant;
@@ -320,12 +321,13 @@ const SYLLABLES: [&str; 10] = [
 /// Customer last name number `n` in 0..=999.
 pub fn last_name(n: u64) -> String {
     let n = n as usize;
-    format!(
-        "{}{}{}",
-        SYLLABLES[n / 100 % 10],
-        SYLLABLES[n / 10 % 10],
-        SYLLABLES[n % 10]
-    )
+    // Sized at once (at most three five-letter syllables): `format!` grew
+    // its buffer piece by piece, a reallocation or two a Payment.
+    let mut s = String::with_capacity(15);
+    for i in [n / 100 % 10, n / 10 % 10, n % 10] {
+        s.push_str(SYLLABLES[i]);
+    }
+    s
 }
 
 /// NURand(A, x, y) of the specification (2.1.6) with run constant `c`.
@@ -968,7 +970,8 @@ impl<'a> TpccWorker<'a> {
         ];
         if let Some(old) = bc_data {
             let old = old.as_text().unwrap_or_default();
-            let mut data = format!("{c_id} {c_d} {c_w} {d} {w} {amount} | {old}");
+            let mut data = String::with_capacity(old.len() + 64);
+            let _ = write!(data, "{c_id} {c_d} {c_w} {d} {w} {amount} | {old}");
             let mut cut = 500.min(data.len());
             while !data.is_char_boundary(cut) {
                 cut -= 1;
@@ -977,11 +980,14 @@ impl<'a> TpccWorker<'a> {
             changes.push((col::C_DATA, Value::from(data)));
         }
         txn.update(&t.customer, &ck, &changes)?;
-        let h_data = format!(
-            "{}    {}",
+        let (w_name, d_name) = (
             w_name.as_text().unwrap_or_default(),
-            d_name.as_text().unwrap_or_default()
+            d_name.as_text().unwrap_or_default(),
         );
+        let mut h_data = String::with_capacity(w_name.len() + 4 + d_name.len());
+        for part in [w_name, "    ", d_name] {
+            h_data.push_str(part);
+        }
         let h = tp.next_history.fetch_add(1, Ordering::Relaxed) as i64;
         txn.insert(
             &t.history,

@@ -40,7 +40,9 @@
 use super::btree::{BTree, Key as TreeKey};
 use super::table::TableInner;
 use crate::error::{Error, Result};
-use crate::index::key::{encode_values_into, match_values, prefix_end, skip_values, EncodedKey};
+use crate::index::key::{
+    encode_values_into, encoded_len, match_values, prefix_end, skip_values, EncodedKey,
+};
 use crate::index::mvpbt::Partitions;
 use crate::index::mvpbt_spill::SpillDir;
 use crate::index::scan_log::ScanLog;
@@ -173,9 +175,11 @@ impl SecondaryIndex {
 
     /// `enc(index key) ++ enc(primary key)` of a (non-tombstone) row.
     pub fn ident(&self, schema: &Schema, row: &[Value]) -> Vec<u8> {
-        let mut out = Vec::with_capacity((self.columns.len() + schema.primary_key.len()) * 9);
-        encode_values_into(self.columns.iter().map(|&c| &row[c]), &mut out);
-        encode_values_into(schema.primary_key.iter().map(|&c| &row[c]), &mut out);
+        let ikey = || self.columns.iter().map(|&c| &row[c]);
+        let pkey = || schema.primary_key.iter().map(|&c| &row[c]);
+        let mut out = Vec::with_capacity(encoded_len(ikey()) + encoded_len(pkey()));
+        encode_values_into(ikey(), &mut out);
+        encode_values_into(pkey(), &mut out);
         out
     }
 
@@ -542,7 +546,7 @@ pub(crate) fn check_prefix(
 /// starts at the first key with prefix `p`, `Excluded(p)` after the last.
 pub(crate) fn prefix_lower(b: Bound<&Key>) -> Bound<EncodedKey> {
     let enc = |k: &Key| {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(encoded_len(&k.0));
         encode_values_into(&k.0, &mut out);
         out
     };
@@ -562,7 +566,7 @@ pub(crate) fn prefix_lower(b: Bound<&Key>) -> Bound<EncodedKey> {
 /// `Excluded(p)` up to the first.
 pub(crate) fn prefix_upper(b: Bound<&Key>) -> Bound<EncodedKey> {
     let enc = |k: &Key| {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(encoded_len(&k.0));
         encode_values_into(&k.0, &mut out);
         out
     };
