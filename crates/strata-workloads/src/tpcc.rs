@@ -766,7 +766,8 @@ impl<'a> TpccWorker<'a> {
         match by_last {
             Some(last) => {
                 let prefix = Key(vec![int(w), int(d), Value::from(last)]);
-                let mut ids = Vec::new();
+                // (NURand's popular names have a dozen customers or so.)
+                let mut ids = Vec::with_capacity(16);
                 txn.index_scan_with(&t.customer_by_last, &prefix..=&prefix, |r| {
                     ids.push(get_int(r, col::C_ID))
                 })?;

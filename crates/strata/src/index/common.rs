@@ -510,13 +510,12 @@ impl<'a> ScanReads<'a> {
                     }
                 })
         };
-        let mut rows: Vec<u64> = self
-            .read
-            .list
-            .iter()
-            .filter(|&&(_, v, handed)| !v.is_null() && (handed || !lost(v)))
-            .map(|&(tuple, ..)| tuple)
-            .collect();
+        let mut rows: Vec<u64> = Vec::with_capacity(self.read.list.len());
+        rows.extend(
+            (self.read.list.iter())
+                .filter(|&&(_, v, handed)| !v.is_null() && (handed || !lost(v)))
+                .map(|&(tuple, ..)| tuple),
+        );
         rows.sort_unstable();
         Some(SecScan {
             index: Arc::clone(idx),
