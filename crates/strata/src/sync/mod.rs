@@ -17,6 +17,8 @@
 //!  storage/indirection.rs  the slots (chain heads; COOP's slot CAS)
 //!  storage/in_place/       the master's seqlock (write section, readers)
 //!  log/buffer.rs           reserve/publish/drain and the flusher's doorbell
+//!  gc/slot_queue.rs        a slot's GC queue: the count that publishes
+//!                          entries, block links
 //!  cc/mod.rs, index/table.rs  the clock (`Shared::clock`); a table's `dropped` flag
 //!  index/btree.rs          the B+-tree's node words (versions, keys, values,
 //!                          links: splits, removals, scans)
