@@ -207,6 +207,17 @@ pub(crate) fn float_to_ordered(f: f64) -> u64 {
     }
 }
 
+/// The rank ([`Value::rank`]) of every value of type `t`.
+pub(crate) fn type_rank(t: Type) -> u8 {
+    match t {
+        Type::Int => 1,
+        Type::Text => 2,
+        Type::Bytes => 3,
+        Type::Float => 4,
+        Type::Bool => 5,
+    }
+}
+
 impl Value {
     /// The value's type; `None` for `Null`.
     pub fn ty(&self) -> Option<Type> {
@@ -220,7 +231,8 @@ impl Value {
         }
     }
     /// Position in the cross-type order (also the key encoding's tag).
-    fn rank(&self) -> u8 {
+    #[inline(always)]
+    pub(crate) fn rank(&self) -> u8 {
         match self {
             Value::Null => 0,
             Value::Int(_) => 1,
@@ -708,6 +720,26 @@ impl Schema {
             })
     }
 
+    /// The rank ([`Value::rank`]) a value of each column's type has, in
+    /// column order: what [`Schema::check_row_by`] compares a row with.
+    pub(crate) fn column_ranks(&self) -> Box<[u8]> {
+        self.columns.iter().map(|c| type_rank(c.ty)).collect()
+    }
+
+    /// [`Schema::check_row`] against the column ranks (`column_ranks`):
+    /// a row whose every value has its column's type passes with one byte
+    /// compared a value; anything else (a null, a wrong type or arity)
+    /// goes to `check_row`, which decides and builds the error. (Checking
+    /// each value's type against the column's took an insert about 150
+    /// instructions for TPC-C's rows of ten columns.)
+    #[inline]
+    pub(crate) fn check_row_by(&self, ranks: &[u8], row: &[Value]) -> Result<()> {
+        if row.len() == ranks.len() && row.iter().zip(ranks).all(|(v, &r)| v.rank() == r) {
+            return Ok(());
+        }
+        self.check_row(row)
+    }
+
     /// Checks a full row against the schema (arity and types).
     pub(crate) fn check_row(&self, row: &[Value]) -> Result<()> {
         if row.len() != self.columns.len() {
@@ -841,6 +873,50 @@ impl ColumnRef for usize {
 mod tests {
     use super::*;
     use std::collections::hash_map::DefaultHasher;
+
+    /// The fast type check (`check_row_by`, one rank compared a value)
+    /// answers as `check_row` does for every type, a null in a nullable
+    /// column and out of one, a wrong type and a wrong arity: a value of
+    /// each type has its type's rank.
+    #[test]
+    fn the_rank_check_answers_as_the_type_check() {
+        let sample = |t: Type| match t {
+            Type::Int => Value::Int(1),
+            Type::Text => Value::from("x"),
+            Type::Bytes => Value::Bytes(Arc::new(vec![1])),
+            Type::Float => Value::Float(0.5),
+            Type::Bool => Value::Bool(true),
+        };
+        let mut schema = Schema::new("t").nullable_column("n", Type::Int);
+        for (i, t) in Type::ALL.into_iter().enumerate() {
+            assert_eq!(sample(t).rank(), type_rank(t), "{t:?}");
+            schema = schema.column(format!("c{i}"), t);
+        }
+        let ranks = schema.column_ranks();
+        let good: Vec<Value> = std::iter::once(Value::Int(0))
+            .chain(Type::ALL.into_iter().map(sample))
+            .collect();
+        let mut rows = vec![good.clone(), good[..3].to_vec()];
+        let mut null_ok = good.clone();
+        null_ok[0] = Value::Null;
+        rows.push(null_ok);
+        for i in 1..good.len() {
+            let mut null_bad = good.clone();
+            null_bad[i] = Value::Null;
+            rows.push(null_bad);
+            let mut wrong = good.clone();
+            wrong[i] = sample(Type::ALL[i % Type::ALL.len()]);
+            rows.push(wrong);
+        }
+        for row in &rows {
+            let by_rank = schema.check_row_by(&ranks, row);
+            let by_type = schema.check_row(row);
+            assert_eq!(by_rank.is_ok(), by_type.is_ok(), "{row:?}");
+            assert_eq!(format!("{by_rank:?}"), format!("{by_type:?}"), "{row:?}");
+        }
+        assert!(schema.check_row_by(&ranks, &good).is_ok());
+        assert!(rows.iter().filter(|r| schema.check_row(r).is_err()).count() >= 10);
+    }
 
     fn hash_of(x: &impl Hash) -> u64 {
         let mut h = DefaultHasher::new();

@@ -31,6 +31,8 @@ pub struct TableInner {
     /// Id of the database that owns the table.
     pub owner: u64,
     pub schema: Schema,
+    /// `schema.column_ranks()`: an insert's type check (`check_row_by`).
+    pub column_ranks: Box<[u8]>,
     pub int_key: bool,
     /// Bytes of a version to prefetch ahead of a point read: the header and
     /// the row image, up to four cache lines.
@@ -97,6 +99,7 @@ impl TableInner {
         TableInner {
             id,
             owner,
+            column_ranks: schema.column_ranks(),
             schema,
             int_key,
             row_prefetch_bytes,

@@ -542,7 +542,7 @@ impl Transaction {
     /// The insert, checked (`check_writable`) by the caller.
     fn insert_as<P: Cc>(&mut self, t: &Table, row: Row) -> Result<()> {
         let ti: &TableInner = &t.inner;
-        ti.schema.check_row(&row)?;
+        ti.schema.check_row_by(&ti.column_ranks, &row)?;
         let ek = ti.encode_row_key(&row);
         // A buffered delete of ours may free the key.
         self.settle_key::<P>(ti, &ek)?;
