@@ -656,25 +656,33 @@ fn release_freeing_the_slot_first_is_caught() {
 // updates of the row; a read-only transaction reads it twice: it must find
 // the same version both times, so GC must not cut below it.
 
+/// A model thread that commits `updates` updates of row 0 (`v` = 1, 2,
+/// ...), one transaction each.
+fn spawn_updates(db: &Database, t: &Table, updates: i64) -> thread::JoinHandle<()> {
+    let (db, t) = (db.clone(), t.clone());
+    thread::spawn(move || {
+        for v in 1..=updates {
+            let mut x = db.begin().unwrap();
+            set_v(&mut x, &t, 0, v).unwrap();
+            x.commit().unwrap();
+        }
+    })
+}
+
+/// A model thread that runs `passes` whole collections.
+fn spawn_collections(db: &Database, passes: usize) -> thread::JoinHandle<()> {
+    let db = db.clone();
+    thread::spawn(move || {
+        for _ in 0..passes {
+            db.collect_garbage();
+        }
+    })
+}
+
 fn gc_model() {
     let (db, t) = open(options(Protocol::Si, GcPolicy::TransactionLevel, 3), 1);
-    let writer = {
-        let (db, t) = (db.clone(), t.clone());
-        thread::spawn(move || {
-            for v in 1..=2 {
-                let mut x = db.begin().unwrap();
-                set_v(&mut x, &t, 0, v).unwrap();
-                x.commit().unwrap();
-            }
-        })
-    };
-    let gc = {
-        let db = db.clone();
-        thread::spawn(move || {
-            db.collect_garbage();
-            db.collect_garbage();
-        })
-    };
+    let writer = spawn_updates(&db, &t, 2);
+    let gc = spawn_collections(&db, 2);
     let reader = {
         let (db, t) = (db.clone(), t.clone());
         thread::spawn(move || {
@@ -729,24 +737,8 @@ fn gc_queue_model(vs: VersionStorage) {
         options(Protocol::Si, GcPolicy::TransactionLevel, 3).version_storage(vs),
         1,
     );
-    let writer = {
-        let (db, t) = (db.clone(), t.clone());
-        thread::spawn(move || {
-            for v in 1..=5 {
-                let mut x = db.begin().unwrap();
-                set_v(&mut x, &t, 0, v).unwrap();
-                x.commit().unwrap();
-            }
-        })
-    };
-    let gc = {
-        let db = db.clone();
-        thread::spawn(move || {
-            for _ in 0..3 {
-                db.collect_garbage();
-            }
-        })
-    };
+    let writer = spawn_updates(&db, &t, 5);
+    let gc = spawn_collections(&db, 3);
     for h in [writer, gc] {
         h.join().unwrap();
     }

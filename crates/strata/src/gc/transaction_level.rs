@@ -45,9 +45,9 @@
 //! earlier entry of its row (queued before the row was unlocked for the
 //! later writer).
 //!
-//! Committers run the passes, so a pass's
-//! bookkeeping (the `running` lock, the scratch space, each queue's consumer side,
-//! the counters: about threads + 5 lines) is a shared write. Each thread
+//! Committers run the passes, so a pass's bookkeeping (the `running`
+//! lock, the scratch space, each queue's consumer side, the counters:
+//! about threads + 5 lines) is a shared write. Each thread
 //! reaches a pass every `gc_every_commits` of its commits, but one pass
 //! serves every thread: a thread whose turn comes skips it unless the
 //! clock has moved `gc_every_commits` commits per active queue since the
