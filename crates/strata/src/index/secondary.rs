@@ -542,18 +542,20 @@ pub(crate) fn check_prefix(
     Ok(())
 }
 
+/// A (prefix) key's encoding, in a buffer allocated once.
+fn encode_prefix(k: &Key) -> Vec<u8> {
+    let mut out = Vec::with_capacity(encoded_len(&k.0));
+    encode_values_into(&k.0, &mut out);
+    out
+}
+
 /// A lower bound on byte-encoded keys from a (prefix) key: `Included(p)`
 /// starts at the first key with prefix `p`, `Excluded(p)` after the last.
 pub(crate) fn prefix_lower(b: Bound<&Key>) -> Bound<EncodedKey> {
-    let enc = |k: &Key| {
-        let mut out = Vec::with_capacity(encoded_len(&k.0));
-        encode_values_into(&k.0, &mut out);
-        out
-    };
     match b {
         Bound::Unbounded => Bound::Unbounded,
-        Bound::Included(k) => Bound::Included(EncodedKey::Bytes(enc(k).into())),
-        Bound::Excluded(k) => match prefix_end(&enc(k)) {
+        Bound::Included(k) => Bound::Included(EncodedKey::Bytes(encode_prefix(k).into())),
+        Bound::Excluded(k) => match prefix_end(&encode_prefix(k)) {
             Some(e) => Bound::Included(EncodedKey::Bytes(e.into())),
             // Nothing follows every key: an empty range (every key starts
             // with a tag below 0xFF, see `key`).
@@ -565,18 +567,13 @@ pub(crate) fn prefix_lower(b: Bound<&Key>) -> Bound<EncodedKey> {
 /// An upper bound: `Included(p)` through the last key with prefix `p`,
 /// `Excluded(p)` up to the first.
 pub(crate) fn prefix_upper(b: Bound<&Key>) -> Bound<EncodedKey> {
-    let enc = |k: &Key| {
-        let mut out = Vec::with_capacity(encoded_len(&k.0));
-        encode_values_into(&k.0, &mut out);
-        out
-    };
     match b {
         Bound::Unbounded => Bound::Unbounded,
-        Bound::Included(k) => match prefix_end(&enc(k)) {
+        Bound::Included(k) => match prefix_end(&encode_prefix(k)) {
             Some(e) => Bound::Excluded(EncodedKey::Bytes(e.into())),
             None => Bound::Unbounded,
         },
-        Bound::Excluded(k) => Bound::Excluded(EncodedKey::Bytes(enc(k).into())),
+        Bound::Excluded(k) => Bound::Excluded(EncodedKey::Bytes(encode_prefix(k).into())),
     }
 }
 
