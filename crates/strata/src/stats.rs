@@ -325,6 +325,11 @@ pub struct Stats {
     pub versions_reclaimed: u64,
     /// Garbage collection passes run.
     pub gc_passes: u64,
+    /// Transaction-level collection: committers' passes run by a thread
+    /// that took them over from the leader, which had fallen behind
+    /// (`gc::transaction_level`: a pass's own cache lines move between
+    /// cores once per takeover).
+    pub gc_pass_takeovers: u64,
     /// Tuple-level vacuum: blocks of tuples scanned, and blocks skipped
     /// because the dirty-block bitmap said nothing changed there.
     pub gc_blocks_scanned: u64,
@@ -591,6 +596,7 @@ impl Stats {
             chain_lengths: Default::default(),
             versions_reclaimed: 0,
             gc_passes: 0,
+            gc_pass_takeovers: 0,
             gc_blocks_scanned: 0,
             gc_blocks_skipped: 0,
             versions_pruned_in_dead_zones: 0,

@@ -34,12 +34,17 @@ fn is_row_site(site: &str) -> bool {
     .any(|d| site.contains(d))
 }
 
+/// The window is the process's: each test holds this throughout, so that
+/// nothing another test does (opening a database, loading it, reading its
+/// `stats`, which locks the scan logs) falls in its window.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Runs `body(thread, i)` `COMMITS` times on each of two threads, after a
 /// warm-up round outside the window, and returns the window's writes.
 fn window(body: impl Fn(i64, i64) + Sync) -> Vec<SiteWrites> {
-    // The window is the process's: one test's window at a time.
-    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     let warmed = Barrier::new(THREADS as usize + 1);
     let go = Barrier::new(THREADS as usize + 1);
     let done = Barrier::new(THREADS as usize + 1);
@@ -91,6 +96,7 @@ fn options(p: Protocol) -> Options {
 /// clock before it knows: the one a read-write commit may write.
 #[test]
 fn a_read_only_commit_writes_no_shared_line() {
+    let _one = one_at_a_time();
     for p in Protocol::ALL {
         let db = Database::open(options(p)).unwrap();
         let t = common::counters_table(&db, THREADS * KEYS);
@@ -122,6 +128,7 @@ fn a_read_only_commit_writes_no_shared_line() {
 
 #[test]
 fn a_read_write_commit_writes_one_shared_line_besides_its_rows() {
+    let _one = one_at_a_time();
     for p in Protocol::ALL {
         // Without GC passes in the window: the commit path alone.
         let db = Database::open(options(p).gc_every_commits(u32::MAX)).unwrap();
@@ -141,15 +148,17 @@ fn a_read_write_commit_writes_one_shared_line_besides_its_rows() {
     }
 }
 
-/// With the collector's passes in the window (every 16 commits of all
-/// threads together, run by a committer: `gc::transaction_level`), the
-/// lines a read-write commit takes from another core outside its rows
-/// stay within the one the budget allows. The pass's own lines (the
-/// `running` and scratch locks, each queue's consumer side, its
-/// counters) are written by whichever thread runs it, about threads + 5
-/// lines a pass, about 0.2 a commit here. (Before passes were shared out
-/// among threads, the pass's lines alone moved 0.27 times a commit in
-/// `bench ycsb`, 2 threads.)
+/// With the collector's passes in the window (a turn every 16 commits
+/// of each thread, `gc::transaction_level`), a read-write commit takes
+/// no line from another core outside its rows but the clock's. The
+/// pass's own lines (the `running` and scratch locks, each queue's
+/// consumer side, its counters: about threads + 5) are written by the
+/// pass leader alone, so they move only when another committer takes the
+/// passes over from a leader that fell behind (`Stats::gc_pass_takeovers`,
+/// a descheduled leader on a loaded machine): at most `PASS_LINES` moves
+/// a takeover. (When any committer's turn could run the pass, its lines
+/// moved about 0.07 times a commit, 0.18 shared, in `bench ycsb`, 2
+/// threads.)
 ///
 /// Counted as lines another thread also wrote, the commit path writes
 /// the clock's and nothing of GC's: a slot's queue is written by its
@@ -158,34 +167,44 @@ fn a_read_write_commit_writes_one_shared_line_besides_its_rows() {
 /// more shared line a commit.
 #[test]
 fn gc_passes_keep_a_read_write_commit_within_one_transfer_besides_its_rows() {
+    let _one = one_at_a_time();
+    const PASS_LINES: u64 = THREADS as u64 + 8;
     let db = Database::open(options(Options::default().protocol)).unwrap();
     let t = common::counters_table(&db, THREADS * KEYS);
+    let before = db.stats();
     let r = window(|th, i| {
         let k = th * KEYS + i % KEYS;
         db.run(|x| x.update(&t, &key![k], &[("v", Value::Int(i))]))
             .unwrap();
     });
-    let moved: u64 = (r.iter().filter(|s| !is_row_site(&s.site)))
-        .map(|s| s.moved)
-        .sum();
-    let per_commit = moved as f64 / (THREADS * COMMITS) as f64;
+    let after = db.stats();
+    let outside = |s: &SiteWrites| !is_row_site(&s.site) && !s.site.contains("/cc/mod.rs");
+    // A queue's fresh block (one per 127 commits of a thread) is memory
+    // the allocator recycled, whose lines it wrote last on the thread that
+    // freed a block: the pass leader (a consumer frees what it has taken).
+    // Its link is the block's first counted write.
+    let pass_line = |s: &SiteWrites| outside(s) && !s.site.contains("/gc/slot_queue.rs:150");
     let passes: u64 = (r
         .iter()
         .filter(|s| s.site.contains("/gc/transaction_level.rs")))
     .map(|s| s.writes)
     .sum();
     assert!(passes > 0, "no GC pass ran in the window");
+    let takeovers = after.gc_pass_takeovers - before.gc_pass_takeovers;
+    let moved: u64 = r.iter().filter(|s| pass_line(s)).map(|s| s.moved).sum();
     assert!(
-        per_commit <= 1.0,
-        "{per_commit:.3} transfers a commit outside its rows: {}",
-        sites(&r)
+        moved <= PASS_LINES * takeovers,
+        "{moved} lines moved outside the rows and the clock, {takeovers} takeovers: {:?}",
+        r.iter()
+            .filter(|s| pass_line(s) && s.moved > 0)
+            .collect::<Vec<_>>()
     );
     // The commit path's sites are those written on every commit (a
     // pass's, once a pass); of those outside the rows, only the clock's
     // line is another thread's too.
     let commits = (THREADS * COMMITS) as u64;
     let commit_path_shared: Vec<&SiteWrites> = (r.iter())
-        .filter(|s| !is_row_site(&s.site) && !s.site.contains("/cc/mod.rs"))
+        .filter(|s| outside(s))
         .filter(|s| s.writes >= commits && s.shared > 0)
         .collect();
     assert!(
@@ -201,6 +220,7 @@ fn gc_passes_keep_a_read_write_commit_within_one_transfer_besides_its_rows() {
 /// them needed while nothing had scanned (`index::scan_log`).
 #[test]
 fn an_insert_into_a_table_nobody_scanned_writes_no_scan_log_line() {
+    let _one = one_at_a_time();
     for p in Protocol::ALL {
         let db = Database::open(options(p)).unwrap();
         let t = common::counters_table(&db, 0);

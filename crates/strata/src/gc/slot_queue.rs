@@ -146,6 +146,7 @@ impl SlotQueue {
                 } else {
                     // SAFETY: `tail` is the producer's block, alive until
                     // the consumer has taken all of it and seen this link.
+                    // (`tests/shared_writes.rs` names this line.)
                     unsafe { (*tail).next.store(b, Release) };
                 }
                 tail = b;

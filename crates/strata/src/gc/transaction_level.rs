@@ -45,29 +45,42 @@
 //! earlier entry of its row (queued before the row was unlocked for the
 //! later writer).
 //!
-//! Committers run the passes, so a pass's bookkeeping (the `running`
-//! lock, the scratch space, each queue's consumer side, the counters:
-//! about threads + 5 lines) is a shared write. Each thread
-//! reaches a pass every `gc_every_commits` of its commits, but one pass
-//! serves every thread: a thread whose turn comes skips it unless the
-//! clock has moved `gc_every_commits` commits per active queue since the
-//! last pass began (`next_pass`). So passes come every `gc_every_commits`
-//! commits of each thread *together*, not of each thread alone, and a
-//! commit pays about (threads + 5) / (threads × `gc_every_commits`)
-//! shared lines for them instead of (threads + 5) / `gc_every_commits`
-//! (issue 42's shared-write count: 0.40 a commit at 2 threads, growing
-//! with the thread count, before). With a write-ahead log the clock is
-//! the log's reservation counter (LSN commit stamps, `crate::log`) and
-//! moves by each commit's record length, faster than one step a commit,
-//! so the rule lets more turns through: at worst every turn passes, as
-//! before it.
+//! Committers run the passes, and a pass writes its own bookkeeping (the
+//! `running` lock, the scratch space, each queue's consumer side, the
+//! counters: about threads + 5 lines). If whichever committer's turn came
+//! ran it, those lines would move between cores at every pass (0.18 shared
+//! writes a commit at 2 threads, issue 42's count). So one committer leads:
+//! each thread reaches a *turn* every `gc_every_commits` of its commits;
+//! the leader's turn runs a pass, anybody else's skips, unless the leader
+//! has fallen behind: the clock has moved [`TAKEOVER`] times the leader's
+//! *pace* since the last pass (the leader stopped committing, went idle or
+//! was descheduled). The pace is how far the clock moved between the last
+//! two passes, at least `gc_every_commits` commits per queue that had
+//! entries (a thread that commits each) and at most [`TAKEOVER`] times
+//! that. That turn runs the pass and takes the lead, so the pass's lines
+//! move once per takeover (`Stats::gc_pass_takeovers`) rather than once
+//! per pass, and garbage waits about [`TAKEOVER`] times the leader's pace
+//! when the leader stops. Passes come every `gc_every_commits` commits of
+//! the leader: every threads × `gc_every_commits` commits of all threads,
+//! in a balanced run. The clock moves a step per read-write commit, or
+//! more (MVTO's read-write begins draw from it; with a write-ahead log it
+//! is the log's reservation counter, `crate::log`, and
+//! `Engine::clock_steps` converts): the pace, measured on the clock,
+//! follows.
 //!
 //! ```text
-//!  clock  0 ...... 32 ...... 64 ...... 96     2 threads, every 16 commits
-//!  pass   ^ (2 queues had entries: next_pass = 0 + 2 × 16 commits)
-//!  A's turn (16 of A's commits, clock 30): skipped, 30 < 64 steps
-//!  B's turn (clock 66): runs; next_pass = 66 + 64 steps
+//!  2 threads, every 16 commits, TAKEOVER 4
+//!  clock   0 ..... 32 ..... 64 ..... 96 ........................ 224
+//!  A leads: a pass at each of its turns (16 of its commits); pace 32,
+//!           takeover_at = last pass + 4 × 32
+//!  B's turns: skipped while clock < takeover_at
+//!  A stops after the pass at 96: B's turn at clock 224 runs a pass; B leads
 //! ```
+//!
+//! Which thread leads decides only who tries: passes are serialised by
+//! `Common::running` whoever runs them (and a background thread's or
+//! `Database::collect_garbage`'s pass moves `takeover_at` too, without
+//! taking the lead).
 //!
 //! A deleted row whose tombstone is visible at the horizon is unlinked as a
 //! whole and waits in limbo (see [`super::limbo`]). An entry queued before
@@ -81,6 +94,7 @@ use super::{
     finish_pass, prune_row, Collector, Committed, Common, Engine, Garbage, MayRemove, Pruned,
     Snapshots,
 };
+use crate::stats::Stats;
 use crate::storage;
 use crate::sync::counted::{AtomicU64, AtomicUsize};
 use crate::table::TableInner;
@@ -103,9 +117,9 @@ pub struct TransactionLevel {
     /// steady state allocates nothing, and its deferred entries (only a
     /// pass, under `Common::running`, locks it).
     scratch: Mutex<Scratch>,
-    /// The clock before which a committer's turn skips its pass (see the
-    /// module doc); written once a pass, read once a turn.
-    next_pass: CachePadded<AtomicU64>,
+    /// Who runs the committers' passes (see the module doc): written by
+    /// passes, read by every turn.
+    turn: CachePadded<PassTurn>,
     /// `Options::gc_every_commits`.
     every_commits: u64,
 }
@@ -119,10 +133,41 @@ impl TransactionLevel {
             queues: (0..slots).map(|_| OnceLock::new()).collect(),
             used: AtomicUsize::new(0),
             scratch: Mutex::default(),
-            next_pass: CachePadded::new(AtomicU64::new(0)),
+            turn: CachePadded::default(),
             every_commits: u64::from(every_commits),
         }
     }
+}
+
+/// How many times its pace a pass leader may fall behind before another
+/// committer's turn takes over (see the module doc).
+pub(super) const TAKEOVER: u64 = 4;
+
+/// See `TransactionLevel::turn`.
+#[derive(Default)]
+struct PassTurn {
+    /// The thread ([`pass_token`]) whose turns run the passes; 0: none yet.
+    leader: AtomicU64,
+    /// The clock at the last pass began, and the clock from which another
+    /// committer's turn runs a pass and takes the lead (written by every
+    /// pass).
+    last_pass: AtomicU64,
+    takeover_at: AtomicU64,
+    /// Passes a committer ran after taking the lead from another thread
+    /// (`Stats::gc_pass_takeovers`).
+    takeovers: AtomicU64,
+}
+
+crate::sync::thread_local! {
+    static PASS_TOKEN: u64 = {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        NEXT.fetch_add(1, Relaxed)
+    };
+}
+
+/// This thread's name for [`PassTurn::leader`]: unique, never 0.
+fn pass_token() -> u64 {
+    PASS_TOKEN.with(|t| *t)
 }
 
 /// See `TransactionLevel::scratch`.
@@ -245,13 +290,19 @@ impl Collector for TransactionLevel {
             &may_remove,
             wait,
         )?;
-        // Every queue that had ready entries stands for a thread that
-        // commits; until they have made `every_commits` commits each, their
-        // turns skip (see the module doc; the clock moves one step per
-        // read-write commit).
-        let commits = self.every_commits * sources.max(1) as u64;
-        let next = engine.clock().saturating_add(engine.clock_steps(commits));
-        self.next_pass.store(next, Relaxed);
+        // The leader's pace: how far the clock moved since the last pass,
+        // at least `every_commits` commits per queue that had ready entries
+        // (each stands for a thread that commits), and at most `TAKEOVER`
+        // times that (a first pass after a long load, or after an idle
+        // spell, does not put the next takeover far off). The clock moves
+        // a step per read-write commit, or more (MVTO's begins draw from
+        // it too; a log's LSNs move by record lengths).
+        let now = engine.clock();
+        let floor = engine.clock_steps(self.every_commits * sources.max(1) as u64);
+        let since = now.saturating_sub(self.turn.last_pass.load(Relaxed));
+        let pace = since.clamp(floor, TAKEOVER.saturating_mul(floor));
+        self.turn.last_pass.store(now, Relaxed);
+        (self.turn.takeover_at).store(now.saturating_add(TAKEOVER.saturating_mul(pace)), Relaxed);
         finish_pass(common, engine, &tables, h, wait);
         drop(tables);
         common.counters.gc_passes.fetch_add(1, SeqCst);
@@ -259,9 +310,23 @@ impl Collector for TransactionLevel {
     }
 
     fn every_few_commits<E: Engine>(&self, common: &Common, engine: &E) {
-        if engine.clock() >= self.next_pass.load(Relaxed) {
+        let me = pass_token();
+        let turn = &self.turn;
+        let leader = turn.leader.load(Relaxed);
+        if leader == me {
             self.pass(common, engine, false);
+        } else if engine.clock() >= turn.takeover_at.load(Relaxed)
+            && self.pass(common, engine, false).is_some()
+        {
+            turn.leader.store(me, Relaxed);
+            if leader != 0 {
+                turn.takeovers.fetch_add(1, Relaxed);
+            }
         }
+    }
+
+    fn fill_stats(&self, st: &mut Stats) {
+        st.gc_pass_takeovers = self.turn.takeovers.load(Relaxed);
     }
 
     fn background_threads(&self, every: Option<Duration>) -> usize {
