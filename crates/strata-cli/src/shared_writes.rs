@@ -50,14 +50,25 @@ pub struct SharedWrites {
     pub shared_per_commit: f64,
     pub moved_per_commit: f64,
     pub writes_per_commit: f64,
+    /// Garbage-collection passes in the window, and of those, passes a
+    /// committer ran after taking them over from the pass leader (the
+    /// transaction-level collector's: its lines move once a takeover).
+    pub gc_passes: u64,
+    pub gc_pass_takeovers: u64,
     pub sites: Vec<Site>,
 }
 
 impl SharedWrites {
-    fn of(report: Vec<strata::shared_writes::SiteWrites>, commits: u64) -> SharedWrites {
+    fn of(
+        report: Vec<strata::shared_writes::SiteWrites>,
+        commits: u64,
+        (gc_passes, gc_pass_takeovers): (u64, u64),
+    ) -> SharedWrites {
         let per = |n: u64| n as f64 / commits.max(1) as f64;
         SharedWrites {
             commits,
+            gc_passes,
+            gc_pass_takeovers,
             shared_per_commit: per(report.iter().map(|s| s.shared).sum()),
             moved_per_commit: per(report.iter().map(|s| s.moved).sum()),
             writes_per_commit: per(report.iter().map(|s| s.writes).sum()),
@@ -82,6 +93,10 @@ impl SharedWrites {
              {} commits); budget: read-only 0, read-write 1 + the rows it writes",
             self.shared_per_commit, self.moved_per_commit, self.writes_per_commit, self.commits
         );
+        println!(
+            "  GC passes {} in the window, {} of them taken over from the pass leader",
+            self.gc_passes, self.gc_pass_takeovers
+        );
         for s in self.sites.iter().filter(|s| s.shared_per_commit >= 0.005) {
             println!(
                 "  {:>8.2} shared  {:>8.2} moved  {:>8.2} writes  {}",
@@ -96,12 +111,19 @@ fn commits(db: &Database) -> u64 {
     c.commits + c.read_only_commits
 }
 
+/// GC passes and takeovers so far (`Database::stats` locks the scan logs,
+/// a counted write: read outside the window).
+fn passes(db: &Database) -> (u64, u64) {
+    let st = db.stats();
+    (st.gc_passes, st.gc_pass_takeovers)
+}
+
 /// Wraps a run's observer: counts from the start of its measured window
 /// to its end.
 pub struct Counting<'a> {
     pub inner: &'a mut dyn Observer,
     pub db: Database,
-    at: Option<u64>,
+    at: Option<(u64, (u64, u64))>,
     pub result: Option<SharedWrites>,
 }
 
@@ -125,13 +147,16 @@ impl Observer for Counting<'_> {
     }
     fn measure(&mut self) {
         self.inner.measure();
+        let gc = passes(&self.db);
         strata::shared_writes::reset();
-        self.at = Some(commits(&self.db));
+        self.at = Some((commits(&self.db), gc));
     }
     fn finish(&mut self) {
-        if let Some(at) = self.at.take() {
+        if let Some((at, (p0, t0))) = self.at.take() {
             let report = strata::shared_writes::report();
-            self.result = Some(SharedWrites::of(report, commits(&self.db) - at));
+            let n = commits(&self.db) - at;
+            let (p, t) = passes(&self.db);
+            self.result = Some(SharedWrites::of(report, n, (p - p0, t - t0)));
         }
         self.inner.finish();
     }
