@@ -126,8 +126,8 @@ pub struct TransactionLevel {
 
 impl TransactionLevel {
     /// A collector for a TID table of `slots` slots whose committers'
-    /// passes come every `every_commits` commits of all threads together
-    /// (see the module doc).
+    /// passes come every `every_commits` commits of the pass leader (see
+    /// the module doc).
     pub fn new(every_commits: u32, slots: usize) -> Self {
         TransactionLevel {
             queues: (0..slots).map(|_| OnceLock::new()).collect(),
