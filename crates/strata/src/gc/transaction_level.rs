@@ -148,7 +148,7 @@ pub(super) const TAKEOVER: u64 = 4;
 struct PassTurn {
     /// The thread ([`pass_token`]) whose turns run the passes; 0: none yet.
     leader: AtomicU64,
-    /// The clock at the last pass began, and the clock from which another
+    /// The clock at the last pass, and the clock from which another
     /// committer's turn runs a pass and takes the lead (written by every
     /// pass).
     last_pass: AtomicU64,

@@ -41,7 +41,7 @@
 
 use std::alloc::{alloc, dealloc, Layout};
 use std::cell::RefCell;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Block sizes cached per thread (a table's rows and tombstones are one
 /// or two sizes; other sizes go straight to the global allocator).
@@ -92,19 +92,34 @@ struct Pool(Vec<Batch>);
 unsafe impl Send for Pool {}
 
 static POOL: parking_lot::Mutex<Pool> = parking_lot::Mutex::new(Pool(Vec::new()));
-/// Batches in the pool, written under its lock: an empty stack looks here
-/// before it takes the lock (the common case on every thread that frees
-/// as much as it allocates: nothing to take, no line written).
-static POOLED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// The sizes the pool holds batches of, a bit per size (`size_bit`),
+/// written under its lock: an empty stack looks here before it takes the
+/// lock, so a thread whose sizes the pool lacks (or one that frees as much
+/// as it allocates) writes no shared line. A bit two sizes share costs a
+/// lock taken for nothing, never a wrong block.
+static POOLED: AtomicU64 = AtomicU64::new(0);
+
+fn size_bit(l: Layout) -> u64 {
+    1 << ((l.size() / 8) % 64)
+}
+
+impl Pool {
+    /// Republishes `POOLED` (under the lock).
+    fn publish(&self) {
+        let bits = self.0.iter().fold(0, |m, b| m | size_bit(b.layout));
+        POOLED.store(bits, Relaxed);
+    }
+}
 
 /// Hands `batch` to the pool, or its blocks to the global allocator if
 /// the pool is full.
 fn put_batch(batch: Batch) {
     let rejected = {
         let mut pool = POOL.lock();
+        crate::sync::wrote(&POOL);
         if pool.0.len() < POOL_BATCHES {
             pool.0.push(batch);
-            POOLED.store(pool.0.len(), Relaxed);
+            pool.publish();
             None
         } else {
             Some(batch)
@@ -121,13 +136,14 @@ fn put_batch(batch: Batch) {
 
 /// A batch of blocks of layout `l` from the pool, if it has one.
 fn take_batch(l: Layout) -> Option<Vec<*mut u8>> {
-    if POOLED.load(Relaxed) == 0 {
+    if POOLED.load(Relaxed) & size_bit(l) == 0 {
         return None;
     }
     let mut pool = POOL.lock();
+    crate::sync::wrote(&POOL);
     let i = pool.0.iter().position(|b| b.layout == l)?;
     let b = pool.0.swap_remove(i);
-    POOLED.store(pool.0.len(), Relaxed);
+    pool.publish();
     Some(b.blocks)
 }
 
