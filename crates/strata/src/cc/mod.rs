@@ -413,9 +413,11 @@ pub(crate) trait Cc {
     }
 
     /// GC: forget protocol state no transaction open at or after `horizon`
-    /// can need (SSN/SSI scan records, SSI's SIREAD marks).
-    fn prune(db: &Shared, tables: &[Arc<TableInner>], horizon: u64) {
-        let _ = (db, tables, horizon);
+    /// can need (SSN/SSI scan records, SSI's SIREAD marks). Scan-log
+    /// shards whose scanners are active prune themselves; with
+    /// `every_shard` (a pass someone waits for) every shard is pruned.
+    fn prune(db: &Shared, tables: &[Arc<TableInner>], horizon: u64, every_shard: bool) {
+        let _ = (db, tables, horizon, every_shard);
     }
 }
 

@@ -192,6 +192,11 @@ pub fn publish_pending<P: super::Cc>(tx: &mut impl Txn, cts: u64) {
             None => Vec::new(),
         })
         .collect();
+    // Our shard of each log, pruned as we push by the last published
+    // horizon and quiesced epoch (`index::scan_log`).
+    let slot = crate::tid::TidTable::slot_index(tx.tid());
+    let horizon = tx.shared().horizon.load(SeqCst);
+    let quiesced = tx.shared().quiescence.quiesced();
     for (s, rows) in tx.scans_mut().iter_mut().zip(rows) {
         let rec = Arc::new(ScanRecord {
             lo: s.lo.clone(),
@@ -204,11 +209,12 @@ pub fn publish_pending<P: super::Cc>(tx: &mut impl Txn, cts: u64) {
                 .map(|s| s as Arc<dyn std::any::Any + Send + Sync>),
             rows,
         });
-        match &s.sec {
-            Some(sec) => sec.index.scan_log.push(Arc::clone(&rec)),
+        let log = match &s.sec {
+            Some(sec) => &sec.index.scan_log,
             // SAFETY: tables outlive transactions.
-            None => unsafe { &*s.table }.scan_log.push(Arc::clone(&rec)),
-        }
+            None => &unsafe { &*s.table }.scan_log,
+        };
+        log.push(slot, Arc::clone(&rec), horizon, quiesced);
         s.record = Some(rec);
     }
     // Pairs with the fence in `scanners_of`: an inserter either sees our
@@ -267,18 +273,14 @@ pub fn scanners_in(
     let accounted = |r: &ScanRecord| {
         row.is_some_and(|x| r.rows.binary_search(&x).is_ok()) && r.state.load(SeqCst) == PENDING
     };
-    log.records()
-        .iter()
-        .filter(|r| r.covers(k) && !mine.contains(&Arc::as_ptr(r)) && !accounted(r))
-        .cloned()
-        .collect()
+    log.records_where(|r| r.covers(k) && !mine.contains(&(r as *const _)) && !accounted(r))
 }
 
 /// Drops the records of scanners that committed before every open
 /// transaction began (stamp below the GC horizon, or quiesced:
 /// `cc::quiescence`), folding their stamps into the log's `pruned_pstamp`.
-pub fn prune(t: &TableInner, horizon: u64, quiesced: u64) {
-    t.scan_log.prune(horizon, quiesced);
+pub fn prune(t: &TableInner, horizon: u64, quiesced: u64, every_shard: bool) {
+    t.scan_log.prune(horizon, quiesced, every_shard);
 }
 
 /// Whether any of `tables`, or any of their secondary indexes, holds scan

@@ -129,11 +129,11 @@ impl Cc for SiSsi {
         }
     }
 
-    fn prune(db: &Shared, tables: &[Arc<TableInner>], horizon: u64) {
+    fn prune(db: &Shared, tables: &[Arc<TableInner>], horizon: u64, every_shard: bool) {
         let quiesced = db.quiescence.advance(&db.tids);
         tables
             .iter()
-            .for_each(|t| predicate::prune(t, horizon, quiesced));
+            .for_each(|t| predicate::prune(t, horizon, quiesced, every_shard));
         db.ssi.prune(horizon, quiesced);
     }
 }

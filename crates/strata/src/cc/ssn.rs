@@ -236,7 +236,7 @@ impl Cc for SiSsn {
         }
     }
 
-    fn prune(db: &Shared, tables: &[Arc<TableInner>], horizon: u64) {
+    fn prune(db: &Shared, tables: &[Arc<TableInner>], horizon: u64, every_shard: bool) {
         // (Scanning the TID table every pass cost a 50%-update YCSB
         // transaction, which scans nothing, about 110 instructions.)
         let quiesced = if predicate::any_scan_records(tables) {
@@ -246,7 +246,7 @@ impl Cc for SiSsn {
         };
         tables
             .iter()
-            .for_each(|t| predicate::prune(t, horizon, quiesced));
+            .for_each(|t| predicate::prune(t, horizon, quiesced, every_shard));
     }
 }
 

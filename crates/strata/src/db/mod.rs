@@ -587,12 +587,12 @@ impl Database {
             st.index_bytes += (t.index.len() * t.index.approx_entry_bytes()) as u64;
             let (entries, bytes) = crate::index::secondary::stats(t);
             for i in t.secondary.load(&guard) {
-                st.scan_records += i.scan_log.records().len() as u64;
+                st.scan_records += i.scan_log.len() as u64;
                 if let Some(p) = &i.mvpbt {
                     st.mvpbt.add(&p.stats());
                 }
             }
-            st.scan_records += t.scan_log.records().len() as u64;
+            st.scan_records += t.scan_log.len() as u64;
             st.secondary_index_entries += entries;
             st.secondary_index_bytes += bytes;
             st.gc_index_steps += t.secondary.gc_steps();
@@ -680,8 +680,8 @@ impl gc::Engine for DbInner {
         with_cc!(self.protocol, P => P::may_remove)
     }
 
-    fn prune_protocol_state(&self, tables: &[Arc<TableInner>], h: u64) {
-        with_cc!(self.protocol, P => P::prune(self, tables, h));
+    fn prune_protocol_state(&self, tables: &[Arc<TableInner>], h: u64, every_shard: bool) {
+        with_cc!(self.protocol, P => P::prune(self, tables, h, every_shard));
     }
 
     fn index_gc_prunes_scans(&self) -> Option<u64> {

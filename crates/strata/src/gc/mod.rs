@@ -100,8 +100,10 @@ pub trait Engine: Send + Sync + 'static {
     /// be unlinked (see [`MayRemove`]); asked once per pass.
     fn may_remove(&self) -> fn(&Version, u64) -> bool;
     /// Drops the protocol's bookkeeping no snapshot at or above `horizon`
-    /// needs (scan records, SSI marks).
-    fn prune_protocol_state(&self, tables: &[Arc<TableInner>], horizon: u64);
+    /// needs (scan records, SSI marks); with `every_shard`, from every
+    /// scan-log shard, not only those whose scanners have gone idle
+    /// (`index::scan_log`).
+    fn prune_protocol_state(&self, tables: &[Arc<TableInner>], horizon: u64, every_shard: bool);
     /// Whether a pass also prunes secondary-index scan records: then the
     /// quiescence epoch the protocol state's prune reached
     /// (`cc::quiescence`).
@@ -240,12 +242,14 @@ fn finish_pass<E: Engine>(
     horizon: u64,
     wait: bool,
 ) {
-    engine.prune_protocol_state(tables, horizon);
+    // (A pass someone waits for, `Database::collect_garbage`, leaves no
+    // prunable scan record behind.)
+    engine.prune_protocol_state(tables, horizon, wait);
     let prune = engine.index_gc_prunes_scans();
     // (`prune` is read after `prune_protocol_state` advanced the epoch.)
     let secondary = || {
         for t in tables {
-            crate::index::secondary::after_gc_pass(t, horizon, prune);
+            crate::index::secondary::after_gc_pass(t, horizon, prune, wait);
         }
     };
     if wait {

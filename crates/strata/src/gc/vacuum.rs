@@ -185,7 +185,7 @@ impl Vacuum {
     /// state fresh.
     pub(crate) fn refresh_only<C: Collector, E: Engine>(c: &C, engine: &E) {
         let h = refresh(c, engine).oldest();
-        engine.prune_protocol_state(&engine.tables(), h);
+        engine.prune_protocol_state(&engine.tables(), h, false);
     }
 }
 

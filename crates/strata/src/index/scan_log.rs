@@ -21,12 +21,35 @@
 //! quiescence epoch every transaction open since has left, which orders it
 //! before them as a stamp below the horizon does, and is folded the same
 //! way (see [`ScanLog::prune`]).
+//!
+//! The log is split into shards, one per TID slot modulo [`SHARDS`], so
+//! that scanners on different threads write different lines (issue 42's
+//! shared writes: one log under one lock was 0.30 shared writes a TPC-C
+//! commit, Payment's by-name scans). A scanner pushes into its slot's shard
+//! and prunes that shard as it pushes; a GC pass prunes only the shards
+//! whose scanners have pushed nothing since its last look, so an active
+//! scanner's shard is written by its thread alone:
+//!
+//! ```text
+//!  shard 0 (slots 0, 16, ..): [r r r]   pushed and pruned by its scanner
+//!  shard 1 (slots 1, 17, ..): [r]       idle since the last pass: the pass prunes it
+//!  nonempty: 0b..011                    inserters look here first
+//! ```
+//!
+//! Each shard keeps its own `pruned_pstamp`, folded under its lock; an
+//! inserter takes every shard's records first and the stamps after, so
+//! the order that keeps a pruned record's stamp in view holds shard by
+//! shard.
 
 use super::key::EncodedKey;
-use parking_lot::{Mutex, MutexGuard};
+use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
 use std::any::Any;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::{
+    AtomicU64, AtomicU8,
+    Ordering::{Relaxed, SeqCst},
+};
 use std::sync::Arc;
 
 /// The scanner is still deciding (validating its commit).
@@ -82,51 +105,127 @@ impl ScanRecord {
     }
 }
 
-/// The scan records of one key space.
+/// Shards of a log: at most 64 (one bit each in `ScanLog::nonempty`).
+pub const SHARDS: usize = 16;
+
+/// One shard: the records of scanners in its TID slots.
 #[derive(Default)]
-pub struct ScanLog {
+struct Shard {
     records: Mutex<Vec<Arc<ScanRecord>>>,
-    /// `records`' length, stored under its lock: every insert of SSN and
-    /// SSI looks here first, after its fence, and takes the lock only when
-    /// the log holds records. The lock is a line every inserting thread
-    /// wrote: 6.7 shared writes a TPC-C commit (`--shared-writes`, issue
-    /// 42) while no scan record existed at all. A count read as zero is a
-    /// lock taken before the first push, in the same total order (the
-    /// push's store is SeqCst, under the lock).
-    len: AtomicUsize,
-    /// Largest commit stamp among pruned records.
+    /// Largest commit stamp among the records pruned from this shard.
     pruned_pstamp: AtomicU64,
+    /// Pushes so far (written by the pusher, under the lock).
+    pushes: AtomicU64,
+}
+
+/// The scan records of one key space.
+pub struct ScanLog {
+    shards: Box<[CachePadded<Shard>]>,
+    /// Per shard, its `pushes` at a GC pass's last look: unchanged at the
+    /// next, the shard's scanners have been idle since, and the pass
+    /// prunes it. Written by passes only, on lines of their own.
+    seen: CachePadded<[AtomicU64; SHARDS]>,
+    /// Bit `s`: shard `s` holds records. Changed under the shard's lock, and
+    /// only when the shard goes from empty to not or back (SeqCst). Every
+    /// insert of SSN and SSI looks here first, after its fence, and takes a
+    /// shard's lock only where the bit is set: the lock is a line every
+    /// inserting thread would write (6.7 shared writes a TPC-C commit,
+    /// `--shared-writes`, issue 42, while no scan record existed). A bit
+    /// read as clear is a lock taken before the shard's next push, in the
+    /// same total order (the push sets the bit SeqCst, under the lock, or
+    /// finds it set).
+    nonempty: AtomicU64,
+}
+
+impl Default for ScanLog {
+    fn default() -> Self {
+        ScanLog {
+            shards: (0..SHARDS).map(|_| CachePadded::default()).collect(),
+            seen: CachePadded::new(std::array::from_fn(|_| AtomicU64::new(0))),
+            nonempty: AtomicU64::new(0),
+        }
+    }
+}
+
+/// Drops `log`'s records no open transaction can conflict with (see
+/// [`ScanLog::prune`]); returns the largest stamp folded (0: none).
+fn prune_records(log: &mut Vec<Arc<ScanRecord>>, horizon: u64, quiesced: u64) -> u64 {
+    let mut folded = 0;
+    log.retain(|r| match r.state.load(SeqCst) {
+        ABORTED | POISONED => false,
+        COMMITTED if r.cstamp < horizon || r.epoch.load(SeqCst) <= quiesced => {
+            folded = folded.max(r.cstamp);
+            false
+        }
+        _ => true,
+    });
+    folded
 }
 
 impl ScanLog {
-    pub fn push(&self, rec: Arc<ScanRecord>) {
-        let mut log = self.records.lock();
-        crate::sync::wrote(&self.records);
+    /// Adds `rec` to the shard of TID slot `slot`, pruning that shard first
+    /// by `horizon` and `quiesced` (the last ones published: see
+    /// [`ScanLog::prune`]).
+    pub fn push(&self, slot: usize, rec: Arc<ScanRecord>, horizon: u64, quiesced: u64) {
+        let s = slot % SHARDS;
+        let shard = &self.shards[s];
+        let mut log = shard.records.lock();
+        crate::sync::wrote(&shard.records);
+        if !log.is_empty() {
+            let folded = prune_records(&mut log, horizon, quiesced);
+            if folded > shard.pruned_pstamp.load(SeqCst) {
+                shard.pruned_pstamp.store(folded, SeqCst);
+            }
+        }
         log.push(rec);
-        self.len.store(log.len(), SeqCst);
+        shard.pushes.store(shard.pushes.load(Relaxed) + 1, Relaxed);
+        if self.nonempty.load(SeqCst) & 1 << s == 0 {
+            crate::sync::wrote(&self.nonempty);
+            self.nonempty.fetch_or(1 << s, SeqCst);
+        }
     }
 
-    /// Whether the log holds no record, without its lock (see `len`).
+    /// Whether the log holds no record, without a lock (see `nonempty`).
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.len.load(SeqCst) == 0
+        self.nonempty.load(SeqCst) == 0
     }
 
-    /// The records, locked (an inserter filters them under the lock).
-    pub fn records(&self) -> MutexGuard<'_, Vec<Arc<ScanRecord>>> {
-        let log = self.records.lock();
-        crate::sync::wrote(&self.records);
-        log
+    /// The records `keep` picks, shard by shard under each shard's lock
+    /// (an inserter's filter; only shards that hold records are locked).
+    pub fn records_where(&self, mut keep: impl FnMut(&ScanRecord) -> bool) -> Vec<Arc<ScanRecord>> {
+        let mut out = Vec::new();
+        let mut bits = self.nonempty.load(SeqCst);
+        while bits != 0 {
+            let shard = &self.shards[bits.trailing_zeros() as usize];
+            bits &= bits - 1;
+            let log = shard.records.lock();
+            crate::sync::wrote(&shard.records);
+            out.extend(log.iter().filter(|r| keep(r)).cloned());
+        }
+        out
     }
 
-    /// The largest commit stamp of a record pruned so far.
+    /// The records held (for `Stats`).
+    pub fn len(&self) -> usize {
+        self.shards.iter().map(|s| s.records.lock().len()).sum()
+    }
+
+    /// The largest commit stamp of a record pruned so far (read after the
+    /// records: see the module doc).
     pub fn pruned_pstamp(&self) -> u64 {
-        self.pruned_pstamp.load(SeqCst)
+        (self.shards.iter())
+            .map(|s| s.pruned_pstamp.load(SeqCst))
+            .max()
+            .unwrap_or(0)
     }
 
-    /// Drops records no open transaction can conflict with (see the module
-    /// invariant); `horizon` is the GC horizon, `quiesced` the quiescence
-    /// epoch (`cc::quiescence`).
+    /// A GC pass's pruning: drops records no open transaction can conflict
+    /// with (see the module invariant) from the shards whose scanners have
+    /// pushed nothing since the pass before (an active scanner prunes its
+    /// own shard as it pushes), or from every shard with `every_shard`;
+    /// `horizon` is the GC horizon, `quiesced` the quiescence epoch
+    /// (`cc::quiescence`).
     ///
     /// Either way its scanner committed before every open transaction
     /// began, and either way its stamp is folded into `pruned_pstamp`:
@@ -137,22 +236,93 @@ impl ScanLog {
     /// scanner's stamp (the clock plus one, `cc::read_only_stamp`) raises
     /// an inserter's pstamp to just below every stamp drawn after it,
     /// never to a writer's, so it adds no abort a kept record would not.
-    pub fn prune(&self, horizon: u64, quiesced: u64) {
-        if self.is_empty() {
-            return;
-        }
-        let mut log = self.records.lock();
-        crate::sync::wrote(&self.records);
-        let mut folded = 0;
-        log.retain(|r| match r.state.load(SeqCst) {
-            ABORTED | POISONED => false,
-            COMMITTED if r.cstamp < horizon || r.epoch.load(SeqCst) <= quiesced => {
-                folded = folded.max(r.cstamp);
-                false
+    pub fn prune(&self, horizon: u64, quiesced: u64, every_shard: bool) {
+        let mut bits = self.nonempty.load(SeqCst);
+        while bits != 0 {
+            let s = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let shard = &self.shards[s];
+            let pushes = shard.pushes.load(Relaxed);
+            if pushes != self.seen[s].load(Relaxed) {
+                crate::sync::wrote(&self.seen[s]);
+                self.seen[s].store(pushes, Relaxed);
+                if !every_shard {
+                    continue;
+                }
             }
-            _ => true,
-        });
-        self.len.store(log.len(), SeqCst);
-        self.pruned_pstamp.fetch_max(folded, SeqCst);
+            let mut log = shard.records.lock();
+            crate::sync::wrote(&shard.records);
+            let folded = prune_records(&mut log, horizon, quiesced);
+            shard.pruned_pstamp.fetch_max(folded, SeqCst);
+            if log.is_empty() {
+                crate::sync::wrote(&self.nonempty);
+                self.nonempty.fetch_and(!(1 << s), SeqCst);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(cstamp: u64, state: u8) -> Arc<ScanRecord> {
+        Arc::new(ScanRecord {
+            lo: Bound::Unbounded,
+            hi: Bound::Unbounded,
+            cstamp,
+            state: AtomicU8::new(state),
+            epoch: AtomicU64::new(u64::MAX),
+            scanner: None,
+            rows: Vec::new(),
+        })
+    }
+
+    fn stamps(log: &ScanLog) -> Vec<u64> {
+        let mut v: Vec<u64> = log
+            .records_where(|_| true)
+            .iter()
+            .map(|r| r.cstamp)
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_scanner_prunes_its_own_shard_and_a_pass_only_the_idle_ones() {
+        let log = ScanLog::default();
+        assert!(log.is_empty());
+        log.push(0, record(5, COMMITTED), 0, 0);
+        // Slot 1's scanner: its committed record below the horizon goes as
+        // it pushes the next one, its stamp folded.
+        log.push(1, record(7, COMMITTED), 0, 0);
+        log.push(1, record(20, PENDING), 10, 0);
+        assert_eq!(stamps(&log), [5, 20]);
+        assert_eq!(log.pruned_pstamp(), 7);
+        // A pass's first look finds both shards pushed to since: it keeps
+        // them (their scanners prune them).
+        log.prune(10, 0, false);
+        assert_eq!(stamps(&log), [5, 20]);
+        // Nothing pushed since: slot 0's shard is idle and pruned (slot
+        // 1's record is still deciding), its bit cleared.
+        log.prune(10, 0, false);
+        assert_eq!(stamps(&log), [20]);
+        assert_eq!(log.nonempty.load(SeqCst), 0b10);
+        // A pass someone waits for prunes an active shard too.
+        log.push(1 + SHARDS, record(8, ABORTED), 0, 0);
+        log.prune(10, 0, true);
+        assert_eq!(stamps(&log), [20]);
+        assert_eq!(log.len(), 1);
+    }
+
+    #[test]
+    fn slots_share_a_shard_modulo_the_shards_and_inserters_see_every_shard() {
+        let log = ScanLog::default();
+        log.push(2, record(1, PENDING), 0, 0);
+        log.push(2 + SHARDS, record(2, PENDING), 0, 0);
+        log.push(3, record(3, PENDING), 0, 0);
+        assert_eq!(log.nonempty.load(SeqCst), 0b1100);
+        assert_eq!(stamps(&log), [1, 2, 3]);
+        assert_eq!(log.records_where(|r| r.cstamp != 2).len(), 2);
     }
 }

@@ -620,12 +620,17 @@ pub(crate) fn stats(t: &TableInner) -> (u64, u64) {
 
 /// End of a GC pass: retry stale entries GC could not remove, and prune
 /// index scan records below the horizon.
-pub(crate) fn after_gc_pass(t: &TableInner, horizon: u64, prune_scans: Option<u64>) {
+pub(crate) fn after_gc_pass(
+    t: &TableInner,
+    horizon: u64,
+    prune_scans: Option<u64>,
+    every_shard: bool,
+) {
     super::retry_deferred(t);
     if let Some(quiesced) = prune_scans {
         let guard = epoch::pin();
         for idx in t.secondary.load(&guard) {
-            idx.scan_log.prune(horizon, quiesced);
+            idx.scan_log.prune(horizon, quiesced, every_shard);
         }
     }
 }
