@@ -256,7 +256,7 @@ fn an_insert_into_a_table_nobody_scanned_writes_no_scan_log_line() {
 #[test]
 fn scanners_on_two_threads_push_their_records_into_lines_of_their_own() {
     let _one = one_at_a_time();
-    for p in [Protocol::SiSsn, Protocol::SiSsi] {
+    for p in common::protocols_where(common::publishes_scan_records) {
         let db = Database::open(options(p)).unwrap();
         let t = common::counters_table(&db, THREADS * KEYS);
         let r = window(|th, i| {

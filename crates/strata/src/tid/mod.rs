@@ -176,7 +176,7 @@ pub struct TidTable {
 /// (its second transaction found the home slot busy, took the next unused
 /// slot, and made that the hint), so `high_water`, and with it every
 /// snapshot scan, grew towards the table's capacity. A thread that exits
-/// leaves both to the next new threads ([`ORPHANED`]).
+/// leaves both to the next new threads ([`HOMES`]).
 struct Hint {
     home: Cell<usize>,
     nested: Cell<usize>,
@@ -187,7 +187,7 @@ impl Drop for Hint {
         #[cfg(not(strata_model))]
         for h in [&self.home, &self.nested] {
             if h.get() != usize::MAX {
-                ORPHANED.lock().push(h.get());
+                HOMES.lock().leave(h.get());
             }
         }
     }
@@ -202,11 +202,56 @@ crate::sync::thread_local! {
     };
 }
 
-/// Slots whose thread has exited, for threads that have none yet. (Not
-/// under the model: its executions must not carry state from one to the
-/// next.)
+/// The slot numbers running threads keep as hints, and those whose every
+/// keeper has exited, for threads that have none yet. (Not under the
+/// model: its executions must not carry state from one to the next.)
 #[cfg(not(strata_model))]
-static ORPHANED: parking_lot::Mutex<Vec<usize>> = parking_lot::Mutex::new(Vec::new());
+static HOMES: parking_lot::Mutex<Homes> = parking_lot::Mutex::new(Homes {
+    kept: Vec::new(),
+    orphaned: Vec::new(),
+});
+
+/// See [`HOMES`]. A number is orphaned only once no running thread keeps
+/// it, and at most once: a thread's hint outlives its last transaction
+/// until its thread-locals are dropped, after a scoped thread's scope has
+/// already returned, so threads started meanwhile took fresh slots with
+/// the same numbers (on a new database). When every exit pushed its
+/// number, a number could be orphaned twice, or while another thread kept
+/// it; two new threads then took it as their home and traded the slot
+/// between their transactions, writing every line of it in turn
+/// (`tests/shared_writes.rs` saw 20 shared writes a commit with two busy
+/// loops beside it).
+#[cfg_attr(strata_model, allow(dead_code))]
+#[derive(Default)]
+struct Homes {
+    /// (slot number, threads keeping it).
+    kept: Vec<(usize, u32)>,
+    orphaned: Vec<usize>,
+}
+
+#[cfg_attr(strata_model, allow(dead_code))]
+impl Homes {
+    /// A running thread keeps `i` as a hint.
+    fn keep(&mut self, i: usize) {
+        match self.kept.iter_mut().find(|k| k.0 == i) {
+            Some(k) => k.1 += 1,
+            None => self.kept.push((i, 1)),
+        }
+        self.orphaned.retain(|&o| o != i);
+    }
+
+    /// A thread that kept `i` has exited.
+    fn leave(&mut self, i: usize) {
+        let Some(at) = self.kept.iter().position(|k| k.0 == i) else {
+            return;
+        };
+        self.kept[at].1 -= 1;
+        if self.kept[at].1 == 0 {
+            self.kept.swap_remove(at);
+            self.orphaned.push(i);
+        }
+    }
+}
 
 impl TidTable {
     pub fn new(capacity: usize) -> Self {
@@ -291,6 +336,8 @@ impl TidTable {
                 if i == usize::MAX {
                     let i = self.claim_unowned(true, lower_bound)?;
                     hint.set(i);
+                    #[cfg(not(strata_model))]
+                    HOMES.lock().keep(i);
                     return Some(i);
                 }
                 if i < self.slots.len() && self.try_claim(i, lower_bound) {
@@ -314,7 +361,7 @@ impl TidTable {
     fn claim_unowned(&self, own: bool, lower_bound: u64) -> Option<usize> {
         #[cfg(not(strata_model))]
         if own {
-            let orphan = ORPHANED.lock().pop();
+            let orphan = HOMES.lock().orphaned.pop();
             if let Some(i) = orphan.filter(|&i| i < self.slots.len()) {
                 if self.try_claim(i, lower_bound) {
                     return Some(i);
@@ -719,6 +766,27 @@ fn decode(st: u64) -> Status {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_slot_number_is_orphaned_once_and_only_when_no_running_thread_keeps_it() {
+        let mut h = Homes::default();
+        // X keeps 0 (one database); Y took fresh slot 0 on another before
+        // X's thread-locals were dropped.
+        h.keep(0);
+        h.keep(0);
+        h.leave(0);
+        assert!(h.orphaned.is_empty(), "Y still keeps 0");
+        h.leave(0);
+        assert_eq!(h.orphaned, [0]);
+        // A new thread takes it: no longer anybody's to take.
+        h.keep(0);
+        assert!(h.orphaned.is_empty());
+        h.leave(0);
+        // A leave of a number nobody keeps changes nothing.
+        h.leave(0);
+        h.leave(7);
+        assert_eq!(h.orphaned, [0]);
+    }
 
     /// A read filter never forgets a read (a writer would miss a reader)
     /// and, holding a short transaction's reads, rarely claims others.
