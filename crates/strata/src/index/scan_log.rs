@@ -135,6 +135,11 @@ pub struct ScanLog {
     /// same total order (the push sets the bit SeqCst, under the lock, or
     /// finds it set).
     nonempty: AtomicU64,
+    /// Bit `s`: shard `s` has folded a stamp, set once, after the stamp
+    /// (SeqCst): `pruned_pstamp` reads only those shards. Reading all 16
+    /// cost an insert about 18 instructions per log it checks, about 760 a
+    /// TPC-C transaction, where only the customer index was ever scanned.
+    folded: AtomicU64,
 }
 
 impl Default for ScanLog {
@@ -143,6 +148,7 @@ impl Default for ScanLog {
             shards: (0..SHARDS).map(|_| CachePadded::default()).collect(),
             seen: CachePadded::new(std::array::from_fn(|_| AtomicU64::new(0))),
             nonempty: AtomicU64::new(0),
+            folded: AtomicU64::new(0),
         }
     }
 }
@@ -173,9 +179,7 @@ impl ScanLog {
         crate::sync::wrote(&shard.records);
         if !log.is_empty() {
             let folded = prune_records(&mut log, horizon, quiesced);
-            if folded > shard.pruned_pstamp.load(SeqCst) {
-                shard.pruned_pstamp.store(folded, SeqCst);
-            }
+            self.fold(s, folded);
         }
         log.push(rec);
         shard.pushes.store(shard.pushes.load(Relaxed) + 1, Relaxed);
@@ -214,10 +218,27 @@ impl ScanLog {
     /// The largest commit stamp of a record pruned so far (read after the
     /// records: see the module doc).
     pub fn pruned_pstamp(&self) -> u64 {
-        (self.shards.iter())
-            .map(|s| s.pruned_pstamp.load(SeqCst))
-            .max()
-            .unwrap_or(0)
+        let mut bits = self.folded.load(SeqCst);
+        let mut max = 0;
+        while bits != 0 {
+            let shard = &self.shards[bits.trailing_zeros() as usize];
+            bits &= bits - 1;
+            max = max.max(shard.pruned_pstamp.load(SeqCst));
+        }
+        max
+    }
+
+    /// Folds `stamp` into shard `s`'s `pruned_pstamp` (under its lock).
+    fn fold(&self, s: usize, stamp: u64) {
+        let shard = &self.shards[s];
+        if stamp > shard.pruned_pstamp.load(SeqCst) {
+            shard.pruned_pstamp.store(stamp, SeqCst);
+            // (After the stamp: a reader that sees the bit sees the stamp.)
+            if self.folded.load(SeqCst) & 1 << s == 0 {
+                crate::sync::wrote(&self.folded);
+                self.folded.fetch_or(1 << s, SeqCst);
+            }
+        }
     }
 
     /// A GC pass's pruning: drops records no open transaction can conflict
@@ -253,7 +274,7 @@ impl ScanLog {
             let mut log = shard.records.lock();
             crate::sync::wrote(&shard.records);
             let folded = prune_records(&mut log, horizon, quiesced);
-            shard.pruned_pstamp.fetch_max(folded, SeqCst);
+            self.fold(s, folded);
             if log.is_empty() {
                 crate::sync::wrote(&self.nonempty);
                 self.nonempty.fetch_and(!(1 << s), SeqCst);
@@ -299,6 +320,7 @@ mod tests {
         log.push(1, record(20, PENDING), 10, 0);
         assert_eq!(stamps(&log), [5, 20]);
         assert_eq!(log.pruned_pstamp(), 7);
+        assert_eq!(log.folded.load(SeqCst), 0b10, "only shard 1 folded");
         // A pass's first look finds both shards pushed to since: it keeps
         // them (their scanners prune them).
         log.prune(10, 0, false);
@@ -308,6 +330,7 @@ mod tests {
         log.prune(10, 0, false);
         assert_eq!(stamps(&log), [20]);
         assert_eq!(log.nonempty.load(SeqCst), 0b10);
+        assert_eq!((log.folded.load(SeqCst), log.pruned_pstamp()), (0b11, 7));
         // A pass someone waits for prunes an active shard too.
         log.push(1 + SHARDS, record(8, ABORTED), 0, 0);
         log.prune(10, 0, true);
