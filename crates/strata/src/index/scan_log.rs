@@ -50,7 +50,7 @@ use std::sync::atomic::{
     AtomicU64, AtomicU8,
     Ordering::{Relaxed, SeqCst},
 };
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The scanner is still deciding (validating its commit).
 pub const PENDING: u8 = 0;
@@ -118,13 +118,22 @@ struct Shard {
     pushes: AtomicU64,
 }
 
-/// The scan records of one key space.
-pub struct ScanLog {
-    shards: Box<[CachePadded<Shard>]>,
+/// A log's shards, made by its first push.
+struct Parts {
+    shards: [CachePadded<Shard>; SHARDS],
     /// Per shard, its `pushes` at a GC pass's last look: unchanged at the
     /// next, the shard's scanners have been idle since, and the pass
     /// prunes it. Written by passes only, on lines of their own.
     seen: CachePadded<[AtomicU64; SHARDS]>,
+}
+
+/// The scan records of one key space.
+#[derive(Default)]
+pub struct ScanLog {
+    /// Made by the first push (about 2.2 KB): a key space nobody scans,
+    /// most of them, costs the three words here, and the table or index
+    /// that holds the log keeps its layout.
+    parts: OnceLock<Box<Parts>>,
     /// Bit `s`: shard `s` holds records. Changed under the shard's lock, and
     /// only when the shard goes from empty to not or back (SeqCst). Every
     /// insert of SSN and SSI looks here first, after its fence, and takes a
@@ -142,14 +151,12 @@ pub struct ScanLog {
     folded: AtomicU64,
 }
 
-impl Default for ScanLog {
-    fn default() -> Self {
-        ScanLog {
-            shards: (0..SHARDS).map(|_| CachePadded::default()).collect(),
+impl Parts {
+    fn new() -> Box<Parts> {
+        Box::new(Parts {
+            shards: std::array::from_fn(|_| CachePadded::default()),
             seen: CachePadded::new(std::array::from_fn(|_| AtomicU64::new(0))),
-            nonempty: AtomicU64::new(0),
-            folded: AtomicU64::new(0),
-        }
+        })
     }
 }
 
@@ -174,12 +181,13 @@ impl ScanLog {
     /// [`ScanLog::prune`]).
     pub fn push(&self, slot: usize, rec: Arc<ScanRecord>, horizon: u64, quiesced: u64) {
         let s = slot % SHARDS;
-        let shard = &self.shards[s];
+        let parts = self.parts.get_or_init(Parts::new);
+        let shard = &parts.shards[s];
         let mut log = shard.records.lock();
         crate::sync::wrote(&shard.records);
         if !log.is_empty() {
             let folded = prune_records(&mut log, horizon, quiesced);
-            self.fold(s, folded);
+            self.fold(parts, s, folded);
         }
         log.push(rec);
         shard.pushes.store(shard.pushes.load(Relaxed) + 1, Relaxed);
@@ -200,8 +208,13 @@ impl ScanLog {
     pub fn records_where(&self, mut keep: impl FnMut(&ScanRecord) -> bool) -> Vec<Arc<ScanRecord>> {
         let mut out = Vec::new();
         let mut bits = self.nonempty.load(SeqCst);
+        // (A bit is set after the parts are made: a reader that sees one
+        // sees them.)
+        let Some(parts) = self.parts.get() else {
+            return out;
+        };
         while bits != 0 {
-            let shard = &self.shards[bits.trailing_zeros() as usize];
+            let shard = &parts.shards[bits.trailing_zeros() as usize];
             bits &= bits - 1;
             let log = shard.records.lock();
             crate::sync::wrote(&shard.records);
@@ -212,7 +225,7 @@ impl ScanLog {
 
     /// The records held (for `Stats`).
     pub fn len(&self) -> usize {
-        self.shards.iter().map(|s| s.records.lock().len()).sum()
+        (self.parts.get()).map_or(0, |p| p.shards.iter().map(|s| s.records.lock().len()).sum())
     }
 
     /// The largest commit stamp of a record pruned so far (read after the
@@ -220,8 +233,11 @@ impl ScanLog {
     pub fn pruned_pstamp(&self) -> u64 {
         let mut bits = self.folded.load(SeqCst);
         let mut max = 0;
+        let Some(parts) = self.parts.get() else {
+            return 0;
+        };
         while bits != 0 {
-            let shard = &self.shards[bits.trailing_zeros() as usize];
+            let shard = &parts.shards[bits.trailing_zeros() as usize];
             bits &= bits - 1;
             max = max.max(shard.pruned_pstamp.load(SeqCst));
         }
@@ -229,8 +245,8 @@ impl ScanLog {
     }
 
     /// Folds `stamp` into shard `s`'s `pruned_pstamp` (under its lock).
-    fn fold(&self, s: usize, stamp: u64) {
-        let shard = &self.shards[s];
+    fn fold(&self, parts: &Parts, s: usize, stamp: u64) {
+        let shard = &parts.shards[s];
         if stamp > shard.pruned_pstamp.load(SeqCst) {
             shard.pruned_pstamp.store(stamp, SeqCst);
             // (After the stamp: a reader that sees the bit sees the stamp.)
@@ -259,14 +275,18 @@ impl ScanLog {
     /// never to a writer's, so it adds no abort a kept record would not.
     pub fn prune(&self, horizon: u64, quiesced: u64, every_shard: bool) {
         let mut bits = self.nonempty.load(SeqCst);
+        let Some(parts) = self.parts.get() else {
+            return;
+        };
         while bits != 0 {
             let s = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            let shard = &self.shards[s];
+            let shard = &parts.shards[s];
             let pushes = shard.pushes.load(Relaxed);
-            if pushes != self.seen[s].load(Relaxed) {
-                crate::sync::wrote(&self.seen[s]);
-                self.seen[s].store(pushes, Relaxed);
+            let seen = &parts.seen[s];
+            if pushes != seen.load(Relaxed) {
+                crate::sync::wrote(seen);
+                seen.store(pushes, Relaxed);
                 if !every_shard {
                     continue;
                 }
@@ -274,7 +294,7 @@ impl ScanLog {
             let mut log = shard.records.lock();
             crate::sync::wrote(&shard.records);
             let folded = prune_records(&mut log, horizon, quiesced);
-            self.fold(s, folded);
+            self.fold(parts, s, folded);
             if log.is_empty() {
                 crate::sync::wrote(&self.nonempty);
                 self.nonempty.fetch_and(!(1 << s), SeqCst);
@@ -313,6 +333,11 @@ mod tests {
     fn a_scanner_prunes_its_own_shard_and_a_pass_only_the_idle_ones() {
         let log = ScanLog::default();
         assert!(log.is_empty());
+        // Nothing made until the first push; a pass and a reader find nothing.
+        log.prune(10, 0, true);
+        assert!(log.parts.get().is_none() && stamps(&log).is_empty());
+        assert_eq!(log.len(), 0);
+        assert_eq!(log.pruned_pstamp(), 0);
         log.push(0, record(5, COMMITTED), 0, 0);
         // Slot 1's scanner: its committed record below the horizon goes as
         // it pushes the next one, its stamp folded.
