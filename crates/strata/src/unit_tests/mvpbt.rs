@@ -1,5 +1,7 @@
-//! MV-PBT's unit tests (split from `mvpbt.rs`, which they made too long
-//! to read as one file).
+//! MV-PBT's unit tests (`index::mvpbt::tests`, split from `mvpbt.rs`,
+//! which they made too long to read as one file). The file lives outside
+//! `index/` (`#[path]` in `index/mvpbt.rs`): its tests reach into
+//! `crate::cc` and `crate::txn`, which engine code under `index/` must not.
 
 use super::partitions::tests::ident;
 use super::record::Rec;
