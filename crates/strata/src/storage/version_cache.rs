@@ -147,15 +147,21 @@ fn take_batch(l: Layout) -> Option<Vec<*mut u8>> {
     Some(b.blocks)
 }
 
-/// The stack for `l`, claiming a free one for it if none has it yet (a
-/// free's).
-fn stack_for(c: &mut Cache, l: Layout) -> Option<&mut Stack> {
+/// The stack for `l`; if none has it yet, a free one claimed for it with
+/// the blocks `claim` gives (`None`: not claimed).
+fn stack_for(
+    c: &mut Cache,
+    l: Layout,
+    claim: impl FnOnce() -> Option<Vec<*mut u8>>,
+) -> Option<&mut Stack> {
     let i = match c.0.iter().position(|s| s.layout == Some(l)) {
         Some(i) => i,
         None => {
             let i = c.0.iter().position(|s| s.layout.is_none())?;
+            let blocks = claim()?;
             c.0[i].layout = Some(l);
             c.0[i].blocks.reserve(DEPTH);
+            c.0[i].blocks.extend(blocks);
             i
         }
     };
@@ -178,21 +184,10 @@ pub unsafe fn alloc_block(l: Layout) -> *mut u8 {
     let cached = CACHE
         .try_with(|c| {
             let mut c = c.try_borrow_mut().ok()?;
-            let i = match c.0.iter().position(|s| s.layout == Some(l)) {
-                Some(i) => i,
-                // A size this thread has not freed takes a stack only for
-                // a batch the pool holds (an inserted table's rows, never
-                // freed, would take one for nothing).
-                None => {
-                    let i = c.0.iter().position(|s| s.layout.is_none())?;
-                    let batch = take_batch(l)?;
-                    c.0[i].layout = Some(l);
-                    c.0[i].blocks.reserve(DEPTH);
-                    c.0[i].blocks.extend(batch);
-                    i
-                }
-            };
-            let s = &mut c.0[i];
+            // A size this thread has not freed takes a stack only for a
+            // batch the pool holds (an inserted table's rows, never freed,
+            // would take one for nothing).
+            let s = stack_for(&mut c, l, || take_batch(l))?;
             if s.blocks.is_empty() {
                 s.blocks.extend(take_batch(l)?);
             }
@@ -224,7 +219,7 @@ pub unsafe fn free_block(p: *mut u8, l: Layout) {
             let Ok(mut c) = c.try_borrow_mut() else {
                 return false;
             };
-            let Some(s) = stack_for(&mut c, l) else {
+            let Some(s) = stack_for(&mut c, l, || Some(Vec::new())) else {
                 return false;
             };
             if s.blocks.len() >= DEPTH {
