@@ -23,7 +23,8 @@
 //! * registers live in `registers(k INT, v INT)`; an absent row is `nil`.
 //!
 //! An append reads the list (`get`) and then inserts the row or updates it
-//! with the element appended; a register write reads the register and then
+//! with the element appended (an odd element reads and updates it with
+//! one `update_with`); a register write reads the register and then
 //! inserts or updates it, and the read is recorded ([`Op::ReadReg`] before
 //! the [`Op::Write`]) so that the checker knows which version each write
 //! overwrote. A conflict from any operation, or from commit,
@@ -321,10 +322,34 @@ impl StrataExecutor {
             .map_or_else(Vec::new, |r| parse_list(text(&r))))
     }
 
+    /// An append to a key with no data row: (re-)inserts it, continuing
+    /// the list from the tomb.
+    fn append_absent(&self, txn: &mut Transaction, key: u64, elem: u64) -> Result<(), Stop> {
+        let tomb = self.read_tomb(txn, key)?;
+        let new = join(&format_list(&tomb), elem);
+        self.insert_absent(txn, &self.lists, row![int(2 * key + 1), new])
+    }
+
     /// Runs one planned op. `out` receives the op as issued before it runs,
     /// and its observed value once it returns.
     fn run_op(&self, txn: &mut Transaction, op: PlannedOp, out: &mut Vec<Op>) -> Result<(), Stop> {
         match op {
+            PlannedOp::Append { key, elem } if elem % 2 == 1 => {
+                // Odd elements go through `update_with` (the read and the
+                // write from one lookup), even ones through `get` and
+                // `update`: every history checks both.
+                out.push(Op::Append { key, elem });
+                let mut found = false;
+                let r = txn.update_with(&self.lists, &data_key(key), |row| {
+                    found = true;
+                    ([("v", Value::from(join(text(row), elem)))], ())
+                });
+                match r {
+                    // No row to read, so `f` never ran: as `get`'s `None`.
+                    Err(Error::NotFound { .. }) if !found => self.append_absent(txn, key, elem)?,
+                    r => self.change_found(r)?,
+                }
+            }
             PlannedOp::Append { key, elem } => {
                 out.push(Op::Append { key, elem });
                 let k = data_key(key);
@@ -333,12 +358,7 @@ impl StrataExecutor {
                         let new = join(text(&row), elem);
                         self.change_found(txn.update(&self.lists, &k, &[("v", Value::from(new))]))?
                     }
-                    None => {
-                        // (Re-)insert, continuing the list from the tomb.
-                        let tomb = self.read_tomb(txn, key)?;
-                        let new = join(&format_list(&tomb), elem);
-                        self.insert_absent(txn, &self.lists, row![int(2 * key + 1), new])?
-                    }
+                    None => self.append_absent(txn, key, elem)?,
                 }
             }
             PlannedOp::Delete { key, elem } => {
@@ -382,6 +402,34 @@ impl StrataExecutor {
                         self.insert_absent(txn, &self.registers, row![k.0[0].clone(), int(value)])?
                     }
                     r => r?,
+                }
+            }
+            PlannedOp::Write { key, value } if value % 2 == 1 => {
+                // As below, the read and the write from one `update_with`.
+                out.push(Op::ReadReg { key, value: None });
+                let k = key_of(key);
+                let mut old = None;
+                let r = txn.update_with(&self.registers, &k, |row| {
+                    old = Some(register(key, row));
+                    ([("v", Value::Int(int(value)))], ())
+                });
+                let written = match (r, old) {
+                    // No row, so `f` never ran: the read returned nil.
+                    (Err(Error::NotFound { .. }), None) => None,
+                    // The read itself failed: it returned nothing.
+                    (Err(e), None) => return Err(e.into()),
+                    (r, _) => Some(r),
+                };
+                *out.last_mut().expect("pushed above") = Op::ReadReg {
+                    key,
+                    value: Some(old),
+                };
+                out.push(Op::Write { key, value });
+                match written {
+                    Some(r) => self.change_found(r)?,
+                    None => {
+                        self.insert_absent(txn, &self.registers, row![k.0[0].clone(), int(value)])?
+                    }
                 }
             }
             PlannedOp::Write { key, value } => {

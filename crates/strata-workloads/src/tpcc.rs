@@ -745,14 +745,10 @@ impl<'a> TpccWorker<'a> {
         ))
     }
 
-    /// What `f` takes from the customer row: by last name (the middle one
-    /// of those sorted by first name, 2.5.2.2) or by id. `f` sees the row
-    /// in place, so the caller copies only the columns it uses (a customer
-    /// row holds a dozen texts, and a clone of each is an atomic increment
-    /// on its own cold cache line). By last name, the scan (which reads
-    /// every customer of that name, in first-name order: the index key)
-    /// keeps only their ids, and `f` sees the middle one alone, read again
-    /// by its key: `f`'s texts are then read for one row, not a dozen.
+    /// What `f` takes from the customer row (see `find_customer`). `f`
+    /// sees the row in place, so the caller copies only the columns it
+    /// uses (a customer row holds a dozen texts, and a clone of each is an
+    /// atomic increment on its own cold cache line).
     fn customer<R>(
         &self,
         txn: &mut Transaction,
@@ -762,6 +758,28 @@ impl<'a> TpccWorker<'a> {
         c_id: i64,
         f: impl FnMut(&[Value]) -> R,
     ) -> Result<R, Error> {
+        let c_id = self.find_customer(txn, w, d, by_last, c_id)?;
+        txn.read_with(&self.tpcc.t.customer, &k3(w, d, c_id), f)?
+            .ok_or_else(|| Error::NotFound {
+                table: "customer".into(),
+                key: format!("({w}, {d}, {c_id})"),
+            })
+    }
+
+    /// The id of the customer a transaction names: by last name (the
+    /// middle one of those sorted by first name, 2.5.2.2) or by id. By
+    /// last name, the scan (which reads every customer of that name, in
+    /// first-name order: the index key) keeps only their ids, and the
+    /// caller reads the middle one alone by its key: its texts are then
+    /// read for one row, not a dozen.
+    fn find_customer(
+        &self,
+        txn: &mut Transaction,
+        w: i64,
+        d: i64,
+        by_last: Option<&str>,
+        c_id: i64,
+    ) -> Result<i64, Error> {
         let t = &self.tpcc.t;
         match by_last {
             Some(last) => {
@@ -771,24 +789,14 @@ impl<'a> TpccWorker<'a> {
                 txn.index_scan_with(&t.customer_by_last, &prefix..=&prefix, |r| {
                     ids.push(get_int(r, col::C_ID))
                 })?;
-                let Some(&middle) = ids.get(ids.len().wrapping_sub(1) / 2) else {
-                    return Err(Error::NotFound {
-                        table: "customer".into(),
-                        key: format!("last name {last}"),
-                    });
-                };
-                txn.read_with(&t.customer, &k3(w, d, middle), f)?
+                ids.get(ids.len().wrapping_sub(1) / 2)
+                    .copied()
                     .ok_or_else(|| Error::NotFound {
                         table: "customer".into(),
-                        key: format!("({w}, {d}, {middle})"),
+                        key: format!("last name {last}"),
                     })
             }
-            None => txn
-                .read_with(&t.customer, &k3(w, d, c_id), f)?
-                .ok_or_else(|| Error::NotFound {
-                    table: "customer".into(),
-                    key: format!("({w}, {d}, {c_id})"),
-                }),
+            None => Ok(c_id),
         }
     }
 
@@ -818,15 +826,14 @@ impl<'a> TpccWorker<'a> {
         let w_tax = txn
             .read_with(&t.warehouse, &k1(w), |r| get_int(r, col::W_TAX))?
             .unwrap_or(0);
-        let (d_tax, o_id) = txn
-            .read_with(&t.district, &k2(w, d), |r| {
-                (get_int(r, col::D_TAX), get_int(r, col::D_NEXT_O_ID))
-            })?
-            .ok_or_else(|| Error::NotFound {
-                table: "district".into(),
-                key: format!("({w}, {d})"),
-            })?;
-        txn.update(&t.district, &k2(w, d), &[(col::D_NEXT_O_ID, int(o_id + 1))])?;
+        // (Read and written from one lookup, as the stock rows below.)
+        let (d_tax, o_id) = txn.update_with(&t.district, &k2(w, d), |r| {
+            let o_id = get_int(r, col::D_NEXT_O_ID);
+            (
+                [(col::D_NEXT_O_ID, int(o_id + 1))],
+                (get_int(r, col::D_TAX), o_id),
+            )
+        })?;
         let discount = txn
             .read_with(&t.customer, &k3(w, d, c), |r| get_int(r, col::C_DISCOUNT))?
             .unwrap_or(0);
@@ -857,41 +864,26 @@ impl<'a> TpccWorker<'a> {
             else {
                 return Ok(Flow::Rollback);
             };
-            let sk = k2(supply, i_id);
             // The four counters and this district's S_DIST, not the row's
-            // eleven texts.
-            let (s_qty, s_ytd, s_order_cnt, s_remote_cnt, s_dist) = txn
-                .read_with(&t.stock, &sk, |r| {
-                    (
-                        get_int(r, col::S_QUANTITY),
-                        get_int(r, col::S_YTD),
-                        get_int(r, col::S_ORDER_CNT),
-                        get_int(r, col::S_REMOTE_CNT),
-                        r[col::S_DIST_01 + (d as usize - 1)].clone(),
-                    )
-                })?
-                .ok_or_else(|| Error::NotFound {
-                    table: "stock".into(),
-                    key: format!("{sk}"),
-                })?;
-            let new_qty = if s_qty >= qty + 10 {
-                s_qty - qty
-            } else {
-                s_qty - qty + 91
-            };
-            txn.update(
-                &t.stock,
-                &sk,
-                &[
+            // eleven texts; read and written from one lookup.
+            let s_dist = txn.update_with(&t.stock, &k2(supply, i_id), |r| {
+                let s_qty = get_int(r, col::S_QUANTITY);
+                let new_qty = if s_qty >= qty + 10 {
+                    s_qty - qty
+                } else {
+                    s_qty - qty + 91
+                };
+                let changes = [
                     (col::S_QUANTITY, int(new_qty)),
-                    (col::S_YTD, int(s_ytd + qty)),
-                    (col::S_ORDER_CNT, int(s_order_cnt + 1)),
+                    (col::S_YTD, int(get_int(r, col::S_YTD) + qty)),
+                    (col::S_ORDER_CNT, int(get_int(r, col::S_ORDER_CNT) + 1)),
                     (
                         col::S_REMOTE_CNT,
-                        int(s_remote_cnt + i64::from(supply != w)),
+                        int(get_int(r, col::S_REMOTE_CNT) + i64::from(supply != w)),
                     ),
-                ],
-            )?;
+                ];
+                (changes, r[col::S_DIST_01 + (d as usize - 1)].clone())
+            })?;
             let amount = qty * price;
             total += amount;
             txn.insert(
@@ -932,55 +924,40 @@ impl<'a> TpccWorker<'a> {
         let c_id = self.customer_id();
         let amount = self.rng.range(100, 500_000) as i64;
 
-        let (w_ytd, w_name) = txn
-            .read_with(&t.warehouse, &k1(w), |r| {
-                (get_int(r, col::W_YTD), r[col::W_NAME].clone())
-            })?
-            .ok_or_else(|| Error::NotFound {
-                table: "warehouse".into(),
-                key: format!("({w})"),
-            })?;
-        txn.update(&t.warehouse, &k1(w), &[(col::W_YTD, int(w_ytd + amount))])?;
-        let (d_ytd, d_name) = txn
-            .read_with(&t.district, &k2(w, d), |r| {
-                (get_int(r, col::D_YTD), r[col::D_NAME].clone())
-            })?
-            .ok_or_else(|| Error::NotFound {
-                table: "district".into(),
-                key: format!("({w}, {d})"),
-            })?;
-        txn.update(&t.district, &k2(w, d), &[(col::D_YTD, int(d_ytd + amount))])?;
+        // Each row read and written from one lookup.
+        let w_name = txn.update_with(&t.warehouse, &k1(w), |r| {
+            let w_ytd = get_int(r, col::W_YTD);
+            ([(col::W_YTD, int(w_ytd + amount))], r[col::W_NAME].clone())
+        })?;
+        let d_name = txn.update_with(&t.district, &k2(w, d), |r| {
+            let d_ytd = get_int(r, col::D_YTD);
+            ([(col::D_YTD, int(d_ytd + amount))], r[col::D_NAME].clone())
+        })?;
+        let c_id = self.find_customer(txn, c_w, c_d, by_last.as_deref(), c_id)?;
         // The columns Payment changes, and C_DATA only for a bad-credit
         // customer, whose data it rewrites.
-        let (c_id, balance, ytd_payment, payment_cnt, bc_data) =
-            self.customer(txn, c_w, c_d, by_last.as_deref(), c_id, |r| {
-                let bad_credit = r[col::C_CREDIT].as_text() == Some("BC");
+        txn.update_with(&t.customer, &k3(c_w, c_d, c_id), |r| {
+            let mut changes = vec![
+                (col::C_BALANCE, int(get_int(r, col::C_BALANCE) - amount)),
                 (
-                    get_int(r, col::C_ID),
-                    get_int(r, col::C_BALANCE),
-                    get_int(r, col::C_YTD_PAYMENT),
-                    get_int(r, col::C_PAYMENT_CNT),
-                    bad_credit.then(|| r[col::C_DATA].clone()),
-                )
-            })?;
-        let ck = k3(c_w, c_d, c_id);
-        let mut changes = vec![
-            (col::C_BALANCE, int(balance - amount)),
-            (col::C_YTD_PAYMENT, int(ytd_payment + amount)),
-            (col::C_PAYMENT_CNT, int(payment_cnt + 1)),
-        ];
-        if let Some(old) = bc_data {
-            let old = old.as_text().unwrap_or_default();
-            let mut data = String::with_capacity(old.len() + 64);
-            let _ = write!(data, "{c_id} {c_d} {c_w} {d} {w} {amount} | {old}");
-            let mut cut = 500.min(data.len());
-            while !data.is_char_boundary(cut) {
-                cut -= 1;
+                    col::C_YTD_PAYMENT,
+                    int(get_int(r, col::C_YTD_PAYMENT) + amount),
+                ),
+                (col::C_PAYMENT_CNT, int(get_int(r, col::C_PAYMENT_CNT) + 1)),
+            ];
+            if r[col::C_CREDIT].as_text() == Some("BC") {
+                let old = r[col::C_DATA].as_text().unwrap_or_default();
+                let mut data = String::with_capacity(old.len() + 64);
+                let _ = write!(data, "{c_id} {c_d} {c_w} {d} {w} {amount} | {old}");
+                let mut cut = 500.min(data.len());
+                while !data.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                data.truncate(cut);
+                changes.push((col::C_DATA, Value::from(data)));
             }
-            data.truncate(cut);
-            changes.push((col::C_DATA, Value::from(data)));
-        }
-        txn.update(&t.customer, &ck, &changes)?;
+            (changes, ())
+        })?;
         let (w_name, d_name) = (
             w_name.as_text().unwrap_or_default(),
             d_name.as_text().unwrap_or_default(),
@@ -1060,17 +1037,9 @@ impl<'a> TpccWorker<'a> {
                 continue; // no undelivered order in this district
             };
             txn.delete(&t.new_order, &k3(w, d, o))?;
-            let c = txn
-                .read_with(&t.orders, &k3(w, d, o), |r| get_int(r, col::O_C_ID))?
-                .ok_or_else(|| Error::NotFound {
-                    table: "orders".into(),
-                    key: format!("({w}, {d}, {o})"),
-                })?;
-            txn.update(
-                &t.orders,
-                &k3(w, d, o),
-                &[(col::O_CARRIER_ID, int(carrier))],
-            )?;
+            let c = txn.update_with(&t.orders, &k3(w, d, o), |r| {
+                ([(col::O_CARRIER_ID, int(carrier))], get_int(r, col::O_C_ID))
+            })?;
             let mut lines = Vec::new();
             txn.scan_with(&t.order_line, k3(w, d, o)..=k3(w, d, o), |r| {
                 lines.push((get_int(r, col::OL_NUMBER), get_int(r, col::OL_AMOUNT)));
@@ -1084,23 +1053,16 @@ impl<'a> TpccWorker<'a> {
                     &[(col::OL_DELIVERY_D, int(now))],
                 )?;
             }
-            let cust = txn
-                .get(&t.customer, &k3(w, d, c))?
-                .ok_or_else(|| Error::NotFound {
-                    table: "customer".into(),
-                    key: format!("({w}, {d}, {c})"),
-                })?;
-            txn.update(
-                &t.customer,
-                &k3(w, d, c),
-                &[
-                    (col::C_BALANCE, int(get_int(&cust, col::C_BALANCE) + total)),
+            txn.update_with(&t.customer, &k3(w, d, c), |r| {
+                let changes = [
+                    (col::C_BALANCE, int(get_int(r, col::C_BALANCE) + total)),
                     (
                         col::C_DELIVERY_CNT,
-                        int(get_int(&cust, col::C_DELIVERY_CNT) + 1),
+                        int(get_int(r, col::C_DELIVERY_CNT) + 1),
                     ),
-                ],
-            )?;
+                ];
+                (changes, ())
+            })?;
             delivered.push((d, o));
         }
         Ok(Flow::Commit)

@@ -179,6 +179,55 @@ fn lost_update_is_prevented() {
     }
 }
 
+/// Lost update through `update_with`, whose read and write are one call:
+/// both add 1 to x before either commits, so one commits (x = 11). Then
+/// T1 reads x, T2 adds 1 and commits (x = 12), T1 adds 1 with
+/// `update_with`: T1 commits only if it added to T2's value (x = 13), else
+/// it is refused and x stays 12.
+#[test]
+fn lost_update_through_update_with_is_prevented() {
+    let add = |t: &mut Transaction, tab: &Table| {
+        t.update_with(tab, &key![1], |r| {
+            ([("v", Value::Int(r[1].as_int().unwrap() + 1))], ())
+        })
+    };
+    for p in every_config() {
+        let (db, t) = setup(p);
+        let mut t1 = db.begin().unwrap();
+        let mut t2 = db.begin().unwrap();
+        let r1 = add(&mut t1, &t);
+        let r2 = add(&mut t2, &t);
+        let r1 = r1.and_then(|_| t1.commit());
+        let r2 = r2.and_then(|_| t2.commit());
+        let committed = [&r1, &r2].iter().filter(|r| r.is_ok()).count();
+        assert_eq!(committed, 1, "{p}: {r1:?} {r2:?}");
+        for r in [r1, r2].into_iter().filter(|r| r.is_err()) {
+            conflict(r);
+        }
+        assert_eq!(value(&db, &t, 1), Some(11), "{p}");
+
+        let mut t1 = db.begin().unwrap();
+        let r1 = get(&mut t1, &t, 1);
+        let mut t2 = db.begin().unwrap();
+        match add(&mut t2, &t).and_then(|_| t2.commit()) {
+            // MV2PL: T1's read lock holds x; T2 is refused, T1 goes on.
+            Err(Error::Conflict(ConflictKind::ReadLock)) if p == Protocol::Mv2pl => {
+                add(&mut t1, &t).and_then(|_| t1.commit()).unwrap();
+                assert_eq!(value(&db, &t, 1), Some(12), "{p}");
+                continue;
+            }
+            r => r.unwrap(),
+        }
+        match r1.and_then(|_| add(&mut t1, &t)).and_then(|_| t1.commit()) {
+            Ok(()) => assert_eq!(value(&db, &t, 1), Some(13), "{p}: T1 lost T2's update"),
+            r => {
+                conflict(r);
+                assert_eq!(value(&db, &t, 1), Some(12), "{p}");
+            }
+        }
+    }
+}
+
 /// G-single read skew: T1 reads x, T2 moves 5 from x to y and commits, T1
 /// reads y. T1 must see x + y = 30, or (OCC, whose reads are not one state
 /// while open) see the skew and be refused at commit.

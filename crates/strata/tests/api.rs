@@ -221,6 +221,82 @@ fn typed_errors_for_bad_input_leave_the_transaction_usable() {
     ));
 }
 
+/// `update_with` reads the row and writes what its closure chose, under
+/// every protocol and both write installs: its own write is seen by the
+/// transaction's later reads and a second `update_with`, a missing key is
+/// `NotFound` without calling the closure, bad changes are typed errors
+/// that change nothing, and the transaction stays usable.
+#[test]
+fn update_with_reads_and_writes_one_row_and_checks_its_changes() {
+    for c in configs().protocols().installs().valid() {
+        let db = c.open();
+        let t = kv_table(&db);
+        load(&db, &t, &[(1, 10), (2, 20)]);
+        let mut txn = db.begin().unwrap();
+        let seen = txn
+            .update_with(&t, &key![1], |r| {
+                let v = r[1].as_int().unwrap();
+                ([("v", Value::Int(v + 5))], v)
+            })
+            .unwrap();
+        assert_eq!(seen, 10, "{c}");
+        assert_eq!(
+            txn.get(&t, &key![1]).unwrap(),
+            Some(row![1, 15, "n"]),
+            "{c}"
+        );
+        // Over our own write, with changes given as a Vec of positions.
+        let note = txn
+            .update_with(&t, &key![1], |r| {
+                let changes = vec![(1usize, Value::Int(r[1].as_int().unwrap() * 2))];
+                (changes, r[2].clone())
+            })
+            .unwrap();
+        assert_eq!(note, Value::from("n"), "{c}");
+        let mut called = false;
+        let e = txn
+            .update_with(&t, &key![9], |_| {
+                called = true;
+                ([("v", Value::Int(0))], ())
+            })
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::NotFound { ref table, .. } if table == "kv"),
+            "{c}: {e:?}"
+        );
+        assert!(!called, "{c}: the closure ran for a missing row");
+        for bad in [
+            ("nope", Value::Int(1)),
+            ("v", Value::from("s")),
+            ("k", Value::Int(3)),
+        ] {
+            let e = txn
+                .update_with(&t, &key![2], |_| ([bad.clone()], ()))
+                .unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    Error::NoSuchColumn { .. } | Error::TypeMismatch { .. } | Error::Schema(_)
+                ),
+                "{c}: {e:?}"
+            );
+        }
+        assert!(matches!(
+            txn.update_with(&t, &key!["text"], |_| ([("v", Value::Int(0))], ())),
+            Err(Error::TypeMismatch { .. })
+        ));
+        txn.commit().unwrap();
+        assert_eq!(value(&db, &t, 1), Some(30), "{c}");
+        assert_eq!(value(&db, &t, 2), Some(20), "{c}: a refused change wrote");
+        // A read-only transaction refuses it before reading.
+        let mut ro = db.begin_read_only().unwrap();
+        assert!(matches!(
+            ro.update_with(&t, &key![1], |_| ([("v", Value::Int(0))], ())),
+            Err(Error::WriteInReadOnlyTransaction)
+        ));
+    }
+}
+
 /// `Schema::primary_key` is a public field: positions set on it directly
 /// (no names to resolve) must be checked, not trusted, by `create_table`.
 #[test]

@@ -54,6 +54,10 @@
 //!   buffered and installed at commit (`WriteInstall::AtCommit`,
 //!   `txn::deferred`) against another writer of the row and a snapshot
 //!   reader, under every protocol that takes them.
+//! - `update_with_keeps_increments_under_eager_installs`: the same model
+//!   with eager installs, under every protocol; in both, one writer
+//!   increments through `Transaction::update_with` (one lookup for the
+//!   read and the write), the other through `get` and `update`.
 //!
 //! Each has a `*_is_caught` test that breaks one step of that code
 //! (`strata::model::Break`, compiled to `false` outside the model build)
@@ -72,7 +76,9 @@
 
 mod common;
 
-use common::{checks_commits_that_wrote_nothing, protocols_where, serial_order_is_commit_order};
+use common::{
+    checks_commits_that_wrote_nothing, protocols, protocols_where, serial_order_is_commit_order,
+};
 use shuttle::sync::Arc;
 use shuttle::thread;
 use std::sync::atomic::{AtomicBool as Ghost, Ordering::SeqCst};
@@ -1238,26 +1244,42 @@ fn a_blind_overwrite_that_forgets_its_creator_is_caught() {
 
 // ----------------------------- 11. Installs at commit (`txn::deferred`)
 
-// `WriteInstall::AtCommit`: A reads row 0, buffers its increment,
-// inserts row 5 (eager) and commits; B reads row 0, buffers +10, reads it
+// `WriteInstall::AtCommit`: A reads row 0 and buffers its increment (one
+// `update_with`), inserts row 5 (eager) and commits; B reads row 0, buffers +10, reads it
 // back (its own write, settled by the read) and buffers a write of row 1,
 // installed by its commit; R, a read-only snapshot, reads row 0 then row 5. Every
 // interleaving must lose no committed increment and give R all of A or
 // none of it: A's increment is in R's row 0 exactly when R sees row 5.
 // A commit that installs its buffered writes after drawing its stamp
 // (`Break::SettleAfterCommitStamp`) lets R's snapshot include A's stamp
-// yet miss A's update: `settling_after_the_commit_stamp_is_caught`.
+// yet miss A's update: `settling_after_the_commit_stamp_is_caught`. The
+// same model with eager installs, for every protocol, checks
+// `update_with`'s read and write there:
+// `update_with_keeps_increments_under_eager_installs`.
 
 fn at_commit_model(p: Protocol) {
-    let opts = options(p, GcPolicy::None, 4).write_install(strata::WriteInstall::AtCommit);
+    increments_model(p, strata::WriteInstall::AtCommit);
+}
+
+fn increments_model(p: Protocol, install: strata::WriteInstall) {
+    let opts = options(p, GcPolicy::None, 4).write_install(install);
     let (db, t) = open(opts, 2);
     let writer = |plus: i64, insert: bool| {
         let (db, t) = (db.clone(), t.clone());
         thread::spawn(move || {
             let mut x = db.begin().unwrap();
             let r = (|| {
-                let v = read_v(&mut x, &t, 0)?.unwrap().as_int().unwrap();
-                set_v(&mut x, &t, 0, v + plus)?;
+                // A reads and writes with one call, B with two.
+                let v = if insert {
+                    x.update_with(&t, &key![0], |r| {
+                        let v = r[1].as_int().unwrap();
+                        ([("v", Value::Int(v + plus))], v)
+                    })?
+                } else {
+                    let v = read_v(&mut x, &t, 0)?.unwrap().as_int().unwrap();
+                    set_v(&mut x, &t, 0, v + plus)?;
+                    v
+                };
                 if !insert {
                     assert_eq!(
                         read_v(&mut x, &t, 0)?,
@@ -1328,6 +1350,15 @@ fn at_commit_models() {
 #[test]
 fn installs_at_commit_keep_increments_and_snapshots_whole() {
     at_commit_models();
+}
+
+#[test]
+fn update_with_keeps_increments_under_eager_installs() {
+    for p in protocols() {
+        let eager = move || increments_model(p, strata::WriteInstall::Eager);
+        shuttle::check_random(eager, 600);
+        shuttle::check_pct(eager, 600, 3);
+    }
 }
 
 #[test]

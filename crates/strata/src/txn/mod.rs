@@ -29,6 +29,7 @@ pub(crate) mod index_ops;
 mod iter;
 mod memory;
 mod prefetch;
+mod read_modify;
 mod reads;
 mod scans;
 mod snapshot;
@@ -402,6 +403,7 @@ impl Transaction {
     }
 
     /// Index lookup + protocol read. Null when the key has no visible row.
+    #[inline(always)]
     fn lookup_read<P: Cc>(
         &mut self,
         t: &TableInner,
@@ -409,7 +411,22 @@ impl Transaction {
         ek: &EncodedKey,
         guard: &Guard,
     ) -> Result<*mut Version> {
-        match timed!(self, Index, self.hinted_lookup(t, ek, guard, true)).map(|l| l.tuple) {
+        self.lookup_read_found::<P>(t, key, ek, guard)
+            .map(|(v, _)| v)
+    }
+
+    /// [`Self::lookup_read`], with the key's primary entry if it has one
+    /// (what a write of the row after the read starts from, see
+    /// `update_with`).
+    fn lookup_read_found<'g, P: Cc>(
+        &mut self,
+        t: &'g TableInner,
+        key: &Key,
+        ek: &'g EncodedKey,
+        guard: &'g Guard,
+    ) -> Result<(*mut Version, Option<Lookup<'g>>)> {
+        let found = timed!(self, Index, self.hinted_lookup(t, ek, guard, true));
+        match found.as_ref().map(|l| l.tuple) {
             Some(tuple) => {
                 self.settle_tuple::<P>(t, tuple)?;
                 let v = self.read_tuple::<P>(t, tuple)?;
@@ -436,13 +453,13 @@ impl Transaction {
                     // `an_unrecorded_read_of_an_unlinked_row_is_caught`;
                     // first seen in `tests/storage.rs`'s list-append runs
                     // with deletes).
-                    return self.read_absent::<P>(t, key, ek);
+                    return Ok((self.read_absent::<P>(t, key, ek)?, found));
                 }
-                Ok(v)
+                Ok((v, found))
             }
             // An absent key is a predicate read: a later insert of it must
             // not be serialised before us.
-            None => self.read_absent::<P>(t, key, ek),
+            None => Ok((self.read_absent::<P>(t, key, ek)?, None)),
         }
     }
 
@@ -684,20 +701,7 @@ impl Transaction {
         self.check_growable(t)?;
         let ti: &TableInner = &t.inner;
         ti.schema.check_key(key)?;
-        // (Four inline: an update rarely sets more, and a bigger SmallVec
-        // was moved with a memcpy call on every update.)
-        let mut cols: smallvec::SmallVec<[(usize, &Value); 4]> = smallvec::SmallVec::new();
-        for (c, v) in changes {
-            let i = c.resolve(&ti.schema)?;
-            ti.schema.check_value(&ti.schema.columns[i], v)?;
-            if ti.schema.primary_key.contains(&i) {
-                return Err(Error::Schema(format!(
-                    "column {}.{} is part of the primary key and cannot be updated; delete and re-insert the row",
-                    ti.schema.name, ti.schema.columns[i].name
-                )));
-            }
-            cols.push((i, v));
-        }
+        let cols = read_modify::checked_changes(ti, changes)?;
         self.modify(ti, key, NewRow::Update(&cols))
     }
 
@@ -759,25 +763,40 @@ impl Transaction {
     fn modify_as<P: Cc>(&mut self, ti: &TableInner, key: &Key, row: NewRow<'_>) -> Result<()> {
         let ek = ti.encode(key);
         let guard = epoch::pin();
+        let found = timed!(self, Index, self.hinted_lookup(ti, &ek, &guard, false));
+        self.modify_found::<P>(ti, key, &ek, found, row, &guard)
+    }
+
+    /// `modify` from the key's primary entry, looked up by the caller
+    /// (`found`, none if the key has no entry).
+    #[inline(always)]
+    fn modify_found<P: Cc>(
+        &mut self,
+        ti: &TableInner,
+        key: &Key,
+        ek: &EncodedKey,
+        found: Option<Lookup<'_>>,
+        row: NewRow<'_>,
+        guard: &Guard,
+    ) -> Result<()> {
         let not_found = || Error::NotFound {
             table: ti.schema.name.clone(),
             key: key.to_string(),
         };
-        let found = timed!(self, Index, self.hinted_lookup(ti, &ek, &guard, false));
         let tuple = match &found {
             Some(l) => l.tuple,
-            None => match self.absent_read::<P>(ti, key, &ek) {
+            None => match self.absent_read::<P>(ti, key, ek) {
                 Some(tuple) => tuple,
                 None => return Err(not_found()),
             },
         };
         if self.defer != deferred::Defer::Off
             && found.is_some()
-            && self.defer_write::<P>(ti, &ek, tuple, &row)?
+            && self.defer_write::<P>(ti, ek, tuple, &row)?
         {
             return Ok(());
         }
-        self.write_tuple::<P>(ti, &ek, found.as_ref(), tuple, row, &guard, not_found)
+        self.write_tuple::<P>(ti, ek, found.as_ref(), tuple, row, guard, not_found)
     }
 
     /// The eager write of `tuple` (key `ek`, its primary entry `found` if
