@@ -33,7 +33,10 @@ use crossbeam_epoch as epoch;
 /// An update's changes as column positions, each value checked against
 /// its column; a primary-key column is `Error::Schema` (its rows move by
 /// delete and insert). (Four inline: an update rarely sets more, and a
-/// bigger SmallVec was moved with a memcpy call on every update.)
+/// bigger SmallVec was moved with a memcpy call on every update. Always
+/// inline: as a call, its result's move and frame cost TPC-C about 200
+/// instructions a transaction.)
+#[inline(always)]
 pub(super) fn checked_changes<'v, C: ColumnRef>(
     ti: &TableInner,
     changes: &'v [(C, Value)],
