@@ -55,6 +55,9 @@ pub struct SharedWrites {
     /// transaction-level collector's: its lines move once a takeover).
     pub gc_passes: u64,
     pub gc_pass_takeovers: u64,
+    /// Wake-ups of the GC thread that found the committers' passes keeping
+    /// pace and ran none.
+    pub gc_background_skips: u64,
     pub sites: Vec<Site>,
 }
 
@@ -62,13 +65,15 @@ impl SharedWrites {
     fn of(
         report: Vec<strata::shared_writes::SiteWrites>,
         commits: u64,
-        (gc_passes, gc_pass_takeovers): (u64, u64),
+        gc: [u64; 3],
     ) -> SharedWrites {
         let per = |n: u64| n as f64 / commits.max(1) as f64;
+        let [gc_passes, gc_pass_takeovers, gc_background_skips] = gc;
         SharedWrites {
             commits,
             gc_passes,
             gc_pass_takeovers,
+            gc_background_skips,
             shared_per_commit: per(report.iter().map(|s| s.shared).sum()),
             moved_per_commit: per(report.iter().map(|s| s.moved).sum()),
             writes_per_commit: per(report.iter().map(|s| s.writes).sum()),
@@ -94,8 +99,9 @@ impl SharedWrites {
             self.shared_per_commit, self.moved_per_commit, self.writes_per_commit, self.commits
         );
         println!(
-            "  GC passes {} in the window, {} of them taken over from the pass leader",
-            self.gc_passes, self.gc_pass_takeovers
+            "  GC passes {} in the window, {} of them taken over from the pass leader; \
+             the GC thread skipped {} wake-ups",
+            self.gc_passes, self.gc_pass_takeovers, self.gc_background_skips
         );
         for s in self.sites.iter().filter(|s| s.shared_per_commit >= 0.005) {
             println!(
@@ -111,11 +117,12 @@ fn commits(db: &Database) -> u64 {
     c.commits + c.read_only_commits
 }
 
-/// GC passes and takeovers so far (`Database::stats` locks the scan logs,
-/// a counted write: read outside the window).
-fn passes(db: &Database) -> (u64, u64) {
+/// GC passes, takeovers and the GC thread's skipped wake-ups so far
+/// (`Database::stats` locks the scan logs, a counted write: read outside
+/// the window).
+fn passes(db: &Database) -> [u64; 3] {
     let st = db.stats();
-    (st.gc_passes, st.gc_pass_takeovers)
+    [st.gc_passes, st.gc_pass_takeovers, st.gc_background_skips]
 }
 
 /// Wraps a run's observer: counts from the start of its measured window
@@ -123,7 +130,7 @@ fn passes(db: &Database) -> (u64, u64) {
 pub struct Counting<'a> {
     pub inner: &'a mut dyn Observer,
     pub db: Database,
-    at: Option<(u64, (u64, u64))>,
+    at: Option<(u64, [u64; 3])>,
     pub result: Option<SharedWrites>,
 }
 
@@ -152,11 +159,15 @@ impl Observer for Counting<'_> {
         self.at = Some((commits(&self.db), gc));
     }
     fn finish(&mut self) {
-        if let Some((at, (p0, t0))) = self.at.take() {
+        if let Some((at, gc0)) = self.at.take() {
             let report = strata::shared_writes::report();
             let n = commits(&self.db) - at;
-            let (p, t) = passes(&self.db);
-            self.result = Some(SharedWrites::of(report, n, (p - p0, t - t0)));
+            let gc = passes(&self.db);
+            self.result = Some(SharedWrites::of(
+                report,
+                n,
+                std::array::from_fn(|i| gc[i] - gc0[i]),
+            ));
         }
         self.inner.finish();
     }

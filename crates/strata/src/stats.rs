@@ -330,6 +330,10 @@ pub struct Stats {
     /// (`gc::transaction_level`: a pass's own cache lines move between
     /// cores once per takeover).
     pub gc_pass_takeovers: u64,
+    /// Transaction-level collection: wake-ups of the GC thread that found
+    /// a committer's pass run since its last one and ran none (the
+    /// committers keep pace; `gc::transaction_level`).
+    pub gc_background_skips: u64,
     /// Tuple-level vacuum: blocks of tuples scanned, and blocks skipped
     /// because the dirty-block bitmap said nothing changed there.
     pub gc_blocks_scanned: u64,
@@ -597,6 +601,7 @@ impl Stats {
             versions_reclaimed: 0,
             gc_passes: 0,
             gc_pass_takeovers: 0,
+            gc_background_skips: 0,
             gc_blocks_scanned: 0,
             gc_blocks_skipped: 0,
             versions_pruned_in_dead_zones: 0,

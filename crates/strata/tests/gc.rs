@@ -250,6 +250,55 @@ fn the_gc_thread_reclaims_garbage_of_an_idle_database() {
     ));
 }
 
+/// Transaction-level collection: the GC thread skips its wake-ups while
+/// committers' passes keep pace (it writes none of the passes' lines), and
+/// runs passes again once they stop, so the garbage their last commits
+/// left is collected without them. Both halves wait on observed counts:
+/// only a hang fails them.
+#[test]
+fn the_gc_thread_skips_while_committers_pass_and_collects_when_they_stop() {
+    use std::time::Duration;
+    let db = Database::open(
+        Options::default()
+            .gc(GcPolicy::TransactionLevel)
+            .gc_every_commits(16)
+            .gc_interval(Some(Duration::from_millis(1))),
+    )
+    .unwrap();
+    let t = kv_table(&db);
+    load(&db, &t, &[(1, 0)]);
+    let update = |i: i64| {
+        db.run(|x| x.update(&t, &key![1], &[("v", Value::Int(i))]))
+            .unwrap()
+    };
+    let mut i = 0;
+    assert!(
+        common::eventually(|| {
+            for _ in 0..1000 {
+                update(i);
+                i += 1;
+            }
+            db.stats().gc_background_skips >= 3
+        }),
+        "the GC thread never skipped: {:?}",
+        db.stats()
+    );
+    // The last updates, under a reader that keeps every version, so that
+    // no committer's pass can free them; then nobody commits.
+    let reader = db.begin_read_only().unwrap();
+    for _ in 0..100 {
+        update(i);
+        i += 1;
+    }
+    drop(reader);
+    assert!(db.stats().live_versions > 100, "{:?}", db.stats());
+    assert!(
+        common::eventually(|| db.stats().live_versions <= 2),
+        "the GC thread kept skipping after the commits stopped: {:?}",
+        db.stats()
+    );
+}
+
 #[test]
 fn stats_can_run_while_rows_are_being_inserted() {
     let db = Database::open(Options::default()).unwrap();

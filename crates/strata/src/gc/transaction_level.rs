@@ -82,6 +82,14 @@
 //! `Database::collect_garbage`'s pass moves `takeover_at` too, without
 //! taking the lead).
 //!
+//! The GC thread (`Options::gc_interval`) is there for garbage nobody's
+//! commits will reach: a long reader ends while nobody commits. At each
+//! wake-up it looks at the clock of the last pass; if a committer's pass
+//! ran since its last look, the leader keeps pace and it goes back to
+//! sleep, writing nothing the passes write (`Stats::gc_background_skips`).
+//! Otherwise it runs the pass. So garbage left when commits stop waits at
+//! most two intervals.
+//!
 //! A deleted row whose tombstone is visible at the horizon is unlinked as a
 //! whole and waits in limbo (see [`super::limbo`]). An entry queued before
 //! the unlink committed at or below the clock read after it (the row's
@@ -120,6 +128,8 @@ pub struct TransactionLevel {
     /// Who runs the committers' passes (see the module doc): written by
     /// passes, read by every turn.
     turn: CachePadded<PassTurn>,
+    /// The GC thread's last look (see the module doc): its own line.
+    background: CachePadded<BackgroundLook>,
     /// `Options::gc_every_commits`.
     every_commits: u64,
 }
@@ -134,6 +144,7 @@ impl TransactionLevel {
             used: AtomicUsize::new(0),
             scratch: Mutex::default(),
             turn: CachePadded::default(),
+            background: CachePadded::default(),
             every_commits: u64::from(every_commits),
         }
     }
@@ -156,6 +167,16 @@ struct PassTurn {
     /// Passes a committer ran after taking the lead from another thread
     /// (`Stats::gc_pass_takeovers`).
     takeovers: AtomicU64,
+}
+
+/// See `TransactionLevel::background`: written by the GC thread alone.
+#[derive(Default)]
+struct BackgroundLook {
+    /// `PassTurn::last_pass` at the GC thread's last look.
+    seen: AtomicU64,
+    /// Wake-ups that found a pass since the last look and ran none
+    /// (`Stats::gc_background_skips`).
+    skips: AtomicU64,
 }
 
 crate::sync::thread_local! {
@@ -327,6 +348,7 @@ impl Collector for TransactionLevel {
 
     fn fill_stats(&self, st: &mut Stats) {
         st.gc_pass_takeovers = self.turn.takeovers.load(Relaxed);
+        st.gc_background_skips = self.background.skips.load(Relaxed);
     }
 
     fn background_threads(&self, every: Option<Duration>) -> usize {
@@ -334,7 +356,16 @@ impl Collector for TransactionLevel {
     }
 
     fn background<E: Engine>(&self, common: &Common, engine: &E, _thread: usize) {
+        let look = &self.background;
+        let last = self.turn.last_pass.load(Relaxed);
+        if last != look.seen.load(Relaxed) {
+            // A pass ran since our last look: its leader keeps pace.
+            look.seen.store(last, Relaxed);
+            look.skips.fetch_add(1, Relaxed);
+            return;
+        }
         self.pass(common, engine, false);
+        look.seen.store(self.turn.last_pass.load(Relaxed), Relaxed);
     }
 
     fn forget_table(&self, table: u32) {
