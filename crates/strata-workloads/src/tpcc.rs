@@ -852,21 +852,23 @@ impl<'a> TpccWorker<'a> {
             ],
         )?;
         txn.insert(&t.new_order, vec![int(w), int(d), int(o_id)])?;
+        // Each line's keys, made once for the hint and the accesses.
+        let (item_keys, stock_keys): (Vec<Key>, Vec<Key>) =
+            lines.iter().map(|l| (k1(l.0), k2(l.1, l.0))).unzip();
         if tp.cfg.prefetch {
-            let item_keys: Vec<Key> = lines.iter().map(|l| k1(l.0)).collect();
             txn.prefetch(&t.item, &item_keys)?;
-            let stock_keys: Vec<Key> = lines.iter().map(|l| k2(l.1, l.0)).collect();
             txn.prefetch(&t.stock, &stock_keys)?;
         }
         let mut total = 0i64;
         for (n, &(i_id, supply, qty)) in lines.iter().enumerate() {
-            let Some(price) = txn.read_with(&t.item, &k1(i_id), |r| get_int(r, col::I_PRICE))?
+            let Some(price) =
+                txn.read_with(&t.item, &item_keys[n], |r| get_int(r, col::I_PRICE))?
             else {
                 return Ok(Flow::Rollback);
             };
             // The four counters and this district's S_DIST, not the row's
             // eleven texts; read and written from one lookup.
-            let s_dist = txn.update_with(&t.stock, &k2(supply, i_id), |r| {
+            let s_dist = txn.update_with(&t.stock, &stock_keys[n], |r| {
                 let s_qty = get_int(r, col::S_QUANTITY);
                 let new_qty = if s_qty >= qty + 10 {
                     s_qty - qty
