@@ -285,6 +285,22 @@ fn update_with_reads_and_writes_one_row_and_checks_its_changes() {
             txn.update_with(&t, &key!["text"], |_| ([("v", Value::Int(0))], ())),
             Err(Error::TypeMismatch { .. })
         ));
+        // No changes: a read, which takes no write lock (another writer
+        // of the row is refused only where readers lock).
+        let seen = txn
+            .update_with(&t, &key![2], |r| {
+                (Vec::<(usize, Value)>::new(), r[1].clone())
+            })
+            .unwrap();
+        assert_eq!(seen, Value::Int(20), "{c}");
+        let mut other = db.begin().unwrap();
+        match other.update(&t, &key![2], &[("v", Value::Int(21))]) {
+            Err(Error::Conflict(ConflictKind::ReadLock)) if readers_lock(c.protocol) => {}
+            r => {
+                r.unwrap();
+                other.abort();
+            }
+        }
         txn.commit().unwrap();
         assert_eq!(value(&db, &t, 1), Some(30), "{c}");
         assert_eq!(value(&db, &t, 2), Some(20), "{c}: a refused change wrote");

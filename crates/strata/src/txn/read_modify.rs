@@ -62,7 +62,8 @@ impl Transaction {
     /// [`Transaction::read_with`] then [`Transaction::update`] do, for
     /// the protocol as for the result. `f` returns the changes (an array,
     /// a `Vec`: anything that is a slice of `(column, value)`) and a value
-    /// of its own, which `update_with` returns.
+    /// of its own, which `update_with` returns. No changes write nothing:
+    /// the call was a read (the row is neither locked nor versioned).
     ///
     /// `Error::NotFound` if the row does not exist for this transaction
     /// (`f` is not called); the errors of `update` for the changes (an
@@ -122,6 +123,9 @@ impl Transaction {
         };
         let (changes, out) = storage::with_values(r, f);
         let cols = checked_changes(ti, changes.as_ref())?;
+        if cols.is_empty() {
+            return Ok(out);
+        }
         // As `modify`: the write path may answer from what it reads.
         self.read_stamp = UNKNOWN_READS;
         self.modify_found::<P>(ti, key, &ek, found, NewRow::Update(&cols), &guard)?;
