@@ -37,6 +37,8 @@ mod write_lock;
 
 pub use index_iter::IndexRange;
 pub use iter::Range;
+use scans::primary_bounds;
+pub(crate) use scans::up_to;
 pub use snapshot::Snapshot;
 
 /// Runs `$e` as a timed region of component `$c` (`crate::breakdown`).
@@ -1468,35 +1470,6 @@ fn duplicate(t: &TableInner, key: &Key) -> Error {
         table: t.schema.name.clone(),
         key: key.to_string(),
     }
-}
-
-/// A scan callback that copies rows into `out` and stops at the `limit`th
-/// (`scan_limit`, `index_scan_limit`; `limit` is at least 1).
-pub(crate) fn up_to(
-    out: &mut Vec<Row>,
-    limit: usize,
-) -> impl FnMut(&[Value]) -> ControlFlow<()> + '_ {
-    move |r| {
-        out.push(r.to_vec());
-        if out.len() >= limit {
-            ControlFlow::Break(())
-        } else {
-            ControlFlow::Continue(())
-        }
-    }
-}
-
-/// A primary-key scan's byte bounds. Bounds may be prefixes of the primary
-/// key (see `index::secondary`).
-fn primary_bounds(
-    t: &Table,
-    range: &impl RangeBounds<Key>,
-) -> Result<(Bound<EncodedKey>, Bound<EncodedKey>)> {
-    let ti: &TableInner = &t.inner;
-    Ok((
-        crate::index::secondary::primary_bound(ti, range.start_bound(), true)?,
-        crate::index::secondary::primary_bound(ti, range.end_bound(), false)?,
-    ))
 }
 
 #[cfg(test)]

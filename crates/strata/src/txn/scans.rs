@@ -184,3 +184,32 @@ impl Transaction {
         Ok(n)
     }
 }
+
+/// A scan callback that copies rows into `out` and stops at the `limit`th
+/// (`scan_limit`, `index_scan_limit`; `limit` is at least 1).
+pub(crate) fn up_to(
+    out: &mut Vec<Row>,
+    limit: usize,
+) -> impl FnMut(&[Value]) -> ControlFlow<()> + '_ {
+    move |r| {
+        out.push(r.to_vec());
+        if out.len() >= limit {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    }
+}
+
+/// A primary-key scan's byte bounds. Bounds may be prefixes of the primary
+/// key (see `index::secondary`).
+pub(super) fn primary_bounds(
+    t: &Table,
+    range: &impl RangeBounds<Key>,
+) -> Result<(Bound<EncodedKey>, Bound<EncodedKey>)> {
+    let ti: &TableInner = &t.inner;
+    Ok((
+        crate::index::secondary::primary_bound(ti, range.start_bound(), true)?,
+        crate::index::secondary::primary_bound(ti, range.end_bound(), false)?,
+    ))
+}
