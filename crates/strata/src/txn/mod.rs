@@ -392,35 +392,38 @@ impl Transaction {
         t.inner.schema.check_key(key)?;
         let ek = t.inner.encode(key);
         let guard = epoch::pin();
-        let v = match self.lookup_read::<P>(&t.inner, key, &ek, &guard) {
-            Ok(v) => v,
-            Err(e) => return self.fail(e),
-        };
-        if self.logged {
-            self.note_read_stamp(v);
-        }
+        let (v, _) = self.point_read::<P>(&t.inner, key, &ek, &guard)?;
         // SAFETY: pinned, and `v` is at or above our visible version (see the
         // Send impl), so it is alive.
         Ok(unsafe { v.as_ref() }.filter(|r| !r.is_tombstone()).map(f))
     }
 
-    /// Index lookup + protocol read. Null when the key has no visible row.
+    /// A point read of `key` (`ek` encoded) under the protocol, as `get`
+    /// and `update_with` make it: the version read (null: no visible row)
+    /// and the key's primary entry if it has one (what a write of the row
+    /// after the read starts from). A conflict rolls back (`fail`); with
+    /// the log on, the version is folded into `read_stamp`.
     #[inline(always)]
-    fn lookup_read<P: Cc>(
+    pub(super) fn point_read<'g, P: Cc>(
         &mut self,
-        t: &TableInner,
+        t: &'g TableInner,
         key: &Key,
-        ek: &EncodedKey,
-        guard: &Guard,
-    ) -> Result<*mut Version> {
-        self.lookup_read_found::<P>(t, key, ek, guard)
-            .map(|(v, _)| v)
+        ek: &'g EncodedKey,
+        guard: &'g Guard,
+    ) -> Result<(*mut Version, Option<Lookup<'g>>)> {
+        let read = match self.lookup_read::<P>(t, key, ek, guard) {
+            Ok(read) => read,
+            Err(e) => return self.fail(e),
+        };
+        if self.logged {
+            self.note_read_stamp(read.0);
+        }
+        Ok(read)
     }
 
-    /// [`Self::lookup_read`], with the key's primary entry if it has one
-    /// (what a write of the row after the read starts from, see
-    /// `update_with`).
-    fn lookup_read_found<'g, P: Cc>(
+    /// Index lookup + protocol read: the version (null when the key has no
+    /// visible row) and the key's primary entry, if any.
+    fn lookup_read<'g, P: Cc>(
         &mut self,
         t: &'g TableInner,
         key: &Key,

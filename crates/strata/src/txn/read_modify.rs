@@ -106,13 +106,7 @@ impl Transaction {
         ti.schema.check_key(key)?;
         let ek = ti.encode(key);
         let guard = epoch::pin();
-        let (v, found) = match self.lookup_read_found::<P>(ti, key, &ek, &guard) {
-            Ok(x) => x,
-            Err(e) => return self.fail(e),
-        };
-        if self.logged {
-            self.note_read_stamp(v);
-        }
+        let (v, found) = self.point_read::<P>(ti, key, &ek, &guard)?;
         // SAFETY: pinned, and `v` is at or above our visible version, so
         // it is alive (as in `read_version_as`).
         let Some(r) = unsafe { v.as_ref() }.filter(|r| !r.is_tombstone()) else {
