@@ -94,6 +94,26 @@ pub fn hint_is_stale(hint: *const u8, head: *const u8) -> bool {
     (hint as u64 >> LINE_SHIFT) & ID_BITS != (head as u64 >> LINE_SHIFT) & ID_BITS
 }
 
+/// A probe whose first line is on its way ([`IntHashIndex::start`]): the
+/// prefetch walk's first stage, finished by its second. It probes the
+/// table the start saw; a resize since leaves that one readable (freed
+/// only through the epoch) but blind to later inserts, which for a hint
+/// means only a key not prefetched.
+pub struct Started<'g> {
+    index: &'g IntHashIndex,
+    table: &'g Table,
+    h: u64,
+    key: u64,
+}
+
+impl Started<'_> {
+    /// [`IntHashIndex::get_hinted`] of the started key.
+    #[inline]
+    pub fn get_hinted(&self) -> Option<(u64, *const u8)> {
+        self.index.decode(probe(self.table, self.h, self.key).1)
+    }
+}
+
 /// A key's entry as a lookup found it (`IntHashIndex::find`), valid while
 /// the lookup's guard is: the table it lies in is freed only through the
 /// epoch, so a resize since leaves it readable, merely unreachable.
@@ -260,9 +280,22 @@ impl IntHashIndex {
     /// [`crate::prefetch`]). `guard`: the caller's pin, as in `get_hinted`.
     #[inline]
     pub fn prefetch(&self, key: u64, guard: &epoch::Guard) {
+        self.start(key, guard);
+    }
+
+    /// [`IntHashIndex::prefetch`], keeping what the probe needs to finish
+    /// later ([`Started::get_hinted`]) without hashing the key again.
+    #[inline]
+    pub fn start<'g>(&'g self, key: u64, guard: &'g epoch::Guard) -> Started<'g> {
         let h = hash(key);
-        let t = table_ref(self.shard(h).table.load(Acquire, guard));
-        crate::prefetch::line(&t.entries[h as usize & t.mask]);
+        let table = table_ref(self.shard(h).table.load(Acquire, guard));
+        crate::prefetch::line(&table.entries[h as usize & table.mask]);
+        Started {
+            index: self,
+            table,
+            h,
+            key,
+        }
     }
 
     /// The tuple id of `key`, if present.
@@ -576,6 +609,30 @@ mod tests {
         idx.insert(5, 60, fake_head(6)).unwrap();
         found.set_hint(fake_head(7));
         assert_eq!(idx.get_hinted(5, &guard), Some((60, fake_head(6))));
+    }
+
+    /// A probe started before its lookup (the prefetch walk's two stages)
+    /// answers as a whole lookup would, also for a key that is absent,
+    /// and through a resize between the stages it still finds what the
+    /// table it started in held.
+    #[test]
+    fn a_started_probe_finishes_as_a_lookup_does() {
+        let idx = IntHashIndex::new();
+        let guard = epoch::pin();
+        for k in 0..40u64 {
+            idx.insert(k, k + 100, fake_head(k)).unwrap();
+        }
+        let started: Vec<_> = (0..50u64).map(|k| idx.start(k, &guard)).collect();
+        for (k, s) in (0..50u64).zip(&started) {
+            assert_eq!(s.get_hinted(), idx.get_hinted(k, &guard), "key {k}");
+        }
+        // Enough inserts to grow every shard's table past its first.
+        for k in 1_000..(1_000 + 64 * MIN_CAPACITY as u64) {
+            idx.insert(k, k, fake_head(k)).unwrap();
+        }
+        for (k, s) in (0..40u64).zip(&started) {
+            assert_eq!(s.get_hinted(), Some((k + 100, fake_head(k))), "key {k}");
+        }
     }
 
     /// A fake chain head: hints are only prefetched, never dereferenced.

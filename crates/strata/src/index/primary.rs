@@ -93,7 +93,7 @@
 //! (inserts 1.6-1.9x faster, scans 2-2.5x; docs/PERFORMANCE.md).
 
 use super::btree::{BTree, Key as TreeKey};
-use super::hash::{self, IntHashIndex};
+use super::hash::{self, IntHashIndex, Started};
 use super::key::{packed_ints, ByteKey, EncodedKey, INLINE_KEY};
 use crate::storage::meter::Gauged;
 use crate::value::PointLookups;
@@ -313,6 +313,24 @@ impl PrimaryIndex {
         match self.side(key) {
             Some(Side::Packed(h, k)) => h.get_hinted(k, guard),
             _ => self.get_unhinted(key),
+        }
+    }
+
+    /// The prefetch walk's first stage for `key`: starts loading where an
+    /// integer key's probe begins, and keeps what [`PrimaryIndex::hinted`]
+    /// needs to finish the probe without hashing the key again (None: the
+    /// key does not pack; nothing to start early).
+    #[inline]
+    pub fn start<'g>(
+        &'g self,
+        key: &EncodedKey,
+        guard: &'g crossbeam_epoch::Guard,
+    ) -> Option<Started<'g>> {
+        // (As `side`, whose answer would borrow `key` for `'g`.)
+        match self {
+            PrimaryIndex::Int(_, h) => Some(h.start(as_u64(key), guard)),
+            PrimaryIndex::Bytes(_, p, _) => packed_ints(as_bytes(key)).map(|c| p.start(c, guard)),
+            PrimaryIndex::Ordered(_) => None,
         }
     }
 

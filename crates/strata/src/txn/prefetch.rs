@@ -4,6 +4,7 @@
 //! instructions; this is the transaction's side).
 
 use super::*;
+use crate::index::hash::Started;
 
 impl Transaction {
     /// A hint that this transaction will soon read or write the rows with
@@ -28,17 +29,26 @@ impl Transaction {
         for chunk in keys.chunks(BATCH) {
             // (A SmallVec, not an array of options: its drop visits only
             // the keys it holds, ~36 instructions a 10-read transaction.)
-            let mut eks: smallvec::SmallVec<[EncodedKey; BATCH]> = smallvec::SmallVec::new();
+            // Each key's probe is hashed once: the first stage keeps where
+            // it starts for the second (a key that does not pack is kept
+            // instead, for a plain lookup).
+            let mut stages: smallvec::SmallVec<[Stage<'_>; BATCH]> = smallvec::SmallVec::new();
             for k in chunk {
                 let e = ti.encode(k);
-                ti.index.prefetch(&e, &guard);
-                eks.push(e);
+                stages.push(match ti.index.start(&e, &guard) {
+                    Some(s) => Stage::Started(s),
+                    None => Stage::Unpacked(e),
+                });
             }
             // The hinted heads load alongside the slots; only rows whose
             // hint is stale need the third stage.
             let mut tuples = [(u64::MAX, ptr::null::<u8>()); BATCH];
-            for (ek, t) in eks.iter().zip(tuples.iter_mut()) {
-                if let Some((id, hint)) = ti.index.get_hinted(ek, &guard) {
+            for (stage, t) in stages.iter().zip(tuples.iter_mut()) {
+                let found = match stage {
+                    Stage::Started(s) => s.get_hinted(),
+                    Stage::Unpacked(ek) => ti.index.get_hinted(ek, &guard),
+                };
+                if let Some((id, hint)) = found {
                     crate::prefetch::line(ti.rows.slot(id));
                     crate::prefetch::range(hint, row_bytes);
                     *t = (id, hint);
@@ -67,4 +77,12 @@ impl Transaction {
         }
         Ok(())
     }
+}
+
+/// A key after the walk's first stage.
+enum Stage<'g> {
+    /// An integer key's probe, its first line on its way.
+    Started(Started<'g>),
+    /// A key that does not pack: looked up whole in the second stage.
+    Unpacked(EncodedKey),
 }
