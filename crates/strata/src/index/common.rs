@@ -376,6 +376,8 @@ struct ReadRows {
     /// Tuple to its place in `list`, once `list` is longer than `SHORT`.
     /// (Tuple ids are not chosen by users: no need for a keyed hash.)
     map: FxHashMap<u64, usize>,
+    /// Where in `list` the row read last is.
+    last: usize,
 }
 
 impl ReadRows {
@@ -396,6 +398,7 @@ impl ReadRows {
         }
         self.list.push((tuple, v, false));
         let n = self.list.len();
+        self.last = n - 1;
         if n == Self::SHORT + 1 {
             self.map = self
                 .list
@@ -431,6 +434,7 @@ impl<'a> ScanReads<'a> {
             return cx.read_row(t, tuple);
         }
         if let Some(i) = self.read.find(tuple) {
+            self.read.last = i;
             return Ok(self.read.list[i].1);
         }
         let v = cx.read_row(t, tuple)?;
@@ -447,7 +451,13 @@ impl<'a> ScanReads<'a> {
     /// The scan handed the version of `tuple` it read to the caller.
     #[inline]
     pub fn handed(&mut self, tuple: u64) {
-        if let Some(i) = self.read.find(tuple) {
+        // (Usually the row just read: no search along the list.)
+        let last = self.read.last;
+        let i = match self.read.list.get(last) {
+            Some(r) if r.0 == tuple => Some(last),
+            _ => self.read.find(tuple),
+        };
+        if let Some(i) = i {
             self.read.list[i].2 = true;
         }
     }
