@@ -493,6 +493,7 @@ fn empty(index: &Arc<SecondaryIndex>) -> SecScan {
         index: Arc::clone(index),
         seen: Default::default(),
         read: Vec::new(),
+        sorted: true,
     }
 }
 
