@@ -191,6 +191,7 @@ impl<P: Pointer> Logical<P> {
         let Some(r) = (unsafe { v.as_ref() }) else {
             // Nothing visible (an insert after our snapshot): not seen, so
             // re-validation counts it as a phantom, as a primary scan does.
+            reads.missed();
             return Ok(None);
         };
         reads.saw(k);
@@ -275,6 +276,11 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
         mut f: impl FnMut(&[Value]) -> ControlFlow<()>,
     ) -> Result<Scanned> {
         let mut reads = ScanReads::new(mode);
+        // Before the first entry: see `SecScan::additions_at`.
+        let count_late = crate::sync::broken(crate::sync::Break::AdditionsCountedAfterScan);
+        if !count_late {
+            reads.counts_additions(|| idx.tree.additions.total());
+        }
         let mut n = 0;
         let mut stopped_at = None;
         let guard = epoch::pin();
@@ -285,7 +291,12 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
             // stages ahead of each entry's turn (see `AHEAD`).
             batch.clear();
             batch.extend(entries.by_ref().take(AHEAD).filter_map(|(k, v)| {
-                let tuple = P::resolve(t, idx, k, v)?;
+                let Some(tuple) = P::resolve(t, idx, k, v) else {
+                    // (A row gone from the primary index may come back
+                    // under this entry: re-validation must look.)
+                    reads.missed();
+                    return None;
+                };
                 prefetch::line(t.rows.slot(tuple));
                 Some((k, tuple))
             }));
@@ -340,6 +351,9 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
                     }
                 }
             }
+        }
+        if count_late {
+            reads.counts_additions(|| idx.tree.additions.total());
         }
         Ok(Scanned {
             rows: n,

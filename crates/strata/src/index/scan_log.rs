@@ -95,7 +95,9 @@ impl ScanRecord {
 
     /// Waits while the scanner is deciding; returns the final state.
     pub fn wait_decided(&self) -> u8 {
-        let backoff = crossbeam_utils::Backoff::new();
+        // (The model build's backoff yields to the other model threads:
+        // crossbeam's spun forever there, its scanner never scheduled.)
+        let backoff = crate::sync::Backoff::new();
         loop {
             match self.state.load(SeqCst) {
                 PENDING => backoff.snooze(),

@@ -252,6 +252,45 @@ impl SecondaryIndex {
     }
 }
 
+/// Shards of [`Additions`]: a thread counts in shard `i mod` this, `i`
+/// its order of first count.
+const ADDITION_SHARDS: usize = 16;
+
+/// How many entries were ever added to an index's tree: a count that
+/// only grows, in shards that threads write apiece (a count every insert
+/// into an indexed table wrote would be a line all inserters share). A
+/// scan that reads the total before it starts and finds it unchanged at
+/// its commit knows that no entry went in meanwhile, anywhere in the
+/// index (`SecScan::additions_at`).
+///
+/// Invariant: an entry is in the tree before it is counted (the count is
+/// a `SeqCst` step after the tree's insert), so a total read before a
+/// scan counts only entries the scan will meet.
+#[derive(Default)]
+pub(crate) struct Additions {
+    shards: [crossbeam_utils::CachePadded<crate::sync::atomic::AtomicU64>; ADDITION_SHARDS],
+}
+
+impl Additions {
+    fn note(&self) {
+        crate::sync::thread_local! {
+            static SHARD: usize = {
+                static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+                NEXT.fetch_add(1, Relaxed) % ADDITION_SHARDS
+            };
+        }
+        let i = SHARD.with(|s| *s);
+        self.shards[i].fetch_add(1, SeqCst);
+    }
+
+    /// The entries added so far.
+    pub fn total(&self) -> u64 {
+        self.shards
+            .iter()
+            .fold(0u64, |n, s| n.wrapping_add(s.load(SeqCst)))
+    }
+}
+
 /// A byte bound as the entries' tree takes it.
 fn tree_bound(x: &Bound<EncodedKey>) -> Bound<TreeKey<'_>> {
     match x {
@@ -273,6 +312,8 @@ pub(crate) struct Entries {
     /// Whether its entries count for the memory gauge (the database's
     /// flag: `storage::meter::Gauged`).
     gauged: Gauged,
+    /// Every entry ever added, counted after it is in the tree.
+    pub additions: Additions,
 }
 
 impl Entries {
@@ -280,6 +321,7 @@ impl Entries {
         Entries {
             tree: BTree::new(true),
             gauged,
+            additions: Additions::default(),
         }
     }
 
@@ -293,6 +335,7 @@ impl Entries {
     /// ([`entry_bytes`], `storage::meter`).
     pub fn insert(&self, key: &[u8], value: u64) -> std::result::Result<(), u64> {
         self.tree.insert(&TreeKey::Bytes(key), value)?;
+        self.additions.note();
         self.gauged.held(entry_bytes(key));
         Ok(())
     }

@@ -206,6 +206,10 @@ pub enum Break {
     /// A commit installs its buffered writes (`txn::deferred`) after it
     /// drew its commit timestamp, not before.
     SettleAfterCommitStamp,
+    /// A logical index scan reads the index's count of added entries
+    /// (`SecScan::additions_at`) after its walk, not before its first
+    /// entry.
+    AdditionsCountedAfterScan,
 }
 
 /// Whether the model test broke step `b` (never, outside the model build).

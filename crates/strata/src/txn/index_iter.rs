@@ -494,6 +494,7 @@ fn empty(index: &Arc<SecondaryIndex>) -> SecScan {
         seen: Default::default(),
         read: Vec::new(),
         sorted: true,
+        additions_at: None,
     }
 }
 
