@@ -409,7 +409,7 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
         let cut = common::walk_retired(t, tuple, plan, &cols, |surv, v, d| {
             for idx in list {
                 let same_as_survivor =
-                    surv.is_some_and(|s| idx.columns.iter().all(|&c| d[c] == s[c]));
+                    surv.is_some_and(|s| idx.columns.iter().all(|&c| s.get(c) == Some(&d[c])));
                 if same_as_survivor {
                     continue; // the survivor keeps this entry
                 }
