@@ -161,7 +161,9 @@ pub fn validate_scans<P: super::Cc>(tx: &impl Txn) -> bool {
             // (it finds the record); one added since the scan began moved
             // the index's count. Neither: the range holds only what the
             // scan saw (`SecScan::additions_at`), no phantom to look for.
-            if s.record.is_some() && sec.additions_at == Some(sec.index.tree.additions.total()) {
+            if s.record.is_some()
+                && (sec.additions_at).is_some_and(|n| n == sec.index.tree.additions.total())
+            {
                 continue;
             }
             let sec = sec.sorted();

@@ -214,6 +214,8 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
         kind == IndexKind::Standard && pointers == P::POINTERS
     }
 
+    const COUNTS_ADDITIONS: bool = true;
+
     fn on_write<C: IndexTxn>(
         cx: &mut C,
         t: &TableInner,

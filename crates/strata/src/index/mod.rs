@@ -155,6 +155,12 @@ pub(crate) trait SecondaryIndexKind {
     /// pointer scheme `pointers` (what [`with_index_kind!`] maps there).
     fn implements(kind: IndexKind, pointers: IndexPointers) -> bool;
 
+    /// Whether the kind's scans use the index's count of added entries
+    /// (`secondary::Additions`, `SecScan::additions_at`): only then does
+    /// its tree count them (a kind that does not, physical pointers with
+    /// an entry a version, pays nothing on its writes).
+    const COUNTS_ADDITIONS: bool = false;
+
     /// A write installed version `v` of `tuple` with row `new` over `prev`
     /// (null: a fresh insert), under the row's write lock: add the entries
     /// `v` needs to every live index of `list`, record them in

@@ -114,10 +114,11 @@ pub enum PrimaryIndex {
     Ordered(BTree),
 }
 
-/// Where a key's hash entry lives.
-enum Side<'a> {
+/// Where a key's hash entry lives (`'a` the index's borrow, `'k` the
+/// key's: a packed key is a copy, so its side outlives the key).
+enum Side<'a, 'k> {
     Packed(&'a IntHashIndex, u64),
-    Bytes(&'a BytesHash, &'a ByteKey),
+    Bytes(&'a BytesHash, &'k ByteKey),
 }
 
 fn as_u64(k: &EncodedKey) -> u64 {
@@ -267,7 +268,7 @@ impl PrimaryIndex {
     /// byte keys that pack, else the map of byte keys.
     /// (None: the tree alone answers.)
     #[inline]
-    fn side<'a>(&'a self, key: &'a EncodedKey) -> Option<Side<'a>> {
+    fn side<'a, 'k>(&'a self, key: &'k EncodedKey) -> Option<Side<'a, 'k>> {
         Some(match self {
             PrimaryIndex::Int(_, h) => Side::Packed(h, as_u64(key)),
             PrimaryIndex::Bytes(_, p, h) => {
@@ -326,11 +327,9 @@ impl PrimaryIndex {
         key: &EncodedKey,
         guard: &'g crossbeam_epoch::Guard,
     ) -> Option<Started<'g>> {
-        // (As `side`, whose answer would borrow `key` for `'g`.)
-        match self {
-            PrimaryIndex::Int(_, h) => Some(h.start(as_u64(key), guard)),
-            PrimaryIndex::Bytes(_, p, _) => packed_ints(as_bytes(key)).map(|c| p.start(c, guard)),
-            PrimaryIndex::Ordered(_) => None,
+        match self.side(key) {
+            Some(Side::Packed(h, k)) => Some(h.start(k, guard)),
+            _ => None,
         }
     }
 

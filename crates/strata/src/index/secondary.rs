@@ -158,7 +158,10 @@ impl SecondaryIndex {
             pointers,
             // Its entries count exactly when the index gives them back
             // at its drop: with the gauge (see the field).
-            tree: Entries::new(Gauged::of(gauge.as_ref().and_then(|g| g.limit()))),
+            tree: Entries::new(
+                Gauged::of(gauge.as_ref().and_then(|g| g.limit())),
+                with_index_kind!((kind, pointers), K => K::COUNTS_ADDITIONS),
+            ),
             dropped: AtomicBool::new(false),
             defined: AtomicBool::new(false),
             predicate_read_ts: AtomicU64::new(0),
@@ -312,16 +315,19 @@ pub(crate) struct Entries {
     /// Whether its entries count for the memory gauge (the database's
     /// flag: `storage::meter::Gauged`).
     gauged: Gauged,
-    /// Every entry ever added, counted after it is in the tree.
+    /// Every entry ever added, counted after it is in the tree, if the
+    /// index's kind counts them (`SecondaryIndexKind::COUNTS_ADDITIONS`).
     pub additions: Additions,
+    counts: bool,
 }
 
 impl Entries {
-    pub(crate) fn new(gauged: Gauged) -> Self {
+    pub(crate) fn new(gauged: Gauged, counts: bool) -> Self {
         Entries {
             tree: BTree::new(true),
             gauged,
             additions: Additions::default(),
+            counts,
         }
     }
 
@@ -335,7 +341,9 @@ impl Entries {
     /// ([`entry_bytes`], `storage::meter`).
     pub fn insert(&self, key: &[u8], value: u64) -> std::result::Result<(), u64> {
         self.tree.insert(&TreeKey::Bytes(key), value)?;
-        self.additions.note();
+        if self.counts {
+            self.additions.note();
+        }
         self.gauged.held(entry_bytes(key));
         Ok(())
     }
