@@ -90,10 +90,12 @@ const MIX_TYPES: [usize; 6] = [
     Q2_STAR,
 ];
 
+mod by_name;
 mod hybrid;
 mod skew;
 mod tables;
 pub use crate::window::{ComponentTime, LogReport, TimeReport};
+pub use by_name::{ByName, Names};
 pub use hybrid::{Ch, ChTables, Q2_REFILL, Q2_THRESHOLD, SUPPLIERS};
 pub use skew::WarehousePick;
 use tables::{insert_stock, run_load_jobs, schema};
@@ -147,6 +149,10 @@ pub struct TpccConfig {
     /// through it).
     #[serde(serialize_with = "kind_name")]
     pub index_kind: IndexKind,
+    /// How Payment and OrderStatus find a customer by last name: the
+    /// secondary index `customer_by_last` (the default) or a list loaded
+    /// once, as CCBench's `tpcc_silo` keeps it (see [`ByName`]).
+    pub by_name: ByName,
 }
 
 fn kind_name<S: serde::Serializer>(k: &IndexKind, s: S) -> Result<S::Ok, S::Error> {
@@ -194,6 +200,7 @@ impl TpccConfig {
             appended_hash: false,
             warehouse_pick: WarehousePick::Fixed,
             index_kind: IndexKind::Standard,
+            by_name: ByName::Index,
         }
     }
 
@@ -549,6 +556,8 @@ impl Tpcc {
             Job::Stock(w, lo, hi) => insert_stock(txn, &self.t.stock, p, w, lo, hi, rng)?,
             Job::Customers(w, d) => {
                 let n = self.cfg.customers as u64;
+                // Per last name, (first name, id): `ByName::List`'s rows.
+                let mut named: BTreeMap<String, Vec<(Value, i64)>> = BTreeMap::new();
                 for c in 1..=n as i64 {
                     // The first 1,000 (or all, when fewer) take the names in
                     // order, so every name NURand can draw exists.
@@ -558,13 +567,20 @@ impl Tpcc {
                         last_name(nurand(rng, 255, 0, 999.min(n - 1), self.c_last))
                     };
                     let credit = if rng.chance(0.1) { "BC" } else { "GC" };
+                    let first = p.short.pick(rng);
+                    if matches!(self.t.names, Names::List(_)) {
+                        named
+                            .entry(last.clone())
+                            .or_default()
+                            .push((first.clone(), c));
+                    }
                     txn.insert(
                         &self.t.customer,
                         vec![
                             int(w),
                             int(d),
                             int(c),
-                            p.short.pick(rng),
+                            first,
                             Value::from("OE"),
                             Value::from(last),
                             p.short.pick(rng),
@@ -599,6 +615,14 @@ impl Tpcc {
                             p.h_data.pick(rng),
                         ],
                     )?;
+                }
+                if let Names::List(lists) = &self.t.names {
+                    for (last, mut people) in named {
+                        // The index's order: first name, then id.
+                        people.sort();
+                        let ids = by_name::encode_ids(people.into_iter().map(|(_, c)| c));
+                        txn.insert(lists, vec![int(w), int(d), Value::from(last), ids])?;
+                    }
                 }
             }
             Job::Orders(w, d, lo, hi) => {
@@ -768,10 +792,11 @@ impl<'a> TpccWorker<'a> {
 
     /// The id of the customer a transaction names: by last name (the
     /// middle one of those sorted by first name, 2.5.2.2) or by id. By
-    /// last name, the scan (which reads every customer of that name, in
-    /// first-name order: the index key) keeps only their ids, and the
-    /// caller reads the middle one alone by its key: its texts are then
-    /// read for one row, not a dozen.
+    /// last name through the index, the scan (which reads every customer
+    /// of that name, in first-name order: the index key) keeps only their
+    /// ids, and the caller reads the middle one alone by its key: its
+    /// texts are then read for one row, not a dozen. Through the lists
+    /// (`ByName::List`), one row holds the ids.
     fn find_customer(
         &self,
         txn: &mut Transaction,
@@ -781,22 +806,27 @@ impl<'a> TpccWorker<'a> {
         c_id: i64,
     ) -> Result<i64, Error> {
         let t = &self.tpcc.t;
-        match by_last {
-            Some(last) => {
-                let prefix = Key(vec![int(w), int(d), Value::from(last)]);
+        let Some(last) = by_last else {
+            return Ok(c_id);
+        };
+        let missing = || Error::NotFound {
+            table: "customer".into(),
+            key: format!("last name {last}"),
+        };
+        let name = Key(vec![int(w), int(d), Value::from(last)]);
+        match &t.names {
+            Names::Index(by_last) => {
                 // (NURand's popular names have a dozen customers or so.)
                 let mut ids = Vec::with_capacity(16);
-                txn.index_scan_with(&t.customer_by_last, &prefix..=&prefix, |r| {
-                    ids.push(get_int(r, col::C_ID))
-                })?;
+                txn.index_scan_with(by_last, &name..=&name, |r| ids.push(get_int(r, col::C_ID)))?;
                 ids.get(ids.len().wrapping_sub(1) / 2)
                     .copied()
-                    .ok_or_else(|| Error::NotFound {
-                        table: "customer".into(),
-                        key: format!("last name {last}"),
-                    })
+                    .ok_or_else(missing)
             }
-            None => Ok(c_id),
+            Names::List(lists) => txn
+                .read_with(lists, &name, |r| by_name::middle_id(&r[by_name::C_IDS]))?
+                .flatten()
+                .ok_or_else(missing),
         }
     }
 

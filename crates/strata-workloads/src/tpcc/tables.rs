@@ -15,7 +15,8 @@ pub struct Tables {
     pub order_line: Table,
     pub item: Table,
     pub stock: Table,
-    pub customer_by_last: Index,
+    /// How names are looked up (`TpccConfig::by_name`).
+    pub names: Names,
     /// Only when the mix runs OrderStatus (see the module doc).
     pub orders_by_customer: Option<Index>,
 }
@@ -271,13 +272,25 @@ impl Tables {
             &["i_id"],
         ))?;
         let stock = db.create_table(stock_schema())?;
-        let customer_by_last = db.create_index_as(
-            "customer_by_last",
-            &customer,
-            &["c_w_id", "c_d_id", "c_last", "c_first"],
-            Unique::No,
-            cfg.index_kind,
-        )?;
+        let names = match cfg.by_name {
+            ByName::Index => Names::Index(db.create_index_as(
+                "customer_by_last",
+                &customer,
+                &["c_w_id", "c_d_id", "c_last", "c_first"],
+                Unique::No,
+                cfg.index_kind,
+            )?),
+            ByName::List => Names::List(db.create_table(schema(
+                "customer_name",
+                &[
+                    ("cn_w_id", I),
+                    ("cn_d_id", I),
+                    ("cn_last", T),
+                    ("cn_c_ids", Type::Bytes),
+                ],
+                &["cn_w_id", "cn_d_id", "cn_last"],
+            ))?),
+        };
         let orders_by_customer = if cfg.has_order_status() {
             Some(db.create_index_as(
                 "orders_by_customer",
@@ -299,7 +312,7 @@ impl Tables {
             order_line,
             item,
             stock,
-            customer_by_last,
+            names,
             orders_by_customer,
         })
     }

@@ -451,13 +451,18 @@ fn q13(tpcc: &Tpcc, index_only: bool) -> Result<BTreeMap<u64, u64>, WorkloadErro
             "Q13 needs orders_by_customer (a mix with OrderStatus)".into(),
         ));
     };
+    let Some(by_last) = t.names.index() else {
+        return Err(WorkloadError::Config(
+            "Q13 needs customer_by_last (names looked up through the index)".into(),
+        ));
+    };
     let mut x = tpcc.db.begin_read_only()?;
     // (w, d, c) of each row: customer_by_last is (w, d, last, first) ++
     // (w, d, c); orders_by_customer (w, d, c, o) ++ (w, d, o); a customer
     // row is (w, d, c, ..), an orders row (w, d, o, c, ..).
     let (customers, orders) = if index_only {
         (
-            (x.index_scan_keys(&t.customer_by_last, ..)?.iter())
+            (x.index_scan_keys(by_last, ..)?.iter())
                 .map(|r| (int(&r[0]), int(&r[1]), int(&r[6])))
                 .collect::<Vec<_>>(),
             (x.index_scan_keys(by_customer, ..)?.iter())
@@ -466,7 +471,7 @@ fn q13(tpcc: &Tpcc, index_only: bool) -> Result<BTreeMap<u64, u64>, WorkloadErro
         )
     } else {
         (
-            (x.index_scan(&t.customer_by_last, ..)?.iter())
+            (x.index_scan(by_last, ..)?.iter())
                 .map(|r| (int(&r[0]), int(&r[1]), int(&r[2])))
                 .collect(),
             (x.index_scan(by_customer, ..)?.iter())
