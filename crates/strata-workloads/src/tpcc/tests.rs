@@ -210,7 +210,7 @@ fn both_name_lookups_answer_the_same_customer() {
         assert_eq!(named.len(), 1000);
         for (last, mut people) in named {
             people.sort();
-            let want = people[(people.len() + 1) / 2 - 1].1;
+            let want = people[people.len().div_ceil(2) - 1].1;
             crowded += usize::from(people.len() >= 3);
             let a = wi.find_customer(&mut ti, 1, d, Some(&last), 0).unwrap();
             let b = wl.find_customer(&mut tl, 1, d, Some(&last), 0).unwrap();
