@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde::Serialize;
 use strata::{Database, Durability, LogGranularity, Options, Protocol};
-use strata_workloads::driver::DriverConfig;
+use strata_workloads::driver::{DriverConfig, Stop};
 use strata_workloads::huge_pages::HugePages;
 use strata_workloads::tpcc::{self, TpccConfig, TpccReport};
 
@@ -63,6 +63,12 @@ pub struct TpccArgs {
     /// Measured run time, in seconds.
     #[arg(long, default_value_t = 5.0, value_parser = crate::parse_seconds)]
     pub duration: f64,
+    /// Stop once each terminal thread has run this many transactions
+    /// (committed or aborted) instead of after --duration: the same work
+    /// on any machine, for instruction counts (`valgrind --tool=callgrind`)
+    /// that compare builds at equal run lengths.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub transactions: Option<u64>,
     /// Unmeasured warm-up time, in seconds.
     #[arg(long, default_value_t = 1.0, value_parser = crate::parse_seconds)]
     pub warmup: f64,
@@ -265,7 +271,8 @@ pub fn run(a: &TpccArgs) -> Result<ExitCode, UsageError> {
     } else {
         &mut bar
     };
-    let run = tpcc::run(db, &cfg, &driver, observing);
+    let stop = a.transactions.map_or(Stop::Elapsed, Stop::Transactions);
+    let run = tpcc::run_until(db, &cfg, &driver, &stop, observing);
     let shared_writes = counting.and_then(|c| c.result);
     let Some(r) = crate::workload_outcome(run)? else {
         return Ok(ExitCode::FAILURE);

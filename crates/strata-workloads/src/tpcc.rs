@@ -316,6 +316,24 @@ fn k3(a: i64, b: i64, c: i64) -> Key {
 fn k4(a: i64, b: i64, c: i64, d: i64) -> Key {
     Key(vec![int(a), int(b), int(c), int(d)])
 }
+/// `rows` as keys of integers, in `keys` from the front: the keys there
+/// (and their vectors) are rewritten, not made again. A NewOrder's item
+/// and stock keys were 20 to 30 allocations and as many frees, about
+/// 2,000 instructions (callgrind); CCBench's `tpcc_silo` builds its keys
+/// on the stack.
+fn int_keys<const N: usize>(keys: &mut Vec<Key>, rows: impl Iterator<Item = [i64; N]>) -> &[Key] {
+    let mut n = 0;
+    for row in rows {
+        if n == keys.len() {
+            keys.push(Key(Vec::with_capacity(N)));
+        }
+        let k = &mut keys[n].0;
+        k.clear();
+        k.extend(row.map(Value::Int));
+        n += 1;
+    }
+    &keys[..n]
+}
 fn get_int(row: &[Value], i: usize) -> i64 {
     row[i].as_int().unwrap_or(0)
 }
@@ -724,6 +742,15 @@ pub struct TpccWorker<'a> {
     retry: Option<(usize, Rng)>,
     /// Conflicts in a row of the transaction being retried.
     attempt: u32,
+    /// NewOrder's item and stock keys, kept from one NewOrder to the
+    /// next and rewritten in place (`int_keys`).
+    item_keys: Vec<Key>,
+    stock_keys: Vec<Key>,
+    /// Every last name NURand can draw, made once: a Payment's name was
+    /// built syllable by syllable and copied into a new text each time
+    /// (about 200 instructions). The worker's own, so that the count a
+    /// clone adds is on a line no other thread writes.
+    last_names: Vec<Value>,
 }
 
 impl<'a> TpccWorker<'a> {
@@ -737,6 +764,11 @@ impl<'a> TpccWorker<'a> {
             scanner,
             retry: None,
             attempt: 0,
+            item_keys: Vec::new(),
+            stock_keys: Vec::new(),
+            last_names: (0..1000.min(u64::from(tpcc.cfg.customers)))
+                .map(|n| Value::from(last_name(n)))
+                .collect(),
         }
     }
 
@@ -758,15 +790,12 @@ impl<'a> TpccWorker<'a> {
         nurand(&mut self.rng, 1023.min(n - 1), 1, n, self.tpcc.c_id) as i64
     }
 
-    fn customer_last(&mut self) -> String {
+    /// A last name drawn as the specification says, as a text value of
+    /// this worker's own (`last_names`).
+    fn customer_last(&mut self) -> Value {
         let n = self.tpcc.cfg.customers as u64;
-        last_name(nurand(
-            &mut self.rng,
-            255,
-            0,
-            999.min(n - 1),
-            self.tpcc.c_last,
-        ))
+        let i = nurand(&mut self.rng, 255, 0, 999.min(n - 1), self.tpcc.c_last);
+        self.last_names[i as usize].clone()
     }
 
     /// What `f` takes from the customer row (see `find_customer`). `f`
@@ -778,7 +807,7 @@ impl<'a> TpccWorker<'a> {
         txn: &mut Transaction,
         w: i64,
         d: i64,
-        by_last: Option<&str>,
+        by_last: Option<&Value>,
         c_id: i64,
         f: impl FnMut(&[Value]) -> R,
     ) -> Result<R, Error> {
@@ -802,7 +831,7 @@ impl<'a> TpccWorker<'a> {
         txn: &mut Transaction,
         w: i64,
         d: i64,
-        by_last: Option<&str>,
+        by_last: Option<&Value>,
         c_id: i64,
     ) -> Result<i64, Error> {
         let t = &self.tpcc.t;
@@ -811,9 +840,9 @@ impl<'a> TpccWorker<'a> {
         };
         let missing = || Error::NotFound {
             table: "customer".into(),
-            key: format!("last name {last}"),
+            key: format!("last name {}", last.as_text().unwrap_or_default()),
         };
-        let name = Key(vec![int(w), int(d), Value::from(last)]);
+        let name = Key(vec![int(w), int(d), last.clone()]);
         match &t.names {
             Names::Index(by_last) => {
                 // (NURand's popular names have a dozen customers or so.)
@@ -883,11 +912,11 @@ impl<'a> TpccWorker<'a> {
         )?;
         txn.insert(&t.new_order, vec![int(w), int(d), int(o_id)])?;
         // Each line's keys, made once for the hint and the accesses.
-        let (item_keys, stock_keys): (Vec<Key>, Vec<Key>) =
-            lines.iter().map(|l| (k1(l.0), k2(l.1, l.0))).unzip();
+        let item_keys = int_keys(&mut self.item_keys, lines.iter().map(|l| [l.0]));
+        let stock_keys = int_keys(&mut self.stock_keys, lines.iter().map(|l| [l.1, l.0]));
         if tp.cfg.prefetch {
-            txn.prefetch(&t.item, &item_keys)?;
-            txn.prefetch(&t.stock, &stock_keys)?;
+            txn.prefetch(&t.item, item_keys)?;
+            txn.prefetch(&t.stock, stock_keys)?;
         }
         let mut total = 0i64;
         for (n, &(i_id, supply, qty)) in lines.iter().enumerate() {
@@ -965,7 +994,7 @@ impl<'a> TpccWorker<'a> {
             let d_ytd = get_int(r, col::D_YTD);
             ([(col::D_YTD, int(d_ytd + amount))], r[col::D_NAME].clone())
         })?;
-        let c_id = self.find_customer(txn, c_w, c_d, by_last.as_deref(), c_id)?;
+        let c_id = self.find_customer(txn, c_w, c_d, by_last.as_ref(), c_id)?;
         // The columns Payment changes, and C_DATA only for a bad-credit
         // customer, whose data it rewrites.
         txn.update_with(&t.customer, &k3(c_w, c_d, c_id), |r| {
@@ -1023,7 +1052,7 @@ impl<'a> TpccWorker<'a> {
         let by_last = self.rng.chance(0.6).then(|| self.customer_last());
         let c_id = self.customer_id();
         // The terminal shows the balance and the names; C_ID leads on.
-        let (c_id, balance) = self.customer(txn, w, d, by_last.as_deref(), c_id, |r| {
+        let (c_id, balance) = self.customer(txn, w, d, by_last.as_ref(), c_id, |r| {
             (get_int(r, col::C_ID), get_int(r, col::C_BALANCE))
         })?;
         std::hint::black_box(balance);

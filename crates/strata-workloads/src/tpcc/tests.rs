@@ -154,7 +154,7 @@ fn a_customer_by_last_name_is_the_middle_one_by_first_name() {
     let got = tpcc
         .db
         .run(|x| {
-            w.customer(x, 1, 1, Some(&last), 0, |r| {
+            w.customer(x, 1, 1, Some(&Value::from(last.as_str())), 0, |r| {
                 (get_int(r, col::C_ID), r[LAST].clone())
             })
             .map_err(|e| strata::Error::Schema(e.to_string()))
@@ -163,7 +163,7 @@ fn a_customer_by_last_name_is_the_middle_one_by_first_name() {
     assert_eq!(got, (want, Value::from(last.as_str())));
     // A name nobody has.
     let none = tpcc.db.run(|x| {
-        w.customer(x, 1, 1, Some("NOBODY"), 0, |_| ())
+        w.customer(x, 1, 1, Some(&Value::from("NOBODY")), 0, |_| ())
             .map_err(|e| strata::Error::Schema(e.to_string()))
     });
     assert!(none.is_err());
@@ -212,13 +212,16 @@ fn both_name_lookups_answer_the_same_customer() {
             people.sort();
             let want = people[people.len().div_ceil(2) - 1].1;
             crowded += usize::from(people.len() >= 3);
-            let a = wi.find_customer(&mut ti, 1, d, Some(&last), 0).unwrap();
-            let b = wl.find_customer(&mut tl, 1, d, Some(&last), 0).unwrap();
+            let name = Value::from(last.as_str());
+            let a = wi.find_customer(&mut ti, 1, d, Some(&name), 0).unwrap();
+            let b = wl.find_customer(&mut tl, 1, d, Some(&name), 0).unwrap();
             assert_eq!((a, b), (want, want), "district {d}, name {last}");
         }
     }
     assert!(crowded > 10, "only {crowded} names with three customers");
-    assert!(wl.find_customer(&mut tl, 1, 1, Some("NOBODY"), 0).is_err());
+    assert!(wl
+        .find_customer(&mut tl, 1, 1, Some(&Value::from("NOBODY")), 0)
+        .is_err());
     drop((ti, tl));
     let db = Database::open(strata::Options::default()).unwrap();
     let r = counted(db, &cfg(ByName::List), 200).unwrap();
