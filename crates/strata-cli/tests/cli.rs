@@ -1222,6 +1222,49 @@ fn bench_tpcc_runs_each_design_dimension() {
     );
 }
 
+/// `--by-name list` loads the peers' table of names instead of the index
+/// (and says so in the JSON), and `--transactions N` stops each terminal
+/// after N transactions, committed or aborted, whatever the machine's
+/// speed; 0 is refused.
+#[test]
+fn bench_tpcc_by_name_list_runs_a_counted_number_of_transactions() {
+    let out = strata(&[
+        "bench",
+        "tpcc",
+        "--items",
+        "1000",
+        "--customers",
+        "30",
+        "--threads",
+        "2",
+        "--transactions",
+        "300",
+        "--warmup",
+        "0",
+        "--by-name",
+        "list",
+        "--huge-pages",
+        "off",
+        "--json",
+    ]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&text(&out.stdout)).expect("JSON");
+    assert_eq!(v["config"]["by_name"], "list");
+    let run = &v["run"];
+    let counted = run["committed"].as_u64().unwrap() + run["aborted"].as_u64().unwrap();
+    assert_eq!(counted, 600, "{run}");
+    assert!(
+        run["per_type"][1]["committed"].as_u64().unwrap() > 0,
+        "{run}"
+    );
+    assert_eq!(v["consistency"]["districts_checked"], 10);
+    assert_usage_error(&["bench", "tpcc", "--transactions", "0"], "0 is not in 1..");
+    assert_usage_error(
+        &["bench", "tpcc", "--by-name", "scan"],
+        "expected index or list",
+    );
+}
+
 #[test]
 fn bench_tpcc_small_run_checks_consistency() {
     let out = strata(&[

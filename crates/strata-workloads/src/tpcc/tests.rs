@@ -622,3 +622,22 @@ fn a_durable_run_reports_its_time_breakdown_and_log_records() {
     .unwrap();
     assert!(r.time_breakdown.is_none() && r.log.is_none());
 }
+
+/// `int_keys` hands out exactly the rows asked for, longer or shorter
+/// than last time, in the vectors it made before (no new allocation for
+/// a key that was there).
+#[test]
+fn int_keys_are_rewritten_in_place() {
+    let mut keys = Vec::new();
+    assert_eq!(
+        int_keys(&mut keys, [[1, 2], [3, 4]].into_iter()),
+        [k2(1, 2), k2(3, 4)]
+    );
+    let first = keys[0].0.as_ptr();
+    assert_eq!(int_keys(&mut keys, [[5, 6]].into_iter()), [k2(5, 6)]);
+    assert_eq!(keys[0].0.as_ptr(), first, "the key's vector is reused");
+    let three = int_keys(&mut keys, [[7, 8], [9, 10], [11, 12]].into_iter());
+    assert_eq!(three, [k2(7, 8), k2(9, 10), k2(11, 12)]);
+    assert_eq!(keys[0].0.as_ptr(), first);
+    assert!(int_keys(&mut keys, std::iter::empty::<[i64; 2]>()).is_empty());
+}
