@@ -62,7 +62,11 @@
 //!   logical index scan that may skip its commit-time re-scan (SSN, SSI:
 //!   the index's count of added entries unchanged, `SecScan::additions_at`)
 //!   against an inserter into its range closing a cycle, under every
-//!   serializable protocol.
+//!   serializable protocol (`model_index.rs`).
+//! - `a_moved_key_shows_its_row_once_under_its_own_key`: a logical index
+//!   scan that trusts an entry without checking its row while the index
+//!   has never held a stale entry (`SecondaryIndex::may_be_stale`) against
+//!   an update that moves the row to another key (`model_index.rs`).
 //!
 //! Each has a `*_is_caught` test that breaks one step of that code
 //! (`strata::model::Break`, compiled to `false` outside the model build)
@@ -80,6 +84,8 @@
 #![cfg(strata_model)]
 
 mod common;
+// Sections 13 and 14: the secondary index's scans.
+mod model_index;
 
 use common::{
     checks_commits_that_wrote_nothing, protocols, protocols_where, serial_order_is_commit_order,
@@ -1369,87 +1375,4 @@ fn update_with_keeps_increments_under_eager_installs() {
 #[test]
 fn settling_after_the_commit_stamp_is_caught() {
     assert!(caught(Break::SettleAfterCommitStamp, at_commit_models));
-}
-
-// ------------ 13. An index scan's skipped re-validation vs an inserter
-
-// `cc/predicate.rs` `validate_scans`, `index::SecScan::additions_at`: a
-// logical index scan reads the index's count of added entries before its
-// first entry; at commit, with its scan record out (SSN, SSI), an
-// unchanged count lets it skip the re-scan of its range. The scanner
-// counts the rows of index key 5 and writes the count + 1 into row A; the
-// inserter reads A and inserts a row of key 5 holding what it read. Run
-// side by side, if both commit the outcome must be serial: the scanner
-// first (A = 1, the new row holds 1) or the inserter first (the new row
-// holds 0, A = 2). A = 1 with a new row of 0 is the cycle scanner -rw->
-// inserter (a phantom) -rw-> scanner. Every serializable protocol keeps
-// it out; SSN and SSI take the count read before the walk
-// (`Break::AdditionsCountedAfterScan` reads it after:
-// `a_count_of_additions_read_after_the_scan_is_caught`).
-
-fn index_phantom_model(p: Protocol) {
-    let db = Database::open(options(p, GcPolicy::None, 4)).unwrap();
-    let t = db
-        .create_table(
-            Schema::new("t")
-                .column("k", Type::Int)
-                .column("g", Type::Int)
-                .column("v", Type::Int)
-                .primary_key(&["k"]),
-        )
-        .unwrap();
-    let by_g = db.create_index("by_g", &t, &["g"], Unique::No).unwrap();
-    db.run(|x| x.insert(&t, row![0, 0, 0])).unwrap();
-    let scanner = {
-        let (db, t, by_g) = (db.clone(), t.clone(), by_g.clone());
-        thread::spawn(move || {
-            let mut x = db.begin().unwrap();
-            let n = x.index_count(&by_g, key![5]..=key![5])?;
-            x.update(&t, &key![0], &[(2usize, Value::Int(n as i64 + 1))])?;
-            x.commit()
-        })
-    };
-    let inserter = {
-        let (db, t) = (db.clone(), t.clone());
-        thread::spawn(move || {
-            let mut y = db.begin().unwrap();
-            let a = y.get(&t, &key![0])?.map(|r| r[2].clone()).unwrap();
-            y.insert(&t, row![1, 5, a])?;
-            y.commit()
-        })
-    };
-    let both = scanner.join().unwrap().is_ok() & inserter.join().unwrap().is_ok();
-    if both {
-        let (a, new) = db
-            .run(|z| {
-                let a = z.get(&t, &key![0])?.unwrap()[2].clone();
-                let new = z.get(&t, &key![1])?.unwrap()[2].clone();
-                Ok((a, new))
-            })
-            .unwrap();
-        assert!(
-            !(a == Value::Int(1) && new == Value::Int(0)),
-            "{p:?}: both committed, each missing the other (A = {a:?}, new row {new:?})"
-        );
-    }
-}
-
-fn index_phantom_models() {
-    for p in protocols_where(Protocol::is_serializable) {
-        shuttle::check_random(move || index_phantom_model(p), 2000);
-        shuttle::check_pct(move || index_phantom_model(p), 2000, 3);
-    }
-}
-
-#[test]
-fn index_scans_keep_phantoms_out_with_or_without_their_re_scan() {
-    index_phantom_models();
-}
-
-#[test]
-fn a_count_of_additions_read_after_the_scan_is_caught() {
-    assert!(caught(
-        Break::AdditionsCountedAfterScan,
-        index_phantom_models
-    ));
 }

@@ -239,9 +239,19 @@ pub(super) fn add_entries<K: EntryScheme, C: IndexTxn>(
             if idx.columns.iter().all(|&c| o[c] == new[c]) {
                 continue;
             }
+            // The row's old entry stays (for old snapshots). Noted before
+            // the new entry goes in (see `SecondaryIndex::may_be_stale`).
+            if !crate::sync::broken(crate::sync::Break::StaleNotedAfterEntry) {
+                idx.note_stale();
+            }
         }
-        if let Err(e) = add_entry::<K, C>(cx, t, idx, tuple, v, new) {
+        let added = add_entry::<K, C>(cx, t, idx, tuple, v, new);
+        if old.is_some() && crate::sync::broken(crate::sync::Break::StaleNotedAfterEntry) {
+            idx.note_stale();
+        }
+        if let Err(e) = added {
             for w in cx.sec_writes().drain(mark..) {
+                w.index.note_stale();
                 w.index.tree.remove_if(&w.key, w.value);
             }
             return Err(e);
@@ -267,6 +277,7 @@ fn add_entry<K: EntryScheme, C: IndexTxn>(
             // The row already has this key (logical pointers), or the
             // kind's rule lets ours replace another row's dead entry.
             Err(o) if o != value && K::REPLACES_OTHER_VALUE => {
+                idx.note_stale();
                 idx.tree.remove_if(&key, o);
             }
             Err(_) => break false,
@@ -374,6 +385,8 @@ pub(super) fn duplicate<C: IndexTxn>(
 
 /// Undoes an entry a transaction added.
 pub(super) fn remove_added(w: &SecWrite) {
+    // (Its row id may go to another row.)
+    w.index.note_stale();
     w.index.tree.remove_if(&w.key, w.value);
 }
 
@@ -869,6 +882,8 @@ pub(super) fn backfill<K: EntryScheme>(t: &TableInner, idx: &SecondaryIndex) {
     let guard = epoch::pin();
     let mut n = 0u64;
     t.rows.for_each_head(|tuple, head| {
+        // Every version is indexed, so a row may get several entries.
+        idx.note_stale();
         let mut v = head;
         while !v.is_null() {
             // SAFETY: pinned, GC paused: chain versions stay allocated.

@@ -199,8 +199,10 @@ impl<P: Pointer> Logical<P> {
             return Ok(None);
         }
         let flow = storage::with_values(r, |d| {
-            // None: a stale key of this row.
-            idx.ident_matches(&t.schema, d, k).then(|| f(d))
+            // None: a stale key of this row. (An index that cannot hold
+            // one is not asked: see `SecondaryIndex::may_be_stale`, read
+            // here, after the row.)
+            (!idx.may_be_stale() || idx.ident_matches(&t.schema, d, k)).then(|| f(d))
         });
         if flow.is_some() {
             reads.handed(tuple);
@@ -257,6 +259,7 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
                 w.version = v;
                 return true;
             }
+            w.index.note_stale();
             w.index.tree.remove_if(&w.key, w.value);
             false
         });
@@ -402,6 +405,10 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
         plan: PrunePlan<'_>,
         _guard: &Guard,
     ) {
+        // Every version of the row has one key per index: no entry goes.
+        if !list.iter().any(|i| i.may_be_stale()) {
+            return;
+        }
         #[allow(clippy::mutable_key_type)]
         let mut stale: HashSet<Stale> = HashSet::new();
         let cols: smallvec::SmallVec<[usize; 8]> = list

@@ -455,7 +455,12 @@ pub(crate) fn on_delete<C: IndexTxn>(
 ) -> Result<()> {
     let guard = epoch::pin();
     let list = t.secondary.load(&guard);
-    // Today's kinds do nothing on a delete: skip reading the old row.
+    // (The key may be inserted again, with other values, before GC
+    // removes the row's entries.)
+    for i in list.iter() {
+        i.note_stale();
+    }
+    // Today's kinds do nothing else on a delete: skip reading the old row.
     if !list.iter().any(|i| i.kind == IndexKind::MvPbt) {
         return Ok(());
     }

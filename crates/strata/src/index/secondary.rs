@@ -94,6 +94,12 @@ pub(crate) struct SecondaryIndex {
     /// SSN/SSI: ranges of committing and recently committed index scans
     /// (see `index::scan_log`).
     pub scan_log: ScanLog,
+    /// Whether an entry may name a row some version of which has another
+    /// key (a *stale* entry): false until the first write that can make
+    /// one, then true for good ([`SecondaryIndex::note_stale`]). See
+    /// [`SecondaryIndex::may_be_stale`].
+    /// (A model-build atomic: its load and store are scheduling points.)
+    stale_possible: crate::sync::atomic::AtomicBool,
     /// The memory gauge of the database (with a limit set), which counts
     /// this index's entries as they are added and removed
     /// ([`entry_bytes`]) and gets back those left when the index is freed
@@ -166,8 +172,40 @@ impl SecondaryIndex {
             defined: AtomicBool::new(false),
             predicate_read_ts: AtomicU64::new(0),
             scan_log: ScanLog::default(),
+            stale_possible: crate::sync::atomic::AtomicBool::new(false),
             gauge,
         }
+    }
+
+    /// Called before any write that can leave an entry whose key is not
+    /// every version's of the row it names: an update of an indexed
+    /// column (the row's old entry stays for old snapshots), a delete (a
+    /// key inserted again may come back under another key), an entry
+    /// undone (its row id may be taken by another row) or replaced, a
+    /// back-fill (it indexes every version). The first call's store is
+    /// the only write; later ones read.
+    #[inline]
+    pub fn note_stale(&self) {
+        if !self.stale_possible.load(Relaxed) {
+            self.stale_possible.store(true, SeqCst);
+        }
+    }
+
+    /// Whether a reader must check the row an entry leads to against the
+    /// entry (`ident_matches`), and GC look for entries to remove. False
+    /// means every entry's key is the key of every version of its row: the
+    /// index only ever had inserts of new rows, nothing undone. A TPC-C
+    /// customer's name index stays so for the whole run, and Payment's
+    /// by-name scan then checks no customer against its entry.
+    ///
+    /// Read *after* the row (or the entry) whose key it vouches for: the
+    /// write that made the two disagree noted it before it put either
+    /// where a reader could find it (before its index entry went in,
+    /// before its commit made its version visible), so a reader that got
+    /// there sees the flag set.
+    #[inline]
+    pub fn may_be_stale(&self) -> bool {
+        self.stale_possible.load(SeqCst)
     }
 
     /// The pair [`with_index_kind!`] dispatches on.

@@ -210,6 +210,10 @@ pub enum Break {
     /// (`SecScan::additions_at`) after its walk, not before its first
     /// entry.
     AdditionsCountedAfterScan,
+    /// An update that moves a row to another index key notes that the
+    /// index may hold a stale entry (`SecondaryIndex::note_stale`) after
+    /// it adds the new entry, not before.
+    StaleNotedAfterEntry,
 }
 
 /// Whether the model test broke step `b` (never, outside the model build).

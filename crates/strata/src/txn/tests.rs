@@ -203,3 +203,57 @@ fn a_range_skips_a_fetched_tuple_id_that_names_another_row_by_now() {
     );
     scanner.commit().unwrap();
 }
+
+/// `SecondaryIndex::may_be_stale` stays false through inserts of new
+/// rows and updates of other columns, and turns true, for good, at the
+/// first write that can leave a stale entry: an update of an indexed
+/// column, a delete, an undone insert, an index built over rows. Only
+/// the indexes the write concerns turn.
+#[test]
+fn an_index_may_hold_stale_entries_only_after_a_write_that_makes_them() {
+    use crate::{row, Unique};
+    let db = Database::open(Options::default()).unwrap();
+    let s = db
+        .create_table(
+            Schema::new("s")
+                .column("k", Type::Int)
+                .column("a", Type::Int)
+                .column("b", Type::Int)
+                .column("c", Type::Int)
+                .primary_key(&["k"]),
+        )
+        .unwrap();
+    let on_a = db.create_index("on_a", &s, &["a"], Unique::No).unwrap();
+    let on_b = db.create_index("on_b", &s, &["b"], Unique::No).unwrap();
+    let stale = || (on_a.inner.may_be_stale(), on_b.inner.may_be_stale());
+    db.run(|x| (1..=3).try_for_each(|k| x.insert(&s, row![k, k, k, k])))
+        .unwrap();
+    db.run(|x| x.update(&s, &key![1], &[(3, Value::Int(9))]))
+        .unwrap();
+    db.run(|x| x.update(&s, &key![2], &[(1, Value::Int(2))]))
+        .unwrap();
+    assert_eq!(stale(), (false, false), "inserts, unchanged keys");
+    db.run(|x| x.update(&s, &key![1], &[(2, Value::Int(7))]))
+        .unwrap();
+    assert_eq!(stale(), (false, true), "an update of b");
+    db.run(|x| x.delete(&s, &key![3])).unwrap();
+    assert_eq!(stale(), (true, true), "a delete");
+
+    let u = kv_table(&db);
+    let on_v = db.create_index("on_v", &u, &["v"], Unique::No).unwrap();
+    let mut x = db.begin().unwrap();
+    x.insert(&u, row![1, 1]).unwrap();
+    assert!(!on_v.inner.may_be_stale(), "an insert in flight");
+    x.abort();
+    assert!(on_v.inner.may_be_stale(), "an undone insert");
+
+    let w = db
+        .create_table(Schema::new("w").column("k", Type::Int).primary_key(&["k"]))
+        .unwrap();
+    let empty = db.create_index("w_empty", &w, &["k"], Unique::No).unwrap();
+    assert!(!empty.inner.may_be_stale(), "built over no row");
+    db.run(|x| x.insert(&w, row![1])).unwrap();
+    let built = db.create_index("w_built", &w, &["k"], Unique::No).unwrap();
+    assert!(built.inner.may_be_stale(), "built over a row");
+    assert!(!empty.inner.may_be_stale());
+}
