@@ -34,7 +34,8 @@ use strata::{Index, Table, Value};
 pub enum Names {
     /// `customer_by_last`: (w, d, last, first), not unique.
     Index(Index),
-    /// `customer_name`: (w, d, last) -> `c_ids` ([`encode_ids`]).
+    /// `customer_name`: (w, d, last) -> `cn_c_ids`, the ids as 2-byte
+    /// little-endian integers in first-name order.
     List(Table),
 }
 

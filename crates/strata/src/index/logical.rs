@@ -15,13 +15,18 @@
 //! had then. Entries never decide visibility: a reader resolves the entry
 //! to the row, reads the version visible to it, and keeps the row only if
 //! that version's own index key and primary key are the entry's, so a row
-//! whose indexed column changed shows up once, under its current key.
+//! whose indexed column changed shows up once, under its current key. An
+//! index that never held a stale entry (`SecondaryIndex::may_be_stale`:
+//! only inserts of new rows so far, nothing undone, as TPC-C's customer
+//! names) skips that check: each of its entries has every version's key.
 //!
 //! Writes. A write adds an entry only when the new version's index key is
 //! new for the row: an update of a non-indexed column touches no secondary
 //! index.
 //!
-//! GC. An entry is stale once no version left in the chain has its key.
+//! GC. An entry is stale once no version left in the chain has its key
+//! (none can be while no index of the table `may_be_stale`: then
+//! `before_prune` returns at once).
 //! `before_prune` collects the keys of the versions `storage::prune` is
 //! about to retire that the survivor does not share, drops those a kept
 //! version still has, and removes the rest under the row's write lock
