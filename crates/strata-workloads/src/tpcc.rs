@@ -844,10 +844,10 @@ impl<'a> TpccWorker<'a> {
         };
         let name = Key(vec![int(w), int(d), last.clone()]);
         match &t.names {
-            Names::Index(by_last) => {
+            Names::Index(index) => {
                 // (NURand's popular names have a dozen customers or so.)
                 let mut ids = Vec::with_capacity(16);
-                txn.index_scan_with(by_last, &name..=&name, |r| ids.push(get_int(r, col::C_ID)))?;
+                txn.index_scan_with(index, &name..=&name, |r| ids.push(get_int(r, col::C_ID)))?;
                 ids.get(ids.len().wrapping_sub(1) / 2)
                     .copied()
                     .ok_or_else(missing)

@@ -66,11 +66,21 @@ fn index_phantom_model(p: Protocol) {
     }
 }
 
-fn index_phantom_models() {
-    for p in protocols_where(Protocol::is_serializable) {
-        shuttle::check_random(move || index_phantom_model(p), 2000);
-        shuttle::check_pct(move || index_phantom_model(p), 2000, 3);
+/// `model` under each protocol of `ps`, `n` random and `n` PCT schedules
+/// each.
+fn check_each(ps: impl IntoIterator<Item = Protocol>, n: usize, model: fn(Protocol)) {
+    for p in ps {
+        shuttle::check_random(move || model(p), n);
+        shuttle::check_pct(move || model(p), n, 3);
     }
+}
+
+fn index_phantom_models() {
+    check_each(
+        protocols_where(Protocol::is_serializable),
+        2000,
+        index_phantom_model,
+    );
 }
 
 #[test]
@@ -142,10 +152,7 @@ fn key_move_model(p: Protocol) {
 }
 
 fn key_move_models() {
-    for p in protocols() {
-        shuttle::check_random(move || key_move_model(p), 500);
-        shuttle::check_pct(move || key_move_model(p), 500, 3);
-    }
+    check_each(protocols(), 500, key_move_model);
 }
 
 #[test]

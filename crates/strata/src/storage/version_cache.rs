@@ -148,7 +148,11 @@ fn take_batch(l: Layout) -> Option<Vec<*mut u8>> {
 }
 
 /// The stack for `l`; if none has it yet, a free one claimed for it with
-/// the blocks `claim` gives (`None`: not claimed).
+/// the blocks `claim` gives (`None`: not claimed). (Always inline: every
+/// version allocated and freed looks its stack up, and LLVM's choice to
+/// call it moved with unrelated code, about 90 instructions a YCSB
+/// transaction when it did.)
+#[inline(always)]
 fn stack_for(
     c: &mut Cache,
     l: Layout,
