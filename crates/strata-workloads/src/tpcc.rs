@@ -17,7 +17,9 @@
 //! experiments, draws each transaction's warehouse (`WarehousePick`,
 //! `tpcc/skew.rs`). Secondary indexes serve
 //! Payment's and OrderStatus's lookups by customer last name
-//! (`customer_by_last`: w, d, last, first) and OrderStatus's "latest order of
+//! (`customer_by_last`: w, d, last, first; or, with `--by-name list`, a
+//! table of ids per name loaded once, as the peers keep it:
+//! `tpcc/by_name.rs`) and OrderStatus's "latest order of
 //! a customer" (`orders_by_customer`: w, d, c, o). The second is created only
 //! when the mix runs OrderStatus: nothing else reads it, and a NewOrder +
 //! Payment run that kept it up to date would do one index insert per order
