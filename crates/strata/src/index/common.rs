@@ -239,20 +239,21 @@ pub(super) fn add_entries<K: EntryScheme, C: IndexTxn>(
             if idx.columns.iter().all(|&c| o[c] == new[c]) {
                 continue;
             }
-            // The row's old entry stays (for old snapshots). Noted before
-            // the new entry goes in (see `SecondaryIndex::may_be_stale`).
-            if !crate::sync::broken(crate::sync::Break::StaleNotedAfterEntry) {
-                idx.note_stale();
-            }
+        }
+        // An update moving the row to a new key: its old entry stays (for
+        // old snapshots), noted before the new entry goes in (see
+        // `SecondaryIndex::may_be_stale`; the model's switch notes it after).
+        let note_late = crate::sync::broken(crate::sync::Break::StaleNotedAfterEntry);
+        if old.is_some() && !note_late {
+            idx.note_stale();
         }
         let added = add_entry::<K, C>(cx, t, idx, tuple, v, new);
-        if old.is_some() && crate::sync::broken(crate::sync::Break::StaleNotedAfterEntry) {
+        if old.is_some() && note_late {
             idx.note_stale();
         }
         if let Err(e) = added {
             for w in cx.sec_writes().drain(mark..) {
-                w.index.note_stale();
-                w.index.tree.remove_if(&w.key, w.value);
+                remove_added(&w);
             }
             return Err(e);
         }
@@ -383,7 +384,8 @@ pub(super) fn duplicate<C: IndexTxn>(
     }
 }
 
-/// Undoes an entry a transaction added.
+/// Undoes an entry a transaction added (an abort, a failed write, an own
+/// version replaced by one without the key).
 pub(super) fn remove_added(w: &SecWrite) {
     // (Its row id may go to another row.)
     w.index.note_stale();

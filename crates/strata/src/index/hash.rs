@@ -277,14 +277,10 @@ impl IntHashIndex {
     }
 
     /// Starts loading the entry where the probe for `key` begins (see
-    /// [`crate::prefetch`]). `guard`: the caller's pin, as in `get_hinted`.
-    #[inline]
-    pub fn prefetch(&self, key: u64, guard: &epoch::Guard) {
-        self.start(key, guard);
-    }
-
-    /// [`IntHashIndex::prefetch`], keeping what the probe needs to finish
-    /// later ([`Started::get_hinted`]) without hashing the key again.
+    /// [`crate::prefetch`]), keeping what the probe needs to finish later
+    /// ([`Started::get_hinted`]) without hashing the key again; a caller
+    /// that only prefetches drops it. `guard`: the caller's pin, as in
+    /// `get_hinted`.
     #[inline]
     pub fn start<'g>(&'g self, key: u64, guard: &'g epoch::Guard) -> Started<'g> {
         let h = hash(key);

@@ -264,8 +264,7 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
                 w.version = v;
                 return true;
             }
-            w.index.note_stale();
-            w.index.tree.remove_if(&w.key, w.value);
+            common::remove_added(w);
             false
         });
         // No entry goes in: nothing to check.

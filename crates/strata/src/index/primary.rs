@@ -389,9 +389,7 @@ impl PrimaryIndex {
     /// are dependent misses with nothing to start early.)
     #[inline]
     pub fn prefetch(&self, key: &EncodedKey, guard: &crossbeam_epoch::Guard) {
-        if let Some(Side::Packed(h, k)) = self.side(key) {
-            h.prefetch(k, guard);
-        }
+        self.start(key, guard);
     }
 
     /// Adds `key -> tuple` (with `head`, the row's chain head, as the hash
