@@ -314,6 +314,11 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
             }
             let row_bytes =
                 HEADER_BYTES + 8 + t.schema.columns.len() * std::mem::size_of::<Value>();
+            // The indexed texts are read only to compare a row with its
+            // entry (`scan_one`), which an index with no stale entry skips:
+            // then their stages are skipped too (a hint, so the flag is
+            // read once here, not after each row).
+            let texts = idx.may_be_stale();
             // Stage `d` entries ahead: 3 the row, 2 the shared headers of
             // its indexed text, 1 their bytes (each stage reads what the
             // one before brought in).
@@ -321,6 +326,9 @@ impl<P: Pointer> SecondaryIndexKind for Logical<P> {
                 let Some((_, tuple)) = batch.get(i) else {
                     return;
                 };
+                if d < 3 && !texts {
+                    return;
+                }
                 let head = t.rows.head(*tuple);
                 if d == 3 {
                     prefetch::range(head, row_bytes);

@@ -41,7 +41,7 @@ use super::btree::{BTree, Key as TreeKey};
 use super::table::TableInner;
 use crate::error::{Error, Result};
 use crate::index::key::{
-    encode_values_into, encoded_len, match_values, prefix_end, skip_values, EncodedKey,
+    encode_values_into, encoded_len, ByteKey, match_values, prefix_end, skip_values, EncodedKey,
 };
 use crate::index::mvpbt::Partitions;
 use crate::index::mvpbt_spill::SpillDir;
@@ -53,7 +53,7 @@ use crate::value::{Key, Schema, Value};
 use crossbeam_epoch::{self as epoch, Atomic, Guard, Owned};
 use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
-use std::ops::Bound;
+use std::ops::{Bound, RangeBounds};
 use std::sync::atomic::{
     AtomicBool, AtomicU64,
     Ordering::{Relaxed, SeqCst},
@@ -631,11 +631,26 @@ pub(crate) fn check_prefix(
     Ok(())
 }
 
-/// A (prefix) key's encoding, in a buffer allocated once.
-fn encode_prefix(k: &Key) -> Vec<u8> {
-    let mut out = Vec::with_capacity(encoded_len(&k.0));
+/// A (prefix) key's encoding, inline when it is short (no allocation for
+/// most keys: see `key::INLINE_KEY`).
+fn encode_prefix(k: &Key) -> ByteKey {
+    let mut out = ByteKey::new();
     encode_values_into(&k.0, &mut out);
     out
+}
+
+/// The first key past every key with prefix `p` (`key::prefix_end`, in
+/// place), or `None` when nothing follows them all.
+fn past_prefix(mut p: ByteKey) -> Option<ByteKey> {
+    while let Some(&last) = p.last() {
+        if last == 0xFF {
+            p.pop();
+        } else {
+            *p.last_mut().expect("non-empty") += 1;
+            return Some(p);
+        }
+    }
+    None
 }
 
 /// A lower bound on byte-encoded keys from a (prefix) key: `Included(p)`
@@ -643,12 +658,12 @@ fn encode_prefix(k: &Key) -> Vec<u8> {
 pub(crate) fn prefix_lower(b: Bound<&Key>) -> Bound<EncodedKey> {
     match b {
         Bound::Unbounded => Bound::Unbounded,
-        Bound::Included(k) => Bound::Included(EncodedKey::Bytes(encode_prefix(k).into())),
-        Bound::Excluded(k) => match prefix_end(&encode_prefix(k)) {
-            Some(e) => Bound::Included(EncodedKey::Bytes(e.into())),
+        Bound::Included(k) => Bound::Included(EncodedKey::Bytes(encode_prefix(k))),
+        Bound::Excluded(k) => match past_prefix(encode_prefix(k)) {
+            Some(e) => Bound::Included(EncodedKey::Bytes(e)),
             // Nothing follows every key: an empty range (every key starts
             // with a tag below 0xFF, see `key`).
-            None => Bound::Included(EncodedKey::Bytes(vec![0xFF].into())),
+            None => Bound::Included(EncodedKey::Bytes(ByteKey::from_slice(&[0xFF]))),
         },
     }
 }
@@ -658,11 +673,27 @@ pub(crate) fn prefix_lower(b: Bound<&Key>) -> Bound<EncodedKey> {
 pub(crate) fn prefix_upper(b: Bound<&Key>) -> Bound<EncodedKey> {
     match b {
         Bound::Unbounded => Bound::Unbounded,
-        Bound::Included(k) => match prefix_end(&encode_prefix(k)) {
-            Some(e) => Bound::Excluded(EncodedKey::Bytes(e.into())),
+        Bound::Included(k) => match past_prefix(encode_prefix(k)) {
+            Some(e) => Bound::Excluded(EncodedKey::Bytes(e)),
             None => Bound::Unbounded,
         },
-        Bound::Excluded(k) => Bound::Excluded(EncodedKey::Bytes(encode_prefix(k).into())),
+        Bound::Excluded(k) => Bound::Excluded(EncodedKey::Bytes(encode_prefix(k))),
+    }
+}
+
+/// Both bounds of a (prefix) key range. The range of one key (`k..=k`,
+/// an equality lookup such as TPC-C's by-name scan) is encoded once.
+pub(crate) fn prefix_bounds(range: &impl RangeBounds<Key>) -> (Bound<EncodedKey>, Bound<EncodedKey>) {
+    match (range.start_bound(), range.end_bound()) {
+        (Bound::Included(a), Bound::Included(b)) if a == b => {
+            let lo = encode_prefix(a);
+            let hi = match past_prefix(lo.clone()) {
+                Some(e) => Bound::Excluded(EncodedKey::Bytes(e)),
+                None => Bound::Unbounded,
+            };
+            (Bound::Included(EncodedKey::Bytes(lo)), hi)
+        }
+        (lo, hi) => (prefix_lower(lo), prefix_upper(hi)),
     }
 }
 

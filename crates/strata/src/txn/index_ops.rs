@@ -10,7 +10,7 @@ use super::Transaction;
 use crate::cc::{with_cc, Cc};
 use crate::error::{ConflictKind, Error, Result};
 use crate::index::key::decode_values;
-use crate::index::secondary::{check_prefix, prefix_lower, prefix_upper, SecondaryIndex};
+use crate::index::secondary::{check_prefix, prefix_bounds, SecondaryIndex};
 use crate::index::{self, IndexTxn, ScanMode, SecWrites};
 use crate::storage::version::Version;
 use crate::table::Index;
@@ -365,10 +365,7 @@ impl Transaction {
                 check_prefix(&ti.schema, &si.columns, || format!("index {}", si.name), k)?;
             }
         }
-        Ok((
-            prefix_lower(range.start_bound()),
-            prefix_upper(range.end_bound()),
-        ))
+        Ok(prefix_bounds(range))
     }
 
     fn index_scan_as<P: Cc>(
