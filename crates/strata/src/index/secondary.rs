@@ -41,7 +41,7 @@ use super::btree::{BTree, Key as TreeKey};
 use super::table::TableInner;
 use crate::error::{Error, Result};
 use crate::index::key::{
-    encode_values_into, encoded_len, ByteKey, match_values, prefix_end, skip_values, EncodedKey,
+    encode_values_into, encoded_len, match_values, prefix_end, skip_values, ByteKey, EncodedKey,
 };
 use crate::index::mvpbt::Partitions;
 use crate::index::mvpbt_spill::SpillDir;
@@ -683,7 +683,9 @@ pub(crate) fn prefix_upper(b: Bound<&Key>) -> Bound<EncodedKey> {
 
 /// Both bounds of a (prefix) key range. The range of one key (`k..=k`,
 /// an equality lookup such as TPC-C's by-name scan) is encoded once.
-pub(crate) fn prefix_bounds(range: &impl RangeBounds<Key>) -> (Bound<EncodedKey>, Bound<EncodedKey>) {
+pub(crate) fn prefix_bounds(
+    range: &impl RangeBounds<Key>,
+) -> (Bound<EncodedKey>, Bound<EncodedKey>) {
     match (range.start_bound(), range.end_bound()) {
         (Bound::Included(a), Bound::Included(b)) if a == b => {
             let lo = encode_prefix(a);
