@@ -108,17 +108,35 @@ pub(crate) fn accounted_rows<P: super::Cc>(
     if !(P::SNAPSHOT_READS && P::VALIDATES_SCANS) {
         return scanned.to_vec();
     }
-    // Sized once (extending the copy grew it a time or two a scan).
-    let mut rows = Vec::with_capacity(scanned.len() + tx.reads().len());
-    rows.extend_from_slice(scanned);
-    rows.extend(
-        tx.reads()
-            .iter()
+    union_rows(
+        scanned,
+        (tx.reads().iter())
             .filter(|r| std::ptr::eq(r.table, t) && !r.version.is_null())
             .map(|r| r.tuple),
-    );
-    rows.sort_unstable();
-    rows.dedup();
+    )
+}
+
+/// The sorted union of `scanned` and `more`, without repeats. A scan read
+/// its rows through the protocol, so most of `more` (the reads of the
+/// table) are scanned rows already: those are found in `scanned` (sorted,
+/// as a scan leaves it), and the union is sorted only if a read adds a
+/// row. (Sorting the copy with every read of the table, about 29 ids for
+/// a TPC-C by-name lookup, cost 1,760 instructions a scan.)
+fn union_rows(scanned: &[u64], more: impl Iterator<Item = u64>) -> Vec<u64> {
+    let sorted = scanned.windows(2).all(|w| w[0] < w[1]);
+    let mut rows = Vec::with_capacity(scanned.len() + 4);
+    rows.extend_from_slice(scanned);
+    let mut added = !sorted;
+    for tuple in more {
+        if !(sorted && scanned.binary_search(&tuple).is_ok()) {
+            rows.push(tuple);
+            added = true;
+        }
+    }
+    if added {
+        rows.sort_unstable();
+        rows.dedup();
+    }
     rows
 }
 
@@ -328,5 +346,30 @@ pub fn stamp_epochs(tx: &impl Txn) {
     for r in tx.scans().iter().filter_map(|s| s.record.as_ref()) {
         let e = *epoch.get_or_insert_with(|| tx.shared().quiescence.epoch());
         r.epoch.store(e, SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever the order and repeats of either side, the union is the
+        /// rows of both, sorted, once each (what sorting them all gives).
+        #[test]
+        fn union_rows_is_the_sorted_union(
+            mut scanned in proptest::collection::vec(0u64..40, 0..30),
+            sort_scanned: bool,
+            more in proptest::collection::vec(0u64..40, 0..30),
+        ) {
+            if sort_scanned {
+                scanned.sort_unstable();
+                scanned.dedup();
+            }
+            let mut all: Vec<u64> = scanned.iter().chain(&more).copied().collect();
+            all.sort_unstable();
+            all.dedup();
+            prop_assert_eq!(super::union_rows(&scanned, more.into_iter()), all);
+        }
     }
 }

@@ -170,10 +170,13 @@ fn prefetch_heap(x: &Value, buffer: bool) {
 /// before its turn, the shared headers of its indexed texts two before
 /// (a text's header shares a line with its first bytes; a byte string is
 /// an `Arc<Vec<u8>>`: header, then bytes, each a miss), their bytes one
-/// before, so the misses overlap (see `crate::prefetch`):
+/// before, so the misses overlap (see `crate::prefetch`). The texts are
+/// read only to compare a row with its entry, so an index that holds no
+/// stale entry (`SecondaryIndex::may_be_stale`) skips their two stages:
 ///
 /// ```text
 ///  walk e1..e16, slots | e(i+3): row   e(i+2): text headers   e(i+1): text bytes   e(i): read
+///                                       (only while the index may hold a stale entry)
 /// ```
 const AHEAD: usize = 16;
 

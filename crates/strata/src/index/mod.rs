@@ -616,8 +616,9 @@ pub(crate) fn added_keys(writes: &[SecWrite]) -> Vec<(Arc<SecondaryIndex>, Encod
 /// first, inline: a table without indexes skips the list's load and the
 /// call, about 45 instructions a version GC frees. The flag is true from
 /// before a list with an index is published until after an empty one is,
-/// so a false flag stands for the empty list a load would have seen.)
-#[inline]
+/// so a false flag stands for the empty list a load would have seen.
+/// Always inline: LLVM dropped a plain hint once unrelated code changed.)
+#[inline(always)]
 pub(crate) fn before_prune(t: &TableInner, tuple: u64, plan: PrunePlan<'_>, guard: &Guard) {
     if has_indexes(t) {
         before_prune_indexed(t, tuple, plan, guard);
