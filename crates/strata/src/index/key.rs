@@ -673,15 +673,18 @@ pub fn any_null(b: &[u8], n: usize) -> bool {
 /// `prefix`, or None if there is none (empty or all 0xFF).
 pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     let mut p = prefix.to_vec();
-    while let Some(&last) = p.last() {
-        if last == 0xFF {
-            p.pop();
-        } else {
-            *p.last_mut().expect("non-empty") += 1;
-            return Some(p);
-        }
-    }
-    None
+    let n = bump_prefix(&mut p)?;
+    p.truncate(n);
+    Some(p)
+}
+
+/// [`prefix_end`] in place: increments the last byte of `p` below 0xFF and
+/// returns the length up to it (what follows is to be cut), or `None`
+/// when every byte is 0xFF.
+pub fn bump_prefix(p: &mut [u8]) -> Option<usize> {
+    let n = p.iter().rposition(|&b| b != 0xFF)?;
+    p[n] += 1;
+    Some(n + 1)
 }
 
 #[cfg(test)]
@@ -693,6 +696,21 @@ mod tests {
 
     /// `encoded_len` is the encoding's length, but one less per zero byte
     /// of a text or byte string (its escape), for every kind of value.
+    /// The end of a prefix: its last byte below 0xFF incremented, the
+    /// 0xFF bytes after it cut; none when every byte is 0xFF.
+    #[test]
+    fn a_prefix_ends_at_its_last_byte_below_ff_incremented() {
+        let end = |p: &[u8]| prefix_end(p);
+        assert_eq!(end(&[1, 2, 3]), Some(vec![1, 2, 4]));
+        assert_eq!(end(&[1, 2, 0xFF, 0xFF]), Some(vec![1, 3]));
+        assert_eq!(end(&[0xFF, 0]), Some(vec![0xFF, 1]));
+        assert_eq!(end(&[0xFF, 0xFF]), None);
+        assert_eq!(end(&[]), None);
+        let mut p = [7, 0xFF];
+        assert_eq!(bump_prefix(&mut p), Some(1));
+        assert_eq!(p[0], 8);
+    }
+
     #[test]
     fn encoded_len_is_the_encodings_length_but_for_escapes() {
         let vals = vec![

@@ -41,7 +41,8 @@ use super::btree::{BTree, Key as TreeKey};
 use super::table::TableInner;
 use crate::error::{Error, Result};
 use crate::index::key::{
-    encode_values_into, encoded_len, match_values, prefix_end, skip_values, ByteKey, EncodedKey,
+    bump_prefix, encode_values_into, encoded_len, match_values, prefix_end, skip_values, ByteKey,
+    EncodedKey,
 };
 use crate::index::mvpbt::Partitions;
 use crate::index::mvpbt_spill::SpillDir;
@@ -642,15 +643,9 @@ fn encode_prefix(k: &Key) -> ByteKey {
 /// The first key past every key with prefix `p` (`key::prefix_end`, in
 /// place), or `None` when nothing follows them all.
 fn past_prefix(mut p: ByteKey) -> Option<ByteKey> {
-    while let Some(&last) = p.last() {
-        if last == 0xFF {
-            p.pop();
-        } else {
-            *p.last_mut().expect("non-empty") += 1;
-            return Some(p);
-        }
-    }
-    None
+    let n = bump_prefix(&mut p)?;
+    p.truncate(n);
+    Some(p)
 }
 
 /// A lower bound on byte-encoded keys from a (prefix) key: `Included(p)`
