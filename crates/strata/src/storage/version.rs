@@ -281,6 +281,27 @@ fn block_layout(len: usize, ext: bool, rec: Option<Layout>) -> (Layout, usize, u
     (l.pad_to_align(), ext_off, rec_off)
 }
 
+/// Frees the buffer of an emptied vector without its drop glue: the
+/// vector's drop ran `drop_in_place` over its (zero) values, a call of its
+/// own whenever LLVM chose not to inline it (about 180 instructions a TPC-C
+/// transaction, 21 inserts and updates, after an unrelated change).
+#[inline(always)]
+fn free_buffer(values: Vec<Value>) {
+    debug_assert!(values.is_empty());
+    let mut values = std::mem::ManuallyDrop::new(values);
+    // SAFETY: the buffer came from a `Vec<Value>` of this capacity, and
+    // `MaybeUninit<Value>` has `Value`'s layout, so it is freed as it was
+    // allocated; with length 0 no value is read or dropped (the caller
+    // moved them all out). Every insert in the tests runs it.
+    drop(unsafe {
+        Vec::from_raw_parts(
+            values.as_mut_ptr().cast::<std::mem::MaybeUninit<Value>>(),
+            0,
+            values.capacity(),
+        )
+    });
+}
+
 impl Version {
     /// A new, locked, uncommitted version created by transaction `tid`,
     /// holding `values`. Free it with [`Version::free`].
@@ -303,6 +324,7 @@ impl Version {
             values.set_len(0);
             Self::own_heap_values(p, at, len);
         }
+        free_buffer(values);
         p
     }
 
