@@ -349,25 +349,31 @@ pub fn packed_ints(b: &[u8]) -> Option<u64> {
 }
 
 fn encode_general(key: &Key) -> EncodedKey {
+    EncodedKey::Bytes(encode_byte_key(&key.0))
+}
+
+/// `values` as [`encode_values_into`] writes them, in a [`ByteKey`].
+pub fn encode_byte_key(values: &[Value]) -> ByteKey {
     // A key that fits inline (a TPC-C name key: two integers and a last
     // name) is written into a plain array: `SmallVec`'s room and spill
     // checks on each of its seven pieces cost about 530 instructions an
-    // encoding, most of a by-name point read's key (callgrind).
-    if encoded_len(&key.0) <= INLINE_KEY {
+    // encoding, most of a by-name point read's key (callgrind), and as
+    // much again for a by-name scan's bounds.
+    if encoded_len(values) <= INLINE_KEY {
         let mut w = Fixed {
             buf: [0; INLINE_KEY],
             len: 0,
         };
-        encode_values_into(&key.0, &mut w);
+        encode_values_into(values, &mut w);
         // (Escapes may still have made it too long: then `len` is past
         // the room, and the general path below writes it.)
         if w.len <= INLINE_KEY {
-            return EncodedKey::Bytes(ByteKey::from_buf_and_len(w.buf, w.len));
+            return ByteKey::from_buf_and_len(w.buf, w.len);
         }
     }
     let mut out = ByteKey::new();
-    encode_values_into(&key.0, &mut out);
-    EncodedKey::Bytes(out)
+    encode_values_into(values, &mut out);
+    out
 }
 
 /// A key buffer of [`INLINE_KEY`] bytes that counts past its room

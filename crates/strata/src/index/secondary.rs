@@ -41,7 +41,7 @@ use super::btree::{BTree, Key as TreeKey};
 use super::table::TableInner;
 use crate::error::{Error, Result};
 use crate::index::key::{
-    bump_prefix, encode_values_into, encoded_len, match_values, prefix_end, skip_values, ByteKey,
+    bump_prefix, encode_byte_key, encode_values_into, encoded_len, match_values, prefix_end, skip_values, ByteKey,
     EncodedKey,
 };
 use crate::index::mvpbt::Partitions;
@@ -635,9 +635,7 @@ pub(crate) fn check_prefix(
 /// A (prefix) key's encoding, inline when it is short (no allocation for
 /// most keys: see `key::INLINE_KEY`).
 fn encode_prefix(k: &Key) -> ByteKey {
-    let mut out = ByteKey::new();
-    encode_values_into(&k.0, &mut out);
-    out
+    encode_byte_key(&k.0)
 }
 
 /// The first key past every key with prefix `p` (`key::prefix_end`, in
