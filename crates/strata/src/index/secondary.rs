@@ -41,8 +41,8 @@ use super::btree::{BTree, Key as TreeKey};
 use super::table::TableInner;
 use crate::error::{Error, Result};
 use crate::index::key::{
-    bump_prefix, encode_byte_key, encode_values_into, encoded_len, match_values, prefix_end, skip_values, ByteKey,
-    EncodedKey,
+    bump_prefix, encode_byte_key, encode_values_into, encoded_len, match_values, prefix_end,
+    skip_values, ByteKey, EncodedKey,
 };
 use crate::index::mvpbt::Partitions;
 use crate::index::mvpbt_spill::SpillDir;
