@@ -3,6 +3,10 @@
 //! linking everything again; issue 40, item 15). A new test file is a new
 //! line here (`autotests = false`).
 
+#[path = "bench_tpcc.rs"]
+mod bench_tpcc;
+#[path = "check.rs"]
+mod check;
 #[path = "cli.rs"]
 mod cli;
 #[path = "explore.rs"]
@@ -11,6 +15,8 @@ mod explore;
 mod inspect;
 #[path = "presets.rs"]
 mod presets;
+#[path = "reproduce.rs"]
+mod reproduce;
 #[path = "reproduce_figures.rs"]
 mod reproduce_figures;
 #[path = "tpcc_ermia.rs"]

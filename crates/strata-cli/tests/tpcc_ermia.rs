@@ -2,37 +2,7 @@
 //! `--warehouse-pick` (Fig. 8), `--durability`/`--wal-dir` with
 //! `--log-granularity` (Fig. 10) and `--time-breakdown` (Fig. 11).
 
-use crate::cli::{strata, text};
-
-/// Bad input: one line on stderr, exit code 2, no panic.
-fn assert_usage_error(args: &[&str], needle: &str) {
-    let out = strata(args);
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
-    assert!(stderr.contains(needle), "{args:?}: {stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-}
-
-/// A directory under the temporary one, removed when dropped.
-struct TempDir(std::path::PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let d = std::env::temp_dir().join(format!("strata-cli-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        TempDir(d)
-    }
-    fn path(&self) -> &str {
-        self.0.to_str().unwrap()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use crate::cli::{assert_usage_error, strata, text, TestDir};
 
 const SMALL: [&str; 10] = [
     "--items",
@@ -91,12 +61,12 @@ fn warehouse_pick_is_a_config_setting_and_the_run_stays_consistent() {
 /// the transactions' total; the text summary prints both lines.
 #[test]
 fn per_operation_logging_and_the_time_breakdown_are_reported() {
-    let wal = TempDir::new("tpcc-opslog");
+    let wal = TestDir::new("tpcc-opslog");
     let v = json_run(&[
         "--durability",
         "async",
         "--wal-dir",
-        wal.path(),
+        wal.to_str().unwrap(),
         "--log-granularity",
         "per-operation",
         "--time-breakdown",
@@ -145,7 +115,7 @@ fn per_operation_logging_and_the_time_breakdown_are_reported() {
         "--durability",
         "group",
         "--wal-dir",
-        wal.path(),
+        wal.to_str().unwrap(),
         "--time-breakdown",
     ]);
     let out = strata(&args);
@@ -166,7 +136,7 @@ fn log_flags_are_checked() {
         "expected per-transaction or per-operation",
     );
     assert_usage_error(&["bench", "tpcc", "--durability", "group"], "--wal-dir");
-    let wal = TempDir::new("tpcc-mvto");
+    let wal = TestDir::new("tpcc-mvto");
     assert_usage_error(
         &[
             "bench",
@@ -176,7 +146,7 @@ fn log_flags_are_checked() {
             "--durability",
             "group",
             "--wal-dir",
-            wal.path(),
+            wal.to_str().unwrap(),
             "--log-granularity",
             "per-operation",
         ],

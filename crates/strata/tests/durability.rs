@@ -1,6 +1,9 @@
-//! Durability: reopen after a clean close, checkpoints, damaged and missing
-//! files (and that a refused open changes none of them), a full disk, the
-//! Async loss bound, the directory lock. Crash tests (SIGKILL) are in
+//! Durability: reopen after a clean close, checkpoints, a full disk, the
+//! directory lock, every value type through the log and a checkpoint, and
+//! the helpers the other durability files share. Damaged and missing
+//! files (and that a refused open changes none of them) are in
+//! `durability_damage.rs`; the Async loss bound, pipelined and group
+//! commits in `durability_commits.rs`; crash tests (SIGKILL) in
 //! `crash.rs`.
 
 use crate::common;
@@ -11,22 +14,22 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use strata::{
-    key, row, Database, Durability, Error, LogTuning, Options, PointLookups, Protocol, Schema,
-    SyncPolicy, Table, Type, Unique, Value,
+    key, row, Database, Durability, Error, LogTuning, Options, PointLookups, Schema, SyncPolicy,
+    Table, Type, Unique, Value,
 };
 
-fn dir(name: &str) -> TestDir {
+pub(crate) fn dir(name: &str) -> TestDir {
     TestDir::new(&format!("strata-dur-{name}"))
 }
 
-fn tuning() -> LogTuning {
+pub(crate) fn tuning() -> LogTuning {
     LogTuning {
         checkpoint_every_bytes: None,
         ..LogTuning::default()
     }
 }
 
-fn opts(d: &Path, sync: SyncPolicy, t: LogTuning) -> Options {
+pub(crate) fn opts(d: &Path, sync: SyncPolicy, t: LogTuning) -> Options {
     Options::default()
         .durability(Durability::Wal {
             dir: d.to_path_buf(),
@@ -35,23 +38,23 @@ fn opts(d: &Path, sync: SyncPolicy, t: LogTuning) -> Options {
         .log_tuning(t)
 }
 
-fn open(d: &Path) -> Database {
+pub(crate) fn open(d: &Path) -> Database {
     Database::open(opts(d, SyncPolicy::GroupCommit, tuning())).expect("open")
 }
 
 /// The message of an `Error::Corrupt` (any other outcome fails the test).
-fn corrupt(e: Error) -> String {
+pub(crate) fn corrupt(e: Error) -> String {
     match e {
         Error::Corrupt(m) => m,
         e => panic!("expected Error::Corrupt, got {e:?}"),
     }
 }
 
-fn open_err(d: &Path) -> Error {
+pub(crate) fn open_err(d: &Path) -> Error {
     Database::open(opts(d, SyncPolicy::GroupCommit, tuning())).expect_err("must refuse")
 }
 
-fn kv(db: &Database) -> Table {
+pub(crate) fn kv(db: &Database) -> Table {
     db.create_table(
         Schema::new("kv")
             .column("k", Type::Int)
@@ -62,7 +65,7 @@ fn kv(db: &Database) -> Table {
     .unwrap()
 }
 
-fn put(db: &Database, t: &Table, k: i64, v: i64) {
+pub(crate) fn put(db: &Database, t: &Table, k: i64, v: i64) {
     db.run(|txn| {
         if txn.get(t, &key![k])?.is_some() {
             txn.update(t, &key![k], &[("v", Value::Int(v))])
@@ -73,12 +76,12 @@ fn put(db: &Database, t: &Table, k: i64, v: i64) {
     .unwrap();
 }
 
-fn get(db: &Database, t: &Table, k: i64) -> Option<i64> {
+pub(crate) fn get(db: &Database, t: &Table, k: i64) -> Option<i64> {
     let mut ro = db.begin_read_only().unwrap();
     ro.get(t, &key![k]).unwrap().map(|r| r[1].as_int().unwrap())
 }
 
-fn all(db: &Database, t: &Table) -> Vec<(i64, i64)> {
+pub(crate) fn all(db: &Database, t: &Table) -> Vec<(i64, i64)> {
     let mut ro = db.begin_read_only().unwrap();
     ro.scan(t, ..)
         .unwrap()
@@ -89,9 +92,9 @@ fn all(db: &Database, t: &Table) -> Vec<(i64, i64)> {
 
 /// Bytes before the first record of a log segment (header and the two
 /// durable-end marks; `log/segment.rs`).
-const SEG_HEADER: u64 = 4096;
+pub(crate) const SEG_HEADER: u64 = 4096;
 
-fn set_len(p: &Path, len: u64) {
+pub(crate) fn set_len(p: &Path, len: u64) {
     fs::OpenOptions::new()
         .write(true)
         .open(p)
@@ -101,7 +104,7 @@ fn set_len(p: &Path, len: u64) {
 }
 
 /// Every file of `d` with its bytes.
-fn snapshot(d: &Path) -> BTreeMap<String, Vec<u8>> {
+pub(crate) fn snapshot(d: &Path) -> BTreeMap<String, Vec<u8>> {
     fs::read_dir(d)
         .unwrap()
         .map(|e| {
@@ -114,7 +117,7 @@ fn snapshot(d: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
-fn copy_dir(from: &Path, name: &str) -> TestDir {
+pub(crate) fn copy_dir(from: &Path, name: &str) -> TestDir {
     let to = dir(name);
     fs::create_dir_all(&to).unwrap();
     for e in fs::read_dir(from).unwrap() {
@@ -129,16 +132,26 @@ fn copy_dir(from: &Path, name: &str) -> TestDir {
 /// drop (and its directory stays locked by this process). Its flusher may
 /// still write to `d`, so the caller keeps `d`'s guard to the end of the
 /// test.
-fn crash_copy(db: Database, d: &Path, name: &str) -> TestDir {
+pub(crate) fn crash_copy(db: Database, d: &Path, name: &str) -> TestDir {
     std::mem::forget(db);
     copy_dir(d, name)
+}
+
+/// The newest checkpoint file (the one MANIFEST names).
+pub(crate) fn checkpoint_file(d: &Path) -> PathBuf {
+    fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "dat"))
+        .max()
+        .unwrap()
 }
 
 /// Ten commits of one row each into a fresh database, then a crash (the
 /// last commit's flush is not yet covered by a durable-end mark, so damage
 /// to it is a torn tail); returns the crashed directory, and the live one
 /// for the caller to hold to the end of the test (see `crash_copy`).
-fn ten_commits(name: &str) -> (TestDir, TestDir) {
+pub(crate) fn ten_commits(name: &str) -> (TestDir, TestDir) {
     let d = dir(&format!("{name}-live"));
     let db = open(&d);
     let t = kv(&db);
@@ -514,259 +527,6 @@ fn deleting_the_lock_file_does_not_unlock_the_directory() {
 }
 
 #[test]
-fn truncated_last_record_is_a_torn_tail_cut_and_reported() {
-    let (d, _live) = ten_commits("torn");
-    let seg = segments(&d).pop().unwrap();
-    let len = fs::metadata(&seg).unwrap().len();
-    set_len(&seg, len - 5);
-    {
-        let db = open(&d);
-        let r = db.recovery_report().unwrap();
-        let torn = r.torn_tail.clone().expect("reported");
-        assert_eq!(torn.segment, seg);
-        // The report says which LSN range was cut and what was there: the
-        // last record, short of its last 5 bytes.
-        let rec = len - SEG_HEADER - torn.lsn;
-        assert_eq!(torn.offset, SEG_HEADER + torn.lsn, "{torn}");
-        assert_eq!(torn.bytes, rec - 5, "{torn}");
-        assert_eq!(torn.end_lsn, torn.lsn + torn.bytes, "{torn}");
-        assert_eq!(r.log_end_lsn, torn.lsn);
-        assert_eq!(
-            torn.damage,
-            format!("partial record ({} of {rec} bytes)", rec - 5),
-            "{torn}"
-        );
-        assert!(torn.durable_lsn <= torn.lsn, "{torn}");
-        let t = db.table("kv").unwrap();
-        assert_eq!(get(&db, &t, 8), Some(80));
-        assert_eq!(get(&db, &t, 9), None, "the torn commit is cut off");
-        // New commits go after the cut, and the log stays readable.
-        put(&db, &t, 9, 99);
-    }
-    let db = open(&d);
-    assert!(db.recovery_report().unwrap().torn_tail.is_none());
-    assert_eq!(get(&db, &db.table("kv").unwrap(), 9), Some(99));
-}
-
-#[test]
-fn garbage_after_the_last_record_is_a_torn_tail() {
-    let (d, _live) = ten_commits("zeros");
-    let seg = segments(&d).pop().unwrap();
-    let mut data = fs::read(&seg).unwrap();
-    data.extend_from_slice(&[0u8; 300]);
-    fs::write(&seg, data).unwrap();
-    let db = open(&d);
-    let torn = db.recovery_report().unwrap().torn_tail.unwrap();
-    assert_eq!(torn.bytes, 300);
-    assert_eq!(torn.damage, "300 zero bytes");
-    assert_eq!(all(&db, &db.table("kv").unwrap()).len(), 10);
-}
-
-#[test]
-fn bit_flip_in_the_last_record_is_a_torn_tail() {
-    let (d, _live) = ten_commits("flip-last");
-    let seg = segments(&d).pop().unwrap();
-    let mut data = fs::read(&seg).unwrap();
-    let n = data.len();
-    data[n - 10] ^= 0x10;
-    fs::write(&seg, data).unwrap();
-    let db = open(&d);
-    assert!(db.recovery_report().unwrap().torn_tail.is_some());
-    assert_eq!(all(&db, &db.table("kv").unwrap()).len(), 9);
-}
-
-#[test]
-fn bit_flip_before_the_tail_is_corrupt() {
-    let (d, _live) = ten_commits("flip-mid");
-    let seg = segments(&d).pop().unwrap();
-    let mut data = fs::read(&seg).unwrap();
-    // Inside the first record after the segment header (the catalog record).
-    data[SEG_HEADER as usize + 40] ^= 0x01;
-    fs::write(&seg, data).unwrap();
-    match open_err(&d) {
-        Error::Corrupt(m) => {
-            assert!(
-                m.contains("offset 4096") && m.contains("valid log follows"),
-                "{m}"
-            )
-        }
-        e => panic!("{e:?}"),
-    }
-    // A damaged header in the middle is found by its position too.
-    let (d, _live) = ten_commits("flip-mid-header");
-    let seg = segments(&d).pop().unwrap();
-    let mut data = fs::read(&seg).unwrap();
-    data[SEG_HEADER as usize + 9] ^= 0x80; // the LSN field of the first header
-    fs::write(&seg, data).unwrap();
-    assert!(matches!(open_err(&d), Error::Corrupt(_)));
-}
-
-/// Many small segments, no checkpoint.
-fn rotated(name: &str) -> (TestDir, LogTuning) {
-    let d = dir(name);
-    let t = LogTuning {
-        segment_bytes: 4096,
-        checkpoint_every_bytes: None,
-        ..LogTuning::default()
-    };
-    let db = Database::open(opts(&d, SyncPolicy::GroupCommit, t.clone())).unwrap();
-    let kv = kv(&db);
-    for k in 0..400 {
-        put(&db, &kv, k, k);
-    }
-    assert!(segments(&d).len() >= 4);
-    (d, t)
-}
-
-#[test]
-fn missing_middle_segment_is_corrupt() {
-    let (d, t) = rotated("miss-mid");
-    fs::remove_file(&segments(&d)[1]).unwrap();
-    let m = corrupt(Database::open(opts(&d, SyncPolicy::GroupCommit, t)).unwrap_err());
-    assert!(m.contains("missing"), "{m}");
-}
-
-#[test]
-fn missing_last_segment_is_corrupt() {
-    let (d, t) = rotated("miss-last");
-    fs::remove_file(segments(&d).pop().unwrap()).unwrap();
-    let m = corrupt(Database::open(opts(&d, SyncPolicy::GroupCommit, t)).unwrap_err());
-    assert!(m.contains("sealed") && m.contains("missing"), "{m}");
-}
-
-#[test]
-fn missing_first_segment_without_checkpoint_is_corrupt() {
-    let (d, t) = rotated("miss-first");
-    fs::remove_file(&segments(&d)[0]).unwrap();
-    let m = corrupt(Database::open(opts(&d, SyncPolicy::GroupCommit, t)).unwrap_err());
-    assert!(m.contains("no checkpoint"), "{m}");
-}
-
-#[test]
-fn truncated_middle_segment_is_corrupt() {
-    let (d, t) = rotated("trunc-mid");
-    let s = &segments(&d)[1];
-    let len = fs::metadata(s).unwrap().len();
-    fs::OpenOptions::new()
-        .write(true)
-        .open(s)
-        .unwrap()
-        .set_len(len - 100)
-        .unwrap();
-    assert!(matches!(
-        Database::open(opts(&d, SyncPolicy::GroupCommit, t)).unwrap_err(),
-        Error::Corrupt(_)
-    ));
-}
-
-/// A checkpoint of 100 rows, then 5 more commits in the log; small
-/// segments, so the checkpoint removed the ones it covers.
-fn checkpointed(name: &str) -> TestDir {
-    let d = dir(name);
-    let t = LogTuning {
-        segment_bytes: 4096,
-        ..tuning()
-    };
-    let db = Database::open(opts(&d, SyncPolicy::GroupCommit, t)).unwrap();
-    let kv = kv(&db);
-    for k in 0..100 {
-        put(&db, &kv, k, k);
-    }
-    db.checkpoint().unwrap();
-    for k in 100..105 {
-        put(&db, &kv, k, k);
-    }
-    d
-}
-
-/// The newest checkpoint file (the one MANIFEST names).
-fn checkpoint_file(d: &Path) -> PathBuf {
-    fs::read_dir(d)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "dat"))
-        .max()
-        .unwrap()
-}
-
-#[test]
-fn bit_flipped_checkpoint_is_corrupt() {
-    let d = checkpointed("ckpt-flip");
-    let f = checkpoint_file(&d);
-    let mut data = fs::read(&f).unwrap();
-    let n = data.len();
-    data[n / 2] ^= 0x04;
-    fs::write(&f, data).unwrap();
-    let m = corrupt(open_err(&d));
-    assert!(m.contains("checkpoint") && m.contains("CRC"), "{m}");
-}
-
-#[test]
-fn truncated_checkpoint_is_corrupt() {
-    let d = checkpointed("ckpt-trunc");
-    let f = checkpoint_file(&d);
-    let len = fs::metadata(&f).unwrap().len();
-    fs::OpenOptions::new()
-        .write(true)
-        .open(&f)
-        .unwrap()
-        .set_len(len - 1)
-        .unwrap();
-    let m = corrupt(open_err(&d));
-    assert!(m.contains("MANIFEST says"), "{m}");
-}
-
-#[test]
-fn missing_checkpoint_is_corrupt() {
-    let d = checkpointed("ckpt-missing");
-    fs::remove_file(checkpoint_file(&d)).unwrap();
-    let m = corrupt(open_err(&d));
-    assert!(m.contains("missing"), "{m}");
-}
-
-#[test]
-fn damaged_manifest_is_corrupt() {
-    let d = checkpointed("manifest-flip");
-    let f = d.join("MANIFEST");
-    let mut data = fs::read(&f).unwrap();
-    data[10] ^= 0x01;
-    fs::write(&f, data).unwrap();
-    let m = corrupt(open_err(&d));
-    assert!(m.contains("MANIFEST"), "{m}");
-}
-
-#[test]
-fn log_shorter_than_the_checkpoint_needs_is_corrupt() {
-    let d = checkpointed("ckpt-mismatch");
-    // Cut the log back to just after the checkpoint began: the checkpoint
-    // saw commits the log no longer has.
-    let seg = segments(&d).pop().unwrap();
-    set_len(&seg, SEG_HEADER);
-    match open_err(&d) {
-        Error::Corrupt(m) => {
-            assert!(
-                m.contains("missing") || m.contains("log ends") || m.contains("durable up to"),
-                "{m}"
-            )
-        }
-        e => panic!("{e:?}"),
-    }
-}
-
-#[test]
-fn partial_checkpoint_left_by_a_crash_is_ignored() {
-    let d = checkpointed("ckpt-partial");
-    fs::write(
-        d.join("ckpt-00000000000000999999.dat.tmp"),
-        b"half a checkpoint",
-    )
-    .unwrap();
-    let db = open(&d);
-    assert_eq!(all(&db, &db.table("kv").unwrap()).len(), 105);
-    assert!(!d.join("ckpt-00000000000000999999.dat.tmp").exists());
-}
-
-#[test]
 fn full_disk_fails_commits_with_io_and_turns_read_only_keeping_acknowledged_data() {
     let d = dir("full");
     let t = LogTuning {
@@ -813,36 +573,6 @@ fn full_disk_fails_commits_with_io_and_turns_read_only_keeping_acknowledged_data
         assert_eq!(get(&db, &kv, k), Some(k), "acknowledged commit {k} lost");
     }
     assert!(get(&db, &kv, 5000).is_none());
-}
-
-#[test]
-fn async_commits_are_durable_after_sync_log_and_within_the_interval() {
-    let d = dir("async");
-    let o = opts(&d, SyncPolicy::Async, tuning());
-    let copy = {
-        let db = Database::open(o).unwrap();
-        let kv = kv(&db);
-        for k in 0..100 {
-            put(&db, &kv, k, k);
-        }
-        db.sync_log().unwrap();
-        for k in 100..110 {
-            put(&db, &kv, k, k);
-        }
-        // The flusher writes them by itself (within its interval; waited
-        // for by the durable end it reports, not by time: the bound only
-        // turns a flusher that never comes into a failure).
-        let flushed = eventually(|| {
-            let s = db.log_stats().unwrap();
-            s.durable_bytes == s.bytes
-        });
-        let s = db.log_stats().unwrap();
-        assert!(flushed, "the flusher never wrote the last commits: {s:?}");
-        assert!(s.flushes >= 1 && s.records == 111, "{s:?}");
-        crash_copy(db, &d, "async-copy")
-    };
-    let db = Database::open(opts(&copy, SyncPolicy::Async, tuning())).unwrap();
-    assert_eq!(all(&db, &db.table("kv").unwrap()).len(), 110);
 }
 
 #[test]
@@ -1028,614 +758,13 @@ fn mixed_writes_to_one_row_in_one_transaction_replay_to_the_same_state() {
     assert_eq!(before.len(), 6);
 }
 
-/// At least `n` segments: single-row commits into 4 KiB segments, then a
-/// clean close. Returns the directory and its tuning.
-fn with_segments(name: &str, n: usize) -> (TestDir, LogTuning) {
-    let d = dir(name);
-    let t = LogTuning {
-        segment_bytes: 4096,
-        checkpoint_every_bytes: None,
-        ..LogTuning::default()
-    };
-    let db = Database::open(opts(&d, SyncPolicy::GroupCommit, t.clone())).unwrap();
-    let kv = kv(&db);
-    let mut k = 0;
-    while segments(&d).len() < n {
-        put(&db, &kv, k, k);
-        k += 1;
-    }
-    // A few records in the newest segment.
-    for j in 0..5 {
-        put(&db, &kv, k + j, k + j);
-    }
-    (d, t)
-}
-
-fn file_name(p: &Path) -> String {
-    p.file_name().unwrap().to_string_lossy().into_owned()
-}
-
-/// Issue 12 item 1: a rotation writes the next segment whole (renamed into
-/// place) before it seals the old one, so a headerless or short newest
-/// segment after a sealed one is damage, never a crash; and a header-only
-/// one whose durable-end mark says it held records was truncated.
-#[test]
-fn empty_or_short_last_segment_after_a_sealed_one_is_corrupt_naming_the_file() {
-    let (pristine, t) = with_segments("short-last", 3);
-    for len in [0, 5, 9, 32, SEG_HEADER] {
-        let d = copy_dir(&pristine, &format!("short-last-{len}"));
-        let seg = segments(&d).pop().unwrap();
-        set_len(&seg, len);
-        let before = snapshot(&d);
-        let m = corrupt(Database::open(opts(&d, SyncPolicy::GroupCommit, t.clone())).unwrap_err());
-        assert!(m.contains(&file_name(&seg)), "{len} bytes: {m}");
-        assert!(
-            m.contains("truncated") || m.contains("damaged segment header"),
-            "{len} bytes: {m}"
-        );
-        assert_eq!(
-            snapshot(&d),
-            before,
-            "{len} bytes: the failed open changed files"
-        );
-    }
-}
-
-/// Issue 12 item 3: a segment cut exactly at a record boundary. After a
-/// clean close the final durable-end mark covers every record, so any cut
-/// is found; after a crash the marks lag one flush behind, so a cut below
-/// the last flush is found and one inside it cannot be told from the crash
-/// (the documented limit).
-#[test]
-fn last_segment_cut_at_a_record_boundary_is_detected() {
-    // Bytes of the log after each of ten commits.
-    let ends = |db: &Database| db.log_stats().unwrap().bytes;
-    let d = dir("cut-clean");
-    let (b8, b9, b10) = {
-        let db = open(&d);
-        let t = kv(&db);
-        for k in 0..8 {
-            put(&db, &t, k, k);
-        }
-        let b8 = ends(&db);
-        put(&db, &t, 8, 8);
-        let b9 = ends(&db);
-        put(&db, &t, 9, 9);
-        (b8, b9, ends(&db))
-    };
-    let seg = segments(&d).pop().unwrap();
-    let len = fs::metadata(&seg).unwrap().len();
-    assert_eq!(len, SEG_HEADER + b10);
-    set_len(&seg, len - (b10 - b9));
-    let m = corrupt(open_err(&d));
-    assert!(
-        m.contains(&file_name(&seg)) && m.contains("truncated") && m.contains("durable up to"),
-        "{m}"
-    );
-
-    let live = dir("cut-crash-live");
-    let db = open(&live);
-    let t = kv(&db);
-    for k in 0..10 {
-        put(&db, &t, k, k);
-    }
-    assert_eq!(ends(&db), b10, "the same log as above");
-    let crashed = crash_copy(db, &live, "cut-crash");
-    // Below the last flush: found.
-    let d = copy_dir(&crashed, "cut-crash-two");
-    let seg = segments(&d).pop().unwrap();
-    set_len(&seg, SEG_HEADER + b8);
-    let m = corrupt(open_err(&d));
-    assert!(m.contains("truncated"), "{m}");
-    // Inside the last flush: looks like the crash lost an unsynced write.
-    let d = copy_dir(&crashed, "cut-crash-one");
-    let seg = segments(&d).pop().unwrap();
-    set_len(&seg, SEG_HEADER + b9);
-    let db = open(&d);
-    let r = db.recovery_report().unwrap();
-    assert!(r.torn_tail.is_none() && r.log_end_lsn == b9, "{r:?}");
-    assert_eq!(get(&db, &db.table("kv").unwrap(), 9), None);
-}
-
-/// A segment of another on-disk format is refused with its own error, not
-/// misread (and nothing is changed).
-#[test]
-fn log_segment_of_another_format_is_refused_with_a_typed_error() {
-    let d = dir("old-format");
-    fs::create_dir_all(&d).unwrap();
-    let seg = d.join("log-00000000000000000000.seg");
-    let mut v1 = b"STRLSEG1".to_vec();
-    v1.resize(32 + 64, 0);
-    fs::write(&seg, &v1).unwrap();
-    let before = snapshot(&d);
-    match open_err(&d) {
-        Error::UnsupportedFormat(m) => {
-            assert!(
-                m.contains(&file_name(&seg)) && m.contains("format 1"),
-                "{m}"
-            )
-        }
-        e => panic!("{e:?}"),
-    }
-    assert_eq!(snapshot(&d), before);
-}
-
-/// Issue 12 item 2, the reported case: with a checkpoint present and
-/// MANIFEST renamed away, the open fails and deletes nothing, so putting
-/// MANIFEST back makes the directory open again with all its data.
-#[test]
-fn failed_open_without_manifest_keeps_the_checkpoint() {
-    let d = checkpointed("no-manifest");
-    let ckpt = checkpoint_file(&d);
-    fs::rename(d.join("MANIFEST"), d.join("MANIFEST.away")).unwrap();
-    let before = snapshot(&d);
-    let m = corrupt(open_err(&d));
-    assert!(m.contains("no MANIFEST"), "{m}");
-    assert_eq!(snapshot(&d), before);
-    assert!(ckpt.exists());
-    fs::rename(d.join("MANIFEST.away"), d.join("MANIFEST")).unwrap();
-    let db = open(&d);
-    assert_eq!(all(&db, &db.table("kv").unwrap()).len(), 105);
-}
-
-/// Issue 12 item 2: every refused open, over the whole damage matrix,
-/// leaves the directory exactly as it found it (same files, same bytes),
-/// including stale and partial files that a successful open cleans up.
-#[test]
-fn every_failed_open_leaves_the_directory_byte_for_byte() {
-    type Damage = Box<dyn Fn(&Path)>;
-    let flip = |name: &'static str, at: fn(usize) -> usize| -> Damage {
-        Box::new(move |d: &Path| {
-            let f = if name == "seg" {
-                segments(d).pop().unwrap()
-            } else if name == "ckpt" {
-                checkpoint_file(d)
-            } else {
-                d.join(name)
-            };
-            let mut data = fs::read(&f).unwrap();
-            let i = at(data.len());
-            data[i] ^= 0x01;
-            fs::write(&f, data).unwrap();
-        })
-    };
-    let seg_len = |i: isize, len: fn(u64) -> u64| -> Damage {
-        Box::new(move |d: &Path| {
-            let s = segments(d);
-            let f = &s[i.rem_euclid(s.len() as isize) as usize];
-            set_len(f, len(fs::metadata(f).unwrap().len()));
-        })
-    };
-    let remove_seg = |i: isize| -> Damage {
-        Box::new(move |d: &Path| {
-            let s = segments(d);
-            fs::remove_file(&s[i.rem_euclid(s.len() as isize) as usize]).unwrap();
-        })
-    };
-    // Three clean images: one segment after a crash, several segments,
-    // a checkpoint with a stale older one and partial files beside it.
-    let (one, _one_live) = ten_commits("matrix-one");
-    let (many, _) = with_segments("matrix-many", 4);
-    let ckpt = checkpointed("matrix-ckpt");
-    fs::write(
-        ckpt.join("ckpt-00000000000000000008.dat"),
-        b"an older checkpoint",
-    )
-    .unwrap();
-    fs::write(ckpt.join("ckpt-00000000000000999999.dat.tmp"), b"partial").unwrap();
-    fs::write(ckpt.join("log-00000000000000999999.seg.tmp"), b"partial").unwrap();
-    let cases: Vec<(&str, &TestDir, Damage)> = vec![
-        ("flip first record", &one, flip("seg", |_| 4096 + 40)),
-        ("flip a record header", &one, flip("seg", |_| 4096 + 9)),
-        ("flip segment header", &one, flip("seg", |_| 3)),
-        (
-            "flip both marks",
-            &one,
-            Box::new(|d: &Path| {
-                let f = segments(d).pop().unwrap();
-                let mut data = fs::read(&f).unwrap();
-                data[512 + 9] ^= 1;
-                data[1024 + 9] ^= 1;
-                fs::write(&f, data).unwrap();
-            }),
-        ),
-        (
-            "other format",
-            &one,
-            Box::new(|d: &Path| {
-                let f = segments(d).pop().unwrap();
-                let mut data = fs::read(&f).unwrap();
-                data[7] = b'1';
-                fs::write(&f, data).unwrap();
-            }),
-        ),
-        ("missing middle segment", &many, remove_seg(1)),
-        ("missing last segment", &many, remove_seg(-1)),
-        ("missing first segment", &many, remove_seg(0)),
-        ("truncated middle segment", &many, seg_len(1, |l| l - 100)),
-        ("seal cut off", &many, seg_len(-2, |l| l - 32)),
-        ("empty last segment", &many, seg_len(-1, |_| 0)),
-        ("5-byte last segment", &many, seg_len(-1, |_| 5)),
-        ("header-only last segment", &many, seg_len(-1, |_| 4096)),
-        ("last record cut short", &many, seg_len(-1, |l| l - 8)),
-        ("flipped checkpoint", &ckpt, flip("ckpt", |n| n / 2)),
-        (
-            "truncated checkpoint",
-            &ckpt,
-            Box::new(|d: &Path| {
-                let f = checkpoint_file(d);
-                set_len(&f, fs::metadata(&f).unwrap().len() - 1);
-            }),
-        ),
-        (
-            "missing checkpoint",
-            &ckpt,
-            Box::new(|d: &Path| fs::remove_file(checkpoint_file(d)).unwrap()),
-        ),
-        ("flipped MANIFEST", &ckpt, flip("MANIFEST", |_| 10)),
-        (
-            "MANIFEST renamed away",
-            &ckpt,
-            Box::new(|d: &Path| fs::rename(d.join("MANIFEST"), d.join("MANIFEST.away")).unwrap()),
-        ),
-        (
-            "log shorter than the checkpoint",
-            &ckpt,
-            seg_len(-1, |_| 4096),
-        ),
-    ];
-    for (i, (what, image, damage)) in cases.iter().enumerate() {
-        let d = copy_dir(image, &format!("matrix-{i}"));
-        damage(&d);
-        let before = snapshot(&d);
-        let e = open_err(&d);
-        assert!(
-            matches!(e, Error::Corrupt(_) | Error::UnsupportedFormat(_)),
-            "{what}: {e:?}"
-        );
-        assert_eq!(
-            snapshot(&d).keys().collect::<Vec<_>>(),
-            before.keys().collect::<Vec<_>>(),
-            "{what}: files added or removed by a failed open ({e})"
-        );
-        assert!(
-            snapshot(&d) == before,
-            "{what}: bytes changed by a failed open ({e})"
-        );
-    }
-    // The clean images themselves open (and only then are stale and
-    // partial files removed).
-    let d = copy_dir(&ckpt, "matrix-ckpt-opens");
-    drop(open(&d));
-    let left: Vec<String> = snapshot(&d).into_keys().collect();
-    assert!(
-        left.iter()
-            .all(|f| !f.ends_with(".tmp") && f != "ckpt-00000000000000000008.dat"),
-        "{left:?}"
-    );
-}
-
-/// Issue 12 item 4: under Async the flusher may not get a core for a long
-/// time (here its timer never fires: a one-hour interval), yet a crash
-/// loses at most `async_max_unflushed_bytes` of acknowledged records:
-/// commits wait rather than exceed it. Counted in bytes, not timed.
-#[test]
-fn async_loss_is_bounded_in_bytes_when_the_flusher_does_not_run() {
-    let d = dir("async-bound");
-    let bound = 8u64 << 10;
-    let t = LogTuning {
-        async_flush_interval: std::time::Duration::from_secs(3600),
-        async_max_unflushed_bytes: bound,
-        checkpoint_every_bytes: None,
-        ..LogTuning::default()
-    };
-    let db = Database::open(opts(&d, SyncPolicy::Async, t.clone())).unwrap();
-    let kv = kv(&db);
-    let threads: Vec<_> = (0..4)
-        .map(|i| {
-            let (db, kv) = (db.clone(), kv.clone());
-            std::thread::spawn(move || {
-                for k in 0..100 {
-                    put(&db, &kv, i * 1000 + k, k);
-                }
-            })
-        })
-        .collect();
-    for h in threads {
-        h.join().unwrap();
-    }
-    // Every commit is acknowledged; the log ends at `acked`.
-    let s = db.log_stats().unwrap();
-    let acked = s.bytes;
-    assert!(s.async_waits > 0, "{s:?}");
-    let copy = crash_copy(db, &d, "async-bound-copy");
-    let db = Database::open(opts(&copy, SyncPolicy::Async, t)).unwrap();
-    let r = db.recovery_report().unwrap();
-    assert!(
-        r.log_end_lsn + bound >= acked,
-        "lost {} bytes of acknowledged commits, bound {bound}: {r:?}",
-        acked - r.log_end_lsn
-    );
-    // A commit record here is well over 48 bytes.
-    let rows = all(&db, &db.table("kv").unwrap()).len() as u64;
-    assert!(rows + bound / 48 >= 400, "{rows} of 400 rows recovered");
-}
-
 // ------------------------------------------------------ pipelined commits
-
-/// Async with a flusher that never flushes on its own (a one-hour timer and
-/// a byte bound no test reaches): nothing is durable until a ticket's wait
-/// (or a catalog change) asks for a flush. With the `kv` table, settled.
-fn held_flusher(d: &Path, p: Protocol) -> (Database, Table) {
-    let t = LogTuning {
-        async_flush_interval: std::time::Duration::from_secs(3600),
-        async_max_unflushed_bytes: 1 << 30,
-        checkpoint_every_bytes: None,
-        ..LogTuning::default()
-    };
-    let db = Database::open(opts(d, SyncPolicy::Async, t).protocol(p)).unwrap();
-    let kv = kv(&db);
-    settle();
-    (db, kv)
-}
-
-/// A wait (a catalog change's, a ticket's) rings the flusher's bell; a
-/// ring left over from it gives one more flush pass soon after, which
-/// would flush a commit a test needs in flight. Let that pass go by.
-fn settle() {
-    std::thread::sleep(std::time::Duration::from_millis(100));
-}
-
-/// A pipelined commit is visible at once and durable only after its
-/// ticket's wait: a crash before loses it, a crash after keeps it. A reader
-/// of a not yet durable commit gets a ticket that covers it (read-only and
-/// read-write readers alike), and a later ticket covers earlier commits.
-#[test]
-fn pipelined_commits_are_durable_once_their_ticket_waits() {
-    for p in protocols() {
-        let d = dir(&format!("pipelined-{p}"));
-        let (db, kv) = held_flusher(&d, p);
-        let ((), t1) = db
-            .run_pipelined(|x| x.insert(&kv, row![1, 10, "one"]))
-            .unwrap();
-        assert!(!t1.is_durable(), "{p}: nothing flushed it yet: {t1:?}");
-        // Visible before it is durable.
-        assert_eq!(get(&db, &kv, 1), Some(10), "{p}");
-        let mut ro = db.begin_read_only().unwrap();
-        assert!(ro.get(&kv, &key![1]).unwrap().is_some());
-        let reader = ro.commit_pipelined().unwrap();
-        let mut rw = db.begin().unwrap();
-        assert!(rw.get(&kv, &key![1]).unwrap().is_some());
-        let rw_reader = rw.commit_pipelined().unwrap();
-        assert!(
-            !t1.is_durable() && !reader.is_durable() && !rw_reader.is_durable(),
-            "{p}"
-        );
-        let crashed = copy_dir(&d, &format!("pipelined-{p}-before"));
-        {
-            let c = Database::open(opts(&crashed, SyncPolicy::GroupCommit, tuning())).unwrap();
-            assert_eq!(
-                get(&c, &c.table("kv").unwrap(), 1),
-                None,
-                "{p}: not durable yet"
-            );
-        }
-        // A reader's wait makes what it read durable.
-        reader.wait().unwrap();
-        assert!(t1.is_durable() && rw_reader.is_durable(), "{p}");
-        let ((), t2) = db
-            .run_pipelined(|x| x.update(&kv, &key![1], &[("v", Value::Int(11))]))
-            .unwrap();
-        let ((), t3) = db
-            .run_pipelined(|x| x.insert(&kv, row![2, 20, "two"]))
-            .unwrap();
-        assert!(!t2.is_durable(), "{p}");
-        t3.wait().unwrap();
-        assert!(t2.is_durable() && t3.is_durable(), "{p}: log order");
-        t3.wait().unwrap();
-        let crashed = crash_copy(db, &d, &format!("pipelined-{p}-after"));
-        let c = Database::open(opts(&crashed, SyncPolicy::GroupCommit, tuning())).unwrap();
-        assert_eq!(
-            all(&c, &c.table("kv").unwrap()),
-            vec![(1, 11), (2, 20)],
-            "{p}"
-        );
-    }
-}
-
-/// Under group commit a transaction that wrote nothing returns from
-/// `commit` only once the commits it read are durable: a value it read
-/// from a commit still waiting for its fsync is not acknowledged before
-/// that fsync (a crash could otherwise lose a value a client was shown).
-/// Point reads by read-only and read-write transactions, and scans; the
-/// writer is a pipelined commit, so nothing else waits for its fsync.
-#[test]
-fn a_group_commit_reader_returns_once_what_it_read_is_durable() {
-    let d = dir("reader-waits");
-    let db = open(&d);
-    let kv = kv(&db);
-    for k in 0..30 {
-        let ((), w) = db
-            .run_pipelined(|x| x.insert(&kv, row![k, k, "x"]))
-            .unwrap();
-        match k % 3 {
-            0 => {
-                let mut r = db.begin_read_only().unwrap();
-                assert!(r.get(&kv, &key![k]).unwrap().is_some());
-                r.commit().unwrap();
-            }
-            1 => db
-                .run(|x| x.get(&kv, &key![k]).map(|r| assert!(r.is_some())))
-                .unwrap(),
-            _ => {
-                let mut r = db.begin_read_only().unwrap();
-                assert_eq!(r.scan(&kv, key![k]..=key![k]).unwrap().len(), 1);
-                r.commit().unwrap();
-            }
-        }
-        assert!(
-            w.is_durable(),
-            "commit {k} was read and acknowledged before it was durable"
-        );
-    }
-}
-
-/// A reader waits only for the commits it read: a point read of a durable
-/// row needs nothing more while another commit is still in flight; a read
-/// of the commit in flight, of a row it deleted, of an absent key, a scan,
-/// or a refused write (the key's absence was read) wait for the log.
-/// Tickets of pipelined readers, under a flusher that flushes only when
-/// asked, so "durable" cannot happen by chance. (MVTO's clock is not the
-/// log's, so its readers always wait for everything reserved.)
-#[test]
-fn readers_wait_only_for_the_commits_they_read() {
-    for p in protocols() {
-        let d = dir(&format!("reader-precise-{p}"));
-        let (db, kv) = held_flusher(&d, p);
-        let ((), old) = db
-            .run_pipelined(|x| x.insert(&kv, row![1, 1, "old"]))
-            .unwrap();
-        old.wait().unwrap();
-        settle();
-        let ((), _new) = db
-            .run_pipelined(|x| x.insert(&kv, row![2, 2, "new"]))
-            .unwrap();
-        let reader = |f: &dyn Fn(&mut strata::Transaction)| {
-            let mut r = db.begin_read_only().unwrap();
-            f(&mut r);
-            r.commit_pipelined().unwrap()
-        };
-        let of_old = reader(&|r| assert!(r.get(&kv, &key![1]).unwrap().is_some()));
-        assert_eq!(of_old.is_durable(), p != Protocol::Mvto, "{p}: {of_old:?}");
-        assert!(reader(&|_| {}).is_durable(), "{p}: read nothing");
-        for (what, t) in [
-            (
-                "the commit in flight",
-                reader(&|r| assert!(r.get(&kv, &key![2]).unwrap().is_some())),
-            ),
-            (
-                "an absent key",
-                reader(&|r| assert!(r.get(&kv, &key![3]).unwrap().is_none())),
-            ),
-            (
-                "a scan",
-                reader(&|r| assert_eq!(r.scan(&kv, key![1]..=key![1]).unwrap().len(), 1)),
-            ),
-        ] {
-            assert!(!t.is_durable(), "{p}: a reader of {what}: {t:?}");
-        }
-        let mut x = db.begin().unwrap();
-        assert!(x.update(&kv, &key![3], &[("v", Value::Int(0))]).is_err());
-        let refused = x.commit_pipelined().unwrap();
-        assert!(!refused.is_durable(), "{p}: a refused update: {refused:?}");
-        // A delete in flight: the row reads as absent through its tombstone.
-        let ((), _del) = db.run_pipelined(|x| x.delete(&kv, &key![1])).unwrap();
-        let of_delete = reader(&|r| assert!(r.get(&kv, &key![1]).unwrap().is_none()));
-        assert!(
-            !of_delete.is_durable(),
-            "{p}: a reader of a delete in flight"
-        );
-        of_delete.wait().unwrap();
-        assert!(refused.is_durable(), "{p}");
-    }
-}
-
-/// Under group commit a thread can keep many commits in flight: one fsync
-/// covers them all, and every ticket waited on survives a crash.
-#[test]
-fn pipelined_group_commits_share_fsyncs_and_survive_a_crash() {
-    let d = dir("pipelined-group");
-    let db = open(&d);
-    let kv = kv(&db);
-    let before = db.log_stats().unwrap();
-    let tickets: Vec<_> = (0..200)
-        .map(|k| {
-            db.run_pipelined(|x| x.insert(&kv, row![k, k, "x"]))
-                .unwrap()
-                .1
-        })
-        .collect();
-    for t in &tickets {
-        t.wait().unwrap();
-    }
-    let s = db.log_stats().unwrap();
-    assert!(
-        s.flushes - before.flushes < 200,
-        "200 pipelined commits took {} fsyncs",
-        s.flushes - before.flushes
-    );
-    let crashed = crash_copy(db, &d, "pipelined-group-copy");
-    let c = open(&crashed);
-    assert_eq!(all(&c, &c.table("kv").unwrap()).len(), 200);
-}
-
-/// In memory there is nothing to wait for; a log that failed fails the
-/// tickets of the commits it did not make durable, and refuses new ones.
-#[test]
-fn pipelined_tickets_in_memory_and_after_a_log_failure() {
-    let db = Database::open(Options::default()).unwrap();
-    let table = kv(&db);
-    let ((), t) = db
-        .run_pipelined(|x| x.insert(&table, row![1, 1, "x"]))
-        .unwrap();
-    assert!(t.is_durable());
-    t.wait().unwrap();
-
-    let d = dir("pipelined-full");
-    let t = LogTuning {
-        max_log_bytes: Some(8 << 10),
-        checkpoint_every_bytes: None,
-        ..LogTuning::default()
-    };
-    let db = Database::open(opts(&d, SyncPolicy::GroupCommit, t)).unwrap();
-    let kv = kv(&db);
-    let mut tickets = Vec::new();
-    let insert =
-        |k: i64| db.run_pipelined(|x| x.insert(&kv, row![k, k, "some text to fill the log"]));
-    // 1,000 commits hold about eight times the budget, but all of them fit
-    // in the 16 MiB ring: whether the flusher wrote (and failed) before the
-    // last one is up to the scheduler (it had not, once, in CI). Waiting
-    // for the last ticket makes it write, so the next commit meets the
-    // failed log whichever way the run went.
-    let mut refused = (0..1_000).find_map(|k| match insert(k) {
-        Ok(((), t)) => {
-            tickets.push((k, t));
-            None
-        }
-        Err(e) => Some(e),
-    });
-    if refused.is_none() {
-        let (_, last) = tickets.last().unwrap();
-        assert!(
-            matches!(last.wait(), Err(Error::ReadOnly { .. })),
-            "1,000 commits fit in an 8 KiB log"
-        );
-        refused = insert(1_000).err();
-    }
-    assert!(
-        matches!(&refused, Some(Error::ReadOnly { .. })),
-        "{refused:?}"
-    );
-    let (durable, failed): (Vec<_>, Vec<_>) = tickets.iter().partition(|(_, t)| t.wait().is_ok());
-    assert!(
-        !failed.is_empty(),
-        "the commits past the full disk fail their tickets"
-    );
-    assert!(failed.iter().all(|(_, t)| !t.is_durable()));
-    assert!(matches!(failed[0].1.wait(), Err(Error::ReadOnly { .. })));
-    drop(db);
-    let db = open(&d);
-    let kv = db.table("kv").unwrap();
-    for (k, _) in durable {
-        assert_eq!(get(&db, &kv, *k), Some(*k), "commit {k} was durable");
-    }
-}
 
 // ------------------------------------------------------ value types on disk
 
 /// `typed(k INT, b BYTES, f FLOAT, t BOOL, n FLOAT?, s TEXT?)`, with a
 /// secondary index on the nullable float.
-fn typed(db: &Database) -> Table {
+pub(crate) fn typed(db: &Database) -> Table {
     let t = db
         .create_table(
             Schema::new("typed")
@@ -1654,7 +783,7 @@ fn typed(db: &Database) -> Table {
 
 /// Row `k` of `typed`; odd rows have nulls. Floats include `-0.0`, infinities
 /// and a NaN with a payload, so a bit-exact round trip is visible.
-fn typed_row(k: i64) -> Vec<Value> {
+pub(crate) fn typed_row(k: i64) -> Vec<Value> {
     let f = match k % 4 {
         0 => -0.0,
         1 => f64::from_bits(0x7ff8_0000_0000_0042),
@@ -1674,7 +803,7 @@ fn typed_row(k: i64) -> Vec<Value> {
 
 /// Rows with floats as bit patterns, so `-0.0` differs from `0.0` and NaN
 /// payloads count.
-fn exact(rows: &[Vec<Value>]) -> Vec<Vec<String>> {
+pub(crate) fn exact(rows: &[Vec<Value>]) -> Vec<Vec<String>> {
     rows.iter()
         .map(|r| {
             r.iter()
@@ -1759,7 +888,7 @@ fn every_value_type_recovers_from_log_and_checkpoint() {
 /// Overwrites the first occurrence of `marker` in one log record of `d` with
 /// `with`, then reseals that record (payload and header CRC), so that only
 /// the decoder can object.
-fn patch_log_record(d: &Path, marker: &[u8], with: impl Fn(&mut [u8], usize)) {
+pub(crate) fn patch_log_record(d: &Path, marker: &[u8], with: impl Fn(&mut [u8], usize)) {
     for seg in segments(d) {
         let mut data = fs::read(&seg).unwrap();
         let Some(at) = data.windows(marker.len()).position(|w| w == marker) else {
@@ -1961,73 +1090,6 @@ fn open_table_races_make_one_table() {
         assert_eq!(ro.get(t, &key![1]).unwrap(), Some(row![1]));
     }
     assert_eq!(db.table_names(), vec!["t".to_string()]);
-}
-
-/// `commit_with(GroupCommit)` in an Async database returns only once its
-/// record is on disk, though the flusher would not have run for an hour;
-/// a plain commit there returns before.
-#[test]
-fn a_commit_can_ask_for_its_fsync_in_an_async_database() {
-    let d = dir("commit-with-sync");
-    let t = LogTuning {
-        async_flush_interval: std::time::Duration::from_secs(3600),
-        checkpoint_every_bytes: None,
-        ..LogTuning::default()
-    };
-    let db = Database::open(opts(&d, SyncPolicy::Async, t)).unwrap();
-    let kv = kv(&db);
-    let mut txn = db.begin().unwrap();
-    txn.insert(&kv, row![1, 1, "async"]).unwrap();
-    txn.commit().unwrap();
-    let s = db.log_stats().unwrap();
-    assert!(s.durable_bytes < s.bytes, "an Async commit waited: {s:?}");
-    let mut txn = db.begin().unwrap();
-    txn.insert(&kv, row![2, 2, "sync"]).unwrap();
-    txn.commit_with(SyncPolicy::GroupCommit).unwrap();
-    let s = db.log_stats().unwrap();
-    assert_eq!(s.durable_bytes, s.bytes, "{s:?}");
-}
-
-/// `commit_with(Async)` in a GroupCommit database acknowledges before the
-/// fsync: when the log fails (a full disk), commits it acknowledged are
-/// lost, as an Async database's may be (within the loss bound), where a
-/// plain commit there is never acknowledged unless durable
-/// (`full_disk_fails_commits_...`).
-#[test]
-fn an_async_commit_in_a_group_commit_database_does_not_wait_for_its_fsync() {
-    let d = dir("commit-with-async");
-    let t = LogTuning {
-        max_log_bytes: Some(8 << 10),
-        checkpoint_every_bytes: None,
-        ..LogTuning::default()
-    };
-    let mut acked = Vec::new();
-    {
-        let db = Database::open(opts(&d, SyncPolicy::GroupCommit, t.clone())).unwrap();
-        let kv = kv(&db);
-        for k in 0..1000 {
-            let mut txn = db.begin().unwrap();
-            txn.insert(&kv, row![k, k, "some text to fill the log"])
-                .unwrap();
-            match txn.commit_with(SyncPolicy::Async) {
-                Ok(()) => acked.push(k),
-                Err(Error::ReadOnly { .. }) => break,
-                Err(e) => panic!("{e:?}"),
-            }
-        }
-        // The flusher meets the full disk after some of those returned.
-        assert!(
-            matches!(db.sync_log(), Err(Error::ReadOnly { .. })),
-            "the log filled"
-        );
-    }
-    let db = Database::open(opts(&d, SyncPolicy::GroupCommit, t)).unwrap();
-    let recovered = all(&db, &db.table("kv").unwrap()).len();
-    assert!(
-        recovered < acked.len(),
-        "every acknowledged commit was durable: {recovered} of {}",
-        acked.len()
-    );
 }
 
 /// An index recovered from the log is carried by the next checkpoint: a

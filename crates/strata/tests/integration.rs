@@ -41,6 +41,10 @@ mod dead_zone;
 mod drop_table;
 #[path = "durability.rs"]
 mod durability;
+#[path = "durability_commits.rs"]
+mod durability_commits;
+#[path = "durability_damage.rs"]
+mod durability_damage;
 #[path = "gc.rs"]
 mod gc;
 #[path = "gc_secondary.rs"]
