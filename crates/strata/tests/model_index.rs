@@ -17,9 +17,13 @@ use super::*;
 // inserter (a phantom) -rw-> scanner. Every serializable protocol keeps
 // it out; SSN and SSI take the count read before the walk
 // (`Break::AdditionsCountedAfterScan` reads it after:
-// `a_count_of_additions_read_after_the_scan_is_caught`).
+// `a_count_of_additions_read_after_the_scan_is_caught`). The model runs
+// with the range empty and with `pre` rows of key 5 in it already: the
+// index is made before any row, so it never holds a stale entry and the
+// scan keeps no identity of those rows (`logical::scan_one`); its
+// re-scan must excuse them by the rows read and still find the new one.
 
-fn index_phantom_model(p: Protocol) {
+fn index_phantom_model(p: Protocol, pre: i64) {
     let db = Database::open(options(p, GcPolicy::None, 4)).unwrap();
     let t = db
         .create_table(
@@ -31,7 +35,11 @@ fn index_phantom_model(p: Protocol) {
         )
         .unwrap();
     let by_g = db.create_index("by_g", &t, &["g"], Unique::No).unwrap();
-    db.run(|x| x.insert(&t, row![0, 0, 0])).unwrap();
+    db.run(|x| {
+        x.insert(&t, row![0, 0, 0])?;
+        (0..pre).try_for_each(|k| x.insert(&t, row![10 + k, 5, 0]))
+    })
+    .unwrap();
     let scanner = {
         let (db, t, by_g) = (db.clone(), t.clone(), by_g.clone());
         thread::spawn(move || {
@@ -60,7 +68,7 @@ fn index_phantom_model(p: Protocol) {
             })
             .unwrap();
         assert!(
-            !(a == Value::Int(1) && new == Value::Int(0)),
+            !(a == Value::Int(pre + 1) && new == Value::Int(0)),
             "{p:?}: both committed, each missing the other (A = {a:?}, new row {new:?})"
         );
     }
@@ -76,11 +84,9 @@ fn check_each(ps: impl IntoIterator<Item = Protocol>, n: usize, model: fn(Protoc
 }
 
 fn index_phantom_models() {
-    check_each(
-        protocols_where(Protocol::is_serializable),
-        2000,
-        index_phantom_model,
-    );
+    let ps = || protocols_where(Protocol::is_serializable);
+    check_each(ps(), 2000, |p| index_phantom_model(p, 0));
+    check_each(ps(), 1000, |p| index_phantom_model(p, 2));
 }
 
 #[test]
