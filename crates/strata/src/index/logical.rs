@@ -19,6 +19,9 @@
 //! index that never held a stale entry (`SecondaryIndex::may_be_stale`:
 //! only inserts of new rows so far, nothing undone, as TPC-C's customer
 //! names) skips that check: each of its entries has every version's key.
+//! Its scan also keeps no identity of the rows it meets for the commit's
+//! re-scan: each is among the rows read, which excuse all their entries
+//! (`cc::predicate::accounted_rows`).
 //!
 //! Writes. A write adds an entry only when the new version's index key is
 //! new for the row: an update of a non-indexed column touches no secondary
