@@ -700,8 +700,6 @@ mod tests {
     use proptest::prelude::*;
     use std::cmp::Ordering;
 
-    /// `encoded_len` is the encoding's length, but one less per zero byte
-    /// of a text or byte string (its escape), for every kind of value.
     /// The end of a prefix: its last byte below 0xFF incremented, the
     /// 0xFF bytes after it cut; none when every byte is 0xFF.
     #[test]
@@ -717,6 +715,8 @@ mod tests {
         assert_eq!(p[0], 8);
     }
 
+    /// `encoded_len` is the encoding's length, but one less per zero byte
+    /// of a text or byte string (its escape), for every kind of value.
     #[test]
     fn encoded_len_is_the_encodings_length_but_for_escapes() {
         let vals = vec![
