@@ -388,42 +388,59 @@ fn check_runs_in_segments_with_the_whole_runs_exit_code() {
         stdout.contains("segments: 1 (--txns <= --segment-txns); largest history held: 300 txns"),
         "{stdout}"
     );
-    // SI's write skew: allowed (3), or out of budget (4).
+    // SI's write skew: allowed (3), or out of budget (4), in every segment
+    // of one run, which needs the clients to overlap in each: seeds are
+    // tried until a run shows it (`SEEDS`).
     for (budget, code, needle) in [
         ("2000000", 3, "expected: si promises snapshot isolation"),
         ("0", 4, "cannot tell whether si kept its promise"),
     ] {
-        let out = strata(&[
-            "check",
-            "--protocol",
-            "si",
-            "--workload",
-            "write-skew",
-            "--txns",
-            "9000",
-            "--segment-txns",
-            "3000",
-            "--clients",
-            "8",
-            "--keys",
-            "4",
-            "--skew",
-            "0.5",
-            "--cycle-search-budget",
-            budget,
-        ]);
-        let stdout = text(&out.stdout);
-        assert_eq!(out.status.code(), Some(code), "{stdout}");
+        let shown = SEEDS.into_iter().any(|seed| {
+            let seed = seed.to_string();
+            let out = strata(&[
+                "check",
+                "--protocol",
+                "si",
+                "--workload",
+                "write-skew",
+                "--txns",
+                "9000",
+                "--segment-txns",
+                "3000",
+                "--clients",
+                "8",
+                "--keys",
+                "4",
+                "--skew",
+                "0.5",
+                "--cycle-search-budget",
+                budget,
+                "--seed",
+                &seed,
+            ]);
+            let stdout = text(&out.stdout);
+            assert!(
+                stdout.contains("segments: 3 of at most 3000 txns"),
+                "{stdout}"
+            );
+            match out.status.code() {
+                Some(0) => false, // no write skew in this run
+                c if c == Some(code) => {
+                    assert!(stdout.contains(needle), "{stdout}");
+                    // Write skew in every segment: each named, and the
+                    // anomalies too.
+                    ["segment 0 (T0..T2999)", "segment 2 (T6000..T8999)"]
+                        .iter()
+                        .all(|segment| stdout.contains(segment))
+                        && stdout.contains("  segment 0: cycle of")
+                }
+                c => panic!("exit {c:?}: {stdout}"),
+            }
+        });
         assert!(
-            stdout.contains("segments: 3 of at most 3000 txns"),
-            "{stdout}"
+            shown,
+            "budget {budget}: no run showed write skew in every segment"
         );
-        assert!(stdout.contains(needle), "{stdout}");
-        // Write skew in every segment: each named, and the anomalies too.
-        for segment in ["segment 0 (T0..T2999)", "segment 2 (T6000..T8999)"] {
-            assert!(stdout.contains(segment), "{segment}: {stdout}");
-        }
-        assert!(stdout.contains("  segment 0: cycle of"), "{stdout}");
     }
     assert_usage_error(&["check", "--segment-txns", "0"], "--segment-txns");
 }
