@@ -96,15 +96,19 @@ fn held_flusher(d: &Path, p: Protocol) -> (Database, Table) {
     };
     let db = Database::open(opts(d, SyncPolicy::Async, t).protocol(p)).unwrap();
     let kv = kv(&db);
-    settle();
+    settle(&db);
     (db, kv)
 }
 
 /// A wait (a catalog change's, a ticket's) rings the flusher's bell; a
 /// ring left over from it gives one more flush pass soon after, which
-/// would flush a commit a test needs in flight. Let that pass go by.
-fn settle() {
-    std::thread::sleep(std::time::Duration::from_millis(100));
+/// would flush a commit a test needs in flight. Waits until that pass has
+/// gone by: the flusher asleep with nothing rung (`LogStats::flusher_quiet`).
+fn settle(db: &Database) {
+    assert!(
+        eventually(|| db.log_stats().unwrap().flusher_quiet),
+        "the flusher never went quiet"
+    );
 }
 
 /// A pipelined commit is visible at once and durable only after its
@@ -217,7 +221,7 @@ fn readers_wait_only_for_the_commits_they_read() {
             .run_pipelined(|x| x.insert(&kv, row![1, 1, "old"]))
             .unwrap();
         old.wait().unwrap();
-        settle();
+        settle(&db);
         let ((), _new) = db
             .run_pipelined(|x| x.insert(&kv, row![2, 2, "new"]))
             .unwrap();

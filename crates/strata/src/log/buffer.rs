@@ -204,6 +204,16 @@ impl LogBuffer {
         self.flusher_sleeping.store(false, SeqCst);
     }
 
+    /// Whether the flusher sleeps with no ring pending: `idle` (its flag,
+    /// set in [`LogBuffer::sleep`]) and the bell read under the bell's
+    /// lock, so a ring that just woke it, whose pass is still to come, is
+    /// not taken for quiet (it sets `idle` false only once it holds the
+    /// lock again, before it clears the bell).
+    pub fn quiet(&self, idle: &std::sync::atomic::AtomicBool) -> bool {
+        let g = self.bell.lock();
+        idle.load(SeqCst) && !*g
+    }
+
     /// Flusher: whether the record at `lsn` is published (called after
     /// setting `flusher_sleeping`, so no wake-up is lost).
     fn ready(&self, lsn: u64) -> bool {
@@ -312,6 +322,26 @@ mod tests {
             assert_eq!(ids.len(), total_records);
             assert_eq!(pos, buf.reserved());
         })
+    }
+
+    /// `quiet`: only a flusher asleep (`idle`) with no ring pending. A ring
+    /// that woke it, before it took the bell's lock back, is still pending:
+    /// its pass is to come. A flusher that found the ring does not go idle.
+    #[test]
+    fn the_flusher_is_quiet_only_asleep_with_no_ring_pending() {
+        let buf = LogBuffer::new(4096, 0);
+        let idle = AtomicBool::new(false);
+        assert!(!buf.quiet(&idle), "working");
+        idle.store(true, SeqCst);
+        assert!(buf.quiet(&idle), "asleep, nothing rung");
+        buf.wake();
+        assert!(!buf.quiet(&idle), "rung while asleep: a pass to come");
+        idle.store(false, SeqCst);
+        buf.sleep(0, false, Duration::from_secs(3600), || false, &idle);
+        assert!(
+            !idle.load(SeqCst) && !buf.quiet(&idle),
+            "took the ring: working"
+        );
     }
 
     /// The doorbell, sequentially (its races are checked by

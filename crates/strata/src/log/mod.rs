@@ -292,6 +292,10 @@ pub struct LogStats {
     /// Of `records`, operation records (`LogGranularity::PerOperation`:
     /// one per insert, update or delete; 0 under per-transaction logging).
     pub operation_records: u64,
+    /// The flusher sleeps with nothing rung: no flush pass is on its way
+    /// until a commit, a wait or its timer calls for one. (Tests wait for
+    /// it before they need a commit left in flight.)
+    pub flusher_quiet: bool,
 }
 
 struct Shared {
@@ -611,6 +615,7 @@ impl Log {
             checkpoints: self.checkpoints.load(SeqCst),
             async_waits: self.sh.async_waits.load(SeqCst),
             operation_records: self.sh.operation_records.load(SeqCst),
+            flusher_quiet: self.sh.buf.quiet(&self.sh.idle),
         }
     }
 
