@@ -76,6 +76,24 @@ pub(crate) fn put(db: &Database, t: &Table, k: i64, v: i64) {
     .unwrap();
 }
 
+/// `threads` threads, thread `i` putting keys `i * 1000 + k` -> `k` for
+/// `k` below `each`; returns once all are done.
+pub(crate) fn put_from_threads(db: &Database, t: &Table, threads: i64, each: i64) {
+    let hs: Vec<_> = (0..threads)
+        .map(|i| {
+            let (db, t) = (db.clone(), t.clone());
+            std::thread::spawn(move || {
+                for k in 0..each {
+                    put(&db, &t, i * 1000 + k, k);
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+}
+
 pub(crate) fn get(db: &Database, t: &Table, k: i64) -> Option<i64> {
     let mut ro = db.begin_read_only().unwrap();
     ro.get(t, &key![k]).unwrap().map(|r| r[1].as_int().unwrap())
@@ -447,19 +465,7 @@ fn background_checkpoints_run_while_transactions_commit() {
     {
         let db = Database::open(opts(&d, SyncPolicy::GroupCommit, t.clone())).unwrap();
         let kv = kv(&db);
-        let threads: Vec<_> = (0..2)
-            .map(|i| {
-                let (db, kv) = (db.clone(), kv.clone());
-                std::thread::spawn(move || {
-                    for k in 0..300 {
-                        put(&db, &kv, i * 1000 + k, k);
-                    }
-                })
-            })
-            .collect();
-        for h in threads {
-            h.join().unwrap();
-        }
+        put_from_threads(&db, &kv, 2, 300);
         // The checkpointer runs by itself past `checkpoint_every_bytes`;
         // waited for by its count (the bound only turns one that never
         // comes into a failure).

@@ -54,19 +54,7 @@ fn async_loss_is_bounded_in_bytes_when_the_flusher_does_not_run() {
     };
     let db = Database::open(opts(&d, SyncPolicy::Async, t.clone())).unwrap();
     let kv = kv(&db);
-    let threads: Vec<_> = (0..4)
-        .map(|i| {
-            let (db, kv) = (db.clone(), kv.clone());
-            std::thread::spawn(move || {
-                for k in 0..100 {
-                    put(&db, &kv, i * 1000 + k, k);
-                }
-            })
-        })
-        .collect();
-    for h in threads {
-        h.join().unwrap();
-    }
+    put_from_threads(&db, &kv, 4, 100);
     // Every commit is acknowledged; the log ends at `acked`.
     let s = db.log_stats().unwrap();
     let acked = s.bytes;
